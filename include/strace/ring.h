@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * strace/ring.h - the shared-memory event ring.
+ *
+ * A ring is a file (normally on tmpfs) mapped by every process that uses it:
+ *
+ *   header (fixed size) | string table | events[capacity]
+ *
+ * Any number of writers (threads or processes) append events; any number of
+ * readers, each with its own cursor, read them in place (zero-copy). The
+ * event number of an event is its 64-bit position; position p lives in slot
+ * p & (capacity - 1).
+ *
+ * Modes:
+ *  - lossless: a writer never overwrites an event that an attached reader
+ *    has not read. Until the first reader attaches, the oldest event is
+ *    kept too, so a reader that attaches late still sees everything.
+ *  - flight recorder: writers never wait; a reader that falls behind skips
+ *    to the oldest event still present and counts what it missed exactly.
+ *
+ * Threading: a struct strace_ring may be shared by threads; each writer and
+ * each reader handle belongs to one thread at a time.
+ *
+ * Errors: functions return >= 0 on success, -errno for system failures and
+ * -STRACE_E_* for format problems; strace_strerror() describes both.
+ */
+#ifndef STRACE_RING_H
+#define STRACE_RING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "event.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Project error codes, above the errno range. */
+enum strace_error {
+	STRACE_E_BASE = 4096,
+	STRACE_E_MAGIC,     /* not a ring file (bad magic) */
+	STRACE_E_VERSION,   /* ring file of another format version */
+	STRACE_E_TRUNCATED, /* file shorter than its header says */
+	STRACE_E_CORRUPT,   /* a header field is out of range */
+	STRACE_E_FULL,      /* string table full, or too many readers/writers */
+	STRACE_E_CLOSED,    /* the ring no longer accepts events */
+	STRACE_E_STOPPED,   /* a wait was cut short by the stop callback */
+	STRACE_E_FOREIGN,   /* the path exists and is not ours to use */
+	STRACE_E_BADARG,    /* an option is out of range */
+	STRACE_E_MAX
+};
+
+/* strace_strerror() - text for -errno or -STRACE_E_*; never NULL. */
+const char *strace_strerror(int err);
+
+enum strace_ring_mode {
+	STRACE_RING_LOSSLESS = 0,
+	STRACE_RING_FLIGHT = 1,
+	STRACE_RING_ARCHIVE = 2, /* a saved file: one writer, grows, no wrap */
+};
+
+#define STRACE_RING_MAGIC "STRACERB"
+#define STRACE_RING_VERSION 1
+#define STRACE_RING_MAX_READERS 64
+#define STRACE_RING_MAX_WRITERS 64
+/* Default capacity in events (see docs/performance.md for the choice). */
+#define STRACE_RING_DEFAULT_CAPACITY (1u << 20)
+#define STRACE_RING_DEFAULT_STRINGS (16u << 20)
+
+struct strace_ring_opts {
+	size_t size;           /* sizeof(struct strace_ring_opts) */
+	uint64_t capacity;     /* events, power of two; 0: default */
+	uint64_t strings_size; /* bytes for the string table; 0: default */
+	int mode;              /* enum strace_ring_mode */
+	int no_populate;       /* do not fault the pages in at creation */
+};
+
+struct strace_ring;
+
+/*
+ * strace_ring_default_path() - $STRACE_RING if set, else
+ * /dev/shm/strace_<pid>_<random>.srb. Writes at most len bytes to buf.
+ * Returns the length, or -ENAMETOOLONG.
+ */
+int strace_ring_default_path(char *buf, size_t len);
+
+/*
+ * strace_ring_create() - create a new ring file at path (NULL: the default
+ * path) and map it. The file is created with O_EXCL|O_NOFOLLOW, mode 0600;
+ * an existing file or symlink at path is refused with -EEXIST/-ELOOP.
+ * opts may be NULL for defaults. Pages are faulted in unless no_populate.
+ * Returns 0 and *out, -STRACE_E_BADARG for a capacity that is not a power
+ * of two, or -errno.
+ */
+int strace_ring_create(const char *path, const struct strace_ring_opts *opts,
+		       struct strace_ring **out);
+
+/*
+ * strace_ring_open() - map an existing ring file to read or write it.
+ * Every header field is checked against the file size before use.
+ * Returns 0 and *out, -STRACE_E_MAGIC, -STRACE_E_VERSION,
+ * -STRACE_E_TRUNCATED, -STRACE_E_CORRUPT, -STRACE_E_FOREIGN (not a regular
+ * file), or -errno.
+ */
+int strace_ring_open(const char *path, struct strace_ring **out);
+
+/* strace_ring_close() - unmap; writers and readers must be closed first. */
+void strace_ring_close(struct strace_ring *ring);
+
+/* strace_ring_path() - the file's path, valid until close. */
+const char *strace_ring_path(const struct strace_ring *ring);
+
+struct strace_ring_stat {
+	uint32_t version;
+	int mode;
+	uint64_t capacity;     /* events */
+	uint64_t file_size;    /* bytes */
+	uint64_t reserved;     /* positions handed out to writers */
+	uint64_t committed;    /* positions readable */
+	uint64_t tail;         /* oldest position kept (lossless) */
+	uint64_t strings_used; /* bytes of the string table in use */
+	uint64_t strings_size;
+	uint32_t writers_live, writers_dead, writers_closed;
+	uint32_t readers_live, readers_dead;
+	uint64_t creator_pid;
+	uint64_t created_ns; /* CLOCK_REALTIME at creation */
+	int closed;          /* every writer that opened has closed */
+};
+
+/* strace_ring_stat() - snapshot of the header; checks liveness of pids. */
+int strace_ring_stat(struct strace_ring *ring, struct strace_ring_stat *st);
+
+/* Per-reader line for strace_ring_reader_info(). */
+struct strace_reader_info {
+	uint32_t pid;
+	int live;
+	uint64_t cursor;
+	uint64_t lost;
+};
+
+/* strace_ring_reader_info() - fill up to max entries; returns the count. */
+int strace_ring_reader_info(struct strace_ring *ring,
+			    struct strace_reader_info *info, int max);
+
+/* --- string table ------------------------------------------------------ */
+
+/*
+ * The string table is append-only and never overwritten, so names survive
+ * even when the events that defined them were lost. Each entry carries the
+ * type that defines it (kind: STRACE_EV_SYMBOL, STRACE_EV_DSO, ...), a key
+ * (the symbol's address, the tid, ...) and an aux value (size).
+ */
+struct strace_string {
+	const char *str; /* NUL-terminated, inside the mapping */
+	uint32_t len;
+	uint16_t kind;
+	uint64_t key;
+	uint64_t aux;
+};
+
+/*
+ * strace_ring_add_string() - append an entry; *off receives its offset,
+ * to be stored in a definition event. Safe from many writers at once.
+ * Returns 0, or -STRACE_E_FULL when the table has no room.
+ */
+int strace_ring_add_string(struct strace_ring *ring, unsigned kind,
+			   uint64_t key, uint64_t aux, const char *str,
+			   size_t len, uint64_t *off);
+
+/*
+ * strace_ring_string() - the entry at off (from a definition event).
+ * Returns 0, or -STRACE_E_CORRUPT for an offset that is not a complete
+ * entry inside the table (a reader must not trust offsets in events).
+ */
+int strace_ring_string(const struct strace_ring *ring, uint64_t off,
+		       struct strace_string *out);
+
+/*
+ * strace_ring_string_next() - iterate entries: start with *off = 0.
+ * Returns 1 and the entry, 0 at the end of what is complete, or
+ * -STRACE_E_CORRUPT.
+ */
+int strace_ring_string_next(const struct strace_ring *ring, uint64_t *off,
+			    struct strace_string *out);
+
+/* --- writers ----------------------------------------------------------- */
+
+/*
+ * The emit fast path is inline: events are written into a batch buffer and
+ * published together by strace_writer_flush() when it fills. The struct's
+ * first member is this cursor.
+ */
+struct strace_wbuf {
+	struct strace_event *pos, *end;
+	int err; /* last flush error, 0 if none */
+};
+
+struct strace_writer;
+
+/* strace_writer_open() - register a writer; returns 0, -STRACE_E_FULL. */
+int strace_writer_open(struct strace_ring *ring, struct strace_writer **out);
+
+/*
+ * strace_writer_set_stop() - a callback polled while a lossless writer
+ * waits for readers; when it returns non-zero the wait ends with
+ * -STRACE_E_STOPPED (the batch stays buffered).
+ */
+void strace_writer_set_stop(struct strace_writer *w, int (*stop)(void *),
+			    void *arg);
+
+/*
+ * strace_writer_flush() - publish the buffered events. In lossless mode it
+ * waits while the ring is full. Returns 0, -STRACE_E_STOPPED, or
+ * -STRACE_E_CLOSED.
+ */
+int strace_writer_flush(struct strace_writer *w);
+
+/*
+ * strace_writer_close() - flush, deregister and free (NULL is fine). When the
+ * last writer closes, readers see a clean end of stream.
+ * Returns the result of the final flush.
+ */
+int strace_writer_close(struct strace_writer *w);
+
+/* strace_writer_slot() - room for one event, or NULL on a flush error. */
+static inline struct strace_event *strace_writer_slot(struct strace_writer *w)
+{
+	struct strace_wbuf *b = (struct strace_wbuf *)(void *)w;
+	if (__builtin_expect(b->pos == b->end, 0) &&
+	    strace_writer_flush(w) < 0)
+		return NULL;
+	return b->pos++;
+}
+
+/* strace_writer_emit() - append one event; returns 0 or a flush error. */
+static inline int strace_writer_emit(struct strace_writer *w, uint16_t type,
+				     uint16_t flags, uint32_t tid,
+				     uint64_t time, uint64_t a, uint64_t b)
+{
+	struct strace_event *e = strace_writer_slot(w);
+	if (!e)
+		return ((struct strace_wbuf *)(void *)w)->err;
+	e->type = type;
+	e->flags = flags;
+	e->tid = tid;
+	e->time = time;
+	e->a = a;
+	e->b = b;
+	return 0;
+}
+
+/* --- readers ----------------------------------------------------------- */
+
+struct strace_reader;
+
+/*
+ * strace_reader_open() - attach a reader. It starts at the oldest event
+ * still in the ring (every event, in lossless mode), or at the newest when
+ * from_end is set. Returns 0, -STRACE_E_FULL (no free reader slot).
+ */
+int strace_reader_open(struct strace_ring *ring, int from_end,
+		       struct strace_reader **out);
+
+/* strace_reader_close() - detach and free (NULL is fine). */
+void strace_reader_close(struct strace_reader *r);
+
+struct strace_batch {
+	const struct strace_event *ev; /* zero-copy: points into the mapping */
+	size_t n;                      /* events at ev */
+	uint64_t seq;                  /* position of ev[0] */
+	uint64_t lost;                 /* events skipped just before ev[0] */
+};
+
+/*
+ * strace_reader_next() - the next committed events, at most max (0: no
+ * limit), contiguous in memory. Waits up to timeout_ms (-1: forever, 0:
+ * not at all) when there is nothing to read.
+ * Returns the number of events (> 0), or 0 when there is none (then
+ * b->lost may still report a loss; strace_reader_status() tells whether
+ * the stream has ended).
+ *
+ * The events stay valid until strace_reader_release(); in flight-recorder
+ * mode a writer may overwrite them meanwhile, which release reports.
+ */
+long strace_reader_next(struct strace_reader *r, struct strace_batch *b,
+			size_t max, int timeout_ms);
+
+/*
+ * strace_reader_release() - done with the batch: advance the cursor.
+ * Returns how many events at the front of the batch may have been
+ * overwritten while they were held (always 0 in lossless mode); they are
+ * counted as lost.
+ */
+size_t strace_reader_release(struct strace_reader *r,
+			     const struct strace_batch *b);
+
+enum strace_reader_status {
+	STRACE_READER_LIVE = 0,    /* more may come */
+	STRACE_READER_END = 1,     /* every writer closed; all was read */
+	STRACE_READER_WRITER_GONE = 2, /* a writer died; all committed was read */
+};
+
+/* strace_reader_status() - whether more events can come. */
+int strace_reader_status(struct strace_reader *r);
+
+/* strace_reader_lost() - events this reader has lost so far. */
+uint64_t strace_reader_lost(const struct strace_reader *r);
+
+/* strace_reader_ring() - the ring a reader reads. */
+struct strace_ring *strace_reader_ring(const struct strace_reader *r);
+
+/* strace_ring_wait_readers() - wait until n readers are attached.
+ * Returns 0, or -ETIMEDOUT after timeout_ms (-1: forever). */
+int strace_ring_wait_readers(struct strace_ring *ring, int n, int timeout_ms);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STRACE_RING_H */
