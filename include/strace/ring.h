@@ -57,7 +57,9 @@ const char *strace_strerror(int err);
 enum strace_ring_mode {
 	STRACE_RING_LOSSLESS = 0,
 	STRACE_RING_FLIGHT = 1,
-	STRACE_RING_ARCHIVE = 2, /* a saved file: one writer, grows, no wrap */
+	STRACE_RING_ARCHIVE = 2, /* a saved file: one writer, never waits;
+				  * the file grows (capacity doubles) instead
+				  * of wrapping, so nothing is lost */
 };
 
 #define STRACE_RING_MAGIC "STRACERB"
@@ -183,6 +185,16 @@ int strace_ring_string(const struct strace_ring *ring, uint64_t off,
  */
 int strace_ring_string_next(const struct strace_ring *ring, uint64_t *off,
 			    struct strace_string *out);
+
+/*
+ * strace_ring_sync_strings() - make dst's string table a copy of src's:
+ * appends the bytes of src's table that dst does not have yet, so that
+ * string offsets in events copied from src stay valid in dst. dst must
+ * have been filled only by this function. Used to save what a reader read.
+ * Returns 0, or -STRACE_E_FULL if dst's table is smaller.
+ */
+int strace_ring_sync_strings(struct strace_ring *dst,
+			     const struct strace_ring *src);
 
 /* --- writers ----------------------------------------------------------- */
 
