@@ -14,7 +14,7 @@
 #include "strace/decoder.h"
 
 /* Map every PT_LOAD segment of path at bias, page-aligned like ld.so. */
-static int tl_map_elf(struct strace_image *img, const char *path,
+__attribute__((unused)) static int tl_map_elf(struct strace_image *img, const char *path,
 		      uint64_t bias)
 {
 	int fd = open(path, O_RDONLY), n = 0;
@@ -47,7 +47,7 @@ static int tl_map_elf(struct strace_image *img, const char *path,
 }
 
 /* Run a shell command, return its stdout (malloc'd) or NULL. */
-static char *tl_run(const char *cmd)
+__attribute__((unused)) static char *tl_run(const char *cmd)
 {
 	FILE *f = popen(cmd, "r");
 	char *buf = NULL;
@@ -73,7 +73,7 @@ static char *tl_run(const char *cmd)
 	return buf;
 }
 
-static int tl_have(const char *tool)
+__attribute__((unused)) static int tl_have(const char *tool)
 {
 	char cmd[256];
 	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", tool);
@@ -81,7 +81,7 @@ static int tl_have(const char *tool)
 }
 
 /* A scratch directory under $O or /tmp, made once. */
-static const char *tl_tmpdir(void)
+__attribute__((unused)) static const char *tl_tmpdir(void)
 {
 	static char dir[512];
 	if (!dir[0]) {
