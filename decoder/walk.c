@@ -1,0 +1,937 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * decoder/walk.c - the fast flow walker.
+ *
+ * Packets are parsed inline from the byte buffer: PAD, short and long TNT,
+ * TIP/TIP.PGE/TIP.PGD/FUP with IP compression, TSC, MTC, CYC, MODE, CBR,
+ * TMA, PSB, PSBEND, OVF. libipt's packet decoder finds PSBs (initial sync
+ * and resync after an error) and decodes every other packet.
+ *
+ * The walker is lazy: it stands at an address and moves only when a
+ * packet tells it how: a TNT bit or a TIP is consumed by first advancing
+ * through blocks that need no packet (straight code, direct calls and
+ * jumps) to the next block that does, then resolving it. A FUP advances to
+ * exactly its address. So no event is emitted ahead of an asynchronous
+ * event that cuts the flow short.
+ *
+ * Return compression mirrors the hardware (and libipt): every call pushes
+ * its return address on a 64-entry stack; a return resolved by a taken
+ * TNT bit pops it; a return resolved by a TIP leaves the stack alone.
+ */
+#include <errno.h>
+#include <intel-pt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder/internal.h"
+#include "decoder/walk.h"
+
+#define RETSTACK 64
+#define MAX_BLOCKS_PER_ADVANCE 1000000
+
+enum park {
+	PARK_NONE = 0, /* not advanced yet */
+	PARK_AT,       /* standing at a block that needs a packet */
+};
+
+struct strace_walker {
+	struct strace_image *img;
+	struct strace_bcache *cache;
+	int own_cache;
+	struct strace_walk_opts o;
+
+	/* stream position */
+	const uint8_t *buf;
+	size_t len;
+	size_t pos; /* offset of the packet being handled */
+	struct pt_packet_decoder *pkt;
+
+	/* flow state */
+	uint64_t ip;
+	int have_ip;
+	int enabled;
+	int in_psb;
+	int psb_fup; /* a FUP was seen in this PSB+ */
+	uint64_t last_ip;
+	int have_last_ip;
+	struct strace_block park; /* the block we stand at (kind needs a
+				   * packet), valid when parked */
+	int parked;
+	uint64_t retstack[RETSTACK];
+	unsigned rs_top, rs_n;
+	int pending_fup;
+	uint64_t fup_ip;
+	int pending_syscall; /* last disable was at a syscall */
+	int pending_async;
+	int pending_ovf;
+	uint64_t ovf_offset;
+	int begin_reason; /* reason for the next trace_begin */
+
+	/* time */
+	uint64_t tsc;     /* current estimate */
+	uint64_t tsc_ref; /* at the last TSC/MTC */
+	uint64_t cyc;     /* cycles since tsc_ref */
+	uint32_t cbr;
+	uint32_t last_ctc; /* CTC bits covered by MTC payloads */
+	int have_ctc;
+	int have_tsc;
+	uint64_t last_time;
+	int time_exact;
+
+	long events;
+	int sink_err;
+	struct strace_walk_stats st;
+};
+
+/* --- events -------------------------------------------------------------- */
+
+static uint64_t now(struct strace_walker *w)
+{
+	uint64_t t;
+
+	if (!w->have_tsc || !w->o.has_time)
+		return 0;
+	t = strace_tsc_to_perf_time(&w->o.time, w->tsc);
+	if (t < w->last_time)
+		t = w->last_time; /* never backwards within a stream */
+	w->last_time = t;
+	return t;
+}
+
+static void emit(struct strace_walker *w, unsigned type, unsigned flags,
+		 uint64_t a, uint64_t b)
+{
+	struct strace_event ev;
+	int err;
+
+	if (w->sink_err)
+		return;
+	ev.type = (uint16_t)type;
+	ev.flags = (uint16_t)(flags | (w->time_exact ? STRACE_F_TIME_EXACT : 0));
+	ev.tid = w->o.tid;
+	ev.time = now(w);
+	ev.a = a;
+	ev.b = b;
+	w->time_exact = 0;
+	if (w->o.emit)
+		err = w->o.emit(w->o.emit_arg, &ev);
+	else if (w->o.writer)
+		err = strace_writer_emit(w->o.writer, ev.type, ev.flags, ev.tid,
+					 ev.time, ev.a, ev.b);
+	else
+		err = 0;
+	if (err) {
+		w->sink_err = err < 0 ? err : -STRACE_DE_EMIT;
+		return;
+	}
+	w->events++;
+	w->st.events++;
+}
+
+/* Same symbol? Unknown on both sides counts as the same. */
+static int same_symbol(struct strace_walker *w, uint64_t from, uint64_t to)
+{
+	struct strace_symbol a, b;
+	int ra = strace_image_symbol(w->img, from, &a);
+	int rb = strace_image_symbol(w->img, to, &b);
+
+	if (ra && rb)
+		return 1;
+	if (ra || rb)
+		return 0;
+	return a.start == b.start && a.dso == b.dso;
+}
+
+static void emit_jump(struct strace_walker *w, uint64_t from, uint64_t to,
+		      unsigned flags)
+{
+	int all = w->o.flags & STRACE_WALK_ALL_BRANCHES;
+
+	if (same_symbol(w, from, to)) {
+		if (all)
+			emit(w, STRACE_EV_JUMP, flags | STRACE_F_INTRA, from, to);
+	} else {
+		emit(w, STRACE_EV_JUMP, flags, from, to);
+	}
+}
+
+static void error_event(struct strace_walker *w, int code)
+{
+	emit(w, STRACE_EV_ERROR, (unsigned)code, w->have_ip ? w->ip : 0,
+	     w->pos);
+	w->st.errors++;
+}
+
+/* --- flow ------------------------------------------------------------------ */
+
+static void rs_push(struct strace_walker *w, uint64_t ret)
+{
+	w->rs_top = (w->rs_top + 1) % RETSTACK;
+	w->retstack[w->rs_top] = ret;
+	if (w->rs_n < RETSTACK)
+		w->rs_n++;
+}
+
+static int rs_pop(struct strace_walker *w, uint64_t *ret)
+{
+	if (!w->rs_n)
+		return -1;
+	*ret = w->retstack[w->rs_top];
+	w->rs_top = (w->rs_top + RETSTACK - 1) % RETSTACK;
+	w->rs_n--;
+	return 0;
+}
+
+static void lose_sync(struct strace_walker *w)
+{
+	w->have_ip = 0;
+	w->parked = 0;
+	w->pending_fup = 0;
+	w->rs_n = 0;
+}
+
+static int needs_packet(unsigned kind)
+{
+	return kind != STRACE_BK_NONE && kind != STRACE_BK_CALL &&
+	       kind != STRACE_BK_JMP;
+}
+
+/*
+ * Advance from w->ip through blocks that need no packet, emitting their
+ * direct calls and jumps. Stops at a block that needs a packet (parked),
+ * or, when stop_at is non-zero, as soon as stop_at lies in the block at
+ * hand (ip = stop_at). Returns 0, or -STRACE_DE_* (nothing is emitted for
+ * the failure here; the caller reports it).
+ */
+static int advance(struct strace_walker *w, uint64_t stop_at)
+{
+	long n = 0;
+
+	if (w->parked) {
+		if (stop_at && stop_at >= w->park.start &&
+		    stop_at < w->park.start + w->park.len) {
+			w->ip = stop_at;
+			w->parked = 0;
+			return 0;
+		}
+		return stop_at ? -STRACE_DE_DESYNC : 0;
+	}
+	for (;;) {
+		const struct strace_block *b =
+			strace_bcache_get(w->cache, w->img, w->ip);
+		uint64_t term;
+
+		if (stop_at && stop_at >= b->start &&
+		    stop_at < b->start + b->len) {
+			w->ip = stop_at;
+			return 0;
+		}
+		if (unlikely(b->kind == STRACE_BK_NOCODE))
+			return -STRACE_DE_NOMAP;
+		if (unlikely(b->kind == STRACE_BK_BAD))
+			return -STRACE_DE_BADINSN;
+		w->st.insns += b->ninsn;
+		if (needs_packet(b->kind)) {
+			w->park = *b;
+			w->parked = 1;
+			return stop_at ? -STRACE_DE_DESYNC : 0;
+		}
+		term = b->start + b->len - b->term_len;
+		switch (b->kind) {
+		case STRACE_BK_CALL:
+			rs_push(w, b->start + b->len);
+			emit(w, STRACE_EV_CALL, 0, term, b->target);
+			w->ip = b->target;
+			w->st.branches++;
+			break;
+		case STRACE_BK_JMP:
+			emit_jump(w, term, b->target, 0);
+			w->ip = b->target;
+			w->st.branches++;
+			break;
+		default: /* NONE: a cut block, go on */
+			w->ip = b->start + b->len;
+			break;
+		}
+		if (unlikely(++n > MAX_BLOCKS_PER_ADVANCE))
+			return -STRACE_DE_LOOP;
+	}
+}
+
+/* Report an error and drop sync: the caller resumes at the next PSB. */
+static int fail(struct strace_walker *w, int code)
+{
+	error_event(w, code);
+	lose_sync(w);
+	w->begin_reason = STRACE_REASON_ERROR;
+	return -code;
+}
+
+/* One TNT bit. */
+static int tnt_bit(struct strace_walker *w, int taken)
+{
+	const struct strace_block *b;
+	uint64_t term, to;
+	int err;
+
+	if (!w->have_ip || !w->enabled)
+		return 0; /* not synchronised yet: nothing to follow */
+	err = advance(w, 0);
+	if (err)
+		return fail(w, -err);
+	b = &w->park;
+	term = b->start + b->len - b->term_len;
+	if (b->kind == STRACE_BK_JCC) {
+		w->parked = 0;
+		if (taken) {
+			emit_jump(w, term, b->target, STRACE_F_CONDITIONAL);
+			w->ip = b->target;
+			w->st.branches++;
+		} else {
+			w->ip = b->start + b->len; /* not taken: no event */
+		}
+		return 0;
+	}
+	if (b->kind == STRACE_BK_RET) {
+		if (!taken || rs_pop(w, &to))
+			return fail(w, STRACE_DE_DESYNC);
+		w->parked = 0;
+		emit(w, STRACE_EV_RETURN, 0, term, to);
+		w->ip = to;
+		w->st.branches++;
+		return 0;
+	}
+	return fail(w, STRACE_DE_NOTIP);
+}
+
+/* A TIP (not PGE/PGD): the target of the indirect branch we stand at. */
+static int tip(struct strace_walker *w, uint64_t to, int suppressed)
+{
+	const struct strace_block *b;
+	uint64_t term;
+	int err;
+
+	if (w->pending_fup) {
+		/* asynchronous branch: interrupt, signal, fault */
+		w->pending_fup = 0;
+		if (suppressed)
+			return fail(w, STRACE_DE_NOIP);
+		emit(w, STRACE_EV_INTERRUPT, STRACE_F_ASYNC, w->fup_ip, to);
+		w->ip = to;
+		w->parked = 0;
+		w->st.branches++;
+		return 0;
+	}
+	if (!w->have_ip || !w->enabled)
+		return 0;
+	if (suppressed)
+		return fail(w, STRACE_DE_NOIP);
+	err = advance(w, 0);
+	if (err)
+		return fail(w, -err);
+	b = &w->park;
+	term = b->start + b->len - b->term_len;
+	w->parked = 0;
+	w->st.branches++;
+	switch (b->kind) {
+	case STRACE_BK_CALL_IND:
+		rs_push(w, b->start + b->len);
+		emit(w, STRACE_EV_CALL, STRACE_F_INDIRECT, term, to);
+		break;
+	case STRACE_BK_RET:
+		emit(w, STRACE_EV_RETURN, STRACE_F_INDIRECT, term, to);
+		break;
+	case STRACE_BK_JMP_IND:
+		emit_jump(w, term, to, STRACE_F_INDIRECT);
+		break;
+	case STRACE_BK_SYSCALL:
+	case STRACE_BK_SYSENTER:
+	case STRACE_BK_INT:
+		emit(w, STRACE_EV_SYSCALL, 0, term, to);
+		break;
+	case STRACE_BK_IRET:
+	case STRACE_BK_FAR:
+		emit(w, STRACE_EV_JUMP, STRACE_F_INDIRECT, term, to);
+		break;
+	default: /* a conditional branch wanted a TNT bit */
+		w->parked = 1;
+		return fail(w, STRACE_DE_NOTNT);
+	}
+	w->ip = to;
+	return 0;
+}
+
+static void begin(struct strace_walker *w, uint64_t ip, int reason)
+{
+	if (w->pending_ovf) {
+		emit(w, STRACE_EV_OVERFLOW, 0, ip, w->ovf_offset);
+		w->pending_ovf = 0;
+		reason = STRACE_REASON_OVERFLOW;
+	}
+	if (w->pending_syscall) {
+		emit(w, STRACE_EV_SYSRET, 0, 0, ip);
+		w->pending_syscall = 0;
+	} else {
+		emit(w, STRACE_EV_TRACE_BEGIN, 0, ip, (uint64_t)reason);
+	}
+	w->ip = ip;
+	w->have_ip = 1;
+	w->enabled = 1;
+	w->parked = 0;
+	w->begin_reason = STRACE_REASON_ENABLE;
+}
+
+static int pge(struct strace_walker *w, uint64_t to, int suppressed)
+{
+	w->pending_fup = 0;
+	if (suppressed) {
+		lose_sync(w);
+		return 0;
+	}
+	begin(w, to, w->begin_reason);
+	return 0;
+}
+
+static int pgd(struct strace_walker *w, uint64_t to, int suppressed)
+{
+	const struct strace_block *b;
+	uint64_t term;
+	int err;
+
+	if (w->pending_fup) {
+		/* asynchronous disable: an interrupt or fault into the
+		 * kernel while only user space is traced */
+		w->pending_fup = 0;
+		emit(w, STRACE_EV_INTERRUPT, STRACE_F_ASYNC, w->fup_ip,
+		     suppressed ? 0 : to);
+		w->enabled = 0;
+		w->parked = 0;
+		w->have_ip = 0;
+		return 0;
+	}
+	if (!w->have_ip || !w->enabled) {
+		w->enabled = 0;
+		return 0;
+	}
+	err = advance(w, 0);
+	if (err)
+		return fail(w, -err);
+	b = &w->park;
+	term = b->start + b->len - b->term_len;
+	w->parked = 0;
+	switch (b->kind) {
+	case STRACE_BK_SYSCALL:
+	case STRACE_BK_SYSENTER:
+	case STRACE_BK_INT:
+		emit(w, STRACE_EV_SYSCALL, 0, term, suppressed ? 0 : to);
+		w->pending_syscall = 1;
+		break;
+	default:
+		emit(w, STRACE_EV_TRACE_END, 0, term, STRACE_REASON_DISABLE);
+		break;
+	}
+	w->enabled = 0;
+	w->have_ip = 0;
+	return 0;
+}
+
+static int fup(struct strace_walker *w, uint64_t ip, int suppressed)
+{
+	int err;
+
+	if (suppressed)
+		return 0;
+	if (w->in_psb) {
+		w->psb_fup = 1;
+		if (!w->have_ip) {
+			begin(w, ip, w->begin_reason);
+			return 0;
+		}
+		/* the trace says where we are: check we got there */
+		err = advance(w, ip);
+		if (err) {
+			error_event(w, STRACE_DE_DESYNC);
+			w->parked = 0;
+			w->rs_n = 0;
+			w->ip = ip;
+		}
+		return 0;
+	}
+	if (!w->have_ip || !w->enabled) {
+		if (w->pending_ovf) {
+			/* resume after an overflow */
+			begin(w, ip, STRACE_REASON_OVERFLOW);
+			return 0;
+		}
+		return 0;
+	}
+	err = advance(w, ip);
+	if (err)
+		return fail(w, -err);
+	w->pending_fup = 1;
+	w->fup_ip = ip;
+	return 0;
+}
+
+static void overflow(struct strace_walker *w)
+{
+	w->pending_ovf = 1;
+	w->ovf_offset = w->pos;
+	w->st.overflows++;
+	lose_sync(w);
+	w->enabled = 0;
+}
+
+/* --- time -------------------------------------------------------------- */
+
+uint64_t strace_tsc_to_perf_time(const struct strace_time_conv *tc,
+				 uint64_t tsc)
+{
+	uint64_t quot, rem;
+
+	if (!tc->time_mult)
+		return tsc;
+	if (tc->cap_user_time_short)
+		tsc = tc->time_cycles +
+		      ((tsc - tc->time_cycles) & tc->time_mask);
+	quot = tsc >> tc->time_shift;
+	rem = tsc & (((uint64_t)1 << tc->time_shift) - 1);
+	return tc->time_zero + quot * tc->time_mult +
+	       ((rem * tc->time_mult) >> tc->time_shift);
+}
+
+static void on_tsc(struct strace_walker *w, uint64_t tsc)
+{
+	w->tsc = w->tsc_ref = tsc;
+	w->cyc = 0;
+	w->have_tsc = 1;
+	w->time_exact = 1;
+}
+
+static void on_tma(struct strace_walker *w, uint32_t ctc)
+{
+	w->last_ctc = ctc;
+	w->have_ctc = 1;
+}
+
+static void on_mtc(struct strace_walker *w, uint8_t payload)
+{
+	const struct strace_time_conv *tc = &w->o.time;
+	uint32_t shift = tc->mtc_period, cur, delta;
+
+	if (!w->have_tsc || !w->have_ctc || !tc->tsc_ctc_ratio_d)
+		return;
+	/* the MTC payload is CTC bits [shift + 7 : shift] */
+	cur = (uint32_t)payload << shift;
+	delta = (cur - (w->last_ctc & (0xffu << shift))) & (0xffu << shift);
+	w->last_ctc = (w->last_ctc & ~(0xffu << shift)) | cur;
+	w->tsc_ref += (uint64_t)delta * tc->tsc_ctc_ratio_n /
+		      tc->tsc_ctc_ratio_d;
+	w->tsc = w->tsc_ref;
+	w->cyc = 0;
+	w->time_exact = 1;
+}
+
+static void on_cyc(struct strace_walker *w, uint64_t cycles)
+{
+	const struct strace_time_conv *tc = &w->o.time;
+
+	if (!w->have_tsc || !w->cbr || !tc->max_nonturbo_ratio)
+		return;
+	w->cyc += cycles;
+	/* core cycles to TSC ticks: TSC runs at the non-turbo ratio */
+	w->tsc = w->tsc_ref + w->cyc * tc->max_nonturbo_ratio / w->cbr;
+}
+
+/* --- the packet loop ------------------------------------------------------ */
+
+static uint64_t get_le(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+	for (int i = n - 1; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static const int8_t ip_bytes[8] = {0, 2, 4, 6, 6, -1, 8, -1};
+
+/* Find the next PSB at or after from; returns its offset or -1. */
+static long next_psb(struct strace_walker *w, size_t from)
+{
+	uint64_t off;
+
+	if (from >= w->len)
+		return -1;
+	/* pt_pkt_sync_forward() looks past a PSB at the position it was
+	 * set to: take one that starts right here ourselves */
+	if (from + 2 <= w->len && w->buf[from] == 0x02 &&
+	    w->buf[from + 1] == 0x82) {
+		w->st.syncs++;
+		return (long)from;
+	}
+	if (pt_pkt_sync_set(w->pkt, from) < 0)
+		return -1;
+	if (pt_pkt_sync_forward(w->pkt) < 0)
+		return -1;
+	if (pt_pkt_get_sync_offset(w->pkt, &off) < 0)
+		return -1;
+	w->st.syncs++;
+	return (long)off;
+}
+
+/* A packet the inline parser does not handle: libipt decodes it. Returns
+ * its size, or a negative code for a bad packet. */
+static int slow_packet(struct strace_walker *w)
+{
+	struct pt_packet p;
+	int n;
+
+	w->st.slow_packets++;
+	if (pt_pkt_sync_set(w->pkt, w->pos) < 0)
+		return -STRACE_DE_BADPKT;
+	n = pt_pkt_next(w->pkt, &p, sizeof(p));
+	if (n <= 0)
+		return -STRACE_DE_BADPKT;
+	switch (p.type) {
+	case ppt_tma:
+		on_tma(w, p.payload.tma.ctc);
+		break;
+	case ppt_ovf:
+		overflow(w);
+		break;
+	default:
+		/* PIP, VMCS, MNT, PTW, EXSTOP, MWAIT, PWRE, PWRX, STOP:
+		 * nothing for user-space flow */
+		w->pending_fup = 0;
+		break;
+	}
+	return n;
+}
+
+/* Decode from a PSB at w->pos until the end or an error.
+ * Returns 0 at the end of the buffer, -code after an error (the error
+ * event is out; the caller resyncs), or a sink error. */
+static int run(struct strace_walker *w)
+{
+	const uint8_t *buf = w->buf;
+	size_t len = w->len;
+	size_t i = w->pos;
+
+	while (i < len) {
+		uint8_t b = buf[i];
+		int err = 0;
+
+		w->pos = i;
+		w->st.packets++;
+		if (w->sink_err)
+			return w->sink_err;
+		if (b == 0x00) { /* PAD */
+			i++;
+			continue;
+		}
+		if (!(b & 1) && b != 0x02) { /* short TNT */
+			int top = 31 - __builtin_clz((unsigned)b);
+			for (int k = top - 1; k >= 1 && !err; k--)
+				err = tnt_bit(w, (b >> k) & 1);
+			w->pending_fup = 0;
+			i++;
+			if (err)
+				return err;
+			continue;
+		}
+		if ((b & 3) == 3) { /* CYC */
+			uint64_t c = b >> 3;
+			int shift = 5;
+			i++;
+			if (b & 4) {
+				while (i < len) {
+					uint8_t x = buf[i++];
+					if (shift < 64)
+						c |= (uint64_t)(x >> 1) << shift;
+					shift += 7;
+					if (!(x & 1))
+						break;
+				}
+			}
+			on_cyc(w, c);
+			continue;
+		}
+		switch (b & 0x1f) {
+		case 0x0d: case 0x11: case 0x01: case 0x1d: {
+			int ipc = b >> 5, nb = ip_bytes[ipc];
+			uint64_t ip = 0, v;
+			int supp = ipc == 0;
+
+			if (nb < 0)
+				return fail(w, STRACE_DE_BADPKT);
+			if (i + 1 + (size_t)nb > len)
+				return 0; /* truncated at the end */
+			v = get_le(buf + i + 1, nb);
+			switch (ipc) {
+			case 1:
+				ip = (w->last_ip & ~0xffffull) | v;
+				break;
+			case 2:
+				ip = (w->last_ip & ~0xffffffffull) | v;
+				break;
+			case 3:
+				ip = (uint64_t)((int64_t)(v << 16) >> 16);
+				break;
+			case 4:
+				ip = (w->last_ip & ~0xffffffffffffull) | v;
+				break;
+			case 6:
+				ip = v;
+				break;
+			}
+			if (!supp) {
+				w->last_ip = ip;
+				w->have_last_ip = 1;
+			}
+			i += 1 + (size_t)nb;
+			switch (b & 0x1f) {
+			case 0x0d:
+				err = tip(w, ip, supp);
+				break;
+			case 0x11:
+				err = pge(w, ip, supp);
+				break;
+			case 0x01:
+				err = pgd(w, ip, supp);
+				break;
+			default:
+				err = fup(w, ip, supp);
+				break;
+			}
+			if (err)
+				return err;
+			continue;
+		}
+		}
+		if (b == 0x19) { /* TSC */
+			if (i + 8 > len)
+				return 0;
+			on_tsc(w, get_le(buf + i + 1, 7));
+			i += 8;
+			continue;
+		}
+		if (b == 0x59) { /* MTC */
+			if (i + 2 > len)
+				return 0;
+			on_mtc(w, buf[i + 1]);
+			i += 2;
+			continue;
+		}
+		if (b == 0x99) { /* MODE */
+			if (i + 2 > len)
+				return 0;
+			/* MODE.Exec / MODE.TSX: 64-bit user code assumed */
+			i += 2;
+			continue;
+		}
+		if (b == 0x02 && i + 1 < len) {
+			uint8_t x = buf[i + 1];
+			if (x == 0xa3) { /* long TNT */
+				uint64_t v;
+				int top;
+				if (i + 8 > len)
+					return 0;
+				v = get_le(buf + i + 2, 6);
+				if (!v)
+					return fail(w, STRACE_DE_BADPKT);
+				top = 63 - __builtin_clzll(v);
+				for (int k = top - 1; k >= 0 && !err; k--)
+					err = tnt_bit(w, (int)((v >> k) & 1));
+				w->pending_fup = 0;
+				i += 8;
+				if (err)
+					return err;
+				continue;
+			}
+			if (x == 0x82) { /* PSB */
+				if (i + 16 > len)
+					return 0;
+				w->in_psb = 1;
+				w->psb_fup = 0;
+				w->last_ip = 0;
+				w->have_last_ip = 0;
+				i += 16;
+				continue;
+			}
+			if (x == 0x23) { /* PSBEND */
+				if (w->in_psb && !w->psb_fup && w->have_ip) {
+					/* tracing is off here */
+					w->enabled = 0;
+					w->have_ip = 0;
+				}
+				w->in_psb = 0;
+				i += 2;
+				continue;
+			}
+			if (x == 0x03) { /* CBR */
+				if (i + 4 > len)
+					return 0;
+				w->cbr = buf[i + 2];
+				i += 4;
+				continue;
+			}
+			if (x == 0xf3) { /* OVF */
+				overflow(w);
+				i += 2;
+				continue;
+			}
+		}
+		{
+			int n = slow_packet(w);
+			if (n < 0) {
+				if (w->pos + 16 > len)
+					return 0; /* a packet cut by the end */
+				return fail(w, -n);
+			}
+			i += (size_t)n;
+		}
+	}
+	w->pos = len;
+	return 0;
+}
+
+long strace_walker_decode(struct strace_walker *w, const uint8_t *buf,
+			  size_t len)
+{
+	struct pt_config cfg;
+	long start = w->events, off;
+	int err;
+
+	if (w->o.flags & STRACE_WALK_REFERENCE)
+		return strace_walker_decode_ref(w->img, &w->o, w->cache, buf,
+						len, &w->st);
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)(uintptr_t)buf;
+	cfg.end = (uint8_t *)(uintptr_t)buf + len;
+	w->pkt = pt_pkt_alloc_decoder(&cfg);
+	if (!w->pkt)
+		return -ENOMEM;
+	w->buf = buf;
+	w->len = len;
+	w->sink_err = 0;
+	w->begin_reason = STRACE_REASON_START;
+	off = next_psb(w, 0);
+	if (off < 0) {
+		pt_pkt_free_decoder(w->pkt);
+		w->pkt = NULL;
+		return -STRACE_DE_NOSYNC;
+	}
+	for (;;) {
+		w->pos = (size_t)off;
+		lose_sync(w);
+		w->enabled = 0;
+		err = run(w);
+		if (w->sink_err)
+			break;
+		if (!err)
+			break;
+		/* resume at the next PSB after the failing packet */
+		off = next_psb(w, w->pos + 1);
+		if (off < 0)
+			break;
+	}
+	if (!w->sink_err && w->have_ip && w->enabled) {
+		/* the last known address: the branch the trace stops at */
+		uint64_t at = w->ip;
+		if (!advance(w, 0) && w->parked)
+			at = w->park.start + w->park.len - w->park.term_len;
+		emit(w, STRACE_EV_TRACE_END, 0, at, STRACE_REASON_END);
+	}
+	w->st.bytes += len;
+	pt_pkt_free_decoder(w->pkt);
+	w->pkt = NULL;
+	if (w->sink_err)
+		return w->sink_err;
+	return w->events - start;
+}
+
+int strace_walker_new(struct strace_image *img,
+		      const struct strace_walk_opts *opts,
+		      struct strace_walker **out)
+{
+	struct strace_walker *w;
+
+	if (!img || !opts || opts->size < sizeof(*opts))
+		return -STRACE_E_BADARG;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->img = img;
+	w->o = *opts;
+	w->cache = opts->cache;
+	if (!w->cache) {
+		if (strace_bcache_new(0, &w->cache) < 0) {
+			free(w);
+			return -ENOMEM;
+		}
+		w->own_cache = 1;
+	}
+	*out = w;
+	return 0;
+}
+
+void strace_walker_free(struct strace_walker *w)
+{
+	if (!w)
+		return;
+	if (w->own_cache)
+		strace_bcache_free(w->cache);
+	free(w);
+}
+
+void strace_walker_stats(const struct strace_walker *w,
+			 struct strace_walk_stats *st)
+{
+	*st = w->st;
+}
+
+size_t strace_pt_split(const uint8_t *buf, size_t len, size_t min_bytes,
+		       uint64_t *offs, size_t max)
+{
+	static const uint8_t psb[16] = {2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82,
+					2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82};
+	size_t n = 0;
+	const uint8_t *p = buf, *end = buf + len;
+
+	while (n < max && p + 16 <= end) {
+		const uint8_t *q = memmem(p, (size_t)(end - p), psb, 16);
+		if (!q)
+			break;
+		if (!n || (uint64_t)(q - buf) >= offs[n - 1] + min_bytes)
+			offs[n++] = (uint64_t)(q - buf);
+		p = q + 16;
+	}
+	return n;
+}
+
+const char *strace_decoder_strerror(int err)
+{
+	switch (-err) {
+	case STRACE_DE_NOSYNC:
+		return "no PSB found in the trace";
+	case STRACE_DE_BADPKT:
+		return "undecodable PT packet";
+	case STRACE_DE_NOMAP:
+		return "the trace went to an address with no code in the image";
+	case STRACE_DE_BADINSN:
+		return "undecodable instruction on the traced path";
+	case STRACE_DE_NOTNT:
+		return "a conditional branch found no TNT bit in the trace";
+	case STRACE_DE_NOTIP:
+		return "an indirect branch found no TIP in the trace";
+	case STRACE_DE_NOIP:
+		return "a packet needed an IP the trace did not give";
+	case STRACE_DE_DESYNC:
+		return "the trace and the code disagree";
+	case STRACE_DE_LOOP:
+		return "too many instructions without a packet";
+	case STRACE_DE_EMIT:
+		return "the event sink failed";
+	}
+	return strace_strerror(err);
+}
