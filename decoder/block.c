@@ -327,32 +327,79 @@ const struct strace_block *strace_bcache_put(struct strace_bcache *c,
 	}
 }
 
-const struct strace_block *strace_bcache_get(struct strace_bcache *c,
-					     struct strace_image *img,
-					     uint64_t ip)
+static int same_sym(struct strace_image *img, uint64_t a, uint64_t b)
 {
-	const struct strace_block *b;
+	struct strace_symbol x, y;
+	int rx = strace_image_symbol(img, a, &x);
+	int ry = strace_image_symbol(img, b, &y);
+
+	if (rx && ry)
+		return 1;
+	if (rx || ry)
+		return 0;
+	return x.start == y.start && x.dso == y.dso;
+}
+
+const struct strace_block *bcache_miss(struct strace_bcache *c,
+				       struct strace_image *img, uint64_t ip)
+{
 	struct strace_block nb;
 	const uint8_t *code;
 	size_t avail = 0;
 
-	if (unlikely(c->img != img ||
-		     c->generation != strace_image_generation(img))) {
+	c->st.misses++;
+	code = strace_image_code(img, ip, &avail);
+	if (strace_block_decode(code, avail, ip, 0, &nb) < 0)
+		nb.kind = STRACE_BK_BAD; /* out of memory: not cached */
+	if ((nb.kind == STRACE_BK_JMP || nb.kind == STRACE_BK_JCC ||
+	     nb.kind == STRACE_BK_CALL) &&
+	    same_sym(img, nb.start + nb.len - nb.term_len, nb.target))
+		nb.flags |= STRACE_BF_SAME_SYM;
+	return strace_bcache_put(c, ip, &nb);
+}
+
+void bcache_sync(struct strace_bcache *c, const struct strace_image *img)
+{
+	if (c->img != img || c->generation != strace_image_generation(img)) {
 		if (c->used || c->has_zero)
 			strace_bcache_flush(c);
 		c->img = img;
 		c->generation = strace_image_generation(img);
 	}
+}
+
+const struct strace_block *strace_bcache_get(struct strace_bcache *c,
+					     struct strace_image *img,
+					     uint64_t ip)
+{
+	const struct strace_block *b;
+
+	bcache_sync(c, img);
 	b = strace_bcache_find(c, ip);
 	if (likely(b != NULL)) {
 		c->st.hits++;
 		return b;
 	}
-	c->st.misses++;
-	code = strace_image_code(img, ip, &avail);
-	if (strace_block_decode(code, avail, ip, 0, &nb) < 0)
-		nb.kind = STRACE_BK_BAD; /* out of memory: not cached */
-	return strace_bcache_put(c, ip, &nb);
+	return bcache_miss(c, img, ip);
+}
+
+const struct strace_block *bcache_find_counted(struct strace_bcache *c,
+					       uint64_t ip)
+{
+	size_t i;
+
+	if (likely(ip != 0)) {
+		for (i = hash64(ip) & c->mask;; i = (i + 1) & c->mask) {
+			struct centry *e = &c->tab[i];
+			if (likely(e->key == ip)) {
+				c->st.hits++;
+				return &e->b;
+			}
+			if (!e->key)
+				return NULL;
+		}
+	}
+	return NULL;
 }
 
 void strace_bcache_stats(const struct strace_bcache *c,

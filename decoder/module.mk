@@ -23,3 +23,12 @@ $(DECODER_TESTS): $(O)/tests/%: $(O)/obj/tests/unit/%.o $(O)/lib/libstrace_decod
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(O)/lib/libstrace_decoder.a $(O)/lib/libstrace.a $(DECODER_LIBS)
 
 TEST_BINS += $(DECODER_TESTS)
+
+# Micro-benchmark: fast walker vs reference on a synthetic stream.
+tests_bench_CFLAGS += -I. -Itests
+$(O)/bench/bench_decoder_walk: $(O)/obj/tests/bench/bench_decoder_walk.o $(O)/lib/libstrace_decoder.a $(O)/lib/libstrace.a
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(O)/lib/libstrace_decoder.a $(O)/lib/libstrace.a $(DECODER_LIBS)
+
+BENCH_BINS += $(O)/bench/bench_decoder_walk

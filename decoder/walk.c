@@ -218,7 +218,7 @@ static int advance(struct strace_walker *w, uint64_t stop_at)
 	}
 	for (;;) {
 		const struct strace_block *b =
-			strace_bcache_get(w->cache, w->img, w->ip);
+			bcache_get_fast(w->cache, w->img, w->ip);
 		uint64_t term;
 
 		if (stop_at && stop_at >= b->start &&
@@ -245,7 +245,11 @@ static int advance(struct strace_walker *w, uint64_t stop_at)
 			w->st.branches++;
 			break;
 		case STRACE_BK_JMP:
-			emit_jump(w, term, b->target, 0);
+			if (!(b->flags & STRACE_BF_SAME_SYM))
+				emit(w, STRACE_EV_JUMP, 0, term, b->target);
+			else if (w->o.flags & STRACE_WALK_ALL_BRANCHES)
+				emit(w, STRACE_EV_JUMP, STRACE_F_INTRA, term,
+				     b->target);
 			w->ip = b->target;
 			w->st.branches++;
 			break;
@@ -284,7 +288,13 @@ static int tnt_bit(struct strace_walker *w, int taken)
 	if (b->kind == STRACE_BK_JCC) {
 		w->parked = 0;
 		if (taken) {
-			emit_jump(w, term, b->target, STRACE_F_CONDITIONAL);
+			if (!(b->flags & STRACE_BF_SAME_SYM))
+				emit(w, STRACE_EV_JUMP, STRACE_F_CONDITIONAL,
+				     term, b->target);
+			else if (w->o.flags & STRACE_WALK_ALL_BRANCHES)
+				emit(w, STRACE_EV_JUMP,
+				     STRACE_F_CONDITIONAL | STRACE_F_INTRA,
+				     term, b->target);
 			w->ip = b->target;
 			w->st.branches++;
 		} else {
@@ -815,6 +825,7 @@ long strace_walker_decode(struct strace_walker *w, const uint8_t *buf,
 	w->len = len;
 	w->sink_err = 0;
 	w->begin_reason = STRACE_REASON_START;
+	bcache_sync(w->cache, w->img);
 	off = next_psb(w, 0);
 	if (off < 0) {
 		pt_pkt_free_decoder(w->pkt);

@@ -180,6 +180,9 @@ enum strace_block_kind {
 				   * the length decoder measured it */
 #define STRACE_BF_SP_UNKNOWN 0x10 /* the stack pointer moves by an unknown
 				   * amount (mov/and to rsp, ...) */
+#define STRACE_BF_SAME_SYM 0x20   /* direct target lies in the terminator's
+				   * symbol (set by strace_bcache_get; both
+				   * unknown counts as the same) */
 
 struct strace_block {
 	uint64_t start;   /* address of the first instruction */
@@ -235,7 +238,8 @@ const struct strace_block *strace_bcache_put(struct strace_bcache *c,
 /*
  * strace_bcache_get() - the summary of the block at ip in img (decoded and
  * cached on a miss). Flushes itself when the image's generation changed.
- * Never NULL: an unmapped ip gives kind NOCODE.
+ * Never NULL: an unmapped ip gives kind NOCODE. The pointer is valid until
+ * the next get or put on this cache.
  */
 const struct strace_block *strace_bcache_get(struct strace_bcache *c,
 					     struct strace_image *img,
