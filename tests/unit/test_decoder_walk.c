@@ -669,7 +669,32 @@ TEST(fuzz_no_crash)
 	CHECK_INT(ok, ==, 3000);
 }
 
+TEST(split_at_psbs)
+{
+	struct enc en;
+	uint64_t offs[8];
+	size_t len, n, a;
+
+	if (!setup())
+		SKIP("cannot build the test program");
+	enc_init(&en);
+	psb(&en, addr[S_START], 0);
+	tnt(&en, "NTTNTT");
+	pkt_ip(&en, ppt_pad, 0);
+	pt_enc_get_offset(en.e, &offs[7]);
+	a = (size_t)offs[7];
+	psb(&en, addr[S_TAIL], 0);
+	pkt_ip(&en, ppt_tip_pgd, 0);
+	len = enc_done(&en);
+	n = strace_pt_split(en.buf, len, 1, offs, 8);
+	CHECK_INT(n, ==, 2);
+	CHECK_U64(offs[0], ==, 0);
+	CHECK_U64(offs[1], ==, a);
+	/* closer than min_bytes: only the first */
+	CHECK_INT(strace_pt_split(en.buf, len, a + 1, offs, 8), ==, 1);
+}
+
 RUN_TESTS("test_decoder_walk", T(program_flow_fast_and_reference),
 	  T(all_branches), T(overflow_resumes),
 	  T(corrupt_bytes_resume_at_next_psb), T(desync_is_an_error),
-	  T(timestamps), T(fuzz_no_crash))
+	  T(timestamps), T(fuzz_no_crash), T(split_at_psbs))
