@@ -518,23 +518,31 @@ static void on_tsc(struct strace_walker *w, uint64_t tsc)
 	w->time_exact = 1;
 }
 
-static void on_tma(struct strace_walker *w, uint32_t ctc)
+static void on_tma(struct strace_walker *w, uint32_t ctc, uint32_t fc)
 {
+	/* as perf: the CTC edge was fc TSC ticks before the TSC packet */
 	w->last_ctc = ctc;
 	w->have_ctc = 1;
+	if (w->have_tsc)
+		w->tsc_ref = w->tsc - fc;
 }
 
 static void on_mtc(struct strace_walker *w, uint8_t payload)
 {
 	const struct strace_time_conv *tc = &w->o.time;
-	uint32_t shift = tc->mtc_period, cur, delta;
+	uint32_t shift = tc->mtc_period, span, cur, delta;
 
 	if (!w->have_tsc || !w->have_ctc || !tc->tsc_ctc_ratio_d)
 		return;
-	/* the MTC payload is CTC bits [shift + 7 : shift] */
-	cur = (uint32_t)payload << shift;
-	delta = (cur - (w->last_ctc & (0xffu << shift))) & (0xffu << shift);
-	w->last_ctc = (w->last_ctc & ~(0xffu << shift)) | cur;
+	/* The MTC payload is CTC bits [shift + 7 : shift]: the CTC value
+	 * now is the last one known (TMA or MTC) with those bits replaced
+	 * and the bits below cleared, one wrap later if that went back. */
+	span = 1u << (shift + 8);
+	cur = (w->last_ctc & ~(span - 1)) | ((uint32_t)payload << shift);
+	if (cur < w->last_ctc)
+		cur += span;
+	delta = cur - w->last_ctc;
+	w->last_ctc = cur & 0xffffu;
 	w->tsc_ref += (uint64_t)delta * tc->tsc_ctc_ratio_n /
 		      tc->tsc_ctc_ratio_d;
 	w->tsc = w->tsc_ref;
@@ -604,7 +612,7 @@ static int slow_packet(struct strace_walker *w)
 		return -STRACE_DE_BADPKT;
 	switch (p.type) {
 	case ppt_tma:
-		on_tma(w, p.payload.tma.ctc);
+		on_tma(w, p.payload.tma.ctc, p.payload.tma.fc);
 		break;
 	case ppt_ovf:
 		overflow(w);
@@ -847,11 +855,10 @@ long strace_walker_decode(struct strace_walker *w, const uint8_t *buf,
 			break;
 	}
 	if (!w->sink_err && w->have_ip && w->enabled) {
-		/* the last known address: the branch the trace stops at */
-		uint64_t at = w->ip;
-		if (!advance(w, 0) && w->parked)
-			at = w->park.start + w->park.len - w->park.term_len;
-		emit(w, STRACE_EV_TRACE_END, 0, at, STRACE_REASON_END);
+		/* The last address the trace vouches for: where the last
+		 * packet left us. Code after it may never have run (the
+		 * buffer was cut), so no events are made up for it. */
+		emit(w, STRACE_EV_TRACE_END, 0, w->ip, STRACE_REASON_END);
 	}
 	w->st.bytes += len;
 	pt_pkt_free_decoder(w->pkt);
