@@ -11,6 +11,7 @@
  * choose_best_symbol(); zero sizes extended to the next symbol.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -56,10 +57,18 @@ struct strace_image {
 	struct mapping *maps; /* sorted by start, disjoint */
 	size_t nmaps, cap;
 	struct object *objs;
-	const struct mapping *last; /* lookup cache */
 	uint64_t generation;
 	int plt_style;
 };
+
+/* Generations are unique across images, so a per-thread cache of the last
+ * mapping can never match a freed image that a new one reuses. */
+static _Atomic uint64_t generations = 1;
+
+static uint64_t new_generation(void)
+{
+	return atomic_fetch_add(&generations, 1) + 1;
+}
 
 int strace_image_new(const struct strace_image_opts *opts,
 		     struct strace_image **out)
@@ -73,6 +82,7 @@ int strace_image_new(const struct strace_image_opts *opts,
 		return -ENOMEM;
 	if (opts)
 		img->plt_style = opts->plt_style;
+	img->generation = new_generation();
 	elf_version(EV_CURRENT);
 	*out = img;
 	return 0;
@@ -189,8 +199,7 @@ static int insert_mapping(struct strace_image *img, uint64_t start,
 	img->maps[i] = (struct mapping){start, start + len, pgoff, o};
 	img->nmaps++;
 	o->refs++;
-	img->last = NULL;
-	img->generation++;
+	img->generation = new_generation();
 	return 0;
 }
 
@@ -273,18 +282,24 @@ int strace_image_remove(struct strace_image *img, uint64_t start,
 {
 	int err = punch(img, start, start + len);
 
-	img->last = NULL;
-	img->generation++;
+	img->generation = new_generation();
 	return err;
 }
+
+/* The last mapping found, per thread (so that walkers on several threads
+ * can share one image), valid for one image and generation. */
+static _Thread_local const struct strace_image *tl_img;
+static _Thread_local uint64_t tl_gen;
+static _Thread_local const struct mapping *tl_last;
 
 static const struct mapping *find_map(struct strace_image *img,
 				      uint64_t addr)
 {
-	const struct mapping *m = img->last;
+	const struct mapping *m = tl_last;
 	size_t lo = 0, hi = img->nmaps;
 
-	if (m && addr >= m->start && addr < m->end)
+	if (likely(tl_img == img && tl_gen == img->generation && m &&
+		   addr >= m->start && addr < m->end))
 		return m;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -294,11 +309,15 @@ static const struct mapping *find_map(struct strace_image *img,
 			hi = mid;
 		else if (addr >= m->end)
 			lo = mid + 1;
-		else
-			return img->last = m;
+		else {
+			tl_img = img;
+			tl_gen = img->generation;
+			return tl_last = m;
+		}
 	}
 	return NULL;
 }
+
 
 const uint8_t *strace_image_code(struct strace_image *img, uint64_t addr,
 				 size_t *avail)
@@ -852,4 +871,11 @@ int strace_image_symbol(struct strace_image *img, uint64_t addr,
 			break;
 	}
 	return -ENOENT;
+}
+
+void image_load_all_symbols(struct strace_image *img)
+{
+	for (size_t i = 0; i < img->nmaps; i++)
+		if (!img->maps[i].obj->syms_loaded)
+			load_symbols(img, img->maps[i].obj);
 }

@@ -10,6 +10,10 @@
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
+/* Read every object's symbols now (before walkers on several threads
+ * share the image: lazy loading is not thread-safe). */
+void image_load_all_symbols(struct strace_image *img);
+
 /* Block cache internals for the walker's hot loop: bcache_sync() once per
  * decode call (the image does not change during one), then
  * bcache_get_fast() per block. */

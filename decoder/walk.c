@@ -16,10 +16,14 @@
  *
  * Return compression mirrors the hardware (and libipt): every call pushes
  * its return address on a 64-entry stack; a return resolved by a taken
- * TNT bit pops it; a return resolved by a TIP leaves the stack alone.
+ * TNT bit pops it; a return resolved by a TIP leaves the stack alone; a
+ * PSB empties it (the hardware compresses only returns to calls made since
+ * the last PSB).
  */
 #include <errno.h>
 #include <intel-pt.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,6 +85,16 @@ struct strace_walker {
 	long events;
 	int sink_err;
 	struct strace_walk_stats st;
+
+	/* segment bookkeeping (parallel decode) */
+	long first_idx;     /* index of the first begin's events, or -1 */
+	int first_n;        /* how many events that begin emitted */
+	uint64_t first_ip;
+	int first_from_psb0; /* it came from the segment's first PSB+ FUP */
+	int err_before, ovf_before;
+	uint64_t ovf_before_off;
+	unsigned psbs;      /* PSBs seen in this decode call */
+	size_t fup_at;      /* offset of the next segment's PSB+ FUP */
 };
 
 /* --- events -------------------------------------------------------------- */
@@ -265,6 +279,8 @@ static int advance(struct strace_walker *w, uint64_t stop_at)
 /* Report an error and drop sync: the caller resumes at the next PSB. */
 static int fail(struct strace_walker *w, int code)
 {
+	if (w->first_idx < 0)
+		w->err_before = 1;
 	error_event(w, code);
 	lose_sync(w);
 	w->begin_reason = STRACE_REASON_ERROR;
@@ -373,6 +389,13 @@ static int tip(struct strace_walker *w, uint64_t to, int suppressed)
 
 static void begin(struct strace_walker *w, uint64_t ip, int reason)
 {
+	int first = w->first_idx < 0;
+
+	if (first) {
+		w->first_idx = w->events;
+		w->first_ip = ip;
+		w->first_from_psb0 = w->in_psb && w->psbs == 1;
+	}
 	if (w->pending_ovf) {
 		emit(w, STRACE_EV_OVERFLOW, 0, ip, w->ovf_offset);
 		w->pending_ovf = 0;
@@ -384,6 +407,8 @@ static void begin(struct strace_walker *w, uint64_t ip, int reason)
 	} else {
 		emit(w, STRACE_EV_TRACE_BEGIN, 0, ip, (uint64_t)reason);
 	}
+	if (first)
+		w->first_n = (int)(w->events - w->first_idx);
 	w->ip = ip;
 	w->have_ip = 1;
 	w->enabled = 1;
@@ -485,6 +510,10 @@ static int fup(struct strace_walker *w, uint64_t ip, int suppressed)
 
 static void overflow(struct strace_walker *w)
 {
+	if (w->first_idx < 0) {
+		w->ovf_before = 1;
+		w->ovf_before_off = w->pos;
+	}
 	w->pending_ovf = 1;
 	w->ovf_offset = w->pos;
 	w->st.overflows++;
@@ -591,7 +620,7 @@ static long next_psb(struct strace_walker *w, size_t from)
 		return -1;
 	if (pt_pkt_sync_forward(w->pkt) < 0)
 		return -1;
-	if (pt_pkt_get_sync_offset(w->pkt, &off) < 0)
+	if (pt_pkt_get_sync_offset(w->pkt, &off) < 0 || off >= w->len)
 		return -1;
 	w->st.syncs++;
 	return (long)off;
@@ -770,9 +799,15 @@ static int run(struct strace_walker *w)
 				if (i + 16 > len)
 					return 0;
 				w->in_psb = 1;
+				w->psbs++;
 				w->psb_fup = 0;
 				w->last_ip = 0;
 				w->have_last_ip = 0;
+				/* SDM 36.2.1.2: only returns to calls made
+				 * since the last PSB are compressed; so each
+				 * PSB starts an empty stack, and a segment
+				 * cut at a PSB decodes on its own */
+				w->rs_n = 0;
 				i += 16;
 				continue;
 			}
@@ -813,28 +848,34 @@ static int run(struct strace_walker *w)
 	return 0;
 }
 
-long strace_walker_decode(struct strace_walker *w, const uint8_t *buf,
-			  size_t len)
+/*
+ * Decode [start, end) of buf (total bytes in all). At the end: a trace_end
+ * event if emit_end, else, when next_fup is given (the FUP of the PSB+ at
+ * end), walk on to it as the sequential decode would at that PSB.
+ */
+static long decode_range(struct strace_walker *w, const uint8_t *buf,
+			 size_t start, size_t end, size_t all, int emit_end,
+			 int has_next_fup, uint64_t next_fup)
 {
 	struct pt_config cfg;
-	long start = w->events, off;
+	long first = w->events, off;
 	int err;
 
-	if (w->o.flags & STRACE_WALK_REFERENCE)
-		return strace_walker_decode_ref(w->img, &w->o, w->cache, buf,
-						len, &w->st);
 	pt_config_init(&cfg);
 	cfg.begin = (uint8_t *)(uintptr_t)buf;
-	cfg.end = (uint8_t *)(uintptr_t)buf + len;
+	cfg.end = (uint8_t *)(uintptr_t)buf + all;
 	w->pkt = pt_pkt_alloc_decoder(&cfg);
 	if (!w->pkt)
 		return -ENOMEM;
 	w->buf = buf;
-	w->len = len;
+	w->len = end;
 	w->sink_err = 0;
-	w->begin_reason = STRACE_REASON_START;
+	w->first_idx = -1;
+	w->first_n = 0;
+	w->err_before = w->ovf_before = 0;
+	w->psbs = 0;
 	bcache_sync(w->cache, w->img);
-	off = next_psb(w, 0);
+	off = next_psb(w, start);
 	if (off < 0) {
 		pt_pkt_free_decoder(w->pkt);
 		w->pkt = NULL;
@@ -855,17 +896,384 @@ long strace_walker_decode(struct strace_walker *w, const uint8_t *buf,
 			break;
 	}
 	if (!w->sink_err && w->have_ip && w->enabled) {
-		/* The last address the trace vouches for: where the last
-		 * packet left us. Code after it may never have run (the
-		 * buffer was cut), so no events are made up for it. */
-		emit(w, STRACE_EV_TRACE_END, 0, w->ip, STRACE_REASON_END);
+		if (emit_end) {
+			/* The last address the trace vouches for: where the
+			 * last packet left us. Code after it may never have
+			 * run (the buffer was cut), so no events are made up
+			 * for it. */
+			emit(w, STRACE_EV_TRACE_END, 0, w->ip,
+			     STRACE_REASON_END);
+		} else if (has_next_fup) {
+			w->pos = w->fup_at; /* where the sequential decode
+					     * would be */
+			if (advance(w, next_fup)) {
+				error_event(w, STRACE_DE_DESYNC);
+				w->parked = 0;
+				w->ip = next_fup;
+			}
+		}
 	}
-	w->st.bytes += len;
+	w->st.bytes += end - start;
 	pt_pkt_free_decoder(w->pkt);
 	w->pkt = NULL;
 	if (w->sink_err)
 		return w->sink_err;
-	return w->events - start;
+	return w->events - first;
+}
+
+long strace_walker_decode(struct strace_walker *w, const uint8_t *buf,
+			  size_t len)
+{
+	if (w->o.flags & STRACE_WALK_REFERENCE)
+		return strace_walker_decode_ref(w->img, &w->o, w->cache, buf,
+						len, &w->st);
+	w->begin_reason = STRACE_REASON_START;
+	return decode_range(w, buf, 0, len, len, 1, 0, 0);
+}
+
+/* --- parallel decode ------------------------------------------------------ */
+
+struct evvec {
+	struct strace_event *v;
+	size_t n, cap;
+	int err;
+};
+
+static int vec_push(void *arg, const struct strace_event *ev)
+{
+	struct evvec *e = arg;
+
+	if (e->n == e->cap) {
+		size_t nc = e->cap ? e->cap * 2 : 4096;
+		struct strace_event *nv = realloc(e->v, nc * sizeof(*nv));
+		if (!nv)
+			return e->err = -ENOMEM;
+		e->v = nv;
+		e->cap = nc;
+	}
+	e->v[e->n++] = *ev;
+	return 0;
+}
+
+/* What the sequential decode knows at a segment boundary. */
+struct seg_state {
+	int have_ip, enabled, pending_syscall, pending_ovf, begin_reason;
+	uint64_t ovf_offset;
+};
+
+struct seg_job {
+	size_t start, end;
+	int last, has_next_fup;
+	uint64_t next_fup;
+	size_t fup_at;
+	struct evvec ev;
+	long ret;
+	/* from the segment's walker */
+	long first_idx;
+	int first_n, first_from_psb0, err_before, ovf_before;
+	uint64_t first_ip, ovf_before_off;
+	struct seg_state end_state;
+	struct strace_walk_stats st;
+};
+
+struct pool {
+	struct seg_job *jobs;
+	size_t njobs;
+	_Atomic size_t next;
+	const uint8_t *buf;
+	size_t len;
+	struct strace_walker **walkers;
+};
+
+static void run_job(struct strace_walker *w, const uint8_t *buf, size_t len,
+		    struct seg_job *j)
+{
+	memset(&w->st, 0, sizeof(w->st));
+	w->o.emit_arg = &j->ev;
+	w->begin_reason = STRACE_REASON_START;
+	w->pending_syscall = w->pending_ovf = 0;
+	w->have_tsc = w->have_ctc = 0;
+	w->cbr = 0;
+	w->last_time = 0;
+	w->events = 0;
+	w->in_psb = 0;
+	w->time_exact = 0;
+	w->tsc = w->tsc_ref = w->cyc = 0;
+	w->fup_at = j->fup_at;
+	j->ret = decode_range(w, buf, j->start, j->end, len, j->last,
+			      j->has_next_fup, j->next_fup);
+	if (!j->ret && j->ev.err)
+		j->ret = j->ev.err;
+	j->first_idx = w->first_idx;
+	j->first_n = w->first_n;
+	j->first_ip = w->first_ip;
+	j->first_from_psb0 = w->first_from_psb0;
+	j->err_before = w->err_before;
+	j->ovf_before = w->ovf_before;
+	j->ovf_before_off = w->ovf_before_off;
+	j->end_state = (struct seg_state){w->have_ip, w->enabled,
+					  w->pending_syscall, w->pending_ovf,
+					  w->begin_reason, w->ovf_offset};
+	j->st = w->st;
+}
+
+struct worker_arg {
+	struct pool *p;
+	unsigned id;
+};
+
+static void *worker(void *arg)
+{
+	struct worker_arg *a = arg;
+	struct pool *p = a->p;
+	size_t i;
+
+	while ((i = atomic_fetch_add(&p->next, 1)) < p->njobs)
+		run_job(p->walkers[a->id], p->buf, p->len, &p->jobs[i]);
+	return NULL;
+}
+
+/* The FUP ip of the PSB+ at off, if it has one. */
+static int psb_fup(const uint8_t *buf, size_t len, size_t off, uint64_t *ip,
+		   size_t *at)
+{
+	struct pt_config cfg;
+	struct pt_packet_decoder *d;
+	struct pt_packet p;
+	int found = 0;
+
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)(uintptr_t)buf;
+	cfg.end = (uint8_t *)(uintptr_t)buf + len;
+	d = pt_pkt_alloc_decoder(&cfg);
+	if (!d)
+		return 0;
+	if (pt_pkt_sync_set(d, off) >= 0) {
+		for (int k = 0; k < 64; k++) {
+			uint64_t here = 0;
+			pt_pkt_get_offset(d, &here);
+			if (pt_pkt_next(d, &p, sizeof(p)) < 0)
+				break;
+			if (p.type == ppt_psbend)
+				break;
+			if (p.type == ppt_fup &&
+			    p.payload.ip.ipc != pt_ipc_suppressed) {
+				/* last IP is 0 after a PSB */
+				uint64_t v = p.payload.ip.ip;
+				if (p.payload.ip.ipc == pt_ipc_sext_48)
+					v = (uint64_t)((int64_t)(v << 16) >> 16);
+				*ip = v;
+				*at = (size_t)here;
+				found = 1;
+			}
+		}
+	}
+	pt_pkt_free_decoder(d);
+	return found;
+}
+
+static int sink(struct strace_walker *w, const struct strace_event *ev)
+{
+	struct strace_event e = *ev;
+	int err = 0;
+
+	if (e.time < w->last_time)
+		e.time = w->last_time;
+	w->last_time = e.time;
+	if (w->o.emit)
+		err = w->o.emit(w->o.emit_arg, &e);
+	else if (w->o.writer)
+		err = strace_writer_emit(w->o.writer, e.type, e.flags, e.tid,
+					 e.time, e.a, e.b);
+	if (err)
+		return err < 0 ? err : -STRACE_DE_EMIT;
+	w->events++;
+	w->st.events++;
+	return 0;
+}
+
+/* Hand one segment's events to the sink, fixing its first begin up to
+ * what the sequential decode would have said given the state S at its
+ * start; then update S. */
+static int merge(struct strace_walker *w, struct seg_job *j, int first_seg,
+		 struct seg_state *S)
+{
+	size_t i;
+	int err;
+	unsigned carry = 0; /* TIME_EXACT of a dropped event goes on */
+
+	for (i = 0; i < j->ev.n; i++) {
+		if (!first_seg && j->first_idx >= 0 &&
+		    i == (size_t)j->first_idx && !j->ovf_before) {
+			struct strace_event e = j->ev.v[i];
+			int reason = j->err_before ? STRACE_REASON_ERROR
+						   : S->begin_reason;
+			uint64_t ip = j->first_ip;
+
+			i += (size_t)j->first_n - 1;
+			if (j->first_from_psb0 && S->have_ip && S->enabled) {
+				/* in sync: the PSB+ says nothing */
+				carry = e.flags & STRACE_F_TIME_EXACT;
+				continue;
+			}
+			e.flags &= STRACE_F_TIME_EXACT;
+			if (S->pending_ovf) {
+				e.type = STRACE_EV_OVERFLOW;
+				e.a = ip;
+				e.b = S->ovf_offset;
+				if ((err = sink(w, &e)))
+					return err;
+				e.flags = 0;
+				reason = STRACE_REASON_OVERFLOW;
+			}
+			if (S->pending_syscall) {
+				e.type = STRACE_EV_SYSRET;
+				e.a = 0;
+				e.b = ip;
+			} else {
+				e.type = STRACE_EV_TRACE_BEGIN;
+				e.a = ip;
+				e.b = (uint64_t)reason;
+			}
+			if ((err = sink(w, &e)))
+				return err;
+			continue;
+		}
+		j->ev.v[i].flags |= (uint16_t)carry;
+		carry = 0;
+		if ((err = sink(w, &j->ev.v[i])))
+			return err;
+	}
+	if (first_seg || j->first_idx >= 0) {
+		*S = j->end_state;
+	} else {
+		/* tracing stayed off through the segment */
+		S->have_ip = S->enabled = 0;
+		if (j->ovf_before) {
+			S->pending_ovf = 1;
+			S->ovf_offset = j->ovf_before_off;
+		}
+		if (j->err_before)
+			S->begin_reason = STRACE_REASON_ERROR;
+	}
+	w->st.bytes += j->st.bytes;
+	w->st.packets += j->st.packets;
+	w->st.slow_packets += j->st.slow_packets;
+	w->st.branches += j->st.branches;
+	w->st.insns += j->st.insns;
+	w->st.errors += j->st.errors;
+	w->st.overflows += j->st.overflows;
+	w->st.syncs += j->st.syncs;
+	return 0;
+}
+
+long strace_walker_decode_parallel(struct strace_walker *w,
+				   const uint8_t *buf, size_t len,
+				   unsigned nthreads, size_t seg_bytes)
+{
+	uint64_t *offs = NULL;
+	size_t n, maxs, window, done = 0;
+	struct pool p;
+	struct strace_walker **ws = NULL;
+	struct seg_state S = {0, 0, 0, 0, STRACE_REASON_START, 0};
+	long start_events = w->events;
+	long ret = 0;
+	unsigned t;
+
+	if (!seg_bytes)
+		seg_bytes = 64 << 10;
+	if ((w->o.flags & STRACE_WALK_REFERENCE) || nthreads <= 1 ||
+	    len < 2 * seg_bytes)
+		return strace_walker_decode(w, buf, len);
+	maxs = len / seg_bytes + 2;
+	offs = malloc(maxs * sizeof(*offs));
+	if (!offs)
+		return -ENOMEM;
+	n = strace_pt_split(buf, len, seg_bytes, offs, maxs);
+	if (n <= 1) {
+		free(offs);
+		return strace_walker_decode(w, buf, len);
+	}
+	image_load_all_symbols(w->img);
+	window = (size_t)nthreads * 4;
+	memset(&p, 0, sizeof(p));
+	p.buf = buf;
+	p.len = len;
+	p.jobs = calloc(window, sizeof(*p.jobs));
+	ws = calloc(nthreads, sizeof(*ws));
+	if (!p.jobs || !ws) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (t = 0; t < nthreads; t++) {
+		struct strace_walk_opts o = w->o;
+		o.emit = vec_push;
+		o.writer = NULL;
+		o.cache = NULL;
+		if (strace_walker_new(w->img, &o, &ws[t]) < 0) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	p.walkers = ws;
+	w->last_time = 0;
+	while (done < n) {
+		size_t m = n - done < window ? n - done : window, i;
+		pthread_t th[64];
+		struct worker_arg args[64];
+		unsigned nt = nthreads < 64 ? nthreads : 64, started = 0;
+
+		for (i = 0; i < m; i++) {
+			struct seg_job *j = &p.jobs[i];
+			size_t k = done + i;
+			j->ev.n = 0;
+			j->ev.err = 0;
+			j->start = (size_t)offs[k];
+			j->end = k + 1 < n ? (size_t)offs[k + 1] : len;
+			j->last = k + 1 == n;
+			j->has_next_fup =
+				!j->last && psb_fup(buf, len, j->end,
+						    &j->next_fup, &j->fup_at);
+		}
+		p.njobs = m;
+		atomic_store(&p.next, 0);
+		for (t = 1; t < nt; t++) {
+			args[t] = (struct worker_arg){&p, t};
+			if (pthread_create(&th[t], NULL, worker, &args[t]) == 0)
+				started |= 1u << (t & 31);
+		}
+		args[0] = (struct worker_arg){&p, 0};
+		worker(&args[0]);
+		for (t = 1; t < nt; t++)
+			if (started & (1u << (t & 31)))
+				pthread_join(th[t], NULL);
+		for (i = 0; i < m; i++) {
+			struct seg_job *j = &p.jobs[i];
+			int err;
+			if (j->ret < 0 && j->ret != -STRACE_DE_NOSYNC) {
+				ret = j->ret;
+				goto out;
+			}
+			err = merge(w, j, done + i == 0, &S);
+			if (err) {
+				ret = err;
+				goto out;
+			}
+		}
+		done += m;
+	}
+	ret = w->events - start_events;
+out:
+	if (ws)
+		for (t = 0; t < nthreads; t++)
+			strace_walker_free(ws[t]);
+	if (p.jobs)
+		for (size_t i = 0; i < window; i++)
+			free(p.jobs[i].ev.v);
+	free(p.jobs);
+	free(ws);
+	free(offs);
+	return ret;
 }
 
 int strace_walker_new(struct strace_image *img,

@@ -318,6 +318,21 @@ void strace_walker_free(struct strace_walker *w);
 long strace_walker_decode(struct strace_walker *w, const uint8_t *buf,
 			  size_t len);
 
+/*
+ * strace_walker_decode_parallel() - the same events as
+ * strace_walker_decode(), in the same order, decoded by nthreads threads:
+ * the buffer is cut at PSBs into segments of about seg_bytes (0: 64 KiB),
+ * which decode independently (the hardware compresses no return across a
+ * PSB), then the events at each seam are fixed up to what a sequential
+ * decode says there. Memory: the events of 4 * nthreads segments are held
+ * at a time. The image must not change meanwhile; its symbols are all
+ * loaded first. Falls back to the sequential decode for the reference
+ * decoder, one thread, or a short buffer. Returns as strace_walker_decode().
+ */
+long strace_walker_decode_parallel(struct strace_walker *w,
+				   const uint8_t *buf, size_t len,
+				   unsigned nthreads, size_t seg_bytes);
+
 struct strace_walk_stats {
 	uint64_t bytes;     /* PT bytes decoded */
 	uint64_t packets;   /* packets parsed inline */

@@ -84,8 +84,8 @@ int main(int argc, char **argv)
 	struct pt_packet p;
 	uint8_t *buf;
 	uint64_t off = 0, iters = 0, last_psb = 0;
-	double best[2] = {1e9, 1e9};
-	struct counts c[2];
+	double best[3] = {1e9, 1e9, 1e9};
+	struct counts c[3];
 
 	snprintf(src, sizeof(src), "%s/bench.s", tl_tmpdir());
 	snprintf(exe, sizeof(exe), "%s/bench", tl_tmpdir());
@@ -160,21 +160,26 @@ int main(int argc, char **argv)
 	pt_free_encoder(enc);
 
 	for (int round = 0; round < 3; round++) {
-		for (int k = 0; k < 2; k++) {
+		for (int k = 0; k < 3; k++) {
 			struct strace_walk_opts o = {0};
 			struct strace_walker *w;
 			double t0, t1;
 
 			o.size = sizeof(o);
-			o.flags = k ? STRACE_WALK_REFERENCE : 0;
+			o.flags = k == 1 ? STRACE_WALK_REFERENCE : 0;
 			o.emit = count;
 			memset(&c[k], 0, sizeof(c[k]));
 			o.emit_arg = &c[k];
 			if (strace_walker_new(img, &o, &w))
 				return 1;
 			t0 = now_s();
-			if (strace_walker_decode(w, buf, len) < 0)
+			if (k == 2) {
+				if (strace_walker_decode_parallel(w, buf, len,
+								  2, 0) < 0)
+					return 1;
+			} else if (strace_walker_decode(w, buf, len) < 0) {
 				return 1;
+			}
 			t1 = now_s();
 			strace_walker_free(w);
 			if (t1 - t0 < best[k])
@@ -198,9 +203,19 @@ int main(int argc, char **argv)
 		       best[1] * 1e3, len / best[1] / 1e6, br / best[1] / 1e6,
 		       (unsigned long long)c[1].calls,
 		       (unsigned long long)c[1].rets);
-		printf("fast / reference: %.1fx\n", best[1] / best[0]);
+		printf("fast -j2:  %7.1f ms  %7.1f MB/s  %6.1f M branches/s  "
+		       "(%llu calls, %llu returns)\n",
+		       best[2] * 1e3, len / best[2] / 1e6, br / best[2] / 1e6,
+		       (unsigned long long)c[2].calls,
+		       (unsigned long long)c[2].rets);
+		printf("fast / reference: %.1fx; -j2 / reference: %.1fx\n",
+		       best[1] / best[0], best[1] / best[2]);
 	}
 	/* the reference loses one branch at each PSB (see docs/decoder.md) */
+	if (c[2].calls != c[0].calls || c[2].rets != c[0].rets) {
+		fprintf(stderr, "bench_decoder_walk: -j2 differs\n");
+		return 1;
+	}
 	if (c[0].calls < c[1].calls ||
 	    c[0].calls - c[1].calls > c[0].other + 1) {
 		fprintf(stderr, "bench_decoder_walk: decoders disagree\n");

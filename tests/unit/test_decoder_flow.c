@@ -233,6 +233,7 @@ static void psbplus(struct gen *g, uint64_t ip)
 	struct pt_packet p = {0};
 
 	flush_tnt(g);
+	g->rs_n = 0; /* the hardware compresses no return across a PSB */
 	p.type = ppt_psb;
 	put(g, &p);
 	p.type = ppt_mode;
@@ -607,5 +608,99 @@ TEST(random_flow_with_timing)
 	CHECK(exact_times * 10 > timed_events * 9);
 }
 
+static long decode_par(const uint8_t *buf, size_t len, unsigned nt,
+		       size_t seg, struct evs *out, int timed)
+{
+	struct strace_walk_opts o = {0};
+	struct strace_walker *w;
+	long n;
+
+	o.size = sizeof(o);
+	o.emit = collect;
+	o.emit_arg = out;
+	o.tid = 7;
+	if (timed) {
+		o.has_time = 1;
+		o.time.time_mult = 1;
+		o.time.tsc_ctc_ratio_n = 4;
+		o.time.tsc_ctc_ratio_d = 1;
+		o.time.mtc_period = 3;
+		o.time.max_nonturbo_ratio = 20;
+	}
+	out->n = 0;
+	if (strace_walker_new(img, &o, &w))
+		return -1000;
+	n = nt ? strace_walker_decode_parallel(w, buf, len, nt, seg)
+	       : strace_walker_decode(w, buf, len);
+	strace_walker_free(w);
+	return n;
+}
+
+static int same_all(const struct evs *a, const struct evs *b, const char *what)
+{
+	size_t i;
+
+	for (i = 0; i < a->n && i < b->n; i++)
+		if (memcmp(&a->v[i], &b->v[i], sizeof(a->v[i])))
+			break;
+	if (i == a->n && i == b->n)
+		return 1;
+	fprintf(stderr, "  %s: differs at %zu (of %zu / %zu)\n", what, i,
+		a->n, b->n);
+	if (i < a->n)
+		show("sequential", &a->v[i]);
+	if (i < b->n)
+		show("parallel  ", &b->v[i]);
+	return 0;
+}
+
+/* -j: cut at PSBs, decoded on threads, the same events in the same order
+ * as one sequential decode: clean, timed and damaged streams. */
+TEST(parallel_equals_sequential)
+{
+	struct gen g;
+	struct evs seq, par;
+	size_t len, segs = 0;
+	int bad = 0;
+
+	if (!setup())
+		SKIP("no libc.so.6 or nm");
+	seq.v = calloc(MAXEV, sizeof(*seq.v));
+	par.v = calloc(MAXEV, sizeof(*par.v));
+	for (int k = 0; k < 12 && !bad; k++) {
+		memset(&g, 0, sizeof(g));
+		rng = 0x1234567ull * (uint64_t)(k + 1);
+		g.cap = 1 << 20;
+		g.buf = malloc(g.cap);
+		g.want.v = calloc(MAXEV, sizeof(*g.want.v));
+		g.timing = k & 1;
+		g.tsc = 1000000;
+		len = generate(&g, 20000);
+		if (k >= 6) {
+			/* damage: garbage bytes and an overflow-like cut */
+			for (int d = 0; d < 3; d++)
+				g.buf[rnd() % len] = (uint8_t)rnd();
+		}
+		CHECK_INT(decode_par(g.buf, len, 0, 0, &seq, g.timing), >, 0);
+		for (unsigned nt = 2; nt <= 3 && !bad; nt++) {
+			size_t seg = nt == 2 ? 1024 : 4096;
+			uint64_t offs[4096];
+			CHECK_INT(decode_par(g.buf, len, nt, seg, &par, g.timing),
+				  >, 0);
+			segs += strace_pt_split(g.buf, len, seg, offs, 4096);
+			if (!same_all(&seq, &par, k >= 6 ? "damaged" : "clean"))
+				bad = 1;
+		}
+		free(g.buf);
+		free(g.want.v);
+	}
+	printf("  %zu segments decoded in parallel\n", segs);
+	CHECK_INT(bad, ==, 0);
+	CHECK_INT(segs, >, 100);
+	free(seq.v);
+	free(par.v);
+}
+
 RUN_TESTS("test_decoder_flow", T(random_flow_through_libc),
-	  T(random_flow_all_branches), T(random_flow_with_timing))
+	  T(random_flow_all_branches), T(random_flow_with_timing),
+	  T(parallel_equals_sequential))
