@@ -31,6 +31,7 @@
 #include "decoder/walk.h"
 
 #define RETSTACK 64
+#define L0_SIZE 256 /* blocks kept in the walker itself (12 KiB) */
 #define MAX_BLOCKS_PER_ADVANCE 1000000
 
 enum park {
@@ -86,6 +87,14 @@ struct strace_walker {
 	int sink_err;
 	struct strace_walk_stats st;
 
+	/* L0: a direct-mapped copy of the hottest block summaries, checked
+	 * before the shared cache; loops hit a handful of blocks */
+	uint64_t l0_gen;
+	struct {
+		uint64_t ip; /* 0: empty */
+		struct strace_block b;
+	} l0[L0_SIZE];
+
 	/* segment bookkeeping (parallel decode) */
 	long first_idx;     /* index of the first begin's events, or -1 */
 	int first_n;        /* how many events that begin emitted */
@@ -112,7 +121,8 @@ static uint64_t now(struct strace_walker *w)
 	return t;
 }
 
-static void emit(struct strace_walker *w, unsigned type, unsigned flags,
+static inline __attribute__((always_inline)) void
+emit(struct strace_walker *w, unsigned type, unsigned flags,
 		 uint64_t a, uint64_t b)
 {
 	struct strace_event ev;
@@ -140,6 +150,20 @@ static void emit(struct strace_walker *w, unsigned type, unsigned flags,
 	}
 	w->events++;
 	w->st.events++;
+}
+
+static inline const struct strace_block *l0_get(struct strace_walker *w,
+					       uint64_t ip)
+{
+	unsigned i = (unsigned)(ip ^ (ip >> 8)) & (L0_SIZE - 1);
+	const struct strace_block *b;
+
+	if (likely(w->l0[i].ip == ip))
+		return &w->l0[i].b;
+	b = bcache_get_fast(w->cache, w->img, ip);
+	w->l0[i].ip = ip;
+	w->l0[i].b = *b;
+	return &w->l0[i].b;
 }
 
 /* Same symbol? Unknown on both sides counts as the same. */
@@ -217,7 +241,8 @@ static int needs_packet(unsigned kind)
  * hand (ip = stop_at). Returns 0, or -STRACE_DE_* (nothing is emitted for
  * the failure here; the caller reports it).
  */
-static int advance(struct strace_walker *w, uint64_t stop_at)
+static inline __attribute__((always_inline)) int
+advance(struct strace_walker *w, uint64_t stop_at)
 {
 	long n = 0;
 
@@ -231,8 +256,7 @@ static int advance(struct strace_walker *w, uint64_t stop_at)
 		return stop_at ? -STRACE_DE_DESYNC : 0;
 	}
 	for (;;) {
-		const struct strace_block *b =
-			bcache_get_fast(w->cache, w->img, w->ip);
+		const struct strace_block *b = l0_get(w, w->ip);
 		uint64_t term;
 
 		if (stop_at && stop_at >= b->start &&
@@ -874,6 +898,10 @@ static long decode_range(struct strace_walker *w, const uint8_t *buf,
 	w->first_n = 0;
 	w->err_before = w->ovf_before = 0;
 	w->psbs = 0;
+	if (w->l0_gen != strace_image_generation(w->img)) {
+		memset(w->l0, 0, sizeof(w->l0));
+		w->l0_gen = strace_image_generation(w->img);
+	}
 	bcache_sync(w->cache, w->img);
 	off = next_psb(w, start);
 	if (off < 0) {
