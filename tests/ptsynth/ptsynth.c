@@ -486,6 +486,8 @@ struct thread {
 	bool alive;
 	bool in_trace; /* PacketEn */
 	uint64_t pend;  /* instruction executed, not yet finalized (0: none) */
+	bool stopped;   /* QEMU logged pend but stopped before executing it */
+	uint64_t seen;  /* log line of its last exec, to attribute "Stopped" */
 	uint64_t ninsn; /* instructions executed */
 	uint64_t nlost; /* of which lost in an injected gap */
 	uint64_t nbranches;
@@ -903,6 +905,27 @@ static void on_exec(int cpu, uint64_t addr)
 		die("QEMU vCPU index %d out of range", cpu);
 	now_cycles++;
 	t = by_cpu[cpu];
+	if (t && t->stopped) {
+		t->stopped = false;
+		if (addr == t->pend) {
+			t->seen = now_cycles;
+			return; /* now it really runs */
+		}
+		/*
+		 * pend never ran: QEMU left the TB to deliver a signal. On
+		 * hardware: an interrupt before pend, FUP(pend) + TIP.PGD,
+		 * then TIP.PGE at the handler.
+		 */
+		{
+			uint64_t at = t->pend;
+
+			t->pend = addr;
+			t->seen = now_cycles;
+			if (!t->gap_left)
+				trace_async(t, at, addr);
+		}
+		return;
+	}
 	if (t && t->pend && t->pend == addr && classify(addr)->rep)
 		return; /* another iteration of a REP string instruction */
 	if (t && t->pend) {
@@ -951,12 +974,30 @@ static void on_exec(int cpu, uint64_t addr)
 		put_psb(t, 0);
 		trace_enable(t, addr, "begin");
 		t->pend = addr;
+		t->seen = now_cycles;
 		return;
 	}
 	if (t->pend)
 		finalize(t, t->pend, addr);
 	t->pend = addr;
+	t->seen = now_cycles;
 	boundary(t, addr);
+}
+
+/* "Stopped execution of TB chain before ... [pc]": pc did not run yet. */
+static void on_stopped(uint64_t pc)
+{
+	struct thread *best = NULL;
+	size_t i;
+
+	for (i = 0; i < nthreads; i++) {
+		struct thread *t = threads[i];
+
+		if (t->alive && t->pend == pc && (!best || t->seen > best->seen))
+			best = t;
+	}
+	if (best)
+		best->stopped = true;
 }
 
 /* -------------------------------------------------------- QEMU log parse */
@@ -1109,6 +1150,15 @@ static void on_line(char *line, size_t n)
 		tr = line;
 	} else {
 		line[n] = 0;
+		tr = strstr(line, "Stopped execution of TB chain before ");
+		if (tr) {
+			char *b = strchr(tr, '[');
+
+			strace_text(line, (size_t)(tr - line), false);
+			if (b)
+				on_stopped(strtoull(b + 1, NULL, 16));
+			return;
+		}
 		tr = strstr(line, "Trace ");
 		if (tr) {
 			strace_text(line, (size_t)(tr - line), false);
