@@ -15,8 +15,13 @@
  * The message is one 32-byte event, the payload styx-trace's
  * strace!(event) macro sends through it.
  *
- * usage: bench_baseline N [RING_BYTES]
- * prints: RESULT baseline_pipe <events> <seconds> <events/s>
+ * usage: bench_baseline pipe|produce|consume N [RING_BYTES]
+ *   pipe     sender and receiver in two processes at once
+ *   produce  sender alone into an empty ring (reset between passes, not
+ *            timed), like PRODUCE with nobody reading
+ *   consume  receiver alone from a full ring (filled between passes, not
+ *            timed), like CONSUME
+ * prints: RESULT baseline_<what> <events> <seconds> <events/s>
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -163,12 +168,66 @@ static void ring_seek(struct shared_ring *r, uint32_t pos)
 	pthread_mutex_unlock(&r->h->lock);
 }
 
+static void reset(struct shared_ring *r)
+{
+	atomic_store(&r->h->read, BEGINNING);
+	atomic_store(&r->h->write, BEGINNING);
+}
+
+/* messages that fit without wrapping (the sender would wait) */
+static uint64_t fits(const struct shared_ring *r)
+{
+	return (r->h->size - 1) / (4 + sizeof(struct strace_event));
+}
+
+static int solo(struct shared_ring *r, uint64_t n, int consume)
+{
+	uint64_t per = fits(r), done = 0, sum = 0;
+	double spent = 0;
+
+	while (done < n) {
+		uint64_t k = n - done < per ? n - done : per;
+		double t0, t1;
+		reset(r);
+		if (consume) {
+			for (uint64_t i = 0; i < k; i++) {
+				struct strace_event e = {STRACE_EV_CALL, 0, 1,
+							 i, i, i * 3};
+				ring_send(r, &e, sizeof(e));
+			}
+		}
+		t0 = now();
+		for (uint64_t i = 0; i < k; i++) {
+			if (consume) {
+				const unsigned char *m;
+				uint32_t next;
+				struct strace_event e;
+				ring_peek(r, &m, &next);
+				memcpy(&e, m, sizeof(e));
+				sum += e.a;
+				ring_seek(r, next);
+			} else {
+				struct strace_event e = {STRACE_EV_CALL, 0, 1,
+							 i, i, i * 3};
+				ring_send(r, &e, sizeof(e));
+			}
+		}
+		t1 = now();
+		spent += t1 - t0;
+		done += k;
+	}
+	printf("RESULT baseline_%s %" PRIu64 " %.6f %.0f\n",
+	       consume ? "consume" : "produce", n, spent, (double)n / spent);
+	return sum == 1; /* keeps sum alive; never 1 */
+}
+
 int main(int argc, char **argv)
 {
 	char path[64];
 	struct shared_ring r = {0};
-	uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 0) : 10000000;
-	uint32_t size = argc > 2 ? (uint32_t)strtoul(argv[2], NULL, 0)
+	const char *what = argc > 1 ? argv[1] : "";
+	uint64_t n = argc > 2 ? strtoull(argv[2], NULL, 0) : 10000000;
+	uint32_t size = argc > 3 ? (uint32_t)strtoul(argv[3], NULL, 0)
 				 : 32u << 20;
 	int fds[2], status, rc;
 	pid_t pid;
@@ -184,6 +243,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	unlink(path); /* the mapping (shared with the child) stays */
+	if (!strcmp(what, "produce") || !strcmp(what, "consume"))
+		return solo(&r, n, !strcmp(what, "consume"));
+	if (strcmp(what, "pipe")) {
+		fprintf(stderr, "usage: bench_baseline pipe|produce|consume N "
+				"[RING_BYTES]\n");
+		return 2;
+	}
 	if (pipe(fds) < 0)
 		return 1;
 	pid = fork();
