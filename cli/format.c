@@ -48,66 +48,124 @@ static const uint64_t pow10[20] = {1ull,
 				   1000000000000000000ull,
 				   10000000000000000000ull};
 
-static inline unsigned ndigits(uint64_t v)
+static inline __attribute__((always_inline)) unsigned ndigits(uint64_t v)
 {
 	/* log10 from the bit length: 1233/4096 ~ log10(2). */
 	unsigned t = ((unsigned)(64 - __builtin_clzll(v | 1)) * 1233) >> 12;
 	return t + ((v | 1) >= pow10[t]);
 }
 
-static inline char *put_u64(char *p, uint64_t v)
+/*
+ * The 8 digits of v < 10^8 as 8 characters in a register, first digit in
+ * the low byte (memory order): built from two-digit table entries with
+ * 32-bit arithmetic, stored with one 8-byte store.
+ */
+static inline __attribute__((always_inline)) uint64_t digits8(uint32_t v)
 {
-	unsigned n = ndigits(v);
-	char *end = p + n, *q = end;
+	uint32_t hi = v / 10000, lo = v % 10000;
+	uint16_t a, b, c, d;
 
-	while (v >= 100) {
-		unsigned r = (unsigned)(v % 100);
-		v /= 100;
-		q -= 2;
-		memcpy(q, dig2 + 2 * r, 2);
+	memcpy(&a, dig2 + 2 * (hi / 100), 2);
+	memcpy(&b, dig2 + 2 * (hi % 100), 2);
+	memcpy(&c, dig2 + 2 * (lo / 100), 2);
+	memcpy(&d, dig2 + 2 * (lo % 100), 2);
+	return (uint64_t)a | (uint64_t)b << 16 | (uint64_t)c << 32 |
+	       (uint64_t)d << 48;
+}
+
+/* exactly 8 digits of v < 10^8 */
+static inline __attribute__((always_inline)) void put8(char *p, uint32_t v)
+{
+	uint64_t w = digits8(v);
+	memcpy(p, &w, 8);
+}
+
+/* v < 10^8 with n digits (1 <= n <= 8); writes 8 bytes (slack) */
+static inline __attribute__((always_inline)) char *put_small(char *p,
+							    uint32_t v,
+							    unsigned n)
+{
+	uint64_t w = digits8(v) >> (8 * (8 - n));
+	memcpy(p, &w, 8);
+	return p + n;
+}
+
+/*
+ * Decimal in chunks of 8 digits so that the divisions are 32-bit ones
+ * (multiply and shift) and big values (addresses in JSON) take three
+ * steps instead of ten.
+ */
+static inline __attribute__((always_inline)) char *put_u64(char *p, uint64_t v)
+{
+	if (v < 100000000u)
+		return put_small(p, (uint32_t)v, ndigits(v));
+	if (v < 10000000000000000ull) {
+		uint64_t hi = v / 100000000u;
+		p = put_small(p, (uint32_t)hi, ndigits(hi));
+		put8(p, (uint32_t)(v % 100000000u));
+		return p + 8;
 	}
-	if (v >= 10) {
-		q -= 2;
-		memcpy(q, dig2 + 2 * v, 2);
-	} else {
-		*--q = (char)('0' + v);
+	{
+		uint64_t top = v / 10000000000000000ull;
+		uint64_t rest = v % 10000000000000000ull;
+		p = put_small(p, (uint32_t)top, ndigits(top));
+		put8(p, (uint32_t)(rest / 100000000u));
+		put8(p + 8, (uint32_t)(rest % 100000000u));
+		return p + 16;
 	}
-	return end;
 }
 
 static const char hexdig[] = "0123456789abcdef";
 
-static inline char *put_hex(char *p, uint64_t v)
+/*
+ * The 8 hex digits of x as 8 characters, most significant first in memory
+ * (SWAR: spread the nibbles into bytes, turn them into ASCII in one add).
+ */
+static inline __attribute__((always_inline)) uint64_t hex8(uint32_t x)
+{
+	uint64_t v = x, mask;
+
+	v = ((v & 0xffff0000ull) << 16) | (v & 0xffffull);
+	v = ((v & 0x0000ff000000ff00ull) << 8) | (v & 0x000000ff000000ffull);
+	v = ((v & 0x00f000f000f000f0ull) << 4) | (v & 0x000f000f000f000full);
+	/* byte i holds nibble i; 0x01 in the bytes whose nibble is > 9 */
+	mask = ((v + 0x0606060606060606ull) >> 4) & 0x0101010101010101ull;
+	v += 0x3030303030303030ull + mask * ('a' - '9' - 1);
+	return __builtin_bswap64(v);
+}
+
+/* "0x" and the digits; writes up to 8 bytes past the end (slack) */
+static inline __attribute__((always_inline)) char *put_hex(char *p, uint64_t v)
 {
 	unsigned n = ((unsigned)(64 - __builtin_clzll(v | 1)) + 3) / 4;
-	char *end = p + 2 + n, *q = end;
+	uint64_t w;
 
 	p[0] = '0';
 	p[1] = 'x';
-	do {
-		*--q = hexdig[v & 15];
-		v >>= 4;
-	} while (v);
-	return end;
+	p += 2;
+	if (n <= 8) {
+		w = hex8((uint32_t)v) >> (8 * (8 - n));
+		memcpy(p, &w, 8);
+	} else {
+		w = hex8((uint32_t)(v >> 32)) >> (8 * (16 - n));
+		memcpy(p, &w, 8);
+		w = hex8((uint32_t)v);
+		memcpy(p + n - 8, &w, 8);
+	}
+	return p + n;
 }
 
-static inline char *put_time(char *p, uint64_t ns)
+static inline __attribute__((always_inline)) char *put_time(char *p, uint64_t ns)
 {
 	uint64_t s = ns / 1000000000u;
-	unsigned r = (unsigned)(ns % 1000000000u);
+	uint32_t r = (uint32_t)(ns % 1000000000u);
 
 	p = put_u64(p, s);
-	*p++ = '.';
-	/* nine digits: one, then four pairs */
-	p[0] = (char)('0' + r / 100000000u);
-	r %= 100000000u;
-	memcpy(p + 1, dig2 + 2 * (r / 1000000u), 2);
-	r %= 1000000u;
-	memcpy(p + 3, dig2 + 2 * (r / 10000u), 2);
-	r %= 10000u;
-	memcpy(p + 5, dig2 + 2 * (r / 100u), 2);
-	memcpy(p + 7, dig2 + 2 * (r % 100u), 2);
-	return p + 9;
+	p[0] = '.';
+	/* nine digits: one, then eight */
+	p[1] = (char)('0' + r / 100000000u);
+	put8(p + 2, r % 100000000u);
+	return p + 10;
 }
 
 char *fmt_put_u64(char *p, uint64_t v)
@@ -242,7 +300,9 @@ void fmt_names_fini(struct fmt_names *n)
 	free(n->owned);
 	free(n->syms);
 	free(n->dsos);
-	free(n->threads);
+	free(n->threads.slots);
+	free(n->strs.slots);
+	free(n->acache);
 	memset(n, 0, sizeof(*n));
 }
 
@@ -264,38 +324,58 @@ static char *own(struct fmt_names *n, size_t size)
 	return s;
 }
 
+/*
+ * Names are always copied, into storage padded to NAME_PAD bytes past the
+ * end, so the hot path copies them in fixed 32-byte steps (copy_name).
+ */
+#define NAME_PAD 32
+
 int fmt_name_make(struct fmt_names *n, const char *s, size_t len,
 		  struct fmt_name *out)
 {
 	int cut = len > FMT_NAME_MAX;
+	int esc;
 	char *t, *j, *e;
 
 	if (cut)
 		len = FMT_NAME_MAX;
-	if (!cut && !needs_json_escape(s, len)) {
-		out->text = out->json = s;
-		out->text_len = out->json_len = (uint32_t)len;
-		return 0;
-	}
-	t = own(n, len + 3);
-	j = own(n, 6 * len + 3);
-	if (!t || !j)
+	esc = cut || needs_json_escape(s, len);
+	t = own(n, len + 3 + NAME_PAD);
+	if (!t)
 		return -ENOMEM;
 	e = put_text_str(t, s, len);
 	if (cut) {
 		memcpy(e, "...", 3);
 		e += 3;
 	}
+	memset(e, 0, NAME_PAD);
 	out->text = t;
 	out->text_len = (uint32_t)(e - t);
+	if (!esc) {
+		out->json = t;
+		out->json_len = out->text_len;
+		return 0;
+	}
+	j = own(n, 6 * len + 3 + NAME_PAD);
+	if (!j)
+		return -ENOMEM;
 	e = put_json_str(j, s, len);
 	if (cut) {
 		memcpy(e, "...", 3);
 		e += 3;
 	}
+	memset(e, 0, NAME_PAD);
 	out->json = j;
 	out->json_len = (uint32_t)(e - j);
 	return 0;
+}
+
+/* copy a name made by fmt_name_make() (padded): 32 bytes at a time */
+static inline __attribute__((always_inline)) char *copy_name(char *p, const char *s, uint32_t len)
+{
+	for (uint32_t i = 0; i < len; i += 32)
+		memcpy(p + i, s + i, 32);
+	return p + len;
 }
 
 static int range_add(struct fmt_names *n, struct fmt_range **v, size_t *cnt,
@@ -321,49 +401,89 @@ static int range_add(struct fmt_names *n, struct fmt_range **v, size_t *cnt,
 	return 0;
 }
 
-static size_t thread_slot(const struct fmt_names *n, uint64_t tid)
+static inline __attribute__((always_inline)) struct fmt_entry *
+map_slot(const struct fmt_map *m, uint64_t key)
 {
-	size_t mask = n->threads_cap - 1;
-	size_t i = (size_t)((tid * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+	size_t mask = m->cap - 1;
+	size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & mask;
 
-	while (n->threads[i].tid && n->threads[i].tid != tid)
+	while (m->slots[i].key && m->slots[i].key != key)
 		i = (i + 1) & mask;
-	return i;
+	return &m->slots[i];
+}
+
+static inline __attribute__((always_inline)) const struct fmt_entry *
+map_get(const struct fmt_map *m, uint64_t key)
+{
+	const struct fmt_entry *e;
+
+	if (!m->cap)
+		return NULL;
+	e = map_slot(m, key);
+	return e->key ? e : NULL;
+}
+
+/* the slot of key (key != 0), made if new: *fresh says so */
+static struct fmt_entry *map_put(struct fmt_map *m, uint64_t key, int *fresh)
+{
+	struct fmt_entry *e;
+
+	if (2 * (m->count + 1) > m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 64;
+		struct fmt_map old = *m;
+		m->slots = calloc(cap, sizeof(*m->slots));
+		if (!m->slots) {
+			*m = old;
+			return NULL;
+		}
+		m->cap = cap;
+		for (size_t k = 0; k < old.cap; k++)
+			if (old.slots[k].key)
+				*map_slot(m, old.slots[k].key) = old.slots[k];
+		free(old.slots);
+	}
+	e = map_slot(m, key);
+	*fresh = !e->key;
+	if (*fresh) {
+		m->count++;
+		e->key = key;
+	}
+	return e;
 }
 
 /* thread names: THREAD entries win over PROCESS entries for the same id */
 static int thread_add(struct fmt_names *n, uint64_t tid, int is_thread,
 		      const char *s, size_t len)
 {
-	struct fmt_thread *t;
-	size_t i;
+	struct fmt_entry *e;
+	int fresh;
 
 	if (tid == 0)
 		return 0;
-	if (2 * (n->nthreads + 1) > n->threads_cap) {
-		size_t cap = n->threads_cap ? 2 * n->threads_cap : 64;
-		struct fmt_thread *old = n->threads;
-		size_t oldcap = n->threads_cap;
-		n->threads = calloc(cap, sizeof(*n->threads));
-		if (!n->threads) {
-			n->threads = old;
-			return -ENOMEM;
-		}
-		n->threads_cap = cap;
-		for (size_t k = 0; k < oldcap; k++)
-			if (old[k].tid)
-				n->threads[thread_slot(n, old[k].tid)] = old[k];
-		free(old);
-	}
-	i = thread_slot(n, tid);
-	t = &n->threads[i];
-	if (t->tid && !is_thread)
+	e = map_put(&n->threads, tid, &fresh);
+	if (!e)
+		return -ENOMEM;
+	if (!fresh && !is_thread)
 		return 0; /* keep the THREAD name */
-	if (!t->tid)
-		n->nthreads++;
-	t->tid = tid;
 	n->last_tid = UINT64_MAX;
-	return fmt_name_make(n, s, len, &t->name);
+	return fmt_name_make(n, s, len, &e->name);
+}
+
+static int string_add(struct fmt_names *n, uint64_t off, const char *s,
+		      size_t len)
+{
+	int fresh;
+	struct fmt_entry *e = map_put(&n->strs, off + 1, &fresh);
+
+	if (!e)
+		return -ENOMEM;
+	return fmt_name_make(n, s, len, &e->name);
+}
+
+const struct fmt_name *fmt_names_string(struct fmt_names *n, uint64_t off)
+{
+	const struct fmt_entry *e = map_get(&n->strs, off + 1);
+	return e ? &e->name : NULL;
 }
 
 static const char *base_name(const char *s, size_t *len)
@@ -393,6 +513,9 @@ int fmt_names_refresh(struct fmt_names *n)
 			n->corrupt = 1;
 			return rc;
 		}
+		rc = string_add(n, n->next_off, s.str, s.len);
+		if (rc < 0)
+			return rc;
 		n->next_off = off;
 		count++;
 		switch (s.kind) {
@@ -420,6 +543,11 @@ int fmt_names_refresh(struct fmt_names *n)
 		if (rc < 0)
 			return rc;
 	}
+	if (count) {
+		n->gen++;
+		if (n->acache)
+			memset(n->acache, 0, FMT_ACACHE * sizeof(*n->acache));
+	}
 	return count;
 }
 
@@ -437,8 +565,8 @@ static const struct fmt_range *range_find(struct fmt_range *v, size_t cnt,
 					  int *sorted, size_t *cache,
 					  uint64_t addr)
 {
-	size_t lo = 0, hi = cnt;
-	const struct fmt_range *r;
+	const struct fmt_range *r, *base;
+	size_t len;
 
 	if (!cnt)
 		return NULL;
@@ -450,20 +578,19 @@ static const struct fmt_range *range_find(struct fmt_range *v, size_t cnt,
 	r = &v[*cache];
 	if (addr >= r->start && (addr < r->end || addr == r->start))
 		return r;
-	/* last range with start <= addr */
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (v[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
+	/* last range with start <= addr; branch-free halving (cmov) */
+	base = v;
+	len = cnt;
+	while (len > 1) {
+		size_t half = len / 2;
+		base = base[half].start <= addr ? base + half : base;
+		len -= half;
 	}
-	if (!lo)
+	if (base->start > addr)
 		return NULL;
-	r = &v[lo - 1];
-	if (addr < r->end || addr == r->start) {
-		*cache = lo - 1;
-		return r;
+	if (addr < base->end || addr == base->start) {
+		*cache = (size_t)(base - v);
+		return base;
 	}
 	return NULL;
 }
@@ -482,21 +609,20 @@ const struct fmt_range *fmt_names_dso(struct fmt_names *n, uint64_t addr)
 
 const struct fmt_name *fmt_names_thread(struct fmt_names *n, uint64_t tid)
 {
-	const struct fmt_thread *t;
+	const struct fmt_entry *e;
 
 	if (tid == n->last_tid)
 		return n->last_thread;
-	if (!n->threads_cap)
-		return NULL;
-	t = &n->threads[thread_slot(n, tid)];
+	e = map_get(&n->threads, tid);
 	n->last_tid = tid;
-	n->last_thread = t->tid ? &t->name : NULL;
+	n->last_thread = e ? &e->name : NULL;
 	return n->last_thread;
 }
 
 /* --- per-type prefixes --------------------------------------------------- */
 
-#define PFX 48 /* fixed copy size of every prefix */
+#define PFX 64  /* room of every prefix */
+#define PFX_COPY 32 /* usual copy size; longer prefixes copy PFX */
 #define TYPE_W 11 /* text: type names padded to this width */
 
 struct pfx {
@@ -511,7 +637,12 @@ struct tinfo {
 	struct pfx json_op[2]; /* ,"from": */
 	struct pfx json_sym[2]; /* ,"from_sym":" */
 	uint8_t kind[2];
+	uint8_t unknown; /* a value the table does not name */
 };
+
+/* reason names, text and JSON (quoted); values above 15 are "unknown" */
+#define NREASONS 16
+static struct pfx reason_text[NREASONS], reason_json[NREASONS];
 
 /* [STRACE_EV_MAX] is the entry of every value the table does not name. */
 static struct tinfo tinfos[STRACE_EV_MAX + 1];
@@ -566,12 +697,19 @@ void fmt_init(void)
 		else
 			tinfo_set(&tinfos[v], "unknown", "a", STRACE_FK_HEX,
 				  "b", STRACE_FK_HEX);
+		tinfos[v].unknown = !in;
+	}
+	for (unsigned r = 0; r < NREASONS; r++) {
+		pfx_set(&reason_text[r], strace_reason_name(r), "", "");
+		pfx_set(&reason_json[r], "\"", strace_reason_name(r), "\"");
 	}
 }
 
-static inline char *put_pfx(char *p, const struct pfx *x)
+static inline __attribute__((always_inline)) char *put_pfx(char *p, const struct pfx *x)
 {
-	memcpy(p, x->s, PFX);
+	memcpy(p, x->s, PFX_COPY);
+	if (__builtin_expect(x->len > PFX_COPY, 0))
+		memcpy(p + PFX_COPY, x->s + PFX_COPY, PFX - PFX_COPY);
 	return p + x->len;
 }
 
@@ -586,32 +724,62 @@ void fmt_lost_event(struct strace_event *e, uint64_t count, uint64_t first)
 
 /* --- operands ------------------------------------------------------------ */
 
+/* the symbol, else the DSO, covering addr; *dso set for a DSO */
+static inline __attribute__((always_inline)) const struct fmt_range *
+name_of(struct fmt_names *n, uint64_t addr, int *dso)
+{
+	struct fmt_addr_cache *c;
+	const struct fmt_range *r;
+
+	if (__builtin_expect(!n->acache, 0)) {
+		n->acache = calloc(FMT_ACACHE, sizeof(*n->acache));
+		if (!n->acache)
+			goto slow;
+	}
+	c = &n->acache[(addr * 0x9e3779b97f4a7c15ull) >> 53];
+	if (c->what && c->addr == addr) {
+		*dso = c->what == 3;
+		return c->what == 1 ? NULL
+				    : &(*dso ? n->dsos : n->syms)[c->idx];
+	}
+	r = fmt_names_symbol(n, addr);
+	*dso = 0;
+	if (!r) {
+		r = fmt_names_dso(n, addr);
+		*dso = r != NULL;
+	}
+	c->addr = addr;
+	c->idx = r ? (uint32_t)(r - (*dso ? n->dsos : n->syms)) : 0;
+	c->what = r ? 2 + (uint32_t)*dso : 1;
+	return r;
+slow:
+	r = fmt_names_symbol(n, addr);
+	*dso = 0;
+	if (!r) {
+		r = fmt_names_dso(n, addr);
+		*dso = r != NULL;
+	}
+	return r;
+}
+
 /* "name+0xoff" of addr, text or JSON form; NULL if no name is known */
-static char *put_sym(const struct fmt *f, char *p, uint64_t addr, int json)
+static inline __attribute__((always_inline)) char *
+put_sym(struct fmt *f, char *p, uint64_t addr, int json)
 {
 	const struct fmt_range *r;
-	const struct fmt_name *nm;
 	uint64_t off;
-	int dso = 0;
+	int dso;
 
-	r = fmt_names_symbol(f->names, addr);
-	if (!r) {
-		r = fmt_names_dso(f->names, addr);
-		if (!r)
-			return NULL;
-		dso = 1;
-	}
-	nm = &r->name;
+	r = name_of(f->names, addr, &dso);
+	if (!r)
+		return NULL;
 	off = addr - r->start;
 	if (dso)
 		*p++ = '[';
-	if (json) {
-		memcpy(p, nm->json, nm->json_len);
-		p += nm->json_len;
-	} else {
-		memcpy(p, nm->text, nm->text_len);
-		p += nm->text_len;
-	}
+	if (json)
+		p = copy_name(p, r->name.json, r->name.json_len);
+	else
+		p = copy_name(p, r->name.text, r->name.text_len);
 	if (dso)
 		*p++ = ']';
 	if (off) {
@@ -621,14 +789,14 @@ static char *put_sym(const struct fmt *f, char *p, uint64_t addr, int json)
 	return p;
 }
 
-static char *put_str_operand(const struct fmt *f, char *p, uint64_t off,
-			     int json)
+/* a STR operand: the entry's name, quoted; checked, never trusted */
+static inline __attribute__((always_inline)) char *
+put_str_operand(struct fmt *f, char *p, uint64_t off, int json)
 {
-	struct strace_string s;
-	size_t len;
+	const struct fmt_name *nm = f->names ? fmt_names_string(f->names, off)
+					     : NULL;
 
-	if (!f->names || !f->names->ring ||
-	    strace_ring_string(f->names->ring, off, &s) < 0) {
+	if (!nm) {
 		if (json) {
 			memcpy(p, "null", 4);
 			return p + 4;
@@ -638,36 +806,75 @@ static char *put_str_operand(const struct fmt *f, char *p, uint64_t off,
 		*p++ = '>';
 		return p;
 	}
-	len = s.len > FMT_NAME_MAX ? FMT_NAME_MAX : s.len;
 	*p++ = '"';
-	p = json ? put_json_str(p, s.str, len) : put_text_str(p, s.str, len);
-	if (len < s.len) {
-		memcpy(p, "...", 3);
-		p += 3;
-	}
+	p = json ? copy_name(p, nm->json, nm->json_len)
+		 : copy_name(p, nm->text, nm->text_len);
 	*p++ = '"';
 	return p;
 }
 
-static inline char *text_operand(const struct fmt *f, char *p,
+/*
+ * Formatted-address cache: the text "0x401032 <main+0x2>", or the JSON
+ * digits and name, of recently seen addresses (direct-mapped). Emptied
+ * when the name tables grow.
+ */
+static inline __attribute__((always_inline)) struct fmt_acache *
+acache_slot(struct fmt *f, uint64_t v)
+{
+	if (__builtin_expect(f->ac_gen != f->names->gen || !f->ac, 0)) {
+		if (!f->ac)
+			f->ac = calloc(FMT_FCACHE + 1, sizeof(*f->ac));
+		if (!f->ac)
+			return &f->ac_dummy;
+		memset(f->ac, 0, FMT_FCACHE * sizeof(*f->ac));
+		f->ac_gen = f->names->gen;
+	}
+	return &f->ac[(v * 0x9e3779b97f4a7c15ull) >> (64 - FMT_FCACHE_BITS)];
+}
+
+static inline __attribute__((always_inline)) void
+acache_fill(struct fmt_acache *c, uint64_t v, const char *s, size_t len,
+	    size_t split, int kind)
+{
+	if (len > sizeof(c->s)) {
+		c->valid = 0;
+		return;
+	}
+	c->valid = (uint8_t)kind; /* 1 text, 2 JSON */
+	c->addr = v;
+	c->len = (uint8_t)len;
+	c->split = (uint8_t)split;
+	memcpy(c->s, s, len);
+}
+
+static inline __attribute__((always_inline)) char *text_operand(struct fmt *f, char *p,
 				 const struct tinfo *t, int i, uint64_t v)
 {
 	switch (t->kind[i]) {
 	case STRACE_FK_NONE:
 		return p;
 	case STRACE_FK_ADDR: {
-		char *q;
+		char *q, *start;
+		struct fmt_acache *c;
 		p = put_pfx(p, &t->text_op[i]);
-		p = put_hex(p, v);
 		if (!f->names)
-			return p;
+			return put_hex(p, v);
+		c = acache_slot(f, v);
+		if (c->valid == 1 && c->addr == v) {
+			memcpy(p, c->s, sizeof(c->s));
+			return p + c->len;
+		}
+		start = p;
+		p = put_hex(p, v);
 		p[0] = ' ';
 		p[1] = '<';
 		q = put_sym(f, p + 2, v, 0);
-		if (!q)
-			return p;
-		*q++ = '>';
-		return q;
+		if (q) {
+			*q++ = '>';
+			p = q;
+		}
+		acache_fill(c, v, start, (size_t)(p - start), 0, 1);
+		return p;
 	}
 	case STRACE_FK_HEX:
 		return put_hex(put_pfx(p, &t->text_op[i]), v);
@@ -675,13 +882,9 @@ static inline char *text_operand(const struct fmt *f, char *p,
 		return put_u64(put_pfx(p, &t->text_op[i]), v);
 	case STRACE_FK_STR:
 		return put_str_operand(f, put_pfx(p, &t->text_op[i]), v, 0);
-	case STRACE_FK_REASON: {
-		const char *r = strace_reason_name(v);
-		size_t l = strlen(r);
+	case STRACE_FK_REASON:
 		p = put_pfx(p, &t->text_op[i]);
-		memcpy(p, r, l);
-		return p + l;
-	}
+		return put_pfx(p, &reason_text[v < NREASONS ? v : 0]);
 	case STRACE_FK_BLOCK:
 		p = put_u64(put_pfx(p, &t->text_op[i]), v >> 32);
 		memcpy(p, "insn/", 5);
@@ -692,21 +895,51 @@ static inline char *text_operand(const struct fmt *f, char *p,
 	return put_hex(put_pfx(p, &t->text_op[i]), v);
 }
 
-static inline char *json_operand(const struct fmt *f, char *p,
+static inline __attribute__((always_inline)) char *json_operand(struct fmt *f, char *p,
 				 const struct tinfo *t, int i, uint64_t v)
 {
 	switch (t->kind[i]) {
 	case STRACE_FK_NONE:
 		return p;
 	case STRACE_FK_ADDR: {
-		char *q, *s;
-		p = put_u64(put_pfx(p, &t->json_op[i]), v);
+		char *q, *s, *start;
+		struct fmt_acache *c;
+		p = put_pfx(p, &t->json_op[i]);
 		if (!f->names)
+			return put_u64(p, v);
+		c = acache_slot(f, v);
+		if (c->valid == 2 && c->addr == v) {
+			/* digits, then the name after this operand's key */
+			memcpy(p, c->s, sizeof(c->s));
+			p += c->split;
+			if (c->len == c->split)
+				return p;
+			p = put_pfx(p, &t->json_sym[i]);
+			memcpy(p, c->s + c->split, sizeof(c->s));
+			p += c->len - c->split;
+			*p++ = '"';
 			return p;
+		}
+		start = p;
+		p = put_u64(p, v);
 		s = put_pfx(p, &t->json_sym[i]);
 		q = put_sym(f, s, v, 1);
-		if (!q)
+		if (!q) {
+			acache_fill(c, v, start, (size_t)(p - start),
+				    (size_t)(p - start), 2);
 			return p;
+		}
+		/* keep digits and name side by side in the cache */
+		if (c && (size_t)(p - start) + (size_t)(q - s) <= sizeof(c->s)) {
+			c->valid = 2;
+			c->addr = v;
+			c->split = (uint8_t)(p - start);
+			memcpy(c->s, start, c->split);
+			memcpy(c->s + c->split, s, (size_t)(q - s));
+			c->len = (uint8_t)(c->split + (q - s));
+		} else {
+			c->valid = 0;
+		}
 		*q++ = '"';
 		return q;
 	}
@@ -715,16 +948,9 @@ static inline char *json_operand(const struct fmt *f, char *p,
 		return put_u64(put_pfx(p, &t->json_op[i]), v);
 	case STRACE_FK_STR:
 		return put_str_operand(f, put_pfx(p, &t->json_op[i]), v, 1);
-	case STRACE_FK_REASON: {
-		const char *r = strace_reason_name(v);
-		size_t l = strlen(r);
+	case STRACE_FK_REASON:
 		p = put_pfx(p, &t->json_op[i]);
-		*p++ = '"';
-		memcpy(p, r, l);
-		p += l;
-		*p++ = '"';
-		return p;
-	}
+		return put_pfx(p, &reason_json[v < NREASONS ? v : 0]);
 	case STRACE_FK_BLOCK:
 		p = put_pfx(p, &t->json_op[i]);
 		memcpy(p, "{\"insns\":", 9);
@@ -737,33 +963,76 @@ static inline char *json_operand(const struct fmt *f, char *p,
 	return put_u64(put_pfx(p, &t->json_op[i]), v);
 }
 
-static inline const struct tinfo *tinfo_of(unsigned type, int *unknown)
+static inline __attribute__((always_inline)) const struct tinfo *tinfo_of(unsigned type, int *unknown)
 {
 	const struct tinfo *t = &tinfos[type < STRACE_EV_MAX ? type
 							     : STRACE_EV_MAX];
-	*unknown = type >= STRACE_EV_MAX || !strace_event_info(type);
+	*unknown = t->unknown;
 	return t;
 }
 
 /* --- lines --------------------------------------------------------------- */
 
-char *fmt_text_event(const struct fmt *f, char *p,
+void fmt_setup(struct fmt *f, struct fmt_names *names, int show_comm)
+{
+	fmt_init();
+	memset(f, 0, sizeof(*f));
+	f->names = names;
+	f->show_comm = show_comm;
+}
+
+void fmt_cleanup(struct fmt *f)
+{
+	free(f->ac);
+	f->ac = NULL;
+}
+
+/* the event number */
+static inline __attribute__((always_inline)) char *put_seq(struct fmt *f,
+							  char *p,
+							  uint64_t seq)
+{
+	(void)f;
+	return put_u64(p, seq);
+}
+
+/* text time "S.NNNNNNNNN": the seconds part is usually the last one */
+static inline __attribute__((always_inline)) char *
+put_time_cached(struct fmt *f, char *p, uint64_t ns)
+{
+	uint64_t s = ns / 1000000000u;
+	uint32_t r = (uint32_t)(ns - s * 1000000000u);
+
+	if (!f->sec_valid || s != f->sec_last) {
+		char *e = put_u64(f->sec_buf, s);
+		*e++ = '.';
+		f->sec_len = (uint8_t)(e - f->sec_buf);
+		f->sec_last = s;
+		f->sec_valid = 1;
+	}
+	memcpy(p, f->sec_buf, sizeof(f->sec_buf));
+	p += f->sec_len;
+	p[0] = (char)('0' + r / 100000000u);
+	put8(p + 1, r % 100000000u);
+	return p + 9;
+}
+
+char *fmt_text_event(struct fmt *f, char *p,
 		     const struct strace_event *e, uint64_t seq)
 {
 	int unknown;
 	const struct tinfo *t = tinfo_of(e->type, &unknown);
 
-	p = put_u64(p, seq);
+	p = put_seq(f, p, seq);
 	*p++ = ' ';
-	p = put_time(p, e->time);
+	p = put_time_cached(f, p, e->time);
 	*p++ = ' ';
 	p = put_u64(p, e->tid);
 	if (f->show_comm && f->names) {
 		const struct fmt_name *nm = fmt_names_thread(f->names, e->tid);
 		if (nm) {
 			*p++ = '/';
-			memcpy(p, nm->text, nm->text_len);
-			p += nm->text_len;
+			p = copy_name(p, nm->text, nm->text_len);
 		}
 	}
 	*p++ = ' ';
@@ -783,14 +1052,14 @@ char *fmt_text_event(const struct fmt *f, char *p,
 	return p;
 }
 
-char *fmt_json_event(const struct fmt *f, char *p,
+char *fmt_json_event(struct fmt *f, char *p,
 		     const struct strace_event *e, uint64_t seq)
 {
 	int unknown;
 	const struct tinfo *t = tinfo_of(e->type, &unknown);
 
 	memcpy(p, "{\"seq\":", 7);
-	p = put_u64(p + 7, seq);
+	p = put_seq(f, p + 7, seq);
 	if (__builtin_expect(unknown, 0)) {
 		memcpy(p, ",\"type\":\"unknown\",\"type_value\":", 31);
 		p = put_u64(p + 31, e->type);
@@ -812,8 +1081,7 @@ char *fmt_json_event(const struct fmt *f, char *p,
 		const struct fmt_name *nm = fmt_names_thread(f->names, e->tid);
 		if (nm) {
 			memcpy(p, ",\"comm\":\"", 9);
-			memcpy(p + 9, nm->json, nm->json_len);
-			p += 9 + nm->json_len;
+			p = copy_name(p + 9, nm->json, nm->json_len);
 			*p++ = '"';
 		}
 	}

@@ -36,15 +36,28 @@ struct fmt_name {
 	uint32_t text_len, json_len;
 };
 
+struct fmt_addr_cache {
+	uint64_t addr;
+	uint32_t idx;  /* in syms or dsos */
+	uint32_t what; /* 0 empty, 1 no name, 2 symbol, 3 DSO */
+};
+#define FMT_ACACHE 2048
+
 /* A symbol or DSO range [start, end); end == start for a size-0 symbol. */
 struct fmt_range {
 	uint64_t start, end;
 	struct fmt_name name;
 };
 
-struct fmt_thread {
-	uint64_t tid; /* 0: empty slot */
+/* a u64 -> name hash map (open addressing, power-of-two size) */
+struct fmt_entry {
+	uint64_t key; /* 0: empty slot */
 	struct fmt_name name;
+};
+
+struct fmt_map {
+	struct fmt_entry *slots;
+	size_t count, cap;
 };
 
 /*
@@ -57,14 +70,16 @@ struct fmt_names {
 	struct fmt_range *syms, *dsos;
 	size_t nsyms, syms_cap, ndsos, dsos_cap;
 	int syms_sorted, dsos_sorted;
-	struct fmt_thread *threads; /* open addressing, power-of-two size */
-	size_t nthreads, threads_cap;
-	size_t last_sym; /* lookup cache */
+	struct fmt_map threads; /* tid -> name */
+	struct fmt_map strs;    /* string offset + 1 -> name (STR operands) */
+	size_t last_sym; /* range_find() cache */
+	struct fmt_addr_cache *acache; /* address -> name, direct-mapped */
 	uint64_t last_tid;
 	const struct fmt_name *last_thread;
 	char **owned; /* escaped copies to free */
 	size_t nowned, owned_cap;
 	int corrupt; /* the table had a bad entry; reading stopped there */
+	uint64_t gen; /* counts refreshes that added entries */
 };
 
 void fmt_names_init(struct fmt_names *n, const struct strace_ring *ring);
@@ -76,6 +91,12 @@ void fmt_names_fini(struct fmt_names *n);
  * entries before the bad one stay usable; later calls return 0).
  */
 int fmt_names_refresh(struct fmt_names *n);
+
+/*
+ * fmt_names_string() - the display forms of the string entry at offset
+ * off, or NULL if there is no entry there (yet).
+ */
+const struct fmt_name *fmt_names_string(struct fmt_names *n, uint64_t off);
 
 /*
  * fmt_names_symbol() - the symbol covering addr, or NULL; *off receives
@@ -102,10 +123,35 @@ enum fmt_kind {
 	FMT_RING,
 };
 
+/*
+ * Formatter state: options and small caches of what consecutive lines
+ * share (the event number counts up, the second of the time rarely
+ * changes). Initialise with fmt_setup(); one per output stream.
+ */
+struct fmt_acache {
+	uint64_t addr;
+	uint8_t valid, len, split;
+	char s[53];
+};
+#define FMT_FCACHE_BITS 10
+#define FMT_FCACHE (1u << FMT_FCACHE_BITS)
+
 struct fmt {
 	struct fmt_names *names; /* may be NULL: no names */
 	int show_comm;           /* show thread names */
+	/* private */
+	struct fmt_acache *ac, ac_dummy; /* formatted addresses */
+	uint64_t ac_gen;
+	uint64_t seq_last, sec_last;
+	int seq_valid, sec_valid;
+	uint8_t seq_len, sec_len;
+	char seq_buf[24], sec_buf[24];
 };
+
+/* fmt_setup() - fmt_init() and a fresh state with these options. */
+void fmt_setup(struct fmt *f, struct fmt_names *names, int show_comm);
+/* fmt_cleanup() - free the state's caches. */
+void fmt_cleanup(struct fmt *f);
 
 /* fmt_init() - build the per-type prefixes from the event table (once). */
 void fmt_init(void);
@@ -115,9 +161,9 @@ void fmt_init(void);
  * position seq to p, return the new end. p must have FMT_LINE_MAX bytes
  * of room.
  */
-char *fmt_text_event(const struct fmt *f, char *p,
+char *fmt_text_event(struct fmt *f, char *p,
 		     const struct strace_event *e, uint64_t seq);
-char *fmt_json_event(const struct fmt *f, char *p,
+char *fmt_json_event(struct fmt *f, char *p,
 		     const struct strace_event *e, uint64_t seq);
 
 /*

@@ -33,7 +33,7 @@ enum {
 };
 
 #define BATCH_MAX 16384 /* events per reader batch */
-#define OUT_CAP (4u << 20)
+#define OUT_CAP (256u << 10) /* stays in L2; write(2) per 256 KiB */
 
 static volatile sig_atomic_t stop_flag;
 
@@ -560,7 +560,6 @@ static int cmd_read(const struct opts *o, const char *path)
 	memset(&d, 0, sizeof(d));
 	d.o = o;
 	d.path = path;
-	fmt_init();
 
 	if (o->types) {
 		const char *bad = NULL;
@@ -605,8 +604,7 @@ static int cmd_read(const struct opts *o, const char *path)
 		}
 	}
 	fmt_names_init(&d.names, d.ring);
-	d.fmt.names = &d.names;
-	d.fmt.show_comm = !o->no_comm;
+	fmt_setup(&d.fmt, &d.names, !o->no_comm);
 
 	if (o->format == FMT_RING) {
 		if (save_ring_create(&d) < 0) {
@@ -687,6 +685,7 @@ out_out:
 	if (d.out.buf && out_close(&d.out) < 0)
 		ret = EXIT_ERR;
 out_ring:
+	fmt_cleanup(&d.fmt);
 	fmt_names_fini(&d.names);
 	free(d.copy);
 	strace_ring_close(d.ring);

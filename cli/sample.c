@@ -105,6 +105,12 @@ static void make(struct strace_event *e, unsigned t, const struct offs *o,
 	case STRACE_EV_SYMBOL:
 		set(e, t, 0, PID, syms[k].start, o->sym[k]);
 		return;
+	case STRACE_EV_THREAD_EXIT:
+		set(e, t, 0, TID2, PID, 0);
+		return;
+	case STRACE_EV_STACK_FRAME:
+		set(e, t, 0, tid, addr(x), rnd(x) % 8);
+		return;
 	case STRACE_EV_LOST:
 		set(e, t, STRACE_LOST_PERF, tid, 1 + rnd(x) % 100, 0);
 		return;

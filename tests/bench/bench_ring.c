@@ -37,6 +37,7 @@
 #include "strace/ring.h"
 
 #define FULL_CAPACITY (1u << 21) /* 64 MiB of events */
+#define BENCH_OUT_BUF (256u << 10) /* as ptrace-read's output buffer */
 
 static double now(void)
 {
@@ -248,17 +249,15 @@ static int bench_read(uint64_t n, int what)
 			kinds[t].b = in->b_kind;
 		}
 	}
-	fmt_init();
 	fmt_names_init(&nm, ring);
-	f.names = &nm;
-	f.show_comm = 1;
+	fmt_setup(&f, getenv("BENCH_NO_NAMES") ? NULL : &nm, 1);
 	if (what >= TEXT) {
-		buf = malloc((4u << 20) + FMT_LINE_MAX);
+		buf = malloc(BENCH_OUT_BUF + FMT_LINE_MAX);
 		devnull = open("/dev/null", O_WRONLY);
 		if (!buf || devnull < 0)
 			die("/dev/null", -errno);
 		p = buf;
-		limit = buf + (4u << 20);
+		limit = buf + BENCH_OUT_BUF;
 	}
 
 	t0 = now();
@@ -325,6 +324,7 @@ static int bench_read(uint64_t n, int what)
 	t1 = now();
 	sink = acc;
 	result(names[what], done, t1 - t0);
+	fmt_cleanup(&f);
 	fmt_names_fini(&nm);
 	free(buf);
 	if (devnull >= 0)

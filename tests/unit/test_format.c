@@ -230,10 +230,10 @@ static void ref_line(char *p, size_t room, const struct strace_event *e,
 static void check_lines(int json)
 {
 	static char got[FMT_LINE_MAX], want[4096];
-	struct fmt f = {NULL, 0};
+	struct fmt f;
 	unsigned values[STRACE_EV_MAX + 3], nv = 0;
 
-	fmt_init();
+	fmt_setup(&f, NULL, 0);
 	for (unsigned t = 0; t < STRACE_EV_MAX; t++)
 		if (strace_event_info(t))
 			values[nv++] = t;
@@ -388,11 +388,9 @@ TEST(line_with_names)
 	REQUIRE(add(ring, STRACE_EV_DSO, 0x0, 0x10000, "/lib/libx.so", &off) ==
 		0);
 	REQUIRE(add(ring, STRACE_EV_THREAD, 7, 7, "t7", NULL) == 0);
-	fmt_init();
 	fmt_names_init(&n, ring);
 	REQUIRE(fmt_names_refresh(&n) == 3);
-	f.names = &n;
-	f.show_comm = 1;
+	fmt_setup(&f, &n, 1);
 
 	memset(&e, 0, sizeof(e));
 	e.type = STRACE_EV_CALL;
@@ -423,6 +421,7 @@ TEST(line_with_names)
 	*fmt_json_event(&f, line, &e, 7) = '\0';
 	CHECK(strstr(line, "\"path\":null") != NULL);
 
+	fmt_cleanup(&f);
 	fmt_names_fini(&n);
 	strace_ring_close(ring);
 	unlink(path);
