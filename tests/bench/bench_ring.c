@@ -6,8 +6,8 @@
  *   RESULT <name> <count> <seconds> <count/second>
  *
  * usage: bench_ring WHAT [N]
- *   pipe N      writer and reader in two processes at once, lossless,
- *               default ring size; the reader checks every event
+ *   pipe N [CAPACITY]  writer and reader in two processes at once,
+ *               lossless, default ring size; the reader checks every event
  *   produce N   one writer, no reader, flight recorder, default ring size
  *               (it wraps many times)
  *   consume N   read a full 64 MiB ring (2^21 events) in place, again
@@ -16,8 +16,9 @@
  *   text N      the same through ptrace-read's text formatter, output
  *               written to /dev/null in 4 MiB chunks
  *   json N      likewise, JSON lines
- *   populate    time to create the default ring with and without faulting
- *               its pages in, and to write it once when not pre-faulted
+ *   populate [CAPACITY]  time to create the default ring with and
+ *               without faulting its pages in, and to write it once when
+ *               not pre-faulted (another CAPACITY: the creation only)
  *   membw       memory bandwidth: memcpy and read of 256 MiB buffers
  */
 #include <errno.h>
@@ -125,7 +126,7 @@ static int reader_process(const char *path, uint64_t n)
 	return 0;
 }
 
-static int bench_pipe(uint64_t n)
+static int bench_pipe(uint64_t n, uint64_t cap)
 {
 	char path[128];
 	struct strace_ring *ring;
@@ -135,7 +136,7 @@ static int bench_pipe(uint64_t n)
 	double t0, t1;
 
 	ring_path(path, sizeof(path), "pipe");
-	ring = make_ring(path, STRACE_RING_LOSSLESS, 0, 0);
+	ring = make_ring(path, STRACE_RING_LOSSLESS, cap, 0);
 	rc = strace_writer_open(ring, &w);
 	if (rc < 0)
 		die("writer", rc);
@@ -159,7 +160,13 @@ static int bench_pipe(uint64_t n)
 	unlink(path);
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
 		return 1;
-	result("pipe", n, t1 - t0);
+	if (cap) {
+		char name[64];
+		snprintf(name, sizeof(name), "pipe_cap%" PRIu64, cap);
+		result(name, n, t1 - t0);
+	} else {
+		result("pipe", n, t1 - t0);
+	}
 	return 0;
 }
 
@@ -336,26 +343,33 @@ static int bench_read(uint64_t n, int what)
 
 /* --- populate ----------------------------------------------------------- */
 
-static int bench_populate(void)
+static int bench_populate(uint64_t cap)
 {
 	char path[128];
 	struct strace_ring *ring;
 	struct strace_writer *w;
-	uint64_t cap = STRACE_RING_DEFAULT_CAPACITY;
 	uint64_t pages = cap * STRACE_EVENT_SIZE / 4096;
 	double t0, t1;
 	int rc;
 
 	ring_path(path, sizeof(path), "pop");
 	t0 = now();
-	ring = make_ring(path, STRACE_RING_FLIGHT, 0, 0);
+	ring = make_ring(path, STRACE_RING_FLIGHT, cap, 0);
 	t1 = now();
+	if (cap != STRACE_RING_DEFAULT_CAPACITY) {
+		char name[64];
+		snprintf(name, sizeof(name), "populate_cap%" PRIu64, cap);
+		result(name, pages, t1 - t0);
+		strace_ring_close(ring);
+		unlink(path);
+		return 0;
+	}
 	result("populate_create", pages, t1 - t0);
 	strace_ring_close(ring);
 	unlink(path);
 
 	t0 = now();
-	ring = make_ring(path, STRACE_RING_FLIGHT, 0, 1);
+	ring = make_ring(path, STRACE_RING_FLIGHT, cap, 1);
 	t1 = now();
 	result("nopopulate_create", pages, t1 - t0);
 	/* first pass over fresh pages: every 4 KiB page faults once */
@@ -428,7 +442,7 @@ int main(int argc, char **argv)
 	uint64_t n = argc > 2 ? strtoull(argv[2], NULL, 0) : 100000000ull;
 
 	if (!strcmp(what, "pipe"))
-		return bench_pipe(n);
+		return bench_pipe(n, argc > 3 ? strtoull(argv[3], NULL, 0) : 0);
 	if (!strcmp(what, "produce"))
 		return bench_produce(n);
 	if (!strcmp(what, "consume"))
@@ -440,7 +454,8 @@ int main(int argc, char **argv)
 	if (!strcmp(what, "json"))
 		return bench_read(n, JSON);
 	if (!strcmp(what, "populate"))
-		return bench_populate();
+		return bench_populate(argc > 2 ? strtoull(argv[2], NULL, 0)
+					       : STRACE_RING_DEFAULT_CAPACITY);
 	if (!strcmp(what, "membw"))
 		return bench_membw();
 	fprintf(stderr, "usage: bench_ring pipe|produce|consume|cast|text|json "

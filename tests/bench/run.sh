@@ -51,6 +51,12 @@ best "$br" consume "$N"
 best "$br" cast "$N"
 best "$br" text "$N"
 best "$br" json "$N"
+# the default size: pipe rate and creation time against ring size
+SWEEP="16384 65536 262144 1048576 4194304"
+for c in $SWEEP; do
+	best "$br" pipe $((N / 5)) "$c"
+	best "$br" populate "$c"
+done
 best "$bb" pipe "$NB"
 best "$bb" produce "$NB"
 best "$bb" consume "$NB"
@@ -149,12 +155,19 @@ are faulted in once, at creation:
 | then the first pass of writes over fresh pages | $(ms first_fill_events) ($(M first_fill_events) events/s) |
 | the second pass, pages present | $(ms second_fill_events) ($(M second_fill_events) events/s) |
 
-The default size is the smallest that keeps a lossless writer from waiting
-on a reader that is scheduled out for a while (at 100M events/s,
-$capev events are about $(awk -v c="$capev" 'BEGIN { printf "%.0f", c / 1e5 }') ms of
-slack) while its creation stays in the tens of milliseconds and it fits
-twice in a typical last-level cache budget of a small machine only
-partially; bigger rings are an option (\`capacity\`).
+Ring size against the PIPE rate (writer and reader processes at once,
+$((N / 5)) events) and the creation time with pages faulted in:
+
+| capacity (events) | size | PIPE events/s | create + populate |
+|---:|---:|---:|---:|
+$(for c in $SWEEP; do echo "| $c | $((c * 32 / 1024)) KiB | $(M pipe_cap$c) | $(ms populate_cap$c) |"; done)
+
+The default ($capev events) is the knee of this curve: smaller rings make
+the writer wait for the reader more often (every wait is a futex sleep
+and wake), bigger ones cost creation time and memory without moving
+events faster; at 100M events/s it is still
+$(awk -v c="$capev" 'BEGIN { printf "%.0f", c / 1e5 }') ms of slack for a
+reader that is scheduled out.
 
 ## Reproduce
 
