@@ -78,6 +78,12 @@ enum strace_plt_style {
 struct strace_image_opts {
 	size_t size;   /* sizeof(struct strace_image_opts) */
 	int plt_style; /* enum strace_plt_style */
+	/* Do not look for separate debug files. By default, a file without
+	 * .symtab gets its symbols where perf 6.1 finds them: the
+	 * .gnu_debuglink name (beside the file, in its .debug/, under
+	 * /usr/lib/debug), $HOME/.debug/.build-id/xx/rest/debug,
+	 * /usr/lib/debug/.build-id/xx/rest.debug (build-ids must match). */
+	int no_debuginfo;
 };
 
 /* strace_image_new() - an empty image. opts may be NULL.
