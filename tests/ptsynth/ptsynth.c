@@ -785,8 +785,15 @@ static void finalize(struct thread *t, uint64_t x, uint64_t next)
 	}
 	switch (in->kind) {
 	case K_OTHER:
-		if (next && next != fall)
-			trace_async(t, fall, next);
+		if (next && next != fall) {
+			/*
+			 * QEMU delivers asynchronous signals between TBs (see
+			 * on_stopped()), so this is a fault: x did not retire;
+			 * the exception is taken at x.
+			 */
+			t->ninsn--;
+			trace_async(t, x, next);
+		}
 		break;
 	case K_COND:
 		if (!next)
@@ -1392,7 +1399,7 @@ static void write_perf_data(void)
 	struct strace_perfw *w;
 	struct perf_event_attr attr;
 	uint64_t id = 1, t0 = threads[0]->start_time - 1;
-	uint64_t priv[PFMT_IPT_PRIV_MAX + 3];
+	uint64_t priv[PFMT_IPT_PRIV_MAX + 1];
 	struct pfmt_event_header aih;
 	uint32_t aitype[2] = { PFMT_AUXTRACE_INTEL_PT, 0 };
 	uint8_t aibuf[sizeof(aih) + sizeof(aitype) + sizeof(priv)];
@@ -1454,9 +1461,7 @@ static void write_perf_data(void)
 	priv[PFMT_IPT_CYC_BIT] = PFMT_IPT_CFG_CYC;
 	priv[PFMT_IPT_MAX_NONTURBO_RATIO] = opt.nonturbo;
 	priv[PFMT_IPT_FILTER_STR_LEN] = 0;
-	priv[PFMT_IPT_PRIV_MAX + 0] = 0;          /* time_cycles */
-	priv[PFMT_IPT_PRIV_MAX + 1] = ~0ULL;      /* time_mask */
-	priv[PFMT_IPT_PRIV_MAX + 2] = 0;          /* cap_user_time_short */
+	priv[PFMT_IPT_PRIV_MAX] = 0; /* cap_event_trace */
 	aih.type = PFMT_RECORD_AUXTRACE_INFO;
 	aih.misc = 0;
 	aih.size = sizeof(aibuf);
