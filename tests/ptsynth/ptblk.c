@@ -190,6 +190,19 @@ static int decode(const char *ptfile, unsigned tid, struct pt_image *image)
 				have_prev = false;
 				break;
 			case ptev_overflow:
+				if (have_prev) {
+					/*
+					 * The block's last branch happened (its packet
+					 * came before the OVF) but libipt does not say
+					 * where it went.
+					 */
+					unsigned sz;
+					uint64_t tg;
+					enum kind k = insn_at(prev, &sz, &tg);
+
+					if (k == K_RET || k == K_UNCOND_JMP || k == K_CALL)
+						fprintf(o, "%" PRIx64 " ? %s\n", prev, kname[k]);
+				}
 				fprintf(o, "# overflow resume %" PRIx64 "\n",
 					ev.variant.overflow.ip);
 				have_prev = false;

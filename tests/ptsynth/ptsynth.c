@@ -506,7 +506,9 @@ struct thread {
 	uint64_t last_cyc;  /* core cycles at the last CYC */
 	/* fault injection */
 	uint64_t gap_left;
-	bool ovf_done;
+	bool ovf_done, ovf_armed;
+	size_t mark_truth;  /* truth.n after the last packet-making insn */
+	uint64_t mark_insn; /* ninsn then */
 	/* truth */
 	struct gbuf truth;
 };
@@ -732,31 +734,22 @@ static void boundary(struct thread *t, uint64_t ip)
 		return;
 	if (t->gap_left) {
 		if (--t->gap_left == 0) {
-			put_psb(t, ip);
+			/*
+			 * The buffer has room again: OVF, then FUP with the IP
+			 * where tracing resumes (what the hardware sends).
+			 */
+			put_simple(t, ppt_ovf);
+			t->have_last_ip = false;
+			t->rs_n = 0;
+			put_ip(t, ppt_fup, ip);
 			if (opt.truth)
 				gb_printf(&t->truth, "# gap end resume %" PRIx64 "\n", ip);
-		} else {
-			t->nlost++;
 		}
 		return;
 	}
 	if (opt.ovf_at && !t->ovf_done && t->seq == 0 && t->ninsn >= opt.ovf_at) {
 		t->ovf_done = true;
-		put_simple(t, ppt_ovf);
-		t->have_last_ip = false;
-		t->rs_n = 0;
-		t->gap_left = opt.ovf_len ? opt.ovf_len : 1;
-		t->nlost++;
-		if (opt.truth)
-			gb_printf(&t->truth, "# gap begin ovf before %" PRIx64 "\n", ip);
-		if (t->gap_left == 1) {
-			t->gap_left = 0;
-			t->nlost--;
-			put_psb(t, ip);
-			if (opt.truth)
-				gb_printf(&t->truth, "# gap end resume %" PRIx64 "\n", ip);
-		}
-		return;
+		t->ovf_armed = true; /* the gap starts at the next packet */
 	}
 	put_mtc_if_due(t);
 	if (t->pt.n - t->psb_at >= opt.psb_period)
@@ -777,7 +770,35 @@ static void finalize(struct thread *t, uint64_t x, uint64_t next)
 	if (!len && next > x && next - x <= 15)
 		len = next - x;
 	fall = x + len;
+	if (t->ovf_armed && in->kind != K_OTHER && in->kind != K_JMP &&
+	    in->kind != K_CALL) {
+		/*
+		 * Injected overflow: the packets from this branch on are lost.
+		 * Decoders follow the flow up to here (direct branches need no
+		 * packet), so the gap starts exactly at this instruction.
+		 */
+		static const char mark[] = "# gap begin\n";
+
+		t->ovf_armed = false;
+		flush_tnt(t);
+		t->gap_left = opt.ovf_len ? opt.ovf_len : 1;
+		quiet = true;
+		/*
+		 * Decoders see nothing after the last packet: the gap starts
+		 * right after the last instruction that made one.
+		 */
+		t->nlost += t->ninsn - t->mark_insn;
+		if (opt.truth) {
+			gb_put(&t->truth, mark, sizeof(mark) - 1);
+			memmove(t->truth.p + t->mark_truth + sizeof(mark) - 1,
+				t->truth.p + t->mark_truth,
+				t->truth.n - (sizeof(mark) - 1) - t->mark_truth);
+			memcpy(t->truth.p + t->mark_truth, mark, sizeof(mark) - 1);
+		}
+	}
 	t->ninsn++;
+	if (quiet)
+		t->nlost++;
 	if (quiet) {
 		/* Truth goes on; packets are lost. Keep a scratch buffer. */
 		save = t->pt;
@@ -862,10 +883,17 @@ static void finalize(struct thread *t, uint64_t x, uint64_t next)
 		}
 		break;
 	}
+	if (!quiet && in->kind != K_JMP && in->kind != K_CALL &&
+	    (in->kind != K_OTHER || (next && next != fall))) {
+		t->mark_truth = t->truth.n;
+		t->mark_insn = t->ninsn;
+	}
 	if (quiet) {
 		free(t->pt.p);
 		t->pt = save;
 		t->in_trace = true;
+		t->tnt = 0;
+		t->ntnt = 0;
 	}
 }
 
