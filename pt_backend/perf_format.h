@@ -369,9 +369,10 @@ enum {
 
 /*
  * One entry of the AUXTRACE feature (the AUX data index): where an
- * AUXTRACE record starts in the file and its size including the trailing
- * data (header.size + auxtrace.size). Lets a reader queue all AUX data
- * before reading the data section.
+ * AUXTRACE record starts in the file and its header.size (48: the data
+ * that follows is NOT counted; perf 6.1 refuses the whole file with
+ * EINVAL if sz != header.size). Lets a reader queue all AUX data before
+ * reading the data section.
  */
 struct pfmt_auxtrace_index_entry {
 	uint64_t file_offset; /* 0 */

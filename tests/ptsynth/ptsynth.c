@@ -506,7 +506,8 @@ struct thread {
 	uint64_t last_cyc;  /* core cycles at the last CYC */
 	/* fault injection */
 	uint64_t gap_left;
-	bool ovf_done, ovf_armed;
+	bool ovf_done, ovf_armed, ovf_now;
+	bool made_tip; /* the instruction being finalized sent a TIP */
 	size_t mark_truth;  /* truth.n after the last packet-making insn */
 	uint64_t mark_insn; /* ninsn then */
 	/* truth */
@@ -608,6 +609,8 @@ static void put_ip(struct thread *t, enum pt_packet_type type, uint64_t ip)
 
 	memset(&p, 0, sizeof(p));
 	p.type = type;
+	if (type == ppt_tip)
+		t->made_tip = true;
 	if (type == ppt_tip_pgd && ip == 0) {
 		p.payload.ip.ipc = pt_ipc_suppressed;
 	} else {
@@ -749,7 +752,7 @@ static void boundary(struct thread *t, uint64_t ip)
 	}
 	if (opt.ovf_at && !t->ovf_done && t->seq == 0 && t->ninsn >= opt.ovf_at) {
 		t->ovf_done = true;
-		t->ovf_armed = true; /* the gap starts at the next packet */
+		t->ovf_armed = true; /* the gap starts after the next TIP */
 	}
 	put_mtc_if_due(t);
 	if (t->pt.n - t->psb_at >= opt.psb_period)
@@ -767,19 +770,21 @@ static void finalize(struct thread *t, uint64_t x, uint64_t next)
 	bool quiet = t->gap_left > 0; /* inside an injected gap: no packets */
 	struct gbuf save;
 
+	t->made_tip = false;
 	if (!len && next > x && next - x <= 15)
 		len = next - x;
 	fall = x + len;
-	if (t->ovf_armed && in->kind != K_OTHER && in->kind != K_JMP &&
-	    in->kind != K_CALL) {
+	if (t->ovf_now) {
 		/*
-		 * Injected overflow: the packets from this branch on are lost.
-		 * Decoders follow the flow up to here (direct branches need no
-		 * packet), so the gap starts exactly at this instruction.
+		 * Injected overflow: the packets from here on are lost. It
+		 * starts right after a TIP so that every decoder knows the last
+		 * branch before the gap and its target (after a TNT bit libipt
+		 * does not tell the target). Decoders stop at the last packet,
+		 * so the gap begins right after the instruction that made it.
 		 */
 		static const char mark[] = "# gap begin\n";
 
-		t->ovf_armed = false;
+		t->ovf_now = false;
 		flush_tnt(t);
 		t->gap_left = opt.ovf_len ? opt.ovf_len : 1;
 		quiet = true;
@@ -882,6 +887,10 @@ static void finalize(struct thread *t, uint64_t x, uint64_t next)
 			}
 		}
 		break;
+	}
+	if (t->ovf_armed && t->made_tip) {
+		t->ovf_armed = false;
+		t->ovf_now = true;
 	}
 	if (!quiet && in->kind != K_JMP && in->kind != K_CALL &&
 	    (in->kind != K_OTHER || (next && next != fall))) {
@@ -1269,7 +1278,7 @@ static int run_qemu(char **argv)
 
 	while (argv[argc])
 		argc++;
-	if (!find_in_path(qemu))
+	if (!find_in_path(qemu) || access(find_in_path(qemu), X_OK))
 		die("%s not found: install qemu-user (Debian package qemu-user)", qemu);
 	if (pipe2(pfd, O_CLOEXEC))
 		die("pipe: %s", strerror(errno));
