@@ -56,8 +56,8 @@ make_inputs() {
 	if [ ! -e "$d/.done" ]; then
 		mkdir -p "$d/lsdir/sub"
 		for f in alpha beta gamma delta; do echo "$f" >"$d/lsdir/$f.txt"; done
-		awk 'BEGIN { s = 7; for (i = 0; i < 400; i++) { s = (s * 1103515245 + 12345) % 2147483648; printf "line %d %d\n", s % 1000, i } }' >"$d/sort.txt"
-		awk 'BEGIN { for (i = 0; i < 300; i++) printf "the quick brown fox %d jumps over the lazy dog %d\n", i, i * i }' >"$d/gzip.txt"
+		awk 'BEGIN { s = 7; for (i = 0; i < 100; i++) { s = (s * 1103515245 + 12345) % 2147483648; printf "line %d %d\n", s % 1000, i } }' >"$d/sort.txt"
+		awk 'BEGIN { for (i = 0; i < 60; i++) printf "the quick brown fox %d jumps over the lazy dog %d\n", i, i * i }' >"$d/gzip.txt"
 		awk 'BEGIN { s = 11; for (i = 0; i < 5000; i++) { s = (s * 1103515245 + 12345) % 2147483648; printf "%d %s record-%d\n", s % 100000, (s % 3 ? "x" : "y"), i } }' >"$d/bench.txt"
 		touch "$d/.done"
 	fi
@@ -96,7 +96,7 @@ cmd_bin() {
 # Arguments and input files of each entry.
 prog_args() {
 	case $1 in
-	ls) echo "-l --time-style=+x $out/input/lsdir" ;;
+	ls) echo "-1 -F $out/input/lsdir" ;;
 	sort) echo "-n $out/input/sort.txt" ;;
 	gzip) echo "-c -6 $out/input/gzip.txt" ;;
 	*) echo "" ;;
