@@ -437,10 +437,17 @@ static int one_batch(struct rd *d, const struct strace_batch *b)
 	if (!b->n)
 		return 0;
 	d->nread += b->n;
-	if (d->names.ring && fmt_names_refresh(&d->names) < 0 &&
-	    !d->names.corrupt) {
-		err("out of memory reading the names of %s", d->path);
-		return -1;
+	if (d->names.ring && !d->names.corrupt) {
+		int rc = fmt_names_refresh(&d->names);
+		if (rc < 0 && !d->names.corrupt) {
+			err("out of memory reading the names of %s", d->path);
+			return -1;
+		}
+		if (rc < 0)
+			err("%s: warning: the string table is damaged at offset "
+			    "%" PRIu64 " (%s); names defined after it are "
+			    "shown as unknown",
+			    d->path, d->names.next_off, strace_strerror(rc));
 	}
 	if (d->dst) {
 		int rc = strace_ring_sync_strings(d->dst, d->ring);
@@ -573,7 +580,9 @@ static int cmd_read(const struct opts *o, const char *path)
 				(int)bad_len, bad ? bad : "");
 		}
 	} else {
-		strace_typeset_all(&d.types);
+		/* everything but pad, values the table does not name too */
+		memset(&d.types, 0xff, sizeof(d.types));
+		d.types.bits[0] &= ~1ull;
 		d.show_unknown = 1;
 	}
 
