@@ -16,17 +16,6 @@
 
 /* --- numbers ------------------------------------------------------------ */
 
-static const char dig2[201] = "00010203040506070809"
-			      "10111213141516171819"
-			      "20212223242526272829"
-			      "30313233343536373839"
-			      "40414243444546474849"
-			      "50515253545556575859"
-			      "60616263646566676869"
-			      "70717273747576777879"
-			      "80818283848586878889"
-			      "90919293949596979899";
-
 static const uint64_t pow10[20] = {1ull,
 				   10ull,
 				   100ull,
@@ -62,15 +51,16 @@ static inline __attribute__((always_inline)) unsigned ndigits(uint64_t v)
  */
 static inline __attribute__((always_inline)) uint64_t digits8(uint32_t v)
 {
-	uint32_t hi = v / 10000, lo = v % 10000;
-	uint16_t a, b, c, d;
-
-	memcpy(&a, dig2 + 2 * (hi / 100), 2);
-	memcpy(&b, dig2 + 2 * (hi % 100), 2);
-	memcpy(&c, dig2 + 2 * (lo / 100), 2);
-	memcpy(&d, dig2 + 2 * (lo % 100), 2);
-	return (uint64_t)a | (uint64_t)b << 16 | (uint64_t)c << 32 |
-	       (uint64_t)d << 48;
+	/* SWAR: split into 4-digit halves, then 2-digit, then digits, all
+	 * lanes at once with multiply-shift divisions (exact for these
+	 * ranges), then add '0' to every byte */
+	uint64_t merged = (uint64_t)(v / 10000) | (uint64_t)(v % 10000) << 32;
+	uint64_t top = ((merged * 10486ull) >> 20) & 0x0000007f0000007full;
+	uint64_t bot = merged - 100ull * top;
+	uint64_t hundreds = (bot << 16) + top;
+	uint64_t tens = ((hundreds * 103ull) >> 10) & 0x000f000f000f000full;
+	tens += (hundreds - 10ull * tens) << 8;
+	return tens | 0x3030303030303030ull;
 }
 
 /* exactly 8 digits of v < 10^8 */

@@ -10,8 +10,9 @@
  *               lossless, default ring size; the reader checks every event
  *   produce N   one writer, no reader, flight recorder, default ring size
  *               (it wraps many times)
- *   consume N   read a full 64 MiB ring (2^21 events) in place, again
- *               and again until N events were read: touch each event
+ *   consume N [CAPACITY]  read a full 64 MiB ring (2^21 events; or
+ *               CAPACITY events) in place, again and again until N events
+ *               were read: touch each event
  *   cast N      the same, interpreting each event through the type table
  *   text N      the same through ptrace-read's text formatter, output
  *               written to /dev/null in 4 MiB chunks
@@ -204,7 +205,7 @@ static int bench_produce(uint64_t n)
 /* --- reading a full ring ------------------------------------------------ */
 
 /* a full flight-recorder ring of sample events (names included) */
-static struct strace_ring *full_ring(char *path, size_t len)
+static struct strace_ring *full_ring(char *path, size_t len, uint64_t cap)
 {
 	static struct sample s;
 	struct strace_ring *ring;
@@ -212,14 +213,14 @@ static struct strace_ring *full_ring(char *path, size_t len)
 	int rc;
 
 	ring_path(path, len, "full");
-	ring = make_ring(path, STRACE_RING_FLIGHT, FULL_CAPACITY, 0);
+	ring = make_ring(path, STRACE_RING_FLIGHT, cap, 0);
 	rc = strace_writer_open(ring, &w);
 	if (rc < 0)
 		die("writer", rc);
 	rc = sample_init(&s, ring);
 	if (rc < 0)
 		die("sample names", rc);
-	rc = sample_emit(&s, w, FULL_CAPACITY);
+	rc = sample_emit(&s, w, cap);
 	if (rc < 0)
 		die("fill", rc);
 	rc = strace_writer_close(w);
@@ -230,17 +231,17 @@ static struct strace_ring *full_ring(char *path, size_t len)
 
 enum { CONSUME, CAST, TEXT, JSON };
 
-static uint64_t sink;
+static volatile uint64_t sink; /* keeps the loops honest */
 
 struct kinds {
 	uint8_t a, b;
 };
 
-static int bench_read(uint64_t n, int what)
+static int bench_read(uint64_t n, int what, uint64_t cap)
 {
 	static const char *const names[] = {"consume", "cast", "text", "json"};
-	char path[128];
-	struct strace_ring *ring = full_ring(path, sizeof(path));
+	char path[128], name[64];
+	struct strace_ring *ring = full_ring(path, sizeof(path), cap);
 	struct kinds kinds[STRACE_EV_MAX] = {{0, 0}};
 	struct fmt_names nm;
 	struct fmt f;
@@ -330,7 +331,11 @@ static int bench_read(uint64_t n, int what)
 		die("write", -errno);
 	t1 = now();
 	sink = acc;
-	result(names[what], done, t1 - t0);
+	if (cap == FULL_CAPACITY)
+		snprintf(name, sizeof(name), "%s", names[what]);
+	else
+		snprintf(name, sizeof(name), "%s_cap%" PRIu64, names[what], cap);
+	result(name, done, t1 - t0);
 	fmt_cleanup(&f);
 	fmt_names_fini(&nm);
 	free(buf);
@@ -411,6 +416,8 @@ static int bench_membw(void)
 		die("mmap", -errno);
 	memset(a, 1, len);
 	memset(b, 2, len);
+	/* the compiler must not know what the buffers hold */
+	__asm__ volatile("" : : "r"(a), "r"(b) : "memory");
 	for (int rep = 0; rep < 5; rep++) {
 		double t0 = now(), t1;
 		memcpy(b, a, len);
@@ -423,6 +430,7 @@ static int bench_membw(void)
 		double t0 = now(), t1;
 		for (size_t i = 0; i < len / 8; i += 4)
 			acc += q[i] + q[i + 1] + q[i + 2] + q[i + 3];
+		__asm__ volatile("" : : "r"(acc) : "memory");
 		t1 = now();
 		if (t1 - t0 < bestr)
 			bestr = t1 - t0;
@@ -440,19 +448,20 @@ int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "";
 	uint64_t n = argc > 2 ? strtoull(argv[2], NULL, 0) : 100000000ull;
+	uint64_t cap = argc > 3 ? strtoull(argv[3], NULL, 0) : FULL_CAPACITY;
 
 	if (!strcmp(what, "pipe"))
 		return bench_pipe(n, argc > 3 ? strtoull(argv[3], NULL, 0) : 0);
 	if (!strcmp(what, "produce"))
 		return bench_produce(n);
 	if (!strcmp(what, "consume"))
-		return bench_read(n, CONSUME);
+		return bench_read(n, CONSUME, cap);
 	if (!strcmp(what, "cast"))
-		return bench_read(n, CAST);
+		return bench_read(n, CAST, cap);
 	if (!strcmp(what, "text"))
-		return bench_read(n, TEXT);
+		return bench_read(n, TEXT, cap);
 	if (!strcmp(what, "json"))
-		return bench_read(n, JSON);
+		return bench_read(n, JSON, cap);
 	if (!strcmp(what, "populate"))
 		return bench_populate(argc > 2 ? strtoull(argv[2], NULL, 0)
 					       : STRACE_RING_DEFAULT_CAPACITY);

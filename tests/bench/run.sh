@@ -49,6 +49,10 @@ best "$br" pipe "$N"
 best "$br" produce "$N"
 best "$br" consume "$N"
 best "$br" cast "$N"
+# the same with the default ring, which the caches can hold
+DEFCAP=$(( 1 << $(grep -o 'STRACE_RING_DEFAULT_CAPACITY (1u << [0-9]*)' include/strace/ring.h | grep -o '[0-9]*)$' | tr -d ')') ))
+best "$br" consume "$N" "$DEFCAP"
+best "$br" cast "$N" "$DEFCAP"
 best "$br" text "$N"
 best "$br" json "$N"
 # the default size: pipe rate and creation time against ring size
