@@ -977,13 +977,85 @@ void fmt_cleanup(struct fmt *f)
 	f->ac = NULL;
 }
 
-/* the event number */
+/*
+ * The event number: usually the last one plus one, so it is counted up in
+ * ASCII, in two 8-byte words (whole-word stores and loads only: a byte
+ * store followed by a wider load of the same bytes would stall).
+ */
 static inline __attribute__((always_inline)) char *put_seq(struct fmt *f,
 							  char *p,
 							  uint64_t seq)
 {
-	(void)f;
-	return put_u64(p, seq);
+	if (f->seq_valid && seq == f->seq_last + 1) {
+		unsigned k = f->seq_len - 1u;
+		uint64_t *w = &f->seq_w[k >> 3];
+		unsigned sh = 8 * (k & 7);
+		if (((*w >> sh) & 0xff) != '9') {
+			*w += 1ull << sh;
+			f->seq_last = seq;
+			memcpy(p, f->seq_w, 16);
+			return p + f->seq_len;
+		}
+	}
+	{
+		char tmp[32];
+		size_t n = (size_t)(put_u64(tmp, seq) - tmp);
+		memcpy(p, tmp, 24);
+		f->seq_valid = n <= 16;
+		if (f->seq_valid) {
+			memcpy(f->seq_w, tmp, 16);
+			f->seq_len = (uint8_t)n;
+			f->seq_last = seq;
+		}
+		return p + n;
+	}
+}
+
+/*
+ * The thread columns of e->tid: the text "tid/name" and the JSON tid
+ * digits and ",\"comm\":\"name\"", kept for the last thread (events come
+ * in runs of one thread). Returns 0 when they did not fit the cache.
+ */
+static int tid_fill(struct fmt *f, uint64_t tid)
+{
+	const struct fmt_name *nm = NULL;
+	char *p;
+
+	f->tid_valid = 0;
+	if (f->show_comm && f->names)
+		nm = fmt_names_thread(f->names, tid);
+	if (nm && (nm->text_len > sizeof(f->tid_text) - 24 ||
+		   nm->json_len > sizeof(f->comm_json) - 16))
+		return 0;
+	p = put_u64(f->tid_json, tid);
+	f->tid_json_len = (uint8_t)(p - f->tid_json);
+	memcpy(f->tid_text, f->tid_json, f->tid_json_len);
+	p = f->tid_text + f->tid_json_len;
+	f->comm_json_len = 0;
+	if (nm) {
+		*p++ = '/';
+		memcpy(p, nm->text, nm->text_len);
+		p += nm->text_len;
+		memcpy(f->comm_json, ",\"comm\":\"", 9);
+		memcpy(f->comm_json + 9, nm->json, nm->json_len);
+		f->comm_json[9 + nm->json_len] = '"';
+		f->comm_json_len = (uint8_t)(10 + nm->json_len);
+	}
+	*p++ = ' ';
+	f->tid_text_len = (uint8_t)(p - f->tid_text);
+	f->tid_last = tid;
+	f->tid_gen = f->names ? f->names->gen : 0;
+	f->tid_valid = 1;
+	return 1;
+}
+
+static inline __attribute__((always_inline)) int tid_ready(struct fmt *f,
+							  uint64_t tid)
+{
+	if (f->tid_valid && tid == f->tid_last &&
+	    (!f->names || f->tid_gen == f->names->gen))
+		return 1;
+	return tid_fill(f, tid);
 }
 
 /* text time "S.NNNNNNNNN": the seconds part is usually the last one */
@@ -1017,15 +1089,22 @@ char *fmt_text_event(struct fmt *f, char *p,
 	*p++ = ' ';
 	p = put_time_cached(f, p, e->time);
 	*p++ = ' ';
-	p = put_u64(p, e->tid);
-	if (f->show_comm && f->names) {
-		const struct fmt_name *nm = fmt_names_thread(f->names, e->tid);
-		if (nm) {
-			*p++ = '/';
-			p = copy_name(p, nm->text, nm->text_len);
+	if (__builtin_expect(tid_ready(f, e->tid), 1)) {
+		memcpy(p, f->tid_text, sizeof(f->tid_text));
+		p += f->tid_text_len;
+	} else {
+		/* a thread name too long for the cache */
+		p = put_u64(p, e->tid);
+		if (f->show_comm && f->names) {
+			const struct fmt_name *nm =
+				fmt_names_thread(f->names, e->tid);
+			if (nm) {
+				*p++ = '/';
+				p = copy_name(p, nm->text, nm->text_len);
+			}
 		}
+		*p++ = ' ';
 	}
-	*p++ = ' ';
 	if (__builtin_expect(unknown, 0)) {
 		memcpy(p, "unknown#", 8);
 		p = put_u64(p + 8, e->type);
@@ -1058,7 +1137,12 @@ char *fmt_json_event(struct fmt *f, char *p,
 	} else {
 		p = put_pfx(p, &t->json_type);
 	}
-	p = put_u64(p, e->tid);
+	if (__builtin_expect(tid_ready(f, e->tid), 1)) {
+		memcpy(p, f->tid_json, sizeof(f->tid_json));
+		p += f->tid_json_len;
+	} else {
+		p = put_u64(p, e->tid);
+	}
 	memcpy(p, ",\"time\":", 8);
 	p = put_u64(p + 8, e->time);
 	if (e->flags) {
@@ -1067,7 +1151,10 @@ char *fmt_json_event(struct fmt *f, char *p,
 	}
 	p = json_operand(f, p, t, 0, e->a);
 	p = json_operand(f, p, t, 1, e->b);
-	if (f->show_comm && f->names) {
+	if (__builtin_expect(f->tid_valid && f->tid_last == e->tid, 1)) {
+		memcpy(p, f->comm_json, sizeof(f->comm_json));
+		p += f->comm_json_len;
+	} else if (f->show_comm && f->names) {
 		const struct fmt_name *nm = fmt_names_thread(f->names, e->tid);
 		if (nm) {
 			memcpy(p, ",\"comm\":\"", 9);

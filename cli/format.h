@@ -145,7 +145,13 @@ struct fmt {
 	uint64_t seq_last, sec_last;
 	int seq_valid, sec_valid;
 	uint8_t seq_len, sec_len;
-	char seq_buf[24], sec_buf[24];
+	uint64_t seq_w[2]; /* ASCII digits of seq_last, first in the low byte */
+	char sec_buf[24];
+	/* the last thread: its text column "tid/name" and its JSON parts */
+	uint64_t tid_last, tid_gen;
+	int tid_valid;
+	uint8_t tid_text_len, tid_json_len, comm_json_len;
+	char tid_text[64], tid_json[24], comm_json[64];
 };
 
 /* fmt_setup() - fmt_init() and a fresh state with these options. */
