@@ -557,6 +557,15 @@ static int save_ring_create(struct rd *d)
 	return 0;
 }
 
+/* whether a and b name the same existing file */
+static int same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 static int cmd_read(const struct opts *o, const char *path)
 {
 	struct rd d;
@@ -615,6 +624,13 @@ static int cmd_read(const struct opts *o, const char *path)
 	fmt_names_init(&d.names, d.ring);
 	fmt_setup(&d.fmt, &d.names, !o->no_comm);
 
+	if (o->output && same_file(o->output, path)) {
+		err("%s: the output is the ring being read; writing there would "
+		    "destroy it: choose another -o FILE",
+		    o->output);
+		ret = EXIT_ERR;
+		goto out_ring;
+	}
 	if (o->format == FMT_RING) {
 		if (save_ring_create(&d) < 0) {
 			ret = EXIT_ERR;

@@ -145,6 +145,8 @@ expect generate_through_symlink 1 "$tmp/link.srb: " --generate 10 -o "$tmp/link.
 expect generate_bad_dir 1 "$tmp/nodir/x.srb: " --generate 10 -o "$tmp/nodir/x.srb"
 expect output_bad_dir 1 "$tmp/nodir/out: " -o "$tmp/nodir/out" "$good"
 expect save_bad_dir 1 "$tmp/nodir/s.srb: " -f ring -o "$tmp/nodir/s.srb" "$good"
+expect output_is_the_ring 1 "$good: the output is the ring being read" -o "$good" "$good"
+expect output_is_the_ring_raw 1 "the output is the ring being read" -f raw -o "$tmp/../$(basename "$tmp")/good.srb" "$good"
 cmp -s "$good" "$R"_good && pass good_file_untouched || fail good_file_untouched "a failed command changed the ring"
 
 # --- usage -----------------------------------------------------------------
