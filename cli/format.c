@@ -611,8 +611,20 @@ const struct fmt_name *fmt_names_thread(struct fmt_names *n, uint64_t tid)
 
 /* --- per-type prefixes --------------------------------------------------- */
 
-#define PFX 64  /* room of every prefix */
-#define PFX_COPY 32 /* usual copy size; longer prefixes copy PFX */
+#define PFX 64      /* room of every prefix */
+#define PFX_COPY 32 /* copy size: every prefix fits, checked below */
+
+/* Every prefix built from the table fits in PFX_COPY bytes (+1: NUL). */
+#define FMT_X_CHECK(ID, VAL, NAME, FAM, AN, AK, BN, BK, DESC)                \
+	_Static_assert(sizeof(",\"type\":\"" NAME "\",\"tid\":") <=        \
+			       PFX_COPY + 1 &&                                 \
+		       sizeof(",\"" AN "_sym\":\"") <= PFX_COPY + 1 &&         \
+		       sizeof(",\"" BN "_sym\":\"") <= PFX_COPY + 1 &&         \
+		       sizeof(NAME) <= 12,                                     \
+		       "event table names too long for cli/format.c: raise "   \
+		       "PFX_COPY (and TYPE_W)");
+STRACE_EVENT_TYPES(FMT_X_CHECK)
+#undef FMT_X_CHECK
 #define TYPE_W 11 /* text: type names padded to this width */
 
 struct pfx {
@@ -698,8 +710,6 @@ void fmt_init(void)
 static inline __attribute__((always_inline)) char *put_pfx(char *p, const struct pfx *x)
 {
 	memcpy(p, x->s, PFX_COPY);
-	if (__builtin_expect(x->len > PFX_COPY, 0))
-		memcpy(p + PFX_COPY, x->s + PFX_COPY, PFX - PFX_COPY);
 	return p + x->len;
 }
 

@@ -233,6 +233,9 @@ int sample_init(struct sample *s, struct strace_ring *ring)
 			const struct sym *c = &syms[callee];
 			if (i % 4 == 0) {
 				make(e, types[next_type++ % ntypes], &o, &x);
+				if (e->type != STRACE_EV_THREAD &&
+				    e->type != STRACE_EV_THREAD_EXIT)
+					e->tid = tid; /* runs of one thread */
 				continue;
 			}
 			switch (step++ % 3) {
