@@ -46,7 +46,8 @@ import json, sys
 k = {"symbol": set(), "dso": set(), "thread": set(), "process": set()}
 for l in open(sys.argv[1]):
     o = json.loads(l)
-    k[o["type"]].add((o["tid"], o.get("name") or o.get("path")))
+    who = o["tid"] if o["type"] == "thread" else o.get("pid", 0)
+    k[o["type"]].add((who, o.get("name") or o.get("path")))
 n = sum(len(v) for v in k.values())
 print("%d entries (%d symbols, %d dsos, %d threads, %d processes, 0 other)" %
       (n, len(k["symbol"]), len(k["dso"]), len(k["thread"]), len(k["process"])))
