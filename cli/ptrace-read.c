@@ -542,7 +542,12 @@ static int save_ring_create(struct rd *d)
 	ro.size = sizeof(ro);
 	ro.mode = STRACE_RING_ARCHIVE;
 	ro.capacity = 1u << 16;
+	/* the whole table while it may grow, else what is used */
 	ro.strings_size = st.strings_size;
+	if (!d->o->follow && st.closed && st.strings_used < st.strings_size)
+		ro.strings_size = (st.strings_used + 4095) & ~4095ull;
+	if (!ro.strings_size)
+		ro.strings_size = 4096;
 	ro.no_populate = 1;
 	rc = strace_ring_create(d->o->output, &ro, &d->dst);
 	if (rc < 0) {
