@@ -48,6 +48,15 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* CPU time of this process: beside wall time, it shows how much a busy
+ * machine took away from a benchmark */
+static double cpu(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static void result(const char *name, uint64_t n, double s)
 {
 	printf("RESULT %s %" PRIu64 " %.6f %.0f\n", name, n, s,
@@ -178,7 +187,7 @@ static int bench_produce(uint64_t n)
 	char path[128];
 	struct strace_ring *ring;
 	struct strace_writer *w;
-	double t0, t1;
+	double t0, t1, c0, c1;
 	int rc;
 
 	ring_path(path, sizeof(path), "produce");
@@ -186,6 +195,7 @@ static int bench_produce(uint64_t n)
 	rc = strace_writer_open(ring, &w);
 	if (rc < 0)
 		die("writer", rc);
+	c0 = cpu();
 	t0 = now();
 	for (uint64_t i = 0; i < n; i++)
 		if (strace_writer_emit(w, STRACE_EV_CALL, 0, 1, i, i, i * 3) <
@@ -193,12 +203,14 @@ static int bench_produce(uint64_t n)
 			die("emit", -1);
 	rc = strace_writer_flush(w);
 	t1 = now();
+	c1 = cpu();
 	if (rc < 0)
 		die("flush", rc);
 	strace_writer_close(w);
 	strace_ring_close(ring);
 	unlink(path);
 	result("produce", n, t1 - t0);
+	result("produce_cpu", n, c1 - c0);
 	return 0;
 }
 
@@ -248,7 +260,7 @@ static int bench_read(uint64_t n, int what, uint64_t cap)
 	char *buf = NULL, *p = NULL, *limit = NULL;
 	int devnull = -1;
 	uint64_t done = 0, acc = 0;
-	double t0, t1;
+	double t0, t1, c0, c1;
 
 	for (unsigned t = 0; t < STRACE_EV_MAX; t++) {
 		const struct strace_event_info *in = strace_event_info(t);
@@ -268,6 +280,7 @@ static int bench_read(uint64_t n, int what, uint64_t cap)
 		limit = buf + BENCH_OUT_BUF;
 	}
 
+	c0 = cpu();
 	t0 = now();
 	while (done < n) {
 		struct strace_reader *r;
@@ -330,12 +343,15 @@ static int bench_read(uint64_t n, int what, uint64_t cap)
 	if (p && p > buf && write(devnull, buf, (size_t)(p - buf)) < 0)
 		die("write", -errno);
 	t1 = now();
+	c1 = cpu();
 	sink = acc;
 	if (cap == FULL_CAPACITY)
 		snprintf(name, sizeof(name), "%s", names[what]);
 	else
 		snprintf(name, sizeof(name), "%s_cap%" PRIu64, names[what], cap);
 	result(name, done, t1 - t0);
+	strcat(name, "_cpu");
+	result(name, done, c1 - c0);
 	fmt_cleanup(&f);
 	fmt_names_fini(&nm);
 	free(buf);

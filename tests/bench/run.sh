@@ -42,6 +42,7 @@ best() {
 	echo "  $*: done" >&2
 }
 
+load=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "bench: $REPS runs of each, $N events (baseline $NB)" >&2
 best "$br" membw
 best "$br" populate
@@ -110,7 +111,10 @@ cat > "$OUT" <<EOF
 # Performance
 
 Written by \`make bench\` (tests/bench/run.sh) on $when. Every figure below
-comes from this one run on this machine: best of $REPS runs each.
+comes from this one run on this machine: best of $REPS runs each. Rates
+are wall-clock; "per CPU-second" divides by the CPU time the benchmark
+process got instead, which shows how much other work on the machine took
+away (load average at the start of the run: $load).
 
 Machine: $cpu, $cores cores, $memtotal RAM, Linux $kernel (a VM).
 Memory bandwidth measured in the same run: **$(GB memcpy_bytes 2) memcpy**
@@ -122,11 +126,11 @@ Memory bandwidth measured in the same run: **$(GB memcpy_bytes 2) memcpy**
 | benchmark | what is measured | ours (events/s) | baseline, same run | styx-trace published | target | met |
 |---|---|---:|---:|---:|---:|:-:|
 | PIPE | writer and reader in separate processes at once, lossless, default ring ($capev events, $capmib MiB), every event checked by the reader | **$(M pipe)** ($(S pipe) for $N) | $(M baseline_pipe) ($(X pipe baseline_pipe) faster) | - | 100M (25x the baseline) | $(ok pipe 100000000) |
-| PRODUCE | one writer, no reader, flight recorder, default ring wrapping | **$(M produce)** | $(M baseline_produce) (no wrap: resets between passes) | 9.5M | 200M | $(ok produce 200000000) |
-| CONSUME | read a full 64 MiB ring in place, touching each event, repeated until $N | **$(M consume)** | $(M baseline_consume) | 20.7M | 200M | $(ok consume 200000000) |
-| CAST | the same, interpreting each event through the type table | **$(M cast)** | - | 18.1M | 200M | $(ok cast 200000000) |
-| JSON | the same through ptrace-read's formatter (cli/format.c), JSON lines written to /dev/null | **$(M json)** | - | 6.0M | 15M | $(ok json 15000000) |
-| TEXT | likewise, text lines | **$(M text)** | - | 2.6M | 20M | $(ok text 20000000) |
+| PRODUCE | one writer, no reader, flight recorder, default ring wrapping | **$(M produce)** ($(M produce_cpu) per CPU-second) | $(M baseline_produce) (no wrap: resets between passes) | 9.5M | 200M | $(ok produce 200000000) |
+| CONSUME | read a full 64 MiB ring in place, touching each event, repeated until $N | **$(M consume)** ($(M consume_cpu) per CPU-second) | $(M baseline_consume) | 20.7M | 200M | $(ok consume 200000000) |
+| CAST | the same, interpreting each event through the type table | **$(M cast)** ($(M cast_cpu) per CPU-second) | - | 18.1M | 200M | $(ok cast 200000000) |
+| JSON | the same through ptrace-read's formatter (cli/format.c), JSON lines written to /dev/null | **$(M json)** ($(M json_cpu) per CPU-second) | - | 6.0M | 15M | $(ok json 15000000) |
+| TEXT | likewise, text lines | **$(M text)** ($(M text_cpu) per CPU-second) | - | 2.6M | 20M | $(ok text 20000000) |
 
 The baseline is an ipmpsc-style SharedRingBuffer rebuilt in C
 (tests/bench/bench_baseline.c): length-prefixed messages in a shared
