@@ -446,8 +446,9 @@ static int bench_membw(void)
 	for (int rep = 0; rep < 5; rep++) {
 		const uint64_t *q = (const uint64_t *)(void *)a;
 		double t0 = now(), t1;
-		for (size_t i = 0; i < len / 8; i += 4)
-			acc += q[i] + q[i + 1] + q[i + 2] + q[i + 3];
+		/* one load per 64-byte line: the cost is fetching lines */
+		for (size_t i = 0; i < len / 8; i += 32)
+			acc += q[i] + q[i + 8] + q[i + 16] + q[i + 24];
 		__asm__ volatile("" : : "r"(acc) : "memory");
 		t1 = now();
 		if (t1 - t0 < bestr)
