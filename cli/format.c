@@ -821,15 +821,27 @@ put_str_operand(struct fmt *f, char *p, uint64_t off, int json)
 static inline __attribute__((always_inline)) struct fmt_acache *
 acache_slot(struct fmt *f, uint64_t v)
 {
-	if (__builtin_expect(f->ac_gen != f->names->gen || !f->ac, 0)) {
-		if (!f->ac)
-			f->ac = calloc(FMT_FCACHE + 1, sizeof(*f->ac));
-		if (!f->ac)
-			return &f->ac_dummy;
-		memset(f->ac, 0, FMT_FCACHE * sizeof(*f->ac));
-		f->ac_gen = f->names->gen;
+	return &f->ac[((v * 0x9e3779b97f4a7c15ull) >> (64 - FMT_FCACHE_BITS)) &
+		      f->ac_mask];
+}
+
+/* before formatting: a cache that matches the name tables */
+static void acache_prepare(struct fmt *f)
+{
+	if (!f->names)
+		return;
+	if (f->ac && f->ac_gen == f->names->gen)
+		return;
+	if (!f->ac || f->ac == &f->ac_dummy) {
+		f->ac = calloc(FMT_FCACHE + 1, sizeof(*f->ac));
+		f->ac_mask = FMT_FCACHE - 1;
+		if (!f->ac) { /* no memory: a one-entry cache */
+			f->ac = &f->ac_dummy;
+			f->ac_mask = 0;
+		}
 	}
-	return &f->ac[(v * 0x9e3779b97f4a7c15ull) >> (64 - FMT_FCACHE_BITS)];
+	memset(f->ac, 0, (f->ac_mask + 1) * sizeof(*f->ac));
+	f->ac_gen = f->names->gen;
 }
 
 static inline __attribute__((always_inline)) void
@@ -983,7 +995,8 @@ void fmt_setup(struct fmt *f, struct fmt_names *names, int show_comm)
 
 void fmt_cleanup(struct fmt *f)
 {
-	free(f->ac);
+	if (f->ac != &f->ac_dummy)
+		free(f->ac);
 	f->ac = NULL;
 }
 
@@ -1089,8 +1102,8 @@ put_time_cached(struct fmt *f, char *p, uint64_t ns)
 	return p + 9;
 }
 
-char *fmt_text_event(struct fmt *f, char *p,
-		     const struct strace_event *e, uint64_t seq)
+static inline __attribute__((always_inline)) char *
+text_line(struct fmt *f, char *p, const struct strace_event *e, uint64_t seq)
 {
 	int unknown;
 	const struct tinfo *t = tinfo_of(e->type, &unknown);
@@ -1131,8 +1144,8 @@ char *fmt_text_event(struct fmt *f, char *p,
 	return p;
 }
 
-char *fmt_json_event(struct fmt *f, char *p,
-		     const struct strace_event *e, uint64_t seq)
+static inline __attribute__((always_inline)) char *
+json_line(struct fmt *f, char *p, const struct strace_event *e, uint64_t seq)
 {
 	int unknown;
 	const struct tinfo *t = tinfo_of(e->type, &unknown);
@@ -1176,3 +1189,39 @@ char *fmt_json_event(struct fmt *f, char *p,
 	*p++ = '\n';
 	return p;
 }
+
+char *fmt_text_event(struct fmt *f, char *p, const struct strace_event *e,
+		     uint64_t seq)
+{
+	acache_prepare(f);
+	return text_line(f, p, e, seq);
+}
+
+char *fmt_json_event(struct fmt *f, char *p, const struct strace_event *e,
+		     uint64_t seq)
+{
+	acache_prepare(f);
+	return json_line(f, p, e, seq);
+}
+
+/*
+ * The batch loops: one call per batch keeps the formatter's state in
+ * registers and lets the compiler inline everything into the loop.
+ */
+#define FMT_BATCH(NAME, LINE)                                                  \
+	char *NAME(struct fmt *f, char *p, const char *limit,                  \
+		   const struct strace_event *ev, size_t n, uint64_t seq,      \
+		   const struct fmt_filter *flt, size_t *done)                 \
+	{                                                                      \
+		size_t i;                                                      \
+		acache_prepare(f);                                             \
+		for (i = 0; i < n && p <= limit; i++) {                        \
+			if (flt && !fmt_wanted(flt, ev[i].type))               \
+				continue;                                      \
+			p = LINE(f, p, &ev[i], seq + i);                       \
+		}                                                              \
+		*done = i;                                                     \
+		return p;                                                      \
+	}
+FMT_BATCH(fmt_text_batch, text_line)
+FMT_BATCH(fmt_json_batch, json_line)

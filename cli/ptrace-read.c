@@ -288,8 +288,7 @@ struct rd {
 	const char *path;
 	struct strace_ring *ring;
 	struct strace_reader *r;
-	struct strace_typeset types;
-	int show_unknown;
+	struct fmt_filter flt;
 	int flight;
 	struct fmt_names names;
 	struct fmt fmt;
@@ -298,15 +297,10 @@ struct rd {
 	/* -f ring */
 	struct strace_ring *dst;
 	struct strace_writer *w;
-	uint64_t nread, nshown, nlost, trace_lost;
+	uint64_t nread, nlost;
 	int failed;
 };
 
-static inline int wanted(const struct rd *d, unsigned type)
-{
-	return type < STRACE_EV_MAX ? strace_typeset_has(&d->types, type)
-				    : d->show_unknown;
-}
 
 static int ring_put(struct rd *d, const struct strace_event *e)
 {
@@ -330,7 +324,7 @@ static int show_lost(struct rd *d, uint64_t count, uint64_t first)
 
 	d->nlost += count;
 	fmt_lost_event(&e, count, first);
-	if (!wanted(d, STRACE_EV_LOST))
+	if (!fmt_wanted(&d->flt, STRACE_EV_LOST))
 		return 0;
 	switch (d->o->format) {
 	case FMT_TEXT:
@@ -352,41 +346,27 @@ static int show_lost(struct rd *d, uint64_t count, uint64_t first)
 }
 
 /* Format n events at ev (positions seq...). The hot loop. */
+/* Format n events at ev (positions seq...): the hot path. */
 static int show_events(struct rd *d, const struct strace_event *ev, size_t n,
 		       uint64_t seq)
 {
 	struct out *o = &d->out;
 	char *p = o->p;
-	size_t i;
+	size_t i, done;
 
 	switch (d->o->format) {
 	case FMT_TEXT:
-		for (i = 0; i < n; i++) {
-			const struct strace_event *e = &ev[i];
-			if (__builtin_expect(!wanted(d, e->type), 0))
-				continue;
-			if (__builtin_expect(e->type == STRACE_EV_LOST, 0))
-				d->trace_lost += e->a;
-			p = fmt_text_event(&d->fmt, p, e, seq + i);
-			d->nshown++;
-			if (__builtin_expect(p > o->limit, 0)) {
-				o->p = p;
-				if (out_flush(o) < 0)
-					return -1;
-				p = o->p;
-			}
-		}
-		break;
 	case FMT_JSONL:
-		for (i = 0; i < n; i++) {
-			const struct strace_event *e = &ev[i];
-			if (__builtin_expect(!wanted(d, e->type), 0))
-				continue;
-			if (__builtin_expect(e->type == STRACE_EV_LOST, 0))
-				d->trace_lost += e->a;
-			p = fmt_json_event(&d->fmt, p, e, seq + i);
-			d->nshown++;
-			if (__builtin_expect(p > o->limit, 0)) {
+		while (n) {
+			p = d->o->format == FMT_TEXT
+				    ? fmt_text_batch(&d->fmt, p, o->limit, ev, n,
+						     seq, &d->flt, &done)
+				    : fmt_json_batch(&d->fmt, p, o->limit, ev, n,
+						     seq, &d->flt, &done);
+			ev += done;
+			seq += done;
+			n -= done;
+			if (p > o->limit) {
 				o->p = p;
 				if (out_flush(o) < 0)
 					return -1;
@@ -397,13 +377,10 @@ static int show_events(struct rd *d, const struct strace_event *ev, size_t n,
 	case FMT_RAW:
 		for (i = 0; i < n; i++) {
 			const struct strace_event *e = &ev[i];
-			if (!wanted(d, e->type))
+			if (!fmt_wanted(&d->flt, e->type))
 				continue;
-			if (e->type == STRACE_EV_LOST)
-				d->trace_lost += e->a;
 			memcpy(p, e, sizeof(*e));
 			p += sizeof(*e);
-			d->nshown++;
 			if (p > o->limit) {
 				o->p = p;
 				if (out_flush(o) < 0)
@@ -414,13 +391,10 @@ static int show_events(struct rd *d, const struct strace_event *ev, size_t n,
 		break;
 	case FMT_RING:
 		for (i = 0; i < n; i++) {
-			if (!wanted(d, ev[i].type))
+			if (!fmt_wanted(&d->flt, ev[i].type))
 				continue;
-			if (ev[i].type == STRACE_EV_LOST)
-				d->trace_lost += ev[i].a;
 			if (ring_put(d, &ev[i]) < 0)
 				return -1;
-			d->nshown++;
 		}
 		break;
 	}
@@ -585,7 +559,7 @@ static int cmd_read(const struct opts *o, const char *path)
 	if (o->types) {
 		const char *bad = NULL;
 		size_t bad_len = 0;
-		if (strace_typeset_parse(&d.types, o->types, &bad,
+		if (strace_typeset_parse(&d.flt.set, o->types, &bad,
 					 &bad_len) < 0) {
 			return usage_error(
 				"--types: '%.*s' matches no event type (see "
@@ -595,9 +569,9 @@ static int cmd_read(const struct opts *o, const char *path)
 		}
 	} else {
 		/* everything but pad, values the table does not name too */
-		memset(&d.types, 0xff, sizeof(d.types));
-		d.types.bits[0] &= ~1ull;
-		d.show_unknown = 1;
+		memset(&d.flt.set, 0xff, sizeof(d.flt.set));
+		d.flt.set.bits[0] &= ~1ull;
+		d.flt.unknown = 1;
 	}
 
 	rc = open_ring(o, path, &d.ring, &timed_out);

@@ -319,13 +319,21 @@ static int bench_read(uint64_t n, int what, uint64_t cap)
 				}
 				break;
 			case TEXT:
-			case JSON:
-				for (long i = 0; i < k; i++) {
+			case JSON: {
+				/* as ptrace-read does it (cli/ptrace-read.c) */
+				size_t left = (size_t)k, used;
+				uint64_t seq = b.seq;
+				while (left) {
 					p = what == TEXT
-						    ? fmt_text_event(&f, p, &e[i],
-								     b.seq + (uint64_t)i)
-						    : fmt_json_event(&f, p, &e[i],
-								     b.seq + (uint64_t)i);
+						    ? fmt_text_batch(&f, p, limit, e,
+								     left, seq, NULL,
+								     &used)
+						    : fmt_json_batch(&f, p, limit, e,
+								     left, seq, NULL,
+								     &used);
+					e += used;
+					seq += used;
+					left -= used;
 					if (p > limit) {
 						if (write(devnull, buf,
 							  (size_t)(p - buf)) < 0)
@@ -334,6 +342,7 @@ static int bench_read(uint64_t n, int what, uint64_t cap)
 					}
 				}
 				break;
+			}
 			}
 			done += (uint64_t)k;
 			strace_reader_release(r, &b);
