@@ -1216,6 +1216,8 @@ char *fmt_json_event(struct fmt *f, char *p, const struct strace_event *e,
 		size_t i;                                                      \
 		acache_prepare(f);                                             \
 		for (i = 0; i < n && p <= limit; i++) {                        \
+			/* ring pages are cold: fetch 2 KiB ahead */           \
+			__builtin_prefetch(&ev[i + 64]);                       \
 			if (flt && !fmt_wanted(flt, ev[i].type))               \
 				continue;                                      \
 			p = LINE(f, p, &ev[i], seq + i);                       \
