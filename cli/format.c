@@ -1081,6 +1081,30 @@ static inline __attribute__((always_inline)) int tid_ready(struct fmt *f,
 	return tid_fill(f, tid);
 }
 
+/*
+ * JSON time in ns: the digits above the last 8 change every 0.1 s, so
+ * they are kept; the last 8 are put each time (put8, no loop).
+ */
+static inline __attribute__((always_inline)) char *
+put_time_ns(struct fmt *f, char *p, uint64_t ns)
+{
+	uint64_t hi = ns / 100000000u;
+
+	if (hi == 0)
+		return put_small(p, (uint32_t)ns, ndigits(ns));
+	if (!f->nsh_valid || hi != f->nsh_last) {
+		char tmp[32];
+		f->nsh_len = (uint8_t)(put_u64(tmp, hi) - tmp);
+		memcpy(f->nsh_buf, tmp, sizeof(f->nsh_buf));
+		f->nsh_last = hi;
+		f->nsh_valid = 1;
+	}
+	memcpy(p, f->nsh_buf, sizeof(f->nsh_buf));
+	p += f->nsh_len;
+	put8(p, (uint32_t)(ns - hi * 100000000u));
+	return p + 8;
+}
+
 /* text time "S.NNNNNNNNN": the seconds part is usually the last one */
 static inline __attribute__((always_inline)) char *
 put_time_cached(struct fmt *f, char *p, uint64_t ns)
@@ -1167,7 +1191,7 @@ json_line(struct fmt *f, char *p, const struct strace_event *e, uint64_t seq)
 		p = put_u64(p, e->tid);
 	}
 	memcpy(p, ",\"time\":", 8);
-	p = put_u64(p + 8, e->time);
+	p = put_time_ns(f, p + 8, e->time);
 	if (e->flags) {
 		memcpy(p, ",\"flags\":", 9);
 		p = put_u64(p + 9, e->flags);

@@ -148,6 +148,10 @@ struct fmt {
 	uint8_t seq_len, sec_len;
 	uint64_t seq_w[2]; /* ASCII digits of seq_last, first in the low byte */
 	char sec_buf[24];
+	uint64_t nsh_last; /* JSON time: the digits above the last 8 */
+	int nsh_valid;
+	uint8_t nsh_len;
+	char nsh_buf[24];
 	/* the last thread: its text column "tid/name" and its JSON parts */
 	uint64_t tid_last, tid_gen;
 	int tid_valid;
