@@ -437,8 +437,11 @@ static int one_batch(struct rd *d, const struct strace_batch *b)
 		if (show_events(d, b->ev, b->n, b->seq) < 0)
 			return -1;
 		k = strace_reader_release(d->r, b);
-		if (k)
+		if (k) {
+			/* cannot happen outside flight mode; counted anyway */
+			d->nread -= k < b->n ? k : b->n;
 			return show_lost(d, k, b->seq);
+		}
 		return 0;
 	}
 	/*
@@ -450,6 +453,7 @@ static int one_batch(struct rd *d, const struct strace_batch *b)
 	k = strace_reader_release(d->r, b);
 	if (k > b->n)
 		k = b->n;
+	d->nread -= k;
 	if (k && show_lost(d, k, b->seq) < 0)
 		return -1;
 	return show_events(d, d->copy + k, b->n - k, b->seq + k);
