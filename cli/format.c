@@ -862,10 +862,9 @@ acache_fill(struct fmt_acache *c, uint64_t v, const char *s, size_t len,
 static inline __attribute__((always_inline)) char *text_operand(struct fmt *f, char *p,
 				 const struct tinfo *t, int i, uint64_t v)
 {
-	switch (t->kind[i]) {
-	case STRACE_FK_NONE:
-		return p;
-	case STRACE_FK_ADDR: {
+	unsigned k = t->kind[i];
+	/* tests, not a switch: an indirect jump mispredicts as types vary */
+	if (__builtin_expect(k == STRACE_FK_ADDR, 1)) {
 		char *q, *start;
 		struct fmt_acache *c;
 		p = put_pfx(p, &t->text_op[i]);
@@ -888,21 +887,28 @@ static inline __attribute__((always_inline)) char *text_operand(struct fmt *f, c
 		acache_fill(c, v, start, (size_t)(p - start), 0, 1);
 		return p;
 	}
-	case STRACE_FK_HEX:
-		return put_hex(put_pfx(p, &t->text_op[i]), v);
-	case STRACE_FK_DEC:
+	if (k == STRACE_FK_NONE) {
+		return p;
+	}
+	if (k == STRACE_FK_DEC) {
 		return put_u64(put_pfx(p, &t->text_op[i]), v);
-	case STRACE_FK_STR:
-		return put_str_operand(f, put_pfx(p, &t->text_op[i]), v, 0);
-	case STRACE_FK_REASON:
-		p = put_pfx(p, &t->text_op[i]);
-		return put_pfx(p, &reason_text[v < NREASONS ? v : 0]);
-	case STRACE_FK_BLOCK:
+	}
+	if (k == STRACE_FK_HEX) {
+		return put_hex(put_pfx(p, &t->text_op[i]), v);
+	}
+	if (k == STRACE_FK_BLOCK) {
 		p = put_u64(put_pfx(p, &t->text_op[i]), v >> 32);
 		memcpy(p, "insn/", 5);
 		p = put_u64(p + 5, v & 0xffffffffu);
 		*p++ = 'B';
 		return p;
+	}
+	if (k == STRACE_FK_REASON) {
+		p = put_pfx(p, &t->text_op[i]);
+		return put_pfx(p, &reason_text[v < NREASONS ? v : 0]);
+	}
+	if (k == STRACE_FK_STR) {
+		return put_str_operand(f, put_pfx(p, &t->text_op[i]), v, 0);
 	}
 	return put_hex(put_pfx(p, &t->text_op[i]), v);
 }
@@ -910,10 +916,9 @@ static inline __attribute__((always_inline)) char *text_operand(struct fmt *f, c
 static inline __attribute__((always_inline)) char *json_operand(struct fmt *f, char *p,
 				 const struct tinfo *t, int i, uint64_t v)
 {
-	switch (t->kind[i]) {
-	case STRACE_FK_NONE:
-		return p;
-	case STRACE_FK_ADDR: {
+	unsigned k = t->kind[i];
+	/* tests, not a switch: an indirect jump mispredicts as types vary */
+	if (__builtin_expect(k == STRACE_FK_ADDR, 1)) {
 		char *q, *s, *start;
 		struct fmt_acache *c;
 		p = put_pfx(p, &t->json_op[i]);
@@ -955,15 +960,13 @@ static inline __attribute__((always_inline)) char *json_operand(struct fmt *f, c
 		*q++ = '"';
 		return q;
 	}
-	case STRACE_FK_HEX:
-	case STRACE_FK_DEC:
+	if (k == STRACE_FK_NONE) {
+		return p;
+	}
+	if (k == STRACE_FK_HEX || k == STRACE_FK_DEC) {
 		return put_u64(put_pfx(p, &t->json_op[i]), v);
-	case STRACE_FK_STR:
-		return put_str_operand(f, put_pfx(p, &t->json_op[i]), v, 1);
-	case STRACE_FK_REASON:
-		p = put_pfx(p, &t->json_op[i]);
-		return put_pfx(p, &reason_json[v < NREASONS ? v : 0]);
-	case STRACE_FK_BLOCK:
+	}
+	if (k == STRACE_FK_BLOCK) {
 		p = put_pfx(p, &t->json_op[i]);
 		memcpy(p, "{\"insns\":", 9);
 		p = put_u64(p + 9, v >> 32);
@@ -971,6 +974,13 @@ static inline __attribute__((always_inline)) char *json_operand(struct fmt *f, c
 		p = put_u64(p + 9, v & 0xffffffffu);
 		*p++ = '}';
 		return p;
+	}
+	if (k == STRACE_FK_REASON) {
+		p = put_pfx(p, &t->json_op[i]);
+		return put_pfx(p, &reason_json[v < NREASONS ? v : 0]);
+	}
+	if (k == STRACE_FK_STR) {
+		return put_str_operand(f, put_pfx(p, &t->json_op[i]), v, 1);
 	}
 	return put_u64(put_pfx(p, &t->json_op[i]), v);
 }
