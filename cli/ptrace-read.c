@@ -43,6 +43,39 @@ static void on_signal(int sig)
 	stop_flag = 1;
 }
 
+/*
+ * A ring file cut short by someone else while it is mapped turns the next
+ * access into SIGBUS. Say so, naming the file, instead of crashing.
+ */
+static char bus_msg[4352];
+static size_t bus_len;
+
+static void on_sigbus(int sig)
+{
+	ssize_t rc;
+
+	(void)sig;
+	rc = write(2, bus_msg, bus_len);
+	(void)rc;
+	_exit(1);
+}
+
+static void catch_sigbus(const char *path)
+{
+	struct sigaction sa;
+	int n = snprintf(bus_msg, sizeof(bus_msg),
+			 PROG ": %s: the ring file was truncated or removed "
+			      "while in use (bus error); it can no longer be "
+			      "read: record it again\n",
+			 path);
+
+	bus_len = n < 0 ? 0 : (size_t)n < sizeof(bus_msg) ? (size_t)n
+							  : sizeof(bus_msg) - 1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigbus;
+	sigaction(SIGBUS, &sa, NULL);
+}
+
 static int stop_cb(void *arg)
 {
 	(void)arg;
@@ -578,6 +611,7 @@ static int cmd_read(const struct opts *o, const char *path)
 		d.flt.unknown = 1;
 	}
 
+	catch_sigbus(path);
 	rc = open_ring(o, path, &d.ring, &timed_out);
 	if (rc < 0) {
 		if (timed_out)
@@ -742,6 +776,7 @@ static int cmd_generate(const struct opts *o)
 		if (need > STRACE_RING_DEFAULT_CAPACITY)
 			ro.capacity = need > (1ull << 26) ? (1ull << 26) : need;
 	}
+	catch_sigbus(path);
 	rc = strace_ring_create(path, &ro, &ring);
 	if (rc < 0) {
 		ring_error(path, rc, "create the ring");
@@ -822,6 +857,7 @@ static int cmd_stat(const struct opts *o, const char *path)
 	struct tm tm;
 	int rc, nr, timed_out;
 
+	catch_sigbus(path);
 	rc = open_ring(o, path, &ring, &timed_out);
 	if (rc < 0) {
 		ring_error(path, rc, "open the ring");

@@ -149,6 +149,22 @@ expect output_is_the_ring 1 "$good: the output is the ring being read" -o "$good
 expect output_is_the_ring_raw 1 "the output is the ring being read" -f raw -o "$tmp/../$(basename "$tmp")/good.srb" "$good"
 cmp -s "$good" "$R"_good && pass good_file_untouched || fail good_file_untouched "a failed command changed the ring"
 
+# a ring cut short while a reader follows it: a message, not a crash
+"$PR" --generate 1000 -o "$R"_bus --readers 2 --timeout 20000 2> /dev/null &
+wpid=$!
+for _ in $(seq 100); do [ -e "$R"_bus ] && break; sleep 0.05; done
+"$PR" --follow "$R"_bus > /dev/null 2> "$tmp/bus.err" &
+rpid=$!
+sleep 0.5
+truncate -s 0 "$R"_bus
+wait $rpid; rc=$?
+{ kill -9 $wpid; wait $wpid; } 2>/dev/null
+if [ $rc -eq 1 ] && grep -q "$R""_bus: the ring file was truncated" "$tmp/bus.err"; then
+	pass truncated_while_following
+else
+	fail truncated_while_following "exit $rc: $(cat "$tmp/bus.err")"
+fi
+
 # --- usage -----------------------------------------------------------------
 expect usage_no_ring 2 "which ring" 
 expect usage_two_rings 2 "one ring at a time" "$good" "$good"
