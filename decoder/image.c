@@ -467,6 +467,8 @@ static int read_symtab(struct object *o, Elf *elf, size_t shstrndx,
 	GElf_Shdr symshdr;
 	Elf_Data *data;
 	size_t n;
+	static _Thread_local char dbuf[4096];
+	int copy;
 
 	if (!gelf_getshdr(symscn, &symshdr) || !symshdr.sh_entsize)
 		return 0;
@@ -517,14 +519,20 @@ static int read_symtab(struct object *o, Elf *elf, size_t shstrndx,
 		name = elf_strptr(elf, symshdr.sh_link, sym.st_name);
 		if (!name || !*name)
 			continue;
+		/* perf stores names demangled (C++, OCaml) */
+		{
+			const char *d = strace_demangle(name, dbuf, sizeof(dbuf));
+			copy = copy_names || d != name;
+			name = d;
+		}
 		/* file offset, as perf keeps user symbols */
 		uint64_t off;
 		if (vaddr_to_off(rt, sym.st_value, &off))
 			off = sym.st_value - shdr.sh_addr + shdr.sh_offset;
-		if (symvec_push(sv, off, sym.st_size, copy_names ? NULL : name,
+		if (symvec_push(sv, off, sym.st_size, copy ? NULL : name,
 				GELF_ST_BIND(sym.st_info), type) < 0)
 			return -ENOMEM;
-		if (copy_names) {
+		if (copy) {
 			long po = pool_add(o, name);
 			if (po < 0)
 				return -ENOMEM;
@@ -741,6 +749,7 @@ static int add_plt_syms(struct strace_image *img, struct object *o, Elf *elf,
 	int modern = img->plt_style == STRACE_PLT_PERF62;
 	int lazy = 1, have_sec = 0;
 	char buf[1024];
+	static _Thread_local char dbuf[1000];
 	GElf_Ehdr eh;
 
 	if (!gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64)
@@ -806,7 +815,9 @@ static int add_plt_syms(struct strace_image *img, struct object *o, Elf *elf,
 								s.st_name);
 				}
 				if (nm && *nm)
-					snprintf(buf, sizeof(buf), "%s@plt", nm);
+					snprintf(buf, sizeof(buf), "%s@plt",
+						 strace_demangle(nm, dbuf,
+								 sizeof(dbuf)));
 				else
 					snprintf(buf, sizeof(buf),
 						 "offset_%#llx@plt",
@@ -885,7 +896,8 @@ static int add_plt_syms(struct strace_image *img, struct object *o, Elf *elf,
 		if (!nm)
 			nm = "";
 		if (*nm || !modern) {
-			snprintf(buf, sizeof(buf), "%s@plt", nm);
+			snprintf(buf, sizeof(buf), "%s@plt",
+				 strace_demangle(nm, dbuf, sizeof(dbuf)));
 		} else {
 			const char *ifn = NULL;
 			uint64_t ioff;
@@ -950,6 +962,7 @@ static void load_symbols(struct strace_image *img, struct object *o)
 {
 	struct symvec sv = {0};
 	size_t shstrndx, symtab_idx = 0, dynsym_idx = 0, i, n, n_elf = 0;
+	size_t n_symtab = 0;
 	int perf61 = img->plt_style == STRACE_PLT_PERF61;
 	GElf_Shdr sh;
 	Elf_Scn *symtab, *dynsym;
@@ -977,12 +990,23 @@ static void load_symbols(struct strace_image *img, struct object *o)
 			debug_close(&d);
 			if (rc < 0)
 				goto fail;
-			dynsym = NULL; /* perf: the .symtab found wins */
+			/* perf: that file is the symbol source; its .dynsym
+			 * is NOBITS in a debug file, so no second pass */
+			dynsym = NULL;
+			n_symtab = sv.n;
 		}
 	}
-	if (symtab || dynsym)
-		if (read_symtab(o, elf, shstrndx, symtab ? symtab : dynsym,
-				&sv, elf, 0, perf61) < 0)
+	if (symtab) {
+		if (read_symtab(o, elf, shstrndx, symtab, &sv, elf, 0, perf61) <
+		    0)
+			goto fail;
+		n_symtab = sv.n;
+	}
+	/* perf 6.1 loads .dynsym too, in a second pass after .symtab's
+	 * fix-ups (their order decides which alias survives) */
+	if (dynsym && (perf61 || !symtab))
+		if (read_symtab(o, elf, shstrndx, dynsym, &sv, elf, 0, perf61) <
+		    0)
 			goto fail;
 	n_elf = sv.n;
 	if (add_plt_syms(img, o, elf, shstrndx, symtab_idx, dynsym_idx, &sv) <
@@ -1001,7 +1025,8 @@ static void load_symbols(struct strace_image *img, struct object *o)
 							sv.v[i].end,
 							sv.v[i].name,
 							sv.v[i].bind};
-		if (perf61_index(o->psyms, n_elf, sv.n, &o->iv, &o->niv) < 0) {
+		if (perf61_index(o->psyms, n_symtab, n_elf, sv.n, &o->iv,
+				 &o->niv) < 0) {
 			free(o->psyms);
 			o->psyms = NULL;
 			goto fail;

@@ -4,7 +4,7 @@
 DECODER_SRCS := $(wildcard decoder/*.c)
 DECODER_OBJS := $(call objs,$(DECODER_SRCS))
 decoder_CFLAGS := -I. $(shell $(PKG_CONFIG) --cflags capstone)
-DECODER_LIBS := -pthread -lipt -lelf $(shell $(PKG_CONFIG) --libs capstone)
+DECODER_LIBS := -pthread -lipt -lelf -lstdc++ $(shell $(PKG_CONFIG) --libs capstone)
 
 $(O)/lib/libstrace_decoder.a: $(DECODER_OBJS)
 	$(call msg,AR,$@)
