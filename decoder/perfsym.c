@@ -330,10 +330,10 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* symbols__fixup_end() then symbols__fixup_duplicate() over the tree. */
-static void fixups(struct tree *t)
+static void fixup_end(struct tree *t)
 {
 	struct perf_sym *s = (struct perf_sym *)(uintptr_t)t->s;
-	int prev = minimum(t, t->root), cur, nd, curr;
+	int prev = minimum(t, t->root), cur;
 
 	while ((cur = next(t, prev)) != NIL) {
 		if (s[prev].end == s[prev].start)
@@ -342,6 +342,14 @@ static void fixups(struct tree *t)
 	}
 	if (s[prev].end == s[prev].start)
 		s[prev].end = ((s[prev].start + 4095) & ~4095ull) + 4096;
+}
+
+static void fixups(struct tree *t)
+{
+	struct perf_sym *s = (struct perf_sym *)(uintptr_t)t->s;
+	int nd, curr;
+
+	fixup_end(t);
 	nd = minimum(t, t->root);
 	while (nd != NIL) {
 		curr = nd;
