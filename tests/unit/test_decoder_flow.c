@@ -22,12 +22,6 @@
 #include "harness.h"
 #include "decoder_testlib.h"
 
-__attribute__((weak)) int strace_writer_flush(struct strace_writer *w)
-{
-	(void)w;
-	return -STRACE_E_CLOSED;
-}
-
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 #define BIAS 0x7f3a00000000ull
 #define MAXEV (1 << 18)
