@@ -1061,8 +1061,41 @@ out:
 	elf_end(elf);
 }
 
+static int symbol_lookup(struct strace_image *img, uint64_t addr,
+			 struct strace_symbol *out);
+
+/* Per-thread memo of recent answers: the walker asks about the same
+ * indirect-branch targets (PLT slots, callbacks) again and again, and so
+ * does a sink that defines symbols. Keyed by image, generation, address. */
+#define SYMC 512
+static _Thread_local struct symc {
+	const struct strace_image *img;
+	uint64_t gen, addr;
+	struct strace_symbol sym;
+	int rc;
+} symc[SYMC];
+
 int strace_image_symbol(struct strace_image *img, uint64_t addr,
 			struct strace_symbol *out)
+{
+	uint64_t h = addr * 0x9e3779b97f4a7c15ull;
+	struct symc *c = &symc[(h >> 40) & (SYMC - 1)];
+
+	if (likely(c->addr == addr && c->img == img &&
+		   c->gen == img->generation)) {
+		*out = c->sym;
+		return c->rc;
+	}
+	c->rc = symbol_lookup(img, addr, &c->sym);
+	c->img = img;
+	c->gen = img->generation;
+	c->addr = addr;
+	*out = c->sym;
+	return c->rc;
+}
+
+static int symbol_lookup(struct strace_image *img, uint64_t addr,
+			 struct strace_symbol *out)
 {
 	const struct mapping *m = find_map(img, addr);
 	struct object *o;

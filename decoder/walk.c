@@ -81,6 +81,8 @@ struct strace_walker {
 	int have_ctc;
 	int have_tsc;
 	uint64_t last_time;
+	uint64_t conv_tsc, conv_time; /* last conversion */
+	int conv_valid;
 	int time_exact;
 
 	long events;
@@ -114,7 +116,15 @@ static uint64_t now(struct strace_walker *w)
 
 	if (!w->have_tsc || !w->o.has_time)
 		return 0;
-	t = strace_tsc_to_perf_time(&w->o.time, w->tsc);
+	/* the estimate changes per timing packet, not per event */
+	if (likely(w->tsc == w->conv_tsc && w->conv_valid))
+		t = w->conv_time;
+	else {
+		t = strace_tsc_to_perf_time(&w->o.time, w->tsc);
+		w->conv_tsc = w->tsc;
+		w->conv_time = t;
+		w->conv_valid = 1;
+	}
 	if (t < w->last_time)
 		t = w->last_time; /* never backwards within a stream */
 	w->last_time = t;
