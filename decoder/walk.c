@@ -537,8 +537,11 @@ static int fup(struct strace_walker *w, uint64_t ip, int suppressed)
 			begin(w, ip, w->begin_reason);
 			return 0;
 		}
-		/* the trace says where we are: check we got there */
+		/* the trace says where we are: check we got there. The
+		 * branches walked to get there keep the previous time; those
+		 * walked from here on take the PSB+'s (as perf gives them) */
 		err = advance(w, ip);
+		w->adv_time = now(w);
 		if (err) {
 			error_event(w, STRACE_DE_DESYNC);
 			w->parked = 0;
