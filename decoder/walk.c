@@ -151,6 +151,9 @@ emit(struct strace_walker *w, unsigned type, unsigned flags,
 		 * (as perf's eager walk gives it) */
 		ev.flags = (uint16_t)flags;
 		ev.time = w->adv_time;
+	} else if (type == STRACE_EV_ERROR) {
+		ev.flags = (uint16_t)flags; /* the error code, nothing else */
+		ev.time = now(w);
 	} else {
 		ev.flags = (uint16_t)(flags |
 				      (w->time_exact ? STRACE_F_TIME_EXACT : 0));
