@@ -227,7 +227,9 @@ int strace_image_add_file(struct strace_image *img, uint64_t start,
 		if (o->mmapped && !strcmp(o->path, path))
 			break;
 	if (!o) {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		/* O_NONBLOCK: a path from a hostile perf.data may name a FIFO,
+		 * whose open would otherwise wait for a writer forever. */
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		if (fd < 0)
 			return -errno;
 		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
