@@ -14,3 +14,18 @@ $(O)/tests/ptblk: $(call objs,tests/ptsynth/ptblk.c)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PTSYNTH_LIBS)
 
 TEST_TOOLS += $(O)/bin/ptsynth $(O)/tests/ptblk
+
+# The corpus (tests/corpus/corpus.sh builds it on demand, cached by input
+# hash) and the benchmark trace for later benchmarks: >= 20M instructions
+# of a real workload (sort), made in well under 3 minutes.
+#   make bench-trace   -> $(O)/corpus/bench.data (+ bench.truth, bench.sideband)
+$(O)/corpus/bench.data: $(O)/bin/ptsynth tests/corpus/corpus.sh
+	$(call msg,PTSYNTH,$@)
+	$(Q)O=$(O) tests/corpus/corpus.sh bench >/dev/null
+	$(Q)ln -sf bench/trace.data $@
+	$(Q)ln -sf bench/trace.truth $(O)/corpus/bench.truth
+	$(Q)ln -sf bench/trace.sideband $(O)/corpus/bench.sideband
+
+bench-trace: $(O)/corpus/bench.data
+
+.PHONY: bench-trace
