@@ -1271,7 +1271,7 @@ static int run_qemu(char **argv)
 	int pfd[2];
 	pid_t child;
 	char **qargv;
-	int argc = 0, i, status;
+	int argc = 0, i, nown, status;
 	const char *qemu = opt.qemu ? opt.qemu : "qemu-x86_64";
 	static char rbuf[1 << 20];
 	size_t have = 0;
@@ -1292,6 +1292,7 @@ static int run_qemu(char **argv)
 	qargv[i++] = xstrdup("-D");
 	qargv[i++] = xstrdup("/dev/fd/3");
 	qargv[i++] = xstrdup(prog_path);
+	nown = i; /* qargv[0..nown) are ours to free */
 	for (int k = 1; k < argc; k++)
 		qargv[i++] = argv[k];
 	qargv[i] = NULL;
@@ -1331,6 +1332,8 @@ static int run_qemu(char **argv)
 		}
 	}
 	close(pfd[0]);
+	for (i = 0; i < nown; i++)
+		free(qargv[i]);
 	free(qargv);
 	while (waitpid(child, &status, 0) < 0)
 		if (errno != EINTR)
