@@ -14,6 +14,8 @@
 #   notiming   --no-timing
 #   psb256     --psb-period 256
 #   overflow   --overflow 20000 --overflow-len 3000
+#   cyc        --cyc (CYC packets)     tsconly  --mtc-period 0 (no MTC)
+#   drop       --drop 3000:37          corrupt  --corrupt 2500
 # Cache keys: a program's key hashes its source, its build command and the
 # compiler's version; a trace's key hashes the program file, its arguments
 # and input files, the ptsynth binary and the options. Remove $O/corpus to
@@ -110,6 +112,10 @@ variant_opts() {
 	notiming) echo "--no-timing" ;;
 	psb256) echo "--psb-period 256" ;;
 	overflow) echo "--overflow 20000 --overflow-len 3000" ;;
+	cyc) echo "--cyc" ;;
+	tsconly) echo "--mtc-period 0" ;;
+	drop) echo "--drop 3000:37" ;;
+	corrupt) echo "--corrupt 2500" ;;
 	*) echo "corpus: unknown variant $1" >&2; return 1 ;;
 	esac
 }
