@@ -13,3 +13,10 @@ $(O)/lib/libstrace.so: $(LIBSTRACE_OBJS)
 	$(Q)$(CC) -shared -Wl,-soname,libstrace.so.0 $(ALL_LDFLAGS) -o $@ $^
 
 LIBS += $(O)/lib/libstrace.a $(O)/lib/libstrace.so
+
+$(O)/tests/test_ring: $(O)/obj/tests/unit/test_ring.o $(O)/lib/libstrace.a
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ -lpthread
+
+TEST_BINS += $(O)/tests/test_ring

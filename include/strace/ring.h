@@ -67,7 +67,7 @@ enum strace_ring_mode {
 #define STRACE_RING_MAX_READERS 64
 #define STRACE_RING_MAX_WRITERS 64
 /* Default capacity in events (see docs/performance.md for the choice). */
-#define STRACE_RING_DEFAULT_CAPACITY (1u << 20)
+#define STRACE_RING_DEFAULT_CAPACITY (1u << 18) /* 8 MiB */
 #define STRACE_RING_DEFAULT_STRINGS (16u << 20)
 
 struct strace_ring_opts {

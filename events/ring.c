@@ -1,0 +1,1353 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * events/ring.c - the shared-memory event ring (see strace/ring.h).
+ *
+ * Protocol in brief:
+ *  - A writer buffers up to BATCH events, reserves that many positions with a
+ *    CAS on hdr->reserved (recording the range in its slot first, so that a
+ *    crash leaves a repairable trace), copies them into the slots, waits for
+ *    its turn and publishes them by storing hdr->committed = end (release).
+ *    Commits therefore happen in reservation order and a reader only needs
+ *    hdr->committed to know what is readable.
+ *  - Lossless writers never write position p unless p < tail + capacity,
+ *    where tail is the minimum cursor of the attached readers, computed
+ *    under hdr->lock (the same lock a reader takes to attach).
+ *  - Flight-recorder readers read in place and check afterwards, seqlock
+ *    style, that no writer had reserved far enough to overwrite them.
+ *  - Sleeping uses futexes, only after a short spin, and with timeouts so
+ *    that a dead peer is noticed: a dead writer's reserved range is filled
+ *    with a LOST event and committed by whoever is stuck behind it; a dead
+ *    reader is dropped from the lossless minimum.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ring_layout.h"
+
+#define BATCH 256            /* events per writer flush */
+#define WAIT_SLICE_MS 50     /* longest single futex sleep */
+#define LIVENESS_EVERY_MS 200 /* how often waiters check for dead peers */
+
+struct strace_ring {
+	int fd;
+	uint8_t *map;
+	size_t map_size;
+	struct ring_hdr *h;
+	struct strace_event *ev;
+	uint8_t *strings;
+	uint64_t cap, mask;
+	uint64_t strings_size;
+	int mode;
+	char path[];
+};
+
+struct strace_writer {
+	struct strace_wbuf buf; /* must be first: the inline fast path */
+	struct strace_ring *ring;
+	int idx; /* our slot: ring->h->writers[idx]; -1 until taken */
+	uint64_t bound; /* positions below this may be written (lossless) */
+	int (*stop)(void *);
+	void *stop_arg;
+	struct strace_event batch[BATCH];
+};
+
+struct strace_reader {
+	struct strace_ring *ring;
+	int idx; /* our slot: ring->h->readers[idx]; -1 until taken */
+	uint64_t cursor;
+	uint64_t lost;
+};
+
+/* Slots are found by index: an archive's mapping may move when it grows. */
+static inline struct ring_wslot *wslot(const struct strace_writer *w)
+{
+	return &w->ring->h->writers[w->idx];
+}
+
+static inline struct ring_rslot *rslot(const struct strace_reader *r)
+{
+	return &r->ring->h->readers[r->idx];
+}
+
+/* --- small helpers ----------------------------------------------------- */
+
+static int futex_wait(_Atomic uint32_t *addr, uint32_t val, int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	if (syscall(SYS_futex, (uint32_t *)(uintptr_t)addr, FUTEX_WAIT, val, &ts, NULL,
+		    0) < 0)
+		return -errno;
+	return 0;
+}
+
+static void futex_wake_all(_Atomic uint32_t *addr)
+{
+	syscall(SYS_futex, (uint32_t *)(uintptr_t)addr, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+/* Read /proc/pid/stat: the state letter and the start time (clock ticks
+ * since boot). Returns 0, or -1 if there is no such process. */
+static int proc_stat(uint32_t pid, char *state, uint64_t *starttime)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* The command name may hold spaces and parentheses: skip to the last
+	 * ')'; the state is field 3, the start time field 22. */
+	char *p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return -1;
+	*state = p[2];
+	int field = 2;
+	for (p++; *p && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	*starttime = strtoull(p, NULL, 10);
+	return 0;
+}
+
+static uint64_t proc_starttime(uint32_t pid)
+{
+	char state;
+	uint64_t st;
+	return proc_stat(pid, &state, &st) == 0 ? st : 0;
+}
+
+/* Whether the process that registered (pid, starttime) still runs. A
+ * zombie (killed, not yet reaped) is dead: it will never read or write. */
+static int proc_alive(uint32_t pid, uint64_t starttime)
+{
+	char state;
+	uint64_t st;
+
+	if (pid == 0)
+		return 0;
+	if ((pid_t)pid == getpid())
+		return 1;
+	if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+		return 0;
+	if (proc_stat(pid, &state, &st) < 0)
+		return 1; /* exists but /proc is hidden: assume alive */
+	if (state == 'Z' || state == 'X')
+		return 0;
+	return starttime == 0 || st == starttime; /* else: pid reused */
+}
+
+/* hdr->lock: a pid-owned spin lock, stolen from a dead owner. Held only for
+ * short scans of the slot tables. */
+static void ring_lock(struct ring_hdr *h)
+{
+	uint32_t me = (uint32_t)getpid();
+	uint64_t t0 = 0;
+	for (unsigned spins = 0;; spins++) {
+		uint32_t owner = 0;
+		if (atomic_compare_exchange_weak_explicit(
+			    &h->lock, &owner, me, memory_order_acquire,
+			    memory_order_relaxed))
+			return;
+		if (spins < 1000) {
+			cpu_relax();
+			continue;
+		}
+		sched_yield();
+		if (!t0)
+			t0 = now_ms();
+		if (now_ms() - t0 > 100 && owner != me &&
+		    !proc_alive(owner, 0)) {
+			/* Owner died holding it: take it over. */
+			if (atomic_compare_exchange_strong_explicit(
+				    &h->lock, &owner, me, memory_order_acquire,
+				    memory_order_relaxed))
+				return;
+			t0 = 0;
+		}
+	}
+}
+
+static void ring_unlock(struct ring_hdr *h)
+{
+	atomic_store_explicit(&h->lock, 0, memory_order_release);
+}
+
+static int is_pow2(uint64_t x)
+{
+	return x && !(x & (x - 1));
+}
+
+static uint64_t round_up(uint64_t x, uint64_t a)
+{
+	return (x + a - 1) & ~(a - 1);
+}
+
+/* --- paths, create, open ----------------------------------------------- */
+
+int strace_ring_default_path(char *buf, size_t len)
+{
+	const char *env = getenv("STRACE_RING");
+	int n;
+
+	if (env && *env) {
+		n = snprintf(buf, len, "%s", env);
+	} else {
+		uint8_t r[16];
+		if (getrandom(r, sizeof(r), 0) != sizeof(r)) {
+			/* No entropy source: fall back to time and address. */
+			uint64_t t = (uint64_t)time(NULL) ^ (uintptr_t)buf;
+			for (size_t i = 0; i < sizeof(r); i++)
+				r[i] = (uint8_t)(t >> (8 * (i % 8))) ^
+				       (uint8_t)(i * 37);
+		}
+		r[6] = (uint8_t)((r[6] & 0x0f) | 0x40); /* uuid4 */
+		r[8] = (uint8_t)((r[8] & 0x3f) | 0x80);
+		n = snprintf(buf, len,
+			     "/dev/shm/strace_%d_%02x%02x%02x%02x-%02x%02x-"
+			     "%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x.srb",
+			     (int)getpid(), r[0], r[1], r[2], r[3], r[4], r[5],
+			     r[6], r[7], r[8], r[9], r[10], r[11], r[12], r[13],
+			     r[14], r[15]);
+	}
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	return n;
+}
+
+static struct strace_ring *ring_alloc(const char *path)
+{
+	size_t plen = strlen(path);
+	struct strace_ring *r = calloc(1, sizeof(*r) + plen + 1);
+	if (!r)
+		return NULL;
+	memcpy(r->path, path, plen + 1);
+	r->fd = -1;
+	return r;
+}
+
+static void ring_set_views(struct strace_ring *r)
+{
+	r->h = (struct ring_hdr *)(void *)r->map;
+	r->strings = r->map + r->h->strings_offset;
+	r->ev = (struct strace_event *)(void *)(r->map + r->h->events_offset);
+	r->mask = r->cap - 1;
+}
+
+int strace_ring_create(const char *path, const struct strace_ring_opts *opts,
+		       struct strace_ring **out)
+{
+	struct strace_ring_opts o = {sizeof(o), 0, 0, STRACE_RING_LOSSLESS, 0};
+	char defpath[PATH_MAX];
+	struct strace_ring *r;
+	int err;
+
+	*out = NULL;
+	if (opts) {
+		size_t n = opts->size < sizeof(o) ? opts->size : sizeof(o);
+		memcpy(&o, opts, n);
+	}
+	if (!o.capacity)
+		o.capacity = STRACE_RING_DEFAULT_CAPACITY;
+	if (!o.strings_size)
+		o.strings_size = STRACE_RING_DEFAULT_STRINGS;
+	if (!is_pow2(o.capacity) || o.capacity < RING_MIN_CAPACITY ||
+	    o.capacity > RING_MAX_CAPACITY || o.strings_size > RING_MAX_STRINGS ||
+	    o.mode < STRACE_RING_LOSSLESS || o.mode > STRACE_RING_ARCHIVE)
+		return -STRACE_E_BADARG;
+	if (!path) {
+		err = strace_ring_default_path(defpath, sizeof(defpath));
+		if (err < 0)
+			return err;
+		path = defpath;
+	}
+	r = ring_alloc(path);
+	if (!r)
+		return -ENOMEM;
+
+	r->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		     0600);
+	if (r->fd < 0) {
+		struct stat st;
+		err = -errno;
+		if (err == -EEXIST && lstat(path, &st) == 0 &&
+		    S_ISLNK(st.st_mode))
+			err = -ELOOP;
+		free(r);
+		return err;
+	}
+
+	uint64_t strings_size = round_up(o.strings_size, 4096);
+	uint64_t events_offset = RING_HDR_SIZE + strings_size;
+	uint64_t file_size = events_offset + o.capacity * STRACE_EVENT_SIZE;
+
+	/* fallocate gives tmpfs pages now instead of at the first store;
+	 * fall back to ftruncate where it is not supported. */
+	if (o.no_populate || fallocate(r->fd, 0, 0, (off_t)file_size) < 0) {
+		if (ftruncate(r->fd, (off_t)file_size) < 0) {
+			err = -errno;
+			goto fail;
+		}
+	}
+	r->map = mmap(NULL, file_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		      r->fd, 0);
+	if (r->map == MAP_FAILED) {
+		r->map = NULL;
+		err = -errno;
+		goto fail;
+	}
+	r->map_size = file_size;
+#ifdef MADV_POPULATE_WRITE
+	/* Fault every page in, writable, once: the first store to a fresh
+	 * tmpfs page costs about a microsecond. */
+	if (!o.no_populate)
+		(void)madvise(r->map, file_size, MADV_POPULATE_WRITE);
+#endif
+	struct ring_hdr *h = (struct ring_hdr *)(void *)r->map;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	h->version = STRACE_RING_VERSION;
+	h->header_size = RING_HDR_SIZE;
+	h->event_size = STRACE_EVENT_SIZE;
+	h->mode = (uint32_t)o.mode;
+	atomic_store_explicit(&h->capacity, o.capacity, memory_order_relaxed);
+	h->strings_offset = RING_HDR_SIZE;
+	h->strings_size = strings_size;
+	h->events_offset = events_offset;
+	atomic_store_explicit(&h->file_size, file_size, memory_order_relaxed);
+	h->creator_pid = (uint64_t)getpid();
+	h->creator_starttime = proc_starttime((uint32_t)getpid());
+	h->created_ns = (uint64_t)ts.tv_sec * 1000000000ull +
+			(uint64_t)ts.tv_nsec;
+	/* The magic goes last: a reader that opens a half-made file sees no
+	 * magic and says so. Pairs with the acquire fence in ring_validate. */
+	atomic_thread_fence(memory_order_release);
+	memcpy(h->magic, STRACE_RING_MAGIC, 8);
+
+	r->cap = o.capacity;
+	r->strings_size = strings_size;
+	r->mode = o.mode;
+	ring_set_views(r);
+	*out = r;
+	return 0;
+fail:
+	close(r->fd);
+	unlink(path);
+	free(r);
+	return err;
+}
+
+/* Check a header copy against the file size; every later use of these
+ * fields relies on this. */
+static int ring_validate(const struct ring_hdr *h, uint64_t st_size)
+{
+	if (st_size < sizeof(h->magic))
+		return -STRACE_E_TRUNCATED;
+	if (memcmp(h->magic, STRACE_RING_MAGIC, 8) != 0)
+		return -STRACE_E_MAGIC;
+	atomic_thread_fence(memory_order_acquire);
+	if (st_size < RING_HDR_SIZE)
+		return -STRACE_E_TRUNCATED;
+	if (h->version != STRACE_RING_VERSION)
+		return -STRACE_E_VERSION;
+	uint64_t cap = atomic_load_explicit(&h->capacity, memory_order_acquire);
+	if (h->header_size != RING_HDR_SIZE ||
+	    h->event_size != STRACE_EVENT_SIZE || h->mode > STRACE_RING_ARCHIVE ||
+	    !is_pow2(cap) || cap < RING_MIN_CAPACITY ||
+	    cap > RING_MAX_CAPACITY || h->strings_offset != RING_HDR_SIZE ||
+	    h->strings_size > RING_MAX_STRINGS || h->strings_size % 4096 ||
+	    h->events_offset != RING_HDR_SIZE + h->strings_size)
+		return -STRACE_E_CORRUPT;
+	if (st_size < h->events_offset + cap * STRACE_EVENT_SIZE)
+		return -STRACE_E_TRUNCATED;
+	return 0;
+}
+
+int strace_ring_open(const char *path, struct strace_ring **out)
+{
+	struct strace_ring *r;
+	struct ring_hdr hcopy;
+	struct stat st;
+	int err;
+
+	*out = NULL;
+	r = ring_alloc(path);
+	if (!r)
+		return -ENOMEM;
+	r->fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (r->fd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if (fstat(r->fd, &st) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode) ||
+	    (st.st_uid != geteuid() && geteuid() != 0)) {
+		err = -STRACE_E_FOREIGN;
+		goto fail;
+	}
+	/* Validate a private copy first: never map past the end of a file
+	 * that lies about its size. */
+	memset(&hcopy, 0, sizeof(hcopy));
+	ssize_t n = pread(r->fd, &hcopy, sizeof(hcopy), 0);
+	if (n < 0) {
+		err = -errno;
+		goto fail;
+	}
+	err = ring_validate(&hcopy, (uint64_t)st.st_size);
+	if (err < 0)
+		goto fail;
+	uint64_t cap = atomic_load_explicit(&hcopy.capacity,
+					    memory_order_relaxed);
+	r->map_size = hcopy.events_offset + cap * STRACE_EVENT_SIZE;
+	r->map = mmap(NULL, r->map_size, PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_POPULATE, r->fd, 0);
+	if (r->map == MAP_FAILED) {
+		r->map = NULL;
+		err = -errno;
+		goto fail;
+	}
+	/* The live header may change under us (hostile or concurrent); only
+	 * the validated copy's layout fields are used from here on. */
+	r->cap = cap;
+	r->strings_size = hcopy.strings_size;
+	r->mode = (int)hcopy.mode;
+	r->h = (struct ring_hdr *)(void *)r->map;
+	r->strings = r->map + hcopy.strings_offset;
+	r->ev = (struct strace_event *)(void *)(r->map + hcopy.events_offset);
+	r->mask = cap - 1;
+	*out = r;
+	return 0;
+fail:
+	if (r->fd >= 0)
+		close(r->fd);
+	free(r);
+	return err;
+}
+
+void strace_ring_close(struct strace_ring *ring)
+{
+	if (!ring)
+		return;
+	if (ring->map)
+		munmap(ring->map, ring->map_size);
+	if (ring->fd >= 0)
+		close(ring->fd);
+	free(ring);
+}
+
+const char *strace_ring_path(const struct strace_ring *ring)
+{
+	return ring->path;
+}
+
+/* Archive mode: remap when the file has grown (reader side), or grow it
+ * (writer side, need > 0: positions that must fit). */
+static int ring_resize(struct strace_ring *r, uint64_t need)
+{
+	uint64_t cap = atomic_load_explicit(&r->h->capacity,
+					    memory_order_acquire);
+	if (need) {
+		cap = r->cap;
+		while (cap < need) {
+			if (cap >= RING_MAX_CAPACITY)
+				return -STRACE_E_FULL;
+			cap *= 2;
+		}
+	}
+	if (cap <= r->cap)
+		return 0;
+	if (!is_pow2(cap) || cap > RING_MAX_CAPACITY)
+		return -STRACE_E_CORRUPT;
+	uint64_t events_offset = (uint64_t)((uint8_t *)r->ev - r->map);
+	uint64_t strings_offset = (uint64_t)(r->strings - r->map);
+	uint64_t size = events_offset + cap * STRACE_EVENT_SIZE;
+	if (need) {
+		if (ftruncate(r->fd, (off_t)size) < 0)
+			return -errno;
+	} else {
+		struct stat st;
+		if (fstat(r->fd, &st) < 0)
+			return -errno;
+		if ((uint64_t)st.st_size < size)
+			return -STRACE_E_TRUNCATED;
+	}
+	void *m = mremap(r->map, r->map_size, size, MREMAP_MAYMOVE);
+	if (m == MAP_FAILED)
+		return -errno;
+	r->map = m;
+	r->map_size = size;
+	r->h = (struct ring_hdr *)m;
+	r->strings = r->map + strings_offset;
+	r->ev = (struct strace_event *)(void *)(r->map + events_offset);
+	r->cap = cap;
+	r->mask = cap - 1;
+	if (need) {
+		atomic_store_explicit(&r->h->file_size, size,
+				      memory_order_relaxed);
+		atomic_store_explicit(&r->h->capacity, cap,
+				      memory_order_release);
+	}
+	return 0;
+}
+
+/* --- liveness and repair ----------------------------------------------- */
+
+/* Mark writers whose process died; returns the number still live. */
+static unsigned writers_scan(struct ring_hdr *h, unsigned *dead)
+{
+	unsigned live = 0, d = 0;
+	for (int i = 0; i < STRACE_RING_MAX_WRITERS; i++) {
+		struct ring_wslot *s = &h->writers[i];
+		uint32_t st = atomic_load_explicit(&s->state,
+						   memory_order_acquire);
+		if (st == SLOT_LIVE) {
+			if (proc_alive(s->pid, s->starttime)) {
+				live++;
+				continue;
+			}
+			atomic_store_explicit(&s->state, SLOT_DEAD,
+					      memory_order_release);
+			st = SLOT_DEAD;
+		}
+		if (st == SLOT_DEAD)
+			d++;
+	}
+	if (dead)
+		*dead = d;
+	return live;
+}
+
+static void wake_readers(struct ring_hdr *h)
+{
+	atomic_fetch_add_explicit(&h->data_futex, 1, memory_order_release);
+	futex_wake_all(&h->data_futex);
+}
+
+/*
+ * If the commit order is stuck behind a writer that died between reserving
+ * and committing, fill its range with one LOST event (and PADs) and commit
+ * it, so that nobody waits forever. Returns 1 if it repaired something.
+ */
+static int repair_dead_writer(struct strace_ring *r)
+{
+	struct ring_hdr *h = r->h;
+	uint64_t c = atomic_load_explicit(&h->committed, memory_order_acquire);
+	uint64_t res = atomic_load_explicit(&h->reserved, memory_order_acquire);
+	struct ring_wslot *victim = NULL;
+	uint64_t end = 0;
+
+	if (res <= c)
+		return 0;
+	for (int i = 0; i < STRACE_RING_MAX_WRITERS; i++) {
+		struct ring_wslot *s = &h->writers[i];
+		uint32_t st = atomic_load_explicit(&s->state,
+						   memory_order_acquire);
+		uint32_t fl = atomic_load_explicit(&s->flight,
+						   memory_order_acquire);
+		if (fl == FLIGHT_NONE || (st != SLOT_LIVE && st != SLOT_DEAD) ||
+		    atomic_load_explicit(&s->flight_start,
+					 memory_order_acquire) != c)
+			continue;
+		if (st == SLOT_LIVE && proc_alive(s->pid, s->starttime))
+			return 0; /* its owner is alive: just slow */
+		uint64_t e = atomic_load_explicit(&s->flight_end,
+						  memory_order_acquire);
+		if (e > c && e <= res && e - c <= r->cap) {
+			victim = s;
+			end = e;
+		}
+	}
+	if (!victim)
+		return 0;
+	atomic_store_explicit(&victim->state, SLOT_DEAD, memory_order_release);
+	/* The dead writer's slots may hold anything: mark the whole range. */
+	for (uint64_t p = c; p < end; p++) {
+		struct strace_event *e = &r->ev[p & r->mask];
+		memset(e, 0, sizeof(*e));
+		if (p == c) {
+			e->type = STRACE_EV_LOST;
+			e->flags = STRACE_LOST_WRITER;
+			e->a = end - c;
+			e->b = c;
+		}
+	}
+	/* Release: the fill above is visible before the new committed value
+	 * (pairs with the acquire load of committed in strace_reader_next). */
+	if (atomic_compare_exchange_strong_explicit(&h->committed, &c, end,
+						    memory_order_release,
+						    memory_order_relaxed)) {
+		atomic_store_explicit(&victim->flight, FLIGHT_NONE,
+				      memory_order_release);
+		wake_readers(h);
+		return 1;
+	}
+	return 0;
+}
+
+/* --- string table ------------------------------------------------------ */
+
+int strace_ring_add_string(struct strace_ring *ring, unsigned kind,
+			   uint64_t key, uint64_t aux, const char *str,
+			   size_t len, uint64_t *off)
+{
+	struct ring_hdr *h = ring->h;
+	uint64_t need = round_up(RING_SENTRY_HDR + len + 1, 8);
+	uint64_t used = atomic_load_explicit(&h->strings_used,
+					     memory_order_relaxed);
+
+	if (len >= UINT32_MAX)
+		return -STRACE_E_BADARG;
+	do {
+		if (used > ring->strings_size ||
+		    need > ring->strings_size - used)
+			return -STRACE_E_FULL;
+	} while (!atomic_compare_exchange_weak_explicit(
+		&h->strings_used, &used, used + need, memory_order_relaxed,
+		memory_order_relaxed));
+
+	struct ring_sentry *e = (struct ring_sentry *)(void *)(ring->strings +
+								used);
+	e->kind = (uint16_t)kind;
+	e->magic = RING_SENTRY_MAGIC;
+	e->key = key;
+	e->aux = aux;
+	memcpy(e->str, str, len);
+	e->str[len] = '\0';
+	/* Publish: pairs with the acquire load of len_plus1 in sentry_get. */
+	atomic_store_explicit(&e->len_plus1, (uint32_t)len + 1,
+			      memory_order_release);
+	if (off)
+		*off = used;
+	return 0;
+}
+
+/* Bytes of the string table that entries may occupy. */
+static uint64_t strings_limit(const struct strace_ring *ring)
+{
+	uint64_t used = atomic_load_explicit(&ring->h->strings_used,
+					     memory_order_acquire);
+	return used < ring->strings_size ? used : ring->strings_size;
+}
+
+/* Entry at off, within the first limit bytes: 1 and *out if complete, 0 if
+ * not yet written, or -STRACE_E_CORRUPT. *next receives the next offset. */
+static int sentry_get(const struct strace_ring *ring, uint64_t off,
+		      uint64_t limit, struct strace_string *out, uint64_t *next)
+{
+	if (off % 8 || off > limit || limit - off < RING_SENTRY_HDR + 1)
+		return -STRACE_E_CORRUPT;
+	const struct ring_sentry *e =
+		(const struct ring_sentry *)(const void *)(ring->strings + off);
+	uint32_t lp1 = atomic_load_explicit(
+		&((struct ring_sentry *)(uintptr_t)e)->len_plus1,
+		memory_order_acquire);
+	if (lp1 == 0)
+		return 0;
+	uint64_t len = lp1 - 1;
+	uint64_t size = round_up(RING_SENTRY_HDR + len + 1, 8);
+	if (size > limit - off || e->str[len] != '\0' ||
+	    e->magic != RING_SENTRY_MAGIC)
+		return -STRACE_E_CORRUPT;
+	out->str = e->str;
+	out->len = (uint32_t)len;
+	out->kind = e->kind;
+	out->key = e->key;
+	out->aux = e->aux;
+	if (next)
+		*next = off + size;
+	return 1;
+}
+
+int strace_ring_string(const struct strace_ring *ring, uint64_t off,
+		       struct strace_string *out)
+{
+	int rc = sentry_get(ring, off, strings_limit(ring), out, NULL);
+	return rc == 0 ? -STRACE_E_CORRUPT : (rc < 0 ? rc : 0);
+}
+
+int strace_ring_string_next(const struct strace_ring *ring, uint64_t *off,
+			    struct strace_string *out)
+{
+	uint64_t limit = strings_limit(ring);
+	if (*off >= limit)
+		return 0;
+	return sentry_get(ring, *off, limit, out, off);
+}
+
+int strace_ring_sync_strings(struct strace_ring *dst,
+			     const struct strace_ring *src)
+{
+	uint64_t from = atomic_load_explicit(&dst->h->strings_used,
+					     memory_order_relaxed);
+	uint64_t to = from;
+	struct strace_string s;
+	int rc;
+
+	while ((rc = strace_ring_string_next(src, &to, &s)) > 0)
+		;
+	if (rc < 0)
+		return rc;
+	if (to == from)
+		return 0;
+	if (to > dst->strings_size)
+		return -STRACE_E_FULL;
+	memcpy(dst->strings + from, src->strings + from, to - from);
+	/* Publish the copied entries (pairs with the acquire load of
+	 * strings_used by dst's readers). */
+	atomic_store_explicit(&dst->h->strings_used, to, memory_order_release);
+	return 0;
+}
+
+/* --- stat -------------------------------------------------------------- */
+
+int strace_ring_stat(struct strace_ring *ring, struct strace_ring_stat *st)
+{
+	struct ring_hdr *h = ring->h;
+	unsigned dead = 0;
+
+	if (ring->mode == STRACE_RING_ARCHIVE) {
+		int rc = ring_resize(ring, 0);
+		if (rc < 0)
+			return rc;
+		h = ring->h;
+	}
+	memset(st, 0, sizeof(*st));
+	st->version = h->version;
+	st->mode = ring->mode;
+	st->capacity = ring->cap;
+	st->file_size = ring->map_size;
+	st->reserved = atomic_load(&h->reserved);
+	st->committed = atomic_load(&h->committed);
+	st->tail = atomic_load(&h->tail);
+	st->strings_used = atomic_load(&h->strings_used);
+	st->strings_size = ring->strings_size;
+	st->writers_live = writers_scan(h, &dead);
+	st->writers_dead = dead;
+	st->writers_closed = atomic_load(&h->writers_closed);
+	for (int i = 0; i < STRACE_RING_MAX_READERS; i++) {
+		struct ring_rslot *s = &h->readers[i];
+		uint32_t state = atomic_load(&s->state);
+		if (state == SLOT_LIVE && proc_alive(s->pid, s->starttime))
+			st->readers_live++;
+		else if (state == SLOT_LIVE || state == SLOT_DEAD)
+			st->readers_dead++;
+	}
+	st->creator_pid = h->creator_pid;
+	st->created_ns = h->created_ns;
+	uint32_t opened = atomic_load(&h->writers_opened);
+	st->closed = opened > 0 && atomic_load(&h->writers_closed) == opened;
+	return 0;
+}
+
+int strace_ring_reader_info(struct strace_ring *ring,
+			    struct strace_reader_info *info, int max)
+{
+	int n = 0;
+	for (int i = 0; i < STRACE_RING_MAX_READERS && n < max; i++) {
+		struct ring_rslot *s = &ring->h->readers[i];
+		uint32_t state = atomic_load(&s->state);
+		if (state == SLOT_FREE || state == SLOT_CLOSED)
+			continue;
+		info[n].pid = s->pid;
+		info[n].live = state == SLOT_LIVE &&
+			       proc_alive(s->pid, s->starttime);
+		info[n].cursor = atomic_load(&s->cursor);
+		info[n].lost = atomic_load(&s->lost);
+		n++;
+	}
+	return n;
+}
+
+/* --- writers ----------------------------------------------------------- */
+
+int strace_writer_open(struct strace_ring *ring, struct strace_writer **out)
+{
+	struct ring_hdr *h = ring->h;
+	struct strace_writer *w;
+
+	*out = NULL;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->ring = ring;
+	w->idx = -1;
+	for (int i = 0; i < STRACE_RING_MAX_WRITERS && w->idx < 0; i++) {
+		struct ring_wslot *s = &h->writers[i];
+		uint32_t st = atomic_load_explicit(&s->state,
+						   memory_order_relaxed);
+		if (st == SLOT_LIVE)
+			continue;
+		if (st == SLOT_DEAD &&
+		    atomic_load_explicit(&s->flight, memory_order_acquire))
+			continue; /* still holds a range to repair */
+		ring_lock(h);
+		st = atomic_load_explicit(&s->state, memory_order_relaxed);
+		if (st == SLOT_FREE || st == SLOT_CLOSED ||
+		    (st == SLOT_DEAD && !atomic_load(&s->flight))) {
+			s->pid = (uint32_t)getpid();
+			s->starttime = proc_starttime(s->pid);
+			s->tid = (uint32_t)gettid();
+			atomic_store(&s->flight, FLIGHT_NONE);
+			atomic_store_explicit(&s->state, SLOT_LIVE,
+					      memory_order_release);
+			w->idx = i;
+		}
+		ring_unlock(h);
+	}
+	if (w->idx < 0) {
+		free(w);
+		return -STRACE_E_FULL;
+	}
+	atomic_fetch_add(&h->writers_opened, 1);
+	w->buf.pos = w->batch;
+	w->buf.end = w->batch + BATCH;
+	*out = w;
+	return 0;
+}
+
+void strace_writer_set_stop(struct strace_writer *w, int (*stop)(void *),
+			    void *arg)
+{
+	w->stop = stop;
+	w->stop_arg = arg;
+}
+
+static uint64_t min_live_cursor(struct ring_hdr *h, int check_alive,
+				unsigned *nlive)
+{
+	uint64_t m = UINT64_MAX;
+	unsigned n = 0;
+	for (int i = 0; i < STRACE_RING_MAX_READERS; i++) {
+		struct ring_rslot *s = &h->readers[i];
+		if (atomic_load_explicit(&s->state, memory_order_acquire) !=
+		    SLOT_LIVE)
+			continue;
+		if (check_alive && !proc_alive(s->pid, s->starttime)) {
+			/* A dead reader no longer holds the writer back. */
+			atomic_store_explicit(&s->state, SLOT_DEAD,
+					      memory_order_release);
+			atomic_fetch_sub(&h->readers_live, 1);
+			continue;
+		}
+		/* Acquire: the reader finished reading everything below its
+		 * cursor before publishing it (release in reader_publish). */
+		uint64_t c = atomic_load_explicit(&s->cursor,
+						  memory_order_acquire);
+		if (c < m)
+			m = c;
+		n++;
+	}
+	*nlive = n;
+	return m;
+}
+
+/* Lossless: recompute how far this writer may write; 1 if end fits. */
+static int refresh_bound(struct strace_writer *w, uint64_t end, int check_alive)
+{
+	struct strace_ring *r = w->ring;
+	struct ring_hdr *h = r->h;
+	unsigned nlive;
+
+	ring_lock(h);
+	uint64_t tail = atomic_load_explicit(&h->tail, memory_order_relaxed);
+	uint64_t m = min_live_cursor(h, check_alive, &nlive);
+	if (nlive) {
+		if (m > tail)
+			tail = m;
+	} else if (atomic_load(&h->readers_ever)) {
+		/* Every reader has gone: nothing to wait for, keep the newest
+		 * capacity events for a reader that attaches later. */
+		if (end > r->cap && end - r->cap > tail)
+			tail = end - r->cap;
+	}
+	/* else: no reader yet; hold everything from the first event. */
+	atomic_store_explicit(&h->tail, tail, memory_order_relaxed);
+	ring_unlock(h);
+	w->bound = tail + r->cap;
+	return end <= w->bound;
+}
+
+/* Lossless: wait until positions up to end may be written. */
+static int wait_space(struct strace_writer *w, uint64_t end)
+{
+	struct ring_hdr *h = w->ring->h;
+	uint64_t last_check = now_ms();
+	int rc = 0;
+
+	if (refresh_bound(w, end, 0))
+		return 0;
+	atomic_fetch_add(&h->space_waiters, 1);
+	for (;;) {
+		uint32_t f = atomic_load_explicit(&h->space_futex,
+						  memory_order_acquire);
+		int check = now_ms() - last_check >= LIVENESS_EVERY_MS;
+		if (check)
+			last_check = now_ms();
+		/* seq_cst (the fetch_add above) orders our waiter count before
+		 * the cursor loads; readers store the cursor, fence, then load
+		 * space_waiters: one side sees the other. */
+		if (refresh_bound(w, end, check))
+			break;
+		if (w->stop && w->stop(w->stop_arg)) {
+			rc = -STRACE_E_STOPPED;
+			break;
+		}
+		futex_wait(&h->space_futex, f, WAIT_SLICE_MS);
+	}
+	atomic_fetch_sub(&h->space_waiters, 1);
+	return rc;
+}
+
+/* Wait until every position before start is committed. */
+static void wait_turn(struct strace_ring *r, uint64_t start)
+{
+	struct ring_hdr *h = r->h;
+	uint64_t t0 = 0;
+
+	for (unsigned spins = 0;; spins++) {
+		if (atomic_load_explicit(&h->committed, memory_order_acquire) ==
+		    start)
+			return;
+		if (spins < 2000) {
+			cpu_relax();
+			continue;
+		}
+		if (!t0)
+			t0 = now_ms();
+		atomic_fetch_add(&h->data_waiters, 1);
+		uint32_t f = atomic_load(&h->data_futex);
+		if (atomic_load(&h->committed) != start)
+			futex_wait(&h->data_futex, f, 10);
+		atomic_fetch_sub(&h->data_waiters, 1);
+		if (now_ms() - t0 >= LIVENESS_EVERY_MS) {
+			repair_dead_writer(r);
+			t0 = now_ms();
+		}
+	}
+}
+
+int strace_writer_flush(struct strace_writer *w)
+{
+	struct strace_ring *r = w->ring;
+	struct ring_hdr *h = r->h;
+	struct ring_wslot *slot = wslot(w);
+	uint64_t n = (uint64_t)(w->buf.pos - w->batch);
+	uint64_t start, end;
+	int rc;
+
+	if (n == 0)
+		return 0;
+	/* Record the range before taking it, so that if this process dies
+	 * after the CAS the range can be repaired (repair_dead_writer). A
+	 * lossless writer only takes a range it may write: a stopped wait
+	 * leaves nothing behind and the batch stays buffered. */
+	atomic_store_explicit(&slot->flight, FLIGHT_RESERVING,
+			      memory_order_relaxed);
+	start = atomic_load_explicit(&h->reserved, memory_order_relaxed);
+	for (;;) {
+		end = start + n;
+		if (r->mode == STRACE_RING_LOSSLESS && end > w->bound) {
+			rc = wait_space(w, end);
+			if (rc < 0) {
+				atomic_store_explicit(&slot->flight,
+						      FLIGHT_NONE,
+						      memory_order_relaxed);
+				w->buf.err = rc;
+				return rc;
+			}
+			start = atomic_load_explicit(&h->reserved,
+						     memory_order_relaxed);
+			continue;
+		}
+		atomic_store_explicit(&slot->flight_start, start,
+				      memory_order_relaxed);
+		atomic_store_explicit(&slot->flight_end, end,
+				      memory_order_relaxed);
+		if (atomic_compare_exchange_weak_explicit(
+			    &h->reserved, &start, end, memory_order_seq_cst,
+			    memory_order_relaxed))
+			break;
+	}
+	atomic_store_explicit(&slot->flight, FLIGHT_RESERVED,
+			      memory_order_relaxed);
+
+	if (r->mode == STRACE_RING_ARCHIVE && end > r->cap) {
+		rc = ring_resize(r, end);
+		h = r->h; /* the mapping may have moved */
+		slot = wslot(w);
+		if (rc < 0) {
+			/* Commit the range empty-handed, marked as lost. */
+			wait_turn(r, start);
+			if (end - start <= r->cap) {
+				for (uint64_t p = start; p < end; p++)
+					memset(&r->ev[p & r->mask], 0,
+					       sizeof(struct strace_event));
+				struct strace_event *e = &r->ev[start & r->mask];
+				e->type = STRACE_EV_LOST;
+				e->flags = STRACE_LOST_WRITER;
+				e->a = n;
+				e->b = start;
+			}
+			atomic_store_explicit(&h->committed, end,
+					      memory_order_release);
+			atomic_store_explicit(&slot->flight, FLIGHT_NONE,
+					      memory_order_relaxed);
+			w->buf.pos = w->batch;
+			w->buf.err = rc;
+			return rc;
+		}
+	}
+	/* Flight mode: the reservation must be visible before any slot is
+	 * overwritten (pairs with the acquire fence in reader_release). */
+	atomic_thread_fence(memory_order_release);
+
+	uint64_t i = start & r->mask;
+	uint64_t first = r->cap - i < n ? r->cap - i : n;
+	memcpy(&r->ev[i], w->batch, first * sizeof(struct strace_event));
+	if (first < n)
+		memcpy(&r->ev[0], w->batch + first,
+		       (n - first) * sizeof(struct strace_event));
+
+	wait_turn(r, start);
+	/* Release: the event stores above happen before readers see the new
+	 * committed value (pairs with the acquire load in reader_next). */
+	atomic_store_explicit(&h->committed, end, memory_order_release);
+	atomic_store_explicit(&slot->flight, FLIGHT_NONE, memory_order_relaxed);
+	/* seq_cst fence: orders the committed store before the waiter load;
+	 * the reader increments data_waiters (seq_cst) before loading
+	 * committed, so one of the two sees the other. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&h->data_waiters, memory_order_relaxed))
+		wake_readers(h);
+	w->buf.pos = w->batch;
+	w->buf.err = 0;
+	return 0;
+}
+
+int strace_writer_close(struct strace_writer *w)
+{
+	if (!w)
+		return 0;
+	struct ring_hdr *h = w->ring->h;
+	int rc = strace_writer_flush(w);
+	if (rc < 0) {
+		/* Leave nothing half-done: drop what could not be flushed. */
+		w->buf.pos = w->batch;
+	}
+	atomic_store_explicit(&wslot(w)->state, SLOT_CLOSED,
+			      memory_order_release);
+	atomic_fetch_add(&h->writers_closed, 1);
+	wake_readers(h);
+	free(w);
+	return rc;
+}
+
+/* --- readers ----------------------------------------------------------- */
+
+int strace_reader_open(struct strace_ring *ring, int from_end,
+		       struct strace_reader **out)
+{
+	struct ring_hdr *h = ring->h;
+	struct strace_reader *r;
+
+	*out = NULL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->ring = ring;
+	r->idx = -1;
+	if (ring->mode == STRACE_RING_ARCHIVE) {
+		int rc = ring_resize(ring, 0);
+		if (rc < 0) {
+			free(r);
+			return rc;
+		}
+	}
+	/* Under the lock, so that a lossless writer computing its bound either
+	 * sees this reader's slot or has already published a tail we start
+	 * at (refresh_bound takes the same lock). */
+	ring_lock(h);
+	for (int i = 0; i < STRACE_RING_MAX_READERS; i++) {
+		struct ring_rslot *s = &h->readers[i];
+		uint32_t st = atomic_load(&s->state);
+		if (st == SLOT_LIVE)
+			continue;
+		uint64_t c = atomic_load(&h->committed);
+		uint64_t start;
+		if (from_end) {
+			start = c;
+		} else if (ring->mode == STRACE_RING_LOSSLESS) {
+			start = atomic_load(&h->tail);
+			if (c > ring->cap && start < c - ring->cap)
+				start = c - ring->cap;
+		} else {
+			uint64_t res = atomic_load(&h->reserved);
+			start = res > ring->cap ? res - ring->cap : 0;
+		}
+		if (start > c)
+			start = c;
+		s->pid = (uint32_t)getpid();
+		s->starttime = proc_starttime(s->pid);
+		atomic_store(&s->lost, 0);
+		atomic_store(&s->cursor, start);
+		atomic_store(&s->state, SLOT_LIVE);
+		r->idx = i;
+		r->cursor = start;
+		break;
+	}
+	if (r->idx >= 0) {
+		atomic_fetch_add(&h->readers_live, 1);
+		atomic_fetch_add(&h->readers_ever, 1);
+	}
+	ring_unlock(h);
+	if (r->idx < 0) {
+		free(r);
+		return -STRACE_E_FULL;
+	}
+	/* Let writers that wait for space or for readers re-check. */
+	atomic_fetch_add(&h->space_futex, 1);
+	futex_wake_all(&h->space_futex);
+	atomic_fetch_add(&h->attach_futex, 1);
+	futex_wake_all(&h->attach_futex);
+	*out = r;
+	return 0;
+}
+
+void strace_reader_close(struct strace_reader *r)
+{
+	if (!r)
+		return;
+	struct ring_hdr *h = r->ring->h;
+	ring_lock(h);
+	if (atomic_load(&rslot(r)->state) == SLOT_LIVE)
+		atomic_fetch_sub(&h->readers_live, 1);
+	atomic_store_explicit(&rslot(r)->state, SLOT_CLOSED,
+			      memory_order_release);
+	ring_unlock(h);
+	atomic_fetch_add(&h->space_futex, 1);
+	futex_wake_all(&h->space_futex);
+	free(r);
+}
+
+struct strace_ring *strace_reader_ring(const struct strace_reader *r)
+{
+	return r->ring;
+}
+
+uint64_t strace_reader_lost(const struct strace_reader *r)
+{
+	return r->lost;
+}
+
+/* Oldest position a reader may still find intact. */
+static uint64_t oldest_valid(const struct strace_ring *ring, uint64_t committed)
+{
+	uint64_t top = committed;
+	if (ring->mode == STRACE_RING_FLIGHT) {
+		/* Writers may be overwriting anything below reserved - cap. */
+		top = atomic_load_explicit(&ring->h->reserved,
+					   memory_order_acquire);
+		if (top < committed)
+			top = committed;
+	}
+	return top > ring->cap ? top - ring->cap : 0;
+}
+
+static void reader_publish(struct strace_reader *r)
+{
+	struct ring_hdr *h = r->ring->h;
+	/* Release: our reads of the slots below cursor are done before a
+	 * writer can see the cursor (pairs with the acquire load in
+	 * min_live_cursor). */
+	atomic_store_explicit(&rslot(r)->cursor, r->cursor,
+			      memory_order_release);
+	if (r->ring->mode != STRACE_RING_LOSSLESS)
+		return;
+	/* seq_cst fence: cursor store before the waiter load (the writer
+	 * increments space_waiters before re-reading cursors). */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&h->space_waiters, memory_order_relaxed)) {
+		atomic_fetch_add_explicit(&h->space_futex, 1,
+					  memory_order_release);
+		futex_wake_all(&h->space_futex);
+	}
+}
+
+long strace_reader_next(struct strace_reader *r, struct strace_batch *b,
+			size_t max, int timeout_ms)
+{
+	struct strace_ring *ring = r->ring;
+	struct ring_hdr *h = ring->h;
+	uint64_t deadline = 0, last_check = 0;
+
+	b->ev = NULL;
+	b->n = 0;
+	b->seq = r->cursor;
+	b->lost = 0;
+	if (ring->mode == STRACE_RING_ARCHIVE) {
+		int rc = ring_resize(ring, 0);
+		if (rc < 0)
+			return rc;
+		h = ring->h;
+	}
+	for (;;) {
+		/* Acquire: pairs with the writer's release store of committed;
+		 * the events below it are complete. */
+		uint64_t c = atomic_load_explicit(&h->committed,
+						  memory_order_acquire);
+		uint64_t oldest = oldest_valid(ring, c);
+		if (r->cursor < oldest) {
+			uint64_t lost = oldest - r->cursor;
+			b->lost += lost;
+			r->lost += lost;
+			r->cursor = oldest;
+			atomic_store_explicit(&rslot(r)->lost, r->lost,
+					      memory_order_relaxed);
+		}
+		if (c > r->cursor) {
+			uint64_t i = r->cursor & ring->mask;
+			uint64_t n = c - r->cursor;
+			if (n > ring->cap - i)
+				n = ring->cap - i;
+			if (max && n > max)
+				n = max;
+			b->ev = &ring->ev[i];
+			b->n = (size_t)n;
+			b->seq = r->cursor;
+			return (long)n;
+		}
+		b->seq = r->cursor;
+		if (b->lost || timeout_ms == 0)
+			return 0;
+		uint64_t t = now_ms();
+		if (!deadline) {
+			deadline = timeout_ms < 0 ? UINT64_MAX
+						  : t + (uint64_t)timeout_ms;
+			last_check = t;
+		}
+		if (t >= deadline)
+			return 0;
+		if (t - last_check >= LIVENESS_EVERY_MS) {
+			last_check = t;
+			if (repair_dead_writer(ring))
+				continue;
+			if (strace_reader_status(r) != STRACE_READER_LIVE)
+				return 0;
+		}
+		atomic_fetch_add(&h->data_waiters, 1);
+		uint32_t f = atomic_load(&h->data_futex);
+		/* seq_cst above: our waiter count is visible before we load
+		 * committed; writers store committed, fence, load waiters. */
+		if (atomic_load(&h->committed) == c) {
+			uint64_t left = deadline - t;
+			int ms = left < WAIT_SLICE_MS ? (int)left : WAIT_SLICE_MS;
+			futex_wait(&h->data_futex, f, ms);
+		}
+		atomic_fetch_sub(&h->data_waiters, 1);
+	}
+}
+
+size_t strace_reader_release(struct strace_reader *r,
+			     const struct strace_batch *b)
+{
+	size_t bad = 0;
+	if (b->n == 0)
+		return 0;
+	if (r->ring->mode == STRACE_RING_FLIGHT) {
+		/* Seqlock check: our loads of the events happen before this
+		 * load of reserved (acquire fence); a writer reserves before it
+		 * overwrites (release fence in writer_flush). */
+		atomic_thread_fence(memory_order_acquire);
+		uint64_t res = atomic_load_explicit(&r->ring->h->reserved,
+						    memory_order_relaxed);
+		uint64_t oldest = res > r->ring->cap ? res - r->ring->cap : 0;
+		if (oldest > b->seq) {
+			bad = oldest - b->seq < b->n ? oldest - b->seq : b->n;
+			r->lost += bad;
+			atomic_store_explicit(&rslot(r)->lost, r->lost,
+					      memory_order_relaxed);
+		}
+	}
+	r->cursor = b->seq + b->n;
+	reader_publish(r);
+	return bad;
+}
+
+int strace_reader_status(struct strace_reader *r)
+{
+	struct strace_ring *ring = r->ring;
+	struct ring_hdr *h = ring->h;
+	unsigned dead = 0, live;
+
+	if (atomic_load_explicit(&h->committed, memory_order_acquire) >
+	    r->cursor)
+		return STRACE_READER_LIVE;
+	live = writers_scan(h, &dead);
+	if (live)
+		return STRACE_READER_LIVE;
+	if (repair_dead_writer(ring))
+		return STRACE_READER_LIVE; /* a loss marker was committed */
+	if (atomic_load(&h->committed) > r->cursor)
+		return STRACE_READER_LIVE;
+	if (dead)
+		return STRACE_READER_WRITER_GONE;
+	uint32_t opened = atomic_load(&h->writers_opened);
+	if (opened == 0) {
+		/* No writer yet: live while the creator may still open one. */
+		if (proc_alive((uint32_t)h->creator_pid, h->creator_starttime))
+			return STRACE_READER_LIVE;
+		return STRACE_READER_WRITER_GONE;
+	}
+	return STRACE_READER_END;
+}
+
+int strace_ring_wait_readers(struct strace_ring *ring, int n, int timeout_ms)
+{
+	struct ring_hdr *h = ring->h;
+	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX
+					   : now_ms() + (uint64_t)timeout_ms;
+	for (;;) {
+		uint32_t f = atomic_load(&h->attach_futex);
+		if (atomic_load(&h->readers_live) >= (uint32_t)n)
+			return 0;
+		uint64_t t = now_ms();
+		if (t >= deadline)
+			return -ETIMEDOUT;
+		uint64_t left = deadline - t;
+		futex_wait(&h->attach_futex, f,
+			   left < WAIT_SLICE_MS ? (int)left : WAIT_SLICE_MS);
+	}
+}

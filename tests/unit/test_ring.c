@@ -1,0 +1,686 @@
+/* SPDX-License-Identifier: MIT */
+/* tests/unit/test_ring.c - the shared ring: modes, processes, faults. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../harness.h"
+#include "strace/ring.h"
+#include "../../events/ring_layout.h"
+
+static char dir[256];
+
+static const char *tpath(const char *name)
+{
+	static char buf[8][512];
+	static int i;
+	i = (i + 1) % 8;
+	snprintf(buf[i], sizeof(buf[i]), "%s/%s", dir, name);
+	return buf[i];
+}
+
+static struct strace_ring *mk(const char *name, uint64_t cap, int mode)
+{
+	struct strace_ring_opts o = {sizeof(o), cap, 1 << 16, mode, 0};
+	struct strace_ring *r = NULL;
+	unlink(tpath(name));
+	int rc = strace_ring_create(tpath(name), &o, &r);
+	if (rc < 0)
+		fprintf(stderr, "  create %s: %s\n", name, strace_strerror(rc));
+	return r;
+}
+
+static uint64_t ms_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Read everything until the stream ends; calls fn per event. */
+static int drain(struct strace_reader *rd, int timeout_ms,
+		 void (*fn)(const struct strace_event *, uint64_t, void *),
+		 void *arg, uint64_t *lost)
+{
+	struct strace_batch b;
+	uint64_t t0 = ms_now();
+	for (;;) {
+		long n = strace_reader_next(rd, &b, 0, 100);
+		if (lost)
+			*lost += b.lost;
+		if (n > 0) {
+			for (long i = 0; i < n; i++)
+				fn(&b.ev[i], b.seq + (uint64_t)i, arg);
+			size_t bad = strace_reader_release(rd, &b);
+			if (lost)
+				*lost += bad;
+			t0 = ms_now();
+			continue;
+		}
+		int st = strace_reader_status(rd);
+		if (st != STRACE_READER_LIVE)
+			return st;
+		if (ms_now() - t0 > (uint64_t)timeout_ms)
+			return -ETIMEDOUT;
+	}
+}
+
+struct seqcheck {
+	uint64_t count, bad, pads, lostmark;
+	uint64_t next_a;
+};
+
+static void check_seq(const struct strace_event *e, uint64_t seq, void *arg)
+{
+	struct seqcheck *c = arg;
+	(void)seq;
+	if (e->type == STRACE_EV_PAD) {
+		c->pads++;
+		return;
+	}
+	if (e->type == STRACE_EV_LOST) {
+		c->lostmark += e->a;
+		c->next_a += e->a;
+		return;
+	}
+	if (e->a != c->next_a)
+		c->bad++;
+	c->next_a = e->a + 1;
+	c->count++;
+}
+
+TEST(basic_roundtrip)
+{
+	struct strace_ring *r = mk("basic", 1024, STRACE_RING_LOSSLESS);
+	struct strace_writer *w;
+	struct strace_reader *rd;
+	REQUIRE(r);
+	REQUIRE(strace_writer_open(r, &w) == 0);
+	for (uint64_t i = 0; i < 1000; i++)
+		CHECK_INT(strace_writer_emit(w, STRACE_EV_CALL, 1, 7, i, i,
+					     i * 2),
+			  ==, 0);
+	CHECK_INT(strace_writer_close(w), ==, 0);
+	REQUIRE(strace_reader_open(r, 0, &rd) == 0);
+	struct seqcheck c = {0};
+	CHECK_INT(drain(rd, 2000, check_seq, &c, NULL), ==, STRACE_READER_END);
+	CHECK_U64(c.count, ==, 1000);
+	CHECK_U64(c.bad, ==, 0);
+	strace_reader_close(rd);
+
+	struct strace_ring_stat st;
+	CHECK_INT(strace_ring_stat(r, &st), ==, 0);
+	CHECK_U64(st.committed, ==, 1000);
+	CHECK_INT(st.closed, ==, 1);
+	strace_ring_close(r);
+}
+
+TEST(strings)
+{
+	struct strace_ring *r = mk("strings", 1024, STRACE_RING_LOSSLESS);
+	uint64_t off[100];
+	REQUIRE(r);
+	for (int i = 0; i < 100; i++) {
+		char name[32];
+		int n = snprintf(name, sizeof(name), "func_%d", i);
+		CHECK_INT(strace_ring_add_string(r, STRACE_EV_SYMBOL,
+						 0x1000u + (unsigned)i * 16, 16,
+						 name, (size_t)n, &off[i]),
+			  ==, 0);
+	}
+	struct strace_string s;
+	REQUIRE(strace_ring_string(r, off[42], &s) == 0);
+	CHECK_STR(s.str, "func_42");
+	CHECK_U64(s.key, ==, 0x1000 + 42 * 16);
+	CHECK_INT(s.kind, ==, STRACE_EV_SYMBOL);
+	/* Offsets that are not entries are refused, never followed. */
+	CHECK_INT(strace_ring_string(r, off[42] + 8, &s), ==, -STRACE_E_CORRUPT);
+	CHECK_INT(strace_ring_string(r, 1ull << 40, &s), ==, -STRACE_E_CORRUPT);
+	CHECK_INT(strace_ring_string(r, 3, &s), ==, -STRACE_E_CORRUPT);
+	uint64_t it = 0;
+	int n = 0;
+	while (strace_ring_string_next(r, &it, &s) > 0)
+		n++;
+	CHECK_INT(n, ==, 100);
+	/* Fill the table: a clean -STRACE_E_FULL, not an overflow. */
+	char big[4096];
+	memset(big, 'x', sizeof(big));
+	int rc = 0;
+	for (int i = 0; i < 100 && rc == 0; i++)
+		rc = strace_ring_add_string(r, STRACE_EV_DSO, 0, 0, big,
+					    sizeof(big), NULL);
+	CHECK_INT(rc, ==, -STRACE_E_FULL);
+
+	/* Saving: the copied table keeps offsets valid. */
+	struct strace_ring *a = mk("strings.arch", 64, STRACE_RING_ARCHIVE);
+	REQUIRE(a);
+	CHECK_INT(strace_ring_sync_strings(a, r), ==, 0);
+	REQUIRE(strace_ring_string(a, off[99], &s) == 0);
+	CHECK_STR(s.str, "func_99");
+	strace_ring_close(a);
+	strace_ring_close(r);
+}
+
+static int stop_after(void *arg)
+{
+	uint64_t *deadline = arg;
+	return ms_now() >= *deadline;
+}
+
+/* Lossless with no reader: the writer waits; a late reader gets all. */
+TEST(lossless_holds_until_reader)
+{
+	struct strace_ring *r = mk("hold", 256, STRACE_RING_LOSSLESS);
+	struct strace_writer *w;
+	REQUIRE(r);
+	REQUIRE(strace_writer_open(r, &w) == 0);
+	uint64_t deadline = ms_now() + 200;
+	strace_writer_set_stop(w, stop_after, &deadline);
+	int rc = 0;
+	uint64_t i;
+	for (i = 0; i < 2000 && rc == 0; i++)
+		rc = strace_writer_emit(w, STRACE_EV_CALL, 0, 1, i, i, 0);
+	CHECK_INT(rc, ==, -STRACE_E_STOPPED);
+	/* Nothing beyond the capacity was accepted. */
+	CHECK_U64(i, <=, 256 + 256 + 1);
+
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct strace_ring *r2;
+		struct strace_reader *rd;
+		if (strace_ring_open(tpath("hold"), &r2) < 0 ||
+		    strace_reader_open(r2, 0, &rd) < 0)
+			_exit(2);
+		struct seqcheck c = {0};
+		int st = drain(rd, 5000, check_seq, &c, NULL);
+		_exit(st == STRACE_READER_END && c.count == 5000 && !c.bad &&
+		      !c.lostmark ? 0 : 1);
+	}
+	/* Continue from where the stop left the batch. */
+	strace_writer_set_stop(w, NULL, NULL);
+	i--; /* the stopped emit's event was not buffered */
+	for (; i < 5000; i++)
+		CHECK_INT(strace_writer_emit(w, STRACE_EV_CALL, 0, 1, i, i, 0),
+			  ==, 0);
+	CHECK_INT(strace_writer_close(w), ==, 0);
+	int status;
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	strace_ring_close(r);
+}
+
+/* 4 producer threads in each of 2 processes, 3 reader processes. */
+#define MP_THREADS 4
+#define MP_PROCS 2
+#define MP_EVENTS 200000
+
+static struct strace_ring *mp_ring;
+static void *mp_thread(void *arg)
+{
+	uint32_t id = (uint32_t)(uintptr_t)arg;
+	struct strace_writer *w;
+	if (strace_writer_open(mp_ring, &w) < 0)
+		return (void *)1;
+	for (uint64_t i = 0; i < MP_EVENTS; i++)
+		if (strace_writer_emit(w, STRACE_EV_CALL, 0, id, 0, i, id) < 0)
+			return (void *)1;
+	return (void *)(intptr_t)strace_writer_close(w);
+}
+
+struct mp_state {
+	uint64_t next[MP_PROCS * MP_THREADS];
+	uint64_t bad, total;
+};
+
+static void mp_check(const struct strace_event *e, uint64_t seq, void *arg)
+{
+	struct mp_state *s = arg;
+	(void)seq;
+	if (e->tid >= MP_PROCS * MP_THREADS || e->a != s->next[e->tid]) {
+		s->bad++;
+		return;
+	}
+	s->next[e->tid]++;
+	s->total++;
+}
+
+TEST(multi_producer_multi_reader)
+{
+	struct strace_ring *r = mk("mp", 1 << 14, STRACE_RING_LOSSLESS);
+	pid_t readers[3], writers[MP_PROCS];
+	REQUIRE(r);
+	for (int k = 0; k < 3; k++) {
+		readers[k] = fork();
+		if (readers[k] == 0) {
+			struct strace_ring *r2;
+			struct strace_reader *rd;
+			if (strace_ring_open(tpath("mp"), &r2) < 0 ||
+			    strace_reader_open(r2, 0, &rd) < 0)
+				_exit(2);
+			struct mp_state s;
+			memset(&s, 0, sizeof(s));
+			int st = drain(rd, 20000, mp_check, &s, NULL);
+			int ok = st == STRACE_READER_END && s.bad == 0 &&
+				 s.total == (uint64_t)MP_PROCS * MP_THREADS *
+						    MP_EVENTS;
+			if (!ok)
+				fprintf(stderr,
+					"  reader %d: status %d bad %llu total "
+					"%llu\n",
+					k, st, (unsigned long long)s.bad,
+					(unsigned long long)s.total);
+			_exit(ok ? 0 : 1);
+		}
+	}
+	CHECK_INT(strace_ring_wait_readers(r, 3, 5000), ==, 0);
+	for (int p = 0; p < MP_PROCS; p++) {
+		writers[p] = fork();
+		if (writers[p] == 0) {
+			pthread_t th[MP_THREADS];
+			if (strace_ring_open(tpath("mp"), &mp_ring) < 0)
+				_exit(2);
+			for (int t = 0; t < MP_THREADS; t++)
+				pthread_create(&th[t], NULL, mp_thread,
+					       (void *)(uintptr_t)(p * MP_THREADS +
+								   t));
+			int bad = 0;
+			for (int t = 0; t < MP_THREADS; t++) {
+				void *ret;
+				pthread_join(th[t], &ret);
+				bad |= ret != NULL;
+			}
+			_exit(bad);
+		}
+	}
+	for (int p = 0; p < MP_PROCS; p++) {
+		int status;
+		waitpid(writers[p], &status, 0);
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	for (int k = 0; k < 3; k++) {
+		int status;
+		waitpid(readers[k], &status, 0);
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	strace_ring_close(r);
+}
+
+/* Flight recorder: a slow reader's reported loss is the true loss. */
+TEST(flight_recorder_counts_losses)
+{
+	struct strace_ring *r = mk("flight", 1024, STRACE_RING_FLIGHT);
+	REQUIRE(r);
+	const uint64_t N = 2000000;
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct strace_writer *w;
+		if (strace_writer_open(r, &w) < 0)
+			_exit(2);
+		for (uint64_t i = 0; i < N; i++)
+			strace_writer_emit(w, STRACE_EV_JUMP, 0, 1, 0, i, 0);
+		_exit(strace_writer_close(w) < 0);
+	}
+	struct strace_reader *rd;
+	REQUIRE(strace_reader_open(r, 0, &rd) == 0);
+	struct strace_batch b;
+	uint64_t got = 0, lost = 0, bad = 0, expect = 0;
+	struct strace_event copy[64];
+	for (;;) {
+		/* Copy, then validate: the way to read a flight ring. */
+		long n = strace_reader_next(rd, &b, 64, 100);
+		lost += b.lost;
+		expect += b.lost;
+		if (n <= 0) {
+			if (strace_reader_status(rd) != STRACE_READER_LIVE)
+				break;
+			continue;
+		}
+		memcpy(copy, b.ev, (size_t)n * sizeof(copy[0]));
+		size_t torn = strace_reader_release(rd, &b);
+		lost += torn;
+		for (long i = (long)torn; i < n; i++) {
+			if (copy[i].a != b.seq + (uint64_t)i)
+				bad++;
+			got++;
+		}
+		expect = b.seq + (uint64_t)n;
+		/* Be slow now and then so that the writer laps us. */
+		if ((got & 0xfff) < 64)
+			usleep(50);
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CHECK_U64(bad, ==, 0);
+	CHECK_U64(got + lost, ==, N);
+	CHECK_U64(strace_reader_lost(rd), ==, lost);
+	CHECK_U64(lost, >, 0); /* the test must really exercise losses */
+	(void)expect;
+	strace_reader_close(rd);
+	strace_ring_close(r);
+}
+
+/* A writer killed mid-stream: readers get everything committed, then a
+ * clean "writer gone". */
+TEST(writer_killed)
+{
+	struct strace_ring *r = mk("wkill", 4096, STRACE_RING_LOSSLESS);
+	REQUIRE(r);
+	struct strace_reader *rd;
+	REQUIRE(strace_reader_open(r, 0, &rd) == 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct strace_writer *w;
+		if (strace_writer_open(r, &w) < 0)
+			_exit(2);
+		for (uint64_t i = 0;; i++)
+			strace_writer_emit(w, STRACE_EV_CALL, 0, 1, 0, i, 0);
+	}
+	struct seqcheck c = {0};
+	struct strace_batch b;
+	while (c.count < 300000) {
+		long n = strace_reader_next(rd, &b, 0, 1000);
+		for (long i = 0; i < n; i++)
+			check_seq(&b.ev[i], 0, &c);
+		strace_reader_release(rd, &b);
+		if (n <= 0)
+			break;
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	uint64_t t0 = ms_now();
+	int st = drain(rd, 5000, check_seq, &c, NULL);
+	CHECK_INT(st, ==, STRACE_READER_WRITER_GONE);
+	CHECK_U64(ms_now() - t0, <, 3000);
+	CHECK_U64(c.bad, ==, 0);
+	CHECK_U64(c.count, >=, 300000);
+	/* Every position was delivered or marked: committed == reserved. */
+	struct strace_ring_stat s;
+	strace_ring_stat(r, &s);
+	CHECK_U64(s.committed, ==, s.reserved);
+	CHECK_INT(s.writers_dead, ==, 1);
+	strace_reader_close(rd);
+	strace_ring_close(r);
+}
+
+/* A writer that dies between reserving and committing does not wedge the
+ * writers behind it: its range becomes a LOST marker. The child leaves the
+ * header exactly as a crash at that point would (see ring_layout.h). */
+TEST(writer_dies_holding_range)
+{
+	struct strace_ring *r = mk("whold", 4096, STRACE_RING_LOSSLESS);
+	REQUIRE(r);
+	struct strace_writer *w;
+	REQUIRE(strace_writer_open(r, &w) == 0);
+	for (uint64_t i = 0; i < 10; i++)
+		strace_writer_emit(w, STRACE_EV_CALL, 0, 1, 0, i, 0);
+	REQUIRE(strace_writer_flush(w) == 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int fd = open(tpath("whold"), O_RDWR);
+		void *m = mmap(NULL, RING_HDR_SIZE, PROT_READ | PROT_WRITE,
+			       MAP_SHARED, fd, 0);
+		if (m == MAP_FAILED)
+			_exit(2);
+		struct ring_hdr *h = m;
+		struct ring_wslot *s = &h->writers[STRACE_RING_MAX_WRITERS - 1];
+		s->pid = (uint32_t)getpid();
+		s->starttime = 0;
+		uint64_t start = atomic_load(&h->reserved);
+		atomic_store(&s->flight, FLIGHT_RESERVING);
+		atomic_store(&s->flight_start, start);
+		atomic_store(&s->flight_end, start + 7);
+		atomic_store(&s->state, SLOT_LIVE);
+		atomic_fetch_add(&h->writers_opened, 1);
+		atomic_store(&h->reserved, start + 7);
+		atomic_store(&s->flight, FLIGHT_RESERVED);
+		_exit(0); /* dies without committing */
+	}
+	waitpid(pid, NULL, 0);
+	uint64_t t0 = ms_now();
+	for (uint64_t i = 17; i < 30; i++)
+		strace_writer_emit(w, STRACE_EV_CALL, 0, 1, 0, i, 0);
+	CHECK_INT(strace_writer_close(w), ==, 0);
+	CHECK_U64(ms_now() - t0, <, 1500);
+	struct strace_reader *rd;
+	REQUIRE(strace_reader_open(r, 0, &rd) == 0);
+	struct seqcheck c = {0};
+	CHECK_INT(drain(rd, 3000, check_seq, &c, NULL), ==,
+		  STRACE_READER_WRITER_GONE);
+	CHECK_U64(c.count, ==, 23);
+	CHECK_U64(c.lostmark, ==, 7);
+	CHECK_U64(c.pads, ==, 6);
+	CHECK_U64(c.bad, ==, 0);
+	strace_reader_close(rd);
+	strace_ring_close(r);
+}
+
+struct killer {
+	pid_t pid;
+	uint64_t at;
+};
+
+static void *kill_later(void *arg)
+{
+	struct killer *k = arg;
+	usleep(300000);
+	k->at = ms_now();
+	kill(k->pid, SIGKILL);
+	return NULL;
+}
+
+/* A reader killed while a lossless writer waits for it: the writer goes
+ * on within a second. */
+TEST(reader_killed)
+{
+	struct strace_ring *r = mk("rkill", 1024, STRACE_RING_LOSSLESS);
+	REQUIRE(r);
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct strace_ring *r2;
+		struct strace_reader *rd;
+		if (strace_ring_open(tpath("rkill"), &r2) < 0 ||
+		    strace_reader_open(r2, 0, &rd) < 0)
+			_exit(2);
+		pause(); /* attached, reads nothing */
+		_exit(0);
+	}
+	CHECK_INT(strace_ring_wait_readers(r, 1, 5000), ==, 0);
+	struct strace_writer *w;
+	REQUIRE(strace_writer_open(r, &w) == 0);
+	struct killer k = {pid, 0};
+	pthread_t th;
+	pthread_create(&th, NULL, kill_later, &k);
+	for (uint64_t i = 0; i < 100000; i++)
+		CHECK_INT(strace_writer_emit(w, STRACE_EV_CALL, 0, 1, 0, i, 0),
+			  ==, 0);
+	CHECK_INT(strace_writer_close(w), ==, 0);
+	uint64_t done = ms_now();
+	pthread_join(th, NULL);
+	waitpid(pid, NULL, 0);
+	/* The writer was blocked until the kill, and went on soon after. */
+	CHECK(k.at != 0);
+	CHECK_U64(done, >=, k.at);
+	CHECK_U64(done - k.at, <, 1000);
+	strace_ring_close(r);
+}
+
+TEST(archive_grows)
+{
+	struct strace_ring *r = mk("arch", 64, STRACE_RING_ARCHIVE);
+	struct strace_writer *w;
+	REQUIRE(r);
+	REQUIRE(strace_writer_open(r, &w) == 0);
+	for (uint64_t i = 0; i < 100000; i++)
+		strace_writer_emit(w, STRACE_EV_RETURN, 0, 3, i, i, 0);
+	CHECK_INT(strace_writer_close(w), ==, 0);
+	strace_ring_close(r);
+	REQUIRE(strace_ring_open(tpath("arch"), &r) == 0);
+	struct strace_reader *rd;
+	REQUIRE(strace_reader_open(r, 0, &rd) == 0);
+	struct seqcheck c = {0};
+	CHECK_INT(drain(rd, 2000, check_seq, &c, NULL), ==, STRACE_READER_END);
+	CHECK_U64(c.count, ==, 100000);
+	CHECK_U64(c.bad, ==, 0);
+	strace_reader_close(rd);
+	strace_ring_close(r);
+}
+
+static int write_file(const char *path, const void *data, size_t len)
+{
+	unlink(path);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		return -1;
+	ssize_t n = write(fd, data, len);
+	close(fd);
+	return n == (ssize_t)len ? 0 : -1;
+}
+
+static int open_err(const char *path)
+{
+	struct strace_ring *r = NULL;
+	int rc = strace_ring_open(path, &r);
+	strace_ring_close(r);
+	return rc;
+}
+
+TEST(bad_files)
+{
+	struct strace_ring *r = mk("good", 64, STRACE_RING_LOSSLESS);
+	REQUIRE(r);
+	strace_ring_close(r);
+	int fd = open(tpath("good"), O_RDONLY);
+	REQUIRE(fd >= 0);
+	struct stat st;
+	fstat(fd, &st);
+	size_t len = (size_t)st.st_size;
+	uint8_t *good = malloc(len), *buf = malloc(len);
+	REQUIRE(good && buf);
+	CHECK_INT(read(fd, good, len), ==, (long long)len);
+	close(fd);
+
+	CHECK_INT(open_err(tpath("good")), ==, 0);
+	CHECK_INT(open_err(tpath("missing")), ==, -ENOENT);
+	write_file(tpath("empty"), "", 0);
+	CHECK_INT(open_err(tpath("empty")), ==, -STRACE_E_TRUNCATED);
+	write_file(tpath("trunc"), good, 100);
+	CHECK_INT(open_err(tpath("trunc")), ==, -STRACE_E_TRUNCATED);
+	write_file(tpath("trunc2"), good, len - 32);
+	CHECK_INT(open_err(tpath("trunc2")), ==, -STRACE_E_TRUNCATED);
+	memcpy(buf, good, len);
+	memcpy(buf, "NOTARING", 8);
+	write_file(tpath("magic"), buf, len);
+	CHECK_INT(open_err(tpath("magic")), ==, -STRACE_E_MAGIC);
+	memcpy(buf, good, len);
+	buf[8] = 99; /* version */
+	write_file(tpath("version"), buf, len);
+	CHECK_INT(open_err(tpath("version")), ==, -STRACE_E_VERSION);
+
+	/* Every header field out of range, one at a time. */
+	static const struct {
+		size_t off, size;
+		uint64_t val;
+	} fields[] = {
+		{12, 4, 4096},      /* header_size */
+		{16, 4, 24},        /* event_size */
+		{20, 4, 7},         /* mode */
+		{24, 8, 1000},      /* capacity, not a power of two */
+		{24, 8, 1ull << 40}, /* capacity, too large for the file */
+		{24, 8, 0},         /* capacity zero */
+		{32, 8, 12},        /* strings_offset */
+		{40, 8, 4095},      /* strings_size */
+		{48, 8, 1ull << 62}, /* events_offset */
+	};
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		memcpy(buf, good, len);
+		memcpy(buf + fields[i].off, &fields[i].val, fields[i].size);
+		write_file(tpath("field"), buf, len);
+		int rc = open_err(tpath("field"));
+		if (rc != -STRACE_E_CORRUPT && rc != -STRACE_E_TRUNCATED)
+			fprintf(stderr, "  field %zu: %d\n", i, rc);
+		CHECK(rc == -STRACE_E_CORRUPT || rc == -STRACE_E_TRUNCATED);
+	}
+	/* Random bytes: an error, never a crash. */
+	srand(1);
+	for (int k = 0; k < 20; k++) {
+		for (size_t i = 0; i < 20000 && i < len; i++)
+			buf[i] = (uint8_t)rand();
+		write_file(tpath("random"), buf, len);
+		CHECK_INT(open_err(tpath("random")), <, 0);
+	}
+	/* Hostile live counters in a valid layout: reading stays in bounds. */
+	memcpy(buf, good, len);
+	uint64_t huge = UINT64_MAX - 5;
+	memcpy(buf + offsetof(struct ring_hdr, committed), &huge, 8);
+	write_file(tpath("counters"), buf, len);
+	struct strace_ring *hr;
+	if (strace_ring_open(tpath("counters"), &hr) == 0) {
+		struct strace_reader *rd;
+		if (strace_reader_open(hr, 0, &rd) == 0) {
+			struct strace_batch b;
+			long n = strace_reader_next(rd, &b, 0, 0);
+			CHECK_INT(n, <=, 64);
+			strace_reader_release(rd, &b);
+			strace_reader_close(rd);
+		}
+		strace_ring_close(hr);
+	}
+	/* A symlink is refused, on create and on open. */
+	unlink(tpath("link"));
+	CHECK_INT(symlink(tpath("good"), tpath("link")), ==, 0);
+	CHECK_INT(open_err(tpath("link")), ==, -ELOOP);
+	struct strace_ring *lr = NULL;
+	CHECK_INT(strace_ring_create(tpath("link"), NULL, &lr), ==, -ELOOP);
+	CHECK_INT(strace_ring_create(tpath("good"), NULL, &lr), ==, -EEXIST);
+	/* A directory is not a ring. */
+	CHECK_INT(open_err(dir), ==, -EISDIR);
+	free(good);
+	free(buf);
+}
+
+TEST(default_path)
+{
+	char a[256], b[256];
+	unsetenv("STRACE_RING");
+	REQUIRE(strace_ring_default_path(a, sizeof(a)) > 0);
+	REQUIRE(strace_ring_default_path(b, sizeof(b)) > 0);
+	CHECK(strncmp(a, "/dev/shm/strace_", 16) == 0);
+	CHECK(strcmp(a, b) != 0);
+	CHECK(strstr(a, ".srb") != NULL);
+	setenv("STRACE_RING", "/tmp/x.srb", 1);
+	REQUIRE(strace_ring_default_path(a, sizeof(a)) > 0);
+	CHECK_STR(a, "/tmp/x.srb");
+	CHECK_INT(strace_ring_default_path(a, 4), ==, -ENAMETOOLONG);
+	unsetenv("STRACE_RING");
+}
+
+static void setup(void) __attribute__((constructor));
+static void setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/test_ring.%d", (int)getpid());
+	mkdir(dir, 0700);
+}
+
+static void cleanup(void) __attribute__((destructor));
+static void cleanup(void)
+{
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+}
+
+RUN_TESTS("test_ring", T(basic_roundtrip), T(strings),
+	  T(lossless_holds_until_reader), T(multi_producer_multi_reader),
+	  T(flight_recorder_counts_losses), T(writer_killed),
+	  T(writer_dies_holding_range), T(reader_killed), T(archive_grows),
+	  T(bad_files), T(default_path))
