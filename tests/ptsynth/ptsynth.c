@@ -1666,9 +1666,12 @@ static void write_raw_and_truth(int exit_code)
 			maps[i].start, maps[i].end, maps[i].pgoff,
 			maps[i].file->path);
 	for (i = 0; i < nthreads; i++) {
+		char real[PATH_MAX];
+
 		snprintf(path, sizeof(path), "%s.%u.pt", opt.raw, tid_of(threads[i]));
 		write_file(path, threads[i]->pt.p, threads[i]->pt.n);
-		fprintf(sb, "thread %u %s\n", tid_of(threads[i]), path);
+		fprintf(sb, "thread %u %s\n", tid_of(threads[i]),
+			realpath(path, real) ? real : path);
 	}
 	if (fclose(sb))
 		die("writing sideband: %s", strerror(errno));
