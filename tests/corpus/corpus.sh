@@ -184,6 +184,9 @@ bench)
 	mkdir -p "$O/bench"
 	dir=$O/bench/bench-$key
 	if [ ! -e "$dir/done" ]; then
+		for old in "$O"/bench/bench-*; do
+			[ -d "$old" ] && [ "$old" != "$dir" ] && rm -rf "$old"
+		done
 		rm -rf "$dir"; mkdir -p "$dir"
 		"$PTSYNTH" -o "$dir/trace.data" --truth "$dir/trace.truth" -- \
 			/usr/bin/sort -k2,2 -k1,1n "$out/input/bench.txt" >"$dir/stdout" 2>"$dir/stderr" ||

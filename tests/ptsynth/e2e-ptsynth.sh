@@ -59,6 +59,11 @@ if gcc -O0 -o "$tmp/crash" "$tmp/crash.c" 2>/dev/null; then
 else
 	skip bad-input/crash "no gcc"
 fi
+printf '#include <unistd.h>\nint main(void){ return fork() < 0; }\n' >"$tmp/fork.c"
+if gcc -O0 -o "$tmp/fork" "$tmp/fork.c" 2>/dev/null; then
+	bad fork "fork is not supported" "$PTSYNTH" -o "$tmp/x.data" -- "$tmp/fork"
+fi
+bad exec "exec: not supported" "$PTSYNTH" -o "$tmp/x.data" -- /bin/sh -c 'exec /bin/true'
 bad qemu-missing "not found" "$PTSYNTH" --qemu /nonexistent/qemu -o "$tmp/x.data" -- /bin/true
 
 # ---- corpus ----------------------------------------------------------

@@ -1099,7 +1099,13 @@ static void on_strace(char *line)
 		return;
 	if (!pid)
 		pid = (uint32_t)v;
+	else if ((uint32_t)v != pid)
+		die("%s created a process (pid %lu): fork is not supported, only threads",
+		    prog_path, v);
 	p++;
+	if (!strncmp(p, "execve(", 7) || !strncmp(p, "execveat(", 9))
+		die("%s calls exec: not supported (the new program would run "
+		    "outside QEMU)", prog_path);
 	args = strchr(p, '(');
 	ret = strstr(p, ") = ");
 	if (!args || !ret)
@@ -1331,6 +1337,10 @@ static int run_qemu(char **argv)
 			have = 0;
 		}
 	}
+	if (have)
+		on_line(rbuf, have); /* last line without a newline */
+	if (sline.n)
+		strace_text("", 0, true); /* e.g. an exec never returns */
 	close(pfd[0]);
 	for (i = 0; i < nown; i++)
 		free(qargv[i]);
