@@ -1,0 +1,1753 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tests/ptsynth/ptsynth.c - make real Intel PT traces of real programs
+ * without PT hardware.
+ *
+ *   ptsynth [options] -o OUT.data [--truth OUT.truth] -- PROG [ARGS...]
+ *
+ * Runs PROG under qemu-x86_64 -singlestep -d exec,nochain,page -strace
+ * with QEMU's log streamed through a pipe, classifies every executed
+ * instruction with Capstone, encodes the control flow as Intel PT packets
+ * with libipt's encoder (as user-only tracing would produce them) and
+ * writes a perf.data file, the raw PT streams, a sideband file and the
+ * ground truth. See docs/ptsynth.md for the formats and the rules.
+ */
+#include <capstone/capstone.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <intel-pt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../../pt_backend/perf_write.h"
+
+#define PMU_TYPE 8 /* intel_pt's PMU type; any value matching the attr */
+#define MAX_CPUS 1024
+#define RETSTACK 64 /* the hardware's return-compression depth */
+
+static const char *prog_name = "ptsynth";
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog_name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		die("out of memory");
+	return p;
+}
+
+static char *xstrdup(const char *s)
+{
+	char *p = strdup(s);
+
+	if (!p)
+		die("out of memory");
+	return p;
+}
+
+/* ---------------------------------------------------------------- options */
+
+static struct {
+	const char *out;
+	const char *truth;
+	const char *raw; /* prefix of the raw streams and the sideband */
+	const char *qemu;
+	unsigned long psb_period;
+	bool retcomp;
+	bool timing;
+	bool cyc;
+	unsigned mtc_period; /* MTC every 2^n CTC ticks */
+	unsigned cbr;        /* core:bus ratio (core clock = cbr * 100 MHz) */
+	unsigned nonturbo;   /* max non-turbo ratio = TSC / 100 MHz */
+	unsigned tsc_ctc;    /* TSC ticks per CTC tick */
+	unsigned syscall_cycles;
+	uint64_t ovf_at;  /* inject OVF after this many instructions (thread 0) */
+	uint64_t ovf_len; /* instructions lost after the OVF */
+	uint64_t drop_off, drop_len;
+	bool drop;
+	uint64_t corrupt_off;
+	bool corrupt;
+	bool verbose;
+} opt = {
+	.psb_period = 4096,
+	.retcomp = true,
+	.timing = true,
+	.mtc_period = 3,
+	.cbr = 20,
+	.nonturbo = 24,
+	.tsc_ctc = 100,
+	.syscall_cycles = 1000,
+	.ovf_len = 1000,
+};
+
+/* --------------------------------------------------------------- growbuf */
+
+struct gbuf {
+	uint8_t *p;
+	size_t n, cap;
+};
+
+static void gb_put(struct gbuf *b, const void *d, size_t n)
+{
+	if (b->n + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+
+		while (cap < b->n + n)
+			cap *= 2;
+		b->p = xrealloc(b->p, cap);
+		b->cap = cap;
+	}
+	memcpy(b->p + b->n, d, n);
+	b->n += n;
+}
+
+static void gb_printf(struct gbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void gb_printf(struct gbuf *b, const char *fmt, ...)
+{
+	char tmp[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		gb_put(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}
+
+/* ------------------------------------------------------------ files, maps */
+
+struct file {
+	char *path;
+	const uint8_t *data;
+	size_t size;
+	dev_t dev;
+	ino_t ino;
+};
+
+struct map {
+	uint64_t start, end, pgoff;
+	struct file *file;
+	uint32_t prot;
+	uint64_t time;
+};
+
+static struct file **files;
+static size_t nfiles;
+static struct map *maps;
+static size_t nmaps;
+
+static struct file *file_get(const char *path)
+{
+	struct file *f;
+	struct stat st;
+	char real[PATH_MAX];
+	int fd;
+	size_t i;
+
+	if (!realpath(path, real))
+		return NULL;
+	for (i = 0; i < nfiles; i++)
+		if (!strcmp(files[i]->path, real))
+			return files[i];
+	fd = open(real, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || st.st_size == 0) {
+		close(fd);
+		return NULL;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		die("out of memory");
+	f->data = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (f->data == MAP_FAILED) {
+		free(f);
+		return NULL;
+	}
+	f->size = (size_t)st.st_size;
+	f->path = xstrdup(real);
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	files = xrealloc(files, (nfiles + 1) * sizeof(*files));
+	files[nfiles++] = f;
+	return f;
+}
+
+static uint64_t now_cycles; /* the synthetic core clock */
+static uint64_t tsc_of(uint64_t cycles);
+
+static void map_add(uint64_t start, uint64_t end, uint64_t pgoff,
+		    struct file *f, uint32_t prot)
+{
+	size_t i;
+
+	/* A new mapping replaces what it overlaps (MAP_FIXED). */
+	for (i = 0; i < nmaps; i++) {
+		if (maps[i].start < end && start < maps[i].end &&
+		    maps[i].file == f && maps[i].start == start)
+			return; /* duplicate (QEMU logs some things twice) */
+	}
+	maps = xrealloc(maps, (nmaps + 1) * sizeof(*maps));
+	maps[nmaps].start = start;
+	maps[nmaps].end = end;
+	maps[nmaps].pgoff = pgoff;
+	maps[nmaps].file = f;
+	maps[nmaps].prot = prot;
+	maps[nmaps].time = tsc_of(now_cycles);
+	nmaps++;
+	if (opt.verbose)
+		fprintf(stderr, "map %" PRIx64 "-%" PRIx64 " %" PRIx64 " %s\n",
+			start, end, pgoff, f->path);
+}
+
+static const struct map *map_find(uint64_t addr)
+{
+	size_t i;
+
+	for (i = nmaps; i-- > 0;)
+		if (addr >= maps[i].start && addr < maps[i].end)
+			return &maps[i];
+	return NULL;
+}
+
+/* Code bytes at addr: up to 16, from the mapped file. Returns count. */
+static size_t code_bytes(uint64_t addr, uint8_t *buf)
+{
+	const struct map *m = map_find(addr);
+	uint64_t off;
+	size_t n;
+
+	if (!m)
+		return 0;
+	off = addr - m->start + m->pgoff;
+	if (off >= m->file->size)
+		return 0;
+	n = m->file->size - off;
+	if (n > 16)
+		n = 16;
+	if (addr + n > m->end)
+		n = m->end - addr;
+	memcpy(buf, m->file->data + off, n);
+	return n;
+}
+
+/* ------------------------------------------------------------------- ELF */
+
+struct elfinfo {
+	uint64_t entry;
+	uint64_t min_exec_vaddr;
+	bool dyn; /* ET_DYN */
+	char interp[PATH_MAX];
+};
+
+static int elf_read(const char *path, struct elfinfo *ei, char *why, size_t whylen)
+{
+	struct file *f = file_get(path);
+	const Elf64_Ehdr *eh;
+	unsigned i;
+
+	memset(ei, 0, sizeof(*ei));
+	if (!f) {
+		snprintf(why, whylen, "cannot read %s: %s", path, strerror(errno));
+		return -1;
+	}
+	eh = (const Elf64_Ehdr *)f->data;
+	if (f->size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG)) {
+		snprintf(why, whylen, "%s is not an ELF file", path);
+		return -1;
+	}
+	if (eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_machine != EM_X86_64) {
+		snprintf(why, whylen, "%s is not an x86-64 ELF program", path);
+		return -1;
+	}
+	if (eh->e_type != ET_EXEC && eh->e_type != ET_DYN) {
+		snprintf(why, whylen, "%s is not an executable", path);
+		return -1;
+	}
+	if (eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > f->size) {
+		snprintf(why, whylen, "%s: bad program headers", path);
+		return -1;
+	}
+	ei->entry = eh->e_entry;
+	ei->dyn = eh->e_type == ET_DYN;
+	ei->min_exec_vaddr = UINT64_MAX;
+	for (i = 0; i < eh->e_phnum; i++) {
+		const Elf64_Phdr *ph =
+			(const Elf64_Phdr *)(f->data + eh->e_phoff) + i;
+
+		if (ph->p_type == PT_INTERP && ph->p_offset + ph->p_filesz <= f->size &&
+		    ph->p_filesz < sizeof(ei->interp)) {
+			memcpy(ei->interp, f->data + ph->p_offset, ph->p_filesz);
+			ei->interp[ph->p_filesz] = 0;
+		}
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) &&
+		    ph->p_vaddr < ei->min_exec_vaddr)
+			ei->min_exec_vaddr = ph->p_vaddr;
+	}
+	return 0;
+}
+
+/* Add the executable PT_LOAD segments of path loaded at bias. */
+static void elf_map(const char *path, uint64_t bias)
+{
+	struct file *f = file_get(path);
+	const Elf64_Ehdr *eh;
+	unsigned i;
+
+	if (!f)
+		die("cannot read %s", path);
+	eh = (const Elf64_Ehdr *)f->data;
+	for (i = 0; i < eh->e_phnum; i++) {
+		const Elf64_Phdr *ph =
+			(const Elf64_Phdr *)(f->data + eh->e_phoff) + i;
+		uint64_t s, e;
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		s = (bias + ph->p_vaddr) & ~0xfffULL;
+		e = (bias + ph->p_vaddr + ph->p_memsz + 0xfff) & ~0xfffULL;
+		map_add(s, e, ph->p_offset & ~0xfffULL, f, PROT_READ | PROT_EXEC);
+	}
+}
+
+/* ---------------------------------------------------- instruction classes */
+
+enum kind {
+	K_OTHER,
+	K_COND,
+	K_JMP,
+	K_JMP_IND,
+	K_CALL,
+	K_CALL_IND,
+	K_RET,
+	K_SYSCALL,
+};
+
+struct insn {
+	uint64_t addr; /* 0 = empty slot */
+	uint64_t target;
+	uint8_t len; /* 0 = unknown (Capstone failed) */
+	uint8_t kind;
+	uint8_t rep; /* REP-prefixed string instruction */
+};
+
+static struct insn *icache;
+static size_t icache_mask, icache_n;
+static csh cs;
+static uint64_t nundecodable;
+
+static struct insn *icache_slot(uint64_t addr)
+{
+	size_t h = (size_t)((addr * 0x9e3779b97f4a7c15ULL) >> 20) & icache_mask;
+
+	while (icache[h].addr && icache[h].addr != addr)
+		h = (h + 1) & icache_mask;
+	return &icache[h];
+}
+
+static void icache_grow(void)
+{
+	struct insn *old = icache;
+	size_t i, oldn = icache_mask + 1;
+
+	icache_mask = oldn * 2 - 1;
+	icache = calloc(icache_mask + 1, sizeof(*icache));
+	if (!icache)
+		die("out of memory");
+	for (i = 0; i < oldn; i++)
+		if (old[i].addr)
+			*icache_slot(old[i].addr) = old[i];
+	free(old);
+}
+
+static bool is_string_op(unsigned id)
+{
+	switch (id) {
+	case X86_INS_MOVSB: case X86_INS_MOVSW: case X86_INS_MOVSD:
+	case X86_INS_MOVSQ: case X86_INS_STOSB: case X86_INS_STOSW:
+	case X86_INS_STOSD: case X86_INS_STOSQ: case X86_INS_LODSB:
+	case X86_INS_LODSW: case X86_INS_LODSD: case X86_INS_LODSQ:
+	case X86_INS_CMPSB: case X86_INS_CMPSW: case X86_INS_CMPSD:
+	case X86_INS_CMPSQ: case X86_INS_SCASB: case X86_INS_SCASW:
+	case X86_INS_SCASD: case X86_INS_SCASQ: case X86_INS_INSB:
+	case X86_INS_INSW: case X86_INS_INSD: case X86_INS_OUTSB:
+	case X86_INS_OUTSW: case X86_INS_OUTSD:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static const struct insn *classify(uint64_t addr)
+{
+	struct insn *s = icache_slot(addr);
+	uint8_t buf[16];
+	size_t n;
+	cs_insn *ci = NULL;
+
+	if (s->addr)
+		return s;
+	if (++icache_n * 2 > icache_mask) {
+		icache_grow();
+		s = icache_slot(addr);
+	}
+	memset(s, 0, sizeof(*s));
+	s->addr = addr;
+	n = code_bytes(addr, buf);
+	if (n && cs_disasm(cs, buf, n, addr, 1, &ci) == 1) {
+		cs_detail *d = ci->detail;
+		unsigned g;
+		bool jump = false, call = false, ret = false, intr = false;
+
+		s->len = (uint8_t)ci->size;
+		for (g = 0; g < d->groups_count; g++) {
+			jump |= d->groups[g] == CS_GRP_JUMP;
+			call |= d->groups[g] == CS_GRP_CALL;
+			ret |= d->groups[g] == CS_GRP_RET;
+			intr |= d->groups[g] == CS_GRP_INT;
+		}
+		if (ci->id == X86_INS_SYSCALL || ci->id == X86_INS_SYSENTER ||
+		    (ci->id == X86_INS_INT && d->x86.op_count == 1 &&
+		     d->x86.operands[0].imm == 0x80)) {
+			s->kind = K_SYSCALL;
+		} else if (ret && (ci->id == X86_INS_RET)) {
+			s->kind = K_RET;
+		} else if (call && ci->id == X86_INS_CALL) {
+			if (d->x86.op_count == 1 &&
+			    d->x86.operands[0].type == X86_OP_IMM) {
+				s->kind = K_CALL;
+				s->target = (uint64_t)d->x86.operands[0].imm;
+			} else {
+				s->kind = K_CALL_IND;
+			}
+		} else if (jump && ci->id == X86_INS_JMP) {
+			if (d->x86.op_count == 1 &&
+			    d->x86.operands[0].type == X86_OP_IMM) {
+				s->kind = K_JMP;
+				s->target = (uint64_t)d->x86.operands[0].imm;
+			} else {
+				s->kind = K_JMP_IND;
+			}
+		} else if (jump && ci->id != X86_INS_LJMP && d->x86.op_count == 1 &&
+			   d->x86.operands[0].type == X86_OP_IMM) {
+			s->kind = K_COND; /* jcc, jrcxz, loop* */
+			s->target = (uint64_t)d->x86.operands[0].imm;
+		} else {
+			s->kind = K_OTHER;
+		}
+		s->rep = is_string_op(ci->id) &&
+			 (d->x86.prefix[0] == X86_PREFIX_REP ||
+			  d->x86.prefix[0] == X86_PREFIX_REPNE);
+		(void)intr;
+	} else {
+		nundecodable++;
+		if (opt.verbose)
+			fprintf(stderr, "undecodable instruction at %" PRIx64 "\n", addr);
+	}
+	if (ci)
+		cs_free(ci, 1);
+	return s;
+}
+
+/* ---------------------------------------------------------- PT encoding */
+
+struct thread {
+	int cpu;
+	int seq;        /* 0 = main thread, in creation order */
+	int parent_seq; /* thread that created it */
+	uint32_t tid;
+	bool alive;
+	bool in_trace; /* PacketEn */
+	uint64_t pend;  /* instruction executed, not yet finalized (0: none) */
+	uint64_t ninsn; /* instructions executed */
+	uint64_t nlost; /* of which lost in an injected gap */
+	uint64_t nbranches;
+	uint64_t last_syscall; /* address of the last syscall instruction */
+	uint64_t start_time, end_time;
+	/* encoder state */
+	struct gbuf pt;
+	uint64_t tnt;
+	int ntnt;
+	uint64_t last_ip;
+	bool have_last_ip;
+	uint64_t retstack[RETSTACK];
+	int rs_top, rs_n;
+	size_t psb_at; /* pt.n at the last PSB */
+	uint64_t last_ctc;  /* CTC of the last MTC/TMA */
+	uint64_t last_cyc;  /* core cycles at the last CYC */
+	/* fault injection */
+	uint64_t gap_left;
+	bool ovf_done;
+	/* truth */
+	struct gbuf truth;
+};
+
+static struct thread **threads;
+static size_t nthreads;
+static struct thread *by_cpu[MAX_CPUS];
+static struct pt_encoder *enc;
+static uint8_t encbuf[64];
+
+static uint64_t tsc_of(uint64_t cycles)
+{
+	return 0x100000000ULL + cycles * opt.nonturbo / opt.cbr;
+}
+
+static void put_packet(struct thread *t, const struct pt_packet *p)
+{
+	int n;
+
+	pt_enc_sync_set(enc, 0);
+	n = pt_enc_next(enc, p);
+	if (n < 0)
+		die("libipt encoder: %s (packet type %d)", pt_errstr(pt_errcode(n)),
+		    p->type);
+	gb_put(&t->pt, encbuf, (size_t)n);
+}
+
+static void flush_tnt(struct thread *t)
+{
+	struct pt_packet p;
+
+	if (!t->ntnt)
+		return;
+	memset(&p, 0, sizeof(p));
+	p.type = t->ntnt <= 6 ? ppt_tnt_8 : ppt_tnt_64;
+	p.payload.tnt.bit_size = (uint8_t)t->ntnt;
+	p.payload.tnt.payload = t->tnt;
+	put_packet(t, &p);
+	t->tnt = 0;
+	t->ntnt = 0;
+}
+
+static void put_cyc(struct thread *t)
+{
+	struct pt_packet p;
+
+	if (!opt.timing || !opt.cyc || now_cycles == t->last_cyc)
+		return;
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_cyc;
+	p.payload.cyc.value = now_cycles - t->last_cyc;
+	t->last_cyc = now_cycles;
+	put_packet(t, &p);
+}
+
+/* Any packet but TNT: pending TNT bits go first, in order. */
+static void put_flow(struct thread *t, const struct pt_packet *p)
+{
+	flush_tnt(t);
+	put_cyc(t);
+	put_packet(t, p);
+}
+
+static void put_tnt(struct thread *t, bool taken)
+{
+	if (t->ntnt == 0)
+		put_cyc(t);
+	t->tnt = (t->tnt << 1) | taken;
+	if (++t->ntnt == 47)
+		flush_tnt(t);
+}
+
+static enum pt_ip_compression ipc_for(struct thread *t, uint64_t ip)
+{
+	enum pt_ip_compression c;
+
+	if (!t->have_last_ip)
+		c = (ip >> 47) == 0 || (ip >> 47) == 0x1ffff ? pt_ipc_sext_48
+							     : pt_ipc_full;
+	else if (((ip ^ t->last_ip) >> 16) == 0)
+		c = pt_ipc_update_16;
+	else if (((ip ^ t->last_ip) >> 32) == 0)
+		c = pt_ipc_update_32;
+	else if (((ip ^ t->last_ip) >> 48) == 0)
+		c = pt_ipc_update_48;
+	else
+		c = (ip >> 47) == 0 || (ip >> 47) == 0x1ffff ? pt_ipc_sext_48
+							     : pt_ipc_full;
+	t->last_ip = ip;
+	t->have_last_ip = true;
+	return c;
+}
+
+static void put_ip(struct thread *t, enum pt_packet_type type, uint64_t ip)
+{
+	struct pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = type;
+	if (type == ppt_tip_pgd && ip == 0) {
+		p.payload.ip.ipc = pt_ipc_suppressed;
+	} else {
+		p.payload.ip.ipc = ipc_for(t, ip);
+		p.payload.ip.ip = ip;
+	}
+	put_flow(t, &p);
+}
+
+static void put_simple(struct thread *t, enum pt_packet_type type)
+{
+	struct pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = type;
+	put_flow(t, &p);
+}
+
+static void put_mode_exec(struct thread *t)
+{
+	struct pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_mode;
+	p.payload.mode.leaf = pt_mol_exec;
+	p.payload.mode.bits.exec.csl = 1;
+	put_flow(t, &p);
+}
+
+static void put_mtc_if_due(struct thread *t)
+{
+	uint64_t ctc = tsc_of(now_cycles) / opt.tsc_ctc;
+	struct pt_packet p;
+
+	if (!opt.timing || !opt.mtc_period)
+		return;
+	if ((ctc >> opt.mtc_period) == (t->last_ctc >> opt.mtc_period))
+		return;
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_mtc;
+	p.payload.mtc.ctc = (uint8_t)(ctc >> opt.mtc_period);
+	t->last_ctc = ctc & ~((1ULL << opt.mtc_period) - 1);
+	put_flow(t, &p);
+}
+
+/* PSB+: resynchronisation point. ip = next instruction (0: not tracing). */
+static void put_psb(struct thread *t, uint64_t ip)
+{
+	struct pt_packet p;
+	uint64_t tsc = tsc_of(now_cycles);
+
+	put_simple(t, ppt_psb);
+	t->psb_at = t->pt.n - 16;
+	t->have_last_ip = false;
+	t->rs_n = 0;
+	if (opt.timing) {
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_tsc;
+		p.payload.tsc.tsc = tsc;
+		put_packet(t, &p);
+		if (opt.mtc_period) {
+			uint64_t ctc = tsc / opt.tsc_ctc;
+
+			memset(&p, 0, sizeof(p));
+			p.type = ppt_tma;
+			p.payload.tma.ctc = (uint16_t)ctc;
+			p.payload.tma.fc = (uint16_t)(tsc % opt.tsc_ctc);
+			put_packet(t, &p);
+			t->last_ctc = ctc;
+		}
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_cbr;
+		p.payload.cbr.ratio = (uint8_t)opt.cbr;
+		put_packet(t, &p);
+		t->last_cyc = now_cycles;
+	}
+	put_mode_exec(t);
+	if (ip)
+		put_ip(t, ppt_fup, ip);
+	put_simple(t, ppt_psbend);
+}
+
+static void truth(struct thread *t, uint64_t from, uint64_t to, const char *kind)
+{
+	t->nbranches++;
+	if (opt.truth)
+		gb_printf(&t->truth, "%" PRIx64 " %" PRIx64 " %s\n", from, to, kind);
+}
+
+/* Tracing (re)starts at ip: MODE.Exec + TIP.PGE. */
+static void trace_enable(struct thread *t, uint64_t ip, const char *kind)
+{
+	t->rs_n = 0;
+	put_mtc_if_due(t);
+	put_mode_exec(t);
+	put_ip(t, ppt_tip_pge, ip);
+	t->in_trace = true;
+	truth(t, 0, ip, kind);
+}
+
+/* Asynchronous exit from the traced context before `at` executed. */
+static void trace_async(struct thread *t, uint64_t at, uint64_t resume)
+{
+	put_ip(t, ppt_fup, at);
+	put_ip(t, ppt_tip_pgd, 0);
+	t->in_trace = false;
+	truth(t, at, 0, "async");
+	if (resume)
+		trace_enable(t, resume, "resume");
+}
+
+static void push_ret(struct thread *t, uint64_t ra)
+{
+	t->retstack[t->rs_top] = ra;
+	t->rs_top = (t->rs_top + 1) % RETSTACK;
+	if (t->rs_n < RETSTACK)
+		t->rs_n++;
+}
+
+/* Per-instruction boundary work: timing, PSB, injected overflow. */
+static void boundary(struct thread *t, uint64_t ip)
+{
+	if (!t->in_trace)
+		return;
+	if (t->gap_left) {
+		if (--t->gap_left == 0) {
+			put_psb(t, ip);
+			if (opt.truth)
+				gb_printf(&t->truth, "# gap end resume %" PRIx64 "\n", ip);
+		} else {
+			t->nlost++;
+		}
+		return;
+	}
+	if (opt.ovf_at && !t->ovf_done && t->seq == 0 && t->ninsn >= opt.ovf_at) {
+		t->ovf_done = true;
+		put_simple(t, ppt_ovf);
+		t->have_last_ip = false;
+		t->rs_n = 0;
+		t->gap_left = opt.ovf_len ? opt.ovf_len : 1;
+		t->nlost++;
+		if (opt.truth)
+			gb_printf(&t->truth, "# gap begin ovf before %" PRIx64 "\n", ip);
+		if (t->gap_left == 1) {
+			t->gap_left = 0;
+			t->nlost--;
+			put_psb(t, ip);
+			if (opt.truth)
+				gb_printf(&t->truth, "# gap end resume %" PRIx64 "\n", ip);
+		}
+		return;
+	}
+	put_mtc_if_due(t);
+	if (t->pt.n - t->psb_at >= opt.psb_period)
+		put_psb(t, ip);
+}
+
+/*
+ * Instruction x retired; the thread's next instruction is at next (0 when
+ * the thread ended). Emits x's packets and the truth.
+ */
+static void finalize(struct thread *t, uint64_t x, uint64_t next)
+{
+	const struct insn *in = classify(x);
+	uint64_t len = in->len, fall;
+	bool quiet = t->gap_left > 0; /* inside an injected gap: no packets */
+	struct gbuf save;
+
+	if (!len && next > x && next - x <= 15)
+		len = next - x;
+	fall = x + len;
+	t->ninsn++;
+	if (quiet) {
+		/* Truth goes on; packets are lost. Keep a scratch buffer. */
+		save = t->pt;
+		memset(&t->pt, 0, sizeof(t->pt));
+	}
+	switch (in->kind) {
+	case K_OTHER:
+		if (next && next != fall)
+			trace_async(t, fall, next);
+		break;
+	case K_COND:
+		if (!next)
+			break;
+		if (next == fall && next != in->target) {
+			put_tnt(t, false);
+		} else if (next == in->target) {
+			put_tnt(t, true);
+			truth(t, x, next, "cond");
+		} else {
+			put_tnt(t, false);
+			trace_async(t, fall, next);
+		}
+		break;
+	case K_JMP:
+		truth(t, x, in->target, "jump");
+		if (next && next != in->target)
+			trace_async(t, in->target, next);
+		break;
+	case K_CALL:
+		push_ret(t, fall);
+		truth(t, x, in->target, "call");
+		if (next && next != in->target)
+			trace_async(t, in->target, next);
+		break;
+	case K_JMP_IND:
+	case K_CALL_IND:
+		if (!next)
+			break;
+		if (in->kind == K_CALL_IND)
+			push_ret(t, fall);
+		put_ip(t, ppt_tip, next);
+		truth(t, x, next, in->kind == K_CALL_IND ? "call" : "jump");
+		break;
+	case K_RET: {
+		bool comp = false;
+
+		if (!next)
+			break;
+		if (t->rs_n) {
+			t->rs_top = (t->rs_top + RETSTACK - 1) % RETSTACK;
+			t->rs_n--;
+			comp = opt.retcomp && t->retstack[t->rs_top] == next;
+		}
+		if (comp)
+			put_tnt(t, true);
+		else
+			put_ip(t, ppt_tip, next);
+		truth(t, x, next, "return");
+		break;
+	}
+	case K_SYSCALL:
+		t->last_syscall = x;
+		put_ip(t, ppt_tip_pgd, 0);
+		t->in_trace = false;
+		truth(t, x, 0, "syscall");
+		now_cycles += opt.syscall_cycles;
+		if (next) {
+			if (quiet) {
+				/* the gap swallows the syscall: keep tracing */
+				t->in_trace = true;
+				truth(t, 0, next, "sysret");
+			} else {
+				trace_enable(t, next, "sysret");
+			}
+		}
+		break;
+	}
+	if (quiet) {
+		free(t->pt.p);
+		t->pt = save;
+		t->in_trace = true;
+	}
+}
+
+/* ------------------------------------------------------------ threads */
+
+static struct thread *thread_new(int cpu, int parent_seq)
+{
+	struct thread *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		die("out of memory");
+	t->cpu = cpu;
+	t->seq = (int)nthreads;
+	t->parent_seq = parent_seq;
+	t->alive = true;
+	t->start_time = tsc_of(now_cycles);
+	threads = xrealloc(threads, (nthreads + 1) * sizeof(*threads));
+	threads[nthreads++] = t;
+	return t;
+}
+
+static void thread_end(struct thread *t)
+{
+	if (t->pend)
+		finalize(t, t->pend, 0);
+	t->pend = 0;
+	flush_tnt(t);
+	if (t->in_trace) {
+		/* ended without a syscall (killed): stop where it stood */
+		put_ip(t, ppt_tip_pgd, 0);
+		t->in_trace = false;
+	}
+	t->alive = false;
+	t->end_time = tsc_of(now_cycles);
+	if (by_cpu[t->cpu] == t)
+		by_cpu[t->cpu] = NULL;
+}
+
+static void on_exec(int cpu, uint64_t addr)
+{
+	struct thread *t;
+
+	if (cpu < 0 || cpu >= MAX_CPUS)
+		die("QEMU vCPU index %d out of range", cpu);
+	now_cycles++;
+	t = by_cpu[cpu];
+	if (t && t->pend && t->pend == addr && classify(addr)->rep)
+		return; /* another iteration of a REP string instruction */
+	if (t && t->pend) {
+		const struct insn *in = classify(t->pend);
+
+		/*
+		 * A vCPU index is reused by a new thread once the old one
+		 * exited: the old thread's last instruction was a syscall
+		 * (exit) and the new one starts after another thread's
+		 * syscall (clone returns 0 in the child).
+		 */
+		if (in->kind == K_SYSCALL && addr != t->pend + in->len) {
+			size_t i;
+
+			for (i = 0; i < nthreads; i++) {
+				struct thread *o = threads[i];
+
+				if (o != t && o->alive && o->last_syscall &&
+				    (o->last_syscall + 2 == addr ||
+				     (o->pend && o->pend + 2 == addr &&
+				      classify(o->pend)->kind == K_SYSCALL)))
+					break;
+			}
+			if (i < nthreads) {
+				thread_end(t);
+				t = NULL;
+			}
+		}
+	}
+	if (!t) {
+		int parent = 0;
+		size_t i;
+
+		/* the creator: the thread whose clone returns here */
+		for (i = 0; i < nthreads; i++) {
+			struct thread *o = threads[i];
+
+			if (o->alive && o->pend && classify(o->pend)->kind == K_SYSCALL &&
+			    o->pend + 2 == addr)
+				parent = o->seq;
+			else if (o->alive && o->last_syscall + 2 == addr)
+				parent = o->seq;
+		}
+		t = thread_new(cpu, parent);
+		by_cpu[cpu] = t;
+		put_psb(t, 0);
+		trace_enable(t, addr, "begin");
+		t->pend = addr;
+		return;
+	}
+	if (t->pend)
+		finalize(t, t->pend, addr);
+	t->pend = addr;
+	boundary(t, addr);
+}
+
+/* -------------------------------------------------------- QEMU log parse */
+
+static uint32_t pid;
+static uint64_t log_entry, log_start_code;
+static bool have_entry, have_start_code, maps_ready;
+static char *fd_path[4096];
+static uint32_t *clone_tids;
+static size_t nclone_tids;
+static const char *prog_path;
+static struct elfinfo prog_ei;
+
+static void setup_initial_maps(void)
+{
+	char why[PATH_MAX + 64];
+	struct elfinfo iei;
+
+	if (maps_ready)
+		return;
+	maps_ready = true;
+	if (!have_start_code || !have_entry)
+		die("QEMU did not report the load addresses (-d page)");
+	elf_map(prog_path, log_start_code - prog_ei.min_exec_vaddr);
+	if (prog_ei.interp[0]) {
+		if (elf_read(prog_ei.interp, &iei, why, sizeof(why)))
+			die("%s", why);
+		elf_map(prog_ei.interp, log_entry - iei.entry);
+	}
+}
+
+static uint64_t parse_num(const char *s)
+{
+	return strtoull(s, NULL, 0);
+}
+
+/* One complete strace line: "PID name(args) = ret". */
+static void on_strace(char *line)
+{
+	char *p, *args, *ret;
+	unsigned long v;
+
+	if (!strncmp(line, "entry ", 6)) {
+		log_entry = strtoull(line + 6, NULL, 0);
+		have_entry = true;
+		return;
+	}
+	if (!strncmp(line, "start_code ", 11)) {
+		log_start_code = strtoull(line + 11, NULL, 0);
+		have_start_code = true;
+		return;
+	}
+	v = strtoul(line, &p, 10);
+	if (p == line || *p != ' ')
+		return;
+	if (!pid)
+		pid = (uint32_t)v;
+	p++;
+	args = strchr(p, '(');
+	ret = strstr(p, ") = ");
+	if (!args || !ret)
+		return;
+	*args++ = 0;
+	*ret = 0;
+	ret += 4;
+	if (!strcmp(p, "openat") || !strcmp(p, "open")) {
+		char *q = strchr(args, '"'), *e;
+		long fd = strtol(ret, NULL, 10);
+
+		if (!q || fd < 0 || fd >= 4096)
+			return;
+		e = strchr(q + 1, '"');
+		if (!e)
+			return;
+		*e = 0;
+		free(fd_path[fd]);
+		fd_path[fd] = xstrdup(q + 1);
+	} else if (!strcmp(p, "close")) {
+		long fd = strtol(args, NULL, 10);
+
+		if (fd >= 0 && fd < 4096) {
+			free(fd_path[fd]);
+			fd_path[fd] = NULL;
+		}
+	} else if (!strcmp(p, "mmap")) {
+		/* mmap(addr,len,prot,flags,fd,off) */
+		char *f[6];
+		int i;
+		long fd;
+		uint64_t addr, len, off;
+		struct file *file;
+
+		for (i = 0; i < 6; i++) {
+			f[i] = args;
+			args = strchr(args, ',');
+			if (!args && i < 5)
+				return;
+			if (args)
+				*args++ = 0;
+		}
+		if (!strstr(f[2], "PROT_EXEC"))
+			return;
+		fd = strtol(f[4], NULL, 10);
+		if (fd < 0 || fd >= 4096 || !fd_path[fd])
+			return;
+		addr = parse_num(ret);
+		if (!strncmp(ret, "-1", 2))
+			return;
+		len = parse_num(f[1]);
+		off = parse_num(f[5]);
+		file = file_get(fd_path[fd]);
+		if (!file)
+			return;
+		map_add(addr, (addr + len + 0xfff) & ~0xfffULL, off, file,
+			PROT_READ | PROT_EXEC);
+	} else if (!strcmp(p, "clone") || !strcmp(p, "clone3")) {
+		long tid = strtol(ret, NULL, 10);
+
+		if (tid > 0 && strstr(args, "CLONE_THREAD")) {
+			clone_tids = xrealloc(clone_tids,
+					      (nclone_tids + 1) * sizeof(*clone_tids));
+			clone_tids[nclone_tids++] = (uint32_t)tid;
+		}
+	}
+}
+
+static struct gbuf sline; /* strace text being assembled */
+
+static void strace_text(const char *s, size_t n, bool eol)
+{
+	gb_put(&sline, s, n);
+	if (eol) {
+		gb_put(&sline, "", 1);
+		on_strace((char *)sline.p);
+		sline.n = 0;
+	}
+}
+
+static bool is_hexdigit(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
+static void on_line(char *line, size_t n)
+{
+	char *tr;
+
+	/* n excludes the newline */
+	if (n >= 6 && !memcmp(line, "Trace ", 6)) {
+		tr = line;
+	} else {
+		line[n] = 0;
+		tr = strstr(line, "Trace ");
+		if (tr) {
+			strace_text(line, (size_t)(tr - line), false);
+		} else {
+			char *pl = strstr(line, "page layout changed");
+
+			if (pl) {
+				strace_text(line, (size_t)(pl - line), false);
+				return;
+			}
+			if (n > 17 && is_hexdigit(line[0]) && line[16] == '-')
+				return; /* page table row */
+			if (!strncmp(line, "start            end", 19))
+				return;
+			strace_text(line, n, true);
+			return;
+		}
+	}
+	/* "Trace 0: 0x7f.. [0000000000000000/00000000004014f0/..." */
+	{
+		char *p = tr + 6, *b;
+		int cpu = 0;
+		uint64_t pc = 0;
+		int i;
+
+		while (*p >= '0' && *p <= '9')
+			cpu = cpu * 10 + (*p++ - '0');
+		b = memchr(p, '[', (size_t)(line + n - p));
+		if (!b || b + 34 > line + n)
+			return;
+		b += 18;
+		for (i = 0; i < 16; i++) {
+			char c = b[i];
+
+			pc = (pc << 4) | (uint64_t)(c <= '9' ? c - '0' : c - 'a' + 10);
+		}
+		if (!maps_ready)
+			setup_initial_maps();
+		on_exec(cpu, pc);
+	}
+}
+
+/* ------------------------------------------------------------- running */
+
+static const char *find_in_path(const char *name)
+{
+	static char buf[PATH_MAX];
+	const char *path = getenv("PATH");
+	const char *p, *e;
+
+	if (strchr(name, '/'))
+		return name;
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path; *p; p = *e ? e + 1 : e) {
+		e = strchrnul(p, ':');
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)(e - p), p, name);
+		if (access(buf, X_OK) == 0)
+			return buf;
+	}
+	return NULL;
+}
+
+static int run_qemu(char **argv)
+{
+	int pfd[2];
+	pid_t child;
+	char **qargv;
+	int argc = 0, i, status;
+	const char *qemu = opt.qemu ? opt.qemu : "qemu-x86_64";
+	static char rbuf[1 << 20];
+	size_t have = 0;
+
+	while (argv[argc])
+		argc++;
+	if (!find_in_path(qemu))
+		die("%s not found: install qemu-user (Debian package qemu-user)", qemu);
+	if (pipe2(pfd, O_CLOEXEC))
+		die("pipe: %s", strerror(errno));
+	qargv = xrealloc(NULL, (size_t)(argc + 12) * sizeof(*qargv));
+	i = 0;
+	qargv[i++] = xstrdup(qemu);
+	qargv[i++] = xstrdup("-singlestep");
+	qargv[i++] = xstrdup("-d");
+	qargv[i++] = xstrdup("exec,nochain,page");
+	qargv[i++] = xstrdup("-strace");
+	qargv[i++] = xstrdup("-D");
+	qargv[i++] = xstrdup("/dev/fd/3");
+	qargv[i++] = xstrdup(prog_path);
+	for (int k = 1; k < argc; k++)
+		qargv[i++] = argv[k];
+	qargv[i] = NULL;
+	child = fork();
+	if (child < 0)
+		die("fork: %s", strerror(errno));
+	if (child == 0) {
+		if (dup2(pfd[1], 3) < 0)
+			_exit(127);
+		execvp(qemu, qargv);
+		fprintf(stderr, "%s: cannot run %s: %s\n", prog_name, qemu,
+			strerror(errno));
+		_exit(127);
+	}
+	close(pfd[1]);
+	for (;;) {
+		ssize_t r = read(pfd[0], rbuf + have, sizeof(rbuf) - have - 1);
+		char *s, *nl;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			die("reading QEMU's log: %s", strerror(errno));
+		if (r == 0)
+			break;
+		have += (size_t)r;
+		s = rbuf;
+		while ((nl = memchr(s, '\n', have - (size_t)(s - rbuf)))) {
+			on_line(s, (size_t)(nl - s));
+			s = nl + 1;
+		}
+		have -= (size_t)(s - rbuf);
+		memmove(rbuf, s, have);
+		if (have == sizeof(rbuf) - 1) {
+			on_line(rbuf, have); /* absurdly long line: cut */
+			have = 0;
+		}
+	}
+	close(pfd[0]);
+	free(qargv);
+	while (waitpid(child, &status, 0) < 0)
+		if (errno != EINTR)
+			die("waitpid: %s", strerror(errno));
+	if (WIFSIGNALED(status))
+		die("the traced program crashed (signal %d: %s)", WTERMSIG(status),
+		    strsignal(WTERMSIG(status)));
+	if (WEXITSTATUS(status) == 127 && !nthreads)
+		die("QEMU could not run %s", prog_path);
+	return WEXITSTATUS(status);
+}
+
+/* ----------------------------------------------------------- outputs */
+
+static uint32_t tid_of(const struct thread *t)
+{
+	if (t->seq == 0)
+		return pid;
+	if ((size_t)t->seq - 1 < nclone_tids)
+		return clone_tids[t->seq - 1];
+	return pid + 100000 + (uint32_t)t->seq;
+}
+
+static void apply_faults(struct thread *t)
+{
+	if (t->seq != 0)
+		return;
+	if (opt.corrupt && opt.corrupt_off < t->pt.n)
+		t->pt.p[opt.corrupt_off] ^= 0x5a;
+	if (opt.drop && opt.drop_off < t->pt.n) {
+		uint64_t l = opt.drop_len;
+
+		if (opt.drop_off + l > t->pt.n)
+			l = t->pt.n - opt.drop_off;
+		memmove(t->pt.p + opt.drop_off, t->pt.p + opt.drop_off + l,
+			t->pt.n - opt.drop_off - l);
+		t->pt.n -= l;
+	}
+}
+
+static void write_file(const char *path, const void *d, size_t n)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f || fwrite(d, 1, n, f) != n || fclose(f))
+		die("cannot write %s: %s", path, strerror(errno));
+}
+
+/* Sample-id trailer for sample_type TID|TIME|CPU|IDENTIFIER. */
+struct sid {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu, res;
+	uint64_t id;
+};
+
+#define SAMPLE_TYPE                                                            \
+	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | \
+	 PERF_SAMPLE_IDENTIFIER)
+
+static void rec_put(struct strace_perfw *w, uint32_t type, uint16_t misc,
+		    const void *body, size_t blen, const char *str,
+		    uint32_t rpid, uint32_t rtid, uint64_t time)
+{
+	uint8_t buf[4096];
+	struct pfmt_event_header h;
+	struct sid s = { rpid, rtid, time, 0, 0, 1 };
+	size_t n = sizeof(h), slen;
+	int err;
+
+	memcpy(buf + n, body, blen);
+	n += blen;
+	if (str) {
+		slen = strlen(str) + 1;
+		if (slen > 2048)
+			slen = 2048;
+		memcpy(buf + n, str, slen);
+		buf[n + slen - 1] = 0;
+		n += slen;
+		while (n % 8)
+			buf[n++] = 0;
+	}
+	memcpy(buf + n, &s, sizeof(s));
+	n += sizeof(s);
+	h.type = type;
+	h.misc = misc;
+	h.size = (uint16_t)n;
+	memcpy(buf, &h, sizeof(h));
+	err = strace_perfw_record(w, buf, n);
+	if (err)
+		die("writing %s: %s", opt.out, strerror(-err));
+}
+
+static const char *comm_of(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	return b ? b + 1 : path;
+}
+
+static void write_perf_data(void)
+{
+	struct strace_perfw *w;
+	struct perf_event_attr attr;
+	uint64_t id = 1, t0 = threads[0]->start_time - 1;
+	uint64_t priv[PFMT_IPT_PRIV_MAX + 3];
+	struct pfmt_event_header aih;
+	uint32_t aitype[2] = { PFMT_AUXTRACE_INTEL_PT, 0 };
+	uint8_t aibuf[sizeof(aih) + sizeof(aitype) + sizeof(priv)];
+	char comm[16];
+	size_t i;
+	int err;
+
+	err = strace_perfw_open(&w, opt.out);
+	if (err)
+		die("cannot create %s: %s", opt.out, strerror(-err));
+
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PMU_TYPE;
+	attr.size = PERF_ATTR_SIZE_VER7;
+	attr.config = PFMT_IPT_CFG_PT | PFMT_IPT_CFG_BRANCH;
+	if (opt.timing) {
+		attr.config |= PFMT_IPT_CFG_TSC;
+		if (opt.mtc_period)
+			attr.config |= PFMT_IPT_CFG_MTC |
+				       ((uint64_t)opt.mtc_period << PFMT_IPT_CFG_MTC_PERIOD_SHIFT);
+		if (opt.cyc)
+			attr.config |= PFMT_IPT_CFG_CYC;
+	}
+	if (!opt.retcomp)
+		attr.config |= PFMT_IPT_CFG_NORETCOMP;
+	attr.sample_period = 1;
+	attr.sample_type = SAMPLE_TYPE;
+	attr.disabled = 1;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	attr.mmap = 1;
+	attr.comm = 1;
+	attr.task = 1;
+	attr.enable_on_exec = 1;
+	attr.sample_id_all = 1;
+	attr.mmap2 = 1;
+	attr.comm_exec = 1;
+	attr.context_switch = 0;
+	err = strace_perfw_add_attr(w, &attr, &id, 1);
+	if (err)
+		die("perf.data attr: %s", strerror(-err));
+
+	/* AUXTRACE_INFO */
+	memset(priv, 0, sizeof(priv));
+	priv[PFMT_IPT_PMU_TYPE] = PMU_TYPE;
+	priv[PFMT_IPT_TIME_SHIFT] = 0;
+	priv[PFMT_IPT_TIME_MULT] = 1;
+	priv[PFMT_IPT_TIME_ZERO] = 0;
+	priv[PFMT_IPT_CAP_USER_TIME_ZERO] = 1;
+	priv[PFMT_IPT_TSC_BIT] = PFMT_IPT_CFG_TSC;
+	priv[PFMT_IPT_NORETCOMP_BIT] = PFMT_IPT_CFG_NORETCOMP;
+	priv[PFMT_IPT_HAVE_SCHED_SWITCH] = 0;
+	priv[PFMT_IPT_SNAPSHOT_MODE] = 0;
+	priv[PFMT_IPT_PER_CPU_MMAPS] = 0;
+	priv[PFMT_IPT_MTC_BIT] = PFMT_IPT_CFG_MTC;
+	priv[PFMT_IPT_MTC_FREQ_BITS] = PFMT_IPT_CFG_MTC_PERIOD_MASK;
+	priv[PFMT_IPT_TSC_CTC_N] = opt.tsc_ctc;
+	priv[PFMT_IPT_TSC_CTC_D] = 1;
+	priv[PFMT_IPT_CYC_BIT] = PFMT_IPT_CFG_CYC;
+	priv[PFMT_IPT_MAX_NONTURBO_RATIO] = opt.nonturbo;
+	priv[PFMT_IPT_FILTER_STR_LEN] = 0;
+	priv[PFMT_IPT_PRIV_MAX + 0] = 0;          /* time_cycles */
+	priv[PFMT_IPT_PRIV_MAX + 1] = ~0ULL;      /* time_mask */
+	priv[PFMT_IPT_PRIV_MAX + 2] = 0;          /* cap_user_time_short */
+	aih.type = PFMT_RECORD_AUXTRACE_INFO;
+	aih.misc = 0;
+	aih.size = sizeof(aibuf);
+	memcpy(aibuf, &aih, sizeof(aih));
+	memcpy(aibuf + sizeof(aih), aitype, sizeof(aitype));
+	memcpy(aibuf + sizeof(aih) + sizeof(aitype), priv, sizeof(priv));
+	err = strace_perfw_record(w, aibuf, sizeof(aibuf));
+	if (err)
+		die("writing %s: %s", opt.out, strerror(-err));
+
+	/* TIME_CONV, as perf record writes it */
+	{
+		struct {
+			struct pfmt_event_header h;
+			struct pfmt_time_conv c;
+		} tc;
+
+		memset(&tc, 0, sizeof(tc));
+		tc.h.type = PFMT_RECORD_TIME_CONV;
+		tc.h.size = sizeof(tc);
+		tc.c.time_mult = 1;
+		tc.c.time_mask = ~0ULL;
+		tc.c.cap_user_time_zero = 1;
+		err = strace_perfw_record(w, &tc, sizeof(tc));
+		if (err)
+			die("writing %s: %s", opt.out, strerror(-err));
+	}
+
+	/* The process: COMM (exec), its executable mappings. */
+	snprintf(comm, sizeof(comm), "%s", comm_of(prog_path));
+	{
+		struct pfmt_comm c = { pid, pid };
+
+		rec_put(w, PFMT_RECORD_COMM, PFMT_MISC_USER | PFMT_MISC_COMM_EXEC, &c,
+			sizeof(c), comm, pid, pid, t0);
+	}
+	for (i = 0; i < nmaps; i++) {
+		struct pfmt_mmap2 m;
+
+		memset(&m, 0, sizeof(m));
+		m.pid = pid;
+		m.tid = pid;
+		m.addr = maps[i].start;
+		m.len = maps[i].end - maps[i].start;
+		m.pgoff = maps[i].pgoff;
+		m.maj = major(maps[i].file->dev);
+		m.min = minor(maps[i].file->dev);
+		m.ino = maps[i].file->ino;
+		m.prot = maps[i].prot;
+		m.flags = MAP_PRIVATE;
+		rec_put(w, PFMT_RECORD_MMAP2, PFMT_MISC_USER, &m, sizeof(m),
+			maps[i].file->path, pid, pid,
+			maps[i].time < t0 ? t0 : maps[i].time - 1);
+	}
+	for (i = 0; i < nthreads; i++) {
+		struct thread *t = threads[i];
+		uint32_t tid = tid_of(t);
+		struct pfmt_itrace_start is = { pid, tid };
+
+		if (t->seq) {
+			struct pfmt_fork f = { pid, pid, tid, tid_of(threads[t->parent_seq]),
+					       t->start_time - 1 };
+			struct pfmt_comm c = { pid, tid };
+
+			rec_put(w, PFMT_RECORD_FORK, 0, &f, sizeof(f), NULL, pid, tid,
+				t->start_time - 1);
+			rec_put(w, PFMT_RECORD_COMM, PFMT_MISC_USER, &c, sizeof(c), comm,
+				pid, tid, t->start_time - 1);
+		}
+		rec_put(w, PFMT_RECORD_ITRACE_START, 0, &is, sizeof(is), NULL, pid,
+			tid, t->start_time - 1);
+	}
+	for (i = 0; i < nthreads; i++) {
+		struct thread *t = threads[i];
+		struct pfmt_auxtrace a;
+
+		memset(&a, 0, sizeof(a));
+		a.offset = 0;
+		a.reference = t->end_time;
+		a.idx = (uint32_t)i;
+		a.tid = tid_of(t);
+		a.cpu = UINT32_MAX;
+		err = strace_perfw_auxtrace(w, &a, t->pt.p, t->pt.n);
+		if (err)
+			die("writing %s: %s", opt.out, strerror(-err));
+	}
+	for (i = nthreads; i-- > 0;) {
+		struct thread *t = threads[i];
+		uint32_t tid = tid_of(t);
+		struct pfmt_fork f = { pid, pid, tid, t->seq ? pid : pid,
+				       t->end_time + 1 };
+
+		rec_put(w, PFMT_RECORD_EXIT, 0, &f, sizeof(f), NULL, pid, tid,
+			t->end_time + 1);
+	}
+	{
+		struct pfmt_event_header fr = { PFMT_RECORD_FINISHED_ROUND, 0, 8 };
+
+		strace_perfw_record(w, &fr, sizeof(fr));
+	}
+	strace_perfw_feature_string(w, PFMT_FEAT_HOSTNAME, "ptsynth");
+	strace_perfw_feature_string(w, PFMT_FEAT_OSRELEASE, "6.1.0-ptsynth");
+	strace_perfw_feature_string(w, PFMT_FEAT_VERSION, "6.1");
+	strace_perfw_feature_string(w, PFMT_FEAT_ARCH, "x86_64");
+	{
+		uint32_t nr[2] = { 1, 1 };
+
+		strace_perfw_feature(w, PFMT_FEAT_NRCPUS, nr, sizeof(nr));
+	}
+	{
+		/* PMU_MAPPINGS: names the attr type "intel_pt" */
+		uint8_t buf[4 + 4 + 4 + 64];
+		uint32_t nr = 1, type = PMU_TYPE, len = 64;
+
+		memset(buf, 0, sizeof(buf));
+		memcpy(buf, &nr, 4);
+		memcpy(buf + 4, &type, 4);
+		memcpy(buf + 8, &len, 4);
+		memcpy(buf + 12, "intel_pt", 9);
+		strace_perfw_feature(w, PFMT_FEAT_PMU_MAPPINGS, buf, sizeof(buf));
+	}
+	{
+		/* EVENT_DESC: the attr's name */
+		struct gbuf d = { 0 };
+		uint32_t v;
+		char name[64] = "intel_pt//u";
+
+		v = 1;
+		gb_put(&d, &v, 4);
+		v = attr.size;
+		gb_put(&d, &v, 4);
+		gb_put(&d, &attr, attr.size);
+		v = 1;
+		gb_put(&d, &v, 4);
+		v = sizeof(name);
+		gb_put(&d, &v, 4);
+		gb_put(&d, name, sizeof(name));
+		gb_put(&d, &id, 8);
+		strace_perfw_feature(w, PFMT_FEAT_EVENT_DESC, d.p, d.n);
+		free(d.p);
+	}
+	err = strace_perfw_close(w);
+	if (err)
+		die("writing %s: %s", opt.out, strerror(-err));
+}
+
+static void write_raw_and_truth(int exit_code)
+{
+	char path[PATH_MAX];
+	FILE *sb, *tf = NULL;
+	size_t i;
+
+	snprintf(path, sizeof(path), "%s.sideband", opt.raw);
+	sb = fopen(path, "w");
+	if (!sb)
+		die("cannot write %s: %s", path, strerror(errno));
+	fprintf(sb, "# ptsynth sideband v1\n");
+	fprintf(sb, "pid %u\n", pid);
+	fprintf(sb, "retcomp %d\n", opt.retcomp);
+	for (i = 0; i < nmaps; i++)
+		fprintf(sb, "mmap %" PRIx64 " %" PRIx64 " %" PRIx64 " %s\n",
+			maps[i].start, maps[i].end, maps[i].pgoff,
+			maps[i].file->path);
+	for (i = 0; i < nthreads; i++) {
+		snprintf(path, sizeof(path), "%s.%u.pt", opt.raw, tid_of(threads[i]));
+		write_file(path, threads[i]->pt.p, threads[i]->pt.n);
+		fprintf(sb, "thread %u %s\n", tid_of(threads[i]), path);
+	}
+	if (fclose(sb))
+		die("writing sideband: %s", strerror(errno));
+
+	if (!opt.truth)
+		return;
+	tf = fopen(opt.truth, "w");
+	if (!tf)
+		die("cannot write %s: %s", opt.truth, strerror(errno));
+	fprintf(tf, "# ptsynth truth v1\n");
+	fprintf(tf, "# program %s\n", prog_path);
+	fprintf(tf, "# pid %u exit %d\n", pid, exit_code);
+	fprintf(tf, "# options retcomp %d timing %d cyc %d psb-period %lu\n",
+		opt.retcomp, opt.timing, opt.cyc, opt.psb_period);
+	for (i = 0; i < nthreads; i++)
+		fprintf(tf, "# thread %u instructions %" PRIu64 " lost %" PRIu64
+			" branches %" PRIu64 "\n",
+			tid_of(threads[i]), threads[i]->ninsn, threads[i]->nlost,
+			threads[i]->nbranches);
+	if (opt.drop)
+		fprintf(tf, "# fault drop thread %u offset %" PRIu64 " len %" PRIu64 "\n",
+			pid, opt.drop_off, opt.drop_len);
+	if (opt.corrupt)
+		fprintf(tf, "# fault corrupt thread %u offset %" PRIu64 "\n", pid,
+			opt.corrupt_off);
+	for (i = 0; i < nthreads; i++) {
+		fprintf(tf, "# section thread %u\n", tid_of(threads[i]));
+		if (threads[i]->truth.n &&
+		    fwrite(threads[i]->truth.p, 1, threads[i]->truth.n, tf) !=
+			    threads[i]->truth.n)
+			die("writing %s: %s", opt.truth, strerror(errno));
+	}
+	if (fclose(tf))
+		die("writing %s: %s", opt.truth, strerror(errno));
+}
+
+/* ------------------------------------------------------------------ main */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ptsynth [options] -o OUT.data [--truth FILE] -- PROG [ARGS...]\n"
+		"  -o, --output FILE     perf.data to write\n"
+		"  -t, --truth FILE      ground truth (taken branches, counts)\n"
+		"  -r, --raw PREFIX      raw streams PREFIX.TID.pt and PREFIX.sideband\n"
+		"                        (default: OUT without .data)\n"
+		"      --psb-period N    bytes between PSB+ (default 4096)\n"
+		"      --no-retcomp      no return compression\n"
+		"      --no-timing       no TSC/TMA/CBR/MTC/CYC packets\n"
+		"      --cyc             CYC packets (cycle-accurate mode)\n"
+		"      --mtc-period N    MTC every 2^N CTC ticks, 0: none (default 3)\n"
+		"      --cbr N           core:bus ratio (default 20)\n"
+		"      --overflow N      OVF after N instructions of the main thread\n"
+		"      --overflow-len N  instructions lost after the OVF (default 1000)\n"
+		"      --drop OFF:LEN    drop LEN bytes at OFF of the main thread's stream\n"
+		"      --corrupt OFF     flip bits of the byte at OFF (main thread)\n"
+		"      --qemu PATH       QEMU user-mode binary (default qemu-x86_64)\n"
+		"  -v, --verbose\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "truth", required_argument, NULL, 't' },
+		{ "raw", required_argument, NULL, 'r' },
+		{ "psb-period", required_argument, NULL, 1 },
+		{ "no-retcomp", no_argument, NULL, 2 },
+		{ "no-timing", no_argument, NULL, 3 },
+		{ "cyc", no_argument, NULL, 4 },
+		{ "mtc-period", required_argument, NULL, 5 },
+		{ "cbr", required_argument, NULL, 6 },
+		{ "overflow", required_argument, NULL, 7 },
+		{ "overflow-len", required_argument, NULL, 8 },
+		{ "drop", required_argument, NULL, 9 },
+		{ "corrupt", required_argument, NULL, 10 },
+		{ "qemu", required_argument, NULL, 11 },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct pt_config cfg;
+	char why[PATH_MAX + 64];
+	char rawbuf[PATH_MAX];
+	int c, code;
+
+	while ((c = getopt_long(argc, argv, "+o:t:r:vh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'o': opt.out = optarg; break;
+		case 't': opt.truth = optarg; break;
+		case 'r': opt.raw = optarg; break;
+		case 1: opt.psb_period = strtoul(optarg, NULL, 0); break;
+		case 2: opt.retcomp = false; break;
+		case 3: opt.timing = false; break;
+		case 4: opt.cyc = true; break;
+		case 5: opt.mtc_period = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 6: opt.cbr = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 7: opt.ovf_at = strtoull(optarg, NULL, 0); break;
+		case 8: opt.ovf_len = strtoull(optarg, NULL, 0); break;
+		case 9: {
+			char *e;
+
+			opt.drop = true;
+			opt.drop_off = strtoull(optarg, &e, 0);
+			opt.drop_len = *e == ':' ? strtoull(e + 1, NULL, 0) : 1;
+			break;
+		}
+		case 10:
+			opt.corrupt = true;
+			opt.corrupt_off = strtoull(optarg, NULL, 0);
+			break;
+		case 11: opt.qemu = optarg; break;
+		case 'v': opt.verbose = true; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (!opt.out || optind >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (opt.cbr == 0 || opt.cbr > 255 || opt.mtc_period > 15 ||
+	    opt.psb_period < 16)
+		die("bad timing or PSB period option");
+	if (!opt.raw) {
+		size_t n = strlen(opt.out);
+
+		snprintf(rawbuf, sizeof(rawbuf), "%.*s",
+			 (int)(n > 5 && !strcmp(opt.out + n - 5, ".data") ? n - 5 : n),
+			 opt.out);
+		opt.raw = rawbuf;
+	}
+	prog_path = find_in_path(argv[optind]);
+	if (!prog_path || access(prog_path, F_OK))
+		die("%s: no such program", argv[optind]);
+	prog_path = xstrdup(prog_path);
+	if (elf_read(prog_path, &prog_ei, why, sizeof(why)))
+		die("%s", why);
+
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
+		die("cannot open Capstone");
+	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
+	icache_mask = (1 << 16) - 1;
+	icache = calloc(icache_mask + 1, sizeof(*icache));
+	if (!icache)
+		die("out of memory");
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.size = sizeof(cfg);
+	cfg.begin = encbuf;
+	cfg.end = encbuf + sizeof(encbuf);
+	enc = pt_alloc_encoder(&cfg);
+	if (!enc)
+		die("cannot allocate libipt's encoder");
+
+	signal(SIGPIPE, SIG_IGN);
+	code = run_qemu(argv + optind);
+	if (!nthreads)
+		die("QEMU ran %s but traced no instruction", prog_path);
+	for (size_t i = 0; i < nthreads; i++)
+		if (threads[i]->alive)
+			thread_end(threads[i]);
+	for (size_t i = 0; i < nthreads; i++)
+		apply_faults(threads[i]);
+	write_perf_data();
+	write_raw_and_truth(code);
+	if (opt.verbose || nundecodable)
+		fprintf(stderr, "%s: %zu thread(s), %" PRIu64
+			" instruction(s) not decodable by Capstone (non-branches)\n",
+			prog_name, nthreads, nundecodable);
+	if (code)
+		fprintf(stderr, "%s: note: %s exited with status %d\n", prog_name,
+			prog_path, code);
+	pt_free_encoder(enc);
+	cs_close(&cs);
+	return 0;
+}
