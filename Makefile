@@ -82,7 +82,7 @@ $(O)/obj/%.o: %.c
 # $(call objs,files.c) -> object paths
 objs = $(patsubst %.c,$(O)/obj/%.o,$(1))
 
-include $(sort $(wildcard */module.mk) $(wildcard tests/*/module.mk))
+include $(sort $(wildcard */module*.mk) $(wildcard tests/*/module*.mk))
 
 build: $(BINS) $(LIBS)
 

@@ -1,0 +1,2 @@
+/* placeholder, replaced below */
+int main(void) { return 0; }
