@@ -4,7 +4,7 @@
 # pt_backend/module.mk's wildcard does not pick these sources up.
 PTLIVE_SRCS := $(wildcard pt_backend/live/*.c)
 PTLIVE_OBJS := $(call objs,$(PTLIVE_SRCS))
-PTLIVE_LDLIBS := -lunwind-ptrace -lunwind-generic -lunwind -lpthread
+PTLIVE_LDLIBS := -lunwind-ptrace -lunwind-generic -lunwind -lipt -lpthread
 
 $(O)/lib/libptlive.a: $(PTLIVE_OBJS)
 	$(call msg,AR,$@)

@@ -38,6 +38,7 @@ struct lthread {
 
 struct strace_live {
 	struct strace_live_opts o;
+	const struct strace_live_sys *sys;
 	struct strace_pmu pmu;
 	struct perf_event_attr pt, track;
 	char filter[1024];
@@ -56,11 +57,59 @@ struct strace_live {
 	size_t nids, idcap;
 };
 
-static long sys_perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu,
-				int group, unsigned long flags)
+/* ---------------- system calls (real or a test's fake kernel) ---------------- */
+
+static int real_open(void *arg, struct perf_event_attr *a, pid_t pid, int cpu,
+		     int group, unsigned long flags)
 {
-	return syscall(SYS_perf_event_open, a, pid, cpu, group, flags);
+	long r = syscall(SYS_perf_event_open, a, pid, cpu, group, flags);
+
+	(void)arg;
+	return r < 0 ? -errno : (int)r;
 }
+
+static void *real_map(void *arg, size_t len, int prot, int fd, off_t off,
+		      int *err)
+{
+	void *p = mmap(NULL, len, prot, MAP_SHARED, fd, off);
+
+	(void)arg;
+	if (p == MAP_FAILED) {
+		*err = -errno;
+		return NULL;
+	}
+	return p;
+}
+
+static int real_unmap(void *arg, void *p, size_t len)
+{
+	(void)arg;
+	return munmap(p, len) < 0 ? -errno : 0;
+}
+
+static int real_ioctl(void *arg, int fd, unsigned long req, unsigned long val)
+{
+	(void)arg;
+	return ioctl(fd, req, val) < 0 ? -errno : 0;
+}
+
+static int real_close(void *arg, int fd)
+{
+	(void)arg;
+	return close(fd) < 0 ? -errno : 0;
+}
+
+static int real_poll(void *arg, struct pollfd *p, unsigned long n, int timeout)
+{
+	int r = poll(p, (nfds_t)n, timeout);
+
+	(void)arg;
+	return r < 0 ? -errno : r;
+}
+
+static const struct strace_live_sys real_sys = {
+	NULL, real_open, real_map, real_unmap, real_ioctl, real_close, real_poll,
+};
 
 static int read_int(const char *procfs, const char *rel, int *v)
 {
@@ -130,6 +179,7 @@ int strace_live_open(const struct strace_live_opts *o, struct strace_live **out,
 	if (!l)
 		return -ENOMEM;
 	l->o = *o;
+	l->sys = o->sys ? o->sys : &real_sys;
 	l->cork_fd = -1;
 	l->page = (size_t)sysconf(_SC_PAGESIZE);
 	err = strace_pmu_load(o->sysfs_root, &l->pmu);
@@ -275,6 +325,54 @@ static int w_add_id(struct strace_live *l, uint64_t id)
 	return 0;
 }
 
+/* EVENT_DESC: names the two events for perf (evlist, script). */
+static int w_event_desc(struct strace_live *l, const uint64_t *pt_ids,
+			size_t np, const uint64_t *tr_ids, size_t nt)
+{
+	const struct perf_event_attr *a[2] = {&l->pt, &l->track};
+	const uint64_t *ids[2] = {pt_ids, tr_ids};
+	size_t nids[2] = {np, nt};
+	char names[2][64];
+	size_t sz = 8, pos = 0;
+	uint8_t *b;
+	uint32_t v;
+	int err;
+
+	memset(names, 0, sizeof(names));
+	snprintf(names[0], 64, "%s",
+		 l->o.event && !strncmp(l->o.event, "intel_pt/", 9)
+			 ? l->o.event
+			 : "intel_pt//u");
+	snprintf(names[1], 64, "dummy:u");
+	for (int i = 0; i < 2; i++)
+		sz += sizeof(*a[i]) + 4 + 4 + 64 + 8 * nids[i];
+	b = calloc(1, sz);
+	if (!b)
+		return -ENOMEM;
+#define PUT(p, n)                                                              \
+	do {                                                                   \
+		memcpy(b + pos, p, n);                                         \
+		pos += n;                                                      \
+	} while (0)
+	v = 2;
+	PUT(&v, 4);
+	v = sizeof(*a[0]);
+	PUT(&v, 4);
+	for (int i = 0; i < 2; i++) {
+		PUT(a[i], sizeof(*a[i]));
+		v = (uint32_t)nids[i];
+		PUT(&v, 4);
+		v = 64;
+		PUT(&v, 4);
+		PUT(names[i], 64);
+		PUT(ids[i], 8 * nids[i]);
+	}
+#undef PUT
+	err = strace_perfw_feature(l->w, PFMT_FEAT_EVENT_DESC, b, pos);
+	free(b);
+	return err;
+}
+
 static int w_close(struct strace_live *l)
 {
 	uint64_t *pt_ids, *tr_ids;
@@ -299,8 +397,14 @@ static int w_close(struct strace_live *l)
 	}
 	strace_perfw_add_attr(l->w, &l->pt, pt_ids, np);
 	strace_perfw_add_attr(l->w, &l->track, tr_ids, nt);
+	err = w_event_desc(l, pt_ids, np, tr_ids, nt);
 	free(pt_ids);
 	free(tr_ids);
+	if (err < 0) {
+		strace_perfw_free(l->w);
+		l->w = NULL;
+		return err;
+	}
 	strace_perfw_feature_string(l->w, PFMT_FEAT_ARCH, "x86_64");
 	strace_perfw_feature_string(l->w, PFMT_FEAT_VERSION, "6.1");
 	{
@@ -331,19 +435,21 @@ static int w_close(struct strace_live *l)
 
 /* ---------------- threads ---------------- */
 
-static void thread_free(struct lthread *t)
+#define SYS(l, fn, ...) ((l)->sys->fn((l)->sys->arg, __VA_ARGS__))
+
+static void thread_free(struct strace_live *l, struct lthread *t)
 {
 	if (!t)
 		return;
 	strace_dring_fini(&t->dr);
 	if (t->aux)
-		munmap(t->aux, t->aux_len);
+		SYS(l, unmap, t->aux, t->aux_len);
 	if (t->base)
-		munmap(t->base, t->base_len);
+		SYS(l, unmap, t->base, t->base_len);
 	if (t->fd_track >= 0)
-		close(t->fd_track);
+		SYS(l, close, t->fd_track);
 	if (t->fd_pt >= 0)
-		close(t->fd_pt);
+		SYS(l, close, t->fd_pt);
 	free(t);
 }
 
@@ -377,50 +483,50 @@ static int thread_open(struct strace_live *l, pid_t tid, int enable,
 		return -ENOMEM;
 	t->tid = tid;
 	t->fd_pt = t->fd_track = -1;
-	t->fd_pt = (int)sys_perf_event_open(&l->pt, tid, -1, -1,
-					    PERF_FLAG_FD_CLOEXEC);
+	t->fd_pt = SYS(l, event_open, &l->pt, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (t->fd_pt < 0) {
-		err = open_error(l, tid, errno);
+		err = open_error(l, tid, -t->fd_pt);
 		goto fail;
 	}
-	t->fd_track = (int)sys_perf_event_open(&l->track, tid, -1, -1,
-					       PERF_FLAG_FD_CLOEXEC);
+	t->fd_track = SYS(l, event_open, &l->track, tid, -1, -1,
+			  PERF_FLAG_FD_CLOEXEC);
 	if (t->fd_track < 0) {
-		err = open_error(l, tid, errno);
+		err = open_error(l, tid, -t->fd_track);
 		goto fail;
 	}
 	t->base_len = l->page + l->data_bytes;
-	t->base = mmap(NULL, t->base_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		       t->fd_pt, 0);
-	if (t->base == MAP_FAILED) {
-		t->base = NULL;
-		err = errno == EPERM ? -STRACE_E_AUXMAP : -errno;
+	t->base = SYS(l, map, t->base_len, PROT_READ | PROT_WRITE, t->fd_pt, 0,
+		      &err);
+	if (!t->base) {
+		err = err == -EPERM ? -STRACE_E_AUXMAP : err;
 		goto fail;
 	}
-	if (ioctl(t->fd_track, PERF_EVENT_IOC_SET_OUTPUT, t->fd_pt) < 0) {
-		err = -errno;
+	err = SYS(l, ioctl, t->fd_track, PERF_EVENT_IOC_SET_OUTPUT,
+		  (unsigned long)t->fd_pt);
+	if (err < 0)
 		goto fail;
-	}
 	pg = t->base;
 	pg->aux_offset = t->base_len;
 	pg->aux_size = l->aux_bytes;
 	t->aux_len = l->aux_bytes;
 	/* Read-only AUX mapping = overwrite (snapshot) mode. */
-	t->aux = mmap(NULL, t->aux_len,
-		      l->o.snapshot ? PROT_READ : PROT_READ | PROT_WRITE,
-		      MAP_SHARED, t->fd_pt, (off_t)pg->aux_offset);
-	if (t->aux == MAP_FAILED) {
-		t->aux = NULL;
+	t->aux = SYS(l, map, t->aux_len,
+		     l->o.snapshot ? PROT_READ : PROT_READ | PROT_WRITE,
+		     t->fd_pt, (off_t)pg->aux_offset, &err);
+	if (!t->aux) {
 		err = -STRACE_E_AUXMAP;
 		goto fail;
 	}
-	if (l->filter[0] &&
-	    ioctl(t->fd_pt, PERF_EVENT_IOC_SET_FILTER, l->filter) < 0) {
-		err = -errno;
-		goto fail;
+	if (l->filter[0]) {
+		err = SYS(l, ioctl, t->fd_pt, PERF_EVENT_IOC_SET_FILTER,
+			  (unsigned long)(uintptr_t)l->filter);
+		if (err < 0)
+			goto fail;
 	}
-	ioctl(t->fd_pt, PERF_EVENT_IOC_ID, &t->id_pt);
-	ioctl(t->fd_track, PERF_EVENT_IOC_ID, &t->id_track);
+	SYS(l, ioctl, t->fd_pt, PERF_EVENT_IOC_ID,
+	    (unsigned long)(uintptr_t)&t->id_pt);
+	SYS(l, ioctl, t->fd_track, PERF_EVENT_IOC_ID,
+	    (unsigned long)(uintptr_t)&t->id_track);
 	err = strace_dring_init(&t->dr, t->base, l->page, l->data_bytes);
 	if (!err)
 		err = strace_aux_init(&t->ar, pg, t->aux, t->aux_len,
@@ -428,8 +534,8 @@ static int thread_open(struct strace_live *l, pid_t tid, int enable,
 	if (err)
 		goto fail;
 	if (enable) {
-		ioctl(t->fd_track, PERF_EVENT_IOC_ENABLE, 0);
-		ioctl(t->fd_pt, PERF_EVENT_IOC_ENABLE, 0);
+		SYS(l, ioctl, t->fd_track, PERF_EVENT_IOC_ENABLE, 0);
+		SYS(l, ioctl, t->fd_pt, PERF_EVENT_IOC_ENABLE, 0);
 	}
 	t->idx = l->next_idx++;
 	if (l->o.write_path) {
@@ -445,7 +551,7 @@ static int thread_open(struct strace_live *l, pid_t tid, int enable,
 	*out = t;
 	return 0;
 fail:
-	thread_free(t);
+	thread_free(l, t);
 	return err;
 }
 
@@ -585,7 +691,7 @@ static int drain_thread(struct strace_live *l, struct lthread *t,
 	if (err >= 0 && t->need_enable) {
 		/* The kernel disabled the event when the AUX area filled. */
 		t->need_enable = 0;
-		ioctl(t->fd_pt, PERF_EVENT_IOC_ENABLE, 0);
+		SYS(l, ioctl, t->fd_pt, PERF_EVENT_IOC_ENABLE, 0);
 		l->st.reenabled++;
 	}
 	for (int i = 0; i < c.nnew; i++) {
@@ -607,7 +713,7 @@ static int snapshot_thread(struct strace_live *l, struct lthread *t,
 	int err;
 
 	/* Stop PT so that aux_head is final while we copy. */
-	ioctl(t->fd_pt, PERF_EVENT_IOC_DISABLE, 0);
+	SYS(l, ioctl, t->fd_pt, PERF_EVENT_IOC_DISABLE, 0);
 	err = strace_dring_consume(&t->dr, on_record, &c);
 	n = strace_aux_snapshot(&t->ar, l->snapbuf, l->snap_bytes, &flags);
 	if (flags & STRACE_AUX_SNAP_TORN)
@@ -617,7 +723,7 @@ static int snapshot_thread(struct strace_live *l, struct lthread *t,
 		t->snap_off += (uint64_t)n;
 	}
 	if (!t->gone)
-		ioctl(t->fd_pt, PERF_EVENT_IOC_ENABLE, 0);
+		SYS(l, ioctl, t->fd_pt, PERF_EVENT_IOC_ENABLE, 0);
 	return err < 0 ? err : 0;
 }
 
@@ -715,8 +821,8 @@ int strace_live_attach(struct strace_live *l, pid_t pid,
 		}
 	}
 	for (size_t i = 0; i < l->nth; i++) {
-		ioctl(l->th[i]->fd_track, PERF_EVENT_IOC_ENABLE, 0);
-		ioctl(l->th[i]->fd_pt, PERF_EVENT_IOC_ENABLE, 0);
+		SYS(l, ioctl, l->th[i]->fd_track, PERF_EVENT_IOC_ENABLE, 0);
+		SYS(l, ioctl, l->th[i]->fd_pt, PERF_EVENT_IOC_ENABLE, 0);
 	}
 	return 0;
 }
@@ -803,7 +909,7 @@ static void reap_gone(struct strace_live *l)
 
 	for (size_t i = 0; i < l->nth; i++) {
 		if (l->th[i]->gone && !strace_dring_pending(&l->th[i]->dr))
-			thread_free(l->th[i]);
+			thread_free(l, l->th[i]);
 		else
 			l->th[j++] = l->th[i];
 	}
@@ -826,11 +932,12 @@ int strace_live_poll(struct strace_live *l, int timeout_ms,
 		p[i].fd = l->th[i]->fd_pt;
 		p[i].events = POLLIN;
 	}
-	if (poll(p, (nfds_t)n, timeout_ms) < 0 && errno != EINTR) {
-		err = -errno;
+	err = SYS(l, poll, p, n, timeout_ms);
+	if (err < 0 && err != -EINTR) {
 		free(p);
 		return err;
 	}
+	err = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct lthread *t = l->th[i];
 		int e;
@@ -861,8 +968,8 @@ int strace_live_stop(struct strace_live *l, const struct strace_live_cb *cb)
 	int err = 0, e;
 
 	for (size_t i = 0; i < l->nth; i++) {
-		ioctl(l->th[i]->fd_pt, PERF_EVENT_IOC_DISABLE, 0);
-		ioctl(l->th[i]->fd_track, PERF_EVENT_IOC_DISABLE, 0);
+		SYS(l, ioctl, l->th[i]->fd_pt, PERF_EVENT_IOC_DISABLE, 0);
+		SYS(l, ioctl, l->th[i]->fd_track, PERF_EVENT_IOC_DISABLE, 0);
 	}
 	if (l->o.snapshot) {
 		e = strace_live_snapshot(l, cb); /* the snapshot at exit */
@@ -876,7 +983,7 @@ int strace_live_stop(struct strace_live *l, const struct strace_live_cb *cb)
 			err = e;
 	}
 	for (size_t i = 0; i < l->nth; i++)
-		thread_free(l->th[i]);
+		thread_free(l, l->th[i]);
 	l->nth = 0;
 	if (l->cork_fd >= 0) {
 		close(l->cork_fd);
@@ -936,7 +1043,7 @@ void strace_live_close(struct strace_live *l)
 	if (!l)
 		return;
 	for (size_t i = 0; i < l->nth; i++)
-		thread_free(l->th[i]);
+		thread_free(l, l->th[i]);
 	if (l->cork_fd >= 0)
 		close(l->cork_fd);
 	if (l->w)

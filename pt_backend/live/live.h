@@ -52,6 +52,27 @@
 #include "unwind.h"
 
 struct strace_live;
+struct pollfd;
+
+/*
+ * The system calls a session makes on perf events. NULL in the options
+ * means the real ones; tests pass a fake kernel (tests/unit/
+ * test_live_session.c) to run the whole session without Intel PT.
+ * Each returns like the system call but with -errno instead of -1/errno
+ * (mmap: NULL and *err).
+ */
+struct strace_live_sys {
+	void *arg;
+	int (*event_open)(void *arg, struct perf_event_attr *attr, pid_t pid,
+			  int cpu, int group_fd, unsigned long flags);
+	void *(*map)(void *arg, size_t len, int prot, int fd, off_t off,
+		     int *err);
+	int (*unmap)(void *arg, void *p, size_t len);
+	int (*ioctl)(void *arg, int fd, unsigned long req, unsigned long val);
+	int (*close)(void *arg, int fd);
+	int (*poll)(void *arg, struct pollfd *fds, unsigned long n,
+		    int timeout_ms);
+};
 
 struct strace_live_opts {
 	const char *sysfs_root;  /* NULL: /sys */
@@ -66,6 +87,7 @@ struct strace_live_opts {
 	int context_switch;      /* PERF_RECORD_SWITCH records (perf: no) */
 	int no_stacks;           /* skip the libunwind pass at attach */
 	const char *write_path;  /* -w: also write a perf.data here */
+	const struct strace_live_sys *sys; /* NULL: the real system calls */
 };
 
 struct strace_live_cb {
