@@ -222,8 +222,9 @@ enum {
  * The *_BIT entries hold a mask of attr.config (e.g. tsc = 1 << 10) and
  * perf tests (config & mask) on the attr whose type == priv[PMU_TYPE].
  * After priv[FILTER_STR_LEN] come the address-filter string (that many
- * bytes, NUL-padded to a multiple of 8), then three u64s:
- * time_cycles, time_mask, cap_user_time_short (perf >= 5.10).
+ * bytes plus a NUL, padded to a multiple of 8), then, if header.size
+ * leaves room, u64 cap_event_trace (perf >= 5.19: Event Trace enabled).
+ * time_cycles/time_mask/cap_user_time_short travel in TIME_CONV instead.
  *
  * perf time = time_zero + (tsc >> time_shift) * time_mult +
  *             (((tsc & ((1 << time_shift) - 1)) * time_mult) >> time_shift)
@@ -368,9 +369,10 @@ enum {
 
 /*
  * One entry of the AUXTRACE feature (the AUX data index): where an
- * AUXTRACE record starts in the file and its size including the trailing
- * data (header.size + auxtrace.size). Lets a reader queue all AUX data
- * before reading the data section.
+ * AUXTRACE record starts in the file and its header.size (48: the data
+ * that follows is NOT counted; perf 6.1 refuses the whole file with
+ * EINVAL if sz != header.size). Lets a reader queue all AUX data before
+ * reading the data section.
  */
 struct pfmt_auxtrace_index_entry {
 	uint64_t file_offset; /* 0 */

@@ -486,6 +486,8 @@ struct thread {
 	bool alive;
 	bool in_trace; /* PacketEn */
 	uint64_t pend;  /* instruction executed, not yet finalized (0: none) */
+	bool stopped;   /* QEMU logged pend but stopped before executing it */
+	uint64_t seen;  /* log line of its last exec, to attribute "Stopped" */
 	uint64_t ninsn; /* instructions executed */
 	uint64_t nlost; /* of which lost in an injected gap */
 	uint64_t nbranches;
@@ -504,7 +506,10 @@ struct thread {
 	uint64_t last_cyc;  /* core cycles at the last CYC */
 	/* fault injection */
 	uint64_t gap_left;
-	bool ovf_done;
+	bool ovf_done, ovf_armed, ovf_now;
+	bool made_tip; /* the instruction being finalized sent a TIP */
+	size_t mark_truth;  /* truth.n after the last packet-making insn */
+	uint64_t mark_insn; /* ninsn then */
 	/* truth */
 	struct gbuf truth;
 };
@@ -604,6 +609,8 @@ static void put_ip(struct thread *t, enum pt_packet_type type, uint64_t ip)
 
 	memset(&p, 0, sizeof(p));
 	p.type = type;
+	if (type == ppt_tip)
+		t->made_tip = true;
 	if (type == ppt_tip_pgd && ip == 0) {
 		p.payload.ip.ipc = pt_ipc_suppressed;
 	} else {
@@ -730,31 +737,22 @@ static void boundary(struct thread *t, uint64_t ip)
 		return;
 	if (t->gap_left) {
 		if (--t->gap_left == 0) {
-			put_psb(t, ip);
+			/*
+			 * The buffer has room again: OVF, then FUP with the IP
+			 * where tracing resumes (what the hardware sends).
+			 */
+			put_simple(t, ppt_ovf);
+			t->have_last_ip = false;
+			t->rs_n = 0;
+			put_ip(t, ppt_fup, ip);
 			if (opt.truth)
 				gb_printf(&t->truth, "# gap end resume %" PRIx64 "\n", ip);
-		} else {
-			t->nlost++;
 		}
 		return;
 	}
 	if (opt.ovf_at && !t->ovf_done && t->seq == 0 && t->ninsn >= opt.ovf_at) {
 		t->ovf_done = true;
-		put_simple(t, ppt_ovf);
-		t->have_last_ip = false;
-		t->rs_n = 0;
-		t->gap_left = opt.ovf_len ? opt.ovf_len : 1;
-		t->nlost++;
-		if (opt.truth)
-			gb_printf(&t->truth, "# gap begin ovf before %" PRIx64 "\n", ip);
-		if (t->gap_left == 1) {
-			t->gap_left = 0;
-			t->nlost--;
-			put_psb(t, ip);
-			if (opt.truth)
-				gb_printf(&t->truth, "# gap end resume %" PRIx64 "\n", ip);
-		}
-		return;
+		t->ovf_armed = true; /* the gap starts after the next TIP */
 	}
 	put_mtc_if_due(t);
 	if (t->pt.n - t->psb_at >= opt.psb_period)
@@ -772,10 +770,40 @@ static void finalize(struct thread *t, uint64_t x, uint64_t next)
 	bool quiet = t->gap_left > 0; /* inside an injected gap: no packets */
 	struct gbuf save;
 
+	t->made_tip = false;
 	if (!len && next > x && next - x <= 15)
 		len = next - x;
 	fall = x + len;
+	if (t->ovf_now) {
+		/*
+		 * Injected overflow: the packets from here on are lost. It
+		 * starts right after a TIP so that every decoder knows the last
+		 * branch before the gap and its target (after a TNT bit libipt
+		 * does not tell the target). Decoders stop at the last packet,
+		 * so the gap begins right after the instruction that made it.
+		 */
+		static const char mark[] = "# gap begin\n";
+
+		t->ovf_now = false;
+		flush_tnt(t);
+		t->gap_left = opt.ovf_len ? opt.ovf_len : 1;
+		quiet = true;
+		/*
+		 * Decoders see nothing after the last packet: the gap starts
+		 * right after the last instruction that made one.
+		 */
+		t->nlost += t->ninsn - t->mark_insn;
+		if (opt.truth) {
+			gb_put(&t->truth, mark, sizeof(mark) - 1);
+			memmove(t->truth.p + t->mark_truth + sizeof(mark) - 1,
+				t->truth.p + t->mark_truth,
+				t->truth.n - (sizeof(mark) - 1) - t->mark_truth);
+			memcpy(t->truth.p + t->mark_truth, mark, sizeof(mark) - 1);
+		}
+	}
 	t->ninsn++;
+	if (quiet)
+		t->nlost++;
 	if (quiet) {
 		/* Truth goes on; packets are lost. Keep a scratch buffer. */
 		save = t->pt;
@@ -783,8 +811,15 @@ static void finalize(struct thread *t, uint64_t x, uint64_t next)
 	}
 	switch (in->kind) {
 	case K_OTHER:
-		if (next && next != fall)
-			trace_async(t, fall, next);
+		if (next && next != fall) {
+			/*
+			 * QEMU delivers asynchronous signals between TBs (see
+			 * on_stopped()), so this is a fault: x did not retire;
+			 * the exception is taken at x.
+			 */
+			t->ninsn--;
+			trace_async(t, x, next);
+		}
 		break;
 	case K_COND:
 		if (!next)
@@ -853,10 +888,21 @@ static void finalize(struct thread *t, uint64_t x, uint64_t next)
 		}
 		break;
 	}
+	if (t->ovf_armed && t->made_tip) {
+		t->ovf_armed = false;
+		t->ovf_now = true;
+	}
+	if (!quiet && in->kind != K_JMP && in->kind != K_CALL &&
+	    (in->kind != K_OTHER || (next && next != fall))) {
+		t->mark_truth = t->truth.n;
+		t->mark_insn = t->ninsn;
+	}
 	if (quiet) {
 		free(t->pt.p);
 		t->pt = save;
 		t->in_trace = true;
+		t->tnt = 0;
+		t->ntnt = 0;
 	}
 }
 
@@ -903,6 +949,27 @@ static void on_exec(int cpu, uint64_t addr)
 		die("QEMU vCPU index %d out of range", cpu);
 	now_cycles++;
 	t = by_cpu[cpu];
+	if (t && t->stopped) {
+		t->stopped = false;
+		if (addr == t->pend) {
+			t->seen = now_cycles;
+			return; /* now it really runs */
+		}
+		/*
+		 * pend never ran: QEMU left the TB to deliver a signal. On
+		 * hardware: an interrupt before pend, FUP(pend) + TIP.PGD,
+		 * then TIP.PGE at the handler.
+		 */
+		{
+			uint64_t at = t->pend;
+
+			t->pend = addr;
+			t->seen = now_cycles;
+			if (!t->gap_left)
+				trace_async(t, at, addr);
+		}
+		return;
+	}
 	if (t && t->pend && t->pend == addr && classify(addr)->rep)
 		return; /* another iteration of a REP string instruction */
 	if (t && t->pend) {
@@ -951,12 +1018,30 @@ static void on_exec(int cpu, uint64_t addr)
 		put_psb(t, 0);
 		trace_enable(t, addr, "begin");
 		t->pend = addr;
+		t->seen = now_cycles;
 		return;
 	}
 	if (t->pend)
 		finalize(t, t->pend, addr);
 	t->pend = addr;
+	t->seen = now_cycles;
 	boundary(t, addr);
+}
+
+/* "Stopped execution of TB chain before ... [pc]": pc did not run yet. */
+static void on_stopped(uint64_t pc)
+{
+	struct thread *best = NULL;
+	size_t i;
+
+	for (i = 0; i < nthreads; i++) {
+		struct thread *t = threads[i];
+
+		if (t->alive && t->pend == pc && (!best || t->seen > best->seen))
+			best = t;
+	}
+	if (best)
+		best->stopped = true;
 }
 
 /* -------------------------------------------------------- QEMU log parse */
@@ -1109,6 +1194,15 @@ static void on_line(char *line, size_t n)
 		tr = line;
 	} else {
 		line[n] = 0;
+		tr = strstr(line, "Stopped execution of TB chain before ");
+		if (tr) {
+			char *b = strchr(tr, '[');
+
+			strace_text(line, (size_t)(tr - line), false);
+			if (b)
+				on_stopped(strtoull(b + 1, NULL, 16));
+			return;
+		}
 		tr = strstr(line, "Trace ");
 		if (tr) {
 			strace_text(line, (size_t)(tr - line), false);
@@ -1184,7 +1278,7 @@ static int run_qemu(char **argv)
 
 	while (argv[argc])
 		argc++;
-	if (!find_in_path(qemu))
+	if (!find_in_path(qemu) || access(find_in_path(qemu), X_OK))
 		die("%s not found: install qemu-user (Debian package qemu-user)", qemu);
 	if (pipe2(pfd, O_CLOEXEC))
 		die("pipe: %s", strerror(errno));
@@ -1342,7 +1436,7 @@ static void write_perf_data(void)
 	struct strace_perfw *w;
 	struct perf_event_attr attr;
 	uint64_t id = 1, t0 = threads[0]->start_time - 1;
-	uint64_t priv[PFMT_IPT_PRIV_MAX + 3];
+	uint64_t priv[PFMT_IPT_PRIV_MAX + 1];
 	struct pfmt_event_header aih;
 	uint32_t aitype[2] = { PFMT_AUXTRACE_INTEL_PT, 0 };
 	uint8_t aibuf[sizeof(aih) + sizeof(aitype) + sizeof(priv)];
@@ -1404,9 +1498,7 @@ static void write_perf_data(void)
 	priv[PFMT_IPT_CYC_BIT] = PFMT_IPT_CFG_CYC;
 	priv[PFMT_IPT_MAX_NONTURBO_RATIO] = opt.nonturbo;
 	priv[PFMT_IPT_FILTER_STR_LEN] = 0;
-	priv[PFMT_IPT_PRIV_MAX + 0] = 0;          /* time_cycles */
-	priv[PFMT_IPT_PRIV_MAX + 1] = ~0ULL;      /* time_mask */
-	priv[PFMT_IPT_PRIV_MAX + 2] = 0;          /* cap_user_time_short */
+	priv[PFMT_IPT_PRIV_MAX] = 0; /* cap_event_trace */
 	aih.type = PFMT_RECORD_AUXTRACE_INFO;
 	aih.misc = 0;
 	aih.size = sizeof(aibuf);
