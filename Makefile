@@ -10,7 +10,8 @@
 #   make format          clang-format the sources
 #   V=1                  show the commands
 #
-# Each folder adds to the build in its own module.mk (see events/module.mk).
+# Each folder adds to the build in its own module.mk or module-*.mk
+# (see events/module.mk).
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin

@@ -148,6 +148,8 @@ enum strace_event_type {
 #define STRACE_LOST_READER 1   /* overwritten in the ring before this reader */
 #define STRACE_LOST_PERF 2     /* perf PERF_RECORD_LOST / AUX truncation */
 #define STRACE_LOST_WRITER 3   /* a writer died holding reserved positions */
+#define STRACE_LOST_AUX 4      /* trace data lost: a = bytes (AUX truncated,
+				* or a hole between AUX buffers) */
 
 /* Reasons for trace_begin / trace_end (operand b). */
 #define STRACE_REASONS(X)                                                       \

@@ -1,0 +1,1091 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli/format.c - text and JSON-lines formatting, name tables.
+ *
+ * The per-type strings (" from=", ",\"type\":\"call\",\"tid\":", ...) are
+ * built once from the X-macro table, padded to fixed sizes so the hot path
+ * copies them with constant-size memcpy (a few register moves) and then
+ * advances by the real length. Numbers use two-digit tables. Nothing here
+ * calls printf.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format.h"
+
+/* --- numbers ------------------------------------------------------------ */
+
+static const char dig2[201] = "00010203040506070809"
+			      "10111213141516171819"
+			      "20212223242526272829"
+			      "30313233343536373839"
+			      "40414243444546474849"
+			      "50515253545556575859"
+			      "60616263646566676869"
+			      "70717273747576777879"
+			      "80818283848586878889"
+			      "90919293949596979899";
+
+static const uint64_t pow10[20] = {1ull,
+				   10ull,
+				   100ull,
+				   1000ull,
+				   10000ull,
+				   100000ull,
+				   1000000ull,
+				   10000000ull,
+				   100000000ull,
+				   1000000000ull,
+				   10000000000ull,
+				   100000000000ull,
+				   1000000000000ull,
+				   10000000000000ull,
+				   100000000000000ull,
+				   1000000000000000ull,
+				   10000000000000000ull,
+				   100000000000000000ull,
+				   1000000000000000000ull,
+				   10000000000000000000ull};
+
+static inline __attribute__((always_inline)) unsigned ndigits(uint64_t v)
+{
+	/* log10 from the bit length: 1233/4096 ~ log10(2). */
+	unsigned t = ((unsigned)(64 - __builtin_clzll(v | 1)) * 1233) >> 12;
+	return t + ((v | 1) >= pow10[t]);
+}
+
+/*
+ * The 8 digits of v < 10^8 as 8 characters in a register, first digit in
+ * the low byte (memory order): built from two-digit table entries with
+ * 32-bit arithmetic, stored with one 8-byte store.
+ */
+static inline __attribute__((always_inline)) uint64_t digits8(uint32_t v)
+{
+	uint32_t hi = v / 10000, lo = v % 10000;
+	uint16_t a, b, c, d;
+
+	memcpy(&a, dig2 + 2 * (hi / 100), 2);
+	memcpy(&b, dig2 + 2 * (hi % 100), 2);
+	memcpy(&c, dig2 + 2 * (lo / 100), 2);
+	memcpy(&d, dig2 + 2 * (lo % 100), 2);
+	return (uint64_t)a | (uint64_t)b << 16 | (uint64_t)c << 32 |
+	       (uint64_t)d << 48;
+}
+
+/* exactly 8 digits of v < 10^8 */
+static inline __attribute__((always_inline)) void put8(char *p, uint32_t v)
+{
+	uint64_t w = digits8(v);
+	memcpy(p, &w, 8);
+}
+
+/* v < 10^8 with n digits (1 <= n <= 8); writes 8 bytes (slack) */
+static inline __attribute__((always_inline)) char *put_small(char *p,
+							    uint32_t v,
+							    unsigned n)
+{
+	uint64_t w = digits8(v) >> (8 * (8 - n));
+	memcpy(p, &w, 8);
+	return p + n;
+}
+
+/*
+ * Decimal in chunks of 8 digits so that the divisions are 32-bit ones
+ * (multiply and shift) and big values (addresses in JSON) take three
+ * steps instead of ten.
+ */
+static inline __attribute__((always_inline)) char *put_u64(char *p, uint64_t v)
+{
+	if (v < 100000000u)
+		return put_small(p, (uint32_t)v, ndigits(v));
+	if (v < 10000000000000000ull) {
+		uint64_t hi = v / 100000000u;
+		p = put_small(p, (uint32_t)hi, ndigits(hi));
+		put8(p, (uint32_t)(v % 100000000u));
+		return p + 8;
+	}
+	{
+		uint64_t top = v / 10000000000000000ull;
+		uint64_t rest = v % 10000000000000000ull;
+		p = put_small(p, (uint32_t)top, ndigits(top));
+		put8(p, (uint32_t)(rest / 100000000u));
+		put8(p + 8, (uint32_t)(rest % 100000000u));
+		return p + 16;
+	}
+}
+
+static const char hexdig[] = "0123456789abcdef";
+
+/*
+ * The 8 hex digits of x as 8 characters, most significant first in memory
+ * (SWAR: spread the nibbles into bytes, turn them into ASCII in one add).
+ */
+static inline __attribute__((always_inline)) uint64_t hex8(uint32_t x)
+{
+	uint64_t v = x, mask;
+
+	v = ((v & 0xffff0000ull) << 16) | (v & 0xffffull);
+	v = ((v & 0x0000ff000000ff00ull) << 8) | (v & 0x000000ff000000ffull);
+	v = ((v & 0x00f000f000f000f0ull) << 4) | (v & 0x000f000f000f000full);
+	/* byte i holds nibble i; 0x01 in the bytes whose nibble is > 9 */
+	mask = ((v + 0x0606060606060606ull) >> 4) & 0x0101010101010101ull;
+	v += 0x3030303030303030ull + mask * ('a' - '9' - 1);
+	return __builtin_bswap64(v);
+}
+
+/* "0x" and the digits; writes up to 8 bytes past the end (slack) */
+static inline __attribute__((always_inline)) char *put_hex(char *p, uint64_t v)
+{
+	unsigned n = ((unsigned)(64 - __builtin_clzll(v | 1)) + 3) / 4;
+	uint64_t w;
+
+	p[0] = '0';
+	p[1] = 'x';
+	p += 2;
+	if (n <= 8) {
+		w = hex8((uint32_t)v) >> (8 * (8 - n));
+		memcpy(p, &w, 8);
+	} else {
+		w = hex8((uint32_t)(v >> 32)) >> (8 * (16 - n));
+		memcpy(p, &w, 8);
+		w = hex8((uint32_t)v);
+		memcpy(p + n - 8, &w, 8);
+	}
+	return p + n;
+}
+
+static inline __attribute__((always_inline)) char *put_time(char *p, uint64_t ns)
+{
+	uint64_t s = ns / 1000000000u;
+	uint32_t r = (uint32_t)(ns % 1000000000u);
+
+	p = put_u64(p, s);
+	p[0] = '.';
+	/* nine digits: one, then eight */
+	p[1] = (char)('0' + r / 100000000u);
+	put8(p + 2, r % 100000000u);
+	return p + 10;
+}
+
+char *fmt_put_u64(char *p, uint64_t v)
+{
+	return put_u64(p, v);
+}
+
+char *fmt_put_hex(char *p, uint64_t v)
+{
+	return put_hex(p, v);
+}
+
+char *fmt_put_time(char *p, uint64_t ns)
+{
+	return put_time(p, ns);
+}
+
+/* --- escaping ------------------------------------------------------------ */
+
+/* Length of a valid UTF-8 sequence at s (at most n bytes), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0];
+	size_t len;
+	uint32_t cp;
+
+	if (c < 0xc2 || c > 0xf4)
+		return 0;
+	len = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+	if (len > n)
+		return 0;
+	cp = c & (0x3fu >> (len - 1));
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp < 0xe000))) ||
+	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return len;
+}
+
+/*
+ * JSON string body: quotes and backslashes escaped, control bytes and
+ * bytes that are not valid UTF-8 as \u00XX (so the line stays valid JSON;
+ * such a byte reads back as the Latin-1 character of that value). At most
+ * 6 * len bytes.
+ */
+static char *put_json_str(char *p, const char *str, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	for (size_t i = 0; i < len;) {
+		unsigned c = s[i];
+		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+			*p++ = (char)c;
+			i++;
+			continue;
+		}
+		if (c == '"' || c == '\\') {
+			*p++ = '\\';
+			*p++ = (char)c;
+			i++;
+			continue;
+		}
+		if (c >= 0x80) {
+			size_t l = utf8_len(s + i, len - i);
+			if (l) {
+				memcpy(p, s + i, l);
+				p += l;
+				i += l;
+				continue;
+			}
+		}
+		switch (c) {
+		case '\n':
+			*p++ = '\\';
+			*p++ = 'n';
+			break;
+		case '\t':
+			*p++ = '\\';
+			*p++ = 't';
+			break;
+		case '\r':
+			*p++ = '\\';
+			*p++ = 'r';
+			break;
+		default:
+			memcpy(p, "\\u00", 4);
+			p[4] = hexdig[c >> 4];
+			p[5] = hexdig[c & 15];
+			p += 6;
+		}
+		i++;
+	}
+	return p;
+}
+
+/* Text form: control bytes (which would break the line) become '?'. */
+static char *put_text_str(char *p, const char *str, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)str[i];
+		*p++ = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+	}
+	return p;
+}
+
+static int needs_json_escape(const char *str, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	for (size_t i = 0; i < len; i++)
+		if (s[i] < 0x20 || s[i] >= 0x7f || s[i] == '"' || s[i] == '\\')
+			return 1;
+	return 0;
+}
+
+/* --- name tables --------------------------------------------------------- */
+
+void fmt_names_init(struct fmt_names *n, const struct strace_ring *ring)
+{
+	memset(n, 0, sizeof(*n));
+	n->ring = ring;
+	n->last_tid = UINT64_MAX;
+}
+
+void fmt_names_fini(struct fmt_names *n)
+{
+	for (size_t i = 0; i < n->nowned; i++)
+		free(n->owned[i]);
+	free(n->owned);
+	free(n->syms);
+	free(n->dsos);
+	free(n->threads.slots);
+	free(n->strs.slots);
+	free(n->acache);
+	memset(n, 0, sizeof(*n));
+}
+
+static char *own(struct fmt_names *n, size_t size)
+{
+	char *s;
+
+	if (n->nowned == n->owned_cap) {
+		size_t cap = n->owned_cap ? 2 * n->owned_cap : 64;
+		char **o = realloc(n->owned, cap * sizeof(*o));
+		if (!o)
+			return NULL;
+		n->owned = o;
+		n->owned_cap = cap;
+	}
+	s = malloc(size ? size : 1);
+	if (s)
+		n->owned[n->nowned++] = s;
+	return s;
+}
+
+/*
+ * Names are always copied, into storage padded to NAME_PAD bytes past the
+ * end, so the hot path copies them in fixed 32-byte steps (copy_name).
+ */
+#define NAME_PAD 32
+
+int fmt_name_make(struct fmt_names *n, const char *s, size_t len,
+		  struct fmt_name *out)
+{
+	int cut = len > FMT_NAME_MAX;
+	int esc;
+	char *t, *j, *e;
+
+	if (cut)
+		len = FMT_NAME_MAX;
+	esc = cut || needs_json_escape(s, len);
+	t = own(n, len + 3 + NAME_PAD);
+	if (!t)
+		return -ENOMEM;
+	e = put_text_str(t, s, len);
+	if (cut) {
+		memcpy(e, "...", 3);
+		e += 3;
+	}
+	memset(e, 0, NAME_PAD);
+	out->text = t;
+	out->text_len = (uint32_t)(e - t);
+	if (!esc) {
+		out->json = t;
+		out->json_len = out->text_len;
+		return 0;
+	}
+	j = own(n, 6 * len + 3 + NAME_PAD);
+	if (!j)
+		return -ENOMEM;
+	e = put_json_str(j, s, len);
+	if (cut) {
+		memcpy(e, "...", 3);
+		e += 3;
+	}
+	memset(e, 0, NAME_PAD);
+	out->json = j;
+	out->json_len = (uint32_t)(e - j);
+	return 0;
+}
+
+/* copy a name made by fmt_name_make() (padded): 32 bytes at a time */
+static inline __attribute__((always_inline)) char *copy_name(char *p, const char *s, uint32_t len)
+{
+	for (uint32_t i = 0; i < len; i += 32)
+		memcpy(p + i, s + i, 32);
+	return p + len;
+}
+
+static int range_add(struct fmt_names *n, struct fmt_range **v, size_t *cnt,
+		     size_t *cap, uint64_t start, uint64_t size,
+		     const char *s, size_t len)
+{
+	struct fmt_range *r;
+
+	if (*cnt == *cap) {
+		size_t c = *cap ? 2 * *cap : 256;
+		struct fmt_range *nv = realloc(*v, c * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		*v = nv;
+		*cap = c;
+	}
+	r = &(*v)[*cnt];
+	r->start = start;
+	r->end = start + size < start ? UINT64_MAX : start + size;
+	if (fmt_name_make(n, s, len, &r->name) < 0)
+		return -ENOMEM;
+	(*cnt)++;
+	return 0;
+}
+
+static inline __attribute__((always_inline)) struct fmt_entry *
+map_slot(const struct fmt_map *m, uint64_t key)
+{
+	size_t mask = m->cap - 1;
+	size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+
+	while (m->slots[i].key && m->slots[i].key != key)
+		i = (i + 1) & mask;
+	return &m->slots[i];
+}
+
+static inline __attribute__((always_inline)) const struct fmt_entry *
+map_get(const struct fmt_map *m, uint64_t key)
+{
+	const struct fmt_entry *e;
+
+	if (!m->cap)
+		return NULL;
+	e = map_slot(m, key);
+	return e->key ? e : NULL;
+}
+
+/* the slot of key (key != 0), made if new: *fresh says so */
+static struct fmt_entry *map_put(struct fmt_map *m, uint64_t key, int *fresh)
+{
+	struct fmt_entry *e;
+
+	if (2 * (m->count + 1) > m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 64;
+		struct fmt_map old = *m;
+		m->slots = calloc(cap, sizeof(*m->slots));
+		if (!m->slots) {
+			*m = old;
+			return NULL;
+		}
+		m->cap = cap;
+		for (size_t k = 0; k < old.cap; k++)
+			if (old.slots[k].key)
+				*map_slot(m, old.slots[k].key) = old.slots[k];
+		free(old.slots);
+	}
+	e = map_slot(m, key);
+	*fresh = !e->key;
+	if (*fresh) {
+		m->count++;
+		e->key = key;
+	}
+	return e;
+}
+
+/* thread names: THREAD entries win over PROCESS entries for the same id */
+static int thread_add(struct fmt_names *n, uint64_t tid, int is_thread,
+		      const char *s, size_t len)
+{
+	struct fmt_entry *e;
+	int fresh;
+
+	if (tid == 0)
+		return 0;
+	e = map_put(&n->threads, tid, &fresh);
+	if (!e)
+		return -ENOMEM;
+	if (!fresh && !is_thread)
+		return 0; /* keep the THREAD name */
+	n->last_tid = UINT64_MAX;
+	return fmt_name_make(n, s, len, &e->name);
+}
+
+static int string_add(struct fmt_names *n, uint64_t off, const char *s,
+		      size_t len)
+{
+	int fresh;
+	struct fmt_entry *e = map_put(&n->strs, off + 1, &fresh);
+
+	if (!e)
+		return -ENOMEM;
+	return fmt_name_make(n, s, len, &e->name);
+}
+
+const struct fmt_name *fmt_names_string(struct fmt_names *n, uint64_t off)
+{
+	const struct fmt_entry *e = map_get(&n->strs, off + 1);
+	return e ? &e->name : NULL;
+}
+
+static const char *base_name(const char *s, size_t *len)
+{
+	const char *slash = memrchr(s, '/', *len);
+
+	if (slash && (size_t)(slash + 1 - s) < *len) {
+		*len -= (size_t)(slash + 1 - s);
+		return slash + 1;
+	}
+	return s;
+}
+
+int fmt_names_refresh(struct fmt_names *n)
+{
+	struct strace_string s;
+	int count = 0, rc;
+
+	if (!n->ring || n->corrupt)
+		return 0;
+	for (;;) {
+		uint64_t off = n->next_off;
+		rc = strace_ring_string_next(n->ring, &off, &s);
+		if (rc == 0)
+			break;
+		if (rc < 0) {
+			n->corrupt = 1;
+			return rc;
+		}
+		rc = string_add(n, n->next_off, s.str, s.len);
+		if (rc < 0)
+			return rc;
+		n->next_off = off;
+		count++;
+		switch (s.kind) {
+		case STRACE_EV_SYMBOL:
+			rc = range_add(n, &n->syms, &n->nsyms, &n->syms_cap,
+				       s.key, s.aux, s.str, s.len);
+			n->syms_sorted = 0;
+			break;
+		case STRACE_EV_DSO: {
+			size_t len = s.len;
+			const char *b = base_name(s.str, &len);
+			rc = range_add(n, &n->dsos, &n->ndsos, &n->dsos_cap,
+				       s.key, s.aux, b, len);
+			n->dsos_sorted = 0;
+			break;
+		}
+		case STRACE_EV_THREAD:
+		case STRACE_EV_PROCESS:
+			rc = thread_add(n, s.key, s.kind == STRACE_EV_THREAD,
+					s.str, s.len);
+			break;
+		default:
+			rc = 0;
+		}
+		if (rc < 0)
+			return rc;
+	}
+	if (count) {
+		n->gen++;
+		if (n->acache)
+			memset(n->acache, 0, FMT_ACACHE * sizeof(*n->acache));
+	}
+	return count;
+}
+
+static int range_cmp(const void *x, const void *y)
+{
+	const struct fmt_range *a = x, *b = y;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	/* larger first, so an exact-start lookup prefers the inner one */
+	return a->end > b->end ? -1 : a->end < b->end;
+}
+
+static const struct fmt_range *range_find(struct fmt_range *v, size_t cnt,
+					  int *sorted, size_t *cache,
+					  uint64_t addr)
+{
+	const struct fmt_range *r, *base;
+	size_t len;
+
+	if (!cnt)
+		return NULL;
+	if (!*sorted) {
+		qsort(v, cnt, sizeof(*v), range_cmp);
+		*sorted = 1;
+		*cache = 0;
+	}
+	r = &v[*cache];
+	if (addr >= r->start && (addr < r->end || addr == r->start))
+		return r;
+	/* last range with start <= addr; branch-free halving (cmov) */
+	base = v;
+	len = cnt;
+	while (len > 1) {
+		size_t half = len / 2;
+		base = base[half].start <= addr ? base + half : base;
+		len -= half;
+	}
+	if (base->start > addr)
+		return NULL;
+	if (addr < base->end || addr == base->start) {
+		*cache = (size_t)(base - v);
+		return base;
+	}
+	return NULL;
+}
+
+const struct fmt_range *fmt_names_symbol(struct fmt_names *n, uint64_t addr)
+{
+	return range_find(n->syms, n->nsyms, &n->syms_sorted, &n->last_sym,
+			  addr);
+}
+
+const struct fmt_range *fmt_names_dso(struct fmt_names *n, uint64_t addr)
+{
+	size_t cache = 0;
+	return range_find(n->dsos, n->ndsos, &n->dsos_sorted, &cache, addr);
+}
+
+const struct fmt_name *fmt_names_thread(struct fmt_names *n, uint64_t tid)
+{
+	const struct fmt_entry *e;
+
+	if (tid == n->last_tid)
+		return n->last_thread;
+	e = map_get(&n->threads, tid);
+	n->last_tid = tid;
+	n->last_thread = e ? &e->name : NULL;
+	return n->last_thread;
+}
+
+/* --- per-type prefixes --------------------------------------------------- */
+
+#define PFX 64  /* room of every prefix */
+#define PFX_COPY 32 /* usual copy size; longer prefixes copy PFX */
+#define TYPE_W 11 /* text: type names padded to this width */
+
+struct pfx {
+	char s[PFX];
+	uint8_t len;
+};
+
+struct tinfo {
+	struct pfx text_type;  /* "call        " */
+	struct pfx json_type;  /* ,"type":"call","tid": */
+	struct pfx text_op[2]; /* " from=" */
+	struct pfx json_op[2]; /* ,"from": */
+	struct pfx json_sym[2]; /* ,"from_sym":" */
+	uint8_t kind[2];
+	uint8_t unknown; /* a value the table does not name */
+};
+
+/* reason names, text and JSON (quoted); values above 15 are "unknown" */
+#define NREASONS 16
+static struct pfx reason_text[NREASONS], reason_json[NREASONS];
+
+/* [STRACE_EV_MAX] is the entry of every value the table does not name. */
+static struct tinfo tinfos[STRACE_EV_MAX + 1];
+
+static void pfx_set(struct pfx *p, const char *a, const char *b,
+		    const char *c)
+{
+	size_t la = strlen(a), lb = strlen(b), lc = strlen(c);
+
+	if (la + lb + lc >= PFX) /* cannot happen with the table's names */
+		lb = lc = 0, la = la < PFX - 1 ? la : PFX - 1;
+	memset(p->s, 0, PFX);
+	memcpy(p->s, a, la);
+	memcpy(p->s + la, b, lb);
+	memcpy(p->s + la + lb, c, lc);
+	p->len = (uint8_t)(la + lb + lc);
+}
+
+static void tinfo_set(struct tinfo *t, const char *name, const char *an,
+		      unsigned ak, const char *bn, unsigned bk)
+{
+	const char *on[2] = {an, bn};
+	unsigned ok[2] = {ak, bk};
+	char pad[TYPE_W + 2];
+	size_t l = strlen(name);
+
+	memset(pad, ' ', sizeof(pad) - 1);
+	pad[l < TYPE_W ? TYPE_W - l : 0] = '\0';
+	pfx_set(&t->text_type, name, pad, "");
+	pfx_set(&t->json_type, ",\"type\":\"", name, "\",\"tid\":");
+	for (int i = 0; i < 2; i++) {
+		t->kind[i] = (uint8_t)(on[i][0] ? ok[i] : STRACE_FK_NONE);
+		pfx_set(&t->text_op[i], " ", on[i], "=");
+		pfx_set(&t->json_op[i], ",\"", on[i], "\":");
+		pfx_set(&t->json_sym[i], ",\"", on[i], "_sym\":\"");
+	}
+}
+
+void fmt_init(void)
+{
+	static int done;
+
+	if (done)
+		return;
+	done = 1;
+	for (unsigned v = 0; v <= STRACE_EV_MAX; v++) {
+		const struct strace_event_info *in =
+			v < STRACE_EV_MAX ? strace_event_info(v) : NULL;
+		if (in)
+			tinfo_set(&tinfos[v], in->name, in->a_name, in->a_kind,
+				  in->b_name, in->b_kind);
+		else
+			tinfo_set(&tinfos[v], "unknown", "a", STRACE_FK_HEX,
+				  "b", STRACE_FK_HEX);
+		tinfos[v].unknown = !in;
+	}
+	for (unsigned r = 0; r < NREASONS; r++) {
+		pfx_set(&reason_text[r], strace_reason_name(r), "", "");
+		pfx_set(&reason_json[r], "\"", strace_reason_name(r), "\"");
+	}
+}
+
+static inline __attribute__((always_inline)) char *put_pfx(char *p, const struct pfx *x)
+{
+	memcpy(p, x->s, PFX_COPY);
+	if (__builtin_expect(x->len > PFX_COPY, 0))
+		memcpy(p + PFX_COPY, x->s + PFX_COPY, PFX - PFX_COPY);
+	return p + x->len;
+}
+
+void fmt_lost_event(struct strace_event *e, uint64_t count, uint64_t first)
+{
+	memset(e, 0, sizeof(*e));
+	e->type = STRACE_EV_LOST;
+	e->flags = STRACE_LOST_READER;
+	e->a = count;
+	e->b = first;
+}
+
+/* --- operands ------------------------------------------------------------ */
+
+/* the symbol, else the DSO, covering addr; *dso set for a DSO */
+static inline __attribute__((always_inline)) const struct fmt_range *
+name_of(struct fmt_names *n, uint64_t addr, int *dso)
+{
+	struct fmt_addr_cache *c;
+	const struct fmt_range *r;
+
+	if (__builtin_expect(!n->acache, 0)) {
+		n->acache = calloc(FMT_ACACHE, sizeof(*n->acache));
+		if (!n->acache)
+			goto slow;
+	}
+	c = &n->acache[(addr * 0x9e3779b97f4a7c15ull) >> 53];
+	if (c->what && c->addr == addr) {
+		*dso = c->what == 3;
+		return c->what == 1 ? NULL
+				    : &(*dso ? n->dsos : n->syms)[c->idx];
+	}
+	r = fmt_names_symbol(n, addr);
+	*dso = 0;
+	if (!r) {
+		r = fmt_names_dso(n, addr);
+		*dso = r != NULL;
+	}
+	c->addr = addr;
+	c->idx = r ? (uint32_t)(r - (*dso ? n->dsos : n->syms)) : 0;
+	c->what = r ? 2 + (uint32_t)*dso : 1;
+	return r;
+slow:
+	r = fmt_names_symbol(n, addr);
+	*dso = 0;
+	if (!r) {
+		r = fmt_names_dso(n, addr);
+		*dso = r != NULL;
+	}
+	return r;
+}
+
+/* "name+0xoff" of addr, text or JSON form; NULL if no name is known */
+static inline __attribute__((always_inline)) char *
+put_sym(struct fmt *f, char *p, uint64_t addr, int json)
+{
+	const struct fmt_range *r;
+	uint64_t off;
+	int dso;
+
+	r = name_of(f->names, addr, &dso);
+	if (!r)
+		return NULL;
+	off = addr - r->start;
+	if (dso)
+		*p++ = '[';
+	if (json)
+		p = copy_name(p, r->name.json, r->name.json_len);
+	else
+		p = copy_name(p, r->name.text, r->name.text_len);
+	if (dso)
+		*p++ = ']';
+	if (off) {
+		*p++ = '+';
+		p = put_hex(p, off);
+	}
+	return p;
+}
+
+/* a STR operand: the entry's name, quoted; checked, never trusted */
+static inline __attribute__((always_inline)) char *
+put_str_operand(struct fmt *f, char *p, uint64_t off, int json)
+{
+	const struct fmt_name *nm = f->names ? fmt_names_string(f->names, off)
+					     : NULL;
+
+	if (!nm) {
+		if (json) {
+			memcpy(p, "null", 4);
+			return p + 4;
+		}
+		memcpy(p, "<bad string offset ", 19);
+		p = put_hex(p + 19, off);
+		*p++ = '>';
+		return p;
+	}
+	*p++ = '"';
+	p = json ? copy_name(p, nm->json, nm->json_len)
+		 : copy_name(p, nm->text, nm->text_len);
+	*p++ = '"';
+	return p;
+}
+
+/*
+ * Formatted-address cache: the text "0x401032 <main+0x2>", or the JSON
+ * digits and name, of recently seen addresses (direct-mapped). Emptied
+ * when the name tables grow.
+ */
+static inline __attribute__((always_inline)) struct fmt_acache *
+acache_slot(struct fmt *f, uint64_t v)
+{
+	if (__builtin_expect(f->ac_gen != f->names->gen || !f->ac, 0)) {
+		if (!f->ac)
+			f->ac = calloc(FMT_FCACHE + 1, sizeof(*f->ac));
+		if (!f->ac)
+			return &f->ac_dummy;
+		memset(f->ac, 0, FMT_FCACHE * sizeof(*f->ac));
+		f->ac_gen = f->names->gen;
+	}
+	return &f->ac[(v * 0x9e3779b97f4a7c15ull) >> (64 - FMT_FCACHE_BITS)];
+}
+
+static inline __attribute__((always_inline)) void
+acache_fill(struct fmt_acache *c, uint64_t v, const char *s, size_t len,
+	    size_t split, int kind)
+{
+	if (len > sizeof(c->s)) {
+		c->valid = 0;
+		return;
+	}
+	c->valid = (uint8_t)kind; /* 1 text, 2 JSON */
+	c->addr = v;
+	c->len = (uint8_t)len;
+	c->split = (uint8_t)split;
+	memcpy(c->s, s, len);
+}
+
+static inline __attribute__((always_inline)) char *text_operand(struct fmt *f, char *p,
+				 const struct tinfo *t, int i, uint64_t v)
+{
+	switch (t->kind[i]) {
+	case STRACE_FK_NONE:
+		return p;
+	case STRACE_FK_ADDR: {
+		char *q, *start;
+		struct fmt_acache *c;
+		p = put_pfx(p, &t->text_op[i]);
+		if (!f->names)
+			return put_hex(p, v);
+		c = acache_slot(f, v);
+		if (c->valid == 1 && c->addr == v) {
+			memcpy(p, c->s, sizeof(c->s));
+			return p + c->len;
+		}
+		start = p;
+		p = put_hex(p, v);
+		p[0] = ' ';
+		p[1] = '<';
+		q = put_sym(f, p + 2, v, 0);
+		if (q) {
+			*q++ = '>';
+			p = q;
+		}
+		acache_fill(c, v, start, (size_t)(p - start), 0, 1);
+		return p;
+	}
+	case STRACE_FK_HEX:
+		return put_hex(put_pfx(p, &t->text_op[i]), v);
+	case STRACE_FK_DEC:
+		return put_u64(put_pfx(p, &t->text_op[i]), v);
+	case STRACE_FK_STR:
+		return put_str_operand(f, put_pfx(p, &t->text_op[i]), v, 0);
+	case STRACE_FK_REASON:
+		p = put_pfx(p, &t->text_op[i]);
+		return put_pfx(p, &reason_text[v < NREASONS ? v : 0]);
+	case STRACE_FK_BLOCK:
+		p = put_u64(put_pfx(p, &t->text_op[i]), v >> 32);
+		memcpy(p, "insn/", 5);
+		p = put_u64(p + 5, v & 0xffffffffu);
+		*p++ = 'B';
+		return p;
+	}
+	return put_hex(put_pfx(p, &t->text_op[i]), v);
+}
+
+static inline __attribute__((always_inline)) char *json_operand(struct fmt *f, char *p,
+				 const struct tinfo *t, int i, uint64_t v)
+{
+	switch (t->kind[i]) {
+	case STRACE_FK_NONE:
+		return p;
+	case STRACE_FK_ADDR: {
+		char *q, *s, *start;
+		struct fmt_acache *c;
+		p = put_pfx(p, &t->json_op[i]);
+		if (!f->names)
+			return put_u64(p, v);
+		c = acache_slot(f, v);
+		if (c->valid == 2 && c->addr == v) {
+			/* digits, then the name after this operand's key */
+			memcpy(p, c->s, sizeof(c->s));
+			p += c->split;
+			if (c->len == c->split)
+				return p;
+			p = put_pfx(p, &t->json_sym[i]);
+			memcpy(p, c->s + c->split, sizeof(c->s));
+			p += c->len - c->split;
+			*p++ = '"';
+			return p;
+		}
+		start = p;
+		p = put_u64(p, v);
+		s = put_pfx(p, &t->json_sym[i]);
+		q = put_sym(f, s, v, 1);
+		if (!q) {
+			acache_fill(c, v, start, (size_t)(p - start),
+				    (size_t)(p - start), 2);
+			return p;
+		}
+		/* keep digits and name side by side in the cache */
+		if (c && (size_t)(p - start) + (size_t)(q - s) <= sizeof(c->s)) {
+			c->valid = 2;
+			c->addr = v;
+			c->split = (uint8_t)(p - start);
+			memcpy(c->s, start, c->split);
+			memcpy(c->s + c->split, s, (size_t)(q - s));
+			c->len = (uint8_t)(c->split + (q - s));
+		} else {
+			c->valid = 0;
+		}
+		*q++ = '"';
+		return q;
+	}
+	case STRACE_FK_HEX:
+	case STRACE_FK_DEC:
+		return put_u64(put_pfx(p, &t->json_op[i]), v);
+	case STRACE_FK_STR:
+		return put_str_operand(f, put_pfx(p, &t->json_op[i]), v, 1);
+	case STRACE_FK_REASON:
+		p = put_pfx(p, &t->json_op[i]);
+		return put_pfx(p, &reason_json[v < NREASONS ? v : 0]);
+	case STRACE_FK_BLOCK:
+		p = put_pfx(p, &t->json_op[i]);
+		memcpy(p, "{\"insns\":", 9);
+		p = put_u64(p + 9, v >> 32);
+		memcpy(p, ",\"bytes\":", 9);
+		p = put_u64(p + 9, v & 0xffffffffu);
+		*p++ = '}';
+		return p;
+	}
+	return put_u64(put_pfx(p, &t->json_op[i]), v);
+}
+
+static inline __attribute__((always_inline)) const struct tinfo *tinfo_of(unsigned type, int *unknown)
+{
+	const struct tinfo *t = &tinfos[type < STRACE_EV_MAX ? type
+							     : STRACE_EV_MAX];
+	*unknown = t->unknown;
+	return t;
+}
+
+/* --- lines --------------------------------------------------------------- */
+
+void fmt_setup(struct fmt *f, struct fmt_names *names, int show_comm)
+{
+	fmt_init();
+	memset(f, 0, sizeof(*f));
+	f->names = names;
+	f->show_comm = show_comm;
+}
+
+void fmt_cleanup(struct fmt *f)
+{
+	free(f->ac);
+	f->ac = NULL;
+}
+
+/* the event number */
+static inline __attribute__((always_inline)) char *put_seq(struct fmt *f,
+							  char *p,
+							  uint64_t seq)
+{
+	(void)f;
+	return put_u64(p, seq);
+}
+
+/* text time "S.NNNNNNNNN": the seconds part is usually the last one */
+static inline __attribute__((always_inline)) char *
+put_time_cached(struct fmt *f, char *p, uint64_t ns)
+{
+	uint64_t s = ns / 1000000000u;
+	uint32_t r = (uint32_t)(ns - s * 1000000000u);
+
+	if (!f->sec_valid || s != f->sec_last) {
+		char *e = put_u64(f->sec_buf, s);
+		*e++ = '.';
+		f->sec_len = (uint8_t)(e - f->sec_buf);
+		f->sec_last = s;
+		f->sec_valid = 1;
+	}
+	memcpy(p, f->sec_buf, sizeof(f->sec_buf));
+	p += f->sec_len;
+	p[0] = (char)('0' + r / 100000000u);
+	put8(p + 1, r % 100000000u);
+	return p + 9;
+}
+
+char *fmt_text_event(struct fmt *f, char *p,
+		     const struct strace_event *e, uint64_t seq)
+{
+	int unknown;
+	const struct tinfo *t = tinfo_of(e->type, &unknown);
+
+	p = put_seq(f, p, seq);
+	*p++ = ' ';
+	p = put_time_cached(f, p, e->time);
+	*p++ = ' ';
+	p = put_u64(p, e->tid);
+	if (f->show_comm && f->names) {
+		const struct fmt_name *nm = fmt_names_thread(f->names, e->tid);
+		if (nm) {
+			*p++ = '/';
+			p = copy_name(p, nm->text, nm->text_len);
+		}
+	}
+	*p++ = ' ';
+	if (__builtin_expect(unknown, 0)) {
+		memcpy(p, "unknown#", 8);
+		p = put_u64(p + 8, e->type);
+	} else {
+		p = put_pfx(p, &t->text_type); /* padded to TYPE_W */
+	}
+	p = text_operand(f, p, t, 0, e->a);
+	p = text_operand(f, p, t, 1, e->b);
+	if (e->flags) {
+		memcpy(p, " flags=", 7);
+		p = put_hex(p + 7, e->flags);
+	}
+	*p++ = '\n';
+	return p;
+}
+
+char *fmt_json_event(struct fmt *f, char *p,
+		     const struct strace_event *e, uint64_t seq)
+{
+	int unknown;
+	const struct tinfo *t = tinfo_of(e->type, &unknown);
+
+	memcpy(p, "{\"seq\":", 7);
+	p = put_seq(f, p + 7, seq);
+	if (__builtin_expect(unknown, 0)) {
+		memcpy(p, ",\"type\":\"unknown\",\"type_value\":", 31);
+		p = put_u64(p + 31, e->type);
+		memcpy(p, ",\"tid\":", 7);
+		p += 7;
+	} else {
+		p = put_pfx(p, &t->json_type);
+	}
+	p = put_u64(p, e->tid);
+	memcpy(p, ",\"time\":", 8);
+	p = put_u64(p + 8, e->time);
+	if (e->flags) {
+		memcpy(p, ",\"flags\":", 9);
+		p = put_u64(p + 9, e->flags);
+	}
+	p = json_operand(f, p, t, 0, e->a);
+	p = json_operand(f, p, t, 1, e->b);
+	if (f->show_comm && f->names) {
+		const struct fmt_name *nm = fmt_names_thread(f->names, e->tid);
+		if (nm) {
+			memcpy(p, ",\"comm\":\"", 9);
+			p = copy_name(p + 9, nm->json, nm->json_len);
+			*p++ = '"';
+		}
+	}
+	*p++ = '}';
+	*p++ = '\n';
+	return p;
+}

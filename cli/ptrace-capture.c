@@ -1,0 +1,344 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ptrace-capture - Intel PT into a shared event ring.
+ *
+ *   ptrace-capture -i perf.data [-o RING] [options]   decode a recording
+ *   ptrace-capture -p PID [-o RING] [options]          trace a process
+ *   ptrace-capture [options] -- CMD [ARGS...]          trace a command
+ *
+ * Exit status: 0 success; 1 the input could not be decoded (message says
+ * where and why); 2 usage error, or Intel PT is not available here.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pt_backend/offline.h"
+#include "pt_backend/perf_read.h"
+#include "strace/decoder.h"
+#include "strace/ring.h"
+
+#define PROG "ptrace-capture"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: " PROG " -i perf.data [-o RING] [options]\n"
+		"       " PROG " -p PID [-o RING] [options]\n"
+		"       " PROG " [options] -- CMD [ARGS...]\n"
+		"\n"
+		"Decodes Intel PT into calls, returns, cross-symbol jumps,\n"
+		"syscalls, gaps and errors, written to a shared event ring that\n"
+		"ptrace-read (and any other reader) reads.\n"
+		"\n"
+		"  -i, --input FILE      decode a perf.data recorded with\n"
+		"                        perf record --per-thread -e intel_pt//u\n"
+		"  -o, --output RING     ring file to create (default: $STRACE_RING,\n"
+		"                        else /dev/shm/strace_<pid>_<uuid>.srb,\n"
+		"                        printed on stdout)\n"
+		"      --mode MODE       archive (default with -i: the file grows,\n"
+		"                        nothing is lost), lossless (waits for\n"
+		"                        readers), flight (overwrites the oldest)\n"
+		"      --capacity N      ring capacity in events (power of two)\n"
+		"      --wait-readers K  wait for K readers before decoding\n"
+		"      --decoder fast|reference\n"
+		"                        fast (default) or libipt's block decoder\n"
+		"      --all-branches    keep jumps inside one function too\n"
+		"      --types PATTERNS  keep only these event types (call,ret*,-symbol)\n"
+		"      --tid TID         decode only this thread\n"
+		"  -j, --jobs N          decode N threads' traces in parallel\n"
+		"      --vdso FILE       vDSO image for [vdso] mappings\n"
+		"  -q, --quiet           no progress bar and no summary\n"
+		"  -h, --help            this text\n"
+		"\n"
+		"Exit status: 0 ok, 1 decoding failed, 2 usage error or no Intel PT.\n");
+}
+
+static void die_usage(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
+static void die_usage(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, PROG ": ");
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry '" PROG " --help'.\n");
+	exit(2);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+struct ui {
+	int tty, quiet, shown;
+	double t0;
+	unsigned warnings;
+};
+
+static void on_warn(void *arg, const char *msg)
+{
+	struct ui *ui = arg;
+	if (++ui->warnings > 20) {
+		if (ui->warnings == 21)
+			fprintf(stderr, PROG ": warning: more warnings "
+					     "follow; not shown\n");
+		return;
+	}
+	if (ui->shown)
+		fputc('\n', stderr);
+	ui->shown = 0;
+	fprintf(stderr, PROG ": warning: %s\n", msg);
+}
+
+static void on_progress(void *arg, uint64_t done, uint64_t total)
+{
+	struct ui *ui = arg;
+	double t = now_s() - ui->t0;
+	if (!ui->tty || ui->quiet || t < 1.0 || !total)
+		return;
+	int pct = (int)(done * 100 / total);
+	char bar[41];
+	int fill = pct * 40 / 100;
+	for (int i = 0; i < 40; i++)
+		bar[i] = i < fill ? '=' : ' ';
+	bar[40] = '\0';
+	fprintf(stderr, "\r[%s] %3d%% %.1f MB/s ", bar, pct,
+		(double)done / t / 1e6);
+	ui->shown = 1;
+}
+
+static int pt_available(void)
+{
+	struct stat st;
+	return stat("/sys/bus/event_source/devices/intel_pt", &st) == 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *input = NULL, *output = NULL, *types_arg = NULL;
+	const char *vdso = NULL;
+	int mode = -1, jobs = 1, quiet = 0, wait_readers = 0;
+	unsigned flags = 0;
+	long pid = 0;
+	uint32_t tid = 0;
+	uint64_t capacity = 0;
+	enum { O_MODE = 256, O_CAP, O_DEC, O_ALL, O_TYPES, O_TID, O_VDSO,
+	       O_WAIT };
+	static const struct option lopts[] = {
+		{"input", required_argument, NULL, 'i'},
+		{"output", required_argument, NULL, 'o'},
+		{"pid", required_argument, NULL, 'p'},
+		{"mode", required_argument, NULL, O_MODE},
+		{"capacity", required_argument, NULL, O_CAP},
+		{"decoder", required_argument, NULL, O_DEC},
+		{"all-branches", no_argument, NULL, O_ALL},
+		{"types", required_argument, NULL, O_TYPES},
+		{"tid", required_argument, NULL, O_TID},
+		{"jobs", required_argument, NULL, 'j'},
+		{"vdso", required_argument, NULL, O_VDSO},
+		{"wait-readers", required_argument, NULL, O_WAIT},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+	char *end;
+
+	while ((c = getopt_long(argc, argv, "+i:o:p:j:qh", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			input = optarg;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'p':
+			pid = strtol(optarg, &end, 10);
+			if (*end || pid <= 0)
+				die_usage("-p needs a process id, not '%s'",
+					  optarg);
+			break;
+		case O_MODE:
+			if (!strcmp(optarg, "lossless"))
+				mode = STRACE_RING_LOSSLESS;
+			else if (!strcmp(optarg, "flight"))
+				mode = STRACE_RING_FLIGHT;
+			else if (!strcmp(optarg, "archive"))
+				mode = STRACE_RING_ARCHIVE;
+			else
+				die_usage("--mode takes lossless, flight or "
+					  "archive, not '%s'",
+					  optarg);
+			break;
+		case O_CAP:
+			capacity = strtoull(optarg, &end, 0);
+			if (*end || !capacity || (capacity & (capacity - 1)))
+				die_usage("--capacity needs a power of two, "
+					  "not '%s'",
+					  optarg);
+			break;
+		case O_DEC:
+			if (!strcmp(optarg, "reference"))
+				flags |= STRACE_WALK_REFERENCE;
+			else if (strcmp(optarg, "fast"))
+				die_usage("--decoder takes fast or reference, "
+					  "not '%s'",
+					  optarg);
+			break;
+		case O_ALL:
+			flags |= STRACE_WALK_ALL_BRANCHES;
+			break;
+		case O_TYPES:
+			types_arg = optarg;
+			break;
+		case O_TID: {
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (*end || !v || v > UINT32_MAX)
+				die_usage("--tid needs a thread id, not '%s'",
+					  optarg);
+			tid = (uint32_t)v;
+			break;
+		}
+		case 'j':
+			jobs = (int)strtol(optarg, &end, 10);
+			if (*end || jobs < 1 || jobs > 64)
+				die_usage("-j takes 1 to 64, not '%s'", optarg);
+			break;
+		case O_VDSO:
+			vdso = optarg;
+			break;
+		case O_WAIT:
+			wait_readers = (int)strtol(optarg, &end, 10);
+			if (*end || wait_readers < 0 ||
+			    wait_readers > STRACE_RING_MAX_READERS)
+				die_usage("--wait-readers takes 0 to 64, not "
+					  "'%s'",
+					  optarg);
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "Try '" PROG " --help'.\n");
+			return 2;
+		}
+	}
+	int live = pid || optind < argc;
+	if (!input && !live)
+		die_usage("%s", "say what to trace: -i perf.data, -p PID or "
+				"-- CMD");
+	if (input && live)
+		die_usage("%s", "-i decodes a recording: it does not go with "
+				"-p or a command");
+	if (live && !pt_available()) {
+		fprintf(stderr,
+			PROG ": Intel PT is not available on this machine (no "
+			     "intel_pt PMU under /sys/bus/event_source/devices; "
+			     "most virtual machines do not expose it).\n"
+			     "Record on a machine with Intel PT:\n"
+			     "  perf record --per-thread -e intel_pt//u -o "
+			     "perf.data -- CMD\n"
+			     "then decode it here:\n"
+			     "  " PROG " -i perf.data\n");
+		return 2;
+	}
+	if (live) {
+		fprintf(stderr, PROG ": live capture is not built into this "
+				     "version yet; record with perf and use -i\n");
+		return 2;
+	}
+
+	struct strace_typeset types;
+	if (types_arg) {
+		const char *bad;
+		size_t bad_len;
+		if (strace_typeset_parse(&types, types_arg, &bad, &bad_len) <
+		    0) {
+			fprintf(stderr,
+				PROG ": --types: '%.*s' matches no event type "
+				     "(ptrace-read --help lists them)\n",
+				(int)bad_len, bad);
+			return 2;
+		}
+	}
+
+	struct strace_ring_opts ro = {sizeof(ro), capacity, 0,
+				      mode < 0 ? STRACE_RING_ARCHIVE : mode, 0};
+	struct strace_ring *ring;
+	int rc = strace_ring_create(output, &ro, &ring);
+	if (rc < 0) {
+		fprintf(stderr, PROG ": cannot create ring %s: %s%s\n",
+			output ? output : "(default path)", strace_strerror(rc),
+			rc == -EEXIST || rc == -ELOOP
+				? " (choose another path with -o, or remove "
+				  "the file)"
+				: "");
+		return 1;
+	}
+	if (!output)
+		printf("%s\n", strace_ring_path(ring));
+	fflush(stdout);
+	if (wait_readers)
+		strace_ring_wait_readers(ring, wait_readers, -1);
+
+	struct ui ui = {isatty(2), quiet, 0, now_s(), 0};
+	struct strace_offline_opts oo = {
+		.perf_path = input,
+		.ring = ring,
+		.walk_flags = flags,
+		.types = types_arg ? &types : NULL,
+		.tid = tid,
+		.jobs = jobs,
+		.vdso_path = vdso,
+		.warn = on_warn,
+		.progress = on_progress,
+		.cb_arg = &ui,
+	};
+	struct strace_offline_stats st;
+	uint64_t err_off = 0;
+	rc = strace_offline_decode(&oo, &st, &err_off);
+	if (ui.shown)
+		fputc('\n', stderr);
+	double t = now_s() - ui.t0;
+	if (rc < 0) {
+		fprintf(stderr, PROG ": %s: %s", input, strace_perf_strerror(rc));
+		if (err_off)
+			fprintf(stderr, " (at file offset 0x%llx)",
+				(unsigned long long)err_off);
+		fprintf(stderr, "\n");
+		strace_ring_close(ring);
+		return 1;
+	}
+	if (!quiet)
+		fprintf(stderr,
+			PROG ": %llu threads, %.1f MB of PT in %.3f s (%.1f "
+			     "MB/s): %llu branches, %llu events, %llu decode "
+			     "errors, %llu overflows, %llu losses, %llu "
+			     "unreadable mappings\n",
+			(unsigned long long)st.queues,
+			(double)st.pt_bytes / 1e6, t,
+			t > 0 ? (double)st.pt_bytes / 1e6 / t : 0.0,
+			(unsigned long long)st.branches,
+			(unsigned long long)st.events,
+			(unsigned long long)st.errors,
+			(unsigned long long)st.overflows,
+			(unsigned long long)st.lost,
+			(unsigned long long)st.missing);
+	strace_ring_close(ring);
+	return 0;
+}

@@ -1,0 +1,1090 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli/ptrace-read.c - read a shared event ring (text, JSON lines, raw
+ * records, or a saved ring file); generate sample events; show a ring's
+ * state. See docs/man/ptrace-read.1.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "format.h"
+#include "sample.h"
+#include "strace/event.h"
+#include "strace/ring.h"
+
+#define PROG "ptrace-read"
+
+/* exit codes (documented in the man page) */
+enum {
+	EXIT_OK = 0,
+	EXIT_ERR = 1,        /* runtime error: file, ring, output */
+	EXIT_USAGE = 2,      /* bad command line */
+	EXIT_INCOMPLETE = 3, /* events were lost or a writer died */
+};
+
+#define BATCH_MAX 16384 /* events per reader batch */
+#define OUT_CAP (256u << 10) /* stays in L2; write(2) per 256 KiB */
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+static int stop_cb(void *arg)
+{
+	(void)arg;
+	return stop_flag;
+}
+
+static void catch_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+__attribute__((format(printf, 1, 2))) static void err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(PROG ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static const char usage_text[] =
+	"usage: " PROG " [-f text|jsonl|raw|ring] [--follow] [--timeout MS]\n"
+	"                   [--types PATTERNS] [--from-end] [-o FILE] RING\n"
+	"       " PROG " --generate N [-o RING] [--readers K]\n"
+	"                   [--mode lossless|flight] [--capacity EVENTS]\n"
+	"       " PROG " --stat RING\n"
+	"       " PROG " --list-types\n";
+
+static const char help_text[] =
+	"\n"
+	"Read the events of a shared event ring and print them.\n"
+	"\n"
+	"  -f, --format FMT   text (default): one line per event;\n"
+	"                     jsonl: one JSON object per line;\n"
+	"                     raw: the 32-byte records exactly as stored;\n"
+	"                     ring: save to a ring file (-o) that " PROG "\n"
+	"                     reads again later, names included\n"
+	"  -o, --output FILE  write there instead of standard output\n"
+	"  --follow           wait for more events until every writer has\n"
+	"                     closed; wait for RING to appear\n"
+	"  --timeout MS       with --follow, give up waiting for RING to\n"
+	"                     appear after MS milliseconds (default: wait)\n"
+	"  --types PATTERNS   comma-separated globs on type names, e.g.\n"
+	"                     'call,ret*'; '-block' excludes\n"
+	"  --from-end         start at the newest event, not the oldest\n"
+	"  --no-comm          do not show thread names\n"
+	"\n"
+	"  --generate N       write N sample events of every type into a new\n"
+	"                     ring (-o RING, default $STRACE_RING or\n"
+	"                     /dev/shm/strace_<pid>_<random>.srb)\n"
+	"  --readers K        with --generate, wait for K readers first\n"
+	"  --mode MODE        with --generate: lossless (default) or flight\n"
+	"  --capacity EVENTS  with --generate: ring size, a power of two\n"
+	"  --stat             print a ring's header, counts, readers, writers\n"
+	"  --list-types       print the event type table\n"
+	"  -h, --help         this text\n"
+	"\n"
+	"Exit status: 0 all events read; 1 runtime error (the message names\n"
+	"the file); 2 usage error; 3 events were lost or a writer died (a\n"
+	"summary is printed on standard error).\n";
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(PROG ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\n", stderr);
+	fputs(usage_text, stderr);
+	fputs("Try '" PROG " --help' for more.\n", stderr);
+	return EXIT_USAGE;
+}
+
+/* What went wrong opening or creating a ring, and what to do about it. */
+static void ring_error(const char *path, int rc, const char *doing)
+{
+	const char *hint = "";
+
+	switch (-rc) {
+	case ENOENT:
+		hint = "; check the path, or use --follow (with --timeout MS) "
+		       "to wait for the writer to create it";
+		break;
+	case EACCES:
+	case EPERM:
+		hint = "; ring files are created mode 0600: run as the user "
+		       "who created it";
+		break;
+	case ELOOP:
+		hint = "; it is a symbolic link, which ring files never are "
+		       "(a link could point at another user's file): pass the "
+		       "real file's path";
+		break;
+	case EEXIST:
+		hint = "; a ring is never written over an existing file: "
+		       "remove it or choose another path";
+		break;
+	case EISDIR:
+		hint = "; pass the path of a ring file";
+		break;
+	case ENOSPC:
+	case ENOMEM:
+		hint = "; free space in the file system (/dev/shm is memory) "
+		       "or choose a smaller --capacity";
+		break;
+	case STRACE_E_MAGIC:
+		hint = "; pass a ring written by a strace writer or by "
+		       PROG " -f ring";
+		break;
+	case STRACE_E_VERSION:
+		hint = "; read it with the " PROG " version that wrote it";
+		break;
+	case STRACE_E_TRUNCATED:
+		hint = "; the file was cut short (copied while being written, "
+		       "or the disk filled up): copy or record it again";
+		break;
+	case STRACE_E_CORRUPT:
+		hint = "; the file is damaged or not a ring: record it again";
+		break;
+	case STRACE_E_FOREIGN:
+		hint = "; pass a regular ring file that you own";
+		break;
+	case STRACE_E_FULL:
+		hint = "; close some readers or writers of this ring";
+		break;
+	case STRACE_E_BADARG:
+		hint = "; the capacity must be a power of two";
+		break;
+	}
+	err("%s: cannot %s: %s%s", path, doing, strace_strerror(rc), hint);
+}
+
+/* --- output -------------------------------------------------------------- */
+
+struct out {
+	int fd;
+	const char *path; /* for messages */
+	char *buf, *p, *limit;
+	size_t cap;
+	int failed;
+};
+
+static int out_open(struct out *o, const char *path)
+{
+	memset(o, 0, sizeof(*o));
+	o->path = path ? path : "standard output";
+	o->fd = 1;
+	if (path) {
+		o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+			     0644);
+		if (o->fd < 0) {
+			err("%s: cannot create the output file: %s; check the "
+			    "directory exists and is writable",
+			    path, strerror(errno));
+			return -1;
+		}
+	}
+	o->cap = OUT_CAP + FMT_LINE_MAX;
+	o->buf = malloc(o->cap);
+	if (!o->buf) {
+		err("out of memory for the output buffer");
+		return -1;
+	}
+	o->p = o->buf;
+	o->limit = o->buf + OUT_CAP;
+	return 0;
+}
+
+static int out_write(struct out *o, const void *data, size_t len)
+{
+	const char *s = data;
+
+	while (len && !o->failed) {
+		ssize_t n = write(o->fd, s, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err("%s: write failed: %s; check free space and that "
+			    "the reader of the output is still running",
+			    o->path, strerror(errno));
+			o->failed = 1;
+			return -1;
+		}
+		s += n;
+		len -= (size_t)n;
+	}
+	return o->failed ? -1 : 0;
+}
+
+static int out_flush(struct out *o)
+{
+	size_t len = (size_t)(o->p - o->buf);
+
+	o->p = o->buf;
+	return len ? out_write(o, o->buf, len) : 0;
+}
+
+static int out_close(struct out *o)
+{
+	int rc = out_flush(o);
+
+	if (o->fd > 2 && close(o->fd) < 0 && !o->failed) {
+		err("%s: close failed: %s", o->path, strerror(errno));
+		rc = -1;
+	}
+	free(o->buf);
+	o->buf = NULL;
+	return rc;
+}
+
+/* --- reading ------------------------------------------------------------- */
+
+struct opts {
+	int format;
+	int follow;
+	long timeout_ms; /* -1: no limit */
+	int timeout_set;
+	const char *types;
+	const char *output;
+	int from_end;
+	int no_comm;
+	/* generate */
+	long long generate;
+	int readers;
+	int mode;
+	unsigned long long capacity;
+	int stat;
+	int list_types;
+};
+
+struct rd {
+	const struct opts *o;
+	const char *path;
+	struct strace_ring *ring;
+	struct strace_reader *r;
+	struct strace_typeset types;
+	int show_unknown;
+	int flight;
+	struct fmt_names names;
+	struct fmt fmt;
+	struct out out;
+	struct strace_event *copy; /* flight mode: the batch, copied */
+	/* -f ring */
+	struct strace_ring *dst;
+	struct strace_writer *w;
+	uint64_t nread, nshown, nlost, trace_lost;
+	int failed;
+};
+
+static inline int wanted(const struct rd *d, unsigned type)
+{
+	return type < STRACE_EV_MAX ? strace_typeset_has(&d->types, type)
+				    : d->show_unknown;
+}
+
+static int ring_put(struct rd *d, const struct strace_event *e)
+{
+	struct strace_event *s = strace_writer_slot(d->w);
+
+	if (!s) {
+		int rc = ((struct strace_wbuf *)(void *)d->w)->err;
+		err("%s: cannot write the saved ring: %s", d->o->output,
+		    strace_strerror(rc));
+		d->failed = 1;
+		return -1;
+	}
+	*s = *e;
+	return 0;
+}
+
+/* Show a loss the reader itself suffered, at its place in the stream. */
+static int show_lost(struct rd *d, uint64_t count, uint64_t first)
+{
+	struct strace_event e;
+
+	d->nlost += count;
+	fmt_lost_event(&e, count, first);
+	if (!wanted(d, STRACE_EV_LOST))
+		return 0;
+	switch (d->o->format) {
+	case FMT_TEXT:
+		d->out.p = fmt_text_event(&d->fmt, d->out.p, &e, first);
+		break;
+	case FMT_JSONL:
+		d->out.p = fmt_json_event(&d->fmt, d->out.p, &e, first);
+		break;
+	case FMT_RAW:
+		memcpy(d->out.p, &e, sizeof(e));
+		d->out.p += sizeof(e);
+		break;
+	case FMT_RING:
+		return ring_put(d, &e);
+	}
+	if (d->out.p > d->out.limit)
+		return out_flush(&d->out);
+	return 0;
+}
+
+/* Format n events at ev (positions seq...). The hot loop. */
+static int show_events(struct rd *d, const struct strace_event *ev, size_t n,
+		       uint64_t seq)
+{
+	struct out *o = &d->out;
+	char *p = o->p;
+	size_t i;
+
+	switch (d->o->format) {
+	case FMT_TEXT:
+		for (i = 0; i < n; i++) {
+			const struct strace_event *e = &ev[i];
+			if (__builtin_expect(!wanted(d, e->type), 0))
+				continue;
+			if (__builtin_expect(e->type == STRACE_EV_LOST, 0))
+				d->trace_lost += e->a;
+			p = fmt_text_event(&d->fmt, p, e, seq + i);
+			d->nshown++;
+			if (__builtin_expect(p > o->limit, 0)) {
+				o->p = p;
+				if (out_flush(o) < 0)
+					return -1;
+				p = o->p;
+			}
+		}
+		break;
+	case FMT_JSONL:
+		for (i = 0; i < n; i++) {
+			const struct strace_event *e = &ev[i];
+			if (__builtin_expect(!wanted(d, e->type), 0))
+				continue;
+			if (__builtin_expect(e->type == STRACE_EV_LOST, 0))
+				d->trace_lost += e->a;
+			p = fmt_json_event(&d->fmt, p, e, seq + i);
+			d->nshown++;
+			if (__builtin_expect(p > o->limit, 0)) {
+				o->p = p;
+				if (out_flush(o) < 0)
+					return -1;
+				p = o->p;
+			}
+		}
+		break;
+	case FMT_RAW:
+		for (i = 0; i < n; i++) {
+			const struct strace_event *e = &ev[i];
+			if (!wanted(d, e->type))
+				continue;
+			if (e->type == STRACE_EV_LOST)
+				d->trace_lost += e->a;
+			memcpy(p, e, sizeof(*e));
+			p += sizeof(*e);
+			d->nshown++;
+			if (p > o->limit) {
+				o->p = p;
+				if (out_flush(o) < 0)
+					return -1;
+				p = o->p;
+			}
+		}
+		break;
+	case FMT_RING:
+		for (i = 0; i < n; i++) {
+			if (!wanted(d, ev[i].type))
+				continue;
+			if (ev[i].type == STRACE_EV_LOST)
+				d->trace_lost += ev[i].a;
+			if (ring_put(d, &ev[i]) < 0)
+				return -1;
+			d->nshown++;
+		}
+		break;
+	}
+	o->p = p;
+	return 0;
+}
+
+static int one_batch(struct rd *d, const struct strace_batch *b)
+{
+	size_t k;
+
+	if (b->lost && show_lost(d, b->lost, b->seq - b->lost) < 0)
+		return -1;
+	if (!b->n)
+		return 0;
+	d->nread += b->n;
+	if (d->names.ring && fmt_names_refresh(&d->names) < 0 &&
+	    !d->names.corrupt) {
+		err("out of memory reading the names of %s", d->path);
+		return -1;
+	}
+	if (d->dst) {
+		int rc = strace_ring_sync_strings(d->dst, d->ring);
+		if (rc < 0) {
+			err("%s: cannot copy the string table of %s: %s",
+			    d->o->output, d->path, strace_strerror(rc));
+			return -1;
+		}
+	}
+	if (!d->flight) {
+		/* lossless and archive rings: nothing moves under us, read
+		 * in place, then release */
+		if (show_events(d, b->ev, b->n, b->seq) < 0)
+			return -1;
+		k = strace_reader_release(d->r, b);
+		if (k)
+			return show_lost(d, k, b->seq);
+		return 0;
+	}
+	/*
+	 * Flight recorder: a writer may overwrite the batch while we hold
+	 * it. Copy it, then release: release says how many at the front of
+	 * the copy may be torn; the rest of the copy is good.
+	 */
+	memcpy(d->copy, b->ev, b->n * sizeof(*b->ev));
+	k = strace_reader_release(d->r, b);
+	if (k > b->n)
+		k = b->n;
+	if (k && show_lost(d, k, b->seq) < 0)
+		return -1;
+	return show_events(d, d->copy + k, b->n - k, b->seq + k);
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Open path, waiting for it to appear with --follow. A file caught while
+ * its creator is still writing the header reads as bad magic or truncated:
+ * retry those for a short while too.
+ */
+static int open_ring(const struct opts *o, const char *path,
+		     struct strace_ring **ring, int *timed_out)
+{
+	long long start = now_ms();
+	int said = 0;
+
+	*timed_out = 0;
+	for (;;) {
+		int rc = strace_ring_open(path, ring);
+		long long waited = now_ms() - start;
+		int retry;
+
+		if (rc == 0 || !o->follow)
+			return rc;
+		retry = rc == -ENOENT ||
+			((rc == -STRACE_E_MAGIC || rc == -STRACE_E_TRUNCATED) &&
+			 waited < 2000);
+		if (!retry)
+			return rc;
+		if (o->timeout_ms >= 0 && waited >= o->timeout_ms) {
+			*timed_out = 1;
+			return rc;
+		}
+		if (stop_flag)
+			return rc;
+		if (!said && rc == -ENOENT && isatty(2)) {
+			err("%s: waiting for the ring to be created", path);
+			said = 1;
+		}
+		usleep(5000);
+	}
+}
+
+static int save_ring_create(struct rd *d)
+{
+	struct strace_ring_stat st;
+	struct strace_ring_opts ro;
+	int rc;
+
+	rc = strace_ring_stat(d->ring, &st);
+	if (rc < 0) {
+		ring_error(d->path, rc, "read the header");
+		return -1;
+	}
+	memset(&ro, 0, sizeof(ro));
+	ro.size = sizeof(ro);
+	ro.mode = STRACE_RING_ARCHIVE;
+	ro.capacity = 1u << 16;
+	ro.strings_size = st.strings_size;
+	ro.no_populate = 1;
+	rc = strace_ring_create(d->o->output, &ro, &d->dst);
+	if (rc < 0) {
+		ring_error(d->o->output, rc, "create the saved ring");
+		return -1;
+	}
+	rc = strace_writer_open(d->dst, &d->w);
+	if (rc < 0) {
+		ring_error(d->o->output, rc, "write the saved ring");
+		return -1;
+	}
+	return 0;
+}
+
+static int cmd_read(const struct opts *o, const char *path)
+{
+	struct rd d;
+	struct strace_ring_stat st;
+	struct strace_batch b;
+	int rc, timed_out, status = STRACE_READER_LIVE, ret = EXIT_OK;
+
+	memset(&d, 0, sizeof(d));
+	d.o = o;
+	d.path = path;
+
+	if (o->types) {
+		const char *bad = NULL;
+		size_t bad_len = 0;
+		if (strace_typeset_parse(&d.types, o->types, &bad,
+					 &bad_len) < 0) {
+			return usage_error(
+				"--types: '%.*s' matches no event type (see "
+				"'" PROG " --list-types'; patterns are globs "
+				"like 'call,ret*' or '-block')",
+				(int)bad_len, bad ? bad : "");
+		}
+	} else {
+		strace_typeset_all(&d.types);
+		d.show_unknown = 1;
+	}
+
+	rc = open_ring(o, path, &d.ring, &timed_out);
+	if (rc < 0) {
+		if (timed_out)
+			err("%s: the ring did not appear within %ld ms "
+			    "(--timeout); check that the writer is running "
+			    "and uses this path",
+			    path, o->timeout_ms);
+		else
+			ring_error(path, rc, "open the ring");
+		return EXIT_ERR;
+	}
+	rc = strace_ring_stat(d.ring, &st);
+	if (rc < 0) {
+		ring_error(path, rc, "read the header");
+		strace_ring_close(d.ring);
+		return EXIT_ERR;
+	}
+	d.flight = st.mode == STRACE_RING_FLIGHT;
+	if (d.flight) {
+		d.copy = malloc(BATCH_MAX * sizeof(*d.copy));
+		if (!d.copy) {
+			err("out of memory");
+			strace_ring_close(d.ring);
+			return EXIT_ERR;
+		}
+	}
+	fmt_names_init(&d.names, d.ring);
+	fmt_setup(&d.fmt, &d.names, !o->no_comm);
+
+	if (o->format == FMT_RING) {
+		if (save_ring_create(&d) < 0) {
+			ret = EXIT_ERR;
+			goto out_ring;
+		}
+	} else if (out_open(&d.out, o->output) < 0) {
+		ret = EXIT_ERR;
+		goto out_ring;
+	}
+
+	rc = strace_reader_open(d.ring, o->from_end, &d.r);
+	if (rc < 0) {
+		ring_error(path, rc, "attach a reader to the ring");
+		ret = EXIT_ERR;
+		goto out_out;
+	}
+	if (o->follow)
+		catch_signals();
+
+	for (;;) {
+		int pending = d.out.buf && d.out.p != d.out.buf;
+		int wait = o->follow && !pending ? 200 : 0;
+		long n = strace_reader_next(d.r, &b, BATCH_MAX, wait);
+
+		if (n < 0) {
+			ring_error(path, (int)n, "read the ring");
+			ret = EXIT_ERR;
+			break;
+		}
+		if (one_batch(&d, &b) < 0) {
+			ret = EXIT_ERR;
+			break;
+		}
+		if (n > 0)
+			continue;
+		status = strace_reader_status(d.r);
+		if (status != STRACE_READER_LIVE)
+			break;
+		if (!o->follow || stop_flag)
+			break;
+		if (pending) {
+			if (out_flush(&d.out) < 0) {
+				ret = EXIT_ERR;
+				break;
+			}
+		} else if (d.w && strace_writer_flush(d.w) < 0) {
+			ret = EXIT_ERR;
+			break;
+		}
+	}
+
+	if (ret == EXIT_OK && (d.nlost || status == STRACE_READER_WRITER_GONE))
+		ret = EXIT_INCOMPLETE;
+	if (d.nlost)
+		err("%s: %" PRIu64 " events lost (overwritten in the ring "
+		    "before this reader got to them), %" PRIu64
+		    " read; the output has 'lost' entries where they were; "
+		    "use a lossless ring or a bigger one to keep them",
+		    path, d.nlost, d.nread);
+	if (status == STRACE_READER_WRITER_GONE)
+		err("%s: writer gone: a writer died without closing the ring; "
+		    "all %" PRIu64 " committed events were read",
+		    path, d.nread);
+
+	strace_reader_close(d.r);
+out_out:
+	if (d.w) {
+		rc = strace_writer_close(d.w);
+		if (rc < 0 && ret != EXIT_ERR) {
+			err("%s: cannot finish the saved ring: %s",
+			    o->output, strace_strerror(rc));
+			ret = EXIT_ERR;
+		}
+	}
+	if (d.dst)
+		strace_ring_close(d.dst);
+	if (d.out.buf && out_close(&d.out) < 0)
+		ret = EXIT_ERR;
+out_ring:
+	fmt_cleanup(&d.fmt);
+	fmt_names_fini(&d.names);
+	free(d.copy);
+	strace_ring_close(d.ring);
+	return ret;
+}
+
+/* --- generate ------------------------------------------------------------ */
+
+static uint64_t pow2_ceil(uint64_t v)
+{
+	uint64_t p = 1;
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+static int cmd_generate(const struct opts *o)
+{
+	char pathbuf[4096];
+	const char *path = o->output;
+	struct strace_ring_opts ro;
+	struct strace_ring *ring;
+	struct strace_writer *w;
+	struct sample s;
+	uint64_t n = (uint64_t)o->generate;
+	int rc, ret = EXIT_OK;
+
+	if (!path) {
+		rc = strace_ring_default_path(pathbuf, sizeof(pathbuf));
+		if (rc < 0) {
+			err("cannot make the default ring path: %s; set "
+			    "$STRACE_RING or use -o",
+			    strace_strerror(rc));
+			return EXIT_ERR;
+		}
+		path = pathbuf;
+	}
+	memset(&ro, 0, sizeof(ro));
+	ro.size = sizeof(ro);
+	ro.mode = o->mode;
+	ro.capacity = o->capacity;
+	if (!o->capacity && o->mode == STRACE_RING_LOSSLESS && !o->readers) {
+		/* nobody reads while we write: make everything fit (a
+		 * lossless writer would wait for a reader otherwise) */
+		uint64_t need = pow2_ceil(n + SAMPLE_MAX_PROLOGUE);
+		if (need > STRACE_RING_DEFAULT_CAPACITY)
+			ro.capacity = need > (1ull << 26) ? (1ull << 26) : need;
+	}
+	rc = strace_ring_create(path, &ro, &ring);
+	if (rc < 0) {
+		ring_error(path, rc, "create the ring");
+		return EXIT_ERR;
+	}
+	rc = strace_writer_open(ring, &w);
+	if (rc < 0) {
+		ring_error(path, rc, "open a writer on the ring");
+		strace_ring_close(ring);
+		return EXIT_ERR;
+	}
+	catch_signals();
+	strace_writer_set_stop(w, stop_cb, NULL);
+	rc = sample_init(&s, ring);
+	if (rc < 0) {
+		ring_error(path, rc, "add the sample names to the ring");
+		ret = EXIT_ERR;
+		goto out;
+	}
+	if (o->readers > 0) {
+		rc = strace_ring_wait_readers(ring, o->readers,
+					      o->timeout_set ? (int)o->timeout_ms
+							     : -1);
+		if (rc < 0) {
+			err("%s: %d reader(s) did not attach in time (%s); "
+			    "start them, or raise --timeout",
+			    path, o->readers, strace_strerror(rc));
+			ret = EXIT_ERR;
+			goto out;
+		}
+	}
+	rc = sample_emit(&s, w, n);
+	if (rc < 0) {
+		if (rc == -STRACE_E_STOPPED)
+			err("%s: interrupted while waiting for a reader; the "
+			    "ring holds what was written so far",
+			    path);
+		else
+			ring_error(path, rc, "write events");
+		ret = EXIT_ERR;
+	}
+out:
+	rc = strace_writer_close(w);
+	if (rc < 0 && ret == EXIT_OK && rc != -STRACE_E_STOPPED) {
+		ring_error(path, rc, "finish writing");
+		ret = EXIT_ERR;
+	}
+	strace_ring_close(ring);
+	if (ret == EXIT_OK && !o->output)
+		printf("%s\n", path);
+	return ret;
+}
+
+/* --- stat ---------------------------------------------------------------- */
+
+static const char *mode_name(int mode)
+{
+	switch (mode) {
+	case STRACE_RING_LOSSLESS:
+		return "lossless";
+	case STRACE_RING_FLIGHT:
+		return "flight";
+	case STRACE_RING_ARCHIVE:
+		return "archive";
+	}
+	return "unknown";
+}
+
+static int cmd_stat(const struct opts *o, const char *path)
+{
+	struct strace_ring *ring;
+	struct strace_ring_stat st;
+	struct strace_reader_info ri[STRACE_RING_MAX_READERS];
+	struct strace_string s;
+	uint64_t off = 0, kinds[5] = {0}, nstr = 0, lost = 0;
+	char when[64];
+	time_t t;
+	struct tm tm;
+	int rc, nr, timed_out;
+
+	rc = open_ring(o, path, &ring, &timed_out);
+	if (rc < 0) {
+		ring_error(path, rc, "open the ring");
+		return EXIT_ERR;
+	}
+	rc = strace_ring_stat(ring, &st);
+	if (rc < 0) {
+		ring_error(path, rc, "read the header");
+		strace_ring_close(ring);
+		return EXIT_ERR;
+	}
+	while ((rc = strace_ring_string_next(ring, &off, &s)) > 0) {
+		nstr++;
+		switch (s.kind) {
+		case STRACE_EV_SYMBOL:
+			kinds[0]++;
+			break;
+		case STRACE_EV_DSO:
+			kinds[1]++;
+			break;
+		case STRACE_EV_THREAD:
+			kinds[2]++;
+			break;
+		case STRACE_EV_PROCESS:
+			kinds[3]++;
+			break;
+		default:
+			kinds[4]++;
+		}
+	}
+	t = (time_t)(st.created_ns / 1000000000u);
+	gmtime_r(&t, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+
+	printf("ring:       %s\n", path);
+	printf("version:    %u\n", st.version);
+	printf("mode:       %s\n", mode_name(st.mode));
+	printf("capacity:   %" PRIu64 " events (%" PRIu64 " bytes)\n",
+	       st.capacity, st.capacity * STRACE_EVENT_SIZE);
+	printf("file-size:  %" PRIu64 " bytes\n", st.file_size);
+	printf("created:    %s by pid %" PRIu64 "%s\n", when, st.creator_pid,
+	       st.creator_pid && kill((pid_t)st.creator_pid, 0) < 0 &&
+			       errno == ESRCH
+		       ? " (exited)"
+		       : "");
+	printf("committed:  %" PRIu64 "\n", st.committed);
+	printf("reserved:   %" PRIu64 "\n", st.reserved);
+	printf("oldest:     %" PRIu64 "\n", st.tail);
+	printf("strings:    %" PRIu64 " of %" PRIu64 " bytes, %" PRIu64
+	       " entries (%" PRIu64 " symbols, %" PRIu64 " dsos, %" PRIu64
+	       " threads, %" PRIu64 " processes, %" PRIu64 " other)%s\n",
+	       st.strings_used, st.strings_size, nstr, kinds[0], kinds[1],
+	       kinds[2], kinds[3], kinds[4],
+	       rc < 0 ? " - table corrupt after the last entry" : "");
+	printf("writers:    %u live, %u dead, %u closed\n", st.writers_live,
+	       st.writers_dead, st.writers_closed);
+	printf("closed:     %s\n", st.closed ? "yes" : "no");
+	printf("readers:    %u live, %u dead\n", st.readers_live,
+	       st.readers_dead);
+	nr = strace_ring_reader_info(ring, ri, STRACE_RING_MAX_READERS);
+	for (int i = 0; i < nr; i++) {
+		printf("reader:     pid %u %s cursor %" PRIu64 " lost %" PRIu64
+		       "\n",
+		       ri[i].pid, ri[i].live ? "live" : "dead", ri[i].cursor,
+		       ri[i].lost);
+		lost += ri[i].lost;
+	}
+	printf("lost:       %" PRIu64 "\n", lost);
+	strace_ring_close(ring);
+	if (fflush(stdout) != 0) {
+		err("standard output: write failed: %s", strerror(errno));
+		return EXIT_ERR;
+	}
+	return EXIT_OK;
+}
+
+static int cmd_list_types(void)
+{
+	printf("%-5s %-12s %-8s %-8s %-7s %-8s %-7s %s\n", "value", "name",
+	       "family", "a", "a-kind", "b", "b-kind", "description");
+	for (unsigned t = 1; t < STRACE_EV_MAX; t++) {
+		static const char *const kn[] = {"-",   "addr",   "hex",
+						  "dec", "str",    "reason",
+						  "block"};
+		const struct strace_event_info *in = strace_event_info(t);
+		if (!in)
+			continue;
+		printf("%-5u %-12s %-8s %-8s %-7s %-8s %-7s %s\n", t, in->name,
+		       strace_family_name(in->family),
+		       in->a_name[0] ? in->a_name : "-",
+		       in->a_kind < 7 ? kn[in->a_kind] : "?",
+		       in->b_name[0] ? in->b_name : "-",
+		       in->b_kind < 7 ? kn[in->b_kind] : "?", in->description);
+	}
+	return EXIT_OK;
+}
+
+/* --- command line -------------------------------------------------------- */
+
+static int parse_num(const char *opt, const char *s, long long min,
+		     long long max, long long *out)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 0);
+	if (errno || end == s || *end || v < min || v > max) {
+		usage_error("%s: '%s' is not a number from %lld to %lld", opt,
+			    s, min, max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+enum {
+	OPT_FOLLOW = 256,
+	OPT_TIMEOUT,
+	OPT_TYPES,
+	OPT_GENERATE,
+	OPT_READERS,
+	OPT_MODE,
+	OPT_CAPACITY,
+	OPT_STAT,
+	OPT_LIST_TYPES,
+	OPT_FROM_END,
+	OPT_NO_COMM,
+};
+
+int main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{"format", required_argument, NULL, 'f'},
+		{"output", required_argument, NULL, 'o'},
+		{"follow", no_argument, NULL, OPT_FOLLOW},
+		{"timeout", required_argument, NULL, OPT_TIMEOUT},
+		{"types", required_argument, NULL, OPT_TYPES},
+		{"from-end", no_argument, NULL, OPT_FROM_END},
+		{"no-comm", no_argument, NULL, OPT_NO_COMM},
+		{"generate", required_argument, NULL, OPT_GENERATE},
+		{"readers", required_argument, NULL, OPT_READERS},
+		{"mode", required_argument, NULL, OPT_MODE},
+		{"capacity", required_argument, NULL, OPT_CAPACITY},
+		{"stat", no_argument, NULL, OPT_STAT},
+		{"list-types", no_argument, NULL, OPT_LIST_TYPES},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct opts o;
+	long long v;
+	int c, gen_opts = 0;
+
+	memset(&o, 0, sizeof(o));
+	o.format = FMT_TEXT;
+	o.timeout_ms = -1;
+	o.generate = -1;
+	o.mode = STRACE_RING_LOSSLESS;
+
+	while ((c = getopt_long(argc, argv, "f:o:h", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (!strcmp(optarg, "text"))
+				o.format = FMT_TEXT;
+			else if (!strcmp(optarg, "jsonl") ||
+				 !strcmp(optarg, "json"))
+				o.format = FMT_JSONL;
+			else if (!strcmp(optarg, "raw"))
+				o.format = FMT_RAW;
+			else if (!strcmp(optarg, "ring"))
+				o.format = FMT_RING;
+			else
+				return usage_error("-f: unknown format '%s' "
+						   "(text, jsonl, raw, ring)",
+						   optarg);
+			break;
+		case 'o':
+			o.output = optarg;
+			break;
+		case OPT_FOLLOW:
+			o.follow = 1;
+			break;
+		case OPT_TIMEOUT:
+			if (parse_num("--timeout", optarg, 0, INT32_MAX, &v))
+				return EXIT_USAGE;
+			o.timeout_ms = (long)v;
+			o.timeout_set = 1;
+			break;
+		case OPT_TYPES:
+			o.types = optarg;
+			break;
+		case OPT_FROM_END:
+			o.from_end = 1;
+			break;
+		case OPT_NO_COMM:
+			o.no_comm = 1;
+			break;
+		case OPT_GENERATE:
+			if (parse_num("--generate", optarg, 0, INT64_MAX, &v))
+				return EXIT_USAGE;
+			o.generate = v;
+			break;
+		case OPT_READERS:
+			if (parse_num("--readers", optarg, 0,
+				      STRACE_RING_MAX_READERS, &v))
+				return EXIT_USAGE;
+			o.readers = (int)v;
+			gen_opts = 1;
+			break;
+		case OPT_MODE:
+			if (!strcmp(optarg, "lossless"))
+				o.mode = STRACE_RING_LOSSLESS;
+			else if (!strcmp(optarg, "flight"))
+				o.mode = STRACE_RING_FLIGHT;
+			else
+				return usage_error("--mode: unknown mode '%s' "
+						   "(lossless, flight)",
+						   optarg);
+			gen_opts = 1;
+			break;
+		case OPT_CAPACITY:
+			if (parse_num("--capacity", optarg, 2, 1ll << 40, &v))
+				return EXIT_USAGE;
+			if (v & (v - 1))
+				return usage_error("--capacity: %lld is not a "
+						   "power of two (try %llu)",
+						   v,
+						   (unsigned long long)
+							   pow2_ceil((uint64_t)v));
+			o.capacity = (unsigned long long)v;
+			gen_opts = 1;
+			break;
+		case OPT_STAT:
+			o.stat = 1;
+			break;
+		case OPT_LIST_TYPES:
+			o.list_types = 1;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			fputs(help_text, stdout);
+			return EXIT_OK;
+		default:
+			fputs(usage_text, stderr);
+			fputs("Try '" PROG " --help' for more.\n", stderr);
+			return EXIT_USAGE;
+		}
+	}
+
+	if (o.list_types)
+		return cmd_list_types();
+	if (o.generate >= 0) {
+		if (optind != argc)
+			return usage_error("--generate writes to -o RING; "
+					   "unexpected argument '%s'",
+					   argv[optind]);
+		return cmd_generate(&o);
+	}
+	if (gen_opts)
+		return usage_error("--readers, --mode and --capacity go with "
+				   "--generate");
+	if (optind == argc)
+		return usage_error("which ring? pass its path");
+	if (optind + 1 != argc)
+		return usage_error("one ring at a time; unexpected argument "
+				   "'%s'",
+				   argv[optind + 1]);
+	if (o.stat)
+		return cmd_stat(&o, argv[optind]);
+	if (o.format == FMT_RING && !o.output)
+		return usage_error("-f ring saves to a new ring file: give it "
+				   "with -o FILE");
+	return cmd_read(&o, argv[optind]);
+}

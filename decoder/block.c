@@ -1,0 +1,430 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * decoder/block.c - per-block summaries, decoded once with Capstone and
+ * kept in an open-addressing cache.
+ *
+ * A block runs from an address to the first control-flow instruction
+ * (included). The walker only ever asks "where does the code starting here
+ * branch, and how", so a block summary is all it needs; it decodes each
+ * block once per cache lifetime, then one hash probe per block.
+ */
+#include <capstone/capstone.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder/internal.h"
+
+/* One Capstone handle per thread, opened on first use. */
+static _Thread_local csh cs_handle;
+static _Thread_local int cs_state; /* 0 unopened, 1 ok, -1 failed */
+
+static csh get_cs(void)
+{
+	if (!cs_state) {
+		cs_state = -1;
+		if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs_handle) == CS_ERR_OK &&
+		    cs_option(cs_handle, CS_OPT_DETAIL, CS_OPT_ON) == CS_ERR_OK)
+			cs_state = 1;
+	}
+	return cs_state == 1 ? cs_handle : 0;
+}
+
+static int is_jcc(unsigned id)
+{
+	switch (id) {
+	case X86_INS_JAE: case X86_INS_JA: case X86_INS_JBE: case X86_INS_JB:
+	case X86_INS_JCXZ: case X86_INS_JECXZ: case X86_INS_JE:
+	case X86_INS_JGE: case X86_INS_JG: case X86_INS_JLE: case X86_INS_JL:
+	case X86_INS_JNE: case X86_INS_JNO: case X86_INS_JNP: case X86_INS_JNS:
+	case X86_INS_JO: case X86_INS_JP: case X86_INS_JRCXZ: case X86_INS_JS:
+	case X86_INS_LOOP: case X86_INS_LOOPE: case X86_INS_LOOPNE:
+		return 1;
+	}
+	return 0;
+}
+
+static int op_is_reg(const cs_x86_op *op, x86_reg r)
+{
+	return op->type == X86_OP_REG && op->reg == r;
+}
+
+static int op_is_r14_mem(const cs_x86_op *op)
+{
+	return op->type == X86_OP_MEM && op->mem.base == X86_REG_R14 &&
+	       op->mem.index == X86_REG_INVALID;
+}
+
+/* Classify one decoded instruction; returns the block kind it ends the
+ * block with (NONE: not a terminator). Updates sp and flags. */
+static int classify(const cs_insn *in, struct strace_block *b)
+{
+	const cs_x86 *x = &in->detail->x86;
+	const cs_x86_op *o0 = x->op_count > 0 ? &x->operands[0] : NULL;
+	const cs_x86_op *o1 = x->op_count > 1 ? &x->operands[1] : NULL;
+
+	switch (in->id) {
+	case X86_INS_CALL:
+		if (o0 && o0->type == X86_OP_IMM) {
+			b->target = (uint64_t)o0->imm;
+			return STRACE_BK_CALL;
+		}
+		return STRACE_BK_CALL_IND;
+	case X86_INS_JMP:
+		if (o0 && o0->type == X86_OP_IMM) {
+			b->target = (uint64_t)o0->imm;
+			return STRACE_BK_JMP;
+		}
+		return STRACE_BK_JMP_IND;
+	case X86_INS_RET:
+		return STRACE_BK_RET;
+	case X86_INS_SYSCALL:
+		return STRACE_BK_SYSCALL;
+	case X86_INS_SYSENTER:
+		return STRACE_BK_SYSENTER;
+	case X86_INS_INT: case X86_INS_INT3: case X86_INS_INTO:
+	case X86_INS_INT1:
+		return STRACE_BK_INT;
+	case X86_INS_IRET: case X86_INS_IRETD: case X86_INS_IRETQ:
+		return STRACE_BK_IRET;
+	case X86_INS_LCALL: case X86_INS_LJMP: case X86_INS_RETF:
+	case X86_INS_RETFQ: case X86_INS_SYSRET: case X86_INS_SYSEXIT:
+	case X86_INS_VMCALL: case X86_INS_VMMCALL: case X86_INS_VMLAUNCH:
+	case X86_INS_VMRESUME: case X86_INS_UD2:
+		if (in->id == X86_INS_UD2)
+			return STRACE_BK_NONE; /* faults are async events */
+		return STRACE_BK_FAR;
+	}
+	if (is_jcc(in->id)) {
+		if (o0 && o0->type == X86_OP_IMM)
+			b->target = (uint64_t)o0->imm;
+		return STRACE_BK_JCC;
+	}
+
+	/* stack pointer effect and OCaml exception patterns */
+	switch (in->id) {
+	case X86_INS_PUSH:
+		b->sp_delta -= o0 && o0->size == 2 ? 2 : 8;
+		return STRACE_BK_NONE;
+	case X86_INS_POP:
+		if (o0 && (op_is_reg(o0, X86_REG_R14) || op_is_r14_mem(o0)) &&
+		    !(b->flags & STRACE_BF_OCAML_RAISE))
+			b->flags |= STRACE_BF_OCAML_POP;
+		if (o0 && op_is_reg(o0, X86_REG_RSP))
+			b->flags |= STRACE_BF_SP_UNKNOWN;
+		b->sp_delta += o0 && o0->size == 2 ? 2 : 8;
+		return STRACE_BK_NONE;
+	case X86_INS_PUSHFQ:
+		b->sp_delta -= 8;
+		return STRACE_BK_NONE;
+	case X86_INS_POPFQ:
+		b->sp_delta += 8;
+		return STRACE_BK_NONE;
+	case X86_INS_ADD: case X86_INS_SUB:
+		if (o0 && o1 && op_is_reg(o0, X86_REG_RSP)) {
+			if (o1->type == X86_OP_IMM)
+				b->sp_delta += (int32_t)(in->id == X86_INS_ADD
+								 ? o1->imm
+								 : -o1->imm);
+			else
+				b->flags |= STRACE_BF_SP_UNKNOWN;
+		}
+		return STRACE_BK_NONE;
+	case X86_INS_LEA:
+		if (o0 && o1 && op_is_reg(o0, X86_REG_RSP)) {
+			if (o1->mem.base == X86_REG_RSP &&
+			    o1->mem.index == X86_REG_INVALID)
+				b->sp_delta += (int32_t)o1->mem.disp;
+			else
+				b->flags |= STRACE_BF_SP_UNKNOWN;
+		}
+		return STRACE_BK_NONE;
+	case X86_INS_MOV:
+		/* Intel operand order: o0 = destination */
+		if (o0 && o1 && op_is_reg(o1, X86_REG_RSP) &&
+		    (op_is_reg(o0, X86_REG_R14) || op_is_r14_mem(o0)))
+			b->flags |= STRACE_BF_OCAML_PUSH;
+		if (o0 && op_is_reg(o0, X86_REG_RSP)) {
+			b->flags |= STRACE_BF_SP_UNKNOWN;
+			if (o1 && (op_is_reg(o1, X86_REG_R14) ||
+				   op_is_r14_mem(o1)))
+				b->flags |= STRACE_BF_OCAML_RAISE;
+		}
+		return STRACE_BK_NONE;
+	case X86_INS_LEAVE: case X86_INS_ENTER: case X86_INS_AND:
+	case X86_INS_XCHG: case X86_INS_CMOVA: case X86_INS_CMOVAE:
+		if ((o0 && op_is_reg(o0, X86_REG_RSP)) ||
+		    (o1 && op_is_reg(o1, X86_REG_RSP)) ||
+		    in->id == X86_INS_LEAVE || in->id == X86_INS_ENTER)
+			b->flags |= STRACE_BF_SP_UNKNOWN;
+		return STRACE_BK_NONE;
+	}
+	return STRACE_BK_NONE;
+}
+
+int strace_block_decode(const uint8_t *code, size_t avail, uint64_t ip,
+			unsigned max_insn, struct strace_block *b)
+{
+	csh h = get_cs();
+	cs_insn *in;
+	const uint8_t *p = code;
+	size_t left = avail;
+	uint64_t addr = ip;
+
+	memset(b, 0, sizeof(*b));
+	b->start = ip;
+	if (!code || !avail) {
+		b->kind = STRACE_BK_NOCODE;
+		return 0;
+	}
+	if (!max_insn)
+		max_insn = 1024;
+	if (!h) {
+		b->kind = STRACE_BK_BAD;
+		return 0;
+	}
+	in = cs_malloc(h);
+	if (!in)
+		return -ENOMEM;
+	while (b->ninsn < max_insn) {
+		const uint8_t *before = p;
+		int kind, len;
+
+		if (!left)
+			break; /* the code ends: kind NONE, the next lookup
+				* reports NOCODE */
+		if (cs_disasm_iter(h, &p, &left, &addr, in)) {
+			b->ninsn++;
+			kind = classify(in, b);
+			if (kind != STRACE_BK_NONE) {
+				b->kind = (uint8_t)kind;
+				b->term_len = (uint8_t)in->size;
+				break;
+			}
+			continue;
+		}
+		/* Capstone 4 rejects it (or the bytes end mid-instruction):
+		 * measure it; it is not a branch. */
+		len = strace_insn_length(before, left);
+		if (len <= 0) {
+			b->kind = STRACE_BK_BAD;
+			break;
+		}
+		p = before + len;
+		left -= (size_t)len;
+		addr += (uint64_t)len;
+		b->ninsn++;
+		b->flags |= STRACE_BF_FALLBACK;
+	}
+	b->len = (uint32_t)(p - code);
+	cs_free(in, 1);
+	return 0;
+}
+
+/* --- the cache ----------------------------------------------------------- */
+
+struct centry {
+	uint64_t key; /* 0: empty (key 0 lives in zero_entry) */
+	struct strace_block b;
+};
+
+struct strace_bcache {
+	struct centry *tab;
+	size_t mask;
+	size_t used, limit;
+	struct centry zero;
+	int has_zero;
+	uint64_t generation;
+	const struct strace_image *img;
+	struct strace_bcache_stats st;
+};
+
+int strace_bcache_new(size_t capacity, struct strace_bcache **out)
+{
+	struct strace_bcache *c;
+	size_t n = 1024;
+
+	if (!capacity)
+		capacity = 1 << 16;
+	while (n < capacity)
+		n <<= 1;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->tab = calloc(n, sizeof(*c->tab));
+	if (!c->tab) {
+		free(c);
+		return -ENOMEM;
+	}
+	c->mask = n - 1;
+	c->limit = n / 2;
+	*out = c;
+	return 0;
+}
+
+void strace_bcache_free(struct strace_bcache *c)
+{
+	if (!c)
+		return;
+	free(c->tab);
+	free(c);
+}
+
+void strace_bcache_flush(struct strace_bcache *c)
+{
+	memset(c->tab, 0, (c->mask + 1) * sizeof(*c->tab));
+	c->used = 0;
+	c->has_zero = 0;
+	c->st.flushes++;
+}
+
+static inline size_t hash64(uint64_t k)
+{
+	k ^= k >> 29;
+	k *= 0xbf58476d1ce4e5b9ull;
+	k ^= k >> 32;
+	return (size_t)k;
+}
+
+const struct strace_block *strace_bcache_find(struct strace_bcache *c,
+					      uint64_t key)
+{
+	size_t i;
+
+	if (unlikely(!key))
+		return c->has_zero ? &c->zero.b : NULL;
+	for (i = hash64(key) & c->mask;; i = (i + 1) & c->mask) {
+		struct centry *e = &c->tab[i];
+		if (likely(e->key == key))
+			return &e->b;
+		if (!e->key)
+			return NULL;
+	}
+}
+
+const struct strace_block *strace_bcache_put(struct strace_bcache *c,
+					     uint64_t key,
+					     const struct strace_block *b)
+{
+	size_t i;
+
+	if (!key) {
+		c->zero.b = *b;
+		c->has_zero = 1;
+		return &c->zero.b;
+	}
+	if (c->used >= c->limit)
+		strace_bcache_flush(c); /* bounded memory: start over */
+	for (i = hash64(key) & c->mask;; i = (i + 1) & c->mask) {
+		struct centry *e = &c->tab[i];
+		if (e->key == key || !e->key) {
+			if (!e->key)
+				c->used++;
+			e->key = key;
+			e->b = *b;
+			return &e->b;
+		}
+	}
+}
+
+static int same_sym(struct strace_image *img, uint64_t a, uint64_t b)
+{
+	struct strace_symbol x, y;
+	int rx = strace_image_symbol(img, a, &x);
+	int ry = strace_image_symbol(img, b, &y);
+
+	if (rx && ry)
+		return 1;
+	if (rx || ry)
+		return 0;
+	return x.start == y.start && x.dso == y.dso;
+}
+
+const struct strace_block *bcache_miss(struct strace_bcache *c,
+				       struct strace_image *img, uint64_t ip)
+{
+	struct strace_block nb;
+	const uint8_t *code;
+	size_t avail = 0;
+
+	c->st.misses++;
+	code = strace_image_code(img, ip, &avail);
+	if (strace_block_decode(code, avail, ip, 0, &nb) < 0)
+		nb.kind = STRACE_BK_BAD; /* out of memory: not cached */
+	if ((nb.kind == STRACE_BK_JMP || nb.kind == STRACE_BK_JCC ||
+	     nb.kind == STRACE_BK_CALL) &&
+	    same_sym(img, nb.start + nb.len - nb.term_len, nb.target))
+		nb.flags |= STRACE_BF_SAME_SYM;
+	return strace_bcache_put(c, ip, &nb);
+}
+
+void bcache_sync(struct strace_bcache *c, const struct strace_image *img)
+{
+	if (c->img != img || c->generation != strace_image_generation(img)) {
+		if (c->used || c->has_zero)
+			strace_bcache_flush(c);
+		c->img = img;
+		c->generation = strace_image_generation(img);
+	}
+}
+
+const struct strace_block *strace_bcache_get(struct strace_bcache *c,
+					     struct strace_image *img,
+					     uint64_t ip)
+{
+	const struct strace_block *b;
+
+	bcache_sync(c, img);
+	b = strace_bcache_find(c, ip);
+	if (likely(b != NULL)) {
+		c->st.hits++;
+		return b;
+	}
+	return bcache_miss(c, img, ip);
+}
+
+const struct strace_block *bcache_find_counted(struct strace_bcache *c,
+					       uint64_t ip)
+{
+	size_t i;
+
+	if (likely(ip != 0)) {
+		for (i = hash64(ip) & c->mask;; i = (i + 1) & c->mask) {
+			struct centry *e = &c->tab[i];
+			if (likely(e->key == ip)) {
+				c->st.hits++;
+				return &e->b;
+			}
+			if (!e->key)
+				return NULL;
+		}
+	}
+	return NULL;
+}
+
+const struct strace_block *strace_bcache_lookup(struct strace_bcache *c,
+						uint64_t key, uint64_t ip,
+						strace_code_fn code, void *arg)
+{
+	const struct strace_block *b = bcache_find_counted(c, key);
+	struct strace_block nb;
+	const uint8_t *bytes;
+	size_t avail = 0;
+
+	if (likely(b != NULL))
+		return b;
+	if (!key && c->has_zero)
+		return &c->zero.b;
+	c->st.misses++;
+	bytes = code ? code(arg, ip, &avail) : NULL;
+	if (strace_block_decode(bytes, bytes ? avail : 0, ip, 0, &nb) < 0)
+		nb.kind = STRACE_BK_BAD;
+	return strace_bcache_put(c, key, &nb);
+}
+
+void strace_bcache_stats(const struct strace_bcache *c,
+			 struct strace_bcache_stats *st)
+{
+	*st = c->st;
+	st->entries = c->used + (size_t)c->has_zero;
+}

@@ -1,0 +1,1115 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * decoder/image.c - the code of one process: mappings, ELF objects, symbols.
+ *
+ * An object is one file (or one memory dump), mapped read-only once and
+ * shared by every mapping of it. Symbols are kept per object by file
+ * offset, as perf keeps them, so one sorted table serves every mapping.
+ * Symbol rules follow perf (tools/perf/util/symbol-elf.c, symbol.c):
+ * .symtab if present else .dynsym; STT_FUNC/STT_GNU_IFUNC and visible
+ * STT_NOTYPE labels in text sections; aliases resolved like
+ * choose_best_symbol(); zero sizes extended to the next symbol.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "decoder/internal.h"
+
+struct sym {
+	uint64_t start, end; /* file offsets, end exclusive */
+	const char *name;
+	uint8_t bind, type;
+	uint8_t pooled;    /* name is an offset in the object's pool */
+	uint32_t order;    /* insertion order, for stable alias choice */
+	size_t pool_off;
+};
+
+struct object {
+	char *path;
+	const uint8_t *data; /* whole file */
+	size_t size;
+	int mmapped;
+	int refs;
+	int syms_loaded;
+	struct sym *syms;
+	size_t nsyms;
+	struct perf_sym *psyms; /* perf 6.1 replay: symbols */
+	struct perf_iv *iv;     /* ... and the answer per address range */
+	size_t niv;
+	char *strpool; /* synthesized names */
+	size_t pool_len, pool_cap;
+	struct object *next;
+};
+
+struct mapping {
+	uint64_t start, end; /* [start, end) */
+	uint64_t pgoff;
+	struct object *obj;
+};
+
+struct strace_image {
+	struct mapping *maps; /* sorted by start, disjoint */
+	size_t nmaps, cap;
+	struct object *objs;
+	uint64_t generation;
+	int plt_style;
+	int no_debuginfo;
+};
+
+/* Generations are unique across images, so a per-thread cache of the last
+ * mapping can never match a freed image that a new one reuses. */
+static _Atomic uint64_t generations = 1;
+
+static uint64_t new_generation(void)
+{
+	return atomic_fetch_add(&generations, 1) + 1;
+}
+
+int strace_image_new(const struct strace_image_opts *opts,
+		     struct strace_image **out)
+{
+	struct strace_image *img;
+
+	if (opts && opts->size < sizeof(size_t) + sizeof(int))
+		return -STRACE_E_BADARG;
+	img = calloc(1, sizeof(*img));
+	if (!img)
+		return -ENOMEM;
+	if (opts)
+		img->plt_style = opts->plt_style;
+	if (opts && opts->size >= offsetof(struct strace_image_opts,
+					   no_debuginfo) + sizeof(int))
+		img->no_debuginfo = opts->no_debuginfo;
+	img->generation = new_generation();
+	elf_version(EV_CURRENT);
+	*out = img;
+	return 0;
+}
+
+static void object_put(struct strace_image *img, struct object *o)
+{
+	struct object **pp;
+
+	if (--o->refs > 0)
+		return;
+	for (pp = &img->objs; *pp; pp = &(*pp)->next) {
+		if (*pp == o) {
+			*pp = o->next;
+			break;
+		}
+	}
+	if (o->mmapped)
+		munmap((void *)(uintptr_t)o->data, o->size);
+	else
+		free((void *)(uintptr_t)o->data);
+	free(o->syms);
+	free(o->psyms);
+	free(o->iv);
+	free(o->strpool);
+	free(o->path);
+	free(o);
+}
+
+void strace_image_free(struct strace_image *img)
+{
+	if (!img)
+		return;
+	for (size_t i = 0; i < img->nmaps; i++)
+		object_put(img, img->maps[i].obj);
+	free(img->maps);
+	free(img);
+}
+
+uint64_t strace_image_generation(const struct strace_image *img)
+{
+	return img->generation;
+}
+
+/* Cut [start, end) out of the mapping list (splitting as needed). */
+static int punch(struct strace_image *img, uint64_t start, uint64_t end)
+{
+	size_t i = 0;
+
+	while (i < img->nmaps) {
+		struct mapping *m = &img->maps[i];
+
+		if (m->end <= start || m->start >= end) {
+			i++;
+			continue;
+		}
+		if (m->start < start && m->end > end) {
+			/* split in two */
+			if (img->nmaps == img->cap) {
+				size_t nc = img->cap ? img->cap * 2 : 16;
+				struct mapping *nm =
+					realloc(img->maps, nc * sizeof(*nm));
+				if (!nm)
+					return -ENOMEM;
+				img->maps = nm;
+				img->cap = nc;
+				m = &img->maps[i];
+			}
+			memmove(m + 1, m, (img->nmaps - i) * sizeof(*m));
+			img->nmaps++;
+			m[1].pgoff += end - m->start;
+			m[1].start = end;
+			m[0].end = start;
+			m->obj->refs++;
+			i += 2;
+			continue;
+		}
+		if (m->start >= start && m->end <= end) {
+			object_put(img, m->obj);
+			memmove(m, m + 1, (img->nmaps - i - 1) * sizeof(*m));
+			img->nmaps--;
+			continue;
+		}
+		if (m->start < start) {
+			m->end = start;
+		} else {
+			m->pgoff += end - m->start;
+			m->start = end;
+		}
+		i++;
+	}
+	return 0;
+}
+
+static int insert_mapping(struct strace_image *img, uint64_t start,
+			  uint64_t len, uint64_t pgoff, struct object *o)
+{
+	size_t i;
+	int err;
+
+	err = punch(img, start, start + len);
+	if (err)
+		return err;
+	if (img->nmaps == img->cap) {
+		size_t nc = img->cap ? img->cap * 2 : 16;
+		struct mapping *nm = realloc(img->maps, nc * sizeof(*nm));
+		if (!nm)
+			return -ENOMEM;
+		img->maps = nm;
+		img->cap = nc;
+	}
+	for (i = 0; i < img->nmaps && img->maps[i].start < start; i++)
+		;
+	memmove(&img->maps[i + 1], &img->maps[i],
+		(img->nmaps - i) * sizeof(img->maps[0]));
+	img->maps[i] = (struct mapping){start, start + len, pgoff, o};
+	img->nmaps++;
+	o->refs++;
+	img->generation = new_generation();
+	return 0;
+}
+
+int strace_image_add_file(struct strace_image *img, uint64_t start,
+			  uint64_t len, uint64_t pgoff, const char *path)
+{
+	struct object *o;
+	struct stat st;
+	void *p;
+	int fd, err;
+
+	if (!len || start + len < start || !path)
+		return -STRACE_E_BADARG;
+	for (o = img->objs; o; o = o->next)
+		if (o->mmapped && !strcmp(o->path, path))
+			break;
+	if (!o) {
+		/* O_NONBLOCK: a path from a hostile perf.data may name a FIFO,
+		 * whose open would otherwise wait for a writer forever. */
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0)
+			return -errno;
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+		    st.st_size == 0) {
+			err = S_ISREG(st.st_mode) ? -EINVAL : -ENODEV;
+			close(fd);
+			return err;
+		}
+		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd,
+			 0);
+		err = errno;
+		close(fd);
+		if (p == MAP_FAILED)
+			return -err;
+		o = calloc(1, sizeof(*o));
+		if (!o || !(o->path = strdup(path))) {
+			free(o);
+			munmap(p, (size_t)st.st_size);
+			return -ENOMEM;
+		}
+		o->data = p;
+		o->size = (size_t)st.st_size;
+		o->mmapped = 1;
+		o->next = img->objs;
+		img->objs = o;
+	}
+	o->refs++; /* hold it across insert_mapping's punch */
+	err = insert_mapping(img, start, len, pgoff, o);
+	object_put(img, o);
+	return err;
+}
+
+int strace_image_add_bytes(struct strace_image *img, uint64_t start,
+			   const void *buf, size_t len, const char *name)
+{
+	struct object *o;
+	void *copy;
+	int err;
+
+	if (!len || start + len < start || !buf)
+		return -STRACE_E_BADARG;
+	o = calloc(1, sizeof(*o));
+	copy = malloc(len);
+	if (!o || !copy || !(o->path = strdup(name ? name : "[anon]"))) {
+		free(o);
+		free(copy);
+		return -ENOMEM;
+	}
+	memcpy(copy, buf, len);
+	o->data = copy;
+	o->size = len;
+	o->next = img->objs;
+	img->objs = o;
+	o->refs++;
+	err = insert_mapping(img, start, len, 0, o);
+	object_put(img, o);
+	return err;
+}
+
+int strace_image_remove(struct strace_image *img, uint64_t start,
+			uint64_t len)
+{
+	int err = punch(img, start, start + len);
+
+	img->generation = new_generation();
+	return err;
+}
+
+/* The last mapping found, per thread (so that walkers on several threads
+ * can share one image), valid for one image and generation. */
+static _Thread_local const struct strace_image *tl_img;
+static _Thread_local uint64_t tl_gen;
+static _Thread_local const struct mapping *tl_last;
+
+static const struct mapping *find_map(struct strace_image *img,
+				      uint64_t addr)
+{
+	const struct mapping *m = tl_last;
+	size_t lo = 0, hi = img->nmaps;
+
+	if (likely(tl_img == img && tl_gen == img->generation && m &&
+		   addr >= m->start && addr < m->end))
+		return m;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		m = &img->maps[mid];
+		if (addr < m->start)
+			hi = mid;
+		else if (addr >= m->end)
+			lo = mid + 1;
+		else {
+			tl_img = img;
+			tl_gen = img->generation;
+			return tl_last = m;
+		}
+	}
+	return NULL;
+}
+
+
+const uint8_t *strace_image_code(struct strace_image *img, uint64_t addr,
+				 size_t *avail)
+{
+	const struct mapping *m = find_map(img, addr);
+	uint64_t off, n;
+
+	if (!m)
+		return NULL;
+	off = addr - m->start + m->pgoff;
+	if (off >= m->obj->size)
+		return NULL;
+	n = m->obj->size - off;
+	if (n > m->end - addr)
+		n = m->end - addr;
+	*avail = (size_t)n;
+	return m->obj->data + off;
+}
+
+size_t strace_image_read(struct strace_image *img, uint64_t addr, void *buf,
+			 size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		const struct mapping *m = find_map(img, addr + done);
+		uint64_t off, n;
+
+		if (!m)
+			break;
+		off = addr + done - m->start + m->pgoff;
+		if (off >= m->obj->size)
+			break;
+		n = m->obj->size - off;
+		if (n > m->end - (addr + done))
+			n = m->end - (addr + done);
+		if (n > len - done)
+			n = len - done;
+		memcpy((uint8_t *)buf + done, m->obj->data + off, (size_t)n);
+		done += (size_t)n;
+	}
+	return done;
+}
+
+/* --- symbols ------------------------------------------------------------ */
+
+/* Names made up here go to a pool that may move while it grows: symbols
+ * keep offsets until the pool is complete. Returns the offset or -1. */
+static long pool_add(struct object *o, const char *s)
+{
+	size_t n = strlen(s) + 1;
+
+	if (o->pool_len + n > o->pool_cap) {
+		size_t nc = o->pool_cap ? o->pool_cap * 2 : 4096;
+		char *np;
+
+		while (nc < o->pool_len + n)
+			nc *= 2;
+		np = realloc(o->strpool, nc);
+		if (!np)
+			return -1;
+		o->strpool = np;
+		o->pool_cap = nc;
+	}
+	memcpy(o->strpool + o->pool_len, s, n);
+	o->pool_len += n;
+	return (long)(o->pool_len - n);
+}
+
+struct symvec {
+	struct sym *v;
+	size_t n, cap;
+};
+
+static int symvec_push(struct symvec *sv, uint64_t start, uint64_t size,
+		       const char *name, int bind, int type)
+{
+	if (sv->n == sv->cap) {
+		size_t nc = sv->cap ? sv->cap * 2 : 1024;
+		struct sym *nv = realloc(sv->v, nc * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		sv->v = nv;
+		sv->cap = nc;
+	}
+	sv->v[sv->n] = (struct sym){start, start + size, name, (uint8_t)bind,
+				    (uint8_t)type, 0, (uint32_t)sv->n, 0};
+	sv->n++;
+	return 0;
+}
+
+static int symvec_push_pool(struct symvec *sv, struct object *o,
+			    uint64_t start, uint64_t size, const char *name)
+{
+	long off = pool_add(o, name);
+
+	if (off < 0 || symvec_push(sv, start, size, NULL, STB_GLOBAL,
+				   STT_FUNC) < 0)
+		return -ENOMEM;
+	sv->v[sv->n - 1].pooled = 1;
+	sv->v[sv->n - 1].pool_off = (size_t)off;
+	return 0;
+}
+
+static Elf_Scn *section_by_name(Elf *elf, size_t shstrndx, const char *name,
+				GElf_Shdr *shdr, size_t *idx)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, shdr))
+			continue;
+		n = elf_strptr(elf, shstrndx, shdr->sh_name);
+		if (n && !strcmp(n, name)) {
+			if (idx)
+				*idx = elf_ndxscn(scn);
+			return scn;
+		}
+	}
+	return NULL;
+}
+
+static int vaddr_to_off(Elf *elf, uint64_t vaddr, uint64_t *off);
+static long pool_add(struct object *o, const char *s);
+
+/*
+ * Function symbols of symscn (in elf, which may be a separate debug file),
+ * by file offset of the run-time file rt, through rt's PT_LOAD headers as
+ * perf 6.1 does. Names from a debug file are copied (copy_names).
+ */
+static int read_symtab(struct object *o, Elf *elf, size_t shstrndx,
+		       Elf_Scn *symscn, struct symvec *sv, Elf *rt,
+		       int copy_names, int perf61)
+{
+	GElf_Shdr symshdr;
+	Elf_Data *data;
+	size_t n;
+
+	if (!gelf_getshdr(symscn, &symshdr) || !symshdr.sh_entsize)
+		return 0;
+	data = elf_getdata(symscn, NULL);
+	if (!data)
+		return 0;
+	n = symshdr.sh_size / symshdr.sh_entsize;
+	for (size_t i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Shdr shdr;
+		Elf_Scn *sec;
+		const char *name, *secname;
+		int type, vis;
+
+		if (!gelf_getsym(data, (int)i, &sym))
+			break;
+		type = GELF_ST_TYPE(sym.st_info);
+		vis = GELF_ST_VISIBILITY(sym.st_other);
+		if (!sym.st_name || sym.st_shndx == SHN_UNDEF ||
+		    sym.st_shndx >= SHN_LORESERVE)
+			continue;
+		if (type != STT_FUNC && type != STT_GNU_IFUNC &&
+		    !(perf61 && type == STT_OBJECT) &&
+		    !(type == STT_NOTYPE && vis != STV_HIDDEN &&
+		      vis != STV_INTERNAL))
+			continue;
+		sec = elf_getscn(elf, sym.st_shndx);
+		if (!sec || !gelf_getshdr(sec, &shdr))
+			continue;
+		secname = elf_strptr(elf, shstrndx, shdr.sh_name);
+		if (perf61) {
+			/* perf 6.1 dso__load_sym(): functions, objects and
+			 * labels of allocated sections; labels only in
+			 * sections named *text* or *data* */
+			if (!(shdr.sh_flags & SHF_ALLOC))
+				continue;
+			if (type == STT_NOTYPE &&
+			    (!secname || (!strstr(secname, "text") &&
+					  !strstr(secname, "data"))))
+				continue;
+		} else {
+			if (!(shdr.sh_flags & SHF_EXECINSTR))
+				continue;
+			if (type == STT_NOTYPE &&
+			    (!secname || !strstr(secname, "text")))
+				continue;
+		}
+		name = elf_strptr(elf, symshdr.sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		/* file offset, as perf keeps user symbols */
+		uint64_t off;
+		if (vaddr_to_off(rt, sym.st_value, &off))
+			off = sym.st_value - shdr.sh_addr + shdr.sh_offset;
+		if (symvec_push(sv, off, sym.st_size, copy_names ? NULL : name,
+				GELF_ST_BIND(sym.st_info), type) < 0)
+			return -ENOMEM;
+		if (copy_names) {
+			long po = pool_add(o, name);
+			if (po < 0)
+				return -ENOMEM;
+			sv->v[sv->n - 1].pooled = 1;
+			sv->v[sv->n - 1].pool_off = (size_t)po;
+		}
+	}
+	return 0;
+}
+
+/* The GNU build-id of elf into id; returns its length or 0. */
+static size_t build_id(Elf *elf, uint8_t *id, size_t max)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t off = 0, noff, doff;
+		GElf_Nhdr nh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d)
+			continue;
+		while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((char *)d->d_buf + noff, "GNU", 4) &&
+			    nh.n_descsz <= max && doff + nh.n_descsz <= d->d_size) {
+				memcpy(id, (char *)d->d_buf + doff, nh.n_descsz);
+				return nh.n_descsz;
+			}
+		}
+	}
+	return 0;
+}
+
+struct debugfile {
+	void *map;
+	size_t size;
+	Elf *elf;
+	size_t shstrndx;
+	Elf_Scn *symtab;
+};
+
+static void debug_close(struct debugfile *d)
+{
+	if (d->elf)
+		elf_end(d->elf);
+	if (d->map)
+		munmap(d->map, d->size);
+	memset(d, 0, sizeof(*d));
+}
+
+/* Open path if it is an ELF file with a .symtab and the build-id want. */
+static int debug_try(const char *path, const uint8_t *want, size_t wantn,
+		     struct debugfile *d)
+{
+	struct stat st;
+	uint8_t id[64];
+	GElf_Shdr sh;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 64) {
+		close(fd);
+		return 0;
+	}
+	d->size = (size_t)st.st_size;
+	d->map = mmap(NULL, d->size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (d->map == MAP_FAILED) {
+		d->map = NULL;
+		return 0;
+	}
+	d->elf = elf_memory(d->map, d->size);
+	if (!d->elf || elf_kind(d->elf) != ELF_K_ELF ||
+	    elf_getshdrstrndx(d->elf, &d->shstrndx))
+		goto no;
+	d->symtab = section_by_name(d->elf, d->shstrndx, ".symtab", &sh, NULL);
+	if (!d->symtab || sh.sh_type != SHT_SYMTAB)
+		goto no;
+	if (wantn && (build_id(d->elf, id, sizeof(id)) != wantn ||
+		      memcmp(id, want, wantn)))
+		goto no; /* perf rejects a mismatched build-id too */
+	return 1;
+no:
+	debug_close(d);
+	return 0;
+}
+
+/*
+ * Separate debug information, where perf 6.1 looks for it, in its order:
+ * the .gnu_debuglink name beside the file, in its .debug/, under
+ * /usr/lib/debug/<dir>/; then the build-id cache $HOME/.debug/.build-id/
+ * xx/rest/debug; then /usr/lib/debug/.build-id/xx/rest.debug.
+ */
+static int debug_find(const char *path, Elf *rt, size_t shstrndx,
+		      struct debugfile *d)
+{
+	uint8_t id[64];
+	size_t idn = build_id(rt, id, sizeof(id));
+	char buf[4096], hex[129];
+	GElf_Shdr sh;
+	Elf_Scn *dl = section_by_name(rt, shstrndx, ".gnu_debuglink", &sh, NULL);
+	const char *home = getenv("HOME");
+
+	if (dl && path[0] == '/') {
+		Elf_Data *data = elf_getdata(dl, NULL);
+		const char *slash = strrchr(path, '/');
+		int dirlen = (int)(slash - path);
+		if (data && data->d_size > 1 &&
+		    memchr(data->d_buf, 0, data->d_size)) {
+			const char *name = data->d_buf;
+			snprintf(buf, sizeof(buf), "%.*s/%s", dirlen, path, name);
+			if (strcmp(buf, path) && debug_try(buf, id, idn, d))
+				return 1;
+			snprintf(buf, sizeof(buf), "%.*s/.debug/%s", dirlen,
+				 path, name);
+			if (debug_try(buf, id, idn, d))
+				return 1;
+			snprintf(buf, sizeof(buf), "/usr/lib/debug%.*s/%s",
+				 dirlen, path, name);
+			if (debug_try(buf, id, idn, d))
+				return 1;
+		}
+	}
+	if (!idn)
+		return 0;
+	for (size_t i = 0; i < idn; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	if (home) {
+		snprintf(buf, sizeof(buf), "%s/.debug/.build-id/%.2s/%s/debug",
+			 home, hex, hex + 2);
+		if (debug_try(buf, id, idn, d))
+			return 1;
+	}
+	snprintf(buf, sizeof(buf), "/usr/lib/debug/.build-id/%.2s/%s.debug",
+		 hex, hex + 2);
+	return debug_try(buf, id, idn, d);
+}
+
+struct rel {
+	uint64_t offset;
+	uint32_t sym;
+	uint32_t type;
+	uint64_t addend;
+};
+
+static int cmp_rel(const void *a, const void *b)
+{
+	const struct rel *x = a, *y = b;
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* Entry displacement of a .plt.got / .plt.sec entry: endbr64, bnd, jmp *. */
+static uint32_t plt_entry_got(const uint8_t *p, size_t avail)
+{
+	size_t n = 0;
+	uint32_t disp;
+
+	if (avail >= 4 && !memcmp(p, "\xf3\x0f\x1e\xfa", 4))
+		n += 4;
+	if (n < avail && p[n] == 0xf2)
+		n++;
+	if (n + 6 <= avail && p[n] == 0xff && p[n + 1] == 0x25) {
+		memcpy(&disp, p + n + 2, 4);
+		return (uint32_t)(n + 6) + disp;
+	}
+	return 0;
+}
+
+static const char *ifunc_name(struct symvec *sv, uint64_t off)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		if (sv->v[i].start == off && !sv->v[i].pooled &&
+		    sv->v[i].type == STT_GNU_IFUNC)
+			return sv->v[i].name;
+	return NULL;
+}
+
+/* Offset of a virtual address in the file (through PT_LOAD headers). */
+static int vaddr_to_off(Elf *elf, uint64_t vaddr, uint64_t *off)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_memsz) {
+			*off = vaddr - ph.p_vaddr + ph.p_offset;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int add_plt_syms(struct strace_image *img, struct object *o, Elf *elf,
+			size_t shstrndx, size_t symtab_idx, size_t dynsym_idx,
+			struct symvec *sv)
+{
+	GElf_Shdr plt, pltsec, relsh, symsh, gotsh, rdsh, dsh;
+	Elf_Scn *scn, *relscn, *symscn;
+	Elf_Data *reld, *symd;
+	struct rel *rels = NULL;
+	uint64_t entry, header, off;
+	size_t nrel, i;
+	int modern = img->plt_style == STRACE_PLT_PERF62;
+	int lazy = 1, have_sec = 0;
+	char buf[1024];
+	GElf_Ehdr eh;
+
+	if (!gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64)
+		return 0;
+	if (!section_by_name(elf, shstrndx, ".plt", &plt, NULL))
+		return 0;
+	entry = plt.sh_entsize;
+	if (entry != 8 && entry != 16)
+		entry = plt.sh_addralign == 8 ? 8 : 16;
+	header = entry;
+
+	if (modern) {
+		/* .plt.got entries, named through .rela.dyn */
+		scn = section_by_name(elf, shstrndx, ".plt.got", &gotsh, NULL);
+		Elf_Scn *rd = section_by_name(elf, shstrndx, ".rela.dyn", &rdsh,
+					      NULL);
+		if (scn && gotsh.sh_entsize && gotsh.sh_type == SHT_PROGBITS &&
+		    gotsh.sh_offset + gotsh.sh_size <= o->size) {
+			struct rel *rd_rels = NULL;
+			size_t nrd = 0;
+			Elf_Data *rdd = rd ? elf_getdata(rd, NULL) : NULL;
+			Elf_Scn *ds = rd && rdsh.sh_link
+					      ? elf_getscn(elf, rdsh.sh_link)
+					      : NULL;
+			Elf_Data *dd = ds && gelf_getshdr(ds, &dsh)
+					       ? elf_getdata(ds, NULL)
+					       : NULL;
+
+			if (rdd && dd && rdsh.sh_entsize) {
+				size_t n = rdsh.sh_size / rdsh.sh_entsize;
+				rd_rels = calloc(n ? n : 1, sizeof(*rd_rels));
+				if (!rd_rels)
+					return -ENOMEM;
+				for (i = 0; i < n; i++) {
+					GElf_Rela ra;
+					if (!gelf_getrela(rdd, (int)i, &ra))
+						break;
+					if (!GELF_R_SYM(ra.r_info))
+						continue;
+					rd_rels[nrd].offset = ra.r_offset;
+					rd_rels[nrd].sym =
+						(uint32_t)GELF_R_SYM(ra.r_info);
+					nrd++;
+				}
+				qsort(rd_rels, nrd, sizeof(*rd_rels), cmp_rel);
+			}
+			for (i = 0; i < gotsh.sh_size; i += gotsh.sh_entsize) {
+				const uint8_t *p = o->data + gotsh.sh_offset + i;
+				uint32_t disp = plt_entry_got(
+					p, gotsh.sh_size - i);
+				const char *nm = NULL;
+				if (disp && rd_rels) {
+					struct rel key = {
+						.offset = gotsh.sh_addr + i + disp};
+					struct rel *r = bsearch(
+						&key, rd_rels, nrd,
+						sizeof(*rd_rels), cmp_rel);
+					GElf_Sym s;
+					if (r && gelf_getsym(dd, (int)r->sym,
+							     &s))
+						nm = elf_strptr(elf,
+								dsh.sh_link,
+								s.st_name);
+				}
+				if (nm && *nm)
+					snprintf(buf, sizeof(buf), "%s@plt", nm);
+				else
+					snprintf(buf, sizeof(buf),
+						 "offset_%#llx@plt",
+						 (unsigned long long)(
+							 gotsh.sh_offset + i));
+				if (symvec_push_pool(sv, o,
+						     gotsh.sh_offset + i,
+						     gotsh.sh_entsize, buf)) {
+					free(rd_rels);
+					return -ENOMEM;
+				}
+			}
+			free(rd_rels);
+		}
+		if (section_by_name(elf, shstrndx, ".plt.sec", &pltsec,
+				    NULL)) {
+			have_sec = 1;
+			lazy = 0;
+			entry = pltsec.sh_entsize;
+			if (entry != 8 && entry != 16)
+				entry = pltsec.sh_addralign == 8 ? 8 : 16;
+		}
+	}
+
+	relscn = section_by_name(elf, shstrndx, ".rela.plt", &relsh, NULL);
+	if (!relscn || relsh.sh_type != SHT_RELA || !relsh.sh_link ||
+	    !relsh.sh_entsize)
+		return 0;
+	if (relsh.sh_link != dynsym_idx && relsh.sh_link != symtab_idx)
+		return 0;
+	symscn = elf_getscn(elf, relsh.sh_link);
+	if (!symscn || !gelf_getshdr(symscn, &symsh))
+		return 0;
+	reld = elf_getdata(relscn, NULL);
+	symd = elf_getdata(symscn, NULL);
+	if (!reld || !symd)
+		return 0;
+	nrel = relsh.sh_size / relsh.sh_entsize;
+	rels = calloc(nrel ? nrel : 1, sizeof(*rels));
+	if (!rels)
+		return -ENOMEM;
+	for (i = 0; i < nrel; i++) {
+		GElf_Rela ra;
+		if (!gelf_getrela(reld, (int)i, &ra))
+			break;
+		rels[i].offset = ra.r_offset;
+		rels[i].sym = (uint32_t)GELF_R_SYM(ra.r_info);
+		rels[i].type = (uint32_t)GELF_R_TYPE(ra.r_info);
+		rels[i].addend = (uint64_t)ra.r_addend;
+	}
+	nrel = i;
+
+	if (have_sec) {
+		off = pltsec.sh_offset;
+	} else {
+		off = plt.sh_offset;
+		if (modern && nrel * entry == plt.sh_size)
+			lazy = 0; /* no header */
+		else
+			off += header;
+	}
+	if (modern) {
+		if (have_sec || lazy)
+			if (symvec_push_pool(sv, o, plt.sh_offset,
+					     have_sec ? plt.sh_size : header,
+					     ".plt"))
+				goto nomem;
+		qsort(rels, nrel, sizeof(*rels), cmp_rel);
+	}
+	for (i = 0; i < nrel; i++) {
+		GElf_Sym s;
+		const char *nm = "";
+
+		if (gelf_getsym(symd, (int)rels[i].sym, &s))
+			nm = elf_strptr(elf, symsh.sh_link, s.st_name);
+		if (!nm)
+			nm = "";
+		if (*nm || !modern) {
+			snprintf(buf, sizeof(buf), "%s@plt", nm);
+		} else {
+			const char *ifn = NULL;
+			uint64_t ioff;
+			if (rels[i].type == R_X86_64_IRELATIVE &&
+			    !vaddr_to_off(elf, rels[i].addend, &ioff))
+				ifn = ifunc_name(sv, ioff);
+			if (ifn)
+				snprintf(buf, sizeof(buf), "%s@plt", ifn);
+			else
+				snprintf(buf, sizeof(buf), "offset_%#llx@plt",
+					 (unsigned long long)off);
+		}
+		if (symvec_push_pool(sv, o, off, entry, buf))
+			goto nomem;
+		off += entry;
+	}
+	free(rels);
+	return 0;
+nomem:
+	free(rels);
+	return -ENOMEM;
+}
+
+static int prefix_underscores(const char *s)
+{
+	int n = 0;
+	while (*s++ == '_')
+		n++;
+	return n;
+}
+
+/* perf's choose_best_symbol(): 1 if b beats a. */
+static int better(const struct sym *a, const struct sym *b)
+{
+	uint64_t la = a->end - a->start, lb = b->end - b->start;
+	size_t na, nb;
+
+	if (lb == 0 && la > 0)
+		return 0;
+	if (la == 0 && lb > 0)
+		return 1;
+	if ((a->bind == STB_WEAK) != (b->bind == STB_WEAK))
+		return a->bind == STB_WEAK;
+	if ((a->bind == STB_GLOBAL) != (b->bind == STB_GLOBAL))
+		return b->bind == STB_GLOBAL;
+	if (prefix_underscores(a->name) != prefix_underscores(b->name))
+		return prefix_underscores(b->name) < prefix_underscores(a->name);
+	na = strlen(a->name);
+	nb = strlen(b->name);
+	return nb > na;
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static void load_symbols(struct strace_image *img, struct object *o)
+{
+	struct symvec sv = {0};
+	size_t shstrndx, symtab_idx = 0, dynsym_idx = 0, i, n, n_elf = 0;
+	int perf61 = img->plt_style == STRACE_PLT_PERF61;
+	GElf_Shdr sh;
+	Elf_Scn *symtab, *dynsym;
+	Elf *elf;
+
+	o->syms_loaded = 1;
+	if (o->size < 64 || memcmp(o->data, "\177ELF", 4))
+		return;
+	elf = elf_memory((char *)(uintptr_t)o->data, o->size);
+	if (!elf)
+		return;
+	if (elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx))
+		goto out;
+	symtab = section_by_name(elf, shstrndx, ".symtab", &sh, &symtab_idx);
+	if (symtab && sh.sh_type != SHT_SYMTAB)
+		symtab = NULL, symtab_idx = 0;
+	dynsym = section_by_name(elf, shstrndx, ".dynsym", &sh, &dynsym_idx);
+	if (dynsym && sh.sh_type != SHT_DYNSYM)
+		dynsym = NULL, dynsym_idx = 0;
+	if (!symtab && !img->no_debuginfo) {
+		struct debugfile d = {0};
+		if (debug_find(o->path, elf, shstrndx, &d)) {
+			int rc = read_symtab(o, d.elf, d.shstrndx, d.symtab,
+					     &sv, elf, 1, perf61);
+			debug_close(&d);
+			if (rc < 0)
+				goto fail;
+			dynsym = NULL; /* perf: the .symtab found wins */
+		}
+	}
+	if (symtab || dynsym)
+		if (read_symtab(o, elf, shstrndx, symtab ? symtab : dynsym,
+				&sv, elf, 0, perf61) < 0)
+			goto fail;
+	n_elf = sv.n;
+	if (add_plt_syms(img, o, elf, shstrndx, symtab_idx, dynsym_idx, &sv) <
+	    0)
+		goto fail;
+	/* pool names are tagged offsets: make them pointers now */
+	for (i = 0; i < sv.n; i++)
+		if (sv.v[i].pooled)
+			sv.v[i].name = o->strpool + sv.v[i].pool_off;
+	if (perf61) {
+		o->psyms = malloc((sv.n ? sv.n : 1) * sizeof(*o->psyms));
+		if (!o->psyms)
+			goto fail;
+		for (i = 0; i < sv.n; i++)
+			o->psyms[i] = (struct perf_sym){sv.v[i].start,
+							sv.v[i].end,
+							sv.v[i].name,
+							sv.v[i].bind};
+		if (perf61_index(o->psyms, n_elf, sv.n, &o->iv, &o->niv) < 0) {
+			free(o->psyms);
+			o->psyms = NULL;
+			goto fail;
+		}
+		free(sv.v);
+		elf_end(elf);
+		return;
+	}
+	qsort(sv.v, sv.n, sizeof(*sv.v), cmp_sym);
+	/* perf's symbols__fixup_duplicate() */
+	for (i = 0, n = 0; i < sv.n; i++) {
+		if (n && sv.v[n - 1].start == sv.v[i].start) {
+			if (better(&sv.v[n - 1], &sv.v[i]))
+				sv.v[n - 1] = sv.v[i];
+			continue;
+		}
+		sv.v[n++] = sv.v[i];
+	}
+	/* perf's symbols__fixup_end() */
+	for (i = 0; i + 1 < n; i++)
+		if (sv.v[i].end == sv.v[i].start)
+			sv.v[i].end = sv.v[i + 1].start;
+	if (n && sv.v[n - 1].end == sv.v[n - 1].start)
+		sv.v[n - 1].end = ((sv.v[n - 1].start + 4095) & ~4095ull) + 4096;
+	o->syms = sv.v;
+	o->nsyms = n;
+	elf_end(elf);
+	return;
+fail:
+	free(sv.v);
+out:
+	elf_end(elf);
+}
+
+int strace_image_symbol(struct strace_image *img, uint64_t addr,
+			struct strace_symbol *out)
+{
+	const struct mapping *m = find_map(img, addr);
+	struct object *o;
+	uint64_t off;
+	size_t lo, hi;
+
+	if (!m)
+		return -ENOENT;
+	o = m->obj;
+	if (!o->syms_loaded)
+		load_symbols(img, o);
+	off = addr - m->start + m->pgoff;
+	if (o->iv) {
+		/* perf 6.1's answer: the last point at or before off */
+		const struct perf_sym *ps;
+		int k;
+		lo = 0;
+		hi = o->niv;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (o->iv[mid].at <= off)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (!lo)
+			return -ENOENT;
+		k = o->iv[lo - 1].at == off ? o->iv[lo - 1].point
+					    : o->iv[lo - 1].after;
+		if (k < 0)
+			return -ENOENT;
+		ps = &o->psyms[k];
+		out->name = ps->name;
+		out->dso = o->path;
+		out->start = ps->start - m->pgoff + m->start;
+		out->size = ps->end - ps->start;
+		return 0;
+	}
+	/* last symbol with start <= off */
+	lo = 0;
+	hi = o->nsyms;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (o->syms[mid].start <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return -ENOENT;
+	/* symbols may nest (perf's rbtree finds the first whose range holds
+	 * off); walk back over the few that start at lower offsets */
+	for (size_t i = lo; i-- > 0;) {
+		const struct sym *s = &o->syms[i];
+		if (off < s->end) {
+			out->name = s->name;
+			out->dso = o->path;
+			out->start = s->start - m->pgoff + m->start;
+			out->size = s->end - s->start;
+			return 0;
+		}
+		if (lo - i > 4)
+			break;
+	}
+	return -ENOENT;
+}
+
+void image_load_all_symbols(struct strace_image *img)
+{
+	for (size_t i = 0; i < img->nmaps; i++)
+		if (!img->maps[i].obj->syms_loaded)
+			load_symbols(img, img->maps[i].obj);
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/* decoder/internal.h - shared between the decoder's files; not installed. */
+#ifndef DECODER_INTERNAL_H
+#define DECODER_INTERNAL_H
+
+#include <stdint.h>
+
+#include "strace/decoder.h"
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* Read every object's symbols now (before walkers on several threads
+ * share the image: lazy loading is not thread-safe). */
+void image_load_all_symbols(struct strace_image *img);
+
+/* perf 6.1's symbol tree, replayed (decoder/perfsym.c). s[0..n_elf) are
+ * the symtab symbols in table order, s[n_elf..n_all) the PLT entries in
+ * insertion order; fix-ups change their ends. *out gets sorted points:
+ * the symbol index answering an address equal to at (point) and the
+ * addresses after it up to the next point (after); -1 for none. */
+struct perf_sym {
+	uint64_t start, end;
+	const char *name;
+	uint8_t bind;
+};
+struct perf_iv {
+	uint64_t at;
+	int point, after;
+};
+int perf61_index(struct perf_sym *s, size_t n_elf, size_t n_all,
+		 struct perf_iv **out, size_t *nout);
+
+/* Block cache internals for the walker's hot loop: bcache_sync() once per
+ * decode call (the image does not change during one), then
+ * bcache_get_fast() per block. */
+struct strace_bcache;
+void bcache_sync(struct strace_bcache *c, const struct strace_image *img);
+const struct strace_block *bcache_miss(struct strace_bcache *c,
+				       struct strace_image *img, uint64_t ip);
+const struct strace_block *bcache_find_counted(struct strace_bcache *c,
+					       uint64_t ip);
+
+static inline const struct strace_block *
+bcache_get_fast(struct strace_bcache *c, struct strace_image *img, uint64_t ip)
+{
+	const struct strace_block *b = bcache_find_counted(c, ip);
+	return likely(b != NULL) ? b : bcache_miss(c, img, ip);
+}
+
+#endif

@@ -1,0 +1,34 @@
+# decoder/: process image, Capstone block summaries, the PT flow walker
+# (fast inline path + libipt reference) -> libstrace_decoder.a.
+# Users link: -lstrace_decoder -lstrace -lipt $(DECODER_LIBS)
+DECODER_SRCS := $(wildcard decoder/*.c)
+DECODER_OBJS := $(call objs,$(DECODER_SRCS))
+decoder_CFLAGS := -I. $(shell $(PKG_CONFIG) --cflags capstone)
+DECODER_LIBS := -pthread -lipt -lelf $(shell $(PKG_CONFIG) --libs capstone)
+
+$(O)/lib/libstrace_decoder.a: $(DECODER_OBJS)
+	$(call msg,AR,$@)
+	@mkdir -p $(@D)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+LIBS += $(O)/lib/libstrace_decoder.a
+
+# Unit tests of the decoder (tests/unit/test_decoder_*.c).
+DECODER_TESTS := $(patsubst tests/unit/%.c,$(O)/tests/%,$(wildcard tests/unit/test_decoder_*.c))
+tests_unit_CFLAGS += -I. -Itests $(shell $(PKG_CONFIG) --cflags capstone)
+
+$(DECODER_TESTS): $(O)/tests/%: $(O)/obj/tests/unit/%.o $(O)/lib/libstrace_decoder.a $(O)/lib/libstrace.a
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(O)/lib/libstrace_decoder.a $(O)/lib/libstrace.a $(DECODER_LIBS)
+
+TEST_BINS += $(DECODER_TESTS)
+
+# Micro-benchmark: fast walker vs reference on a synthetic stream.
+tests_bench_CFLAGS += -I. -Itests
+$(O)/bench/bench_decoder_walk: $(O)/obj/tests/bench/bench_decoder_walk.o $(O)/lib/libstrace_decoder.a $(O)/lib/libstrace.a
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(O)/lib/libstrace_decoder.a $(O)/lib/libstrace.a $(DECODER_LIBS)
+
+BENCH_BINS += $(O)/bench/bench_decoder_walk

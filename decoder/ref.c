@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * decoder/ref.c - the reference decoder: libipt's block decoder (pt_blk_*)
+ * over the same image, emitting the same events as the fast walker. It is
+ * slow and simple on purpose: it is what the fast path is checked against.
+ */
+#include <errno.h>
+#include <intel-pt.h>
+#include <string.h>
+
+#include "decoder/internal.h"
+#include "decoder/walk.h"
+
+struct ref {
+	struct strace_image *img;
+	const struct strace_walk_opts *o;
+	struct strace_bcache *cache;
+	struct pt_block_decoder *dec;
+	struct strace_walk_stats *st;
+	long events;
+	int sink_err;
+	uint64_t last_time;
+	/* the previous block's last instruction, waiting for its target */
+	int pend;        /* 0 none, else enum pt_insn_class + 1 */
+	uint64_t pend_ip;
+	uint64_t pend_next; /* address after it */
+	int pending_syscall;
+	int begin_reason;
+	int have_ip;
+	uint64_t last_ip;
+};
+
+static int read_mem(uint8_t *buffer, size_t size, const struct pt_asid *asid,
+		    uint64_t ip, void *ctx)
+{
+	struct ref *r = ctx;
+	size_t n = strace_image_read(r->img, ip, buffer, size);
+
+	(void)asid;
+	return n ? (int)n : -pte_nomap;
+}
+
+static void emit(struct ref *r, unsigned type, unsigned flags, uint64_t a,
+		 uint64_t b)
+{
+	struct strace_event ev = {0};
+	uint64_t tsc = 0;
+	uint32_t lm, lc;
+	int err = 0;
+
+	if (r->sink_err)
+		return;
+	ev.type = (uint16_t)type;
+	ev.flags = (uint16_t)flags;
+	ev.tid = r->o->tid;
+	if (r->o->has_time && pt_blk_time(r->dec, &tsc, &lm, &lc) >= 0) {
+		ev.time = strace_tsc_to_perf_time(&r->o->time, tsc);
+		if (ev.time < r->last_time)
+			ev.time = r->last_time;
+		r->last_time = ev.time;
+	}
+	ev.a = a;
+	ev.b = b;
+	if (r->o->emit)
+		err = r->o->emit(r->o->emit_arg, &ev);
+	else if (r->o->writer)
+		err = strace_writer_emit(r->o->writer, ev.type, ev.flags,
+					 ev.tid, ev.time, ev.a, ev.b);
+	if (err) {
+		r->sink_err = err < 0 ? err : -STRACE_DE_EMIT;
+		return;
+	}
+	r->events++;
+	r->st->events++;
+}
+
+static int same_symbol(struct ref *r, uint64_t from, uint64_t to)
+{
+	struct strace_symbol a, b;
+	int ra = strace_image_symbol(r->img, from, &a);
+	int rb = strace_image_symbol(r->img, to, &b);
+
+	if (ra && rb)
+		return 1;
+	if (ra || rb)
+		return 0;
+	return a.start == b.start && a.dso == b.dso;
+}
+
+static void jump(struct ref *r, uint64_t from, uint64_t to, unsigned flags)
+{
+	if (!same_symbol(r, from, to))
+		emit(r, STRACE_EV_JUMP, flags, from, to);
+	else if (r->o->flags & STRACE_WALK_ALL_BRANCHES)
+		emit(r, STRACE_EV_JUMP, flags | STRACE_F_INTRA, from, to);
+}
+
+/* The previous block ended in a branch; ip is where the flow went. */
+static void resolve(struct ref *r, uint64_t ip)
+{
+	int cls = r->pend - 1;
+
+	if (!r->pend)
+		return;
+	r->pend = 0;
+	switch (cls) {
+	case ptic_call:
+		emit(r, STRACE_EV_CALL, 0, r->pend_ip, ip);
+		break;
+	case ptic_return:
+		emit(r, STRACE_EV_RETURN, 0, r->pend_ip, ip);
+		break;
+	case ptic_jump:
+		jump(r, r->pend_ip, ip, 0);
+		break;
+	case ptic_cond_jump:
+		if (ip != r->pend_next)
+			jump(r, r->pend_ip, ip, STRACE_F_CONDITIONAL);
+		break;
+	case ptic_far_call:
+		emit(r, STRACE_EV_SYSCALL, 0, r->pend_ip, ip);
+		break;
+	case ptic_far_return:
+	case ptic_far_jump:
+		emit(r, STRACE_EV_JUMP, STRACE_F_INDIRECT, r->pend_ip, ip);
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * libipt's blocks run through direct calls and jumps ("users are expected
+ * to follow direct branches"): find them with the block summaries, from
+ * the block's first instruction to its last.
+ */
+static void follow_direct(struct ref *r, const struct pt_block *blk)
+{
+	uint64_t ip = blk->ip;
+	int n = 0;
+
+	while (n++ < 100000) {
+		const struct strace_block *b =
+			strace_bcache_get(r->cache, r->img, ip);
+		uint64_t term;
+
+		if (blk->end_ip >= b->start && blk->end_ip < b->start + b->len)
+			return;
+		term = b->start + b->len - b->term_len;
+		switch (b->kind) {
+		case STRACE_BK_CALL:
+			emit(r, STRACE_EV_CALL, 0, term, b->target);
+			ip = b->target;
+			break;
+		case STRACE_BK_JMP:
+			jump(r, term, b->target, 0);
+			ip = b->target;
+			break;
+		case STRACE_BK_NONE:
+			ip = b->start + b->len;
+			break;
+		default:
+			return; /* not ours to judge: libipt decided */
+		}
+	}
+}
+
+static void begin(struct ref *r, uint64_t ip)
+{
+	if (r->pending_syscall) {
+		emit(r, STRACE_EV_SYSRET, 0, 0, ip);
+		r->pending_syscall = 0;
+	} else {
+		emit(r, STRACE_EV_TRACE_BEGIN, 0, ip, (uint64_t)r->begin_reason);
+	}
+	r->begin_reason = STRACE_REASON_ENABLE;
+	r->have_ip = 1;
+}
+
+static int handle_event(struct ref *r, const struct pt_event *ev)
+{
+	uint64_t off = 0;
+
+	switch (ev->type) {
+	case ptev_enabled:
+		r->pend = 0;
+		begin(r, ev->variant.enabled.ip);
+		r->last_ip = ev->variant.enabled.ip;
+		break;
+	case ptev_disabled:
+		if (r->pend - 1 == ptic_far_call) {
+			emit(r, STRACE_EV_SYSCALL, 0, r->pend_ip,
+			     ev->ip_suppressed ? 0 : ev->variant.disabled.ip);
+			r->pending_syscall = 1;
+		} else {
+			emit(r, STRACE_EV_TRACE_END, 0,
+			     r->pend ? r->pend_ip : r->last_ip,
+			     STRACE_REASON_DISABLE);
+		}
+		r->pend = 0;
+		r->have_ip = 0;
+		break;
+	case ptev_async_disabled:
+		r->pend = 0;
+		emit(r, STRACE_EV_INTERRUPT, STRACE_F_ASYNC,
+		     ev->variant.async_disabled.at,
+		     ev->ip_suppressed ? 0 : ev->variant.async_disabled.ip);
+		r->have_ip = 0;
+		break;
+	case ptev_async_branch:
+		r->pend = 0;
+		emit(r, STRACE_EV_INTERRUPT, STRACE_F_ASYNC,
+		     ev->variant.async_branch.from, ev->variant.async_branch.to);
+		break;
+	case ptev_overflow:
+		r->pend = 0;
+		pt_blk_get_offset(r->dec, &off);
+		r->st->overflows++;
+		if (!ev->ip_suppressed) {
+			emit(r, STRACE_EV_OVERFLOW, 0, ev->variant.overflow.ip,
+			     off);
+			emit(r, STRACE_EV_TRACE_BEGIN, 0,
+			     ev->variant.overflow.ip, STRACE_REASON_OVERFLOW);
+			r->have_ip = 1;
+		}
+		r->begin_reason = STRACE_REASON_OVERFLOW;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+long strace_walker_decode_ref(struct strace_image *img,
+			      const struct strace_walk_opts *o,
+			      struct strace_bcache *cache, const uint8_t *buf,
+			      size_t len, struct strace_walk_stats *st)
+{
+	struct ref r = {img, o, cache, NULL, st, 0, 0, 0, 0, 0, 0, 0,
+			STRACE_REASON_START, 0, 0};
+	struct pt_config cfg;
+	struct pt_image *pimg;
+	int status, synced = 0;
+
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)(uintptr_t)buf;
+	cfg.end = (uint8_t *)(uintptr_t)buf + len;
+	if (o->time.tsc_ctc_ratio_d) {
+		cfg.mtc_freq = (uint8_t)o->time.mtc_period;
+		cfg.nom_freq = (uint8_t)o->time.max_nonturbo_ratio;
+		cfg.cpuid_0x15_eax = o->time.tsc_ctc_ratio_d;
+		cfg.cpuid_0x15_ebx = o->time.tsc_ctc_ratio_n;
+	}
+	r.dec = pt_blk_alloc_decoder(&cfg);
+	if (!r.dec)
+		return -ENOMEM;
+	pimg = pt_blk_get_image(r.dec);
+	pt_image_set_callback(pimg, read_mem, &r);
+
+	for (;;) {
+		status = pt_blk_sync_forward(r.dec);
+		if (status < 0) {
+			if (!synced) {
+				pt_blk_free_decoder(r.dec);
+				return -STRACE_DE_NOSYNC;
+			}
+			break;
+		}
+		synced++;
+		st->syncs++;
+		r.pend = 0;
+		r.have_ip = 0;
+		for (;;) {
+			struct pt_block blk;
+			struct pt_event ev;
+
+			while (status & pts_event_pending) {
+				status = pt_blk_event(r.dec, &ev, sizeof(ev));
+				if (status < 0)
+					break;
+				handle_event(&r, &ev);
+			}
+			if (status < 0 || r.sink_err)
+				break;
+			if (status & pts_eos)
+				break;
+			memset(&blk, 0, sizeof(blk));
+			status = pt_blk_next(r.dec, &blk, sizeof(blk));
+			if (status < 0 && status != -pte_eos) {
+				uint64_t off = 0;
+				pt_blk_get_offset(r.dec, &off);
+				/* the block decoded before the error */
+				if (blk.ninsn) {
+					resolve(&r, blk.ip);
+					follow_direct(&r, &blk);
+					r.last_ip = blk.end_ip;
+				}
+				emit(&r, STRACE_EV_ERROR, STRACE_DE_BADPKT,
+				     r.last_ip, off);
+				st->errors++;
+				r.begin_reason = STRACE_REASON_ERROR;
+				break;
+			}
+			if (!blk.ninsn) {
+				if (status < 0)
+					break;
+				continue;
+			}
+			if (!r.have_ip)
+				begin(&r, blk.ip);
+			resolve(&r, blk.ip);
+			follow_direct(&r, &blk);
+			st->insns += blk.ninsn;
+			r.last_ip = blk.end_ip;
+			if (blk.iclass != ptic_other &&
+			    blk.iclass != ptic_error) {
+				const struct strace_block *b =
+					strace_bcache_get(cache, img,
+							  blk.end_ip);
+				r.pend = blk.iclass + 1;
+				r.pend_ip = blk.end_ip;
+				r.pend_next = blk.end_ip + b->term_len;
+				if (blk.iclass == ptic_call &&
+				    b->kind == STRACE_BK_CALL) {
+					/* direct: the target is known */
+				}
+				st->branches++;
+			}
+			if (status < 0)
+				break;
+		}
+		if (r.sink_err)
+			break;
+		if (status == -pte_eos || (status >= 0 && (status & pts_eos)))
+			break;
+	}
+	if (!r.sink_err && r.have_ip)
+		emit(&r, STRACE_EV_TRACE_END, 0, r.pend ? r.pend_ip : r.last_ip,
+		     STRACE_REASON_END);
+	st->bytes += len;
+	pt_blk_free_decoder(r.dec);
+	if (r.sink_err)
+		return r.sink_err;
+	return r.events;
+}

@@ -1,0 +1,1440 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * decoder/walk.c - the fast flow walker.
+ *
+ * Packets are parsed inline from the byte buffer: PAD, short and long TNT,
+ * TIP/TIP.PGE/TIP.PGD/FUP with IP compression, TSC, MTC, CYC, MODE, CBR,
+ * TMA, PSB, PSBEND, OVF. libipt's packet decoder finds PSBs (initial sync
+ * and resync after an error) and decodes every other packet.
+ *
+ * The walker is lazy: it stands at an address and moves only when a
+ * packet tells it how: a TNT bit or a TIP is consumed by first advancing
+ * through blocks that need no packet (straight code, direct calls and
+ * jumps) to the next block that does, then resolving it. A FUP advances to
+ * exactly its address. So no event is emitted ahead of an asynchronous
+ * event that cuts the flow short.
+ *
+ * Return compression mirrors the hardware (and libipt): every call pushes
+ * its return address on a 64-entry stack; a return resolved by a taken
+ * TNT bit pops it; a return resolved by a TIP leaves the stack alone; a
+ * PSB empties it (the hardware compresses only returns to calls made since
+ * the last PSB).
+ */
+#include <errno.h>
+#include <intel-pt.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder/internal.h"
+#include "decoder/walk.h"
+
+#define RETSTACK 64
+#define L0_SIZE 256 /* blocks kept in the walker itself (12 KiB) */
+#define MAX_BLOCKS_PER_ADVANCE 1000000
+
+enum park {
+	PARK_NONE = 0, /* not advanced yet */
+	PARK_AT,       /* standing at a block that needs a packet */
+};
+
+struct strace_walker {
+	struct strace_image *img;
+	struct strace_bcache *cache;
+	int own_cache;
+	struct strace_walk_opts o;
+
+	/* stream position */
+	const uint8_t *buf;
+	size_t len;
+	size_t pos; /* offset of the packet being handled */
+	struct pt_packet_decoder *pkt;
+
+	/* flow state */
+	uint64_t ip;
+	int have_ip;
+	int enabled;
+	int in_psb;
+	int psb_fup; /* a FUP was seen in this PSB+ */
+	uint64_t last_ip;
+	int have_last_ip;
+	struct strace_block park; /* the block we stand at (kind needs a
+				   * packet), valid when parked */
+	int parked;
+	uint64_t retstack[RETSTACK];
+	unsigned rs_top, rs_n;
+	int pending_fup;
+	uint64_t fup_ip;
+	int pending_syscall; /* last disable was at a syscall */
+	int pending_async;
+	int pending_ovf;
+	uint64_t ovf_offset;
+	int begin_reason; /* reason for the next trace_begin */
+
+	/* time */
+	uint64_t tsc;     /* current estimate */
+	uint64_t tsc_ref; /* at the last TSC/MTC */
+	uint64_t cyc;     /* cycles since tsc_ref */
+	uint32_t cbr;
+	uint32_t last_ctc; /* CTC bits covered by MTC payloads */
+	int have_ctc;
+	int have_tsc;
+	uint64_t last_time;
+	int time_exact;
+
+	long events;
+	int sink_err;
+	struct strace_walk_stats st;
+
+	/* L0: a direct-mapped copy of the hottest block summaries, checked
+	 * before the shared cache; loops hit a handful of blocks */
+	uint64_t l0_gen;
+	struct {
+		uint64_t ip; /* 0: empty */
+		struct strace_block b;
+	} l0[L0_SIZE];
+
+	/* segment bookkeeping (parallel decode) */
+	long first_idx;     /* index of the first begin's events, or -1 */
+	int first_n;        /* how many events that begin emitted */
+	uint64_t first_ip;
+	int first_from_psb0; /* it came from the segment's first PSB+ FUP */
+	int err_before, ovf_before;
+	uint64_t ovf_before_off;
+	unsigned psbs;      /* PSBs seen in this decode call */
+	size_t fup_at;      /* offset of the next segment's PSB+ FUP */
+};
+
+/* --- events -------------------------------------------------------------- */
+
+static uint64_t now(struct strace_walker *w)
+{
+	uint64_t t;
+
+	if (!w->have_tsc || !w->o.has_time)
+		return 0;
+	t = strace_tsc_to_perf_time(&w->o.time, w->tsc);
+	if (t < w->last_time)
+		t = w->last_time; /* never backwards within a stream */
+	w->last_time = t;
+	return t;
+}
+
+static inline __attribute__((always_inline)) void
+emit(struct strace_walker *w, unsigned type, unsigned flags,
+		 uint64_t a, uint64_t b)
+{
+	struct strace_event ev;
+	int err;
+
+	if (w->sink_err)
+		return;
+	ev.type = (uint16_t)type;
+	ev.flags = (uint16_t)(flags | (w->time_exact ? STRACE_F_TIME_EXACT : 0));
+	ev.tid = w->o.tid;
+	ev.time = now(w);
+	ev.a = a;
+	ev.b = b;
+	w->time_exact = 0;
+	if (w->o.emit)
+		err = w->o.emit(w->o.emit_arg, &ev);
+	else if (w->o.writer)
+		err = strace_writer_emit(w->o.writer, ev.type, ev.flags, ev.tid,
+					 ev.time, ev.a, ev.b);
+	else
+		err = 0;
+	if (err) {
+		w->sink_err = err < 0 ? err : -STRACE_DE_EMIT;
+		return;
+	}
+	w->events++;
+	w->st.events++;
+}
+
+static inline const struct strace_block *l0_get(struct strace_walker *w,
+					       uint64_t ip)
+{
+	unsigned i = (unsigned)(ip ^ (ip >> 8)) & (L0_SIZE - 1);
+	const struct strace_block *b;
+
+	if (likely(w->l0[i].ip == ip))
+		return &w->l0[i].b;
+	b = bcache_get_fast(w->cache, w->img, ip);
+	w->l0[i].ip = ip;
+	w->l0[i].b = *b;
+	return &w->l0[i].b;
+}
+
+/* Same symbol? Unknown on both sides counts as the same. */
+static int same_symbol(struct strace_walker *w, uint64_t from, uint64_t to)
+{
+	struct strace_symbol a, b;
+	int ra = strace_image_symbol(w->img, from, &a);
+	int rb = strace_image_symbol(w->img, to, &b);
+
+	if (ra && rb)
+		return 1;
+	if (ra || rb)
+		return 0;
+	return a.start == b.start && a.dso == b.dso;
+}
+
+static void emit_jump(struct strace_walker *w, uint64_t from, uint64_t to,
+		      unsigned flags)
+{
+	int all = w->o.flags & STRACE_WALK_ALL_BRANCHES;
+
+	if (same_symbol(w, from, to)) {
+		if (all)
+			emit(w, STRACE_EV_JUMP, flags | STRACE_F_INTRA, from, to);
+	} else {
+		emit(w, STRACE_EV_JUMP, flags, from, to);
+	}
+}
+
+static void error_event(struct strace_walker *w, int code)
+{
+	emit(w, STRACE_EV_ERROR, (unsigned)code, w->have_ip ? w->ip : 0,
+	     w->pos);
+	w->st.errors++;
+}
+
+/* --- flow ------------------------------------------------------------------ */
+
+static void rs_push(struct strace_walker *w, uint64_t ret)
+{
+	w->rs_top = (w->rs_top + 1) % RETSTACK;
+	w->retstack[w->rs_top] = ret;
+	if (w->rs_n < RETSTACK)
+		w->rs_n++;
+}
+
+static int rs_pop(struct strace_walker *w, uint64_t *ret)
+{
+	if (!w->rs_n)
+		return -1;
+	*ret = w->retstack[w->rs_top];
+	w->rs_top = (w->rs_top + RETSTACK - 1) % RETSTACK;
+	w->rs_n--;
+	return 0;
+}
+
+static void lose_sync(struct strace_walker *w)
+{
+	w->have_ip = 0;
+	w->parked = 0;
+	w->pending_fup = 0;
+	w->rs_n = 0;
+}
+
+static int needs_packet(unsigned kind)
+{
+	return kind != STRACE_BK_NONE && kind != STRACE_BK_CALL &&
+	       kind != STRACE_BK_JMP;
+}
+
+/*
+ * Advance from w->ip through blocks that need no packet, emitting their
+ * direct calls and jumps. Stops at a block that needs a packet (parked),
+ * or, when stop_at is non-zero, as soon as stop_at lies in the block at
+ * hand (ip = stop_at). Returns 0, or -STRACE_DE_* (nothing is emitted for
+ * the failure here; the caller reports it).
+ */
+static inline __attribute__((always_inline)) int
+advance(struct strace_walker *w, uint64_t stop_at)
+{
+	long n = 0;
+
+	if (w->parked) {
+		if (stop_at && stop_at >= w->park.start &&
+		    stop_at < w->park.start + w->park.len) {
+			w->ip = stop_at;
+			w->parked = 0;
+			return 0;
+		}
+		return stop_at ? -STRACE_DE_DESYNC : 0;
+	}
+	for (;;) {
+		const struct strace_block *b = l0_get(w, w->ip);
+		uint64_t term;
+
+		if (stop_at && stop_at >= b->start &&
+		    stop_at < b->start + b->len) {
+			w->ip = stop_at;
+			return 0;
+		}
+		if (unlikely(b->kind == STRACE_BK_NOCODE))
+			return -STRACE_DE_NOMAP;
+		if (unlikely(b->kind == STRACE_BK_BAD))
+			return -STRACE_DE_BADINSN;
+		w->st.insns += b->ninsn;
+		if (needs_packet(b->kind)) {
+			w->park = *b;
+			w->parked = 1;
+			return stop_at ? -STRACE_DE_DESYNC : 0;
+		}
+		term = b->start + b->len - b->term_len;
+		switch (b->kind) {
+		case STRACE_BK_CALL:
+			rs_push(w, b->start + b->len);
+			emit(w, STRACE_EV_CALL, 0, term, b->target);
+			w->ip = b->target;
+			w->st.branches++;
+			break;
+		case STRACE_BK_JMP:
+			if (!(b->flags & STRACE_BF_SAME_SYM))
+				emit(w, STRACE_EV_JUMP, 0, term, b->target);
+			else if (w->o.flags & STRACE_WALK_ALL_BRANCHES)
+				emit(w, STRACE_EV_JUMP, STRACE_F_INTRA, term,
+				     b->target);
+			w->ip = b->target;
+			w->st.branches++;
+			break;
+		default: /* NONE: a cut block, go on */
+			w->ip = b->start + b->len;
+			break;
+		}
+		if (unlikely(++n > MAX_BLOCKS_PER_ADVANCE))
+			return -STRACE_DE_LOOP;
+	}
+}
+
+/* Report an error and drop sync: the caller resumes at the next PSB. */
+static int fail(struct strace_walker *w, int code)
+{
+	if (w->first_idx < 0)
+		w->err_before = 1;
+	error_event(w, code);
+	lose_sync(w);
+	w->begin_reason = STRACE_REASON_ERROR;
+	return -code;
+}
+
+/* One TNT bit. */
+static int tnt_bit(struct strace_walker *w, int taken)
+{
+	const struct strace_block *b;
+	uint64_t term, to;
+	int err;
+
+	if (!w->have_ip || !w->enabled)
+		return 0; /* not synchronised yet: nothing to follow */
+	err = advance(w, 0);
+	if (err)
+		return fail(w, -err);
+	b = &w->park;
+	term = b->start + b->len - b->term_len;
+	if (b->kind == STRACE_BK_JCC) {
+		w->parked = 0;
+		if (taken) {
+			if (!(b->flags & STRACE_BF_SAME_SYM))
+				emit(w, STRACE_EV_JUMP, STRACE_F_CONDITIONAL,
+				     term, b->target);
+			else if (w->o.flags & STRACE_WALK_ALL_BRANCHES)
+				emit(w, STRACE_EV_JUMP,
+				     STRACE_F_CONDITIONAL | STRACE_F_INTRA,
+				     term, b->target);
+			w->ip = b->target;
+			w->st.branches++;
+		} else {
+			w->ip = b->start + b->len; /* not taken: no event */
+		}
+		return 0;
+	}
+	if (b->kind == STRACE_BK_RET) {
+		if (!taken || rs_pop(w, &to))
+			return fail(w, STRACE_DE_DESYNC);
+		w->parked = 0;
+		emit(w, STRACE_EV_RETURN, 0, term, to);
+		w->ip = to;
+		w->st.branches++;
+		return 0;
+	}
+	return fail(w, STRACE_DE_NOTIP);
+}
+
+/* A TIP (not PGE/PGD): the target of the indirect branch we stand at. */
+static int tip(struct strace_walker *w, uint64_t to, int suppressed)
+{
+	const struct strace_block *b;
+	uint64_t term;
+	int err;
+
+	if (w->pending_fup) {
+		/* asynchronous branch: interrupt, signal, fault */
+		w->pending_fup = 0;
+		if (suppressed)
+			return fail(w, STRACE_DE_NOIP);
+		emit(w, STRACE_EV_INTERRUPT, STRACE_F_ASYNC, w->fup_ip, to);
+		w->ip = to;
+		w->parked = 0;
+		w->st.branches++;
+		return 0;
+	}
+	if (!w->have_ip || !w->enabled)
+		return 0;
+	if (suppressed)
+		return fail(w, STRACE_DE_NOIP);
+	err = advance(w, 0);
+	if (err)
+		return fail(w, -err);
+	b = &w->park;
+	term = b->start + b->len - b->term_len;
+	w->parked = 0;
+	w->st.branches++;
+	switch (b->kind) {
+	case STRACE_BK_CALL_IND:
+		rs_push(w, b->start + b->len);
+		emit(w, STRACE_EV_CALL, STRACE_F_INDIRECT, term, to);
+		break;
+	case STRACE_BK_RET:
+		emit(w, STRACE_EV_RETURN, STRACE_F_INDIRECT, term, to);
+		break;
+	case STRACE_BK_JMP_IND:
+		emit_jump(w, term, to, STRACE_F_INDIRECT);
+		break;
+	case STRACE_BK_SYSCALL:
+	case STRACE_BK_SYSENTER:
+	case STRACE_BK_INT:
+		emit(w, STRACE_EV_SYSCALL, 0, term, to);
+		break;
+	case STRACE_BK_IRET:
+	case STRACE_BK_FAR:
+		emit(w, STRACE_EV_JUMP, STRACE_F_INDIRECT, term, to);
+		break;
+	default: /* a conditional branch wanted a TNT bit */
+		w->parked = 1;
+		return fail(w, STRACE_DE_NOTNT);
+	}
+	w->ip = to;
+	return 0;
+}
+
+static void begin(struct strace_walker *w, uint64_t ip, int reason)
+{
+	int first = w->first_idx < 0;
+
+	if (first) {
+		w->first_idx = w->events;
+		w->first_ip = ip;
+		w->first_from_psb0 = w->in_psb && w->psbs == 1;
+	}
+	if (w->pending_ovf) {
+		emit(w, STRACE_EV_OVERFLOW, 0, ip, w->ovf_offset);
+		w->pending_ovf = 0;
+		reason = STRACE_REASON_OVERFLOW;
+	}
+	if (w->pending_syscall) {
+		emit(w, STRACE_EV_SYSRET, 0, 0, ip);
+		w->pending_syscall = 0;
+	} else {
+		emit(w, STRACE_EV_TRACE_BEGIN, 0, ip, (uint64_t)reason);
+	}
+	if (first)
+		w->first_n = (int)(w->events - w->first_idx);
+	w->ip = ip;
+	w->have_ip = 1;
+	w->enabled = 1;
+	w->parked = 0;
+	w->begin_reason = STRACE_REASON_ENABLE;
+}
+
+static int pge(struct strace_walker *w, uint64_t to, int suppressed)
+{
+	w->pending_fup = 0;
+	if (suppressed) {
+		lose_sync(w);
+		return 0;
+	}
+	begin(w, to, w->begin_reason);
+	return 0;
+}
+
+static int pgd(struct strace_walker *w, uint64_t to, int suppressed)
+{
+	const struct strace_block *b;
+	uint64_t term;
+	int err;
+
+	if (w->pending_fup) {
+		/* asynchronous disable: an interrupt or fault into the
+		 * kernel while only user space is traced */
+		w->pending_fup = 0;
+		emit(w, STRACE_EV_INTERRUPT, STRACE_F_ASYNC, w->fup_ip,
+		     suppressed ? 0 : to);
+		w->enabled = 0;
+		w->parked = 0;
+		w->have_ip = 0;
+		return 0;
+	}
+	if (!w->have_ip || !w->enabled) {
+		w->enabled = 0;
+		return 0;
+	}
+	err = advance(w, 0);
+	if (err)
+		return fail(w, -err);
+	b = &w->park;
+	term = b->start + b->len - b->term_len;
+	w->parked = 0;
+	switch (b->kind) {
+	case STRACE_BK_SYSCALL:
+	case STRACE_BK_SYSENTER:
+	case STRACE_BK_INT:
+		emit(w, STRACE_EV_SYSCALL, 0, term, suppressed ? 0 : to);
+		w->pending_syscall = 1;
+		break;
+	default:
+		emit(w, STRACE_EV_TRACE_END, 0, term, STRACE_REASON_DISABLE);
+		break;
+	}
+	w->enabled = 0;
+	w->have_ip = 0;
+	return 0;
+}
+
+static int fup(struct strace_walker *w, uint64_t ip, int suppressed)
+{
+	int err;
+
+	if (suppressed)
+		return 0;
+	if (w->in_psb) {
+		w->psb_fup = 1;
+		if (!w->have_ip) {
+			begin(w, ip, w->begin_reason);
+			return 0;
+		}
+		/* the trace says where we are: check we got there */
+		err = advance(w, ip);
+		if (err) {
+			error_event(w, STRACE_DE_DESYNC);
+			w->parked = 0;
+			w->rs_n = 0;
+			w->ip = ip;
+		}
+		return 0;
+	}
+	if (!w->have_ip || !w->enabled) {
+		if (w->pending_ovf) {
+			/* resume after an overflow */
+			begin(w, ip, STRACE_REASON_OVERFLOW);
+			return 0;
+		}
+		return 0;
+	}
+	err = advance(w, ip);
+	if (err)
+		return fail(w, -err);
+	w->pending_fup = 1;
+	w->fup_ip = ip;
+	return 0;
+}
+
+static void overflow(struct strace_walker *w)
+{
+	if (w->first_idx < 0) {
+		w->ovf_before = 1;
+		w->ovf_before_off = w->pos;
+	}
+	w->pending_ovf = 1;
+	w->ovf_offset = w->pos;
+	w->st.overflows++;
+	lose_sync(w);
+	w->enabled = 0;
+}
+
+/* --- time -------------------------------------------------------------- */
+
+uint64_t strace_tsc_to_perf_time(const struct strace_time_conv *tc,
+				 uint64_t tsc)
+{
+	uint64_t quot, rem;
+
+	if (!tc->time_mult)
+		return tsc;
+	if (tc->cap_user_time_short)
+		tsc = tc->time_cycles +
+		      ((tsc - tc->time_cycles) & tc->time_mask);
+	quot = tsc >> tc->time_shift;
+	rem = tsc & (((uint64_t)1 << tc->time_shift) - 1);
+	return tc->time_zero + quot * tc->time_mult +
+	       ((rem * tc->time_mult) >> tc->time_shift);
+}
+
+static void on_tsc(struct strace_walker *w, uint64_t tsc)
+{
+	w->tsc = w->tsc_ref = tsc;
+	w->cyc = 0;
+	w->have_tsc = 1;
+	w->time_exact = 1;
+}
+
+static void on_tma(struct strace_walker *w, uint32_t ctc, uint32_t fc)
+{
+	/* as perf: the CTC edge was fc TSC ticks before the TSC packet */
+	w->last_ctc = ctc;
+	w->have_ctc = 1;
+	if (w->have_tsc)
+		w->tsc_ref = w->tsc - fc;
+}
+
+static void on_mtc(struct strace_walker *w, uint8_t payload)
+{
+	const struct strace_time_conv *tc = &w->o.time;
+	uint32_t shift = tc->mtc_period, span, cur, delta;
+
+	if (!w->have_tsc || !w->have_ctc || !tc->tsc_ctc_ratio_d)
+		return;
+	/* The MTC payload is CTC bits [shift + 7 : shift]: the CTC value
+	 * now is the last one known (TMA or MTC) with those bits replaced
+	 * and the bits below cleared, one wrap later if that went back. */
+	span = 1u << (shift + 8);
+	cur = (w->last_ctc & ~(span - 1)) | ((uint32_t)payload << shift);
+	if (cur < w->last_ctc)
+		cur += span;
+	delta = cur - w->last_ctc;
+	w->last_ctc = cur & 0xffffu;
+	w->tsc_ref += (uint64_t)delta * tc->tsc_ctc_ratio_n /
+		      tc->tsc_ctc_ratio_d;
+	w->tsc = w->tsc_ref;
+	w->cyc = 0;
+	w->time_exact = 1;
+}
+
+static void on_cyc(struct strace_walker *w, uint64_t cycles)
+{
+	const struct strace_time_conv *tc = &w->o.time;
+
+	if (!w->have_tsc || !w->cbr || !tc->max_nonturbo_ratio)
+		return;
+	w->cyc += cycles;
+	/* core cycles to TSC ticks: TSC runs at the non-turbo ratio */
+	w->tsc = w->tsc_ref + w->cyc * tc->max_nonturbo_ratio / w->cbr;
+}
+
+/* --- the packet loop ------------------------------------------------------ */
+
+static uint64_t get_le(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+	for (int i = n - 1; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static const int8_t ip_bytes[8] = {0, 2, 4, 6, 6, -1, 8, -1};
+
+/* Find the next PSB at or after from; returns its offset or -1. */
+static long next_psb(struct strace_walker *w, size_t from)
+{
+	uint64_t off;
+
+	if (from >= w->len)
+		return -1;
+	/* pt_pkt_sync_forward() looks past a PSB at the position it was
+	 * set to: take one that starts right here ourselves */
+	if (from + 2 <= w->len && w->buf[from] == 0x02 &&
+	    w->buf[from + 1] == 0x82) {
+		w->st.syncs++;
+		return (long)from;
+	}
+	if (pt_pkt_sync_set(w->pkt, from) < 0)
+		return -1;
+	if (pt_pkt_sync_forward(w->pkt) < 0)
+		return -1;
+	if (pt_pkt_get_sync_offset(w->pkt, &off) < 0 || off >= w->len)
+		return -1;
+	w->st.syncs++;
+	return (long)off;
+}
+
+/* A packet the inline parser does not handle: libipt decodes it. Returns
+ * its size, or a negative code for a bad packet. */
+static int slow_packet(struct strace_walker *w)
+{
+	struct pt_packet p;
+	int n;
+
+	w->st.slow_packets++;
+	if (pt_pkt_sync_set(w->pkt, w->pos) < 0)
+		return -STRACE_DE_BADPKT;
+	n = pt_pkt_next(w->pkt, &p, sizeof(p));
+	if (n <= 0)
+		return -STRACE_DE_BADPKT;
+	switch (p.type) {
+	case ppt_tma:
+		on_tma(w, p.payload.tma.ctc, p.payload.tma.fc);
+		break;
+	case ppt_ovf:
+		overflow(w);
+		break;
+	default:
+		/* PIP, VMCS, MNT, PTW, EXSTOP, MWAIT, PWRE, PWRX, STOP:
+		 * nothing for user-space flow */
+		w->pending_fup = 0;
+		break;
+	}
+	return n;
+}
+
+/* Decode from a PSB at w->pos until the end or an error.
+ * Returns 0 at the end of the buffer, -code after an error (the error
+ * event is out; the caller resyncs), or a sink error. */
+static int run(struct strace_walker *w)
+{
+	const uint8_t *buf = w->buf;
+	size_t len = w->len;
+	size_t i = w->pos;
+
+	while (i < len) {
+		uint8_t b = buf[i];
+		int err = 0;
+
+		w->pos = i;
+		w->st.packets++;
+		if (w->sink_err)
+			return w->sink_err;
+		if (b == 0x00) { /* PAD */
+			i++;
+			continue;
+		}
+		if (!(b & 1) && b != 0x02) { /* short TNT */
+			int top = 31 - __builtin_clz((unsigned)b);
+			for (int k = top - 1; k >= 1 && !err; k--)
+				err = tnt_bit(w, (b >> k) & 1);
+			w->pending_fup = 0;
+			i++;
+			if (err)
+				return err;
+			continue;
+		}
+		if ((b & 3) == 3) { /* CYC */
+			uint64_t c = b >> 3;
+			int shift = 5;
+			i++;
+			if (b & 4) {
+				while (i < len) {
+					uint8_t x = buf[i++];
+					if (shift < 64)
+						c |= (uint64_t)(x >> 1) << shift;
+					shift += 7;
+					if (!(x & 1))
+						break;
+				}
+			}
+			on_cyc(w, c);
+			continue;
+		}
+		switch (b & 0x1f) {
+		case 0x0d: case 0x11: case 0x01: case 0x1d: {
+			int ipc = b >> 5, nb = ip_bytes[ipc];
+			uint64_t ip = 0, v;
+			int supp = ipc == 0;
+
+			if (nb < 0)
+				return fail(w, STRACE_DE_BADPKT);
+			if (i + 1 + (size_t)nb > len)
+				return 0; /* truncated at the end */
+			v = get_le(buf + i + 1, nb);
+			switch (ipc) {
+			case 1:
+				ip = (w->last_ip & ~0xffffull) | v;
+				break;
+			case 2:
+				ip = (w->last_ip & ~0xffffffffull) | v;
+				break;
+			case 3:
+				ip = (uint64_t)((int64_t)(v << 16) >> 16);
+				break;
+			case 4:
+				ip = (w->last_ip & ~0xffffffffffffull) | v;
+				break;
+			case 6:
+				ip = v;
+				break;
+			}
+			if (!supp) {
+				w->last_ip = ip;
+				w->have_last_ip = 1;
+			}
+			i += 1 + (size_t)nb;
+			switch (b & 0x1f) {
+			case 0x0d:
+				err = tip(w, ip, supp);
+				break;
+			case 0x11:
+				err = pge(w, ip, supp);
+				break;
+			case 0x01:
+				err = pgd(w, ip, supp);
+				break;
+			default:
+				err = fup(w, ip, supp);
+				break;
+			}
+			if (err)
+				return err;
+			continue;
+		}
+		}
+		if (b == 0x19) { /* TSC */
+			if (i + 8 > len)
+				return 0;
+			on_tsc(w, get_le(buf + i + 1, 7));
+			i += 8;
+			continue;
+		}
+		if (b == 0x59) { /* MTC */
+			if (i + 2 > len)
+				return 0;
+			on_mtc(w, buf[i + 1]);
+			i += 2;
+			continue;
+		}
+		if (b == 0x99) { /* MODE */
+			if (i + 2 > len)
+				return 0;
+			/* MODE.Exec / MODE.TSX: 64-bit user code assumed */
+			i += 2;
+			continue;
+		}
+		if (b == 0x02 && i + 1 < len) {
+			uint8_t x = buf[i + 1];
+			if (x == 0xa3) { /* long TNT */
+				uint64_t v;
+				int top;
+				if (i + 8 > len)
+					return 0;
+				v = get_le(buf + i + 2, 6);
+				if (!v)
+					return fail(w, STRACE_DE_BADPKT);
+				top = 63 - __builtin_clzll(v);
+				for (int k = top - 1; k >= 0 && !err; k--)
+					err = tnt_bit(w, (int)((v >> k) & 1));
+				w->pending_fup = 0;
+				i += 8;
+				if (err)
+					return err;
+				continue;
+			}
+			if (x == 0x82) { /* PSB */
+				if (i + 16 > len)
+					return 0;
+				w->in_psb = 1;
+				w->psbs++;
+				w->psb_fup = 0;
+				w->last_ip = 0;
+				w->have_last_ip = 0;
+				/* SDM 36.2.1.2: only returns to calls made
+				 * since the last PSB are compressed; so each
+				 * PSB starts an empty stack, and a segment
+				 * cut at a PSB decodes on its own */
+				w->rs_n = 0;
+				i += 16;
+				continue;
+			}
+			if (x == 0x23) { /* PSBEND */
+				if (w->in_psb && !w->psb_fup && w->have_ip) {
+					/* tracing is off here */
+					w->enabled = 0;
+					w->have_ip = 0;
+				}
+				w->in_psb = 0;
+				i += 2;
+				continue;
+			}
+			if (x == 0x03) { /* CBR */
+				if (i + 4 > len)
+					return 0;
+				w->cbr = buf[i + 2];
+				i += 4;
+				continue;
+			}
+			if (x == 0xf3) { /* OVF */
+				overflow(w);
+				i += 2;
+				continue;
+			}
+		}
+		{
+			int n = slow_packet(w);
+			if (n < 0) {
+				if (w->pos + 16 > len)
+					return 0; /* a packet cut by the end */
+				return fail(w, -n);
+			}
+			i += (size_t)n;
+		}
+	}
+	w->pos = len;
+	return 0;
+}
+
+/*
+ * Decode [start, end) of buf (total bytes in all). At the end: a trace_end
+ * event if emit_end, else, when next_fup is given (the FUP of the PSB+ at
+ * end), walk on to it as the sequential decode would at that PSB.
+ */
+static long decode_range(struct strace_walker *w, const uint8_t *buf,
+			 size_t start, size_t end, size_t all, int emit_end,
+			 int has_next_fup, uint64_t next_fup)
+{
+	struct pt_config cfg;
+	long first = w->events, off;
+	int err;
+
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)(uintptr_t)buf;
+	cfg.end = (uint8_t *)(uintptr_t)buf + all;
+	w->pkt = pt_pkt_alloc_decoder(&cfg);
+	if (!w->pkt)
+		return -ENOMEM;
+	w->buf = buf;
+	w->len = end;
+	w->sink_err = 0;
+	w->first_idx = -1;
+	w->first_n = 0;
+	w->err_before = w->ovf_before = 0;
+	w->psbs = 0;
+	if (w->l0_gen != strace_image_generation(w->img)) {
+		memset(w->l0, 0, sizeof(w->l0));
+		w->l0_gen = strace_image_generation(w->img);
+	}
+	bcache_sync(w->cache, w->img);
+	off = next_psb(w, start);
+	if (off < 0) {
+		pt_pkt_free_decoder(w->pkt);
+		w->pkt = NULL;
+		return -STRACE_DE_NOSYNC;
+	}
+	for (;;) {
+		w->pos = (size_t)off;
+		lose_sync(w);
+		w->enabled = 0;
+		err = run(w);
+		if (w->sink_err)
+			break;
+		if (!err)
+			break;
+		/* resume at the next PSB after the failing packet */
+		off = next_psb(w, w->pos + 1);
+		if (off < 0)
+			break;
+	}
+	if (!w->sink_err && w->have_ip && w->enabled) {
+		if (emit_end) {
+			/* The last address the trace vouches for: where the
+			 * last packet left us. Code after it may never have
+			 * run (the buffer was cut), so no events are made up
+			 * for it. */
+			emit(w, STRACE_EV_TRACE_END, 0, w->ip,
+			     STRACE_REASON_END);
+		} else if (has_next_fup) {
+			w->pos = w->fup_at; /* where the sequential decode
+					     * would be */
+			if (advance(w, next_fup)) {
+				error_event(w, STRACE_DE_DESYNC);
+				w->parked = 0;
+				w->ip = next_fup;
+			}
+		}
+	}
+	w->st.bytes += end - start;
+	pt_pkt_free_decoder(w->pkt);
+	w->pkt = NULL;
+	if (w->sink_err)
+		return w->sink_err;
+	return w->events - first;
+}
+
+long strace_walker_decode(struct strace_walker *w, const uint8_t *buf,
+			  size_t len)
+{
+	if (w->o.flags & STRACE_WALK_REFERENCE)
+		return strace_walker_decode_ref(w->img, &w->o, w->cache, buf,
+						len, &w->st);
+	w->begin_reason = STRACE_REASON_START;
+	return decode_range(w, buf, 0, len, len, 1, 0, 0);
+}
+
+/* --- parallel decode ------------------------------------------------------ */
+
+struct evvec {
+	struct strace_event *v;
+	size_t n, cap;
+	int err;
+};
+
+static int vec_push(void *arg, const struct strace_event *ev)
+{
+	struct evvec *e = arg;
+
+	if (e->n == e->cap) {
+		size_t nc = e->cap ? e->cap * 2 : 4096;
+		struct strace_event *nv = realloc(e->v, nc * sizeof(*nv));
+		if (!nv)
+			return e->err = -ENOMEM;
+		e->v = nv;
+		e->cap = nc;
+	}
+	e->v[e->n++] = *ev;
+	return 0;
+}
+
+/* What the sequential decode knows at a segment boundary. */
+struct seg_state {
+	int have_ip, enabled, pending_syscall, pending_ovf, begin_reason;
+	uint64_t ovf_offset;
+};
+
+struct seg_job {
+	/* each job on its own cache lines: workers bump ev.n per event */
+	_Alignas(128) size_t start, end;
+	int last, has_next_fup;
+	uint64_t next_fup;
+	size_t fup_at;
+	struct evvec ev;
+	long ret;
+	/* from the segment's walker */
+	long first_idx;
+	int first_n, first_from_psb0, err_before, ovf_before;
+	uint64_t first_ip, ovf_before_off;
+	struct seg_state end_state;
+	struct strace_walk_stats st;
+};
+
+/*
+ * A pipeline: workers take segments in order (an atomic counter) into a
+ * ring of R job slots; the caller merges slot after slot in order, and
+ * frees each slot for the segment R further on. Memory: R segments' events.
+ */
+struct pool {
+	struct seg_job *jobs; /* R slots */
+	size_t R;
+	const uint64_t *offs;
+	size_t nseg;
+	_Atomic size_t next; /* next segment to take */
+	const uint8_t *buf;
+	size_t len;
+	struct strace_walker **walkers;
+	pthread_mutex_t mu;
+	pthread_cond_t cv_done, cv_free;
+	size_t merged;   /* segments merged (slots below are free) */
+	uint8_t *done;   /* per slot: the segment in it is decoded */
+	int stop;
+};
+
+static void run_job(struct strace_walker *w, const uint8_t *buf, size_t len,
+		    struct seg_job *j)
+{
+	memset(&w->st, 0, sizeof(w->st));
+	w->o.emit_arg = &j->ev;
+	w->begin_reason = STRACE_REASON_START;
+	w->pending_syscall = w->pending_ovf = 0;
+	w->have_tsc = w->have_ctc = 0;
+	w->cbr = 0;
+	w->last_time = 0;
+	w->events = 0;
+	w->in_psb = 0;
+	w->time_exact = 0;
+	w->tsc = w->tsc_ref = w->cyc = 0;
+	w->fup_at = j->fup_at;
+	j->ret = decode_range(w, buf, j->start, j->end, len, j->last,
+			      j->has_next_fup, j->next_fup);
+	if (!j->ret && j->ev.err)
+		j->ret = j->ev.err;
+	j->first_idx = w->first_idx;
+	j->first_n = w->first_n;
+	j->first_ip = w->first_ip;
+	j->first_from_psb0 = w->first_from_psb0;
+	j->err_before = w->err_before;
+	j->ovf_before = w->ovf_before;
+	j->ovf_before_off = w->ovf_before_off;
+	j->end_state = (struct seg_state){w->have_ip, w->enabled,
+					  w->pending_syscall, w->pending_ovf,
+					  w->begin_reason, w->ovf_offset};
+	j->st = w->st;
+}
+
+struct worker_arg {
+	struct pool *p;
+	unsigned id;
+};
+
+static int psb_fup(const uint8_t *buf, size_t len, size_t off, uint64_t *ip,
+		   size_t *at);
+
+static void *worker(void *arg)
+{
+	struct worker_arg *a = arg;
+	struct pool *p = a->p;
+	size_t k;
+
+	while ((k = atomic_fetch_add(&p->next, 1)) < p->nseg) {
+		struct seg_job *j = &p->jobs[k % p->R];
+
+		/* wait until segment k - R has been merged */
+		pthread_mutex_lock(&p->mu);
+		while (k >= p->merged + p->R && !p->stop)
+			pthread_cond_wait(&p->cv_free, &p->mu);
+		pthread_mutex_unlock(&p->mu);
+		if (p->stop)
+			break;
+		j->ev.n = 0;
+		j->ev.err = 0;
+		j->start = (size_t)p->offs[k];
+		j->end = k + 1 < p->nseg ? (size_t)p->offs[k + 1] : p->len;
+		j->last = k + 1 == p->nseg;
+		j->has_next_fup = !j->last && psb_fup(p->buf, p->len, j->end,
+						      &j->next_fup, &j->fup_at);
+		run_job(p->walkers[a->id], p->buf, p->len, j);
+		pthread_mutex_lock(&p->mu);
+		p->done[k % p->R] = 1;
+		pthread_cond_broadcast(&p->cv_done);
+		pthread_mutex_unlock(&p->mu);
+	}
+	return NULL;
+}
+
+/* The FUP ip of the PSB+ at off, if it has one. */
+static int psb_fup(const uint8_t *buf, size_t len, size_t off, uint64_t *ip,
+		   size_t *at)
+{
+	struct pt_config cfg;
+	struct pt_packet_decoder *d;
+	struct pt_packet p;
+	int found = 0;
+
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)(uintptr_t)buf;
+	cfg.end = (uint8_t *)(uintptr_t)buf + len;
+	d = pt_pkt_alloc_decoder(&cfg);
+	if (!d)
+		return 0;
+	if (pt_pkt_sync_set(d, off) >= 0) {
+		for (int k = 0; k < 64; k++) {
+			uint64_t here = 0;
+			pt_pkt_get_offset(d, &here);
+			if (pt_pkt_next(d, &p, sizeof(p)) < 0)
+				break;
+			if (p.type == ppt_psbend)
+				break;
+			if (p.type == ppt_fup &&
+			    p.payload.ip.ipc != pt_ipc_suppressed) {
+				/* last IP is 0 after a PSB */
+				uint64_t v = p.payload.ip.ip;
+				if (p.payload.ip.ipc == pt_ipc_sext_48)
+					v = (uint64_t)((int64_t)(v << 16) >> 16);
+				*ip = v;
+				*at = (size_t)here;
+				found = 1;
+			}
+		}
+	}
+	pt_pkt_free_decoder(d);
+	return found;
+}
+
+static int sink(struct strace_walker *w, const struct strace_event *ev)
+{
+	struct strace_event e = *ev;
+	int err = 0;
+
+	if (e.time < w->last_time)
+		e.time = w->last_time;
+	w->last_time = e.time;
+	if (w->o.emit)
+		err = w->o.emit(w->o.emit_arg, &e);
+	else if (w->o.writer)
+		err = strace_writer_emit(w->o.writer, e.type, e.flags, e.tid,
+					 e.time, e.a, e.b);
+	if (err)
+		return err < 0 ? err : -STRACE_DE_EMIT;
+	w->events++;
+	w->st.events++;
+	return 0;
+}
+
+/* Hand one segment's events to the sink, fixing its first begin up to
+ * what the sequential decode would have said given the state S at its
+ * start; then update S. */
+static int merge(struct strace_walker *w, struct seg_job *j, int first_seg,
+		 struct seg_state *S)
+{
+	size_t i;
+	int err;
+	unsigned carry = 0; /* TIME_EXACT of a dropped event goes on */
+
+	for (i = 0; i < j->ev.n; i++) {
+		if (!first_seg && j->first_idx >= 0 &&
+		    i == (size_t)j->first_idx && !j->ovf_before) {
+			struct strace_event e = j->ev.v[i];
+			int reason = j->err_before ? STRACE_REASON_ERROR
+						   : S->begin_reason;
+			uint64_t ip = j->first_ip;
+
+			i += (size_t)j->first_n - 1;
+			if (j->first_from_psb0 && S->have_ip && S->enabled) {
+				/* in sync: the PSB+ says nothing */
+				carry = e.flags & STRACE_F_TIME_EXACT;
+				continue;
+			}
+			e.flags &= STRACE_F_TIME_EXACT;
+			if (S->pending_ovf) {
+				e.type = STRACE_EV_OVERFLOW;
+				e.a = ip;
+				e.b = S->ovf_offset;
+				if ((err = sink(w, &e)))
+					return err;
+				e.flags = 0;
+				reason = STRACE_REASON_OVERFLOW;
+			}
+			if (S->pending_syscall) {
+				e.type = STRACE_EV_SYSRET;
+				e.a = 0;
+				e.b = ip;
+			} else {
+				e.type = STRACE_EV_TRACE_BEGIN;
+				e.a = ip;
+				e.b = (uint64_t)reason;
+			}
+			if ((err = sink(w, &e)))
+				return err;
+			continue;
+		}
+		j->ev.v[i].flags |= (uint16_t)carry;
+		carry = 0;
+		if ((err = sink(w, &j->ev.v[i])))
+			return err;
+	}
+	if (first_seg || j->first_idx >= 0) {
+		*S = j->end_state;
+	} else {
+		/* tracing stayed off through the segment */
+		S->have_ip = S->enabled = 0;
+		if (j->ovf_before) {
+			S->pending_ovf = 1;
+			S->ovf_offset = j->ovf_before_off;
+		}
+		if (j->err_before)
+			S->begin_reason = STRACE_REASON_ERROR;
+	}
+	w->st.bytes += j->st.bytes;
+	w->st.packets += j->st.packets;
+	w->st.slow_packets += j->st.slow_packets;
+	w->st.branches += j->st.branches;
+	w->st.insns += j->st.insns;
+	w->st.errors += j->st.errors;
+	w->st.overflows += j->st.overflows;
+	w->st.syncs += j->st.syncs;
+	return 0;
+}
+
+long strace_walker_decode_parallel(struct strace_walker *w,
+				   const uint8_t *buf, size_t len,
+				   unsigned nthreads, size_t seg_bytes)
+{
+	uint64_t *offs = NULL;
+	size_t n, maxs, k;
+	struct pool p;
+	struct strace_walker **ws = NULL;
+	struct seg_state S = {0, 0, 0, 0, STRACE_REASON_START, 0};
+	long start_events = w->events;
+	long ret = 0;
+	pthread_t th[64];
+	struct worker_arg args[64];
+	unsigned t, started = 0;
+
+	if (!seg_bytes)
+		seg_bytes = 64 << 10;
+	if (nthreads > 64)
+		nthreads = 64;
+	if ((w->o.flags & STRACE_WALK_REFERENCE) || nthreads <= 1 ||
+	    len < 2 * seg_bytes)
+		return strace_walker_decode(w, buf, len);
+	maxs = len / seg_bytes + 2;
+	offs = malloc(maxs * sizeof(*offs));
+	if (!offs)
+		return -ENOMEM;
+	n = strace_pt_split(buf, len, seg_bytes, offs, maxs);
+	if (n <= 1) {
+		free(offs);
+		return strace_walker_decode(w, buf, len);
+	}
+	image_load_all_symbols(w->img);
+	memset(&p, 0, sizeof(p));
+	p.R = (size_t)nthreads * 4;
+	p.offs = offs;
+	p.nseg = n;
+	p.buf = buf;
+	p.len = len;
+	p.jobs = aligned_alloc(128, p.R * sizeof(*p.jobs));
+	if (p.jobs)
+		memset(p.jobs, 0, p.R * sizeof(*p.jobs));
+	p.done = calloc(p.R, 1);
+	ws = calloc(nthreads, sizeof(*ws));
+	pthread_mutex_init(&p.mu, NULL);
+	pthread_cond_init(&p.cv_done, NULL);
+	pthread_cond_init(&p.cv_free, NULL);
+	if (!p.jobs || !p.done || !ws) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (t = 0; t < nthreads; t++) {
+		struct strace_walk_opts o = w->o;
+		o.emit = vec_push;
+		o.writer = NULL;
+		o.cache = NULL;
+		if (strace_walker_new(w->img, &o, &ws[t]) < 0) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	p.walkers = ws;
+	w->last_time = 0;
+	for (t = 0; t < nthreads; t++) {
+		args[t] = (struct worker_arg){&p, t};
+		if (pthread_create(&th[t], NULL, worker, &args[t]) != 0)
+			break;
+		started++;
+	}
+	if (!started) {
+		ret = -EAGAIN;
+		goto out;
+	}
+	/* merge in order as segments complete */
+	for (k = 0; k < n; k++) {
+		struct seg_job *j = &p.jobs[k % p.R];
+		int err;
+
+		pthread_mutex_lock(&p.mu);
+		while (!p.done[k % p.R])
+			pthread_cond_wait(&p.cv_done, &p.mu);
+		pthread_mutex_unlock(&p.mu);
+		if (j->ret < 0 && j->ret != -STRACE_DE_NOSYNC) {
+			ret = j->ret;
+			break;
+		}
+		err = merge(w, j, k == 0, &S);
+		if (err) {
+			ret = err;
+			break;
+		}
+		pthread_mutex_lock(&p.mu);
+		p.done[k % p.R] = 0;
+		p.merged = k + 1;
+		pthread_cond_broadcast(&p.cv_free);
+		pthread_mutex_unlock(&p.mu);
+	}
+	if (ret >= 0)
+		ret = w->events - start_events;
+	pthread_mutex_lock(&p.mu);
+	p.stop = 1;
+	pthread_cond_broadcast(&p.cv_free);
+	pthread_mutex_unlock(&p.mu);
+	for (t = 0; t < started; t++)
+		pthread_join(th[t], NULL);
+out:
+	if (ws)
+		for (t = 0; t < nthreads; t++)
+			strace_walker_free(ws[t]);
+	if (p.jobs)
+		for (size_t i = 0; i < p.R; i++)
+			free(p.jobs[i].ev.v);
+	pthread_mutex_destroy(&p.mu);
+	pthread_cond_destroy(&p.cv_done);
+	pthread_cond_destroy(&p.cv_free);
+	free(p.jobs);
+	free(p.done);
+	free(ws);
+	free(offs);
+	return ret;
+}
+
+int strace_walker_new(struct strace_image *img,
+		      const struct strace_walk_opts *opts,
+		      struct strace_walker **out)
+{
+	struct strace_walker *w;
+
+	if (!img || !opts || opts->size < sizeof(*opts))
+		return -STRACE_E_BADARG;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->img = img;
+	w->o = *opts;
+	w->cache = opts->cache;
+	if (!w->cache) {
+		if (strace_bcache_new(0, &w->cache) < 0) {
+			free(w);
+			return -ENOMEM;
+		}
+		w->own_cache = 1;
+	}
+	*out = w;
+	return 0;
+}
+
+void strace_walker_free(struct strace_walker *w)
+{
+	if (!w)
+		return;
+	if (w->own_cache)
+		strace_bcache_free(w->cache);
+	free(w);
+}
+
+void strace_walker_stats(const struct strace_walker *w,
+			 struct strace_walk_stats *st)
+{
+	*st = w->st;
+}
+
+size_t strace_pt_split(const uint8_t *buf, size_t len, size_t min_bytes,
+		       uint64_t *offs, size_t max)
+{
+	static const uint8_t psb[16] = {2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82,
+					2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82};
+	size_t n = 0;
+	const uint8_t *p = buf, *end = buf + len;
+
+	while (n < max && p + 16 <= end) {
+		const uint8_t *q = memmem(p, (size_t)(end - p), psb, 16);
+		if (!q)
+			break;
+		if (!n || (uint64_t)(q - buf) >= offs[n - 1] + min_bytes)
+			offs[n++] = (uint64_t)(q - buf);
+		p = q + 16;
+	}
+	return n;
+}
+
+const char *strace_decoder_strerror(int err)
+{
+	switch (-err) {
+	case STRACE_DE_NOSYNC:
+		return "no PSB found in the trace";
+	case STRACE_DE_BADPKT:
+		return "undecodable PT packet";
+	case STRACE_DE_NOMAP:
+		return "the trace went to an address with no code in the image";
+	case STRACE_DE_BADINSN:
+		return "undecodable instruction on the traced path";
+	case STRACE_DE_NOTNT:
+		return "a conditional branch found no TNT bit in the trace";
+	case STRACE_DE_NOTIP:
+		return "an indirect branch found no TIP in the trace";
+	case STRACE_DE_NOIP:
+		return "a packet needed an IP the trace did not give";
+	case STRACE_DE_DESYNC:
+		return "the trace and the code disagree";
+	case STRACE_DE_LOOP:
+		return "too many instructions without a packet";
+	case STRACE_DE_EMIT:
+		return "the event sink failed";
+	}
+	return strace_strerror(err);
+}

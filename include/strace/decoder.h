@@ -1,0 +1,385 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * strace/decoder.h - the PT decoder: process image, block summaries, and
+ * the flow walker that turns a raw Intel PT byte stream into strace events.
+ *
+ * Three layers, each usable alone:
+ *
+ *  - struct strace_image: the code of one process. Mappings (start, end,
+ *    file offset) backed by ELF files or by caller bytes (a vDSO dump);
+ *    code bytes at an address; function symbols from .symtab/.dynsym plus
+ *    synthesized name@plt entries, as perf names them.
+ *  - struct strace_bcache: per-block summaries (length, instruction count,
+ *    terminator kind, direct target, stack effect, OCaml exception-handler
+ *    patterns), decoded once with Capstone and cached by a 64-bit key.
+ *  - struct strace_walker: decodes one thread's (or one CPU's) PT stream.
+ *    The fast path parses the hot packets inline; libipt finds PSBs and
+ *    decodes anything unusual. A reference path runs libipt's block decoder
+ *    over the same image and emits the same events, for cross-checks.
+ *
+ * Threading: an image may be read by many walkers at once once it is no
+ * longer modified (strace_image_add_* and _remove need exclusive access).
+ * A block cache and a walker belong to one thread at a time.
+ *
+ * Errors: >= 0 success, -errno, or -STRACE_E_* / -STRACE_DE_* codes;
+ * strace_decoder_strerror() describes all of them.
+ */
+#ifndef STRACE_DECODER_H
+#define STRACE_DECODER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "event.h"
+#include "ring.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Decode error codes: stored in the flags of STRACE_EV_ERROR events and
+ * returned (negated) by the decoder functions. */
+enum strace_decode_error {
+	STRACE_DE_BASE = 4200,
+	STRACE_DE_NOSYNC,   /* no PSB found: nothing to decode */
+	STRACE_DE_BADPKT,   /* a packet could not be decoded */
+	STRACE_DE_NOMAP,    /* the trace went to an address with no code */
+	STRACE_DE_BADINSN,  /* undecodable instruction bytes on the path */
+	STRACE_DE_NOTNT,    /* a conditional branch or return needed a TNT bit
+			     * and the trace had something else */
+	STRACE_DE_NOTIP,    /* an indirect branch needed a TIP, and the trace
+			     * had something else */
+	STRACE_DE_NOIP,     /* a packet needed the last IP and there was none */
+	STRACE_DE_DESYNC,   /* the trace and the code disagree (e.g. a FUP
+			     * at an address the walk never reached) */
+	STRACE_DE_LOOP,     /* too many instructions without a packet */
+	STRACE_DE_EMIT,     /* the event sink returned an error */
+	STRACE_DE_MAX
+};
+
+/* strace_decoder_strerror() - text for any decoder, ring or errno code. */
+const char *strace_decoder_strerror(int err);
+
+/* --- process image ------------------------------------------------------ */
+
+struct strace_image;
+
+/* How name@plt symbols are made (see docs/decoder.md). */
+enum strace_plt_style {
+	/* perf 6.1 (Debian 12): entries of .plt after a header of one entry,
+	 * in .rela.plt order, "<sym>@plt" (an IRELATIVE slot gives "@plt");
+	 * no .plt.sec, no .plt.got, no ".plt" header symbol. */
+	STRACE_PLT_PERF61 = 0,
+	/* perf 6.2 and later: also .plt.sec and .plt.got, a ".plt" symbol for
+	 * the header, relocations sorted by GOT slot, offset_0x...@plt. */
+	STRACE_PLT_PERF62 = 1,
+};
+
+struct strace_image_opts {
+	size_t size;   /* sizeof(struct strace_image_opts) */
+	int plt_style; /* enum strace_plt_style */
+	/* Do not look for separate debug files. By default, a file without
+	 * .symtab gets its symbols where perf 6.1 finds them: the
+	 * .gnu_debuglink name (beside the file, in its .debug/, under
+	 * /usr/lib/debug), $HOME/.debug/.build-id/xx/rest/debug,
+	 * /usr/lib/debug/.build-id/xx/rest.debug (build-ids must match). */
+	int no_debuginfo;
+};
+
+/* strace_image_new() - an empty image. opts may be NULL.
+ * Returns 0 and *out, -ENOMEM, -STRACE_E_BADARG. */
+int strace_image_new(const struct strace_image_opts *opts,
+		     struct strace_image **out);
+
+/* strace_image_free() - unmap everything (NULL is fine). Symbol names and
+ * code pointers handed out before become invalid. */
+void strace_image_free(struct strace_image *img);
+
+/*
+ * strace_image_add_file() - map [start, start + len) to path at file
+ * offset pgoff, as an MMAP2 record or a /proc/PID/maps line says. The file
+ * is mapped read-only once per path (shared by its mappings); if it is an
+ * ELF file its symbols are read on first use. A new mapping replaces what
+ * it overlaps. Returns 0, -errno (open/mmap failure: the caller may go on
+ * without this file; the walker reports STRACE_DE_NOMAP if the trace goes
+ * there), -STRACE_E_BADARG for len 0 or a wrapping range.
+ */
+int strace_image_add_file(struct strace_image *img, uint64_t start,
+			  uint64_t len, uint64_t pgoff, const char *path);
+
+/*
+ * strace_image_add_bytes() - map [start, start + len) to a copy of buf (a
+ * memory dump, e.g. the vDSO read from /proc/PID/mem). If buf holds an ELF
+ * image (the vDSO does) its symbols are used, with file offset == offset
+ * in buf. name labels the mapping (e.g. "[vdso]"). Returns 0, -ENOMEM,
+ * -STRACE_E_BADARG.
+ */
+int strace_image_add_bytes(struct strace_image *img, uint64_t start,
+			   const void *buf, size_t len, const char *name);
+
+/* strace_image_remove() - unmap [start, start + len) (munmap). Returns 0. */
+int strace_image_remove(struct strace_image *img, uint64_t start,
+			uint64_t len);
+
+/*
+ * strace_image_code() - pointer to the code bytes at addr, and in *avail
+ * how many bytes follow contiguously in the same mapping (capped at what the
+ * backing file holds). NULL if addr is not mapped or beyond the file.
+ * Valid until the mapping is removed or the image freed. Fast: the last
+ * mapping found is cached (so not safe to call from two threads at once
+ * on one image; use strace_image_read() or one image per thread for that).
+ */
+const uint8_t *strace_image_code(struct strace_image *img, uint64_t addr,
+				 size_t *avail);
+
+/* strace_image_read() - copy up to len bytes at addr, crossing mappings.
+ * Returns the number of bytes copied (0 if addr is not mapped). */
+size_t strace_image_read(struct strace_image *img, uint64_t addr, void *buf,
+			 size_t len);
+
+struct strace_symbol {
+	const char *name; /* valid until the image is freed */
+	const char *dso;  /* path or name of the mapping's object */
+	uint64_t start;   /* run-time address of the symbol */
+	uint64_t size;    /* bytes (after perf's end fix-up) */
+};
+
+/*
+ * strace_image_symbol() - the function symbol that holds addr, chosen as
+ * perf chooses among aliases. Returns 0 and *out, or -ENOENT (unmapped, no
+ * symbol table, or between symbols).
+ */
+int strace_image_symbol(struct strace_image *img, uint64_t addr,
+			struct strace_symbol *out);
+
+/* strace_image_generation() - changes whenever a mapping is added or
+ * removed; block caches keyed by address compare it to know when to flush. */
+uint64_t strace_image_generation(const struct strace_image *img);
+
+/* --- block summaries ---------------------------------------------------- */
+
+/* How a block ends. */
+enum strace_block_kind {
+	STRACE_BK_NONE = 0,    /* cut: limit or page of code reached; go on at
+				* start + len with the next block */
+	STRACE_BK_CALL,        /* direct call: target */
+	STRACE_BK_CALL_IND,    /* indirect call: target from the trace */
+	STRACE_BK_RET,         /* near return */
+	STRACE_BK_JMP,         /* direct jump: target */
+	STRACE_BK_JMP_IND,     /* indirect jump */
+	STRACE_BK_JCC,         /* conditional branch (jcc, jrcxz, loop*) */
+	STRACE_BK_SYSCALL,     /* syscall */
+	STRACE_BK_SYSENTER,    /* sysenter */
+	STRACE_BK_INT,         /* int n, int3, into: software interrupt */
+	STRACE_BK_IRET,        /* iret */
+	STRACE_BK_FAR,         /* far call/jmp/ret, sysret/sysexit, vm exits */
+	STRACE_BK_NOCODE,      /* no code at start (unmapped or truncated) */
+	STRACE_BK_BAD,         /* undecodable bytes at start + len */
+	STRACE_BK_MAX
+};
+
+/* OCaml exception-handler patterns seen in the block (flags). */
+#define STRACE_BF_OCAML_PUSH 0x01 /* push handler; mov %rsp,%r14 */
+#define STRACE_BF_OCAML_POP 0x02  /* pop %r14 (leave a try) */
+#define STRACE_BF_OCAML_RAISE 0x04 /* mov %r14,%rsp; pop %r14; ret */
+#define STRACE_BF_FALLBACK 0x08   /* Capstone rejected some instruction and
+				   * the length decoder measured it */
+#define STRACE_BF_SP_UNKNOWN 0x10 /* the stack pointer moves by an unknown
+				   * amount (mov/and to rsp, ...) */
+#define STRACE_BF_SAME_SYM 0x20   /* direct target lies in the terminator's
+				   * symbol (set by strace_bcache_get; both
+				   * unknown counts as the same) */
+
+struct strace_block {
+	uint64_t start;   /* address of the first instruction */
+	uint64_t target;  /* direct branch target, 0 if none */
+	uint32_t len;     /* bytes, terminator included */
+	uint32_t ninsn;   /* instructions, terminator included */
+	int32_t sp_delta; /* bytes rsp moves before the terminator */
+	uint8_t kind;     /* enum strace_block_kind */
+	uint8_t term_len; /* length of the terminator instruction */
+	uint8_t flags;    /* STRACE_BF_* */
+	uint8_t pad_;
+};
+/* the terminator's address: start + len - term_len;
+ * the fall-through address: start + len */
+
+/*
+ * strace_block_decode() - summarize the block at ip from code bytes (avail
+ * of them, starting at ip). Stops at the first branch, after max_insn
+ * instructions (0: 1024), or where the bytes end. Pure: no cache.
+ * Returns 0 (kind BAD and NOCODE are results, not errors).
+ */
+int strace_block_decode(const uint8_t *code, size_t avail, uint64_t ip,
+			unsigned max_insn, struct strace_block *out);
+
+/*
+ * strace_insn_length() - length of the x86-64 instruction at code, by a
+ * table-driven decoder of prefixes (legacy, REX, VEX, EVEX, XOP), opcode
+ * maps, ModRM, SIB, displacement and immediates. Used for what Capstone 4
+ * cannot decode. Returns 1..15, or -1 if the bytes are not an instruction
+ * or avail is too short.
+ */
+int strace_insn_length(const uint8_t *code, size_t avail);
+
+/* A cache of block summaries keyed by a 64-bit key (an address, or a
+ * hash of DSO and offset): open addressing, no allocation per lookup. */
+struct strace_bcache;
+
+/* strace_bcache_new() - capacity rounded up to a power of two (0: 64Ki
+ * entries). When full the cache is flushed (memory stays bounded).
+ * Returns 0, -ENOMEM. */
+int strace_bcache_new(size_t capacity, struct strace_bcache **out);
+void strace_bcache_free(struct strace_bcache *c);
+void strace_bcache_flush(struct strace_bcache *c);
+
+/* strace_bcache_find() - the cached summary for key, or NULL. */
+const struct strace_block *strace_bcache_find(struct strace_bcache *c,
+					      uint64_t key);
+/* strace_bcache_put() - store a copy; returns the cached copy. */
+const struct strace_block *strace_bcache_put(struct strace_bcache *c,
+					     uint64_t key,
+					     const struct strace_block *b);
+
+/*
+ * strace_bcache_get() - the summary of the block at ip in img (decoded and
+ * cached on a miss). Flushes itself when the image's generation changed.
+ * Never NULL: an unmapped ip gives kind NOCODE. The pointer is valid until
+ * the next get or put on this cache.
+ */
+const struct strace_block *strace_bcache_get(struct strace_bcache *c,
+					     struct strace_image *img,
+					     uint64_t ip);
+
+/*
+ * strace_bcache_lookup() - for code that is not in a struct strace_image
+ * (the perf dlfilter): the summary of the block at run-time address ip,
+ * cached under key (e.g. a hash of the DSO's build-id and ip's offset in
+ * it, so that code mapped by several processes or at several addresses is
+ * decoded once). On a miss code(arg, ip, &avail) supplies the bytes
+ * (perf's object_code()), or NULL. The summary's start and target are
+ * those of the first decode: relocate them by ip - start. STRACE_BF_SAME_SYM
+ * is not computed here. Never NULL; valid until the next get or put.
+ */
+typedef const uint8_t *(*strace_code_fn)(void *arg, uint64_t ip,
+					 size_t *avail);
+const struct strace_block *strace_bcache_lookup(struct strace_bcache *c,
+						uint64_t key, uint64_t ip,
+						strace_code_fn code,
+						void *arg);
+
+struct strace_bcache_stats {
+	uint64_t hits, misses, flushes, entries;
+};
+void strace_bcache_stats(const struct strace_bcache *c,
+			 struct strace_bcache_stats *st);
+
+/* --- the walker ---------------------------------------------------------- */
+
+/* Time conversion, from perf's AUXTRACE_INFO (intel_pt) and the perf_event
+ * mmap page: perf time = time_zero + tsc * time_mult >> time_shift. */
+struct strace_time_conv {
+	uint16_t time_shift;
+	uint32_t time_mult;
+	uint64_t time_zero;
+	int cap_user_time_short; /* the three below are valid */
+	uint64_t time_cycles;
+	uint64_t time_mask;
+	int cap_user_time_zero; /* 0: no conversion, times are raw TSC */
+	/* MTC and CYC interpolation (0 when unknown: MTC/CYC are ignored) */
+	uint32_t tsc_ctc_ratio_n;
+	uint32_t tsc_ctc_ratio_d;
+	uint32_t mtc_period;    /* log2 of CTC ticks per MTC (mtc_freq) */
+	uint32_t max_nonturbo_ratio;
+};
+
+/* strace_tsc_to_perf_time() - perf's tsc_to_perf_time(). */
+uint64_t strace_tsc_to_perf_time(const struct strace_time_conv *tc,
+				 uint64_t tsc);
+
+/* Walker flags. */
+#define STRACE_WALK_ALL_BRANCHES 0x1 /* emit every taken branch as jump,
+				      * also inside one symbol */
+#define STRACE_WALK_REFERENCE 0x2    /* use libipt's block decoder */
+#define STRACE_WALK_NO_RETCOMP 0x4   /* the trace has no return compression
+				      * (informational; both are handled) */
+
+/* Where events go: a callback, or a ring writer (when emit is NULL). */
+typedef int (*strace_emit_fn)(void *arg, const struct strace_event *ev);
+
+struct strace_walk_opts {
+	size_t size;                  /* sizeof(struct strace_walk_opts) */
+	unsigned flags;               /* STRACE_WALK_* */
+	uint32_t tid;                 /* stored in every event */
+	struct strace_time_conv time; /* zero: times are 0 */
+	strace_emit_fn emit;          /* called for each event, or NULL */
+	void *emit_arg;
+	struct strace_writer *writer; /* used when emit is NULL */
+	struct strace_bcache *cache;  /* shared cache, or NULL: own cache */
+	int has_time;                 /* time is valid */
+};
+
+struct strace_walker;
+
+/* strace_walker_new() - a walker over img (which must outlive it).
+ * Returns 0 and *out, -ENOMEM, -STRACE_E_BADARG. */
+int strace_walker_new(struct strace_image *img,
+		      const struct strace_walk_opts *opts,
+		      struct strace_walker **out);
+void strace_walker_free(struct strace_walker *w);
+
+/*
+ * strace_walker_decode() - decode one PT byte stream (one thread's or one
+ * CPU's AUX data, in order). Starts at the first PSB; on a decode error it
+ * emits an error event and resumes at the next PSB; an OVF packet gives an
+ * overflow event. The call stack for return compression carries over from
+ * the previous call (a thread's next buffer). The buffer is only read
+ * during the call. Returns the number of events emitted, -STRACE_DE_NOSYNC
+ * when the buffer has no PSB at all, -STRACE_DE_EMIT (or the sink's error)
+ * when the sink failed, -ENOMEM.
+ */
+long strace_walker_decode(struct strace_walker *w, const uint8_t *buf,
+			  size_t len);
+
+/*
+ * strace_walker_decode_parallel() - the same events as
+ * strace_walker_decode(), in the same order, decoded by nthreads threads:
+ * the buffer is cut at PSBs into segments of about seg_bytes (0: 64 KiB),
+ * which decode independently (the hardware compresses no return across a
+ * PSB), then the events at each seam are fixed up to what a sequential
+ * decode says there. Memory: the events of 4 * nthreads segments are held
+ * at a time. The image must not change meanwhile; its symbols are all
+ * loaded first. Falls back to the sequential decode for the reference
+ * decoder, one thread, or a short buffer. Returns as strace_walker_decode().
+ */
+long strace_walker_decode_parallel(struct strace_walker *w,
+				   const uint8_t *buf, size_t len,
+				   unsigned nthreads, size_t seg_bytes);
+
+struct strace_walk_stats {
+	uint64_t bytes;     /* PT bytes decoded */
+	uint64_t packets;   /* packets parsed inline */
+	uint64_t slow_packets; /* packets handed to libipt */
+	uint64_t branches;  /* taken branches followed */
+	uint64_t insns;     /* instructions walked */
+	uint64_t events;    /* events emitted */
+	uint64_t errors;    /* decode errors */
+	uint64_t overflows;
+	uint64_t syncs;     /* PSBs synchronised on */
+};
+void strace_walker_stats(const struct strace_walker *w,
+			 struct strace_walk_stats *st);
+
+/*
+ * strace_pt_split() - offsets of the PSBs in buf at which it may be cut
+ * into segments that decode independently (at least min_bytes apart).
+ * Writes up to max offsets (the first is the first PSB). Returns the count.
+ */
+size_t strace_pt_split(const uint8_t *buf, size_t len, size_t min_bytes,
+		       uint64_t *offs, size_t max);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STRACE_DECODER_H */

@@ -1,0 +1,682 @@
+/* SPDX-License-Identifier: MIT */
+/* pt_backend/offline.c - perf.data (intel_pt) -> ring (see offline.h). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "offline.h"
+#include "perf_read.h"
+
+struct mapping {
+	uint32_t pid;
+	uint64_t start, len, pgoff;
+	const char *path; /* inside the perf.data mapping */
+};
+
+struct thread {
+	uint32_t tid, pid;
+	const char *comm; /* inside the perf.data mapping, or NULL */
+};
+
+struct fork_rec {
+	uint32_t pid, ppid;
+};
+
+struct abuf {
+	const uint8_t *data;
+	uint64_t size, offset;
+};
+
+struct queue {
+	uint32_t idx, tid, cpu;
+	struct abuf *v; /* AUX buffers, a VEC */
+	size_t n, cap;
+	uint64_t bytes;
+};
+
+struct lost_rec {
+	uint32_t tid;
+	uint16_t flags;
+	uint64_t time, count;
+};
+
+/* A growable array: v (elements), n, cap. */
+#define VEC(T)                                                                 \
+	struct {                                                               \
+		T *v;                                                          \
+		size_t n, cap;                                                 \
+	}
+
+static int vec_grow(void **v, size_t *cap, size_t n, size_t esz)
+{
+	if (n < *cap)
+		return 0;
+	size_t nc = *cap ? *cap * 2 : 16;
+	void *p = realloc(*v, nc * esz);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = nc;
+	return 0;
+}
+#define VEC_PUSH(vec, val)                                                     \
+	(vec_grow((void **)&(vec).v, &(vec).cap, (vec).n, sizeof(*(vec).v)) ? \
+		 -ENOMEM :                                                     \
+		 ((vec).v[(vec).n++] = (val), 0))
+
+/* The symbols already defined in the ring: an open-addressing set of start
+ * addresses, shared by the jobs (misses only, under the mutex). */
+struct symset {
+	pthread_mutex_t lock;
+	uint64_t *keys; /* 0 = empty; a symbol at 0 is stored as 1 */
+	size_t cap, n;
+};
+
+struct ctx {
+	const struct strace_offline_opts *o;
+	struct strace_perf perf;
+	VEC(struct mapping) maps;
+	VEC(struct thread) threads;
+	VEC(struct fork_rec) forks;
+	VEC(struct queue) queues;
+	VEC(struct lost_rec) losts;
+	struct symset syms;
+	_Atomic size_t next_queue;
+	_Atomic uint64_t done_bytes;
+	uint64_t total_bytes;
+	pthread_mutex_t stats_lock;
+	struct strace_offline_stats st;
+	int err;
+};
+
+static uint64_t hash64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return x;
+}
+
+/* Returns 1 if key was newly added, 0 if present, -ENOMEM. Caller locks. */
+static int symset_add(struct symset *s, uint64_t key)
+{
+	key = key ? key : 1;
+	if ((s->n + 1) * 2 > s->cap) {
+		size_t nc = s->cap ? s->cap * 2 : 1024;
+		uint64_t *nk = calloc(nc, sizeof(*nk));
+		if (!nk)
+			return -ENOMEM;
+		for (size_t i = 0; i < s->cap; i++) {
+			if (!s->keys[i])
+				continue;
+			size_t j = hash64(s->keys[i]) & (nc - 1);
+			while (nk[j])
+				j = (j + 1) & (nc - 1);
+			nk[j] = s->keys[i];
+		}
+		free(s->keys);
+		s->keys = nk;
+		s->cap = nc;
+	}
+	size_t j = hash64(key) & (s->cap - 1);
+	while (s->keys[j]) {
+		if (s->keys[j] == key)
+			return 0;
+		j = (j + 1) & (s->cap - 1);
+	}
+	s->keys[j] = key;
+	s->n++;
+	return 1;
+}
+
+static void warnf(struct ctx *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void warnf(struct ctx *c, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	if (!c->o->warn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	c->o->warn(c->o->cb_arg, buf);
+}
+
+static struct thread *find_thread(struct ctx *c, uint32_t tid)
+{
+	for (size_t i = c->threads.n; i-- > 0;)
+		if (c->threads.v[i].tid == tid)
+			return &c->threads.v[i];
+	return NULL;
+}
+
+static int note_thread(struct ctx *c, uint32_t pid, uint32_t tid,
+		       const char *comm)
+{
+	struct thread *t = find_thread(c, tid);
+	if (t) {
+		t->pid = pid;
+		if (comm)
+			t->comm = comm;
+		return 0;
+	}
+	struct thread nt = {tid, pid, comm};
+	return VEC_PUSH(c->threads, nt);
+}
+
+static struct queue *find_queue(struct ctx *c, uint32_t idx, uint32_t tid,
+				uint32_t cpu)
+{
+	for (size_t i = 0; i < c->queues.n; i++)
+		if (c->queues.v[i].idx == idx && c->queues.v[i].tid == tid)
+			return &c->queues.v[i];
+	struct queue q = {idx, tid, cpu, NULL, 0, 0, 0};
+	if (VEC_PUSH(c->queues, q))
+		return NULL;
+	return &c->queues.v[c->queues.n - 1];
+}
+
+/* Pass over the records: sideband and the AUX buffers of each queue. */
+static int scan(struct ctx *c, uint64_t *err_off)
+{
+	struct strace_perf_rec r;
+	int rc;
+
+	while ((rc = strace_perf_next(&c->perf, &r)) > 0) {
+		size_t blen = (size_t)r.size - 8;
+		switch (r.type) {
+		case PFMT_RECORD_MMAP:
+		case PFMT_RECORD_MMAP2: {
+			const struct pfmt_mmap2 *m2 = r.body;
+			const struct pfmt_mmap *m1 = r.body;
+			int v2 = r.type == PFMT_RECORD_MMAP2;
+			size_t hdr = v2 ? sizeof(*m2) : sizeof(*m1);
+			const char *path = strace_perf_string(
+				(const char *)r.body + hdr, blen - hdr);
+			if (!path)
+				return -STRACE_PE_RECORD;
+			int exec = v2 && m2->prot ? !!(m2->prot & PROT_EXEC)
+						  : !(r.misc & PFMT_MISC_MMAP_DATA);
+			if (!exec || !m1->len)
+				break;
+			struct mapping m = {m1->pid, m1->addr, m1->len,
+					    m1->pgoff, path};
+			if (VEC_PUSH(c->maps, m))
+				return -ENOMEM;
+			break;
+		}
+		case PFMT_RECORD_COMM: {
+			const struct pfmt_comm *cm = r.body;
+			const char *name = strace_perf_string(
+				cm->comm, blen - sizeof(*cm));
+			if (!name)
+				return -STRACE_PE_RECORD;
+			if (note_thread(c, cm->pid, cm->tid, name))
+				return -ENOMEM;
+			break;
+		}
+		case PFMT_RECORD_FORK: {
+			const struct pfmt_fork *f = r.body;
+			if (note_thread(c, f->pid, f->tid, NULL))
+				return -ENOMEM;
+			if (f->pid != f->ppid) {
+				struct fork_rec fr = {f->pid, f->ppid};
+				if (VEC_PUSH(c->forks, fr))
+					return -ENOMEM;
+			}
+			break;
+		}
+		case PFMT_RECORD_ITRACE_START: {
+			const struct pfmt_itrace_start *it = r.body;
+			if (!find_thread(c, it->tid) &&
+			    note_thread(c, it->pid, it->tid, NULL))
+				return -ENOMEM;
+			break;
+		}
+		case PFMT_RECORD_AUX: {
+			const struct pfmt_aux *a = r.body;
+			if (a->flags & PFMT_AUX_FLAG_TRUNCATED) {
+				struct lost_rec l = {r.sid.tid,
+						     STRACE_LOST_AUX,
+						     r.sid.time, a->aux_size};
+				if (VEC_PUSH(c->losts, l))
+					return -ENOMEM;
+			}
+			break;
+		}
+		case PFMT_RECORD_LOST: {
+			const struct pfmt_lost *l = r.body;
+			struct lost_rec lr = {r.sid.tid, STRACE_LOST_PERF,
+					      r.sid.time, l->lost};
+			if (VEC_PUSH(c->losts, lr))
+				return -ENOMEM;
+			break;
+		}
+		case PFMT_RECORD_AUXTRACE: {
+			const struct pfmt_auxtrace *at = r.body;
+			if (at->cpu != UINT32_MAX && at->tid == UINT32_MAX)
+				c->perf.per_cpu = 1;
+			struct queue *q = find_queue(c, at->idx, at->tid,
+						     at->cpu);
+			struct abuf b = {r.aux_data, r.aux_size, at->offset};
+			if (!q || VEC_PUSH(*q, b))
+				return -ENOMEM;
+			q->bytes += r.aux_size;
+			c->total_bytes += r.aux_size;
+			break;
+		}
+		default:
+			break;
+		}
+	}
+	if (rc < 0)
+		*err_off = r.offset;
+	return rc;
+}
+
+/* Mappings of pid, its parents' first (a forked child inherits them). */
+static int add_maps(struct ctx *c, struct strace_image *img, uint32_t pid,
+		    int depth, uint64_t *missing)
+{
+	if (depth > 16)
+		return 0;
+	for (size_t i = 0; i < c->forks.n; i++)
+		if (c->forks.v[i].pid == pid)
+			add_maps(c, img, c->forks.v[i].ppid, depth + 1, missing);
+	for (size_t i = 0; i < c->maps.n; i++) {
+		const struct mapping *m = &c->maps.v[i];
+		int rc;
+		if (m->pid != pid)
+			continue;
+		if (strcmp(m->path, "[vdso]") == 0) {
+			if (!c->o->vdso_path) {
+				warnf(c,
+				      "pid %u: no vDSO image: calls into the "
+				      "vDSO at 0x%llx become decode errors; "
+				      "pass --vdso FILE",
+				      pid, (unsigned long long)m->start);
+				(*missing)++;
+				continue;
+			}
+			rc = strace_image_add_file(img, m->start, m->len, 0,
+						   c->o->vdso_path);
+		} else {
+			rc = strace_image_add_file(img, m->start, m->len,
+						   m->pgoff, m->path);
+		}
+		if (rc < 0) {
+			warnf(c,
+			      "pid %u: cannot read %s (%s): code there cannot "
+			      "be decoded; copy the file to this path",
+			      pid, m->path, strace_decoder_strerror(rc));
+			(*missing)++;
+		}
+	}
+	return 0;
+}
+
+/* --- the event sink: type filter and symbol definitions ----------------- */
+
+#define SYMCACHE 4096
+
+struct sink {
+	struct ctx *c;
+	struct strace_writer *w;
+	struct strace_image *img;
+	uint64_t events;
+	int err;
+	uint64_t cache[SYMCACHE]; /* addresses already handled */
+};
+
+static uint8_t addr_fields[STRACE_EV_MAX]; /* bit 0: a, bit 1: b */
+
+static void init_addr_fields(void)
+{
+	for (unsigned t = 0; t < STRACE_EV_MAX; t++) {
+		const struct strace_event_info *in = strace_event_info(t);
+		if (!in)
+			continue;
+		addr_fields[t] = (uint8_t)((in->a_kind == STRACE_FK_ADDR) |
+					   (in->b_kind == STRACE_FK_ADDR) << 1);
+	}
+}
+
+static int put(struct sink *s, const struct strace_event *ev)
+{
+	struct strace_event *e = strace_writer_slot(s->w);
+	if (!e)
+		return ((struct strace_wbuf *)(void *)s->w)->err;
+	*e = *ev;
+	s->events++;
+	return 0;
+}
+
+/* Make sure the symbol holding addr is defined before it is used. */
+static int define_symbol(struct sink *s, const struct strace_event *ev,
+			 uint64_t addr)
+{
+	size_t slot = (size_t)(hash64(addr) & (SYMCACHE - 1));
+	struct strace_symbol sym;
+	int rc;
+
+	if (s->cache[slot] == addr || !addr)
+		return 0;
+	s->cache[slot] = addr;
+	if (strace_image_symbol(s->img, addr, &sym) < 0)
+		return 0;
+	struct symset *set = &s->c->syms;
+	pthread_mutex_lock(&set->lock);
+	rc = symset_add(set, sym.start);
+	pthread_mutex_unlock(&set->lock);
+	if (rc <= 0)
+		return rc;
+	uint64_t off;
+	rc = strace_ring_add_string(s->c->o->ring, STRACE_EV_SYMBOL, sym.start,
+				    sym.size, sym.name, strlen(sym.name), &off);
+	if (rc < 0)
+		return rc;
+	struct strace_event d = {STRACE_EV_SYMBOL, 0, ev->tid, ev->time,
+				 sym.start, off};
+	return put(s, &d);
+}
+
+static int sink_emit(void *arg, const struct strace_event *ev)
+{
+	struct sink *s = arg;
+	const struct strace_typeset *types = s->c->o->types;
+	int rc;
+
+	if (types && !strace_typeset_has(types, ev->type))
+		return 0;
+	if (ev->type < STRACE_EV_MAX && addr_fields[ev->type]) {
+		if ((addr_fields[ev->type] & 1) &&
+		    (rc = define_symbol(s, ev, ev->a)) < 0)
+			return rc;
+		if ((addr_fields[ev->type] & 2) &&
+		    (rc = define_symbol(s, ev, ev->b)) < 0)
+			return rc;
+	}
+	return put(s, ev);
+}
+
+/* --- decoding jobs ------------------------------------------------------ */
+
+static int cmp_abuf(const void *a, const void *b)
+{
+	const struct abuf *x = a, *y = b;
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+static uint32_t queue_pid(struct ctx *c, const struct queue *q)
+{
+	const struct thread *t = find_thread(c, q->tid);
+	return t ? t->pid : q->tid;
+}
+
+static int emit_losts(struct ctx *c, struct sink *s, uint32_t tid)
+{
+	for (size_t i = 0; i < c->losts.n; i++) {
+		const struct lost_rec *l = &c->losts.v[i];
+		if (l->tid != tid)
+			continue;
+		struct strace_event e = {STRACE_EV_LOST, l->flags, tid, l->time,
+					 l->count, 0};
+		int rc = sink_emit(s, &e);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int decode_queue(struct ctx *c, struct queue *q)
+{
+	const struct strace_offline_opts *o = c->o;
+	struct strace_walk_stats ws;
+	struct strace_image *img = NULL;
+	struct strace_walker *walker = NULL;
+	struct sink *s;
+	uint8_t *joined = NULL;
+	uint64_t missing = 0;
+	int rc;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->c = c;
+	rc = strace_writer_open(o->ring, &s->w);
+	if (rc < 0)
+		goto out;
+	rc = strace_image_new(NULL, &img);
+	if (rc < 0)
+		goto out;
+	add_maps(c, img, queue_pid(c, q), 0, &missing);
+	s->img = img;
+
+	struct strace_walk_opts wo;
+	memset(&wo, 0, sizeof(wo));
+	wo.size = sizeof(wo);
+	wo.flags = o->walk_flags;
+	wo.tid = q->tid;
+	wo.time = c->perf.time;
+	wo.has_time = c->perf.has_time;
+	wo.emit = sink_emit;
+	wo.emit_arg = s;
+	rc = strace_walker_new(img, &wo, &walker);
+	if (rc < 0)
+		goto out;
+	rc = emit_losts(c, s, q->tid);
+	if (rc < 0)
+		goto out;
+
+	/* Contiguous buffers are decoded as one stream (a packet may straddle
+	 * two); a hole in the AUX offsets is a gap, decoded apart. */
+	qsort(q->v, q->n, sizeof(*q->v), cmp_abuf);
+	for (size_t i = 0; i < q->n;) {
+		size_t j = i + 1;
+		uint64_t len = q->v[i].size;
+		while (j < q->n &&
+		       q->v[j].offset == q->v[j - 1].offset +
+						    q->v[j - 1].size) {
+			len += q->v[j].size;
+			j++;
+		}
+		const uint8_t *data = q->v[i].data;
+		if (j > i + 1) {
+			free(joined);
+			joined = malloc(len);
+			if (!joined) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			uint64_t at = 0;
+			for (size_t k = i; k < j; k++) {
+				memcpy(joined + at, q->v[k].data,
+				       q->v[k].size);
+				at += q->v[k].size;
+			}
+			data = joined;
+		}
+		if (i > 0) {
+			/* AUX data between two buffers is missing. */
+			uint64_t prev_end = q->v[i - 1].offset +
+					    q->v[i - 1].size;
+			struct strace_event e = {STRACE_EV_LOST,
+						 STRACE_LOST_AUX, q->tid, 0,
+						 q->v[i].offset - prev_end,
+						 0};
+			warnf(c, "thread %u: %llu bytes of AUX data missing "
+				 "at offset 0x%llx",
+			      q->tid, (unsigned long long)e.a,
+			      (unsigned long long)prev_end);
+			pthread_mutex_lock(&c->stats_lock);
+			c->st.lost++;
+			pthread_mutex_unlock(&c->stats_lock);
+			rc = sink_emit(s, &e);
+			if (rc < 0)
+				goto out;
+		}
+		long n = strace_walker_decode(walker, data, (size_t)len);
+		if (n < 0 && n != -STRACE_DE_NOSYNC) {
+			rc = (int)n;
+			goto out;
+		}
+		if (n == -STRACE_DE_NOSYNC)
+			warnf(c, "thread %u: no PSB in %llu bytes of trace: "
+				 "nothing to decode there",
+			      q->tid, (unsigned long long)len);
+		uint64_t done = atomic_fetch_add(&c->done_bytes, len) + len;
+		if (o->progress)
+			o->progress(o->cb_arg, done, c->total_bytes);
+		i = j;
+	}
+	rc = strace_writer_flush(s->w);
+out:
+	if (walker) {
+		strace_walker_stats(walker, &ws);
+		pthread_mutex_lock(&c->stats_lock);
+		c->st.pt_bytes += ws.bytes;
+		c->st.branches += ws.branches;
+		c->st.insns += ws.insns;
+		c->st.errors += ws.errors;
+		c->st.overflows += ws.overflows;
+		c->st.events += s->events;
+		c->st.missing += missing;
+		pthread_mutex_unlock(&c->stats_lock);
+	}
+	strace_walker_free(walker);
+	strace_image_free(img);
+	if (s->w) {
+		int crc = strace_writer_close(s->w);
+		if (rc >= 0 && crc < 0)
+			rc = crc;
+	}
+	free(joined);
+	free(s);
+	return rc;
+}
+
+static void *job_main(void *arg)
+{
+	struct ctx *c = arg;
+	for (;;) {
+		size_t i = atomic_fetch_add(&c->next_queue, 1);
+		if (i >= c->queues.n || c->err)
+			return NULL;
+		struct queue *q = &c->queues.v[i];
+		if (c->o->tid && q->tid != c->o->tid)
+			continue;
+		int rc = decode_queue(c, q);
+		if (rc < 0) {
+			pthread_mutex_lock(&c->stats_lock);
+			if (!c->err)
+				c->err = rc;
+			pthread_mutex_unlock(&c->stats_lock);
+		}
+	}
+}
+
+/* DSO, PROCESS and THREAD definitions, before any flow event. */
+static int define_names(struct ctx *c)
+{
+	struct strace_ring *ring = c->o->ring;
+	struct strace_writer *w;
+	uint64_t off;
+	int rc = strace_writer_open(ring, &w);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < c->maps.n && rc >= 0; i++) {
+		const struct mapping *m = &c->maps.v[i];
+		rc = strace_ring_add_string(ring, STRACE_EV_DSO, m->start,
+					    m->len, m->path, strlen(m->path),
+					    &off);
+		if (rc >= 0)
+			rc = strace_writer_emit(w, STRACE_EV_DSO, 0, m->pid, 0,
+						m->start, off);
+	}
+	for (size_t i = 0; i < c->threads.n && rc >= 0; i++) {
+		const struct thread *t = &c->threads.v[i];
+		const char *name = t->comm ? t->comm : "";
+		int proc = t->tid == t->pid;
+		if (c->o->tid && t->tid != c->o->tid)
+			continue;
+		rc = strace_ring_add_string(ring,
+					    proc ? STRACE_EV_PROCESS
+						 : STRACE_EV_THREAD,
+					    t->tid, t->pid, name, strlen(name),
+					    &off);
+		if (rc >= 0)
+			rc = strace_writer_emit(
+				w, proc ? STRACE_EV_PROCESS : STRACE_EV_THREAD,
+				0, t->tid, 0, t->pid, off);
+	}
+	int crc = strace_writer_close(w);
+	return rc < 0 ? rc : crc;
+}
+
+int strace_offline_decode(const struct strace_offline_opts *o,
+			  struct strace_offline_stats *st, uint64_t *err_off)
+{
+	struct ctx *c;
+	int rc;
+
+	*err_off = 0;
+	memset(st, 0, sizeof(*st));
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->o = o;
+	pthread_mutex_init(&c->syms.lock, NULL);
+	pthread_mutex_init(&c->stats_lock, NULL);
+	init_addr_fields();
+
+	rc = strace_perf_open(o->perf_path, &c->perf, err_off);
+	if (rc < 0)
+		goto out_free;
+	rc = scan(c, err_off);
+	if (rc < 0)
+		goto out;
+	if (c->perf.per_cpu) {
+		rc = -STRACE_PE_PERCPU;
+		goto out;
+	}
+	rc = define_names(c);
+	if (rc < 0)
+		goto out;
+
+	int jobs = o->jobs > 0 ? o->jobs : 1;
+	if ((size_t)jobs > c->queues.n)
+		jobs = c->queues.n ? (int)c->queues.n : 1;
+	pthread_t th[64];
+	int started = 0;
+	for (int i = 1; i < jobs && i < 64; i++)
+		if (pthread_create(&th[started], NULL, job_main, c) == 0)
+			started++;
+	job_main(c);
+	for (int i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	rc = c->err;
+	c->st.queues = c->queues.n;
+	c->st.lost += c->losts.n;
+	*st = c->st;
+out:
+	for (size_t i = 0; i < c->queues.n; i++)
+		free(c->queues.v[i].v);
+	free(c->queues.v);
+	free(c->maps.v);
+	free(c->threads.v);
+	free(c->forks.v);
+	free(c->losts.v);
+	free(c->syms.keys);
+	strace_perf_close(&c->perf);
+out_free:
+	pthread_mutex_destroy(&c->syms.lock);
+	pthread_mutex_destroy(&c->stats_lock);
+	free(c);
+	return rc;
+}

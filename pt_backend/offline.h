@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pt_backend/offline.h - decode a perf.data recorded with intel_pt into a
+ * ring: the engine behind `ptrace-capture -i`.
+ *
+ * From the sideband (MMAP/MMAP2, COMM, FORK, EXIT, ITRACE_START, AUX,
+ * LOST) it builds one process image per pid and the thread names; each
+ * AUX queue (a thread, in per-thread recordings) is decoded by its own
+ * walker, in parallel over `jobs` threads, each with its own ring writer,
+ * so a thread's events are in order in the ring. Names travel through the
+ * ring's string table: DSO, PROCESS and THREAD definitions first, then a
+ * SYMBOL definition before the first event that refers to each symbol.
+ */
+#ifndef PT_BACKEND_OFFLINE_H
+#define PT_BACKEND_OFFLINE_H
+
+#include <stdint.h>
+
+#include "strace/decoder.h"
+#include "strace/event.h"
+#include "strace/ring.h"
+
+struct strace_offline_opts {
+	const char *perf_path;
+	struct strace_ring *ring;
+	unsigned walk_flags;          /* STRACE_WALK_ALL_BRANCHES, _REFERENCE */
+	const struct strace_typeset *types; /* NULL: every type */
+	uint32_t tid;                 /* only this thread; 0: all */
+	int jobs;                     /* decoding threads; 0: 1 */
+	const char *vdso_path;        /* vDSO image for "[vdso]" mappings */
+	/* Warnings (a missing ELF file, a gap); NULL to ignore. */
+	void (*warn)(void *arg, const char *msg);
+	/* Progress: bytes of PT decoded so far out of total. */
+	void (*progress)(void *arg, uint64_t done, uint64_t total);
+	void *cb_arg;
+};
+
+struct strace_offline_stats {
+	uint64_t pt_bytes;   /* AUX bytes decoded */
+	uint64_t queues;     /* AUX queues (threads or CPUs) */
+	uint64_t events;     /* events written (after the type filter) */
+	uint64_t branches;   /* taken branches followed */
+	uint64_t insns;      /* instructions walked */
+	uint64_t errors;     /* decode errors */
+	uint64_t overflows;  /* PT overflows */
+	uint64_t lost;       /* perf LOST records / truncated AUX, and gaps */
+	uint64_t missing;    /* mappings whose file could not be read */
+};
+
+/*
+ * strace_offline_decode() - decode the whole file into opts->ring.
+ * On a format error *err_off receives the file offset at fault.
+ * Returns 0, -STRACE_PE_* (perf_read.h), -STRACE_E_*, -errno.
+ */
+int strace_offline_decode(const struct strace_offline_opts *opts,
+			  struct strace_offline_stats *st, uint64_t *err_off);
+
+#endif /* PT_BACKEND_OFFLINE_H */

@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: MIT */
+/* pt_backend/perf_read.c - read perf.data (see perf_read.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "perf_read.h"
+
+/* The oldest attr perf writes (PERF_ATTR_SIZE_VER0) and a sane maximum. */
+#define ATTR_MIN 64u
+#define ATTR_MAX 4096u
+
+const char *strace_perf_strerror(int err)
+{
+	static const char *const msgs[] = {
+		[STRACE_PE_MAGIC - STRACE_PE_BASE] =
+			"not a perf.data file (bad magic)",
+		[STRACE_PE_ENDIAN - STRACE_PE_BASE] =
+			"perf.data written on a machine of the other byte order",
+		[STRACE_PE_PIPE - STRACE_PE_BASE] =
+			"pipe-mode perf.data is not supported (record with -o FILE)",
+		[STRACE_PE_HEADER - STRACE_PE_BASE] =
+			"perf.data header has out-of-range fields",
+		[STRACE_PE_TRUNCATED - STRACE_PE_BASE] =
+			"perf.data is truncated (a section or record runs past "
+			"the end of the file)",
+		[STRACE_PE_RECORD - STRACE_PE_BASE] = "malformed perf.data record",
+		[STRACE_PE_NOPT - STRACE_PE_BASE] =
+			"no Intel PT data in this perf.data (record with "
+			"perf record -e intel_pt//u)",
+		[STRACE_PE_PERCPU - STRACE_PE_BASE] =
+			"per-CPU Intel PT recording: only per-thread recordings "
+			"are decoded so far (record with perf record "
+			"--per-thread -e intel_pt//u)",
+	};
+	int e = err < 0 ? -err : err;
+	if (e > STRACE_PE_BASE && e < STRACE_PE_MAX)
+		return msgs[e - STRACE_PE_BASE];
+	return strace_decoder_strerror(err);
+}
+
+const char *strace_perf_string(const void *s, size_t max)
+{
+	return memchr(s, '\0', max) ? s : NULL;
+}
+
+/* [off, off + len) lies inside [0, limit). */
+static int inside(uint64_t off, uint64_t len, uint64_t limit)
+{
+	return off <= limit && len <= limit - off;
+}
+
+static int read_attrs(struct strace_perf *p, uint64_t *err_off)
+{
+	const struct pfmt_file_header *h = &p->hdr;
+	uint64_t esz = h->attr_size;
+
+	if (esz < ATTR_MIN + sizeof(struct pfmt_section) ||
+	    esz > ATTR_MAX + sizeof(struct pfmt_section) || esz % 8 ||
+	    h->attrs.size % esz || h->attrs.size == 0) {
+		*err_off = 16;
+		return -STRACE_PE_HEADER;
+	}
+	if (!inside(h->attrs.offset, h->attrs.size, p->size)) {
+		*err_off = 24;
+		return -STRACE_PE_TRUNCATED;
+	}
+	p->nattrs = h->attrs.size / esz;
+	p->attrs = calloc(p->nattrs, sizeof(*p->attrs));
+	if (!p->attrs)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nattrs; i++) {
+		uint64_t off = h->attrs.offset + i * esz;
+		size_t asz = (size_t)(esz - sizeof(struct pfmt_section));
+		size_t n = asz < sizeof(struct perf_event_attr)
+				   ? asz
+				   : sizeof(struct perf_event_attr);
+		struct pfmt_section ids;
+		memcpy(&p->attrs[i].attr, p->map + off, n);
+		memcpy(&ids, p->map + off + asz, sizeof(ids));
+		if (ids.size % 8 || !inside(ids.offset, ids.size, p->size) ||
+		    ids.offset % 8) {
+			*err_off = off + asz;
+			return -STRACE_PE_TRUNCATED;
+		}
+		p->attrs[i].ids = (const uint64_t *)(const void *)(p->map +
+								    ids.offset);
+		p->attrs[i].nids = (size_t)(ids.size / 8);
+	}
+	return 0;
+}
+
+/* The attr that describes a kernel record's trailer. */
+static const struct perf_event_attr *trailer_attr(const struct strace_perf *p,
+						  const uint8_t *rec,
+						  size_t size)
+{
+	uint64_t st0 = p->attrs[0].attr.sample_type;
+	int same = 1;
+	for (size_t i = 1; i < p->nattrs; i++)
+		same &= p->attrs[i].attr.sample_type == st0;
+	if (same || !(st0 & PERF_SAMPLE_IDENTIFIER) || size < 16)
+		return &p->attrs[0].attr;
+	/* PERF_SAMPLE_IDENTIFIER: the id is the record's last u64. */
+	uint64_t id;
+	memcpy(&id, rec + size - 8, 8);
+	for (size_t i = 0; i < p->nattrs; i++)
+		for (size_t k = 0; k < p->attrs[i].nids; k++)
+			if (p->attrs[i].ids[k] == id)
+				return &p->attrs[i].attr;
+	return &p->attrs[0].attr;
+}
+
+static void parse_sid(const struct strace_perf *p, const uint8_t *rec,
+		      size_t size, size_t body_min, struct strace_perf_sid *sid)
+{
+	const struct perf_event_attr *a = trailer_attr(p, rec, size);
+	uint64_t st = a->sample_type;
+	size_t n = 0;
+
+	memset(sid, 0, sizeof(*sid));
+	if (!a->sample_id_all)
+		return;
+	n += !!(st & PERF_SAMPLE_TID) + !!(st & PERF_SAMPLE_TIME) +
+	     !!(st & PERF_SAMPLE_ID) + !!(st & PERF_SAMPLE_STREAM_ID) +
+	     !!(st & PERF_SAMPLE_CPU) + !!(st & PERF_SAMPLE_IDENTIFIER);
+	if (size < 8 + body_min + n * 8)
+		return; /* no room for a trailer: treat as absent */
+	const uint8_t *q = rec + size - n * 8;
+	uint64_t v;
+	if (st & PERF_SAMPLE_TID) {
+		memcpy(&sid->pid, q, 4);
+		memcpy(&sid->tid, q + 4, 4);
+		sid->has_tid = 1;
+		q += 8;
+	}
+	if (st & PERF_SAMPLE_TIME) {
+		memcpy(&sid->time, q, 8);
+		sid->has_time = 1;
+		q += 8;
+	}
+	if (st & PERF_SAMPLE_ID) {
+		memcpy(&sid->id, q, 8);
+		q += 8;
+	}
+	if (st & PERF_SAMPLE_STREAM_ID)
+		q += 8;
+	if (st & PERF_SAMPLE_CPU) {
+		memcpy(&v, q, 8);
+		sid->cpu = (uint32_t)v;
+		sid->has_cpu = 1;
+		q += 8;
+	}
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		memcpy(&sid->id, q, 8);
+}
+
+/* Smallest body of each kernel record type we look into. */
+static size_t body_min(uint32_t type)
+{
+	switch (type) {
+	case PFMT_RECORD_MMAP:
+		return sizeof(struct pfmt_mmap) + 1;
+	case PFMT_RECORD_MMAP2:
+		return sizeof(struct pfmt_mmap2) + 1;
+	case PFMT_RECORD_COMM:
+		return sizeof(struct pfmt_comm) + 1;
+	case PFMT_RECORD_FORK:
+	case PFMT_RECORD_EXIT:
+		return sizeof(struct pfmt_fork);
+	case PFMT_RECORD_LOST:
+		return sizeof(struct pfmt_lost);
+	case PFMT_RECORD_AUX:
+		return sizeof(struct pfmt_aux);
+	case PFMT_RECORD_ITRACE_START:
+		return sizeof(struct pfmt_itrace_start);
+	case PFMT_RECORD_SWITCH_CPU_WIDE:
+		return sizeof(struct pfmt_switch_cpu_wide);
+	case PFMT_RECORD_AUXTRACE:
+		return sizeof(struct pfmt_auxtrace);
+	case PFMT_RECORD_AUXTRACE_INFO:
+		return sizeof(struct pfmt_auxtrace_info);
+	default:
+		return 0;
+	}
+}
+
+void strace_perf_rewind(struct strace_perf *p)
+{
+	p->data_pos = p->hdr.data.offset;
+}
+
+int strace_perf_next(struct strace_perf *p, struct strace_perf_rec *rec)
+{
+	uint64_t end = p->hdr.data.offset + p->hdr.data.size;
+	uint64_t off = p->data_pos;
+	struct pfmt_event_header eh;
+
+	memset(rec, 0, sizeof(*rec));
+	rec->offset = off;
+	if (off >= end)
+		return 0;
+	if (end - off < sizeof(eh))
+		return -STRACE_PE_TRUNCATED;
+	memcpy(&eh, p->map + off, sizeof(eh));
+	if (eh.size < sizeof(eh) || eh.size % 8 ||
+	    eh.size - sizeof(eh) < body_min(eh.type))
+		return -STRACE_PE_RECORD;
+	if (end - off < eh.size)
+		return -STRACE_PE_TRUNCATED;
+	rec->type = eh.type;
+	rec->misc = eh.misc;
+	rec->size = eh.size;
+	rec->body = p->map + off + sizeof(eh);
+	uint64_t next = off + eh.size;
+	if (eh.type == PFMT_RECORD_AUXTRACE) {
+		struct pfmt_auxtrace at;
+		memcpy(&at, rec->body, sizeof(at));
+		if (!inside(next, at.size, end))
+			return -STRACE_PE_TRUNCATED;
+		rec->aux_data = p->map + next;
+		rec->aux_size = at.size;
+		next += at.size;
+	} else if (eh.type < PFMT_RECORD_HEADER_ATTR &&
+		   eh.type != PFMT_RECORD_SAMPLE) {
+		parse_sid(p, p->map + off, eh.size, body_min(eh.type),
+			  &rec->sid);
+	}
+	p->data_pos = next;
+	return 1;
+}
+
+static void read_pt_info(struct strace_perf *p, const struct strace_perf_rec *r)
+{
+	const struct pfmt_auxtrace_info *ai = r->body;
+	size_t n = (r->size - 8 - sizeof(*ai)) / 8;
+	const uint64_t *pv = ai->priv;
+
+	if (ai->type != PFMT_AUXTRACE_INTEL_PT || n <= PFMT_IPT_PER_CPU_MMAPS)
+		return;
+	p->pt_priv = pv;
+	p->pt_npriv = n;
+	for (size_t i = 0; i < p->nattrs; i++)
+		if (p->attrs[i].attr.type == pv[PFMT_IPT_PMU_TYPE]) {
+			p->pt_attr = (int)i;
+			p->pt_config = p->attrs[i].attr.config;
+			break;
+		}
+	struct strace_time_conv *tc = &p->time;
+	tc->time_shift = (uint16_t)pv[PFMT_IPT_TIME_SHIFT];
+	tc->time_mult = (uint32_t)pv[PFMT_IPT_TIME_MULT];
+	tc->time_zero = pv[PFMT_IPT_TIME_ZERO];
+	tc->cap_user_time_zero = (int)pv[PFMT_IPT_CAP_USER_TIME_ZERO];
+	p->snapshot = (int)pv[PFMT_IPT_SNAPSHOT_MODE];
+	p->per_cpu = (int)pv[PFMT_IPT_PER_CPU_MMAPS];
+	if (n > PFMT_IPT_MAX_NONTURBO_RATIO) {
+		uint64_t bits = pv[PFMT_IPT_MTC_FREQ_BITS];
+		tc->tsc_ctc_ratio_n = (uint32_t)pv[PFMT_IPT_TSC_CTC_N];
+		tc->tsc_ctc_ratio_d = (uint32_t)pv[PFMT_IPT_TSC_CTC_D];
+		tc->max_nonturbo_ratio =
+			(uint32_t)pv[PFMT_IPT_MAX_NONTURBO_RATIO];
+		if (bits)
+			tc->mtc_period =
+				(uint32_t)((p->pt_config & bits) >>
+					   __builtin_ctzll(bits));
+	}
+	if (n > PFMT_IPT_FILTER_STR_LEN) {
+		/* filter string, then time_cycles, time_mask, time_short */
+		uint64_t flen = (pv[PFMT_IPT_FILTER_STR_LEN] + 7) / 8;
+		uint64_t k = PFMT_IPT_FILTER_STR_LEN + 1 + flen;
+		if (flen < n && k + 3 <= n) {
+			tc->time_cycles = pv[k];
+			tc->time_mask = pv[k + 1];
+			tc->cap_user_time_short = (int)pv[k + 2];
+		}
+	}
+	/* perf decodes "timeless" unless the tsc bit is set, the kernel gave
+	 * time_zero and every event samples time. */
+	int all_time = 1;
+	for (size_t i = 0; i < p->nattrs; i++)
+		all_time &= !!(p->attrs[i].attr.sample_type & PERF_SAMPLE_TIME);
+	p->has_time = all_time && tc->cap_user_time_zero &&
+		      (p->pt_config & pv[PFMT_IPT_TSC_BIT]) && tc->time_mult;
+}
+
+int strace_perf_open(const char *path, struct strace_perf *p, uint64_t *err_off)
+{
+	struct stat st;
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	p->fd = -1;
+	p->pt_attr = -1;
+	*err_off = 0;
+	snprintf(p->path, sizeof(p->path), "%s", path);
+	p->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (p->fd < 0)
+		return -errno;
+	if (fstat(p->fd, &st) < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = -EINVAL;
+		goto fail;
+	}
+	p->size = (size_t)st.st_size;
+	if (p->size < 16) {
+		rc = p->size >= 8 ? -STRACE_PE_TRUNCATED : -STRACE_PE_MAGIC;
+		if (p->size >= 8) {
+			uint64_t m;
+			if (pread(p->fd, &m, 8, 0) == 8 && m != PFMT_MAGIC)
+				rc = -STRACE_PE_MAGIC;
+		}
+		goto fail;
+	}
+	p->map = mmap(NULL, p->size, PROT_READ, MAP_PRIVATE, p->fd, 0);
+	if (p->map == MAP_FAILED) {
+		p->map = NULL;
+		rc = -errno;
+		goto fail;
+	}
+	memcpy(&p->hdr, p->map,
+	       p->size < sizeof(p->hdr) ? p->size : sizeof(p->hdr));
+	if (p->hdr.magic != PFMT_MAGIC) {
+		rc = __builtin_bswap64(p->hdr.magic) == PFMT_MAGIC
+			     ? -STRACE_PE_ENDIAN
+			     : -STRACE_PE_MAGIC;
+		goto fail;
+	}
+	if (p->hdr.size == 16) {
+		rc = -STRACE_PE_PIPE;
+		goto fail;
+	}
+	if (p->size < sizeof(p->hdr)) {
+		rc = -STRACE_PE_TRUNCATED;
+		goto fail;
+	}
+	if (p->hdr.size != sizeof(p->hdr)) {
+		*err_off = 8;
+		rc = -STRACE_PE_HEADER;
+		goto fail;
+	}
+	rc = read_attrs(p, err_off);
+	if (rc < 0)
+		goto fail;
+	if (!inside(p->hdr.data.offset, p->hdr.data.size, p->size)) {
+		/* perf leaves data.size 0 when killed before it finished; a
+		 * size past the end is a truncated copy. */
+		*err_off = 40;
+		rc = -STRACE_PE_TRUNCATED;
+		goto fail;
+	}
+	/* First pass: AUXTRACE_INFO (perf writes it before the data). */
+	struct strace_perf_rec r;
+	strace_perf_rewind(p);
+	while ((rc = strace_perf_next(p, &r)) > 0)
+		if (r.type == PFMT_RECORD_AUXTRACE_INFO) {
+			read_pt_info(p, &r);
+			break;
+		}
+	if (rc < 0) {
+		*err_off = r.offset;
+		goto fail;
+	}
+	strace_perf_rewind(p);
+	if (p->pt_attr < 0) {
+		rc = -STRACE_PE_NOPT;
+		goto fail;
+	}
+	return 0;
+fail:
+	strace_perf_close(p);
+	return rc;
+}
+
+void strace_perf_close(struct strace_perf *p)
+{
+	if (p->map)
+		munmap((void *)(uintptr_t)p->map, p->size);
+	if (p->fd >= 0)
+		close(p->fd);
+	free(p->attrs);
+	p->map = NULL;
+	p->fd = -1;
+	p->attrs = NULL;
+}

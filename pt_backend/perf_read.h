@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pt_backend/perf_read.h - read a perf.data file recorded with intel_pt.
+ *
+ * The file is mapped read-only; every offset and size read from it is
+ * checked against the file before use, so a truncated or hostile file
+ * gives an error with the offset where it went wrong, never a crash.
+ *
+ * Records are returned in file order; for Intel PT the AUX data of one
+ * queue (thread or CPU) is returned in the order of its AUXTRACE records.
+ */
+#ifndef PT_BACKEND_PERF_READ_H
+#define PT_BACKEND_PERF_READ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perf_format.h"
+#include "strace/decoder.h"
+
+/* Error codes of the reader (also see -STRACE_E_* and -errno). */
+enum strace_perf_error {
+	STRACE_PE_BASE = 4300,
+	STRACE_PE_MAGIC,     /* not a perf.data file */
+	STRACE_PE_ENDIAN,    /* perf.data of the other byte order */
+	STRACE_PE_PIPE,      /* pipe-mode perf.data (perf record -o -) */
+	STRACE_PE_HEADER,    /* header fields out of range */
+	STRACE_PE_TRUNCATED, /* a section or record runs past the file end */
+	STRACE_PE_RECORD,    /* a record's size or body is malformed */
+	STRACE_PE_NOPT,      /* no intel_pt event / AUXTRACE_INFO in the file */
+	STRACE_PE_PERCPU,    /* per-cpu AUX buffers: not decoded yet */
+	STRACE_PE_MAX
+};
+
+/* strace_perf_strerror() - text for the codes above, ring codes, errno. */
+const char *strace_perf_strerror(int err);
+
+/* One event attribute of the file. */
+struct strace_perf_attr {
+	struct perf_event_attr attr; /* zero-extended to our size */
+	const uint64_t *ids;         /* sample ids of this attr, in the map */
+	size_t nids;
+};
+
+/* Parsed sample_id trailer of a kernel record (fields 0 when absent). */
+struct strace_perf_sid {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint64_t id;
+	uint32_t cpu;
+	int has_tid, has_time, has_cpu;
+};
+
+/* One record of the data section. */
+struct strace_perf_rec {
+	uint32_t type;      /* PFMT_RECORD_* */
+	uint16_t misc;
+	uint16_t size;      /* header.size */
+	const void *body;   /* after the header, size - 8 bytes */
+	uint64_t offset;    /* file offset of the record */
+	struct strace_perf_sid sid;
+	/* AUXTRACE only: the trace bytes that follow the record. */
+	const uint8_t *aux_data;
+	uint64_t aux_size;
+};
+
+struct strace_perf {
+	int fd;
+	const uint8_t *map;
+	size_t size;
+	struct pfmt_file_header hdr;
+	struct strace_perf_attr *attrs;
+	size_t nattrs;
+	int pt_attr;             /* index of the intel_pt attr, -1 if none */
+	uint64_t pt_config;      /* its config */
+	const uint64_t *pt_priv; /* AUXTRACE_INFO priv[], in the map */
+	size_t pt_npriv;
+	struct strace_time_conv time; /* from AUXTRACE_INFO */
+	int has_time;                 /* time conversion is usable */
+	int per_cpu;                  /* per-cpu mmaps (else per-thread) */
+	int snapshot;
+	uint64_t data_pos;            /* iterator position in the data */
+	char path[256];
+};
+
+/*
+ * strace_perf_open() - map and check a perf.data file: header, sections,
+ * attrs, and (by a first pass over the records) AUXTRACE_INFO. On error
+ * *err_off receives the file offset at fault (0 if none applies).
+ * Returns 0, -errno, -STRACE_PE_*.
+ */
+int strace_perf_open(const char *path, struct strace_perf *p, uint64_t *err_off);
+void strace_perf_close(struct strace_perf *p);
+
+/* strace_perf_rewind() - iterate the records from the first again. */
+void strace_perf_rewind(struct strace_perf *p);
+
+/*
+ * strace_perf_next() - the next record. Returns 1 and *rec, 0 at the end of
+ * the data section, or -STRACE_PE_TRUNCATED / -STRACE_PE_RECORD with
+ * rec->offset set to the fault (iteration cannot continue past it).
+ */
+int strace_perf_next(struct strace_perf *p, struct strace_perf_rec *rec);
+
+/* strace_perf_string() - a NUL-terminated string of at most max bytes at
+ * s, or NULL if there is no NUL within max (malformed record). */
+const char *strace_perf_string(const void *s, size_t max);
+
+#endif /* PT_BACKEND_PERF_READ_H */

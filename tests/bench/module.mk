@@ -1,0 +1,16 @@
+# tests/bench/: benchmarks run by `make bench` (tests/bench/run.sh).
+#   bench_baseline: an ipmpsc-style ring (one shared mutex + condvar)
+#   bench_ring:     our ring: pipe, produce, consume, cast, text, json,
+#                   populate, memory bandwidth
+$(O)/bench/bench_baseline: $(call objs,tests/bench/bench_baseline.c)
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ -lpthread
+
+$(O)/bench/bench_ring: $(call objs,tests/bench/bench_ring.c) \
+		$(CLI_COMMON_OBJS) $(O)/lib/libstrace.a
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ -lpthread
+
+BENCH_BINS += $(O)/bench/bench_baseline $(O)/bench/bench_ring

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# tests/e2e/ptrace-read-stat.sh - ptrace-read --stat: header, counts, string
+# table entries, writers and readers, against what the test itself did and
+# against the events read back.
+set -u
+O=${O:-build}
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top"
+PR="$top/$O/bin/ptrace-read"
+T=ptrace-read-stat
+tmp=$(mktemp -d)
+R=/dev/shm/e2e_stat_$$
+pids=()
+cleanup() {
+	for p in "${pids[@]+"${pids[@]}"}"; do kill -9 "$p" 2>/dev/null; done
+	rm -rf "$tmp"; rm -f "$R"_*
+}
+trap cleanup EXIT
+nfail=0
+pass() { echo "PASS: $T/$1"; }
+fail() { echo "FAIL: $T/$1"; [ $# -gt 1 ] && echo "  $2" >&2; nfail=$((nfail + 1)); }
+check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n" "command failed: $*"; fi; }
+[ -x "$PR" ] || { echo "FAIL: $T/build ($PR missing)"; exit 1; }
+field() { awk -v k="$1:" '$1 == k { $1 = ""; sub(/^ +/, ""); print; exit }' "$tmp/stat"; }
+
+N=12345
+"$PR" --generate $N -o "$R"_a --capacity 16384
+"$PR" --stat "$R"_a > "$tmp/stat"; rc=$?
+check stat_exit_0 [ $rc -eq 0 ]
+check stat_names_ring [ "$(field ring)" = "$R"_a ]
+check stat_mode [ "$(field mode)" = lossless ]
+check stat_capacity [ "$(field capacity | cut -d' ' -f1)" = 16384 ]
+check stat_committed [ "$(field committed)" = $N ]
+check stat_reserved [ "$(field reserved)" = $N ]
+check stat_file_size [ "$(field file-size | cut -d' ' -f1)" = "$(stat -c %s "$R"_a)" ]
+check stat_writers_closed [ "$(field writers)" = "0 live, 0 dead, 1 closed" ]
+check stat_closed [ "$(field closed)" = yes ]
+check stat_no_readers [ "$(field readers)" = "0 live, 0 dead" ]
+check stat_created_by [ -n "$(field created | grep -E '^[0-9]{4}-[0-9]{2}-[0-9]{2} .* by pid [0-9]+')" ]
+
+# string entries: one per distinct name the generated definitions use
+"$PR" -f jsonl --types 'symbol,dso,thread,process' "$R"_a > "$tmp/defs"
+want=$(python3 -c '
+import json, sys
+k = {"symbol": set(), "dso": set(), "thread": set(), "process": set()}
+for l in open(sys.argv[1]):
+    o = json.loads(l)
+    k[o["type"]].add((o["tid"], o.get("name") or o.get("path")))
+n = sum(len(v) for v in k.values())
+print("%d entries (%d symbols, %d dsos, %d threads, %d processes, 0 other)" %
+      (n, len(k["symbol"]), len(k["dso"]), len(k["thread"]), len(k["process"])))
+' "$tmp/defs")
+got=$(field strings | sed 's/^[0-9]* of [0-9]* bytes, //')
+if [ "$got" = "$want" ]; then pass stat_string_entries; else fail stat_string_entries "got '$got' want '$want'"; fi
+
+# a live reader shows up with its pid
+"$PR" --generate 100 -o "$R"_b --readers 1 --timeout 20000 &
+wpid=$!; pids+=($wpid)
+for _ in $(seq 100); do [ -e "$R"_b ] && break; sleep 0.05; done
+"$PR" --follow "$R"_b > >(sleep 30) &
+rpid=$!; pids+=($rpid)
+wait $wpid
+"$PR" --stat "$R"_b > "$tmp/stat"
+check stat_live_reader [ "$(field readers)" = "1 live, 0 dead" ]
+check stat_reader_pid grep -q "^reader: *pid $rpid live" "$tmp/stat"
+kill -9 $rpid; wait $rpid 2>/dev/null
+"$PR" --stat "$R"_b > "$tmp/stat"
+check stat_dead_reader [ "$(field readers)" = "0 live, 1 dead" ]
+
+# --stat of something that is not a ring: exit 1, the file named
+printf 'hello' > "$tmp/notring"
+"$PR" --stat "$tmp/notring" > /dev/null 2> "$tmp/err"; rc=$?
+check stat_bad_file_exit_1 [ $rc -eq 1 ]
+check stat_bad_file_named grep -q "$tmp/notring" "$tmp/err"
+
+[ $nfail -eq 0 ]

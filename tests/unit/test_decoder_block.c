@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/unit/test_decoder_block.c - block summaries and the fallback
+ * length decoder against objdump, on every instruction of libc.
+ */
+#include <capstone/capstone.h>
+#include <time.h>
+
+#include "harness.h"
+#include "decoder_testlib.h"
+
+#define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
+
+struct oinsn {
+	uint64_t addr;
+	uint64_t target;
+	uint8_t len;
+	uint8_t kind; /* enum strace_block_kind per objdump's mnemonic */
+	uint8_t bad;
+	uint8_t fstart; /* a function starts here */
+};
+
+static struct oinsn *ins;
+static size_t nins;
+static struct strace_image *libc_img;
+
+static const char *prefixes[] = {"bnd",  "notrack", "repz", "repnz", "rep",
+				 "ds",   "cs",      "es",   "ss",    "fs",
+				 "gs",   "data16",  "addr32", "lock", "xacquire",
+				 "xrelease", NULL};
+
+static int classify(const char *text, uint64_t *target)
+{
+	char buf[256], *tok, *save = NULL, *ops;
+	int i;
+
+	snprintf(buf, sizeof(buf), "%s", text);
+	tok = strtok_r(buf, " \t", &save);
+	while (tok) {
+		for (i = 0; prefixes[i] && strcmp(tok, prefixes[i]); i++)
+			;
+		if (!prefixes[i] && strncmp(tok, "rex", 3))
+			break;
+		tok = strtok_r(NULL, " \t", &save);
+	}
+	if (!tok)
+		return STRACE_BK_NONE;
+	ops = strtok_r(NULL, " \t", &save);
+	*target = ops ? strtoull(ops, NULL, 16) : 0;
+#define IS(s) (!strcmp(tok, s))
+#define PRE(s) (!strncmp(tok, s, strlen(s)))
+	if (PRE("lcall") || PRE("ljmp") || PRE("lret") || PRE("sysret") ||
+	    PRE("sysexit") || IS("vmcall") || IS("vmmcall") ||
+	    IS("vmlaunch") || IS("vmresume"))
+		return STRACE_BK_FAR;
+	if (PRE("call"))
+		return ops && ops[0] == '*' ? STRACE_BK_CALL_IND
+					    : STRACE_BK_CALL;
+	if (PRE("jmp"))
+		return ops && ops[0] == '*' ? STRACE_BK_JMP_IND : STRACE_BK_JMP;
+	if (PRE("ret"))
+		return STRACE_BK_RET;
+	if (PRE("iret"))
+		return STRACE_BK_IRET;
+	if (IS("syscall"))
+		return STRACE_BK_SYSCALL;
+	if (IS("sysenter"))
+		return STRACE_BK_SYSENTER;
+	if (IS("int3") || IS("int") || IS("into") || IS("int1") ||
+	    IS("icebp"))
+		return STRACE_BK_INT;
+	if (tok[0] == 'j' || PRE("loop"))
+		return STRACE_BK_JCC;
+	return STRACE_BK_NONE;
+#undef IS
+#undef PRE
+}
+
+/* Load objdump's view of libc's .text once. */
+static int load_libc(void)
+{
+	char *out, *line, *save = NULL;
+	size_t cap = 0;
+	uint64_t bias = 0x7f0000000000ull;
+	int next_fstart = 0;
+
+	if (ins)
+		return 0;
+	if (access(LIBC, R_OK) || !tl_have("objdump"))
+		return -1;
+	out = tl_run("objdump -d --no-show-raw-insn --section=.text " LIBC);
+	if (!out)
+		return -1;
+	for (line = strtok_r(out, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long a;
+		int used;
+		struct oinsn o = {0};
+
+		if (line[0] != ' ') {
+			if (sscanf(line, "%llx <", &a) == 1 && strchr(line, '>'))
+				next_fstart = 1;
+			continue;
+		}
+		if (sscanf(line, " %llx:%n", &a, &used) != 1)
+			continue;
+		if (nins == cap) {
+			cap = cap ? 2 * cap : 1 << 16;
+			ins = realloc(ins, cap * sizeof(*ins));
+		}
+		o.addr = bias + a;
+		while (line[used] == '\t' || line[used] == ' ')
+			used++;
+		o.bad = strstr(line + used, "(bad)") != NULL;
+		o.kind = (uint8_t)classify(line + used, &o.target);
+		if (o.target)
+			o.target += bias;
+		o.fstart = (uint8_t)next_fstart;
+		next_fstart = 0;
+		if (nins) {
+			ins[nins - 1].len =
+				(uint8_t)(o.addr - ins[nins - 1].addr);
+		}
+		ins[nins++] = o;
+	}
+	free(out);
+	if (nins)
+		nins--; /* the last one has no known length */
+	if (strace_image_new(NULL, &libc_img) ||
+	    tl_map_elf(libc_img, LIBC, bias) <= 0)
+		return -1;
+	return 0;
+}
+
+TEST(length_decoder_vs_objdump)
+{
+	csh h;
+	cs_insn *ci;
+	size_t rejected = 0, rejected_ok = 0, all_ok = 0, all = 0;
+
+	if (load_libc())
+		SKIP("no libc.so.6 or objdump");
+	REQUIRE(cs_open(CS_ARCH_X86, CS_MODE_64, &h) == CS_ERR_OK);
+	ci = cs_malloc(h);
+	for (size_t i = 0; i < nins; i++) {
+		const uint8_t *code, *p;
+		size_t avail, left;
+		uint64_t a = ins[i].addr;
+		int len;
+
+		if (ins[i].bad || !ins[i].len || ins[i].len > 15)
+			continue;
+		code = strace_image_code(libc_img, a, &avail);
+		REQUIRE(code);
+		len = strace_insn_length(code, avail);
+		all++;
+		all_ok += len == ins[i].len;
+		p = code;
+		left = avail;
+		if (!cs_disasm_iter(h, &p, &left, &a, ci)) {
+			rejected++;
+			if (len == ins[i].len)
+				rejected_ok++;
+			else if (rejected - rejected_ok <= 5)
+				fprintf(stderr,
+					"  %llx: length %d, objdump says %u\n",
+					(unsigned long long)ins[i].addr, len,
+					ins[i].len);
+		}
+	}
+	printf("  libc: %zu instructions, %zu rejected by Capstone %s; "
+	       "length decoder right on %zu/%zu rejected, %zu/%zu all\n",
+	       all, rejected, cs_version(NULL, NULL) >= CS_MAKE_VERSION(5, 0)
+				      ? "5+"
+				      : "4",
+	       rejected_ok, rejected, all_ok, all);
+	CHECK_INT(rejected_ok, ==, rejected);
+	CHECK_INT(rejected, >, 0); /* libc has AVX-512/CET code Capstone 4
+				    * cannot read: the test must see some */
+	/* every instruction of libc, not only the rejected ones */
+	CHECK_INT(all_ok, ==, all);
+	cs_free(ci, 1);
+	cs_close(&h);
+}
+
+/* Block at every function start and after every branch, vs objdump. */
+TEST(blocks_vs_objdump)
+{
+	size_t blocks = 0, bad = 0, fallback = 0;
+	struct timespec t0, t1;
+
+	if (load_libc())
+		SKIP("no libc.so.6 or objdump");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (size_t i = 0; i < nins; i++) {
+		struct strace_block b;
+		const uint8_t *code;
+		size_t avail, j, k;
+		int skip = 0;
+
+		if (!(ins[i].fstart || (i && ins[i - 1].kind)))
+			continue;
+		for (j = i; j < nins && j - i < 1024 && !ins[j].kind; j++)
+			skip |= ins[j].bad || !ins[j].len;
+		if (j >= nins || j - i >= 1024 || skip || ins[j].bad)
+			continue;
+		/* objdump's listing must be contiguous over the block */
+		for (k = i; k < j; k++)
+			if (ins[k].addr + ins[k].len != ins[k + 1].addr)
+				skip = 1;
+		if (skip)
+			continue;
+		code = strace_image_code(libc_img, ins[i].addr, &avail);
+		REQUIRE(code);
+		REQUIRE(strace_block_decode(code, avail, ins[i].addr, 0, &b) ==
+			0);
+		blocks++;
+		fallback += !!(b.flags & STRACE_BF_FALLBACK);
+		if (b.kind != ins[j].kind ||
+		    b.len != ins[j].addr + ins[j].len - ins[i].addr ||
+		    b.ninsn != j - i + 1 || b.term_len != ins[j].len ||
+		    ((b.kind == STRACE_BK_CALL || b.kind == STRACE_BK_JMP ||
+		      b.kind == STRACE_BK_JCC) &&
+		     b.target != ins[j].target)) {
+			if (bad++ < 5)
+				fprintf(stderr,
+					"  block %llx: kind %u len %u n %u "
+					"target %llx; objdump: kind %u len "
+					"%llu n %zu target %llx\n",
+					(unsigned long long)ins[i].addr,
+					b.kind, b.len, b.ninsn,
+					(unsigned long long)b.target,
+					ins[j].kind,
+					(unsigned long long)(ins[j].addr +
+							     ins[j].len -
+							     ins[i].addr),
+					j - i + 1,
+					(unsigned long long)ins[j].target);
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("  libc: %zu blocks compared (%zu with Capstone-rejected "
+	       "instructions), %zu differ; %.0f ns per block decode\n",
+	       blocks, fallback, bad,
+	       ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) /
+		       (blocks ? blocks : 1));
+	CHECK_INT(blocks, >, 50000);
+	CHECK_INT(fallback, >, 0);
+	CHECK_INT(bad, ==, 0);
+}
+
+TEST(specific_blocks)
+{
+	/* push %rbp; mov %rsp,%rbp; sub $0x20,%rsp; rdsspq %rax (Capstone 4
+	 * rejects it); call rel32 +0x10 */
+	static const uint8_t c1[] = {0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec,
+				     0x20, 0xf3, 0x48, 0x0f, 0x1e, 0xc8, 0xe8,
+				     0x10, 0x00, 0x00, 0x00};
+	/* OCaml 4.13 try: lea h(%rip),%r11; push %r11; push 16(%r14);
+	 * mov %rsp,16(%r14); call rel32 */
+	static const uint8_t c2[] = {0x4c, 0x8d, 0x1d, 0x10, 0x00, 0x00, 0x00,
+				     0x41, 0x53, 0x41, 0xff, 0x76, 0x10, 0x49,
+				     0x89, 0x66, 0x10, 0xe8, 0, 0, 0, 0};
+	/* OCaml raise: mov 16(%r14),%rsp; pop 16(%r14); pop %r11; jmp *%r11 */
+	static const uint8_t c3[] = {0x49, 0x8b, 0x66, 0x10, 0x41, 0x8f,
+				     0x46, 0x10, 0x41, 0x5b, 0x41, 0xff, 0xe3};
+	/* leave the try: pop 16(%r14); add $8,%rsp; jmp rel8 */
+	static const uint8_t c4[] = {0x41, 0x8f, 0x46, 0x10, 0x48, 0x83,
+				     0xc4, 0x08, 0xeb, 0x05};
+	/* syscall; and a truncated instruction */
+	static const uint8_t c5[] = {0x0f, 0x05};
+	static const uint8_t c6[] = {0x48, 0x8b};
+	struct strace_block b;
+
+	CHECK_INT(strace_block_decode(c1, sizeof(c1), 0x1000, 0, &b), ==, 0);
+	CHECK_INT(b.kind, ==, STRACE_BK_CALL);
+	CHECK_INT(b.ninsn, ==, 5);
+	CHECK_INT(b.len, ==, sizeof(c1));
+	CHECK_INT(b.term_len, ==, 5);
+	CHECK_U64(b.target, ==, 0x1000 + sizeof(c1) + 0x10);
+	CHECK_INT(b.sp_delta, ==, -40);
+	CHECK(b.flags & STRACE_BF_FALLBACK);
+
+	CHECK_INT(strace_block_decode(c2, sizeof(c2), 0x2000, 0, &b), ==, 0);
+	CHECK_INT(b.kind, ==, STRACE_BK_CALL);
+	CHECK(b.flags & STRACE_BF_OCAML_PUSH);
+	CHECK_INT(b.sp_delta, ==, -16);
+
+	CHECK_INT(strace_block_decode(c3, sizeof(c3), 0x3000, 0, &b), ==, 0);
+	CHECK_INT(b.kind, ==, STRACE_BK_JMP_IND);
+	CHECK(b.flags & STRACE_BF_OCAML_RAISE);
+	CHECK(!(b.flags & STRACE_BF_OCAML_POP));
+	CHECK(b.flags & STRACE_BF_SP_UNKNOWN);
+
+	CHECK_INT(strace_block_decode(c4, sizeof(c4), 0x4000, 0, &b), ==, 0);
+	CHECK_INT(b.kind, ==, STRACE_BK_JMP);
+	CHECK(b.flags & STRACE_BF_OCAML_POP);
+	CHECK_INT(b.sp_delta, ==, 16);
+	CHECK_U64(b.target, ==, 0x4000 + sizeof(c4) + 5);
+
+	CHECK_INT(strace_block_decode(c5, sizeof(c5), 0x5000, 0, &b), ==, 0);
+	CHECK_INT(b.kind, ==, STRACE_BK_SYSCALL);
+	CHECK_INT(strace_block_decode(c6, sizeof(c6), 0x6000, 0, &b), ==, 0);
+	CHECK_INT(b.kind, ==, STRACE_BK_BAD);
+	CHECK_INT(strace_block_decode(NULL, 0, 0x7000, 0, &b), ==, 0);
+	CHECK_INT(b.kind, ==, STRACE_BK_NOCODE);
+}
+
+TEST(cache)
+{
+	struct strace_bcache *c;
+	struct strace_bcache_stats st;
+	struct strace_block b = {0};
+	const struct strace_block *r;
+
+	REQUIRE(strace_bcache_new(1024, &c) == 0);
+	for (uint64_t k = 0; k < 500; k++) {
+		b.start = k * 16;
+		b.len = (uint32_t)k;
+		strace_bcache_put(c, k * 16, &b);
+	}
+	for (uint64_t k = 0; k < 500; k++) {
+		r = strace_bcache_find(c, k * 16);
+		CHECK(r && r->len == k);
+	}
+	CHECK(strace_bcache_find(c, 8) == NULL);
+	strace_bcache_stats(c, &st);
+	CHECK_U64(st.entries, ==, 500);
+	/* past half full it starts over instead of growing */
+	for (uint64_t k = 500; k < 600; k++)
+		strace_bcache_put(c, k * 16 + 1, &b);
+	strace_bcache_stats(c, &st);
+	CHECK_U64(st.flushes, ==, 1);
+	CHECK(st.entries < 512);
+	strace_bcache_free(c);
+
+	/* through an image: hits after the first decode, flush on change */
+	if (load_libc())
+		SKIP("no libc");
+	REQUIRE(strace_bcache_new(0, &c) == 0);
+	r = strace_bcache_get(c, libc_img, ins[0].addr);
+	CHECK(r->kind != STRACE_BK_NOCODE);
+	r = strace_bcache_get(c, libc_img, ins[0].addr);
+	strace_bcache_stats(c, &st);
+	CHECK_U64(st.hits, ==, 1);
+	CHECK_U64(st.misses, ==, 1);
+	r = strace_bcache_get(c, libc_img, 0x1000);
+	CHECK_INT(r->kind, ==, STRACE_BK_NOCODE);
+	strace_bcache_free(c);
+}
+
+static const uint8_t *code_from_image(void *arg, uint64_t ip, size_t *avail)
+{
+	return strace_image_code(arg, ip, avail);
+}
+
+/* The dlfilter's way: keyed by (object, offset), bytes from a callback;
+ * the same code at another address is not decoded again. */
+TEST(lookup_by_key)
+{
+	struct strace_bcache *c;
+	struct strace_bcache_stats st;
+	size_t checked = 0;
+
+	if (load_libc())
+		SKIP("no libc");
+	REQUIRE(strace_bcache_new(0, &c) == 0);
+	for (size_t i = 0; i < nins && checked < 2000; i += 97) {
+		struct strace_block want;
+		const struct strace_block *b;
+		const uint8_t *code;
+		size_t avail;
+		uint64_t key = 0xdd50000000000000ull ^ (ins[i].addr - 0x7f0000000000ull);
+
+		code = strace_image_code(libc_img, ins[i].addr, &avail);
+		REQUIRE(code);
+		strace_block_decode(code, avail, ins[i].addr, 0, &want);
+		b = strace_bcache_lookup(c, key, ins[i].addr, code_from_image,
+					 libc_img);
+		CHECK(b->kind == want.kind && b->len == want.len &&
+		      b->ninsn == want.ninsn && b->target == want.target);
+		/* same key from elsewhere: a hit, relocatable */
+		b = strace_bcache_lookup(c, key, ins[i].addr + 0x5000, NULL,
+					 NULL);
+		CHECK_U64(b->start, ==, ins[i].addr);
+		checked++;
+	}
+	strace_bcache_stats(c, &st);
+	CHECK_U64(st.misses, ==, checked);
+	CHECK_U64(st.hits, ==, checked);
+	/* no bytes: NOCODE, cached too */
+	CHECK_INT(strace_bcache_lookup(c, 12345, 0x1000, NULL, NULL)->kind, ==,
+		  STRACE_BK_NOCODE);
+	strace_bcache_free(c);
+}
+
+RUN_TESTS("test_decoder_block", T(length_decoder_vs_objdump),
+	  T(blocks_vs_objdump), T(specific_blocks), T(cache),
+	  T(lookup_by_key))

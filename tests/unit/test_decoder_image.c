@@ -1,0 +1,485 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/unit/test_decoder_image.c - the process image against binutils:
+ * every function nm lists is found at its address with one of its names;
+ * every name@plt label objdump prints is where we put it; the PLT names
+ * match what the installed perf (6.1) lists; code bytes match objdump.
+ */
+#include <errno.h>
+#include <sys/auxv.h>
+
+#include "harness.h"
+#include "decoder_testlib.h"
+
+#define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
+
+static const char *prog_src =
+	"#include <stdio.h>\n"
+	"#include <stdlib.h>\n"
+	"#include <string.h>\n"
+	"static int __attribute__((noinline)) helper(int x) { return x * 3 + 1; }\n"
+	"int __attribute__((noinline)) global_fn(int x) { return helper(x) + (int)strlen(\"ab\"); }\n"
+	"int __attribute__((weak)) weak_fn(int x) { return x - 1; }\n"
+	"extern int alias_fn(int) __attribute__((alias(\"global_fn\")));\n"
+	"int main(int argc, char **argv) { (void)argv; printf(\"%d\\n\", global_fn(argc) + weak_fn(argc) + alias_fn(2)); puts(\"x\"); return abs(argc) == 7; }\n";
+
+/* Compile prog_src with extra flags into dir/name; returns path or NULL. */
+static const char *build_prog(const char *name, const char *flags)
+{
+	static char path[4][600];
+	static int slot;
+	char src[600], cmd[2048];
+	FILE *f;
+	char *p = path[slot++ & 3];
+
+	snprintf(src, sizeof(src), "%s/%s.c", tl_tmpdir(), name);
+	snprintf(p, 600, "%s/%s", tl_tmpdir(), name);
+	f = fopen(src, "w");
+	if (!f)
+		return NULL;
+	fputs(prog_src, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "cc -O1 -g %s -o %s %s 2>&1", flags, p,
+		 src);
+	if (system(cmd) != 0)
+		return NULL;
+	return p;
+}
+
+/*
+ * For every function symbol nm prints (types T t W w i), look the address
+ * up: the symbol must start there and be named by one of the names nm
+ * gives that address. Returns the number of addresses checked.
+ */
+static int check_nm(struct strace_image *img, const char *path, uint64_t bias,
+		    int dynamic)
+{
+	char cmd[800], *out, *line, *save = NULL;
+	int checked = 0, bad = 0;
+	struct ent {
+		unsigned long long addr, size;
+		char name[256];
+	} *v = NULL;
+	size_t n = 0, cap = 0;
+
+	snprintf(cmd, sizeof(cmd),
+		 "nm %s --defined-only -S %s | awk '$3 ~ /^[TtWwi]$/' | sort",
+		 dynamic ? "-D" : "", path);
+	out = tl_run(cmd);
+	if (!out)
+		return -1;
+	for (line = strtok_r(out, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		struct ent e;
+		char type, *at;
+
+		if (sscanf(line, "%llx %llx %c %255s", &e.addr, &e.size, &type,
+			   e.name) != 4)
+			continue;
+		if ((at = strchr(e.name, '@')))
+			*at = 0;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 1024;
+			v = realloc(v, cap * sizeof(*v));
+		}
+		v[n++] = e;
+	}
+	free(out);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		struct strace_symbol s;
+		int named = 0, sized = 0;
+
+		while (j < n && v[j].addr == v[i].addr)
+			j++;
+		if (strace_image_symbol(img, bias + v[i].addr, &s) != 0) {
+			if (bad++ < 5)
+				fprintf(stderr, "  no symbol at %llx (%s)\n",
+					v[i].addr, v[i].name);
+		} else if (s.start != bias + v[i].addr) {
+			if (bad++ < 5)
+				fprintf(stderr, "  %s: start %llx, want %llx\n",
+					v[i].name,
+					(unsigned long long)(s.start - bias),
+					v[i].addr);
+		} else {
+			for (size_t k = i; k < j; k++) {
+				if (!strcmp(v[k].name, s.name)) {
+					named = 1;
+					sized = !v[k].size || v[k].size == s.size;
+				}
+			}
+			if (!named || !sized) {
+				if (bad++ < 5)
+					fprintf(stderr,
+						"  %llx: %s (size %llu) not as "
+						"nm says (%s size %llu)\n",
+						v[i].addr, s.name,
+						(unsigned long long)s.size,
+						v[i].name, v[i].size);
+			}
+		}
+		checked++;
+		i = j;
+	}
+	free(v);
+	CHECK_INT(bad, ==, 0);
+	return checked;
+}
+
+TEST(program_symbols)
+{
+	const char *p = build_prog("prog", "-fPIE -pie");
+	struct strace_image *img;
+	uint64_t bias = 0x555555554000ull;
+	int n;
+
+	if (!p || !tl_have("nm"))
+		SKIP("no cc or nm");
+	REQUIRE(strace_image_new(NULL, &img) == 0);
+	REQUIRE(tl_map_elf(img, p, bias) > 0);
+	n = check_nm(img, p, bias, 0);
+	CHECK_INT(n, >=, 5);
+	/* a named function by name: helper is static, in .symtab only */
+	{
+		char cmd[700], *out;
+		unsigned long long a = 0;
+		struct strace_symbol s;
+		snprintf(cmd, sizeof(cmd), "nm %s | grep ' helper$'", p);
+		out = tl_run(cmd);
+		REQUIRE(out && sscanf(out, "%llx", &a) == 1);
+		free(out);
+		CHECK(strace_image_symbol(img, bias + a + 1, &s) == 0);
+		CHECK_STR(s.name, "helper");
+		CHECK_U64(s.start, ==, bias + a);
+	}
+	strace_image_free(img);
+}
+
+TEST(libc_dynsym)
+{
+	struct strace_image *img;
+	uint64_t bias = 0x7f1234560000ull;
+	int n;
+
+	if (access(LIBC, R_OK) || !tl_have("nm"))
+		SKIP("no libc.so.6 or nm");
+	REQUIRE(strace_image_new(NULL, &img) == 0);
+	REQUIRE(tl_map_elf(img, LIBC, bias) > 0);
+	n = check_nm(img, LIBC, bias, 1);
+	printf("  libc: %d function addresses checked\n", n);
+	CHECK_INT(n, >=, 2000);
+	strace_image_free(img);
+}
+
+/* Every objdump label "<name@plt>" in section sec of path: our name. */
+static int check_plt_labels(struct strace_image *img, const char *path,
+			    const char *sec, uint64_t bias, int *bad)
+{
+	char cmd[800], *out, *line, *save = NULL;
+	int n = 0;
+
+	snprintf(cmd, sizeof(cmd),
+		 "objdump -d --section=%s %s | grep -E '^[0-9a-f]+ <.*@plt>:$'",
+		 sec, path);
+	out = tl_run(cmd);
+	if (!out)
+		return 0;
+	for (line = strtok_r(out, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long a;
+		char name[512];
+		struct strace_symbol s;
+
+		if (sscanf(line, "%llx <%511[^>]>:", &a, name) != 2)
+			continue;
+		if (strchr(name, '*') || strchr(name, '+'))
+			continue; /* IRELATIVE: *ABS*+0x...@plt */
+		n++;
+		if (strace_image_symbol(img, bias + a, &s) != 0 ||
+		    strcmp(s.name, name) || s.start != bias + a) {
+			if ((*bad)++ < 5)
+				fprintf(stderr, "  %s %llx: want %s got %s\n",
+					sec, a, name,
+					strace_image_symbol(img, bias + a, &s)
+						? "(none)"
+						: s.name);
+		}
+	}
+	free(out);
+	return n;
+}
+
+TEST(plt_perf61)
+{
+	struct strace_image *img;
+	uint64_t bias = 0x560000000000ull;
+	int bad = 0, n;
+
+	if (!tl_have("objdump"))
+		SKIP("no objdump");
+	REQUIRE(strace_image_new(NULL, &img) == 0);
+	REQUIRE(tl_map_elf(img, "/bin/ls", bias) > 0);
+	n = check_plt_labels(img, "/bin/ls", ".plt", bias, &bad);
+	CHECK_INT(n, >=, 50);
+	CHECK_INT(bad, ==, 0);
+	/* perf 6.1 names no .plt.got entries: they belong to no symbol */
+	{
+		char *out = tl_run("objdump -d --section=.plt.got /bin/ls | "
+				   "grep -m1 -E '^[0-9a-f]+ <'");
+		unsigned long long a;
+		struct strace_symbol s;
+		if (out && sscanf(out, "%llx", &a) == 1)
+			CHECK(strace_image_symbol(img, bias + a, &s) != 0 ||
+			      !strstr(s.name, "@plt"));
+		free(out);
+	}
+	strace_image_free(img);
+}
+
+/* The set of name@plt names perf itself makes for a binary. */
+TEST(plt_names_like_installed_perf)
+{
+	struct strace_image *img;
+	char *want, *got = NULL, *line, *save = NULL;
+	size_t glen = 0;
+	FILE *f;
+	char cmd[800], path[600];
+	uint64_t bias = 0x560000000000ull;
+
+	if (!tl_have("perf") || !tl_have("objdump"))
+		SKIP("no perf");
+	want = tl_run("perf probe -F -x /bin/ls --filter '*' 2>/dev/null | "
+		      "grep '@plt$' | sort");
+	if (!want || !*want) {
+		free(want);
+		SKIP("perf probe -F does not work here");
+	}
+	REQUIRE(strace_image_new(NULL, &img) == 0);
+	REQUIRE(tl_map_elf(img, "/bin/ls", bias) > 0);
+	/* walk every 8 bytes of .plt and .plt.got, collect names */
+	snprintf(path, sizeof(path), "%s/plt-names", tl_tmpdir());
+	f = fopen(path, "w");
+	REQUIRE(f);
+	{
+		char *hdr = tl_run("readelf -SW /bin/ls | grep -E ' \\.plt(\\.got|\\.sec)? '");
+		char *l2, *sv2 = NULL;
+		REQUIRE(hdr);
+		for (l2 = strtok_r(hdr, "\n", &sv2); l2;
+		     l2 = strtok_r(NULL, "\n", &sv2)) {
+			char nm[64], ty[64];
+			unsigned long long addr, off, size;
+			char *b = strchr(l2, ']');
+			if (!b || sscanf(b + 1, "%63s %63s %llx %llx %llx", nm,
+					 ty, &addr, &off, &size) != 5)
+				continue;
+			for (unsigned long long a = addr; a < addr + size;
+			     a += 8) {
+				struct strace_symbol s;
+				if (!strace_image_symbol(img, bias + a, &s) &&
+				    s.start == bias + a)
+					fprintf(f, "%s\n", s.name);
+			}
+		}
+		free(hdr);
+	}
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "sort %s", path);
+	got = tl_run(cmd);
+	REQUIRE(got);
+	glen = strlen(got);
+	CHECK_INT(glen, ==, strlen(want));
+	CHECK(strcmp(got, want) == 0);
+	(void)line;
+	(void)save;
+	free(want);
+	free(got);
+	strace_image_free(img);
+}
+
+TEST(plt_perf62_plt_got_and_sec)
+{
+	struct strace_image_opts o = {sizeof(o), STRACE_PLT_PERF62};
+	struct strace_image *img;
+	uint64_t bias = 0x560000000000ull;
+	int bad = 0, n;
+	const char *p;
+
+	if (!tl_have("objdump"))
+		SKIP("no objdump");
+	REQUIRE(strace_image_new(&o, &img) == 0);
+	REQUIRE(tl_map_elf(img, "/bin/ls", bias) > 0);
+	n = check_plt_labels(img, "/bin/ls", ".plt", bias, &bad);
+	n += check_plt_labels(img, "/bin/ls", ".plt.got", bias, &bad);
+	CHECK_INT(n, >=, 56);
+	CHECK_INT(bad, ==, 0);
+	strace_image_free(img);
+
+	/* an IBT binary: .plt.sec holds the entries that calls go to */
+	p = build_prog("prog_ibt", "-fPIE -pie -fcf-protection=full "
+				   "-Wl,-z,ibtplt");
+	if (!p)
+		SKIP("cannot build an IBT program");
+	{
+		char cmd[700], *out;
+		snprintf(cmd, sizeof(cmd), "readelf -SW %s | grep -c plt.sec",
+			 p);
+		out = tl_run(cmd);
+		if (!out || atoi(out) < 1) {
+			free(out);
+			SKIP("linker made no .plt.sec");
+		}
+		free(out);
+	}
+	REQUIRE(strace_image_new(&o, &img) == 0);
+	REQUIRE(tl_map_elf(img, p, bias) > 0);
+	bad = 0;
+	n = check_plt_labels(img, p, ".plt.sec", bias, &bad);
+	CHECK_INT(n, >=, 2);
+	CHECK_INT(bad, ==, 0);
+	strace_image_free(img);
+}
+
+TEST(code_bytes_match_objdump)
+{
+	const char *p = build_prog("prog2", "-fPIE -pie");
+	struct strace_image *img;
+	uint64_t bias = 0x555555554000ull;
+	char cmd[800], *out, *line, *save = NULL;
+	int n = 0, bad = 0;
+
+	if (!p || !tl_have("objdump"))
+		SKIP("no cc or objdump");
+	REQUIRE(strace_image_new(NULL, &img) == 0);
+	REQUIRE(tl_map_elf(img, p, bias) > 0);
+	snprintf(cmd, sizeof(cmd),
+		 "objdump -d --section=.text %s | grep -E '^ +[0-9a-f]+:\t'",
+		 p);
+	out = tl_run(cmd);
+	REQUIRE(out);
+	for (line = strtok_r(out, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long a;
+		unsigned b[16];
+		uint8_t mine[16];
+		int k = 0, used;
+		char *q;
+
+		if (sscanf(line, " %llx:%n", &a, &used) != 1)
+			continue;
+		q = line + used;
+		while (k < 16) {
+			int m;
+			if (sscanf(q, " %2x%n", &b[k], &m) != 1 || m > 3)
+				break;
+			if (q[m] != ' ' && q[m] != '\t' && q[m] != 0)
+				break;
+			q += m;
+			k++;
+			if (*q == '\t')
+				break;
+		}
+		CHECK_INT(strace_image_read(img, bias + a, mine, (size_t)k), ==,
+			  k);
+		for (int i = 0; i < k; i++)
+			if (mine[i] != b[i])
+				bad++;
+		n++;
+	}
+	free(out);
+	CHECK_INT(n, >=, 20);
+	CHECK_INT(bad, ==, 0);
+	strace_image_free(img);
+}
+
+TEST(mappings_replace_and_remove)
+{
+	struct strace_image *img;
+	uint8_t a[8192], b[4096], buf[16];
+	size_t avail;
+	const uint8_t *c;
+
+	memset(a, 0xaa, sizeof(a));
+	memset(b, 0xbb, sizeof(b));
+	REQUIRE(strace_image_new(NULL, &img) == 0);
+	CHECK_INT(strace_image_add_bytes(img, 0x10000, a, sizeof(a), "a"), ==, 0);
+	uint64_t g = strace_image_generation(img);
+	/* b replaces the middle of a's second page */
+	CHECK_INT(strace_image_add_bytes(img, 0x11800, b, 1024, "b"), ==, 0);
+	CHECK(strace_image_generation(img) != g);
+	c = strace_image_code(img, 0x11000, &avail);
+	CHECK(c && c[0] == 0xaa);
+	CHECK_INT(avail, ==, 0x800);
+	c = strace_image_code(img, 0x11900, &avail);
+	CHECK(c && c[0] == 0xbb);
+	CHECK_INT(avail, ==, 0x300);
+	c = strace_image_code(img, 0x11c00, &avail);
+	CHECK(c && c[0] == 0xaa); /* the tail of a keeps its offset */
+	CHECK_INT(avail, ==, 0x400);
+	CHECK_INT(strace_image_read(img, 0x117f8, buf, 16), ==, 16);
+	CHECK_INT(buf[7], ==, 0xaa);
+	CHECK_INT(buf[8], ==, 0xbb);
+	CHECK_INT(strace_image_remove(img, 0x10000, 0x1000), ==, 0);
+	CHECK(strace_image_code(img, 0x10010, &avail) == NULL);
+	CHECK_INT(strace_image_read(img, 0x12000, buf, 4), ==, 0);
+	CHECK(strace_image_add_file(img, 0x1000, 0x1000, 0,
+				    "/nonexistent/file") == -ENOENT);
+	strace_image_free(img);
+}
+
+/* Our own vDSO, read from memory: symbols match objdump -T of its dump. */
+TEST(vdso_from_memory)
+{
+	uint64_t base = getauxval(AT_SYSINFO_EHDR);
+	struct strace_image *img;
+	char path[600], cmd[800], *out, *line, *save = NULL;
+	size_t len = 0;
+	FILE *f;
+	int n = 0;
+
+	if (!base)
+		SKIP("no vDSO");
+	f = fopen("/proc/self/maps", "r");
+	REQUIRE(f);
+	{
+		char l[512];
+		while (fgets(l, sizeof(l), f)) {
+			unsigned long long s, e;
+			if (strstr(l, "[vdso]") &&
+			    sscanf(l, "%llx-%llx", &s, &e) == 2)
+				len = (size_t)(e - s);
+		}
+	}
+	fclose(f);
+	REQUIRE(len);
+	REQUIRE(strace_image_new(NULL, &img) == 0);
+	REQUIRE(strace_image_add_bytes(img, base, (const void *)(uintptr_t)base,
+				       len, "[vdso]") == 0);
+	snprintf(path, sizeof(path), "%s/vdso.so", tl_tmpdir());
+	f = fopen(path, "w");
+	REQUIRE(f);
+	fwrite((const void *)(uintptr_t)base, 1, len, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "objdump -T %s | grep ' DF .text'", path);
+	out = tl_run(cmd);
+	if (!out)
+		SKIP("objdump -T failed on the vDSO dump");
+	for (line = strtok_r(out, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long a;
+		struct strace_symbol s;
+		if (sscanf(line, "%llx", &a) != 1)
+			continue;
+		CHECK(strace_image_symbol(img, base + a, &s) == 0 &&
+		      s.start == base + a);
+		n++;
+	}
+	CHECK_INT(n, >=, 4);
+	free(out);
+	strace_image_free(img);
+}
+
+RUN_TESTS("test_decoder_image", T(program_symbols), T(libc_dynsym),
+	  T(plt_perf61), T(plt_names_like_installed_perf),
+	  T(plt_perf62_plt_got_and_sec), T(code_bytes_match_objdump),
+	  T(mappings_replace_and_remove), T(vdso_from_memory))

@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/unit/test_format.c - ptrace-read's formatter (cli/format.c).
+ *
+ * The fast hand-written formatting is checked against slow references
+ * built with snprintf from the same event table, for every type and many
+ * operand values; escaping against RFC 8259's rules; the name tables
+ * against a real ring's string table.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../cli/format.h"
+#include "../harness.h"
+#include "strace/event.h"
+#include "strace/ring.h"
+
+static uint64_t rng = 88172645463325252ull;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* values with every digit count and the edges around powers of 10 / 16 */
+static uint64_t interesting(unsigned i)
+{
+	uint64_t p = 1;
+	if (i < 20) {
+		for (unsigned k = 0; k < i; k++)
+			p *= 10;
+		return p;
+	}
+	if (i < 40) {
+		for (unsigned k = 0; k < i - 20; k++)
+			p *= 10;
+		return p - 1;
+	}
+	if (i < 104)
+		return (1ull << (i - 40)) - (i & 1);
+	if (i == 104)
+		return UINT64_MAX;
+	return rnd() >> (rnd() % 64);
+}
+
+TEST(decimal)
+{
+	for (unsigned i = 0; i < 5000; i++) {
+		uint64_t v = interesting(i);
+		char got[32], want[32];
+		*fmt_put_u64(got, v) = '\0';
+		snprintf(want, sizeof(want), "%" PRIu64, v);
+		CHECK_STR(got, want);
+	}
+}
+
+TEST(hex)
+{
+	for (unsigned i = 0; i < 5000; i++) {
+		uint64_t v = interesting(i);
+		char got[32], want[32];
+		*fmt_put_hex(got, v) = '\0';
+		snprintf(want, sizeof(want), "0x%" PRIx64, v);
+		CHECK_STR(got, want);
+	}
+}
+
+TEST(time)
+{
+	for (unsigned i = 0; i < 5000; i++) {
+		uint64_t v = interesting(i);
+		char got[40], want[40];
+		*fmt_put_time(got, v) = '\0';
+		snprintf(want, sizeof(want), "%" PRIu64 ".%09" PRIu64,
+			 v / 1000000000u, v % 1000000000u);
+		CHECK_STR(got, want);
+	}
+}
+
+static void name_json(const char *in, size_t len, const char *want_json,
+		      const char *want_text)
+{
+	struct fmt_names n;
+	struct fmt_name out;
+	char j[256], t[256];
+
+	fmt_names_init(&n, NULL);
+	REQUIRE(fmt_name_make(&n, in, len, &out) == 0);
+	snprintf(j, sizeof(j), "%.*s", (int)out.json_len, out.json);
+	snprintf(t, sizeof(t), "%.*s", (int)out.text_len, out.text);
+	CHECK_STR(j, want_json);
+	CHECK_STR(t, want_text);
+	fmt_names_fini(&n);
+}
+
+/* RFC 8259 section 7: '"', '\\' and U+0000..U+001F must be escaped */
+TEST(escape)
+{
+	name_json("main", 4, "main", "main");
+	name_json("a\"b\\c", 5, "a\\\"b\\\\c", "a\"b\\c");
+	name_json("t\tn\nr\r", 6, "t\\tn\\nr\\r", "t?n?r?");
+	name_json("\x01\x1f", 2, "\\u0001\\u001f", "??");
+	name_json("x\0y", 3, "x\\u0000y", "x?y");
+	/* valid UTF-8 passes through; a stray byte becomes \u00XX */
+	name_json("unicod\xc3\xa9", 8, "unicod\xc3\xa9", "unicod\xc3\xa9");
+	name_json("bad\xff", 4, "bad\\u00ff", "bad\xff");
+	name_json("\xc3", 1, "\\u00c3", "\xc3");      /* cut sequence */
+	name_json("\xed\xa0\x80", 3, "\\u00ed\\u00a0\\u0080",
+		  "\xed\xa0\x80"); /* surrogate */
+}
+
+TEST(long_name_cut)
+{
+	static char big[FMT_NAME_MAX + 100];
+	struct fmt_names n;
+	struct fmt_name out;
+
+	memset(big, 'a', sizeof(big));
+	fmt_names_init(&n, NULL);
+	REQUIRE(fmt_name_make(&n, big, sizeof(big), &out) == 0);
+	CHECK_INT(out.text_len, ==, FMT_NAME_MAX + 3);
+	CHECK_INT(out.json_len, ==, FMT_NAME_MAX + 3);
+	CHECK(!memcmp(out.text + FMT_NAME_MAX, "...", 3));
+	fmt_names_fini(&n);
+}
+
+/* --- reference formatting with snprintf, no names ----------------------- */
+
+static size_t ref_operand(char *p, size_t room, const char *name,
+			  unsigned kind, uint64_t v, int json)
+{
+	switch (kind) {
+	case STRACE_FK_NONE:
+		return 0;
+	case STRACE_FK_ADDR:
+	case STRACE_FK_HEX:
+		return (size_t)(json ? snprintf(p, room, ",\"%s\":%" PRIu64,
+						name, v)
+				     : snprintf(p, room, " %s=0x%" PRIx64,
+						name, v));
+	case STRACE_FK_DEC:
+		return (size_t)snprintf(p, room,
+					json ? ",\"%s\":%" PRIu64
+					     : " %s=%" PRIu64,
+					name, v);
+	case STRACE_FK_STR:
+		/* no ring: an offset that cannot be resolved */
+		return (size_t)(json ? snprintf(p, room, ",\"%s\":null", name)
+				     : snprintf(p, room,
+						" %s=<bad string offset 0x%" PRIx64
+						">",
+						name, v));
+	case STRACE_FK_REASON:
+		return (size_t)snprintf(p, room,
+					json ? ",\"%s\":\"%s\"" : " %s=%s",
+					name, strace_reason_name(v));
+	case STRACE_FK_BLOCK:
+		return (size_t)(json ? snprintf(p, room,
+						",\"%s\":{\"insns\":%" PRIu64
+						",\"bytes\":%" PRIu64 "}",
+						name, v >> 32,
+						v & 0xffffffffu)
+				     : snprintf(p, room,
+						" %s=%" PRIu64 "insn/%" PRIu64
+						"B",
+						name, v >> 32,
+						v & 0xffffffffu));
+	}
+	return 0;
+}
+
+static void ref_line(char *p, size_t room, const struct strace_event *e,
+		     uint64_t seq, int json)
+{
+	const struct strace_event_info *in = strace_event_info(e->type);
+	const char *name = in ? in->name : "unknown";
+	const char *an = in ? in->a_name : "a", *bn = in ? in->b_name : "b";
+	unsigned ak = in ? in->a_kind : STRACE_FK_HEX;
+	unsigned bk = in ? in->b_kind : STRACE_FK_HEX;
+	size_t n;
+
+	if (json) {
+		if (in)
+			n = (size_t)snprintf(p, room,
+					     "{\"seq\":%" PRIu64
+					     ",\"type\":\"%s\",\"tid\":%u,"
+					     "\"time\":%" PRIu64,
+					     seq, name, e->tid, e->time);
+		else
+			n = (size_t)snprintf(p, room,
+					     "{\"seq\":%" PRIu64
+					     ",\"type\":\"unknown\","
+					     "\"type_value\":%u,\"tid\":%u,"
+					     "\"time\":%" PRIu64,
+					     seq, e->type, e->tid, e->time);
+		if (e->flags)
+			n += (size_t)snprintf(p + n, room - n, ",\"flags\":%u",
+					      e->flags);
+	} else {
+		char tname[32];
+		if (in)
+			snprintf(tname, sizeof(tname), "%-11s", name);
+		else
+			snprintf(tname, sizeof(tname), "unknown#%u", e->type);
+		n = (size_t)snprintf(p, room,
+				     "%" PRIu64 " %" PRIu64 ".%09" PRIu64
+				     " %u %s",
+				     seq, e->time / 1000000000u,
+				     e->time % 1000000000u, e->tid, tname);
+	}
+	if (an[0])
+		n += ref_operand(p + n, room - n, an, ak, e->a, json);
+	if (bn[0])
+		n += ref_operand(p + n, room - n, bn, bk, e->b, json);
+	if (json)
+		snprintf(p + n, room - n, "}\n");
+	else if (e->flags)
+		snprintf(p + n, room - n, " flags=0x%x\n", e->flags);
+	else
+		snprintf(p + n, room - n, "\n");
+}
+
+static void check_lines(int json)
+{
+	static char got[FMT_LINE_MAX], want[4096];
+	struct fmt f;
+	unsigned values[STRACE_EV_MAX + 3], nv = 0;
+
+	fmt_setup(&f, NULL, 0);
+	for (unsigned t = 0; t < STRACE_EV_MAX; t++)
+		if (strace_event_info(t))
+			values[nv++] = t;
+	values[nv++] = 7;     /* unnamed values */
+	values[nv++] = 127;
+	values[nv++] = 65535;
+	for (unsigned i = 0; i < nv; i++) {
+		for (unsigned rep = 0; rep < 200; rep++) {
+			struct strace_event e;
+			uint64_t seq = interesting(rep + 100 * (i & 1));
+			char *end;
+			e.type = (uint16_t)values[i];
+			e.flags = (uint16_t)(rep % 3 ? 0 : rnd());
+			e.tid = (uint32_t)rnd();
+			e.time = interesting(rep);
+			e.a = interesting(rep * 7 % 200);
+			e.b = rep % 4 ? rnd() >> (rnd() % 64) : rep;
+			end = json ? fmt_json_event(&f, got, &e, seq)
+				   : fmt_text_event(&f, got, &e, seq);
+			*end = '\0';
+			ref_line(want, sizeof(want), &e, seq, json);
+			CHECK_STR(got, want);
+			if (strcmp(got, want))
+				return;
+		}
+	}
+}
+
+TEST(text_lines_every_type)
+{
+	check_lines(0);
+}
+
+TEST(json_lines_every_type)
+{
+	check_lines(1);
+}
+
+/* --- names from a real ring --------------------------------------------- */
+
+static struct strace_ring *tmp_ring(char *path, size_t len)
+{
+	struct strace_ring_opts o;
+	struct strace_ring *r = NULL;
+
+	snprintf(path, len, "/dev/shm/test_format_%d.srb", (int)getpid());
+	unlink(path);
+	memset(&o, 0, sizeof(o));
+	o.size = sizeof(o);
+	o.capacity = 1024;
+	o.strings_size = 1 << 16;
+	o.no_populate = 1;
+	if (strace_ring_create(path, &o, &r) < 0)
+		return NULL;
+	return r;
+}
+
+static int add(struct strace_ring *r, unsigned kind, uint64_t key,
+	       uint64_t aux, const char *s, uint64_t *off)
+{
+	uint64_t o;
+	return strace_ring_add_string(r, kind, key, aux, s, strlen(s),
+				      off ? off : &o);
+}
+
+static void sym_is(struct fmt_names *n, uint64_t addr, const char *want)
+{
+	const struct fmt_range *r = fmt_names_symbol(n, addr);
+	char got[128];
+
+	if (!r) {
+		CHECK_STR("(none)", want);
+		return;
+	}
+	snprintf(got, sizeof(got), "%.*s+%" PRIu64, (int)r->name.text_len,
+		 r->name.text, addr - r->start);
+	CHECK_STR(got, want);
+}
+
+TEST(names_from_ring)
+{
+	char path[128];
+	struct strace_ring *ring = tmp_ring(path, sizeof(path));
+	struct fmt_names n;
+	const struct fmt_name *t;
+	const struct fmt_range *d;
+
+	REQUIRE(ring);
+	REQUIRE(add(ring, STRACE_EV_SYMBOL, 0x2000, 0x10, "second", NULL) ==
+		0);
+	REQUIRE(add(ring, STRACE_EV_SYMBOL, 0x1000, 0x100, "first", NULL) ==
+		0);
+	REQUIRE(add(ring, STRACE_EV_SYMBOL, 0x3000, 0, "sizeless", NULL) == 0);
+	REQUIRE(add(ring, STRACE_EV_DSO, 0x0, 0x10000, "/lib/libx.so", NULL) ==
+		0);
+	REQUIRE(add(ring, STRACE_EV_PROCESS, 10, 0, "proc", NULL) == 0);
+	REQUIRE(add(ring, STRACE_EV_THREAD, 10, 10, "main-thread", NULL) == 0);
+	REQUIRE(add(ring, STRACE_EV_THREAD, 11, 10, "worker", NULL) == 0);
+	REQUIRE(add(ring, STRACE_EV_PROCESS, 11, 0, "not-this", NULL) == 0);
+
+	fmt_names_init(&n, ring);
+	CHECK_INT(fmt_names_refresh(&n), ==, 8);
+	CHECK_INT(fmt_names_refresh(&n), ==, 0);
+	sym_is(&n, 0x1000, "first+0");
+	sym_is(&n, 0x10ff, "first+255");
+	sym_is(&n, 0x1100, "(none)");
+	sym_is(&n, 0xfff, "(none)");
+	sym_is(&n, 0x2008, "second+8");
+	sym_is(&n, 0x2010, "(none)");
+	sym_is(&n, 0x3000, "sizeless+0");
+	sym_is(&n, 0x3001, "(none)");
+	d = fmt_names_dso(&n, 0x1100);
+	REQUIRE(d);
+	CHECK_INT(d->name.text_len, ==, 7); /* basename */
+	CHECK(!memcmp(d->name.text, "libx.so", 7));
+	CHECK(fmt_names_dso(&n, 0x10000) == NULL);
+	t = fmt_names_thread(&n, 11);
+	REQUIRE(t);
+	CHECK(t->text_len == 6 && !memcmp(t->text, "worker", 6));
+	t = fmt_names_thread(&n, 10);
+	REQUIRE(t);
+	CHECK(t->text_len == 11 && !memcmp(t->text, "main-thread", 11));
+	CHECK(fmt_names_thread(&n, 12) == NULL);
+
+	/* entries added later are picked up incrementally */
+	REQUIRE(add(ring, STRACE_EV_SYMBOL, 0x1100, 0x20, "late", NULL) == 0);
+	REQUIRE(add(ring, STRACE_EV_THREAD, 12, 10, "late-thread", NULL) ==
+		0);
+	CHECK_INT(fmt_names_refresh(&n), ==, 2);
+	sym_is(&n, 0x1108, "late+8");
+	sym_is(&n, 0x1000, "first+0");
+	CHECK(fmt_names_thread(&n, 12) != NULL);
+
+	fmt_names_fini(&n);
+	strace_ring_close(ring);
+	unlink(path);
+}
+
+/* a line with names: symbols, the DSO fallback, strings, thread names */
+TEST(line_with_names)
+{
+	char path[128], line[FMT_LINE_MAX];
+	struct strace_ring *ring = tmp_ring(path, sizeof(path));
+	struct fmt_names n;
+	struct fmt f;
+	struct strace_event e;
+	uint64_t off;
+
+	REQUIRE(ring);
+	REQUIRE(add(ring, STRACE_EV_SYMBOL, 0x1000, 0x100, "fn\"q", NULL) ==
+		0);
+	REQUIRE(add(ring, STRACE_EV_DSO, 0x0, 0x10000, "/lib/libx.so", &off) ==
+		0);
+	REQUIRE(add(ring, STRACE_EV_THREAD, 7, 7, "t7", NULL) == 0);
+	fmt_names_init(&n, ring);
+	REQUIRE(fmt_names_refresh(&n) == 3);
+	fmt_setup(&f, &n, 1);
+
+	memset(&e, 0, sizeof(e));
+	e.type = STRACE_EV_CALL;
+	e.tid = 7;
+	e.time = 1500000000;
+	e.a = 0x1010;
+	e.b = 0x20000;
+	*fmt_text_event(&f, line, &e, 5) = '\0';
+	CHECK_STR(line, "5 1.500000000 7/t7 call        from=0x1010 "
+			"<fn\"q+0x10> to=0x20000\n");
+	*fmt_json_event(&f, line, &e, 5) = '\0';
+	CHECK_STR(line, "{\"seq\":5,\"type\":\"call\",\"tid\":7,"
+			"\"time\":1500000000,\"from\":4112,"
+			"\"from_sym\":\"fn\\\"q+0x10\",\"to\":131072,"
+			"\"comm\":\"t7\"}\n");
+	e.a = 0x2000; /* only the DSO covers it */
+	e.b = 0x1000;
+	*fmt_json_event(&f, line, &e, 6) = '\0';
+	CHECK(strstr(line, "\"from_sym\":\"[libx.so]+0x2000\"") != NULL);
+	CHECK(strstr(line, "\"to_sym\":\"fn\\\"q\"") != NULL);
+
+	e.type = STRACE_EV_DSO;
+	e.a = 0;
+	e.b = off;
+	*fmt_json_event(&f, line, &e, 7) = '\0';
+	CHECK(strstr(line, "\"path\":\"/lib/libx.so\"") != NULL);
+	e.b = off + 1000000; /* not an entry */
+	*fmt_json_event(&f, line, &e, 7) = '\0';
+	CHECK(strstr(line, "\"path\":null") != NULL);
+
+	fmt_cleanup(&f);
+	fmt_names_fini(&n);
+	strace_ring_close(ring);
+	unlink(path);
+}
+
+RUN_TESTS("test_format", T(decimal), T(hex), T(time), T(escape),
+	  T(long_name_cut), T(text_lines_every_type),
+	  T(json_lines_every_type), T(names_from_ring), T(line_with_names))
