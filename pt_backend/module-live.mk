@@ -15,7 +15,7 @@ LIBS += $(O)/lib/libptlive.a
 
 # Unit tests: tests/unit/test_live_*.c, each linked with libptlive.a (and
 # libptbackend.a for the perf.data writer, libstrace.a for error texts).
-PTLIVE_TESTS := $(patsubst tests/unit/%.c,$(O)/tests/%,$(wildcard tests/unit/test_live_*.c))
+PTLIVE_TESTS := $(patsubst tests/unit/%.c,$(O)/tests/%,$(filter-out tests/unit/test_live_cli.c,$(wildcard tests/unit/test_live_*.c)))
 
 $(PTLIVE_TESTS): $(O)/tests/%: $(O)/obj/tests/unit/%.o $(O)/lib/libptlive.a \
 		$(O)/lib/libptbackend.a $(O)/lib/libstrace.a
@@ -23,7 +23,7 @@ $(PTLIVE_TESTS): $(O)/tests/%: $(O)/obj/tests/unit/%.o $(O)/lib/libptlive.a \
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PTLIVE_LDLIBS)
 
-TEST_BINS += $(PTLIVE_TESTS)
+TEST_BINS += $(PTLIVE_TESTS) $(O)/tests/test_live_cli
 
 # Helper programs for the live tests (a child with a known call chain).
 $(O)/tests/live_victim: $(O)/obj/tests/live/victim.o
@@ -33,3 +33,13 @@ $(O)/tests/live_victim: $(O)/obj/tests/live/victim.o
 
 TEST_TOOLS += $(O)/tests/live_victim
 tests_live_CFLAGS := -O0 -fno-omit-frame-pointer -fno-inline
+tests_unit_CFLAGS += -I.
+
+# cli/capture_live.c (the live part of ptrace-capture, linked by the lead
+# into the command) gets its own unit test here.
+$(O)/tests/test_live_cli: $(O)/obj/tests/unit/test_live_cli.o \
+		$(O)/obj/cli/capture_live.o $(O)/lib/libptlive.a \
+		$(O)/lib/libptbackend.a $(O)/lib/libstrace.a
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PTLIVE_LDLIBS)
