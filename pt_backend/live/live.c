@@ -612,6 +612,12 @@ static int on_record(void *arg, const struct pfmt_event_header *rec)
 	switch (rec->type) {
 	case PFMT_RECORD_LOST:
 		l->st.lost_records += sb.lost;
+		/*
+		 * A lost AUX record may have said TRUNCATED (and the kernel
+		 * disabled the event): enable again, a no-op if it is on.
+		 */
+		if (!l->o.snapshot)
+			c->t->need_enable = 1;
 		break;
 	case PFMT_RECORD_AUX:
 		if (sb.aux_flags & PERF_AUX_FLAG_TRUNCATED) {
