@@ -20,11 +20,14 @@
 /* argv from string literals (getopt wants char *). */
 static char **mkargv(const char *const *in)
 {
+	static char store[32][128];
 	static char *out[32];
 	int n = 0;
 
-	for (n = 0; in[n] && n < 31; n++)
-		out[n] = strdup(in[n]);
+	for (n = 0; in[n] && n < 31; n++) {
+		snprintf(store[n], sizeof(store[n]), "%s", in[n]);
+		out[n] = store[n];
+	}
 	out[n] = NULL;
 	return out;
 }

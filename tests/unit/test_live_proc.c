@@ -82,13 +82,16 @@ static void victim_stop(struct victim *v)
 		fclose(v->out);
 }
 
-/* Index of the known function containing ip (nearest start below, < 256). */
+/*
+ * Index of the known function containing ip: the nearest start below it,
+ * within 4 KiB (sanitizer builds make main long).
+ */
 static int which(const struct victim *v, uint64_t ip)
 {
 	int best = -1;
 
 	for (int i = 0; i < 6; i++)
-		if (v->addr[i] && ip >= v->addr[i] && ip - v->addr[i] < 256 &&
+		if (v->addr[i] && ip >= v->addr[i] && ip - v->addr[i] < 4096 &&
 		    (best < 0 || v->addr[i] > v->addr[best]))
 			best = i;
 	return best;

@@ -403,8 +403,9 @@ static void *producer_full(void *arg)
 static int kern_init(struct kern *k, size_t dsize, size_t asize)
 {
 	memset(k, 0, sizeof(*k));
-	k->page = aligned_alloc(PAGE, PAGE + dsize);
-	k->aux = aligned_alloc(PAGE, asize);
+	/* sizes rounded up to the alignment, as aligned_alloc() wants */
+	k->page = aligned_alloc(PAGE, PAGE + ((dsize + PAGE - 1) & ~(size_t)(PAGE - 1)));
+	k->aux = aligned_alloc(PAGE, (asize + PAGE - 1) & ~(size_t)(PAGE - 1));
 	if (!k->page || !k->aux)
 		return -1;
 	memset(k->page, 0, PAGE + dsize);
@@ -636,8 +637,9 @@ TEST(data_ring_corrupt_header)
 			  -STRACE_E_CORRUPT);
 		CHECK_U64(k.page->aux_tail, ==, 100);
 	}
-	CHECK_INT(strace_dring_init(&dr, k.page, PAGE, 3000), ==, -EINVAL);
 	strace_dring_fini(&dr);
+	CHECK_INT(strace_dring_init(&dr, k.page, PAGE, 3000), ==, -EINVAL);
+	strace_dring_fini(&dr); /* fine after a failed init */
 	kern_fini(&k);
 }
 
