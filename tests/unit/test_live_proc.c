@@ -9,6 +9,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,7 @@ static int victim_start(struct victim *v, const char *arg1, const char *arg2)
 	if (v->pid < 0)
 		return -1;
 	if (!v->pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the test */
 		dup2(fd[1], 1);
 		close(fd[0]);
 		execl(victim_path(), "live_victim", arg1, arg2, (char *)NULL);

@@ -26,6 +26,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -596,6 +597,7 @@ static pid_t start_victim(void)
 
 		snprintf(path, sizeof(path), "%s/tests/live_victim",
 			 o ? o : "build");
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the test */
 		dup2(fd[1], 1);
 		close(fd[0]);
 		execl(path, "live_victim", (char *)NULL);
