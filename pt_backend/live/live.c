@@ -261,14 +261,8 @@ static int w_info(struct strace_live *l, struct lthread *t)
 	priv[PFMT_IPT_SNAPSHOT_MODE] = (uint64_t)l->o.snapshot;
 	priv[PFMT_IPT_MTC_BIT] = strace_pmu_format_bits(&l->pmu, "mtc");
 	priv[PFMT_IPT_MTC_FREQ_BITS] = strace_pmu_format_bits(&l->pmu, "mtc_period");
-	{
-		unsigned a = 0, b = 0, c = 0, d = 0;
-
-		__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d)
-				 : "a"(0x15), "c"(0));
-		priv[PFMT_IPT_TSC_CTC_N] = b;
-		priv[PFMT_IPT_TSC_CTC_D] = a;
-	}
+	priv[PFMT_IPT_TSC_CTC_N] = tc.tsc_ctc_ratio_n;
+	priv[PFMT_IPT_TSC_CTC_D] = tc.tsc_ctc_ratio_d;
 	priv[PFMT_IPT_CYC_BIT] = strace_pmu_format_bits(&l->pmu, "cyc");
 	priv[PFMT_IPT_MAX_NONTURBO_RATIO] = (uint64_t)l->pmu.max_nonturbo_ratio;
 	priv[PFMT_IPT_FILTER_STR_LEN] = flen;
@@ -282,7 +276,10 @@ static int w_info(struct strace_live *l, struct lthread *t)
 		n += fpad;
 	}
 	{
-		uint64_t tail[3] = {0, ~0ULL, 0}; /* time_cycles, time_mask, short */
+		/* time_cycles, time_mask, cap_user_time_short (perf >= 5.10) */
+		uint64_t tail[3] = {tc.time_cycles,
+				    tc.cap_user_time_short ? tc.time_mask : ~0ULL,
+				    (uint64_t)tc.cap_user_time_short};
 
 		memcpy(buf + n, tail, sizeof(tail));
 		n += sizeof(tail);
@@ -302,8 +299,10 @@ static int w_info(struct strace_live *l, struct lthread *t)
 		r.c.time_shift = tc.time_shift;
 		r.c.time_mult = tc.time_mult;
 		r.c.time_zero = tc.time_zero;
-		r.c.time_mask = ~0ULL;
+		r.c.time_cycles = tc.time_cycles;
+		r.c.time_mask = tc.cap_user_time_short ? tc.time_mask : ~0ULL;
 		r.c.cap_user_time_zero = (uint8_t)tc.cap_user_time_zero;
+		r.c.cap_user_time_short = (uint8_t)tc.cap_user_time_short;
 		err = strace_perfw_record(l->w, &r, sizeof(r));
 	}
 	l->wrote_info = 1;
@@ -1001,11 +1000,22 @@ int strace_live_stop(struct strace_live *l, const struct strace_live_cb *cb)
 	return err;
 }
 
+static void cpuid_15(uint32_t *n, uint32_t *d)
+{
+	unsigned a = 0, b = 0, c = 0, dd = 0;
+
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(dd)
+			 : "a"(0x15), "c"(0));
+	*n = b;
+	*d = a;
+}
+
 int strace_live_time_conv(const struct strace_live *l,
 			  struct strace_time_conv *tc)
 {
 	const struct perf_event_mmap_page *pg;
 	uint32_t seq;
+	uint64_t mtc_bits = strace_pmu_format_bits(&l->pmu, "mtc_period");
 
 	memset(tc, 0, sizeof(*tc));
 	if (!l->nth)
@@ -1018,8 +1028,18 @@ int strace_live_time_conv(const struct strace_live *l,
 		tc->time_mult = pg->time_mult;
 		tc->time_zero = pg->time_zero;
 		tc->cap_user_time_zero = pg->cap_user_time_zero;
+		tc->cap_user_time_short = pg->cap_user_time_short;
+		tc->time_cycles = pg->time_cycles;
+		tc->time_mask = pg->time_mask;
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	} while (__atomic_load_n(&pg->lock, __ATOMIC_RELAXED) != seq || (seq & 1));
+	cpuid_15(&tc->tsc_ctc_ratio_n, &tc->tsc_ctc_ratio_d);
+	if (mtc_bits && (l->pt.config & strace_pmu_format_bits(&l->pmu, "mtc"))) {
+		unsigned shift = (unsigned)__builtin_ctzll(mtc_bits);
+
+		tc->mtc_period = (uint32_t)((l->pt.config & mtc_bits) >> shift);
+	}
+	tc->max_nonturbo_ratio = (uint32_t)l->pmu.max_nonturbo_ratio;
 	return 0;
 }
 

@@ -46,6 +46,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <strace/decoder.h> /* struct strace_time_conv */
+
 #include "auxring.h"
 #include "errors.h"
 #include "pmu.h"
@@ -114,13 +116,6 @@ struct strace_live_stats {
 	uint64_t reenabled;    /* events re-enabled after a truncation */
 };
 
-/* TSC -> perf time, from the first thread's mmap page. */
-struct strace_time_conv {
-	uint16_t time_shift;
-	uint32_t time_mult;
-	uint64_t time_zero;
-	int cap_user_time_zero; /* 0: no conversion available */
-};
 
 /*
  * Set up a session: load the PMU, parse event and filter, check the
@@ -192,9 +187,17 @@ int strace_live_stop_requested(const struct strace_live *l);
  */
 int strace_live_stop(struct strace_live *l, const struct strace_live_cb *cb);
 
+/*
+ * The decoder's time conversion (include/strace/decoder.h): time_shift,
+ * time_mult, time_zero, cap_user_time_zero/short, time_cycles, time_mask
+ * from the first thread's mmap page (read under its sequence lock), the
+ * TSC/CTC ratio from CPUID leaf 0x15, mtc_period from the PT config and
+ * max_nonturbo_ratio from sysfs. Returns 0, -ENOENT before any thread.
+ */
 int strace_live_time_conv(const struct strace_live *l,
 			  struct strace_time_conv *tc);
-/* perf time of a TSC value (perf's tsc_to_perf_time). */
+/* perf time of a TSC value (perf's tsc_to_perf_time, without the
+ * cap_user_time_short wrap-around that strace_tsc_to_perf_time() adds). */
 uint64_t strace_live_tsc_to_perf(const struct strace_time_conv *tc,
 				 uint64_t tsc);
 

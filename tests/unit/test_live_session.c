@@ -720,6 +720,8 @@ TEST(session_full_trace_follow_threads)
 	CHECK_INT(tc.time_shift, ==, 10);
 	CHECK_INT(tc.time_mult, ==, 603);
 	CHECK(tc.cap_user_time_zero);
+	CHECK_INT(tc.mtc_period, ==, 3); /* the default config's mtc_period */
+	CHECK_INT(tc.max_nonturbo_ratio, ==, 33);
 	{
 		uint64_t tsc = 0x123456789abcULL;
 		uint64_t want = tsc * 603; /* no overflow for this tsc */
