@@ -44,13 +44,25 @@ import sys
 FLOW = {"trace_begin", "trace_end", "call", "return", "jump", "syscall",
         "sysret", "interrupt", "overflow", "error", "lost"}
 F_ASYNC, F_COND, F_INTRA, F_IND = 1, 2, 4, 8
+NORMALIZED = [0]
 
 
-def load(path):
+RESYNC = {"overflow", "error", "sync"}
+
+
+def load(path, capture=False):
+    """Flow events per thread, and definitions. perf does not pass its
+    decode errors and overflows to a dlfilter: the dlfilter sees perf
+    resume with a "tr strt" and writes trace_begin (sync). So the
+    capture's overflow and error events are dropped here and the reasons
+    overflow, error and sync compare equal (counted in NORMALIZED)."""
     flow, defs = {}, []
     with open(path) as f:
         for line in f:
             e = json.loads(line)
+            if capture and e["type"] in ("overflow", "error"):
+                NORMALIZED[0] += 1
+                continue
             if e["type"] in FLOW:
                 flow.setdefault(e["tid"], []).append(e)
             else:
@@ -65,7 +77,10 @@ def key(e):
     if t in ("call", "jump"):
         mask |= F_IND
     addrs = tuple(e.get(k, 0) for k in ("ip", "from", "to"))
-    return (t, addrs, e.get("reason", ""), fl & mask)
+    reason = e.get("reason", "")
+    if reason in RESYNC:
+        reason = "resync"
+    return (t, addrs, reason, fl & mask)
 
 
 def names(e):
@@ -193,8 +208,9 @@ def main():
         perf_names = perf_symbols(args[i + 1])
         del args[i:i + 2]
     name, cd, ca, dd, da = args
-    cap_d, cap_defs = load(cd)
-    cap_a, _ = load(ca)
+    cap_d, cap_defs = load(cd, True)
+    NORMALIZED[0] = 0
+    cap_a, _ = load(ca, True)
     dlf_d, dlf_defs = load(dd)
     dlf_a, _ = load(da)
     failed = False
@@ -216,7 +232,9 @@ def main():
             first_diff(a, b, "thread %d" % tid, "all-branches")
         total += len(a)
     verdict("PASS" if ok else "FAIL", "flow",
-            "%d threads, %d events with all branches" % (len(tids), total))
+            "%d threads, %d events with all branches; %d overflow/error "
+            "events of ptrace-capture not comparable (perf keeps its "
+            "errors from dlfilters)" % (len(tids), total, NORMALIZED[0]))
 
     # time and names on the aligned events
     # which DSO an address lies in: the capture's DSO definitions
