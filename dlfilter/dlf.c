@@ -56,6 +56,15 @@ struct thr {
 	uint64_t last_time;
 };
 
+/* A branch seen before: the previous target, its source and target. */
+#define MEMO_SIZE 4096
+struct memo {
+	uint64_t prev, ip, addr;
+	uint32_t pid;
+	uint32_t a_sym, b_sym;
+	uint8_t kind;
+};
+
 struct pdso {
 	uint32_t pid, dso; /* dso 0: empty */
 };
@@ -87,6 +96,7 @@ struct strace_dlf {
 
 	struct strace_dlf_stats st;
 	uint8_t code[CODE_CHUNK];
+	struct memo memo[MEMO_SIZE];
 };
 
 static uint64_t hash64(uint64_t x)
@@ -610,9 +620,11 @@ static int follows(struct strace_dlf *d, const struct aent *where,
  * say so in the ring and start afresh at ip. */
 static int check(struct strace_dlf *d, struct thr *t,
 		 const struct strace_dlf_sample *s, int async,
-		 const struct strace_dlf_host *h, void *ctx, unsigned *kind)
+		 const struct strace_dlf_host *h, void *ctx, unsigned *kind,
+		 int *ok)
 {
 	*kind = STRACE_BK_NONE;
+	*ok = 0;
 	if (d->o.no_check || !t->have_last || !s->ip)
 		return 0;
 	if (t->last_to == s->ip && async) {
@@ -626,6 +638,7 @@ static int check(struct strace_dlf *d, struct thr *t,
 	int r = follows(d, where, t->last_to, s->ip, async, h, ctx, kind);
 	if (r == PATH_OK) {
 		d->st.checked++;
+		*ok = 1;
 		return 0;
 	}
 	if (r == PATH_UNKNOWN) {
@@ -666,14 +679,23 @@ static inline int same_symbol(const struct aent *a, const struct aent *b)
 	return a->sym == b->sym;
 }
 
+static inline size_t memo_slot(uint64_t prev, uint64_t ip, uint64_t addr)
+{
+	uint64_t x = prev * 0x9e3779b97f4a7c15ull ^ ip * 0xc2b2ae3d27d4eb4full ^
+		     addr;
+	return (size_t)((x ^ (x >> 29)) * 0x165667b19e3779f9ull >> 52) &
+	       (MEMO_SIZE - 1);
+}
+
 int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 		      const struct strace_dlf_host *h, void *ctx)
 {
 	struct thr *t;
 	struct aent a, b, *ea = NULL, *eb = NULL;
+	struct memo *m = NULL;
 	uint32_t f = s->flags;
-	unsigned kind;
-	int rc;
+	unsigned kind = STRACE_BK_NONE;
+	int rc, ok = 0, async = 0;
 
 	if (unlikely(d->err))
 		return d->err;
@@ -684,6 +706,27 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 	t = thread(d, s, h, ctx);
 	if (unlikely(!t))
 		return d->err ? d->err : -ENOMEM;
+	t->last_time = s->time;
+
+	/* The hot path: a plain branch whose (previous target, source,
+	 * target) was seen before: names and the continuity check are
+	 * known. */
+	if (likely(!(f & (DLF_FLAG_TRACE_BEGIN | DLF_FLAG_TRACE_END |
+			  DLF_FLAG_ASYNC | DLF_FLAG_INTERRUPT)) &&
+		   t->on && t->have_last && s->ip && s->addr &&
+		   !d->o.no_check)) {
+		m = &d->memo[memo_slot(t->last_to, s->ip, s->addr)];
+		if (likely(m->prev == t->last_to && m->ip == s->ip &&
+			   m->addr == s->addr && m->pid == t->pid)) {
+			a.sym = m->a_sym;
+			b.sym = m->b_sym;
+			ea = &a;
+			eb = &b;
+			kind = m->kind;
+			d->st.checked++;
+			goto branch;
+		}
+	}
 	if (s->ip) {
 		if (unlikely((rc = lookup(d, t->pid, s->ip, STRACE_DLF_IP, h,
 					  ctx, &a)) < 0))
@@ -696,7 +739,6 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 			return rc;
 		eb = &b;
 	}
-	t->last_time = s->time;
 
 	if (f & DLF_FLAG_TRACE_BEGIN) {
 		/* "tr strt": ip is 0 (or where a jump came from), addr is
@@ -720,11 +762,20 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 		return rc;
 	}
 
-	int async = !!(f & (DLF_FLAG_ASYNC | DLF_FLAG_INTERRUPT));
-	if (t->on && (rc = check(d, t, s, async, h, ctx, &kind)) < 0)
+	async = !!(f & (DLF_FLAG_ASYNC | DLF_FLAG_INTERRUPT));
+	if (t->on && (rc = check(d, t, s, async, h, ctx, &kind, &ok)) < 0)
 		return rc;
 	if (!t->on)
 		kind = STRACE_BK_NONE;
+	if (m && ok) {
+		m->prev = t->last_to;
+		m->ip = s->ip;
+		m->addr = s->addr;
+		m->pid = t->pid;
+		m->a_sym = a.sym;
+		m->b_sym = b.sym;
+		m->kind = (uint8_t)kind;
+	}
 
 	if (f & DLF_FLAG_TRACE_END) {
 		/* "tr end": the trace stops after ip */
@@ -744,6 +795,7 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 		return rc;
 	}
 
+branch:
 	/* a taken branch inside the trace */
 	t->on = 1;
 	t->begun = 1;
