@@ -329,6 +329,8 @@ int main(int argc, char **argv)
 				"again whole",
 				(long long)fst.st_size);
 		fprintf(stderr, "\n");
+		/* Leave no half-written ring behind. */
+		unlink(strace_ring_path(ring));
 		strace_ring_close(ring);
 		return 1;
 	}
