@@ -792,8 +792,12 @@ TEST(session_full_trace_follow_threads)
 		for (int i = 0; i < s.ng; i++)
 			chunks += s.g[i].chunks;
 		CHECK_INT(rc, ==, 0);
-		/* one AUXTRACE record per chunk delivered */
-		CHECK_INT(atoi(out), ==, chunks);
+		/*
+		 * AUXTRACE records: staged per thread and cut at PSBs and at
+		 * gaps, so at least one and at most one per chunk delivered
+		 */
+		CHECK_INT(atoi(out), >, 0);
+		CHECK_INT(atoi(out), <=, chunks);
 		CHECK(strstr(out, "FORK events:          1"));
 		CHECK(strstr(out, "EXIT events:          1"));
 		CHECK(strstr(out, "AUXTRACE_INFO events:          1"));
