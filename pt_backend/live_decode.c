@@ -135,21 +135,6 @@ static int add_map(struct ld_proc *p, uint64_t start, uint64_t len,
 	return map_into(p, m);
 }
 
-/* Index of the last PSB in buf (0 if none after the start). */
-static size_t last_psb(const uint8_t *buf, size_t len)
-{
-	for (size_t i = len >= 16 ? len - 16 : 0; i > 0; i--) {
-		if (buf[i] != 0x02 || buf[i + 1] != 0x82)
-			continue;
-		size_t k = 2;
-		while (k < 16 && buf[i + k] == (k % 2 ? 0x82 : 0x02))
-			k++;
-		if (k == 16)
-			return i;
-	}
-	return 0;
-}
-
 static int thread_walker(struct strace_live_decoder *ld, struct ld_thread *t)
 {
 	if (t->walker)
@@ -178,27 +163,35 @@ static int thread_walker(struct strace_live_decoder *ld, struct ld_thread *t)
 	return strace_walker_new(img, &wo, &t->walker);
 }
 
-/* Decode the first n pending bytes of t. */
+/* Decode what t has pending, up to its last complete PSB+ (all of it if
+ * final: the stream stops here, for now). */
 static void decode(struct strace_live_decoder *ld, struct ld_thread *t,
-		   size_t n)
+		   int final)
 {
-	if (!n)
+	size_t used = 0;
+	if (!t->len)
 		return;
 	int rc = thread_walker(ld, t);
 	if (rc == 0) {
-		long k = strace_walker_decode(t->walker, t->buf, n);
+		long k = strace_walker_decode_stream(t->walker, t->buf, t->len,
+						     final, &used);
 		if (k < 0 && k != -STRACE_DE_NOSYNC)
 			rc = (int)k;
+		if (k == -STRACE_DE_NOSYNC)
+			used = t->len;
 	}
-	note(ld, rc);
-	ld->st.pt_bytes += n;
-	memmove(t->buf, t->buf + n, t->len - n);
-	t->len -= n;
+	if (rc < 0) {
+		note(ld, rc);
+		used = t->len; /* drop what cannot be decoded */
+	}
+	ld->st.pt_bytes += used;
+	memmove(t->buf, t->buf + used, t->len - used);
+	t->len -= used;
 }
 
 static void flush_thread(struct strace_live_decoder *ld, struct ld_thread *t)
 {
-	decode(ld, t, t->len);
+	decode(ld, t, 1);
 }
 
 static void lost(struct strace_live_decoder *ld, uint32_t tid, uint16_t who,
@@ -239,10 +232,9 @@ static int on_aux(void *arg, pid_t tid, uint64_t offset, const void *p,
 	}
 	memcpy(t->buf + t->len, p, len);
 	t->len += len;
-	size_t cut = last_psb(t->buf, t->len);
-	if (!cut && t->len > PENDING_MAX)
-		cut = t->len;
-	decode(ld, t, cut);
+	/* Snapshots come whole; a full trace is decoded as it comes (and at
+	 * once when no PSB shows up for too long). */
+	decode(ld, t, (flags & STRACE_AUX_SNAP_WRAPPED) || t->len > PENDING_MAX);
 	return 0;
 }
 
@@ -277,14 +269,14 @@ static int on_sideband(void *arg, pid_t tid, const struct pfmt_event_header *rec
 			     ? !(sb->prot & PROT_EXEC)
 			     : (sb->misc & PFMT_MISC_MMAP_DATA)))
 			break;
+		define_name(ld, STRACE_EV_DSO, sb->pid, sb->addr, sb->addr,
+			    sb->len, sb->name);
 		if (!strcmp(sb->name, "[vdso]"))
 			break; /* the bytes come through on_vdso */
 		p = proc_get(ld, sb->pid);
 		if (!p)
 			return -ENOMEM;
 		(void)add_map(p, sb->addr, sb->len, sb->pgoff, sb->name);
-		define_name(ld, STRACE_EV_DSO, sb->pid, sb->addr, sb->addr,
-			    sb->len, sb->name);
 		break;
 	case PFMT_RECORD_COMM:
 		if (!sb->name)
@@ -367,8 +359,6 @@ static int on_vdso(void *arg, pid_t pid, uint64_t start, const void *b,
 	p->vdso_start = start;
 	if (p->img)
 		(void)strace_image_add_bytes(p->img, start, b, len, "[vdso]");
-	define_name(ld, STRACE_EV_DSO, (uint32_t)pid, start, start, len,
-		    "[vdso]");
 	return 0;
 }
 

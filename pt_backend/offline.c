@@ -24,6 +24,15 @@ struct thread {
 	const char *comm; /* inside the perf.data mapping, or NULL */
 };
 
+/* A name definition (DSO, PROCESS, THREAD), in the order of the records
+ * that made it, as the live decoder emits them too. */
+struct def {
+	uint16_t type;
+	uint32_t tid;
+	uint64_t a, key, aux;
+	const char *name; /* inside the perf.data mapping */
+};
+
 struct fork_rec {
 	uint32_t pid, ppid;
 };
@@ -78,6 +87,7 @@ struct ctx {
 	VEC(struct fork_rec) forks;
 	VEC(struct queue) queues;
 	VEC(struct lost_rec) losts;
+	VEC(struct def) defs;
 	struct strace_symset syms;
 	_Atomic size_t next_queue;
 	_Atomic uint64_t done_bytes;
@@ -160,7 +170,9 @@ static int scan(struct ctx *c, uint64_t *err_off)
 				break;
 			struct mapping m = {m1->pid, m1->addr, m1->len,
 					    m1->pgoff, path};
-			if (VEC_PUSH(c->maps, m))
+			struct def d = {STRACE_EV_DSO, m1->pid, m1->addr,
+					m1->addr, m1->len, path};
+			if (VEC_PUSH(c->maps, m) || VEC_PUSH(c->defs, d))
 				return -ENOMEM;
 			break;
 		}
@@ -170,7 +182,11 @@ static int scan(struct ctx *c, uint64_t *err_off)
 				cm->comm, blen - sizeof(*cm));
 			if (!name)
 				return -STRACE_PE_RECORD;
-			if (note_thread(c, cm->pid, cm->tid, name))
+			struct def d = {cm->pid == cm->tid ? STRACE_EV_PROCESS
+							   : STRACE_EV_THREAD,
+					cm->tid, cm->pid, cm->tid, cm->pid, name};
+			if (note_thread(c, cm->pid, cm->tid, name) ||
+			    VEC_PUSH(c->defs, d))
 				return -ENOMEM;
 			break;
 		}
@@ -471,7 +487,8 @@ static void *job_main(void *arg)
 	}
 }
 
-/* DSO, PROCESS and THREAD definitions, before any flow event. */
+/* DSO, PROCESS and THREAD definitions, before any flow event, in the
+ * order of the records that made them. */
 static int define_names(struct ctx *c)
 {
 	struct strace_ring *ring = c->o->ring;
@@ -480,30 +497,15 @@ static int define_names(struct ctx *c)
 	int rc = strace_writer_open(ring, &w);
 	if (rc < 0)
 		return rc;
-	for (size_t i = 0; i < c->maps.n && rc >= 0; i++) {
-		const struct mapping *m = &c->maps.v[i];
-		rc = strace_ring_add_string(ring, STRACE_EV_DSO, m->start,
-					    m->len, m->path, strlen(m->path),
-					    &off);
-		if (rc >= 0)
-			rc = strace_writer_emit(w, STRACE_EV_DSO, 0, m->pid, 0,
-						m->start, off);
-	}
-	for (size_t i = 0; i < c->threads.n && rc >= 0; i++) {
-		const struct thread *t = &c->threads.v[i];
-		const char *name = t->comm ? t->comm : "";
-		int proc = t->tid == t->pid;
-		if (c->o->tid && t->tid != c->o->tid)
+	for (size_t i = 0; i < c->defs.n && rc >= 0; i++) {
+		const struct def *d = &c->defs.v[i];
+		if (c->o->tid && d->type != STRACE_EV_DSO && d->tid != c->o->tid)
 			continue;
-		rc = strace_ring_add_string(ring,
-					    proc ? STRACE_EV_PROCESS
-						 : STRACE_EV_THREAD,
-					    t->tid, t->pid, name, strlen(name),
-					    &off);
+		rc = strace_ring_add_string(ring, d->type, d->key, d->aux,
+					    d->name, strlen(d->name), &off);
 		if (rc >= 0)
-			rc = strace_writer_emit(
-				w, proc ? STRACE_EV_PROCESS : STRACE_EV_THREAD,
-				0, t->tid, 0, t->pid, off);
+			rc = strace_writer_emit(w, d->type, 0, d->tid, 0, d->a,
+						off);
 	}
 	/* Losses that belong to no thread (a cut-off record). */
 	for (size_t i = 0; i < c->losts.n && rc >= 0; i++)
@@ -568,6 +570,7 @@ out:
 	free(c->threads.v);
 	free(c->forks.v);
 	free(c->losts.v);
+	free(c->defs.v);
 	strace_perf_close(&c->perf);
 out_free:
 	strace_symset_fini(&c->syms);
