@@ -848,6 +848,10 @@ static int add_plt_syms(struct strace_image *img, struct object *o, Elf *elf,
 	if (!relscn || relsh.sh_type != SHT_RELA || !relsh.sh_link ||
 	    !relsh.sh_entsize)
 		return 0;
+	/* perf 6.1 names PLT entries only through .dynsym; a static
+	 * executable's IRELATIVE .plt (linked to .symtab) is 6.2's */
+	if (!modern && (!dynsym_idx || relsh.sh_link != dynsym_idx))
+		return 0;
 	if (relsh.sh_link != dynsym_idx && relsh.sh_link != symtab_idx)
 		return 0;
 	symscn = elf_getscn(elf, relsh.sh_link);
