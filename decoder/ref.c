@@ -38,6 +38,9 @@ struct ref {
 	uint64_t rs[64];
 	unsigned rs_top, rs_n;
 	uint64_t end_at; /* where the last resolved branch went */
+	const uint8_t *buf;
+	uint64_t ev_tsc; /* the time of the event being handled */
+	int ev_has_tsc;
 };
 
 static void rs_push(struct ref *r, uint64_t a)
@@ -83,6 +86,12 @@ static void emit(struct ref *r, unsigned type, unsigned flags, uint64_t a,
 	ev.tid = r->o->tid;
 	if (r->in_adv && r->have_adv) {
 		ev.time = r->adv_time;
+	} else if (r->ev_has_tsc && r->o->has_time) {
+		/* an event from libipt carries the time it happened at */
+		ev.time = strace_tsc_to_perf_time(&r->o->time, r->ev_tsc);
+		if (ev.time < r->last_time)
+			ev.time = r->last_time;
+		r->last_time = ev.time;
 	} else if (r->o->has_time && pt_blk_time(r->dec, &tsc, &lm, &lc) >= 0) {
 		ev.time = strace_tsc_to_perf_time(&r->o->time, tsc);
 		if (ev.time < r->last_time)
@@ -147,6 +156,14 @@ static void resolve(struct ref *r, uint64_t ip)
 		return;
 	r->pend = 0;
 	r->end_at = ip;
+	/* a direct call or jump that happens to end a libipt block needs
+	 * no packet: it keeps the previous resolved branch's time */
+	if (cls == ptic_call || cls == ptic_jump) {
+		const struct strace_block *b =
+			strace_bcache_get(r->cache, r->img, r->pend_ip);
+		if (b->kind == STRACE_BK_CALL || b->kind == STRACE_BK_JMP)
+			r->in_adv = 1;
+	}
 	switch (cls) {
 	case ptic_call:
 		emit(r, STRACE_EV_CALL, 0, r->pend_ip, ip);
@@ -172,6 +189,10 @@ static void resolve(struct ref *r, uint64_t ip)
 		break;
 	default:
 		break;
+	}
+	if (r->in_adv) {
+		r->in_adv = 0;
+		return; /* no packet: the time mark stays */
 	}
 	mark_time(r);
 }
@@ -246,9 +267,24 @@ static void begin(struct ref *r, uint64_t ip)
 	mark_time(r);
 }
 
+static void handle_event_timed(struct ref *r, const struct pt_event *ev,
+			       uint64_t *offp);
+
 static int handle_event(struct ref *r, const struct pt_event *ev)
 {
 	uint64_t off = 0;
+
+	r->ev_has_tsc = ev->has_tsc;
+	r->ev_tsc = ev->tsc;
+	handle_event_timed(r, ev, &off);
+	r->ev_has_tsc = 0;
+	return 0;
+}
+
+static void handle_event_timed(struct ref *r, const struct pt_event *ev,
+			       uint64_t *offp)
+{
+	uint64_t off = *offp;
 
 	switch (ev->type) {
 	case ptev_enabled:
@@ -286,6 +322,15 @@ static int handle_event(struct ref *r, const struct pt_event *ev)
 		r->pend = 0;
 		r->rs_n = 0;
 		pt_blk_get_offset(r->dec, &off);
+		/* libipt is past the packets that follow the OVF: report
+		 * the OVF packet's own offset, as the fast walker does */
+		for (uint64_t k = off >= 2 ? off - 2 : 0, n = 0; n < 64 && k;
+		     k--, n++) {
+			if (r->buf[k] == 0x02 && r->buf[k + 1] == 0xf3) {
+				off = k;
+				break;
+			}
+		}
 		r->st->overflows++;
 		if (!ev->ip_suppressed) {
 			emit(r, STRACE_EV_OVERFLOW, 0, ev->variant.overflow.ip,
@@ -299,7 +344,6 @@ static int handle_event(struct ref *r, const struct pt_event *ev)
 	default:
 		break;
 	}
-	return 0;
 }
 
 long strace_walker_decode_ref(struct strace_image *img,
@@ -314,6 +358,7 @@ long strace_walker_decode_ref(struct strace_image *img,
 	r.o = o;
 	r.cache = cache;
 	r.st = st;
+	r.buf = buf;
 	r.begin_reason = STRACE_REASON_START;
 	struct pt_config cfg;
 	struct pt_image *pimg;
