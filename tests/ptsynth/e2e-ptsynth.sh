@@ -59,6 +59,11 @@ if gcc -O0 -o "$tmp/crash" "$tmp/crash.c" 2>/dev/null; then
 else
 	skip bad-input/crash "no gcc"
 fi
+printf '#include <unistd.h>\nint main(void){ return fork() < 0; }\n' >"$tmp/fork.c"
+if gcc -O0 -o "$tmp/fork" "$tmp/fork.c" 2>/dev/null; then
+	bad fork "fork is not supported" "$PTSYNTH" -o "$tmp/x.data" -- "$tmp/fork"
+fi
+bad exec "exec: not supported" "$PTSYNTH" -o "$tmp/x.data" -- /bin/sh -c 'exec /bin/true'
 bad qemu-missing "not found" "$PTSYNTH" --qemu /nonexistent/qemu -o "$tmp/x.data" -- /bin/true
 
 # ---- corpus ----------------------------------------------------------
@@ -71,6 +76,13 @@ jobs=""
 for p in $progs; do
 	for v in $variants; do jobs="$jobs $p:$v"; done
 	jobs="$jobs $p:overflow"
+done
+# More timing variants on a few programs; damaged streams on two.
+for p in static threads signals exceptions; do
+	case " $progs " in *" $p "*) jobs="$jobs $p:cyc $p:tsconly" ;; esac
+done
+for p in static gzip; do
+	case " $progs " in *" $p "*) jobs="$jobs $p:drop $p:corrupt" ;; esac
 done
 echo $jobs | tr ' ' '\n' | xargs -P 2 -I{} sh -c \
 	'p=${1%%:*}; v=${1#*:}; "$2" trace "$p" "$v" >/dev/null 2>&1 || true' \
@@ -91,6 +103,38 @@ same() {
 
 report_diff() {
 	diff "$1" "$2" | head -5 | sed 's/^/    /'
+}
+
+# Damaged streams: decoders must survive (exit 0), and the damage must
+# show: a decoder error or a difference from the truth.
+check_damaged() { # prog variant
+	local p=$1 v=$2 d n
+	n=$p/$v
+	if ! d=$($CORPUS trace "$p" "$v" 2>"$tmp/build.err"); then
+		fail "$n (ptsynth failed: $(tail -c 300 "$tmp/build.err"))"
+		return
+	fi
+	$NORM truth "$d/trace.truth" >"$tmp/t"
+	if perf script -i "$d/trace.data" --itrace=be -F tid,ip,addr,flags >"$tmp/pe" 2>&1; then
+		$NORM perf "$d/trace.data" >"$tmp/p"
+		if grep -q 'instruction trace error' "$tmp/pe" || ! cmp -s "$tmp/t" "$tmp/p"; then
+			pass "$n/perf-survives-and-sees-damage ($(grep -c 'trace error' "$tmp/pe") error(s))"
+		else
+			fail "$n/perf-survives-and-sees-damage (no error, same as truth)"
+		fi
+	else
+		fail "$n/perf-survives-and-sees-damage (perf failed)"
+	fi
+	if "$PTBLK" "$d/trace.sideband" >"$tmp/blk.raw" 2>"$tmp/blk.err"; then
+		$NORM blk "$tmp/blk.raw" >"$tmp/b"
+		if grep -q '^# error' "$tmp/blk.raw" || ! cmp -s "$tmp/t" "$tmp/b"; then
+			pass "$n/libipt-survives-and-sees-damage ($(grep -c '^# error' "$tmp/blk.raw") error(s))"
+		else
+			fail "$n/libipt-survives-and-sees-damage (no error, same as truth)"
+		fi
+	else
+		fail "$n/libipt-survives-and-sees-damage (ptblk failed)"
+	fi
 }
 
 check_trace() { # prog variant
@@ -143,7 +187,10 @@ check_trace() { # prog variant
 
 # Check the traces, two at a time; print the results in a fixed order.
 if [ "${1:-}" = --one ]; then
-	check_trace "$2" "$3"
+	case $3 in
+	drop | corrupt) check_damaged "$2" "$3" ;;
+	*) check_trace "$2" "$3" ;;
+	esac
 	exit $failed
 fi
 
