@@ -84,6 +84,10 @@ struct strace_image_opts {
 	 * /usr/lib/debug), $HOME/.debug/.build-id/xx/rest/debug,
 	 * /usr/lib/debug/.build-id/xx/rest.debug (build-ids must match). */
 	int no_debuginfo;
+	/* Keep names as in the ELF file. By default they are demangled as
+	 * perf prints them (C++ without parameters, OCaml), which is what
+	 * `perf script` shows unless given --no-demangle. */
+	int no_demangle;
 };
 
 /* strace_image_new() - an empty image. opts may be NULL.
