@@ -257,7 +257,6 @@ static int on_sideband(void *arg, pid_t tid, const struct pfmt_event_header *rec
 {
 	struct strace_live_decoder *ld = arg;
 	struct ld_proc *p;
-	struct ld_thread *t;
 	uint64_t time = sb->has_sample_id ? sb->sid_time : 0;
 	(void)rec;
 
@@ -281,25 +280,9 @@ static int on_sideband(void *arg, pid_t tid, const struct pfmt_event_header *rec
 	case PFMT_RECORD_COMM:
 		if (!sb->name)
 			break;
-		if (sb->misc & PFMT_MISC_COMM_EXEC) {
-			/* exec: a new program in this process. */
-			for (t = ld->threads; t; t = t->next)
-				if (t->pid == sb->pid) {
-					flush_thread(ld, t);
-					strace_walker_free(t->walker);
-					t->walker = NULL;
-					free(t->sink);
-					t->sink = NULL;
-				}
-			p = proc_get(ld, sb->pid);
-			if (p) {
-				strace_image_free(p->img);
-				p->img = NULL;
-				for (size_t i = 0; i < p->nmaps; i++)
-					free(p->maps[i].path);
-				p->nmaps = 0;
-			}
-		}
+		/* An exec needs nothing special: the new program's MMAP2
+		 * records replace what they overlap, as ptrace-capture -i
+		 * does (and a command is traced from its exec on). */
 		thread_get(ld, sb->tid, sb->pid);
 		define_name(ld,
 			    sb->pid == sb->tid ? STRACE_EV_PROCESS
@@ -322,9 +305,8 @@ static int on_sideband(void *arg, pid_t tid, const struct pfmt_event_header *rec
 		}
 		break;
 	case PFMT_RECORD_EXIT:
-		for (t = ld->threads; t; t = t->next)
-			if (t->tid == sb->tid)
-				flush_thread(ld, t);
+		/* Not the end of the thread's PT: its last AUX bytes are read
+		 * after the EXIT record (when the event hangs up). */
 		break;
 	case PFMT_RECORD_ITRACE_START:
 		thread_get(ld, sb->tid, sb->pid);
