@@ -64,6 +64,7 @@ struct strace_image {
 	uint64_t generation;
 	int plt_style;
 	int no_debuginfo;
+	int no_demangle;
 };
 
 /* Generations are unique across images, so a per-thread cache of the last
@@ -90,6 +91,9 @@ int strace_image_new(const struct strace_image_opts *opts,
 	if (opts && opts->size >= offsetof(struct strace_image_opts,
 					   no_debuginfo) + sizeof(int))
 		img->no_debuginfo = opts->no_debuginfo;
+	if (opts && opts->size >= offsetof(struct strace_image_opts,
+					   no_demangle) + sizeof(int))
+		img->no_demangle = opts->no_demangle;
 	img->generation = new_generation();
 	elf_version(EV_CURRENT);
 	*out = img;
@@ -464,11 +468,13 @@ static long pool_add(struct object *o, const char *s);
  */
 static int read_symtab(struct object *o, Elf *elf, size_t shstrndx,
 		       Elf_Scn *symscn, struct symvec *sv, Elf *rt,
-		       int copy_names, int perf61)
+		       int copy_names, int perf61, int no_demangle)
 {
 	GElf_Shdr symshdr;
 	Elf_Data *data;
 	size_t n;
+	static _Thread_local char dbuf[4096];
+	int copy;
 
 	if (!gelf_getshdr(symscn, &symshdr) || !symshdr.sh_entsize)
 		return 0;
@@ -519,14 +525,22 @@ static int read_symtab(struct object *o, Elf *elf, size_t shstrndx,
 		name = elf_strptr(elf, symshdr.sh_link, sym.st_name);
 		if (!name || !*name)
 			continue;
+		/* perf stores names demangled (C++, OCaml) */
+		if (!no_demangle) {
+			const char *d = strace_demangle(name, dbuf, sizeof(dbuf));
+			copy = copy_names || d != name;
+			name = d;
+		} else {
+			copy = copy_names;
+		}
 		/* file offset, as perf keeps user symbols */
 		uint64_t off;
 		if (vaddr_to_off(rt, sym.st_value, &off))
 			off = sym.st_value - shdr.sh_addr + shdr.sh_offset;
-		if (symvec_push(sv, off, sym.st_size, copy_names ? NULL : name,
+		if (symvec_push(sv, off, sym.st_size, copy ? NULL : name,
 				GELF_ST_BIND(sym.st_info), type) < 0)
 			return -ENOMEM;
-		if (copy_names) {
+		if (copy) {
 			long po = pool_add(o, name);
 			if (po < 0)
 				return -ENOMEM;
@@ -743,6 +757,7 @@ static int add_plt_syms(struct strace_image *img, struct object *o, Elf *elf,
 	int modern = img->plt_style == STRACE_PLT_PERF62;
 	int lazy = 1, have_sec = 0;
 	char buf[1024];
+	static _Thread_local char dbuf[1000];
 	GElf_Ehdr eh;
 
 	if (!gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64)
@@ -808,7 +823,12 @@ static int add_plt_syms(struct strace_image *img, struct object *o, Elf *elf,
 								s.st_name);
 				}
 				if (nm && *nm)
-					snprintf(buf, sizeof(buf), "%s@plt", nm);
+					snprintf(buf, sizeof(buf), "%s@plt",
+						 img->no_demangle
+							 ? nm
+							 : strace_demangle(
+								   nm, dbuf,
+								   sizeof(dbuf)));
 				else
 					snprintf(buf, sizeof(buf),
 						 "offset_%#llx@plt",
@@ -836,6 +856,10 @@ static int add_plt_syms(struct strace_image *img, struct object *o, Elf *elf,
 	relscn = section_by_name(elf, shstrndx, ".rela.plt", &relsh, NULL);
 	if (!relscn || relsh.sh_type != SHT_RELA || !relsh.sh_link ||
 	    !relsh.sh_entsize)
+		return 0;
+	/* perf 6.1 names PLT entries only through .dynsym; a static
+	 * executable's IRELATIVE .plt (linked to .symtab) is 6.2's */
+	if (!modern && (!dynsym_idx || relsh.sh_link != dynsym_idx))
 		return 0;
 	if (relsh.sh_link != dynsym_idx && relsh.sh_link != symtab_idx)
 		return 0;
@@ -887,7 +911,10 @@ static int add_plt_syms(struct strace_image *img, struct object *o, Elf *elf,
 		if (!nm)
 			nm = "";
 		if (*nm || !modern) {
-			snprintf(buf, sizeof(buf), "%s@plt", nm);
+			snprintf(buf, sizeof(buf), "%s@plt",
+				 img->no_demangle
+					 ? nm
+					 : strace_demangle(nm, dbuf, sizeof(dbuf)));
 		} else {
 			const char *ifn = NULL;
 			uint64_t ioff;
@@ -952,6 +979,7 @@ static void load_symbols(struct strace_image *img, struct object *o)
 {
 	struct symvec sv = {0};
 	size_t shstrndx, symtab_idx = 0, dynsym_idx = 0, i, n, n_elf = 0;
+	size_t n_symtab = 0;
 	int perf61 = img->plt_style == STRACE_PLT_PERF61;
 	GElf_Shdr sh;
 	Elf_Scn *symtab, *dynsym;
@@ -975,16 +1003,30 @@ static void load_symbols(struct strace_image *img, struct object *o)
 		struct debugfile d = {0};
 		if (debug_find(o->path, elf, shstrndx, &d)) {
 			int rc = read_symtab(o, d.elf, d.shstrndx, d.symtab,
-					     &sv, elf, 1, perf61);
+					     &sv, elf, 1, perf61,
+					     img->no_demangle);
 			debug_close(&d);
 			if (rc < 0)
 				goto fail;
-			dynsym = NULL; /* perf: the .symtab found wins */
+			/* perf: that file is the symbol source; its .dynsym
+			 * is NOBITS in a debug file, so no second pass */
+			dynsym = NULL;
+			n_symtab = sv.n;
 		}
 	}
-	if (symtab || dynsym)
-		if (read_symtab(o, elf, shstrndx, symtab ? symtab : dynsym,
-				&sv, elf, 0, perf61) < 0)
+	if (symtab) {
+		if (read_symtab(o, elf, shstrndx, symtab, &sv, elf, 0, perf61,
+				img->no_demangle) <
+		    0)
+			goto fail;
+		n_symtab = sv.n;
+	}
+	/* perf 6.1 loads .dynsym too, in a second pass after .symtab's
+	 * fix-ups (their order decides which alias survives) */
+	if (dynsym && (perf61 || !symtab))
+		if (read_symtab(o, elf, shstrndx, dynsym, &sv, elf, 0, perf61,
+				img->no_demangle) <
+		    0)
 			goto fail;
 	n_elf = sv.n;
 	if (add_plt_syms(img, o, elf, shstrndx, symtab_idx, dynsym_idx, &sv) <
@@ -1003,7 +1045,8 @@ static void load_symbols(struct strace_image *img, struct object *o)
 							sv.v[i].end,
 							sv.v[i].name,
 							sv.v[i].bind};
-		if (perf61_index(o->psyms, n_elf, sv.n, &o->iv, &o->niv) < 0) {
+		if (perf61_index(o->psyms, n_symtab, n_elf, sv.n, &o->iv,
+				 &o->niv) < 0) {
 			free(o->psyms);
 			o->psyms = NULL;
 			goto fail;
@@ -1038,8 +1081,41 @@ out:
 	elf_end(elf);
 }
 
+static int symbol_lookup(struct strace_image *img, uint64_t addr,
+			 struct strace_symbol *out);
+
+/* Per-thread memo of recent answers: the walker asks about the same
+ * indirect-branch targets (PLT slots, callbacks) again and again, and so
+ * does a sink that defines symbols. Keyed by image, generation, address. */
+#define SYMC 512
+static _Thread_local struct symc {
+	const struct strace_image *img;
+	uint64_t gen, addr;
+	struct strace_symbol sym;
+	int rc;
+} symc[SYMC];
+
 int strace_image_symbol(struct strace_image *img, uint64_t addr,
 			struct strace_symbol *out)
+{
+	uint64_t h = addr * 0x9e3779b97f4a7c15ull;
+	struct symc *c = &symc[(h >> 40) & (SYMC - 1)];
+
+	if (likely(c->addr == addr && c->img == img &&
+		   c->gen == img->generation)) {
+		*out = c->sym;
+		return c->rc;
+	}
+	c->rc = symbol_lookup(img, addr, &c->sym);
+	c->img = img;
+	c->gen = img->generation;
+	c->addr = addr;
+	*out = c->sym;
+	return c->rc;
+}
+
+static int symbol_lookup(struct strace_image *img, uint64_t addr,
+			 struct strace_symbol *out)
 {
 	const struct mapping *m = find_map(img, addr);
 	struct object *o;

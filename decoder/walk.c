@@ -39,7 +39,16 @@ enum park {
 	PARK_AT,       /* standing at a block that needs a packet */
 };
 
+struct seg_state;
+struct evvec;
+
 struct strace_walker {
+	/* streaming (strace_walker_decode_stream): the segment walker, its
+	 * events, and what the sequential decode knows between pieces */
+	struct strace_walker *stream;
+	struct evvec *stream_ev;
+	struct seg_state *stream_S;
+	int stream_first;
 	struct strace_image *img;
 	struct strace_bcache *cache;
 	int own_cache;
@@ -81,6 +90,10 @@ struct strace_walker {
 	int have_ctc;
 	int have_tsc;
 	uint64_t last_time;
+	uint64_t conv_tsc, conv_time; /* last conversion */
+	uint64_t adv_time; /* time of the last resolved branch */
+	int in_adv;
+	int conv_valid;
 	int time_exact;
 
 	long events;
@@ -114,7 +127,15 @@ static uint64_t now(struct strace_walker *w)
 
 	if (!w->have_tsc || !w->o.has_time)
 		return 0;
-	t = strace_tsc_to_perf_time(&w->o.time, w->tsc);
+	/* the estimate changes per timing packet, not per event */
+	if (likely(w->tsc == w->conv_tsc && w->conv_valid))
+		t = w->conv_time;
+	else {
+		t = strace_tsc_to_perf_time(&w->o.time, w->tsc);
+		w->conv_tsc = w->tsc;
+		w->conv_time = t;
+		w->conv_valid = 1;
+	}
 	if (t < w->last_time)
 		t = w->last_time; /* never backwards within a stream */
 	w->last_time = t;
@@ -131,12 +152,25 @@ emit(struct strace_walker *w, unsigned type, unsigned flags,
 	if (w->sink_err)
 		return;
 	ev.type = (uint16_t)type;
-	ev.flags = (uint16_t)(flags | (w->time_exact ? STRACE_F_TIME_EXACT : 0));
 	ev.tid = w->o.tid;
-	ev.time = now(w);
+	if (w->in_adv) {
+		/* a direct branch walked on the way to the next branch that
+		 * needs a packet: it ran before the timing packets read since
+		 * the last resolved branch, so it keeps that branch's time
+		 * (as perf's eager walk gives it) */
+		ev.flags = (uint16_t)flags;
+		ev.time = w->adv_time;
+	} else if (type == STRACE_EV_ERROR) {
+		ev.flags = (uint16_t)flags; /* the error code, nothing else */
+		ev.time = now(w);
+	} else {
+		ev.flags = (uint16_t)(flags |
+				      (w->time_exact ? STRACE_F_TIME_EXACT : 0));
+		ev.time = now(w);
+		w->time_exact = 0;
+	}
 	ev.a = a;
 	ev.b = b;
-	w->time_exact = 0;
 	if (w->o.emit)
 		err = w->o.emit(w->o.emit_arg, &ev);
 	else if (w->o.writer)
@@ -278,16 +312,20 @@ advance(struct strace_walker *w, uint64_t stop_at)
 		switch (b->kind) {
 		case STRACE_BK_CALL:
 			rs_push(w, b->start + b->len);
+			w->in_adv = 1;
 			emit(w, STRACE_EV_CALL, 0, term, b->target);
+			w->in_adv = 0;
 			w->ip = b->target;
 			w->st.branches++;
 			break;
 		case STRACE_BK_JMP:
+			w->in_adv = 1;
 			if (!(b->flags & STRACE_BF_SAME_SYM))
 				emit(w, STRACE_EV_JUMP, 0, term, b->target);
 			else if (w->o.flags & STRACE_WALK_ALL_BRANCHES)
 				emit(w, STRACE_EV_JUMP, STRACE_F_INTRA, term,
 				     b->target);
+			w->in_adv = 0;
 			w->ip = b->target;
 			w->st.branches++;
 			break;
@@ -340,6 +378,7 @@ static int tnt_bit(struct strace_walker *w, int taken)
 		} else {
 			w->ip = b->start + b->len; /* not taken: no event */
 		}
+		w->adv_time = now(w);
 		return 0;
 	}
 	if (b->kind == STRACE_BK_RET) {
@@ -349,6 +388,7 @@ static int tnt_bit(struct strace_walker *w, int taken)
 		emit(w, STRACE_EV_RETURN, 0, term, to);
 		w->ip = to;
 		w->st.branches++;
+		w->adv_time = now(w);
 		return 0;
 	}
 	return fail(w, STRACE_DE_NOTIP);
@@ -370,6 +410,7 @@ static int tip(struct strace_walker *w, uint64_t to, int suppressed)
 		w->ip = to;
 		w->parked = 0;
 		w->st.branches++;
+		w->adv_time = now(w);
 		return 0;
 	}
 	if (!w->have_ip || !w->enabled)
@@ -408,6 +449,7 @@ static int tip(struct strace_walker *w, uint64_t to, int suppressed)
 		return fail(w, STRACE_DE_NOTNT);
 	}
 	w->ip = to;
+	w->adv_time = now(w);
 	return 0;
 }
 
@@ -438,6 +480,7 @@ static void begin(struct strace_walker *w, uint64_t ip, int reason)
 	w->enabled = 1;
 	w->parked = 0;
 	w->begin_reason = STRACE_REASON_ENABLE;
+	w->adv_time = now(w);
 }
 
 static int pge(struct strace_walker *w, uint64_t to, int suppressed)
@@ -506,8 +549,11 @@ static int fup(struct strace_walker *w, uint64_t ip, int suppressed)
 			begin(w, ip, w->begin_reason);
 			return 0;
 		}
-		/* the trace says where we are: check we got there */
+		/* the trace says where we are: check we got there. The
+		 * branches walked to get there keep the previous time; those
+		 * walked from here on take the PSB+'s (as perf gives them) */
 		err = advance(w, ip);
+		w->adv_time = now(w);
 		if (err) {
 			error_event(w, STRACE_DE_DESYNC);
 			w->parked = 0;
@@ -1384,7 +1430,110 @@ void strace_walker_free(struct strace_walker *w)
 		return;
 	if (w->own_cache)
 		strace_bcache_free(w->cache);
+	strace_walker_free(w->stream);
+	if (w->stream_ev)
+		free(w->stream_ev->v);
+	free(w->stream_ev);
+	free(w->stream_S);
 	free(w);
+}
+
+/* Whether the PSB+ at off is complete in buf (its PSBEND is there). */
+static int psb_complete(const uint8_t *buf, size_t len, size_t off)
+{
+	struct pt_config cfg;
+	struct pt_packet_decoder *d;
+	struct pt_packet p;
+	int done = 0;
+
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)(uintptr_t)buf;
+	cfg.end = (uint8_t *)(uintptr_t)buf + len;
+	d = pt_pkt_alloc_decoder(&cfg);
+	if (!d)
+		return 0;
+	if (pt_pkt_sync_set(d, off) >= 0)
+		for (int k = 0; k < 64 && !done; k++) {
+			if (pt_pkt_next(d, &p, sizeof(p)) < 0)
+				break;
+			done = p.type == ppt_psbend;
+		}
+	pt_pkt_free_decoder(d);
+	return done;
+}
+
+/*
+ * Streaming is the parallel decode done one segment at a time: each piece
+ * up to its last complete PSB+ is a segment that walks on to that PSB+'s
+ * FUP, and merge() joins it to what came before exactly as the parallel
+ * decode joins its segments.
+ */
+long strace_walker_decode_stream(struct strace_walker *w, const uint8_t *buf,
+				 size_t len, int final, size_t *used)
+{
+	struct seg_job j;
+	long first = w->events;
+	int err;
+
+	*used = 0;
+	if (w->o.flags & STRACE_WALK_REFERENCE) {
+		/* libipt's block decoder has no segments: all at the end. */
+		if (!final)
+			return 0;
+		*used = len;
+		return strace_walker_decode(w, buf, len);
+	}
+	if (!w->stream) {
+		struct strace_walk_opts o = w->o;
+		o.emit = vec_push;
+		o.writer = NULL;
+		o.cache = w->cache;
+		w->stream_ev = calloc(1, sizeof(*w->stream_ev));
+		w->stream_S = calloc(1, sizeof(*w->stream_S));
+		if (!w->stream_ev || !w->stream_S ||
+		    strace_walker_new(w->img, &o, &w->stream) < 0)
+			return -ENOMEM;
+		w->stream_S->begin_reason = STRACE_REASON_START;
+		w->stream_first = 1;
+	}
+	memset(&j, 0, sizeof(j));
+	j.end = len;
+	j.last = final;
+	if (!final) {
+		uint64_t offs[256];
+		size_t n = strace_pt_split(buf, len, 0, offs, 256);
+		j.end = 0;
+		while (n-- > 0)
+			if (offs[n] > 0 && psb_complete(buf, len, offs[n])) {
+				j.end = (size_t)offs[n];
+				break;
+			}
+		if (!j.end)
+			return 0; /* no complete PSB+ after the start yet */
+		j.has_next_fup = psb_fup(buf, len, j.end, &j.next_fup,
+					 &j.fup_at);
+	}
+	j.ev = *w->stream_ev;
+	j.ev.n = 0;
+	j.ev.err = 0;
+	run_job(w->stream, buf, len, &j);
+	*w->stream_ev = j.ev; /* keep the vector's storage */
+	if (!j.ret && j.ev.err)
+		j.ret = j.ev.err;
+	if (j.ret < 0 && j.ret != -STRACE_DE_NOSYNC)
+		return j.ret;
+	err = merge(w, &j, w->stream_first, w->stream_S);
+	if (err)
+		return err;
+	w->stream_first = 0;
+	if (final) {
+		/* The next piece starts a new stream. */
+		memset(w->stream_S, 0, sizeof(*w->stream_S));
+		w->stream_S->begin_reason = STRACE_REASON_START;
+		w->stream_first = 1;
+	}
+	*used = j.end;
+	return w->events - first;
 }
 
 void strace_walker_stats(const struct strace_walker *w,

@@ -58,6 +58,19 @@ struct pfmt_file_header {
 	uint64_t adds_features[4];    /* 72: feature bitmap, bit n = word n/64 */
 };                                    /* 104 bytes */
 
+/*
+ * SAMPLE (type 9) body: the fields selected by attr.sample_type, in this
+ * order, each u64-aligned: IDENTIFIER u64, IP u64, TID u32 pid u32 tid,
+ * TIME u64, ADDR u64, ID u64, STREAM_ID u64, CPU u32 cpu u32 res,
+ * PERIOD u64, READ (read_format), CALLCHAIN u64 nr + nr u64,
+ * RAW u32 size + data (padded), BRANCH_STACK u64 nr (+ u64 hw_idx if
+ * branch_sample_type has HW_INDEX) + nr x 24 bytes, REGS_USER, STACK_USER,
+ * WEIGHT, DATA_SRC, TRANSACTION, REGS_INTR, PHYS_ADDR, AUX (u64 size +
+ * data), ... (see perf_event_open(2)). perf.data from `perf record -e
+ * intel_pt//` normally holds no samples: perf synthesizes them when
+ * decoding.
+ */
+
 /* Record header: every record in the data section starts with this. */
 struct pfmt_event_header {
 	uint32_t type; /* 0: PFMT_RECORD_* */

@@ -9,11 +9,11 @@ int main(void)
 	char buf[128], out[128];
 	unsigned long sum = 0;
 
-	for (int i = 0; i < 300; i++) {
+	for (int i = 0; i < 100; i++) {
 		snprintf(buf, sizeof(buf), "item-%d-%x", i, i * 31);
 		strcpy(out, buf);
 		strcat(out, "!");
-		sum += strlen(out) + (unsigned long)abs(i - 150) +
+		sum += strlen(out) + (unsigned long)abs(i - 50) +
 		       (unsigned long)toupper(out[0]) + (unsigned long)atoi(buf + 5);
 		if (strchr(out, '7'))
 			sum += (unsigned long)strcmp(out, buf);

@@ -59,7 +59,7 @@ check() { # name prog aux-bytes time-compare(full|notime) ptsynth-options...
 		return
 	fi
 	if ! LIVE_REPLAY_TIME=1 "$REPLAY" "$d/orig.data" "$d/rept.data" "$aux" \
-		2>"$d/replayt.log"; then
+		"$d/live.srb" 2>"$d/replayt.log"; then
 		fail "$name/replay-time ($(tail -1 "$d/replayt.log"))"
 		return
 	fi
@@ -92,6 +92,15 @@ check() { # name prog aux-bytes time-compare(full|notime) ptsynth-options...
 		pass "$name/capture-i-same-events ($(wc -l <"$d/orig.txt") events)"
 	else
 		fail "$name/capture-i-same-events ($(diff "$d/orig.nt" "$d/rep.nt" | head -3 | tr '\n' ' '))"
+	fi
+	# decoded live (as ptrace-capture -p does): the same events as
+	# ptrace-capture -i on the recording
+	"$READ" "$d/live.srb" >"$d/live.txt" 2>/dev/null
+	notime "$d/live.txt" >"$d/live.nt"
+	if [ -s "$d/orig.nt" ] && cmp -s "$d/orig.nt" "$d/live.nt"; then
+		pass "$name/live-decoded-same-events"
+	else
+		fail "$name/live-decoded-same-events ($(diff "$d/orig.nt" "$d/live.nt" | head -3 | tr '\n' ' '))"
 	fi
 	if [ "$tcmp" = full ]; then
 		if [ -s "$d/orig.txt" ] && cmp -s "$d/orig.txt" "$d/rept.txt"; then

@@ -9,7 +9,11 @@
  * rings and writes a perf.data with -w. e2e-live-replay.sh then decodes
  * both files with ptrace-capture -i and requires the same events.
  *
- *   live_replay IN.data OUT.data [AUX_BYTES]
+ *   live_replay IN.data OUT.data [AUX_BYTES [RING]]
+ *
+ * With RING, the session's callbacks also go to the live decoder
+ * (pt_backend/live_decode.h), which decodes the PT bytes as they come into
+ * a new ring at RING: what `ptrace-capture -p` does with real hardware.
  *
  * The AUX area is small by default (16 KiB) so that it wraps many times;
  * the fake kernel waits for room (a consumer that keeps up), so nothing
@@ -25,6 +29,7 @@
 #include <unistd.h>
 
 #include "pt_backend/live/live.h"
+#include "pt_backend/live_decode.h"
 #include "pt_backend/perf_read.h"
 
 #define PAGE 4096
@@ -437,18 +442,49 @@ int main(int argc, char **argv)
 			err);
 		return 1;
 	}
-	rc = strace_live_attach(l, (pid_t)pid, NULL);
+	/* Optionally decode live into a ring, as ptrace-capture -p does. */
+	struct strace_ring *ring = NULL;
+	struct strace_live_decoder *ld = NULL;
+	struct strace_live_cb cb, *cbp = NULL;
+	if (argc > 4) {
+		struct strace_ring_opts ro = {sizeof(ro), 0, 0,
+					      STRACE_RING_ARCHIVE, 0};
+		struct strace_time_conv tc;
+		memset(&tc, 0, sizeof(tc));
+		rc = strace_ring_create(argv[4], &ro, &ring);
+		if (rc == 0)
+			rc = strace_live_decoder_new(ring, 0, NULL, &ld);
+		if (rc < 0) {
+			fprintf(stderr, "live_replay: %s: %s\n", argv[4],
+				strace_strerror(rc));
+			return 1;
+		}
+		int ok = strace_live_time_conv(l, &tc) == 0;
+		strace_live_decoder_set_time(ld, &tc,
+					     ok && tc.cap_user_time_zero);
+		strace_live_decoder_callbacks(ld, &cb);
+		cbp = &cb;
+	}
+	rc = strace_live_attach(l, (pid_t)pid, cbp);
 	for (int guard = 0; rc >= 0 && guard < 1000000; guard++) {
 		int left = 0;
 
-		rc = strace_live_poll(l, 0, NULL);
+		rc = strace_live_poll(l, 0, cbp);
 		for (int i = 0; i < nT; i++)
 			left += T[i].next < T[i].n;
 		if (rc >= 0 && !left)
 			break;
 	}
 	if (rc >= 0)
-		rc = strace_live_stop(l, NULL);
+		rc = strace_live_stop(l, cbp);
+	if (ld) {
+		int drc = strace_live_decoder_finish(ld, NULL);
+		if (drc < 0)
+			fprintf(stderr, "live_replay: live decoding: %s\n",
+				strace_strerror(drc));
+		rc = rc < 0 ? rc : drc;
+		strace_ring_close(ring);
+	}
 	strace_live_get_stats(l, &st);
 	strace_live_close(l);
 	snprintf(path, sizeof(path), "rm -rf %s", procfs);

@@ -1099,7 +1099,13 @@ static void on_strace(char *line)
 		return;
 	if (!pid)
 		pid = (uint32_t)v;
+	else if ((uint32_t)v != pid)
+		die("%s created a process (pid %lu): fork is not supported, only threads",
+		    prog_path, v);
 	p++;
+	if (!strncmp(p, "execve(", 7) || !strncmp(p, "execveat(", 9))
+		die("%s calls exec: not supported (the new program would run "
+		    "outside QEMU)", prog_path);
 	args = strchr(p, '(');
 	ret = strstr(p, ") = ");
 	if (!args || !ret)
@@ -1271,7 +1277,7 @@ static int run_qemu(char **argv)
 	int pfd[2];
 	pid_t child;
 	char **qargv;
-	int argc = 0, i, status;
+	int argc = 0, i, nown, status;
 	const char *qemu = opt.qemu ? opt.qemu : "qemu-x86_64";
 	static char rbuf[1 << 20];
 	size_t have = 0;
@@ -1292,6 +1298,7 @@ static int run_qemu(char **argv)
 	qargv[i++] = xstrdup("-D");
 	qargv[i++] = xstrdup("/dev/fd/3");
 	qargv[i++] = xstrdup(prog_path);
+	nown = i; /* qargv[0..nown) are ours to free */
 	for (int k = 1; k < argc; k++)
 		qargv[i++] = argv[k];
 	qargv[i] = NULL;
@@ -1330,7 +1337,13 @@ static int run_qemu(char **argv)
 			have = 0;
 		}
 	}
+	if (have)
+		on_line(rbuf, have); /* last line without a newline */
+	if (sline.n)
+		strace_text("", 0, true); /* e.g. an exec never returns */
 	close(pfd[0]);
+	for (i = 0; i < nown; i++)
+		free(qargv[i]);
 	free(qargv);
 	while (waitpid(child, &status, 0) < 0)
 		if (errno != EINTR)
@@ -1663,9 +1676,12 @@ static void write_raw_and_truth(int exit_code)
 			maps[i].start, maps[i].end, maps[i].pgoff,
 			maps[i].file->path);
 	for (i = 0; i < nthreads; i++) {
+		char real[PATH_MAX];
+
 		snprintf(path, sizeof(path), "%s.%u.pt", opt.raw, tid_of(threads[i]));
 		write_file(path, threads[i]->pt.p, threads[i]->pt.n);
-		fprintf(sb, "thread %u %s\n", tid_of(threads[i]), path);
+		fprintf(sb, "thread %u %s\n", tid_of(threads[i]),
+			realpath(path, real) ? real : path);
 	}
 	if (fclose(sb))
 		die("writing sideband: %s", strerror(errno));
