@@ -791,10 +791,22 @@ static int drain_thread(struct strace_live *l, struct lthread *t,
 	 * before it publishes aux_head, so every record for the bytes we are
 	 * about to deliver is in the ring by then (records before bytes).
 	 */
-	(void)__atomic_load_n(&t->ar.page->aux_head, __ATOMIC_ACQUIRE);
+	uint64_t ahead = __atomic_load_n(&t->ar.page->aux_head, __ATOMIC_ACQUIRE);
+	uint64_t dpend = strace_dring_pending(&t->dr);
+
 	err = strace_dring_consume(&t->dr, on_record, &c);
-	if (err >= 0 && !l->o.snapshot)
+	if (err >= 0 && !l->o.snapshot) {
+		/*
+		 * A full AUX area means the kernel truncated and disabled the
+		 * event; a nearly full data ring means its AUX record (and
+		 * the LOST record that would tell us) may be gone: enable
+		 * again in both cases, else tracing could stop for good.
+		 */
+		if (ahead - t->ar.page->aux_tail >= t->ar.size ||
+		    dpend + 512 >= t->dr.size)
+			t->need_enable = 1;
 		err = strace_aux_consume(&t->ar, on_aux, &c);
+	}
 	if (err >= 0 && t->need_enable) {
 		/* The kernel disabled the event when the AUX area filled. */
 		t->need_enable = 0;
