@@ -57,13 +57,19 @@ struct thr {
 };
 
 /* A branch seen before: the previous target, its source and target. */
-#define MEMO_SIZE 4096
+#define MEMO_SIZE 1024
+/* 32 bytes, so that 1024 entries stay close to L1: the pid rides in the
+ * top 16 bits of ip and addr (user addresses are below 2^47; a branch
+ * with any address above that is never memoised), b_sym shares a word
+ * with the terminator kind. */
 struct memo {
-	uint64_t prev, ip, addr;
-	uint32_t pid;
-	uint32_t a_sym, b_sym;
-	uint8_t kind;
+	uint64_t prev, ip, addr; /* ip, addr: | pid bits << 48 */
+	uint32_t a_sym;
+	uint32_t b_kind; /* b_sym << 8 | kind */
 };
+_Static_assert(sizeof(struct memo) == 32, "memo entries are 32 bytes");
+#define MEMO_ADDR_LIMIT (1ull << 47)
+#define MEMO_SYM_LIMIT (1u << 24)
 
 struct pdso {
 	uint32_t pid, dso; /* dso 0: empty */
@@ -681,10 +687,8 @@ static inline int same_symbol(const struct aent *a, const struct aent *b)
 
 static inline size_t memo_slot(uint64_t prev, uint64_t ip, uint64_t addr)
 {
-	uint64_t x = prev * 0x9e3779b97f4a7c15ull ^ ip * 0xc2b2ae3d27d4eb4full ^
-		     addr;
-	return (size_t)((x ^ (x >> 29)) * 0x165667b19e3779f9ull >> 52) &
-	       (MEMO_SIZE - 1);
+	uint64_t x = (prev ^ (ip << 7) ^ (addr << 13)) * 0x9e3779b97f4a7c15ull;
+	return (size_t)(x >> 54) & (MEMO_SIZE - 1);
 }
 
 int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
@@ -715,15 +719,18 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 			  DLF_FLAG_ASYNC | DLF_FLAG_INTERRUPT)) &&
 		   t->on && t->have_last && s->ip && s->addr &&
 		   !d->o.no_check)) {
+		uint64_t kip = s->ip | (uint64_t)(t->pid & 0xffff) << 48;
+		uint64_t kaddr = s->addr | (uint64_t)(t->pid >> 16) << 48;
 		m = &d->memo[memo_slot(t->last_to, s->ip, s->addr)];
-		if (likely(m->prev == t->last_to && m->ip == s->ip &&
-			   m->addr == s->addr && m->pid == t->pid)) {
+		if (likely(m->prev == t->last_to && m->ip == kip &&
+			   m->addr == kaddr)) {
 			a.sym = m->a_sym;
-			b.sym = m->b_sym;
+			b.sym = m->b_kind >> 8;
 			ea = &a;
 			eb = &b;
-			kind = m->kind;
+			kind = m->b_kind & 0xff;
 			d->st.checked++;
+			d->st.memo_hits++;
 			goto branch;
 		}
 	}
@@ -767,14 +774,14 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 		return rc;
 	if (!t->on)
 		kind = STRACE_BK_NONE;
-	if (m && ok) {
+	if (m && ok && t->last_to < MEMO_ADDR_LIMIT &&
+	    s->ip < MEMO_ADDR_LIMIT && s->addr < MEMO_ADDR_LIMIT &&
+	    b.sym < MEMO_SYM_LIMIT) {
 		m->prev = t->last_to;
-		m->ip = s->ip;
-		m->addr = s->addr;
-		m->pid = t->pid;
+		m->ip = s->ip | (uint64_t)(t->pid & 0xffff) << 48;
+		m->addr = s->addr | (uint64_t)(t->pid >> 16) << 48;
 		m->a_sym = a.sym;
-		m->b_sym = b.sym;
-		m->kind = (uint8_t)kind;
+		m->b_kind = b.sym << 8 | (kind & 0xff);
 	}
 
 	if (f & DLF_FLAG_TRACE_END) {
