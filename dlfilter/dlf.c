@@ -117,8 +117,8 @@ static uint64_t hash64(uint64_t x)
 
 /* --- arguments ------------------------------------------------------------ */
 
-int strace_dlf_parse_args(struct strace_dlf_opts *o, int argc, char **argv,
-			  char *err, size_t errlen)
+int strace_dlf_parse_args(struct strace_dlf_opts *o, int argc,
+			  const char *const *argv, char *err, size_t errlen)
 {
 	memset(o, 0, sizeof(*o));
 	o->size = sizeof(*o);

@@ -50,7 +50,7 @@ struct strace_dlf_opts {
  * Returns 0, or -EINVAL with a message in err (errlen bytes).
  */
 int strace_dlf_parse_args(struct strace_dlf_opts *opts, int argc,
-			  char **argv, char *err, size_t errlen);
+			  const char *const *argv, char *err, size_t errlen);
 
 /* What perf knows about one address. */
 struct strace_dlf_loc {

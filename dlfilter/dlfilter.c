@@ -126,7 +126,8 @@ int start(void **data, void *ctx)
 		argv = perf_dlfilter_fns.args(ctx, &argc);
 	if (!argv)
 		argc = 0;
-	if (strace_dlf_parse_args(&o, argc, argv, err, sizeof(err)) < 0) {
+	if (strace_dlf_parse_args(&o, argc, (const char *const *)argv, err,
+				  sizeof(err)) < 0) {
 		fprintf(stderr, PROG ": %s\n", err);
 		return -1;
 	}
