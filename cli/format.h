@@ -142,10 +142,21 @@ struct fmt {
 	/* private */
 	struct fmt_acache *ac, ac_dummy; /* formatted addresses */
 	uint64_t ac_gen;
+	size_t ac_mask;
 	uint64_t seq_last, sec_last;
 	int seq_valid, sec_valid;
 	uint8_t seq_len, sec_len;
-	char seq_buf[24], sec_buf[24];
+	uint64_t seq_w[2]; /* ASCII digits of seq_last, first in the low byte */
+	char sec_buf[24];
+	uint64_t nsh_last; /* JSON time: the digits above the last 8 */
+	int nsh_valid;
+	uint8_t nsh_len;
+	char nsh_buf[24];
+	/* the last thread: its text column "tid/name" and its JSON parts */
+	uint64_t tid_last, tid_gen;
+	int tid_valid;
+	uint8_t tid_text_len, tid_json_len, comm_json_len;
+	char tid_text[64], tid_json[24], comm_json[64];
 };
 
 /* fmt_setup() - fmt_init() and a fresh state with these options. */
@@ -165,6 +176,32 @@ char *fmt_text_event(struct fmt *f, char *p,
 		     const struct strace_event *e, uint64_t seq);
 char *fmt_json_event(struct fmt *f, char *p,
 		     const struct strace_event *e, uint64_t seq);
+
+/* Which types to show: the type set, and values of 128 and above. */
+struct fmt_filter {
+	struct strace_typeset set;
+	int unknown;
+};
+
+static inline int fmt_wanted(const struct fmt_filter *flt, unsigned type)
+{
+	return type < STRACE_EV_MAX ? strace_typeset_has(&flt->set, type)
+				    : flt->unknown;
+}
+
+/*
+ * fmt_text_batch() / fmt_json_batch() - the lines of the events ev[0..n)
+ * at positions seq, seq + 1, ..., skipping the types flt does not want
+ * (NULL: show all). Stops early once p passes limit (the caller flushes
+ * and calls again): *done receives how many events were consumed. p must
+ * have FMT_LINE_MAX bytes of room past limit.
+ */
+char *fmt_text_batch(struct fmt *f, char *p, const char *limit,
+		     const struct strace_event *ev, size_t n, uint64_t seq,
+		     const struct fmt_filter *flt, size_t *done);
+char *fmt_json_batch(struct fmt *f, char *p, const char *limit,
+		     const struct strace_event *ev, size_t n, uint64_t seq,
+		     const struct fmt_filter *flt, size_t *done);
 
 /*
  * fmt_lost_event() - the synthetic LOST event a reader shows for count

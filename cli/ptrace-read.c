@@ -43,6 +43,39 @@ static void on_signal(int sig)
 	stop_flag = 1;
 }
 
+/*
+ * A ring file cut short by someone else while it is mapped turns the next
+ * access into SIGBUS. Say so, naming the file, instead of crashing.
+ */
+static char bus_msg[4352];
+static size_t bus_len;
+
+static void on_sigbus(int sig)
+{
+	ssize_t rc;
+
+	(void)sig;
+	rc = write(2, bus_msg, bus_len);
+	(void)rc;
+	_exit(1);
+}
+
+static void catch_sigbus(const char *path)
+{
+	struct sigaction sa;
+	int n = snprintf(bus_msg, sizeof(bus_msg),
+			 PROG ": %s: the ring file was truncated or removed "
+			      "while in use (bus error); it can no longer be "
+			      "read: record it again\n",
+			 path);
+
+	bus_len = n < 0 ? 0 : (size_t)n < sizeof(bus_msg) ? (size_t)n
+							  : sizeof(bus_msg) - 1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigbus;
+	sigaction(SIGBUS, &sa, NULL);
+}
+
 static int stop_cb(void *arg)
 {
 	(void)arg;
@@ -288,8 +321,7 @@ struct rd {
 	const char *path;
 	struct strace_ring *ring;
 	struct strace_reader *r;
-	struct strace_typeset types;
-	int show_unknown;
+	struct fmt_filter flt;
 	int flight;
 	struct fmt_names names;
 	struct fmt fmt;
@@ -298,15 +330,10 @@ struct rd {
 	/* -f ring */
 	struct strace_ring *dst;
 	struct strace_writer *w;
-	uint64_t nread, nshown, nlost, trace_lost;
+	uint64_t nread, nlost;
 	int failed;
 };
 
-static inline int wanted(const struct rd *d, unsigned type)
-{
-	return type < STRACE_EV_MAX ? strace_typeset_has(&d->types, type)
-				    : d->show_unknown;
-}
 
 static int ring_put(struct rd *d, const struct strace_event *e)
 {
@@ -330,7 +357,7 @@ static int show_lost(struct rd *d, uint64_t count, uint64_t first)
 
 	d->nlost += count;
 	fmt_lost_event(&e, count, first);
-	if (!wanted(d, STRACE_EV_LOST))
+	if (!fmt_wanted(&d->flt, STRACE_EV_LOST))
 		return 0;
 	switch (d->o->format) {
 	case FMT_TEXT:
@@ -352,41 +379,27 @@ static int show_lost(struct rd *d, uint64_t count, uint64_t first)
 }
 
 /* Format n events at ev (positions seq...). The hot loop. */
+/* Format n events at ev (positions seq...): the hot path. */
 static int show_events(struct rd *d, const struct strace_event *ev, size_t n,
 		       uint64_t seq)
 {
 	struct out *o = &d->out;
 	char *p = o->p;
-	size_t i;
+	size_t i, done;
 
 	switch (d->o->format) {
 	case FMT_TEXT:
-		for (i = 0; i < n; i++) {
-			const struct strace_event *e = &ev[i];
-			if (__builtin_expect(!wanted(d, e->type), 0))
-				continue;
-			if (__builtin_expect(e->type == STRACE_EV_LOST, 0))
-				d->trace_lost += e->a;
-			p = fmt_text_event(&d->fmt, p, e, seq + i);
-			d->nshown++;
-			if (__builtin_expect(p > o->limit, 0)) {
-				o->p = p;
-				if (out_flush(o) < 0)
-					return -1;
-				p = o->p;
-			}
-		}
-		break;
 	case FMT_JSONL:
-		for (i = 0; i < n; i++) {
-			const struct strace_event *e = &ev[i];
-			if (__builtin_expect(!wanted(d, e->type), 0))
-				continue;
-			if (__builtin_expect(e->type == STRACE_EV_LOST, 0))
-				d->trace_lost += e->a;
-			p = fmt_json_event(&d->fmt, p, e, seq + i);
-			d->nshown++;
-			if (__builtin_expect(p > o->limit, 0)) {
+		while (n) {
+			p = d->o->format == FMT_TEXT
+				    ? fmt_text_batch(&d->fmt, p, o->limit, ev, n,
+						     seq, &d->flt, &done)
+				    : fmt_json_batch(&d->fmt, p, o->limit, ev, n,
+						     seq, &d->flt, &done);
+			ev += done;
+			seq += done;
+			n -= done;
+			if (p > o->limit) {
 				o->p = p;
 				if (out_flush(o) < 0)
 					return -1;
@@ -397,13 +410,10 @@ static int show_events(struct rd *d, const struct strace_event *ev, size_t n,
 	case FMT_RAW:
 		for (i = 0; i < n; i++) {
 			const struct strace_event *e = &ev[i];
-			if (!wanted(d, e->type))
+			if (!fmt_wanted(&d->flt, e->type))
 				continue;
-			if (e->type == STRACE_EV_LOST)
-				d->trace_lost += e->a;
 			memcpy(p, e, sizeof(*e));
 			p += sizeof(*e);
-			d->nshown++;
 			if (p > o->limit) {
 				o->p = p;
 				if (out_flush(o) < 0)
@@ -414,13 +424,10 @@ static int show_events(struct rd *d, const struct strace_event *ev, size_t n,
 		break;
 	case FMT_RING:
 		for (i = 0; i < n; i++) {
-			if (!wanted(d, ev[i].type))
+			if (!fmt_wanted(&d->flt, ev[i].type))
 				continue;
-			if (ev[i].type == STRACE_EV_LOST)
-				d->trace_lost += ev[i].a;
 			if (ring_put(d, &ev[i]) < 0)
 				return -1;
-			d->nshown++;
 		}
 		break;
 	}
@@ -437,10 +444,17 @@ static int one_batch(struct rd *d, const struct strace_batch *b)
 	if (!b->n)
 		return 0;
 	d->nread += b->n;
-	if (d->names.ring && fmt_names_refresh(&d->names) < 0 &&
-	    !d->names.corrupt) {
-		err("out of memory reading the names of %s", d->path);
-		return -1;
+	if (d->names.ring && !d->names.corrupt) {
+		int rc = fmt_names_refresh(&d->names);
+		if (rc < 0 && !d->names.corrupt) {
+			err("out of memory reading the names of %s", d->path);
+			return -1;
+		}
+		if (rc < 0)
+			err("%s: warning: the string table is damaged at offset "
+			    "%" PRIu64 " (%s); names defined after it are "
+			    "shown as unknown",
+			    d->path, d->names.next_off, strace_strerror(rc));
 	}
 	if (d->dst) {
 		int rc = strace_ring_sync_strings(d->dst, d->ring);
@@ -456,8 +470,11 @@ static int one_batch(struct rd *d, const struct strace_batch *b)
 		if (show_events(d, b->ev, b->n, b->seq) < 0)
 			return -1;
 		k = strace_reader_release(d->r, b);
-		if (k)
+		if (k) {
+			/* cannot happen outside flight mode; counted anyway */
+			d->nread -= k < b->n ? k : b->n;
 			return show_lost(d, k, b->seq);
+		}
 		return 0;
 	}
 	/*
@@ -469,6 +486,7 @@ static int one_batch(struct rd *d, const struct strace_batch *b)
 	k = strace_reader_release(d->r, b);
 	if (k > b->n)
 		k = b->n;
+	d->nread -= k;
 	if (k && show_lost(d, k, b->seq) < 0)
 		return -1;
 	return show_events(d, d->copy + k, b->n - k, b->seq + k);
@@ -535,7 +553,12 @@ static int save_ring_create(struct rd *d)
 	ro.size = sizeof(ro);
 	ro.mode = STRACE_RING_ARCHIVE;
 	ro.capacity = 1u << 16;
+	/* the whole table while it may grow, else what is used */
 	ro.strings_size = st.strings_size;
+	if (!d->o->follow && st.closed && st.strings_used < st.strings_size)
+		ro.strings_size = (st.strings_used + 4095) & ~4095ull;
+	if (!ro.strings_size)
+		ro.strings_size = 4096;
 	ro.no_populate = 1;
 	rc = strace_ring_create(d->o->output, &ro, &d->dst);
 	if (rc < 0) {
@@ -548,6 +571,15 @@ static int save_ring_create(struct rd *d)
 		return -1;
 	}
 	return 0;
+}
+
+/* whether a and b name the same existing file */
+static int same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 static int cmd_read(const struct opts *o, const char *path)
@@ -564,7 +596,7 @@ static int cmd_read(const struct opts *o, const char *path)
 	if (o->types) {
 		const char *bad = NULL;
 		size_t bad_len = 0;
-		if (strace_typeset_parse(&d.types, o->types, &bad,
+		if (strace_typeset_parse(&d.flt.set, o->types, &bad,
 					 &bad_len) < 0) {
 			return usage_error(
 				"--types: '%.*s' matches no event type (see "
@@ -573,10 +605,13 @@ static int cmd_read(const struct opts *o, const char *path)
 				(int)bad_len, bad ? bad : "");
 		}
 	} else {
-		strace_typeset_all(&d.types);
-		d.show_unknown = 1;
+		/* everything but pad, values the table does not name too */
+		memset(&d.flt.set, 0xff, sizeof(d.flt.set));
+		d.flt.set.bits[0] &= ~1ull;
+		d.flt.unknown = 1;
 	}
 
+	catch_sigbus(path);
 	rc = open_ring(o, path, &d.ring, &timed_out);
 	if (rc < 0) {
 		if (timed_out)
@@ -606,6 +641,13 @@ static int cmd_read(const struct opts *o, const char *path)
 	fmt_names_init(&d.names, d.ring);
 	fmt_setup(&d.fmt, &d.names, !o->no_comm);
 
+	if (o->output && same_file(o->output, path)) {
+		err("%s: the output is the ring being read; writing there would "
+		    "destroy it: choose another -o FILE",
+		    o->output);
+		ret = EXIT_ERR;
+		goto out_ring;
+	}
 	if (o->format == FMT_RING) {
 		if (save_ring_create(&d) < 0) {
 			ret = EXIT_ERR;
@@ -734,6 +776,7 @@ static int cmd_generate(const struct opts *o)
 		if (need > STRACE_RING_DEFAULT_CAPACITY)
 			ro.capacity = need > (1ull << 26) ? (1ull << 26) : need;
 	}
+	catch_sigbus(path);
 	rc = strace_ring_create(path, &ro, &ring);
 	if (rc < 0) {
 		ring_error(path, rc, "create the ring");
@@ -814,6 +857,7 @@ static int cmd_stat(const struct opts *o, const char *path)
 	struct tm tm;
 	int rc, nr, timed_out;
 
+	catch_sigbus(path);
 	rc = open_ring(o, path, &ring, &timed_out);
 	if (rc < 0) {
 		ring_error(path, rc, "open the ring");

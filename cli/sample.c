@@ -215,12 +215,51 @@ int sample_init(struct sample *s, struct strace_ring *ring)
 	    syms[3].start + 0x10, STRACE_REASON_START);
 	s->nprologue = np;
 
-	/* the pattern: every type of the table in turn */
+	/*
+	 * The pattern looks like a decoder's output: mostly calls, blocks
+	 * and returns between the symbols, a thread at a time; every fourth
+	 * event is the next type of the table in turn, so every type appears
+	 * (every 4 * 28 events) with random operands.
+	 */
 	for (unsigned t = 1; t < STRACE_EV_MAX; t++)
 		if (strace_event_info(t))
 			types[ntypes++] = t;
-	for (unsigned i = 0; i < SAMPLE_PATTERN; i++)
-		make(&s->pattern[i], types[i % ntypes], &o, &x);
+	{
+		unsigned next_type = 0, step = 0, cur = 1, callee = 3;
+		uint64_t site = syms[1].start + 8;
+		for (unsigned i = 0; i < SAMPLE_PATTERN; i++) {
+			struct strace_event *e = &s->pattern[i];
+			uint32_t tid = (i / 256) % 2 ? TID2 : PID;
+			const struct sym *c = &syms[callee];
+			if (i % 4 == 0) {
+				make(e, types[next_type++ % ntypes], &o, &x);
+				if (e->type != STRACE_EV_THREAD &&
+				    e->type != STRACE_EV_THREAD_EXIT)
+					e->tid = tid; /* runs of one thread */
+				continue;
+			}
+			switch (step++ % 3) {
+			case 0: /* call from somewhere in cur to callee */
+				callee = (unsigned)(rnd(&x) % NSYMS);
+				c = &syms[callee];
+				/* a program has few call sites: 4 a function */
+				site = syms[cur].start +
+				       (rnd(&x) % 4) * (syms[cur].size / 4) + 3;
+				set(e, STRACE_EV_CALL, 0, tid, site, c->start);
+				break;
+			case 1: /* a block of the callee */
+				set(e, STRACE_EV_BLOCK, 0, tid,
+				    c->start + (rnd(&x) % 4) * (c->size / 4),
+				    (uint64_t)(2 + rnd(&x) % 10) << 32 |
+					    (8 + rnd(&x) % 40));
+				break;
+			default: /* and back */
+				set(e, STRACE_EV_RETURN, 0, tid,
+				    c->start + c->size - 1, site + 5);
+				cur = (unsigned)(rnd(&x) % NSYMS);
+			}
+		}
+	}
 	return 0;
 }
 

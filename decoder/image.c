@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,9 @@ struct object {
 	int syms_loaded;
 	struct sym *syms;
 	size_t nsyms;
+	struct perf_sym *psyms; /* perf 6.1 replay: symbols */
+	struct perf_iv *iv;     /* ... and the answer per address range */
+	size_t niv;
 	char *strpool; /* synthesized names */
 	size_t pool_len, pool_cap;
 	struct object *next;
@@ -59,6 +63,7 @@ struct strace_image {
 	struct object *objs;
 	uint64_t generation;
 	int plt_style;
+	int no_debuginfo;
 };
 
 /* Generations are unique across images, so a per-thread cache of the last
@@ -82,6 +87,9 @@ int strace_image_new(const struct strace_image_opts *opts,
 		return -ENOMEM;
 	if (opts)
 		img->plt_style = opts->plt_style;
+	if (opts && opts->size >= offsetof(struct strace_image_opts,
+					   no_debuginfo) + sizeof(int))
+		img->no_debuginfo = opts->no_debuginfo;
 	img->generation = new_generation();
 	elf_version(EV_CURRENT);
 	*out = img;
@@ -105,6 +113,8 @@ static void object_put(struct strace_image *img, struct object *o)
 	else
 		free((void *)(uintptr_t)o->data);
 	free(o->syms);
+	free(o->psyms);
+	free(o->iv);
 	free(o->strpool);
 	free(o->path);
 	free(o);
@@ -217,7 +227,9 @@ int strace_image_add_file(struct strace_image *img, uint64_t start,
 		if (o->mmapped && !strcmp(o->path, path))
 			break;
 	if (!o) {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		/* O_NONBLOCK: a path from a hostile perf.data may name a FIFO,
+		 * whose open would otherwise wait for a writer forever. */
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		if (fd < 0)
 			return -errno;
 		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
@@ -442,12 +454,23 @@ static Elf_Scn *section_by_name(Elf *elf, size_t shstrndx, const char *name,
 	return NULL;
 }
 
+static int vaddr_to_off(Elf *elf, uint64_t vaddr, uint64_t *off);
+static long pool_add(struct object *o, const char *s);
+
+/*
+ * Function symbols of symscn (in elf, which may be a separate debug file),
+ * by file offset of the run-time file rt, through rt's PT_LOAD headers as
+ * perf 6.1 does. Names from a debug file are copied (copy_names).
+ */
 static int read_symtab(struct object *o, Elf *elf, size_t shstrndx,
-		       Elf_Scn *symscn, struct symvec *sv)
+		       Elf_Scn *symscn, struct symvec *sv, Elf *rt,
+		       int copy_names, int perf61)
 {
 	GElf_Shdr symshdr;
 	Elf_Data *data;
 	size_t n;
+	static _Thread_local char dbuf[4096];
+	int copy;
 
 	if (!gelf_getshdr(symscn, &symshdr) || !symshdr.sh_entsize)
 		return 0;
@@ -470,28 +493,190 @@ static int read_symtab(struct object *o, Elf *elf, size_t shstrndx,
 		    sym.st_shndx >= SHN_LORESERVE)
 			continue;
 		if (type != STT_FUNC && type != STT_GNU_IFUNC &&
+		    !(perf61 && type == STT_OBJECT) &&
 		    !(type == STT_NOTYPE && vis != STV_HIDDEN &&
 		      vis != STV_INTERNAL))
 			continue;
 		sec = elf_getscn(elf, sym.st_shndx);
 		if (!sec || !gelf_getshdr(sec, &shdr))
 			continue;
-		if (!(shdr.sh_flags & SHF_EXECINSTR))
-			continue;
 		secname = elf_strptr(elf, shstrndx, shdr.sh_name);
-		if (type == STT_NOTYPE && (!secname || !strstr(secname, "text")))
-			continue;
+		if (perf61) {
+			/* perf 6.1 dso__load_sym(): functions, objects and
+			 * labels of allocated sections; labels only in
+			 * sections named *text* or *data* */
+			if (!(shdr.sh_flags & SHF_ALLOC))
+				continue;
+			if (type == STT_NOTYPE &&
+			    (!secname || (!strstr(secname, "text") &&
+					  !strstr(secname, "data"))))
+				continue;
+		} else {
+			if (!(shdr.sh_flags & SHF_EXECINSTR))
+				continue;
+			if (type == STT_NOTYPE &&
+			    (!secname || !strstr(secname, "text")))
+				continue;
+		}
 		name = elf_strptr(elf, symshdr.sh_link, sym.st_name);
 		if (!name || !*name)
 			continue;
+		/* perf stores names demangled (C++, OCaml) */
+		{
+			const char *d = strace_demangle(name, dbuf, sizeof(dbuf));
+			copy = copy_names || d != name;
+			name = d;
+		}
 		/* file offset, as perf keeps user symbols */
-		if (symvec_push(sv, sym.st_value - shdr.sh_addr + shdr.sh_offset,
-				sym.st_size, name, GELF_ST_BIND(sym.st_info),
-				type) < 0)
+		uint64_t off;
+		if (vaddr_to_off(rt, sym.st_value, &off))
+			off = sym.st_value - shdr.sh_addr + shdr.sh_offset;
+		if (symvec_push(sv, off, sym.st_size, copy ? NULL : name,
+				GELF_ST_BIND(sym.st_info), type) < 0)
 			return -ENOMEM;
+		if (copy) {
+			long po = pool_add(o, name);
+			if (po < 0)
+				return -ENOMEM;
+			sv->v[sv->n - 1].pooled = 1;
+			sv->v[sv->n - 1].pool_off = (size_t)po;
+		}
 	}
-	(void)o;
 	return 0;
+}
+
+/* The GNU build-id of elf into id; returns its length or 0. */
+static size_t build_id(Elf *elf, uint8_t *id, size_t max)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t off = 0, noff, doff;
+		GElf_Nhdr nh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d)
+			continue;
+		while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((char *)d->d_buf + noff, "GNU", 4) &&
+			    nh.n_descsz <= max && doff + nh.n_descsz <= d->d_size) {
+				memcpy(id, (char *)d->d_buf + doff, nh.n_descsz);
+				return nh.n_descsz;
+			}
+		}
+	}
+	return 0;
+}
+
+struct debugfile {
+	void *map;
+	size_t size;
+	Elf *elf;
+	size_t shstrndx;
+	Elf_Scn *symtab;
+};
+
+static void debug_close(struct debugfile *d)
+{
+	if (d->elf)
+		elf_end(d->elf);
+	if (d->map)
+		munmap(d->map, d->size);
+	memset(d, 0, sizeof(*d));
+}
+
+/* Open path if it is an ELF file with a .symtab and the build-id want. */
+static int debug_try(const char *path, const uint8_t *want, size_t wantn,
+		     struct debugfile *d)
+{
+	struct stat st;
+	uint8_t id[64];
+	GElf_Shdr sh;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 64) {
+		close(fd);
+		return 0;
+	}
+	d->size = (size_t)st.st_size;
+	d->map = mmap(NULL, d->size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (d->map == MAP_FAILED) {
+		d->map = NULL;
+		return 0;
+	}
+	d->elf = elf_memory(d->map, d->size);
+	if (!d->elf || elf_kind(d->elf) != ELF_K_ELF ||
+	    elf_getshdrstrndx(d->elf, &d->shstrndx))
+		goto no;
+	d->symtab = section_by_name(d->elf, d->shstrndx, ".symtab", &sh, NULL);
+	if (!d->symtab || sh.sh_type != SHT_SYMTAB)
+		goto no;
+	if (wantn && (build_id(d->elf, id, sizeof(id)) != wantn ||
+		      memcmp(id, want, wantn)))
+		goto no; /* perf rejects a mismatched build-id too */
+	return 1;
+no:
+	debug_close(d);
+	return 0;
+}
+
+/*
+ * Separate debug information, where perf 6.1 looks for it, in its order:
+ * the .gnu_debuglink name beside the file, in its .debug/, under
+ * /usr/lib/debug/<dir>/; then the build-id cache $HOME/.debug/.build-id/
+ * xx/rest/debug; then /usr/lib/debug/.build-id/xx/rest.debug.
+ */
+static int debug_find(const char *path, Elf *rt, size_t shstrndx,
+		      struct debugfile *d)
+{
+	uint8_t id[64];
+	size_t idn = build_id(rt, id, sizeof(id));
+	char buf[4096], hex[129];
+	GElf_Shdr sh;
+	Elf_Scn *dl = section_by_name(rt, shstrndx, ".gnu_debuglink", &sh, NULL);
+	const char *home = getenv("HOME");
+
+	if (dl && path[0] == '/') {
+		Elf_Data *data = elf_getdata(dl, NULL);
+		const char *slash = strrchr(path, '/');
+		int dirlen = (int)(slash - path);
+		if (data && data->d_size > 1 &&
+		    memchr(data->d_buf, 0, data->d_size)) {
+			const char *name = data->d_buf;
+			snprintf(buf, sizeof(buf), "%.*s/%s", dirlen, path, name);
+			if (strcmp(buf, path) && debug_try(buf, id, idn, d))
+				return 1;
+			snprintf(buf, sizeof(buf), "%.*s/.debug/%s", dirlen,
+				 path, name);
+			if (debug_try(buf, id, idn, d))
+				return 1;
+			snprintf(buf, sizeof(buf), "/usr/lib/debug%.*s/%s",
+				 dirlen, path, name);
+			if (debug_try(buf, id, idn, d))
+				return 1;
+		}
+	}
+	if (!idn)
+		return 0;
+	for (size_t i = 0; i < idn; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	if (home) {
+		snprintf(buf, sizeof(buf), "%s/.debug/.build-id/%.2s/%s/debug",
+			 home, hex, hex + 2);
+		if (debug_try(buf, id, idn, d))
+			return 1;
+	}
+	snprintf(buf, sizeof(buf), "/usr/lib/debug/.build-id/%.2s/%s.debug",
+		 hex, hex + 2);
+	return debug_try(buf, id, idn, d);
 }
 
 struct rel {
@@ -566,6 +751,7 @@ static int add_plt_syms(struct strace_image *img, struct object *o, Elf *elf,
 	int modern = img->plt_style == STRACE_PLT_PERF62;
 	int lazy = 1, have_sec = 0;
 	char buf[1024];
+	static _Thread_local char dbuf[1000];
 	GElf_Ehdr eh;
 
 	if (!gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64)
@@ -631,7 +817,9 @@ static int add_plt_syms(struct strace_image *img, struct object *o, Elf *elf,
 								s.st_name);
 				}
 				if (nm && *nm)
-					snprintf(buf, sizeof(buf), "%s@plt", nm);
+					snprintf(buf, sizeof(buf), "%s@plt",
+						 strace_demangle(nm, dbuf,
+								 sizeof(dbuf)));
 				else
 					snprintf(buf, sizeof(buf),
 						 "offset_%#llx@plt",
@@ -710,7 +898,8 @@ static int add_plt_syms(struct strace_image *img, struct object *o, Elf *elf,
 		if (!nm)
 			nm = "";
 		if (*nm || !modern) {
-			snprintf(buf, sizeof(buf), "%s@plt", nm);
+			snprintf(buf, sizeof(buf), "%s@plt",
+				 strace_demangle(nm, dbuf, sizeof(dbuf)));
 		} else {
 			const char *ifn = NULL;
 			uint64_t ioff;
@@ -774,7 +963,9 @@ static int cmp_sym(const void *a, const void *b)
 static void load_symbols(struct strace_image *img, struct object *o)
 {
 	struct symvec sv = {0};
-	size_t shstrndx, symtab_idx = 0, dynsym_idx = 0, i, n;
+	size_t shstrndx, symtab_idx = 0, dynsym_idx = 0, i, n, n_elf = 0;
+	size_t n_symtab = 0;
+	int perf61 = img->plt_style == STRACE_PLT_PERF61;
 	GElf_Shdr sh;
 	Elf_Scn *symtab, *dynsym;
 	Elf *elf;
@@ -793,10 +984,33 @@ static void load_symbols(struct strace_image *img, struct object *o)
 	dynsym = section_by_name(elf, shstrndx, ".dynsym", &sh, &dynsym_idx);
 	if (dynsym && sh.sh_type != SHT_DYNSYM)
 		dynsym = NULL, dynsym_idx = 0;
-	if (symtab || dynsym)
-		if (read_symtab(o, elf, shstrndx, symtab ? symtab : dynsym,
-				&sv) < 0)
+	if (!symtab && !img->no_debuginfo) {
+		struct debugfile d = {0};
+		if (debug_find(o->path, elf, shstrndx, &d)) {
+			int rc = read_symtab(o, d.elf, d.shstrndx, d.symtab,
+					     &sv, elf, 1, perf61);
+			debug_close(&d);
+			if (rc < 0)
+				goto fail;
+			/* perf: that file is the symbol source; its .dynsym
+			 * is NOBITS in a debug file, so no second pass */
+			dynsym = NULL;
+			n_symtab = sv.n;
+		}
+	}
+	if (symtab) {
+		if (read_symtab(o, elf, shstrndx, symtab, &sv, elf, 0, perf61) <
+		    0)
 			goto fail;
+		n_symtab = sv.n;
+	}
+	/* perf 6.1 loads .dynsym too, in a second pass after .symtab's
+	 * fix-ups (their order decides which alias survives) */
+	if (dynsym && (perf61 || !symtab))
+		if (read_symtab(o, elf, shstrndx, dynsym, &sv, elf, 0, perf61) <
+		    0)
+			goto fail;
+	n_elf = sv.n;
 	if (add_plt_syms(img, o, elf, shstrndx, symtab_idx, dynsym_idx, &sv) <
 	    0)
 		goto fail;
@@ -804,6 +1018,25 @@ static void load_symbols(struct strace_image *img, struct object *o)
 	for (i = 0; i < sv.n; i++)
 		if (sv.v[i].pooled)
 			sv.v[i].name = o->strpool + sv.v[i].pool_off;
+	if (perf61) {
+		o->psyms = malloc((sv.n ? sv.n : 1) * sizeof(*o->psyms));
+		if (!o->psyms)
+			goto fail;
+		for (i = 0; i < sv.n; i++)
+			o->psyms[i] = (struct perf_sym){sv.v[i].start,
+							sv.v[i].end,
+							sv.v[i].name,
+							sv.v[i].bind};
+		if (perf61_index(o->psyms, n_symtab, n_elf, sv.n, &o->iv,
+				 &o->niv) < 0) {
+			free(o->psyms);
+			o->psyms = NULL;
+			goto fail;
+		}
+		free(sv.v);
+		elf_end(elf);
+		return;
+	}
 	qsort(sv.v, sv.n, sizeof(*sv.v), cmp_sym);
 	/* perf's symbols__fixup_duplicate() */
 	for (i = 0, n = 0; i < sv.n; i++) {
@@ -830,8 +1063,41 @@ out:
 	elf_end(elf);
 }
 
+static int symbol_lookup(struct strace_image *img, uint64_t addr,
+			 struct strace_symbol *out);
+
+/* Per-thread memo of recent answers: the walker asks about the same
+ * indirect-branch targets (PLT slots, callbacks) again and again, and so
+ * does a sink that defines symbols. Keyed by image, generation, address. */
+#define SYMC 512
+static _Thread_local struct symc {
+	const struct strace_image *img;
+	uint64_t gen, addr;
+	struct strace_symbol sym;
+	int rc;
+} symc[SYMC];
+
 int strace_image_symbol(struct strace_image *img, uint64_t addr,
 			struct strace_symbol *out)
+{
+	uint64_t h = addr * 0x9e3779b97f4a7c15ull;
+	struct symc *c = &symc[(h >> 40) & (SYMC - 1)];
+
+	if (likely(c->addr == addr && c->img == img &&
+		   c->gen == img->generation)) {
+		*out = c->sym;
+		return c->rc;
+	}
+	c->rc = symbol_lookup(img, addr, &c->sym);
+	c->img = img;
+	c->gen = img->generation;
+	c->addr = addr;
+	*out = c->sym;
+	return c->rc;
+}
+
+static int symbol_lookup(struct strace_image *img, uint64_t addr,
+			 struct strace_symbol *out)
 {
 	const struct mapping *m = find_map(img, addr);
 	struct object *o;
@@ -844,6 +1110,32 @@ int strace_image_symbol(struct strace_image *img, uint64_t addr,
 	if (!o->syms_loaded)
 		load_symbols(img, o);
 	off = addr - m->start + m->pgoff;
+	if (o->iv) {
+		/* perf 6.1's answer: the last point at or before off */
+		const struct perf_sym *ps;
+		int k;
+		lo = 0;
+		hi = o->niv;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (o->iv[mid].at <= off)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (!lo)
+			return -ENOENT;
+		k = o->iv[lo - 1].at == off ? o->iv[lo - 1].point
+					    : o->iv[lo - 1].after;
+		if (k < 0)
+			return -ENOENT;
+		ps = &o->psyms[k];
+		out->name = ps->name;
+		out->dso = o->path;
+		out->start = ps->start - m->pgoff + m->start;
+		out->size = ps->end - ps->start;
+		return 0;
+	}
 	/* last symbol with start <= off */
 	lo = 0;
 	hi = o->nsyms;

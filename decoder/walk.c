@@ -81,6 +81,10 @@ struct strace_walker {
 	int have_ctc;
 	int have_tsc;
 	uint64_t last_time;
+	uint64_t conv_tsc, conv_time; /* last conversion */
+	uint64_t adv_time; /* time of the last resolved branch */
+	int in_adv;
+	int conv_valid;
 	int time_exact;
 
 	long events;
@@ -114,7 +118,15 @@ static uint64_t now(struct strace_walker *w)
 
 	if (!w->have_tsc || !w->o.has_time)
 		return 0;
-	t = strace_tsc_to_perf_time(&w->o.time, w->tsc);
+	/* the estimate changes per timing packet, not per event */
+	if (likely(w->tsc == w->conv_tsc && w->conv_valid))
+		t = w->conv_time;
+	else {
+		t = strace_tsc_to_perf_time(&w->o.time, w->tsc);
+		w->conv_tsc = w->tsc;
+		w->conv_time = t;
+		w->conv_valid = 1;
+	}
 	if (t < w->last_time)
 		t = w->last_time; /* never backwards within a stream */
 	w->last_time = t;
@@ -131,12 +143,25 @@ emit(struct strace_walker *w, unsigned type, unsigned flags,
 	if (w->sink_err)
 		return;
 	ev.type = (uint16_t)type;
-	ev.flags = (uint16_t)(flags | (w->time_exact ? STRACE_F_TIME_EXACT : 0));
 	ev.tid = w->o.tid;
-	ev.time = now(w);
+	if (w->in_adv) {
+		/* a direct branch walked on the way to the next branch that
+		 * needs a packet: it ran before the timing packets read since
+		 * the last resolved branch, so it keeps that branch's time
+		 * (as perf's eager walk gives it) */
+		ev.flags = (uint16_t)flags;
+		ev.time = w->adv_time;
+	} else if (type == STRACE_EV_ERROR) {
+		ev.flags = (uint16_t)flags; /* the error code, nothing else */
+		ev.time = now(w);
+	} else {
+		ev.flags = (uint16_t)(flags |
+				      (w->time_exact ? STRACE_F_TIME_EXACT : 0));
+		ev.time = now(w);
+		w->time_exact = 0;
+	}
 	ev.a = a;
 	ev.b = b;
-	w->time_exact = 0;
 	if (w->o.emit)
 		err = w->o.emit(w->o.emit_arg, &ev);
 	else if (w->o.writer)
@@ -278,16 +303,20 @@ advance(struct strace_walker *w, uint64_t stop_at)
 		switch (b->kind) {
 		case STRACE_BK_CALL:
 			rs_push(w, b->start + b->len);
+			w->in_adv = 1;
 			emit(w, STRACE_EV_CALL, 0, term, b->target);
+			w->in_adv = 0;
 			w->ip = b->target;
 			w->st.branches++;
 			break;
 		case STRACE_BK_JMP:
+			w->in_adv = 1;
 			if (!(b->flags & STRACE_BF_SAME_SYM))
 				emit(w, STRACE_EV_JUMP, 0, term, b->target);
 			else if (w->o.flags & STRACE_WALK_ALL_BRANCHES)
 				emit(w, STRACE_EV_JUMP, STRACE_F_INTRA, term,
 				     b->target);
+			w->in_adv = 0;
 			w->ip = b->target;
 			w->st.branches++;
 			break;
@@ -340,6 +369,7 @@ static int tnt_bit(struct strace_walker *w, int taken)
 		} else {
 			w->ip = b->start + b->len; /* not taken: no event */
 		}
+		w->adv_time = now(w);
 		return 0;
 	}
 	if (b->kind == STRACE_BK_RET) {
@@ -349,6 +379,7 @@ static int tnt_bit(struct strace_walker *w, int taken)
 		emit(w, STRACE_EV_RETURN, 0, term, to);
 		w->ip = to;
 		w->st.branches++;
+		w->adv_time = now(w);
 		return 0;
 	}
 	return fail(w, STRACE_DE_NOTIP);
@@ -370,6 +401,7 @@ static int tip(struct strace_walker *w, uint64_t to, int suppressed)
 		w->ip = to;
 		w->parked = 0;
 		w->st.branches++;
+		w->adv_time = now(w);
 		return 0;
 	}
 	if (!w->have_ip || !w->enabled)
@@ -408,6 +440,7 @@ static int tip(struct strace_walker *w, uint64_t to, int suppressed)
 		return fail(w, STRACE_DE_NOTNT);
 	}
 	w->ip = to;
+	w->adv_time = now(w);
 	return 0;
 }
 
@@ -438,6 +471,7 @@ static void begin(struct strace_walker *w, uint64_t ip, int reason)
 	w->enabled = 1;
 	w->parked = 0;
 	w->begin_reason = STRACE_REASON_ENABLE;
+	w->adv_time = now(w);
 }
 
 static int pge(struct strace_walker *w, uint64_t to, int suppressed)
@@ -506,8 +540,11 @@ static int fup(struct strace_walker *w, uint64_t ip, int suppressed)
 			begin(w, ip, w->begin_reason);
 			return 0;
 		}
-		/* the trace says where we are: check we got there */
+		/* the trace says where we are: check we got there. The
+		 * branches walked to get there keep the previous time; those
+		 * walked from here on take the PSB+'s (as perf gives them) */
 		err = advance(w, ip);
+		w->adv_time = now(w);
 		if (err) {
 			error_event(w, STRACE_DE_DESYNC);
 			w->parked = 0;
@@ -990,7 +1027,8 @@ struct seg_state {
 };
 
 struct seg_job {
-	size_t start, end;
+	/* each job on its own cache lines: workers bump ev.n per event */
+	_Alignas(128) size_t start, end;
 	int last, has_next_fup;
 	uint64_t next_fup;
 	size_t fup_at;
@@ -1004,13 +1042,25 @@ struct seg_job {
 	struct strace_walk_stats st;
 };
 
+/*
+ * A pipeline: workers take segments in order (an atomic counter) into a
+ * ring of R job slots; the caller merges slot after slot in order, and
+ * frees each slot for the segment R further on. Memory: R segments' events.
+ */
 struct pool {
-	struct seg_job *jobs;
-	size_t njobs;
-	_Atomic size_t next;
+	struct seg_job *jobs; /* R slots */
+	size_t R;
+	const uint64_t *offs;
+	size_t nseg;
+	_Atomic size_t next; /* next segment to take */
 	const uint8_t *buf;
 	size_t len;
 	struct strace_walker **walkers;
+	pthread_mutex_t mu;
+	pthread_cond_t cv_done, cv_free;
+	size_t merged;   /* segments merged (slots below are free) */
+	uint8_t *done;   /* per slot: the segment in it is decoded */
+	int stop;
 };
 
 static void run_job(struct strace_walker *w, const uint8_t *buf, size_t len,
@@ -1050,14 +1100,38 @@ struct worker_arg {
 	unsigned id;
 };
 
+static int psb_fup(const uint8_t *buf, size_t len, size_t off, uint64_t *ip,
+		   size_t *at);
+
 static void *worker(void *arg)
 {
 	struct worker_arg *a = arg;
 	struct pool *p = a->p;
-	size_t i;
+	size_t k;
 
-	while ((i = atomic_fetch_add(&p->next, 1)) < p->njobs)
-		run_job(p->walkers[a->id], p->buf, p->len, &p->jobs[i]);
+	while ((k = atomic_fetch_add(&p->next, 1)) < p->nseg) {
+		struct seg_job *j = &p->jobs[k % p->R];
+
+		/* wait until segment k - R has been merged */
+		pthread_mutex_lock(&p->mu);
+		while (k >= p->merged + p->R && !p->stop)
+			pthread_cond_wait(&p->cv_free, &p->mu);
+		pthread_mutex_unlock(&p->mu);
+		if (p->stop)
+			break;
+		j->ev.n = 0;
+		j->ev.err = 0;
+		j->start = (size_t)p->offs[k];
+		j->end = k + 1 < p->nseg ? (size_t)p->offs[k + 1] : p->len;
+		j->last = k + 1 == p->nseg;
+		j->has_next_fup = !j->last && psb_fup(p->buf, p->len, j->end,
+						      &j->next_fup, &j->fup_at);
+		run_job(p->walkers[a->id], p->buf, p->len, j);
+		pthread_mutex_lock(&p->mu);
+		p->done[k % p->R] = 1;
+		pthread_cond_broadcast(&p->cv_done);
+		pthread_mutex_unlock(&p->mu);
+	}
 	return NULL;
 }
 
@@ -1200,16 +1274,20 @@ long strace_walker_decode_parallel(struct strace_walker *w,
 				   unsigned nthreads, size_t seg_bytes)
 {
 	uint64_t *offs = NULL;
-	size_t n, maxs, window, done = 0;
+	size_t n, maxs, k;
 	struct pool p;
 	struct strace_walker **ws = NULL;
 	struct seg_state S = {0, 0, 0, 0, STRACE_REASON_START, 0};
 	long start_events = w->events;
 	long ret = 0;
-	unsigned t;
+	pthread_t th[64];
+	struct worker_arg args[64];
+	unsigned t, started = 0;
 
 	if (!seg_bytes)
 		seg_bytes = 64 << 10;
+	if (nthreads > 64)
+		nthreads = 64;
 	if ((w->o.flags & STRACE_WALK_REFERENCE) || nthreads <= 1 ||
 	    len < 2 * seg_bytes)
 		return strace_walker_decode(w, buf, len);
@@ -1223,13 +1301,21 @@ long strace_walker_decode_parallel(struct strace_walker *w,
 		return strace_walker_decode(w, buf, len);
 	}
 	image_load_all_symbols(w->img);
-	window = (size_t)nthreads * 4;
 	memset(&p, 0, sizeof(p));
+	p.R = (size_t)nthreads * 4;
+	p.offs = offs;
+	p.nseg = n;
 	p.buf = buf;
 	p.len = len;
-	p.jobs = calloc(window, sizeof(*p.jobs));
+	p.jobs = aligned_alloc(128, p.R * sizeof(*p.jobs));
+	if (p.jobs)
+		memset(p.jobs, 0, p.R * sizeof(*p.jobs));
+	p.done = calloc(p.R, 1);
 	ws = calloc(nthreads, sizeof(*ws));
-	if (!p.jobs || !ws) {
+	pthread_mutex_init(&p.mu, NULL);
+	pthread_cond_init(&p.cv_done, NULL);
+	pthread_cond_init(&p.cv_free, NULL);
+	if (!p.jobs || !p.done || !ws) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -1245,60 +1331,60 @@ long strace_walker_decode_parallel(struct strace_walker *w,
 	}
 	p.walkers = ws;
 	w->last_time = 0;
-	while (done < n) {
-		size_t m = n - done < window ? n - done : window, i;
-		pthread_t th[64];
-		struct worker_arg args[64];
-		unsigned nt = nthreads < 64 ? nthreads : 64, started = 0;
-
-		for (i = 0; i < m; i++) {
-			struct seg_job *j = &p.jobs[i];
-			size_t k = done + i;
-			j->ev.n = 0;
-			j->ev.err = 0;
-			j->start = (size_t)offs[k];
-			j->end = k + 1 < n ? (size_t)offs[k + 1] : len;
-			j->last = k + 1 == n;
-			j->has_next_fup =
-				!j->last && psb_fup(buf, len, j->end,
-						    &j->next_fup, &j->fup_at);
-		}
-		p.njobs = m;
-		atomic_store(&p.next, 0);
-		for (t = 1; t < nt; t++) {
-			args[t] = (struct worker_arg){&p, t};
-			if (pthread_create(&th[t], NULL, worker, &args[t]) == 0)
-				started |= 1u << (t & 31);
-		}
-		args[0] = (struct worker_arg){&p, 0};
-		worker(&args[0]);
-		for (t = 1; t < nt; t++)
-			if (started & (1u << (t & 31)))
-				pthread_join(th[t], NULL);
-		for (i = 0; i < m; i++) {
-			struct seg_job *j = &p.jobs[i];
-			int err;
-			if (j->ret < 0 && j->ret != -STRACE_DE_NOSYNC) {
-				ret = j->ret;
-				goto out;
-			}
-			err = merge(w, j, done + i == 0, &S);
-			if (err) {
-				ret = err;
-				goto out;
-			}
-		}
-		done += m;
+	for (t = 0; t < nthreads; t++) {
+		args[t] = (struct worker_arg){&p, t};
+		if (pthread_create(&th[t], NULL, worker, &args[t]) != 0)
+			break;
+		started++;
 	}
-	ret = w->events - start_events;
+	if (!started) {
+		ret = -EAGAIN;
+		goto out;
+	}
+	/* merge in order as segments complete */
+	for (k = 0; k < n; k++) {
+		struct seg_job *j = &p.jobs[k % p.R];
+		int err;
+
+		pthread_mutex_lock(&p.mu);
+		while (!p.done[k % p.R])
+			pthread_cond_wait(&p.cv_done, &p.mu);
+		pthread_mutex_unlock(&p.mu);
+		if (j->ret < 0 && j->ret != -STRACE_DE_NOSYNC) {
+			ret = j->ret;
+			break;
+		}
+		err = merge(w, j, k == 0, &S);
+		if (err) {
+			ret = err;
+			break;
+		}
+		pthread_mutex_lock(&p.mu);
+		p.done[k % p.R] = 0;
+		p.merged = k + 1;
+		pthread_cond_broadcast(&p.cv_free);
+		pthread_mutex_unlock(&p.mu);
+	}
+	if (ret >= 0)
+		ret = w->events - start_events;
+	pthread_mutex_lock(&p.mu);
+	p.stop = 1;
+	pthread_cond_broadcast(&p.cv_free);
+	pthread_mutex_unlock(&p.mu);
+	for (t = 0; t < started; t++)
+		pthread_join(th[t], NULL);
 out:
 	if (ws)
 		for (t = 0; t < nthreads; t++)
 			strace_walker_free(ws[t]);
 	if (p.jobs)
-		for (size_t i = 0; i < window; i++)
+		for (size_t i = 0; i < p.R; i++)
 			free(p.jobs[i].ev.v);
+	pthread_mutex_destroy(&p.mu);
+	pthread_cond_destroy(&p.cv_done);
+	pthread_cond_destroy(&p.cv_free);
 	free(p.jobs);
+	free(p.done);
 	free(ws);
 	free(offs);
 	return ret;

@@ -78,6 +78,12 @@ enum strace_plt_style {
 struct strace_image_opts {
 	size_t size;   /* sizeof(struct strace_image_opts) */
 	int plt_style; /* enum strace_plt_style */
+	/* Do not look for separate debug files. By default, a file without
+	 * .symtab gets its symbols where perf 6.1 finds them: the
+	 * .gnu_debuglink name (beside the file, in its .debug/, under
+	 * /usr/lib/debug), $HOME/.debug/.build-id/xx/rest/debug,
+	 * /usr/lib/debug/.build-id/xx/rest.debug (build-ids must match). */
+	int no_debuginfo;
 };
 
 /* strace_image_new() - an empty image. opts may be NULL.
@@ -244,6 +250,23 @@ const struct strace_block *strace_bcache_put(struct strace_bcache *c,
 const struct strace_block *strace_bcache_get(struct strace_bcache *c,
 					     struct strace_image *img,
 					     uint64_t ip);
+
+/*
+ * strace_bcache_lookup() - for code that is not in a struct strace_image
+ * (the perf dlfilter): the summary of the block at run-time address ip,
+ * cached under key (e.g. a hash of the DSO's build-id and ip's offset in
+ * it, so that code mapped by several processes or at several addresses is
+ * decoded once). On a miss code(arg, ip, &avail) supplies the bytes
+ * (perf's object_code()), or NULL. The summary's start and target are
+ * those of the first decode: relocate them by ip - start. STRACE_BF_SAME_SYM
+ * is not computed here. Never NULL; valid until the next get or put.
+ */
+typedef const uint8_t *(*strace_code_fn)(void *arg, uint64_t ip,
+					 size_t *avail);
+const struct strace_block *strace_bcache_lookup(struct strace_bcache *c,
+						uint64_t key, uint64_t ip,
+						strace_code_fn code,
+						void *arg);
 
 struct strace_bcache_stats {
 	uint64_t hits, misses, flushes, entries;

@@ -1,11 +1,19 @@
 #!/usr/bin/env python3
 """Compare ptrace-capture's events with perf's own decoder, per thread.
 
-usage: cmpperf.py PERF_SCRIPT_OUTPUT OUR_JSONL [--all-branches]
+usage: cmpperf.py PERF_SCRIPT_OUTPUT OUR_JSONL [--all-branches] [--times]
 
-PERF_SCRIPT_OUTPUT is `perf script --itrace=b --no-demangle
--F tid,flags,ip,sym,addr` of the same perf.data; OUR_JSONL is
-`ptrace-read -f jsonl` of the ring ptrace-capture wrote.
+PERF_SCRIPT_OUTPUT is `perf script --itrace=b --no-demangle --ns
+-F tid,time,flags,ip,sym,dso,addr` of the same perf.data (time and dso
+optional; with dso, same-symbol means same name in the same object);
+OUR_JSONL is `ptrace-read -f jsonl` of the ring ptrace-capture wrote.
+
+With --times, also: our times never go backwards within a thread, and
+each event's time is within one timing-packet period of perf's time for
+the same branch. The period is measured from perf's own times: the
+largest step between two consecutive distinct times of the thread (perf
+only moves time when a timing packet arrives, so no step is longer than
+the longest interval between timing packets).
 
 Both sides are reduced to the events the product promises (calls,
 returns, jumps between symbols, syscalls and the returns from them) as
@@ -18,38 +26,54 @@ import json
 import sys
 
 
-def perf_events(path, all_branches):
+def perf_events(path, all_branches, times):
+    """Events per thread; times[tid] gets every branch's time (all kinds)
+    and each kept event carries its time as a sixth element."""
     out = {}
     after_syscall = {}
     with open(path) as f:
         for line in f:
             t = line.split()
+            if len(t) >= 8 and t[-4] == "=>" and t[-1].startswith("("):
+                # with the dso field: ip sym (dso) => addr sym (dso)
+                to_dso, from_dso = t[-1], t[-5]
+                t = t[:-5] + t[-4:-1]
+            else:
+                to_dso = from_dso = ""
             if len(t) < 6 or t[-3] != "=>":
                 continue
             tid = int(t[0])
             to_sym, to, from_sym, frm = t[-1], int(t[-2], 16), t[-4], int(t[-5], 16)
-            flags = " ".join(t[1:-5])
+            rest = t[1:-5]
+            time = None
+            if rest and rest[0].endswith(":"):
+                sec, ns = rest[0][:-1].split(".")
+                time = int(sec) * 1000000000 + int(ns.ljust(9, "0"))
+                rest = rest[1:]
+            flags = " ".join(rest)
+            times.setdefault(tid, []).append(time)
             seq = out.setdefault(tid, [])
             if flags == "call":
                 kind = "call"
             elif flags == "return":
                 kind = "return"
             elif flags in ("jmp", "jcc"):
-                if not all_branches and from_sym == to_sym and from_sym != "[unknown]":
+                # a jump inside one symbol of one object is dropped
+                if not all_branches and (from_sym, from_dso) == (to_sym, to_dso):
                     continue
                 kind = "jump"
             elif flags.startswith("tr end") and "syscall" in flags:
                 kind = "syscall"
                 after_syscall[tid] = True
-                seq.append((kind, frm, 0, from_sym, "[unknown]"))
+                seq.append((kind, frm, 0, from_sym, "[unknown]", time))
                 continue
             elif flags == "tr strt":
                 if after_syscall.pop(tid, False):
-                    seq.append(("sysret", 0, to, "[unknown]", to_sym))
+                    seq.append(("sysret", 0, to, "[unknown]", to_sym, time))
                 continue
             else:
                 continue
-            seq.append((kind, frm, to, from_sym, to_sym))
+            seq.append((kind, frm, to, from_sym, to_sym, time))
     return out
 
 
@@ -70,7 +94,7 @@ def our_events(path):
             frm, to = e.get("from", 0), e.get("to", 0)
             fs = sym_name(e.get("from_sym")) if frm else "[unknown]"
             ts = sym_name(e.get("to_sym")) if to else "[unknown]"
-            out.setdefault(e["tid"], []).append((kind, frm, to, fs, ts))
+            out.setdefault(e["tid"], []).append((kind, frm, to, fs, ts, e.get("time", 0)))
     return out
 
 
@@ -78,16 +102,45 @@ def show(e):
     return "%s %x %s => %x %s" % (e[0], e[1], e[3], e[2], e[4])
 
 
+def check_times(tid, p, o, all_times):
+    """p, o: equal event lists with times. Returns True if they hold."""
+    steps = []
+    distinct = sorted(set(t for t in all_times if t is not None))
+    for a, b in zip(distinct, distinct[1:]):
+        steps.append(b - a)
+    if not steps:
+        print("thread %d: perf gives no times to compare" % tid)
+        return False
+    tol = max(steps)
+    worst, back = 0, 0
+    last = 0
+    for pe, oe in zip(p, o):
+        if oe[5] < last:
+            back += 1
+        last = oe[5]
+        worst = max(worst, abs(oe[5] - pe[5]))
+    print("thread %d: times: %d went backwards; largest difference from "
+          "perf %d ns; timing-packet period %d ns"
+          % (tid, back, worst, tol))
+    return back == 0 and worst <= tol
+
+
 def main():
     all_branches = "--all-branches" in sys.argv
+    with_times = "--times" in sys.argv
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    perf = perf_events(args[0], all_branches)
+    times = {}
+    perf = perf_events(args[0], all_branches, times)
     ours = our_events(args[1])
     ok = True
     for tid in sorted(set(perf) | set(ours)):
-        p, o = perf.get(tid, []), ours.get(tid, [])
+        pt, ot = perf.get(tid, []), ours.get(tid, [])
+        p = [e[:5] for e in pt]
+        o = [e[:5] for e in ot]
         if p == o:
             print("thread %d: %d events equal" % (tid, len(p)))
+            if with_times and not check_times(tid, pt, ot, times.get(tid, [])):
+                ok = False
             continue
         ok = False
         i = 0

@@ -164,6 +164,12 @@ else
 	fail jsonl_matches_raw_and_text "$out"
 fi
 
+# --no-comm drops thread names; --from-end on a closed ring reads nothing
+"$PR" --no-comm -f jsonl "$ring" | head -n 100 > "$tmp/nocomm"
+check no_comm_json bash -c '[ -s "$0" ] && ! grep -q "\"comm\"" "$0"' "$tmp/nocomm"
+check no_comm_text bash -c '"$0" --no-comm "$1" | head -n 100 | awk "\$3 ~ /\// { bad = 1 } END { exit bad }"' "$PR" "$ring"
+check from_end_empty [ "$("$PR" --from-end "$ring" | wc -l)" -eq 0 ]
+
 # -f ring: a saved file, read again later, gives the same JSON, names too
 "$PR" -f ring -o "$tmp/saved.srb" "$ring"; rc=$?
 check save_ring_exit [ $rc -eq 0 ]

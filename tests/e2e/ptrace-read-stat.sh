@@ -13,6 +13,7 @@ R=/dev/shm/e2e_stat_$$
 pids=()
 cleanup() {
 	for p in "${pids[@]+"${pids[@]}"}"; do kill -9 "$p" 2>/dev/null; done
+	exec 7>&- 2>/dev/null
 	rm -rf "$tmp"; rm -f "$R"_*
 }
 trap cleanup EXIT
@@ -45,7 +46,8 @@ import json, sys
 k = {"symbol": set(), "dso": set(), "thread": set(), "process": set()}
 for l in open(sys.argv[1]):
     o = json.loads(l)
-    k[o["type"]].add((o["tid"], o.get("name") or o.get("path")))
+    who = o["tid"] if o["type"] == "thread" else o.get("pid", 0)
+    k[o["type"]].add((who, o.get("name") or o.get("path")))
 n = sum(len(v) for v in k.values())
 print("%d entries (%d symbols, %d dsos, %d threads, %d processes, 0 other)" %
       (n, len(k["symbol"]), len(k["dso"]), len(k["thread"]), len(k["process"])))
@@ -53,19 +55,26 @@ print("%d entries (%d symbols, %d dsos, %d threads, %d processes, 0 other)" %
 got=$(field strings | sed 's/^[0-9]* of [0-9]* bytes, //')
 if [ "$got" = "$want" ]; then pass stat_string_entries; else fail stat_string_entries "got '$got' want '$want'"; fi
 
-# a live reader shows up with its pid
-"$PR" --generate 100 -o "$R"_b --readers 1 --timeout 20000 &
+# a live reader shows up with its pid: the writer waits for a second
+# reader that never comes, so the first stays attached
+"$PR" --generate 100 -o "$R"_b --readers 2 --timeout 20000 &
 wpid=$!; pids+=($wpid)
-for _ in $(seq 100); do [ -e "$R"_b ] && break; sleep 0.05; done
-"$PR" --follow "$R"_b > >(sleep 30) &
+"$PR" --follow --timeout 20000 "$R"_b > /dev/null &
 rpid=$!; pids+=($rpid)
-wait $wpid
-"$PR" --stat "$R"_b > "$tmp/stat"
+for _ in $(seq 100); do
+	"$PR" --stat "$R"_b > "$tmp/stat" 2>/dev/null && [ "$(field readers)" = "1 live, 0 dead" ] && break
+	sleep 0.05
+done
 check stat_live_reader [ "$(field readers)" = "1 live, 0 dead" ]
 check stat_reader_pid grep -q "^reader: *pid $rpid live" "$tmp/stat"
-kill -9 $rpid; wait $rpid 2>/dev/null
+check stat_live_writer [ "$(field writers)" = "1 live, 0 dead, 0 closed" ]
+check stat_not_closed [ "$(field closed)" = no ]
+{ kill -9 $rpid; wait $rpid; } 2>/dev/null
 "$PR" --stat "$R"_b > "$tmp/stat"
 check stat_dead_reader [ "$(field readers)" = "0 live, 1 dead" ]
+{ kill -9 $wpid; wait $wpid; } 2>/dev/null
+"$PR" --stat "$R"_b > "$tmp/stat"
+check stat_dead_writer [ "$(field writers)" = "0 live, 1 dead, 0 closed" ]
 
 # --stat of something that is not a ring: exit 1, the file named
 printf 'hello' > "$tmp/notring"

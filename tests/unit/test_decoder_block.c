@@ -349,5 +349,51 @@ TEST(cache)
 	strace_bcache_free(c);
 }
 
+static const uint8_t *code_from_image(void *arg, uint64_t ip, size_t *avail)
+{
+	return strace_image_code(arg, ip, avail);
+}
+
+/* The dlfilter's way: keyed by (object, offset), bytes from a callback;
+ * the same code at another address is not decoded again. */
+TEST(lookup_by_key)
+{
+	struct strace_bcache *c;
+	struct strace_bcache_stats st;
+	size_t checked = 0;
+
+	if (load_libc())
+		SKIP("no libc");
+	REQUIRE(strace_bcache_new(0, &c) == 0);
+	for (size_t i = 0; i < nins && checked < 2000; i += 97) {
+		struct strace_block want;
+		const struct strace_block *b;
+		const uint8_t *code;
+		size_t avail;
+		uint64_t key = 0xdd50000000000000ull ^ (ins[i].addr - 0x7f0000000000ull);
+
+		code = strace_image_code(libc_img, ins[i].addr, &avail);
+		REQUIRE(code);
+		strace_block_decode(code, avail, ins[i].addr, 0, &want);
+		b = strace_bcache_lookup(c, key, ins[i].addr, code_from_image,
+					 libc_img);
+		CHECK(b->kind == want.kind && b->len == want.len &&
+		      b->ninsn == want.ninsn && b->target == want.target);
+		/* same key from elsewhere: a hit, relocatable */
+		b = strace_bcache_lookup(c, key, ins[i].addr + 0x5000, NULL,
+					 NULL);
+		CHECK_U64(b->start, ==, ins[i].addr);
+		checked++;
+	}
+	strace_bcache_stats(c, &st);
+	CHECK_U64(st.misses, ==, checked);
+	CHECK_U64(st.hits, ==, checked);
+	/* no bytes: NOCODE, cached too */
+	CHECK_INT(strace_bcache_lookup(c, 12345, 0x1000, NULL, NULL)->kind, ==,
+		  STRACE_BK_NOCODE);
+	strace_bcache_free(c);
+}
+
 RUN_TESTS("test_decoder_block", T(length_decoder_vs_objdump),
-	  T(blocks_vs_objdump), T(specific_blocks), T(cache))
+	  T(blocks_vs_objdump), T(specific_blocks), T(cache),
+	  T(lookup_by_key))

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# ptrace-capture -i against perf's own decoder and the ground truth, for
+# every program of the corpus (tests/corpus/corpus.sh: traces made by
+# ptsynth, cached under $O/corpus), in the variants default, noretcomp
+# (no return compression) and overflow (an injected PT overflow). Per trace:
+#   fast:      the flow events equal perf script --itrace=b's, per thread,
+#              same-symbol jumps dropped (addresses, symbols, order), and
+#              times never go backwards and stay within one timing-packet
+#              period of perf's (traces with timing packets)
+#   reference: libipt's block decoder gives the same events as the fast path
+#   all:       with --all-branches every taken branch of the truth is there
+set -u
+O=${O:-build}
+top=$(cd "$(dirname "$0")/../.." && pwd)
+bin=$top/$O/bin
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fails=0
+
+pass() { echo "PASS: capture-corpus/$1"; }
+fail() { echo "FAIL: capture-corpus/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; fails=$((fails + 1)); }
+
+corpus=$top/tests/corpus/corpus.sh
+names=$(O=$O "$corpus" list)
+
+# The flow fields of our JSON lines, for fast/reference comparison: the
+# TIME_EXACT and INDIRECT flags say how the decoder learnt a value, not
+# what happened, so they are left out.
+flow() {
+	python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    e.pop("seq", None)
+    f = e.pop("flags", 0) & ~0x18
+    if f:
+        e["flags"] = f
+    print(json.dumps(e, sort_keys=True))' "$1"
+}
+
+for trace in $(for n in $names; do for v in default noretcomp overflow; do echo $n/$v; done; done); do
+	name=${trace/\//-}
+	if ! dir=$(O=$O "$corpus" trace "${trace%/*}" "${trace#*/}" 2>"$work/err"); then
+		fail "$name" "corpus.sh trace ${trace%/*} ${trace#*/} failed: $(tail -3 "$work/err")"
+		continue
+	fi
+	data=$dir/trace.data
+	truth=$dir/trace.truth
+	timing=--times
+	grep -q '^# options.*timing 0' "$truth" 2>/dev/null && timing=
+
+	perf script -i "$data" --itrace=b --no-demangle --ns \
+		-F tid,time,flags,ip,sym,dso,addr >"$work/$name.perf" 2>"$work/$name.perf.err"
+	for dec in fast reference; do
+		ring=$work/$name.$dec.srb
+		if ! "$bin/ptrace-capture" -q --decoder $dec -i "$data" -o "$ring" 2>"$work/err"; then
+			fail "$name/$dec" "ptrace-capture failed: $(cat "$work/err")"
+			continue
+		fi
+		"$bin/ptrace-read" -f jsonl "$ring" >"$work/$name.$dec.jsonl"
+		if python3 "$top/tests/e2e/cmpperf.py" "$work/$name.perf" \
+			"$work/$name.$dec.jsonl" $timing >"$work/out"; then
+			pass "$name/$dec-vs-perf"
+		else
+			fail "$name/$dec-vs-perf" "$(head -20 "$work/out")"
+		fi
+	done
+	if [ -f "$work/$name.fast.jsonl" ] && [ -f "$work/$name.reference.jsonl" ]; then
+		if diff <(flow "$work/$name.fast.jsonl") <(flow "$work/$name.reference.jsonl") >"$work/diff"; then
+			pass "$name/fast-equals-reference"
+		else
+			fail "$name/fast-equals-reference" "$(head -6 "$work/diff")"
+		fi
+	fi
+	if [ -f "$truth" ]; then
+		ring=$work/$name.all.srb
+		"$bin/ptrace-capture" -q --all-branches -i "$data" -o "$ring" 2>"$work/err" &&
+			"$bin/ptrace-read" -f jsonl "$ring" >"$work/$name.all.jsonl"
+		if python3 "$top/tests/e2e/cmptruth.py" "$truth" "$work/$name.all.jsonl" >"$work/out"; then
+			pass "$name/all-branches-vs-truth"
+		else
+			fail "$name/all-branches-vs-truth" "$(head -12 "$work/out")"
+		fi
+	fi
+	rm -f "$work"/*.srb
+done
+[ "$fails" -eq 0 ]

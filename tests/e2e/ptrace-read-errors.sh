@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# tests/e2e/ptrace-read-errors.sh - bad input: truncated, zero-length,
+# wrong-magic, wrong-version and random-byte ring files, header fields out
+# of range, garbage events, a damaged string table, a symlink, a directory,
+# usage errors. Each must give its exit code and a clear message naming
+# the file, never a crash (run it with O=build/san for the sanitizers).
+set -u
+O=${O:-build}
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top"
+PR="$top/$O/bin/ptrace-read"
+T=ptrace-read-errors
+tmp=$(mktemp -d)
+R=/dev/shm/e2e_errors_$$
+trap 'rm -rf "$tmp"; rm -f "$R"_*' EXIT
+nfail=0
+pass() { echo "PASS: $T/$1"; }
+fail() { echo "FAIL: $T/$1"; [ $# -gt 1 ] && echo "  $2" >&2; nfail=$((nfail + 1)); }
+[ -x "$PR" ] || { echo "FAIL: $T/build ($PR missing)"; exit 1; }
+command -v python3 >/dev/null || { echo "SKIP: $T/all (python3 is needed to damage files)"; exit 0; }
+
+# expect NAME RC PATTERN ARGS...: exit code RC, stderr matching PATTERN
+# (extended regex, "" for none), no crash or sanitizer report
+expect() {
+	local name=$1 want=$2 pat=$3 rc; shift 3
+	"$PR" "$@" > "$tmp/out" 2> "$tmp/err"; rc=$?
+	if [ $rc -ne "$want" ]; then
+		fail "$name" "exit $rc, want $want: $(head -c 600 "$tmp/err")"
+	elif grep -qE 'Sanitizer|runtime error|Segmentation|core dumped' "$tmp/err"; then
+		fail "$name" "$(head -c 1500 "$tmp/err")"
+	elif [ -n "$pat" ] && ! grep -qE -- "$pat" "$tmp/err"; then
+		fail "$name" "message does not match '$pat': $(cat "$tmp/err")"
+	else
+		pass "$name"
+	fi
+}
+
+"$PR" --generate 5000 -o "$R"_good --capacity 8192 || { echo "FAIL: $T/generate"; exit 1; }
+cp "$R"_good "$tmp/good.srb"
+good=$tmp/good.srb
+
+# the header layout (events/ring_layout.h, struct ring_hdr): magic at 0,
+# u32 version at 8, header_size 12, event_size 16, mode 20, u64 capacity
+# 24, strings_offset 32, strings_size 40, events_offset 48, file_size 56.
+# Check it against what --stat says before relying on it.
+cap=$("$PR" --stat "$good" | awk '/^capacity:/ { print $2 }')
+if ! python3 - "$good" "$cap" <<'EOF'
+import struct, sys
+b = open(sys.argv[1], "rb").read(64)
+magic, ver, hs, es, mode, cap = struct.unpack_from("<8sIIIIQ", b, 0)
+assert magic == b"STRACERB" and ver == 1 and es == 32 and cap == int(sys.argv[2]), (magic, ver, es, cap)
+EOF
+then
+	echo "FAIL: $T/header_layout (struct ring_hdr changed: update this test)"
+	exit 1
+fi
+
+# damage FILE: python expression on bytearray b
+damage() {
+	cp "$good" "$tmp/$1"
+	python3 - "$tmp/$1" "$2" <<'EOF'
+import random, struct, sys
+p, expr = sys.argv[1], sys.argv[2]
+b = bytearray(open(p, "rb").read())
+def u32(off, v): struct.pack_into("<I", b, off, v)
+def u64(off, v): struct.pack_into("<Q", b, off, v)
+exec(expr)
+open(p, "wb").write(b)
+EOF
+}
+
+# --- files that are not rings --------------------------------------------
+: > "$tmp/empty"
+expect zero_length 1 "$tmp/empty: .*(truncated|not a ring)" "$tmp/empty"
+head -c 100 "$good" > "$tmp/short"
+expect truncated_header 1 "$tmp/short: .*truncated" "$tmp/short"
+head -c $(( $(stat -c %s "$good") / 2 )) "$good" > "$tmp/half"
+expect truncated_events 1 "$tmp/half: .*truncated" "$tmp/half"
+damage badmagic 'b[0] ^= 0xff'
+expect wrong_magic 1 "$tmp/badmagic: .*magic" "$tmp/badmagic"
+damage badversion 'u32(8, 99)'
+expect wrong_version 1 "$tmp/badversion: .*version" "$tmp/badversion"
+for seed in 1 2 3 4 5; do
+	python3 -c "import random,sys; random.seed($seed); sys.stdout.buffer.write(bytes(random.getrandbits(8) for _ in range(65536 * $seed)))" > "$tmp/random$seed"
+	expect random_bytes_$seed 1 "$tmp/random$seed: " "$tmp/random$seed"
+done
+# random bytes after a valid magic and version
+damage randhdr 'random.seed(7); b[12:16384] = bytes(random.getrandbits(8) for _ in range(16384 - 12))'
+expect random_header_fields 1 "$tmp/randhdr: " "$tmp/randhdr"
+
+# --- header fields out of range --------------------------------------------
+damage cap_not_pow2 'u64(24, 1000)'
+expect capacity_not_power_of_two 1 "$tmp/cap_not_pow2: .*(corrupt|truncated)" "$tmp/cap_not_pow2"
+damage cap_huge 'u64(24, 1 << 62)'
+expect capacity_huge 1 "$tmp/cap_huge: .*(corrupt|truncated)" "$tmp/cap_huge"
+damage cap_zero 'u64(24, 0)'
+expect capacity_zero 1 "$tmp/cap_zero: .*corrupt" "$tmp/cap_zero"
+damage evsize 'u32(16, 64)'
+expect event_size 1 "$tmp/evsize: .*(corrupt|version)" "$tmp/evsize"
+damage hdrsize 'u32(12, 12)'
+expect header_size 1 "$tmp/hdrsize: .*corrupt" "$tmp/hdrsize"
+damage stroff 'u64(32, 1 << 40)'
+expect strings_offset_outside 1 "$tmp/stroff: .*(corrupt|truncated)" "$tmp/stroff"
+damage strsize 'u64(40, (1 << 64) - 8)'
+expect strings_size_wraps 1 "$tmp/strsize: .*(corrupt|truncated)" "$tmp/strsize"
+damage evoff 'u64(48, 8)'
+expect events_offset_overlaps 1 "$tmp/evoff: .*corrupt" "$tmp/evoff"
+# the library takes the size from the file itself, never from this field
+damage fsize 'u64(56, 1 << 50)'
+expect file_size_field_not_trusted 0 "" "$tmp/fsize"
+damage mode 'u32(20, 7)'
+expect mode_unknown 1 "$tmp/mode: .*corrupt" "$tmp/mode"
+
+# --- damage that still reads: garbage events, a broken string table -------
+# every event slot random: each is shown (unknown types too), none crashes
+damage garbage_events 'random.seed(9); evoff = struct.unpack_from("<Q", b, 48)[0]; n = 5000 * 32; b[evoff:evoff + n] = bytes(random.getrandbits(8) for _ in range(n))'
+for f in text jsonl; do
+	expect garbage_events_$f 0 "" -f $f "$tmp/garbage_events"
+	if [ "$(wc -l < "$tmp/out")" -ne 5000 ]; then fail garbage_events_${f}_count "$(wc -l < "$tmp/out") lines"; else pass garbage_events_${f}_count; fi
+done
+if python3 -c 'import json, sys; [json.loads(l) for l in open(sys.argv[1])]' "$tmp/out"; then
+	pass garbage_events_valid_json
+else
+	fail garbage_events_valid_json
+fi
+# the first string entry's header damaged: events read, names are not
+# trusted, a warning names the file
+damage badstrings 'so = struct.unpack_from("<Q", b, 32)[0]; b[so + 6] ^= 0xff; b[so + 7] ^= 0xff'
+expect damaged_string_table 0 "$tmp/badstrings: warning: the string table is damaged" -f jsonl "$tmp/badstrings"
+if grep -q '"name":null' "$tmp/out" && ! grep -q '_sym"' "$tmp/out"; then
+	pass damaged_string_table_no_names
+else
+	fail damaged_string_table_no_names "$(grep -m2 symbol "$tmp/out")"
+fi
+
+# --- paths -----------------------------------------------------------------
+ln -s "$good" "$tmp/link.srb"
+expect symlink_refused 1 "$tmp/link.srb: .*symbolic link" "$tmp/link.srb"
+expect symlink_refused_stat 1 "$tmp/link.srb: .*symbolic link" --stat "$tmp/link.srb"
+expect directory 1 "$tmp: " "$tmp"
+expect char_device 1 "/dev/null: " /dev/null
+expect missing 1 "$tmp/nothere: .*(No such file|--follow)" "$tmp/nothere"
+expect generate_over_existing 1 "$good: .*(exists|remove it)" --generate 10 -o "$good"
+expect generate_through_symlink 1 "$tmp/link.srb: " --generate 10 -o "$tmp/link.srb"
+expect generate_bad_dir 1 "$tmp/nodir/x.srb: " --generate 10 -o "$tmp/nodir/x.srb"
+expect output_bad_dir 1 "$tmp/nodir/out: " -o "$tmp/nodir/out" "$good"
+expect save_bad_dir 1 "$tmp/nodir/s.srb: " -f ring -o "$tmp/nodir/s.srb" "$good"
+expect output_is_the_ring 1 "$good: the output is the ring being read" -o "$good" "$good"
+expect output_is_the_ring_raw 1 "the output is the ring being read" -f raw -o "$tmp/../$(basename "$tmp")/good.srb" "$good"
+cmp -s "$good" "$R"_good && pass good_file_untouched || fail good_file_untouched "a failed command changed the ring"
+
+# a ring cut short while a reader follows it: a message, not a crash
+"$PR" --generate 1000 -o "$R"_bus --readers 2 --timeout 20000 2> /dev/null &
+wpid=$!
+for _ in $(seq 100); do [ -e "$R"_bus ] && break; sleep 0.05; done
+"$PR" --follow "$R"_bus > /dev/null 2> "$tmp/bus.err" &
+rpid=$!
+sleep 0.5
+truncate -s 0 "$R"_bus
+wait $rpid; rc=$?
+{ kill -9 $wpid; wait $wpid; } 2>/dev/null
+if [ $rc -eq 1 ] && grep -q "$R""_bus: the ring file was truncated" "$tmp/bus.err"; then
+	pass truncated_while_following
+else
+	fail truncated_while_following "exit $rc: $(cat "$tmp/bus.err")"
+fi
+
+# --- usage -----------------------------------------------------------------
+expect usage_no_ring 2 "which ring" 
+expect usage_two_rings 2 "one ring at a time" "$good" "$good"
+expect usage_unknown_option 2 "" --frobnicate "$good"
+expect usage_bad_format 2 "unknown format 'xml'" -f xml "$good"
+expect usage_bad_mode 2 "unknown mode" --generate 1 --mode fast -o "$R"_x
+expect usage_capacity_not_pow2 2 "not a power of two" --generate 1 --capacity 1000 -o "$R"_x
+expect usage_bad_number 2 "not a number" --generate 12abc -o "$R"_x
+expect usage_timeout_number 2 "not a number" --follow --timeout soon "$good"
+expect usage_gen_opts_alone 2 "go with --generate" --readers 2 "$good"
+expect usage_ring_needs_output 2 "give it with -o" -f ring "$good"
+expect help_exit_0 0 "" --help
+grep -q "Exit status" "$tmp/out" && pass help_documents_exit_codes || fail help_documents_exit_codes
+
+[ $nfail -eq 0 ]
