@@ -17,9 +17,9 @@
 # sample ((ours - null) / samples), and a markdown table on stderr.
 #
 # Env: O (build dir), DLF_BENCH_DATA (a perf.data to use; default: the
-# corpus benchmark trace if tests/corpus/corpus.sh exists, else a ptsynth
-# trace of `gzip -c` of 160 KB of text, about 30M instructions, made once
-# under $O/dlfilter/ - that takes a few minutes under QEMU).
+# project's benchmark trace, $O/bench/bench.data from `corpus.sh bench`,
+# else a ptsynth trace of `gzip -c` of 160 KB of text made once under
+# $O/dlfilter/ - either takes minutes under QEMU the first time).
 set -eu
 O=${O:-build}
 REPS=${BENCH_REPS:-3}
@@ -34,7 +34,8 @@ command -v perf >/dev/null || { echo "dlfilter bench: perf not installed" >&2; e
 
 data=${DLF_BENCH_DATA:-}
 if [ -z "$data" ] && [ -x tests/corpus/corpus.sh ]; then
-	d=$(tests/corpus/corpus.sh bench 2>/dev/null) && [ -e "$d/trace.data" ] && data=$d/trace.data
+	# the project's benchmark trace (make bench-trace: sort, ~31M insns)
+	d=$(O=$O tests/corpus/corpus.sh bench 2>/dev/null) && [ -e "$d/trace.data" ] && data=$d/trace.data
 fi
 if [ -z "$data" ]; then
 	mkdir -p "$O/dlfilter"

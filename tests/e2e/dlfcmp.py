@@ -174,9 +174,10 @@ def mtc_tolerance(data):
 
 
 def perf_symbols(data):
-    """Address -> name as perf script itself prints it (sym+0xoff)."""
+    """Address -> name as perf script itself prints it (sym+0xoff),
+    demangled as perf demangles the names it gives a dlfilter."""
     out = subprocess.run(["perf", "script", "-i", data, "--itrace=b",
-                          "--no-demangle", "-F", "ip,sym,symoff,addr"],
+                          "-F", "ip,sym,symoff,addr"],
                          capture_output=True, text=True).stdout
     m = {}
     for line in out.splitlines():
