@@ -94,7 +94,6 @@ perf record -q -e cpu-clock -o "$tmp/prof.data" -- "${P[@]}" --dlfilter "$ours" 
 perf report -q -i "$tmp/prof.data" --sort dso 2>/dev/null >"$tmp/dso"
 own=$(awk '/libstrace_dlf.so|libcapstone/ { gsub("%", "", $1); s += $1 } END { printf "%.2f", s }' "$tmp/dso")
 kern=$(awk '/kernel/ { gsub("%", "", $1); s += $1 } END { printf "%.2f", s }' "$tmp/dso")
-nprof=$(perf report -q -i "$tmp/prof.data" --sort dso --stdio -n 2>/dev/null | awk '{ s += $2 } END { print s }')
 
 for n in null strace strace_all; do
 	awk -v n="$n" -v s="$samples" -v c="${cpu[$n]}" \
@@ -106,9 +105,9 @@ awk -v a="${cpu[strace]}" -v b="${cpu[null]}" -v aa="${cpu[strace_all]}" -v s="$
 	printf "COST dlfilter_strace %.1f ns per sample\n", (a - b) * 1e9 / s
 	printf "COST dlfilter_strace_all %.1f ns per sample\n", (aa - b) * 1e9 / s
 }'
-# profile: each cpu-clock sample is 250 us (4000 Hz)
-awk -v own="$own" -v k="$kern" -v n="$nprof" -v s="$samples" 'BEGIN {
-	printf "PROFILE dlfilter_strace own_code %.2f%% of CPU = %.1f ns per sample; kernel (ring pages and all) %.2f%%\n", own, own / 100 * n * 250e-6 * 1e9 / s, k
+# the profile's share of the filter's own code, times the CPU time
+awk -v own="$own" -v k="$kern" -v c="${cpu[strace]}" -v s="$samples" 'BEGIN {
+	printf "PROFILE dlfilter_strace own_code %.2f%% of CPU = %.1f ns per sample; kernel (ring pages and all) %.2f%%\n", own, own / 100 * c * 1e9 / s, k
 }'
 {
 	echo
@@ -125,7 +124,7 @@ awk -v own="$own" -v k="$kern" -v n="$nprof" -v s="$samples" 'BEGIN {
 		awk -v w="$what" -v c="${cpu[$n]}" -v ww="${wall[$n]}" -v s="$samples" -v b="${cpu[null]}" \
 			'BEGIN { printf "| `%s` | %.2f | %.2f | %.2fM | %.3fx |\n", w, c, ww, s / c / 1e6, c / b }'
 	done
-	awk -v own="$own" -v n="$nprof" -v s="$samples" 'BEGIN {
-		printf "\nProfile of one run (perf record -e cpu-clock): the filter'"'"'s own code (libstrace_dlf.so and Capstone) takes %.2f%% of the CPU, %.1f ns per sample.\n", own, own / 100 * n * 250e-6 * 1e9 / s }'
+	awk -v own="$own" -v c="${cpu[strace]}" -v s="$samples" 'BEGIN {
+		printf "\nProfile of one run (perf record -e cpu-clock): the filter'"'"'s own code (libstrace_dlf.so and Capstone) takes %.2f%% of the CPU, %.1f ns per sample.\n", own, own / 100 * c * 1e9 / s }'
 
 } >&2
