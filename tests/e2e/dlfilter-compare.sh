@@ -27,6 +27,20 @@ if ! command -v perf >/dev/null || ! command -v python3 >/dev/null; then
 	exit 0
 fi
 
+# A sanitizer build of the filter needs its runtime loaded into perf first;
+# perf's own leaks are not ours to report.
+preload=
+if ldd "$lib" 2>/dev/null | grep -q libasan; then
+	preload="$(${CC:-cc} -print-file-name=libasan.so) $(${CC:-cc} -print-file-name=libubsan.so)"
+fi
+perfdl() {
+	if [ -n "$preload" ]; then
+		ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 LD_PRELOAD="$preload" perf "$@"
+	else
+		perf "$@"
+	fi
+}
+
 work=$(mktemp -d /tmp/dlfcmp.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
@@ -78,7 +92,7 @@ compare() {
 	for r in d da; do
 		local extra=()
 		[ $r = da ] && extra=(--dlarg all-branches)
-		perf script -i "$data" --itrace=b --dlfilter "$lib" \
+		perfdl script -i "$data" --itrace=b --dlfilter "$lib" \
 			--dlarg "ring=$w/$r.srb" "${extra[@]}" >"$w/$r.out" 2>"$w/$r.err"
 		local rc=$?
 		if [ $rc -ne 0 ] || [ ! -s "$w/$r.srb" ]; then
