@@ -51,6 +51,7 @@ struct thr {
 	int pending_syscall; /* a syscall left the trace; the next begin is its
 			      * return */
 	int begun;           /* some trace_begin was seen */
+	char *comm;          /* its name, as last defined in the ring */
 	uint64_t last_to;    /* where the last branch went */
 	uint32_t last_sym;   /* its symbol */
 	uint64_t last_time;
@@ -491,6 +492,28 @@ static int flow(struct strace_dlf *d, unsigned type, unsigned flags,
 
 /* --- threads -------------------------------------------------------------- */
 
+/* A PROCESS (tid == pid) or THREAD definition with the thread's name. */
+static int define_thread(struct strace_dlf *d, struct thr *t, const char *comm)
+{
+	int proc = t->tid == t->pid;
+	unsigned type = proc ? STRACE_EV_PROCESS : STRACE_EV_THREAD;
+	uint64_t off;
+	int rc;
+
+	if (!comm)
+		comm = "";
+	rc = strace_ring_add_string(d->ring, type, t->tid, t->pid, comm,
+				    strlen(comm), &off);
+	if (rc < 0)
+		return d->err = rc;
+	rc = put(d, type, 0, t->tid, 0, t->pid, off);
+	if (rc < 0)
+		return rc;
+	free(t->comm);
+	t->comm = strdup(comm);
+	return t->comm ? 0 : -ENOMEM;
+}
+
 static struct thr *thread(struct strace_dlf *d,
 			  const struct strace_dlf_sample *s,
 			  const struct strace_dlf_host *h, void *ctx)
@@ -535,17 +558,61 @@ static struct thr *thread(struct strace_dlf *d,
 	d->st.threads++;
 	d->last_thr = t;
 
-	const char *comm = h->comm ? h->comm(ctx) : NULL;
-	int proc = s->tid == s->pid;
-	unsigned type = proc ? STRACE_EV_PROCESS : STRACE_EV_THREAD;
-	uint64_t off;
-	if (!comm)
-		comm = "";
-	if (strace_ring_add_string(d->ring, type, s->tid, s->pid, comm,
-				   strlen(comm), &off) < 0 ||
-	    put(d, type, 0, s->tid, 0, s->pid, off) < 0)
+	if (define_thread(d, t, h->comm ? h->comm(ctx) : NULL) < 0)
 		return NULL;
 	return t;
+}
+
+/*
+ * The thread's name changed at a trace begin: an exec (or a rename).
+ * After an exec the process has a new address space, so what was learned
+ * about its addresses is forgotten: the address cache and the DSO
+ * definitions of the process, and the memo. Then the new name is defined.
+ */
+static int renamed(struct strace_dlf *d, struct thr *t, const char *comm)
+{
+	struct aent *old = d->addrs;
+	size_t cap = d->addrs_cap;
+	struct aent *nv = calloc(cap, sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	d->addrs = nv;
+	d->addrs_n = 0;
+	for (size_t i = 0; i < cap; i++) {
+		if (!old[i].used || old[i].pid == t->pid)
+			continue;
+		size_t k = hash64(old[i].addr ^ ((uint64_t)old[i].pid << 47)) &
+			   (cap - 1);
+		while (nv[k].used)
+			k = (k + 1) & (cap - 1);
+		nv[k] = old[i];
+		d->addrs_n++;
+	}
+	free(old);
+	memset(d->memo, 0, sizeof(d->memo));
+	/* forget the process's DSO definitions: rebuild the set without it */
+	struct pdso *po = d->pdsos;
+	size_t pcap = d->pdsos_cap;
+	if (po) {
+		struct pdso *pn = calloc(pcap, sizeof(*pn));
+		if (!pn)
+			return -ENOMEM;
+		d->pdsos = pn;
+		d->pdsos_n = 0;
+		for (size_t i = 0; i < pcap; i++) {
+			if (!po[i].dso || po[i].pid == t->pid)
+				continue;
+			size_t k = hash64((uint64_t)po[i].pid << 32 | po[i].dso) &
+				   (pcap - 1);
+			while (pn[k].dso)
+				k = (k + 1) & (pcap - 1);
+			pn[k] = po[i];
+			d->pdsos_n++;
+		}
+		free(po);
+	}
+	d->st.renames++;
+	return define_thread(d, t, comm);
 }
 
 /* --- continuity --------------------------------------------------------- */
@@ -711,6 +778,12 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 	if (unlikely(!t))
 		return d->err ? d->err : -ENOMEM;
 	t->last_time = s->time;
+	if (unlikely(f & DLF_FLAG_TRACE_BEGIN) && h->comm) {
+		const char *c = h->comm(ctx);
+		if (c && t->comm && strcmp(c, t->comm) != 0 &&
+		    (rc = renamed(d, t, c)) < 0)
+			return rc;
+	}
 
 	/* The hot path: a plain branch whose (previous target, source,
 	 * target) was seen before: names and the continuity check are
@@ -953,6 +1026,8 @@ int strace_dlf_free(struct strace_dlf *d)
 	free(d->syms);
 	free(d->symhash);
 	free(d->addrs);
+	for (size_t i = 0; i < d->thrs_cap; i++)
+		free(d->thrs[i].comm);
 	free(d->thrs);
 	free(d->pdsos);
 	free(d);

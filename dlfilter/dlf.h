@@ -101,6 +101,7 @@ struct strace_dlf_stats {
 	uint64_t addr_misses;  /* addresses resolved through perf */
 	uint64_t block_misses; /* blocks decoded with Capstone */
 	uint64_t memo_hits;    /* samples served by the memo of branches */
+	uint64_t renames;      /* threads renamed (exec): caches forgotten */
 	uint64_t threads, symbols, dsos;
 };
 

@@ -51,6 +51,7 @@ static void build_code(void)
 
 struct fake {
 	int resolves, code_reads;
+	const char *comm; /* NULL: "prog" */
 };
 
 static int f_resolve(void *ctx, int which, uint64_t addr,
@@ -78,8 +79,8 @@ static int f_resolve(void *ctx, int which, uint64_t addr,
 
 static const char *f_comm(void *ctx)
 {
-	(void)ctx;
-	return "prog";
+	struct fake *f = ctx;
+	return f->comm ? f->comm : "prog";
 }
 
 static long f_code(void *ctx, uint64_t ip, void *buf, size_t len)
@@ -159,7 +160,7 @@ static int run(const char *name, int argc, const char *const *argv,
 {
 	struct strace_dlf_opts o;
 	struct strace_dlf *d;
-	struct fake f = {0, 0};
+	struct fake f = {0, 0, NULL};
 	char path[512], err[256];
 	int auto_path, rc;
 
@@ -452,5 +453,66 @@ TEST(existing_ring_refused)
 	unlink(path);
 }
 
+/* An exec shows as a new name at a trace begin: the process's addresses
+ * are resolved afresh, its DSOs defined again, the new name defined. */
+TEST(exec_rename)
+{
+	struct strace_dlf_opts o;
+	struct strace_dlf *d;
+	struct strace_dlf_stats st;
+	struct fake f = {0, 0, NULL};
+	char path[512], err[64];
+	int auto_path;
+
+	setup();
+	snprintf(path, sizeof(path), "%s/exec.srb", dir);
+	unlink(path);
+	strace_dlf_parse_args(&o, 0, NULL, err, sizeof(err));
+	o.ring_path = path;
+	REQUIRE(strace_dlf_new(&o, &d, &auto_path) == 0);
+	struct strace_dlf_sample s1 = {0, MAIN, 1, 7, 7, S_STRT};
+	struct strace_dlf_sample s2 = {0x401003, FOO, 2, 7, 7, S_CALL};
+	struct strace_dlf_sample s3 = {0x401101, 0x401008, 3, 7, 7, S_RET};
+	struct strace_dlf_sample s4 = {0x401012, 0, 4, 7, 7, S_SYSCALL};
+	struct strace_dlf_sample s5 = {0, MAIN, 5, 7, 7, S_STRT};
+	CHECK_INT(strace_dlf_sample(d, &s1, &host, &f), ==, 1);
+	CHECK_INT(strace_dlf_sample(d, &s2, &host, &f), ==, 1);
+	CHECK_INT(strace_dlf_sample(d, &s3, &host, &f), ==, 1);
+	CHECK_INT(strace_dlf_sample(d, &s4, &host, &f), ==, 1);
+	int before = f.resolves;
+	f.comm = "newprog"; /* execve returned into a new image */
+	CHECK_INT(strace_dlf_sample(d, &s5, &host, &f), ==, 1);
+	CHECK(f.resolves > before); /* MAIN resolved again */
+	strace_dlf_stats(d, &st);
+	CHECK_U64(st.renames, ==, 1);
+	REQUIRE(strace_dlf_free(d) == 0);
+
+	struct strace_ring *ring;
+	struct strace_reader *rd;
+	struct strace_batch b;
+	REQUIRE(strace_ring_open(path, &ring) == 0);
+	strace_reader_open(ring, 0, &rd);
+	int procs = 0, dsos = 0, last_proc_new = 0;
+	long k;
+	while ((k = strace_reader_next(rd, &b, 0, 0)) > 0) {
+		for (long i = 0; i < k; i++) {
+			struct strace_string str;
+			if (b.ev[i].type == STRACE_EV_PROCESS) {
+				procs++;
+				CHECK_INT(strace_ring_string(ring, b.ev[i].b,
+							     &str), ==, 0);
+				last_proc_new = !strcmp(str.str, "newprog");
+			}
+			dsos += b.ev[i].type == STRACE_EV_DSO;
+		}
+		strace_reader_release(rd, &b);
+	}
+	CHECK_INT(procs, ==, 2);
+	CHECK(last_proc_new);
+	CHECK_INT(dsos, ==, 2); /* the DSO again, after the exec */
+	strace_reader_close(rd);
+	strace_ring_close(ring);
+}
+
 RUN_TESTS("test_dlf", T(args), T(flow_default), T(flow_all_branches),
-	  T(no_check), T(types), T(existing_ring_refused))
+	  T(no_check), T(types), T(existing_ring_refused), T(exec_rename))
