@@ -117,6 +117,55 @@ compare() {
 		say "FAIL: $name/compare (dlfcmp.py printed no verdict)"
 }
 
+# --- the arguments, with the real perf, on the first trace ---------------
+args_checks() {
+	local data=$1 w=$work/args
+	mkdir -p "$w"
+	perfdl script -i "$data" --itrace=b --dlfilter "$lib" --dlarg bogus \
+		>"$w/out" 2>"$w/err"
+	local rc=$?
+	if [ $rc -ne 0 ] && grep -q "unknown argument 'bogus'" "$w/err" && [ ! -s "$w/out" ]; then
+		say "PASS: dlfilter-args/unknown (perf stops, exit $rc: $(grep -o "unknown argument 'bogus'" "$w/err"))"
+	else
+		say "FAIL: dlfilter-args/unknown (exit $rc, stderr: $(head -c 200 "$w/err"))"
+	fi
+	# print: perf prints the samples that made events, here the calls
+	perfdl script -i "$data" --itrace=b --dlfilter "$lib" --dlarg "ring=$w/p.srb" \
+		--dlarg print --dlarg types=call -F ip,addr >"$w/out" 2>"$w/err"
+	local printed calls
+	printed=$(grep -c . "$w/out")
+	calls=$("$rd" -f jsonl --types call "$w/p.srb" 2>/dev/null | grep -c .)
+	if [ "$printed" -gt 0 ] && [ "$printed" -eq "$calls" ]; then
+		say "PASS: dlfilter-args/print (perf printed the $printed samples that became call events)"
+	else
+		say "FAIL: dlfilter-args/print (perf printed $printed lines, the ring holds $calls calls)"
+	fi
+	# no ring=: an automatic name, printed once
+	local made
+	(unset STRACE_RING; perfdl script -i "$data" --itrace=b --dlfilter "$lib" >"$w/out" 2>"$w/err")
+	made=$(sed -n 's/^libstrace_dlf: writing events to //p' "$w/err")
+	if [ "$(grep -c 'writing events to' "$w/err")" -eq 1 ] && [ -n "$made" ] && [ -s "$made" ] &&
+	   "$rd" -f jsonl "$made" 2>/dev/null | grep -q '"type":"call"'; then
+		say "PASS: dlfilter-args/auto-ring (named once on stderr: $made)"
+	else
+		say "FAIL: dlfilter-args/auto-ring (stderr: $(head -c 200 "$w/err"))"
+	fi
+	[ -n "$made" ] && case $made in /dev/shm/strace_*) rm -f "$made" ;; esac
+	# an existing file is not overwritten
+	echo keep >"$w/exists"
+	perfdl script -i "$data" --itrace=b --dlfilter "$lib" --dlarg "ring=$w/exists" \
+		>/dev/null 2>"$w/err"
+	rc=$?
+	if [ $rc -ne 0 ] && [ "$(cat "$w/exists")" = keep ]; then
+		say "PASS: dlfilter-args/existing (refused, exit $rc, file untouched)"
+	else
+		say "FAIL: dlfilter-args/existing (exit $rc)"
+	fi
+}
+
+first=${traces[0]#*=}
+args_checks "$first"
+
 for t in "${traces[@]}"; do
 	compare "${t#*=}" "dlfilter-${t%%=*}"
 done
