@@ -152,8 +152,17 @@ def mtc_tolerance(data):
     ev = subprocess.run(["perf", "evlist", "-v", "-i", data],
                         capture_output=True, text=True).stdout
     m = re.search(r"config: (0x[0-9a-f]+)", ev)
-    dump = subprocess.run(["perf", "script", "-D", "-i", data],
-                          capture_output=True, text=True).stdout
+    # the AUXTRACE_INFO record comes first: read the dump only that far
+    lines = []
+    with subprocess.Popen(["perf", "script", "-D", "-i", data],
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                          text=True) as p:
+        for line in p.stdout:
+            lines.append(line)
+            if "PERF_RECORD_TIME_CONV" in line or len(lines) > 2000:
+                break
+        p.kill()
+    dump = "".join(lines)
     def field(name):
         m2 = re.search(r"  %s +(0x[0-9a-f]+|\d+)" % re.escape(name), dump)
         return int(m2.group(1), 0) if m2 else None
