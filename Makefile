@@ -102,7 +102,7 @@ check: deps-test
 tests: $(BINS) $(LIBS) $(TEST_BINS) $(TEST_TOOLS)
 
 bench: deps-test
-	@$(MAKE) --no-print-directory build $(BENCH_BINS)
+	@$(MAKE) --no-print-directory build $(BENCH_BINS) bench-trace
 	@O=$(O) tests/bench/run.sh
 
 demo: deps-build
