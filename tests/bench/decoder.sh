@@ -31,10 +31,11 @@ best() {
 	local i cpu wall bc=0 bw=0
 	for ((i = 0; i < REPS; i++)); do
 		rm -f "$ring"
+		local t0=$(date +%s.%N)
 		perf stat -x, -e task-clock -o "$tmp/stat" -- "$@" >/dev/null 2>"$tmp/err" ||
 			{ echo "decoder bench: failed: $* ($(tail -n1 "$tmp/err"))" >&2; exit 1; }
-		cpu=$(awk -F, '/task-clock/ { printf "%.6f", $1 / 1000 }' "$tmp/stat")
-		wall=$(awk '/seconds time elapsed/ { print $1 }' "$tmp/stat")
+		wall=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
+		cpu=$(awk -F, '/task-clock/ { printf "%.3f", $1 / 1000 }' "$tmp/stat")
 		if [ "$bc" = 0 ] || awk -v a="$cpu" -v b="$bc" 'BEGIN { exit !(a < b) }'; then
 			bc=$cpu
 			bw=${wall:-0}
@@ -56,11 +57,19 @@ read -r ref refw < <(best "$cap" -q --decoder reference -i "$data" -o "$ring")
 read -r perfp perfpw < <(best perf script -i "$data" --itrace=b)
 read -r perfn perfnw < <(best perf script -i "$data" --itrace=b --dlfilter "$null")
 
-# peak memory of the fast path, and what of it is the output ring and the
-# input file (both mapped, so counted in the resident set)
+# peak memory of the fast path: the process's own (anonymous) memory at
+# its peak, sampled from /proc while it runs, beside the resident set
+# (which also counts the mapped input and the output ring's pages)
 rm -f "$ring"
-/usr/bin/time -f '%M' -o "$tmp/rss" "$cap" -q -i "$data" -o "$ring"
-rss_kb=$(tail -1 "$tmp/rss")
+"$cap" -q -i "$data" -o "$ring" & pid=$!
+anon_kb=0 rss_kb=0
+while kill -0 $pid 2>/dev/null; do
+	read -r a r < <(awk '/^RssAnon/ { a = $2 } /^VmHWM/ { h = $2 } END { print a + 0, h + 0 }' /proc/$pid/status 2>/dev/null || echo "0 0")
+	[ "${a:-0}" -gt "$anon_kb" ] && anon_kb=$a
+	[ "${r:-0}" -gt "$rss_kb" ] && rss_kb=$r
+	sleep 0.002
+done
+wait $pid
 ring_kb=$(( $(stat -c %s "$ring") / 1024 ))
 in_kb=$(( pt_bytes / 1024 ))
 
@@ -94,11 +103,12 @@ least of $REPS runs; branches/s and MB/s of PT from them.
 Targets: at least 10x the reference path ($(x "$ref" "$fast")) and 30x perf
 with the null dlfilter ($(x "$perfn" "$fast")).
 
-Peak resident memory of the fast path: $((rss_kb / 1024)) MiB, of which the
-output ring's mapping is up to $((ring_kb / 1024)) MiB and the input file
-$((in_kb / 1024)) MiB (both shared file pages); the rest,
-$(( (rss_kb - ring_kb - in_kb) / 1024 )) MiB at most, is the process's own
-(block cache, image, libraries). Target: under 64 MiB beyond the input.
+Memory of the fast path: its own (anonymous) memory peaked at
+$((anon_kb / 1024)) MiB (block cache, image, symbol tables, buffers);
+its peak resident set was $((rss_kb / 1024)) MiB, which also counts the
+pages of the mapped input ($((in_kb / 1024)) MiB) and of the output ring
+(a $((ring_kb / 1024)) MiB archive file on tmpfs, the events themselves).
+Target: under 64 MiB beyond the input.
 
 Where the fast path's time goes (perf record -e cpu-clock, symbols above 2%):
 
