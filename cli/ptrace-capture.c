@@ -320,6 +320,14 @@ int main(int argc, char **argv)
 		if (err_off)
 			fprintf(stderr, " (at file offset 0x%llx)",
 				(unsigned long long)err_off);
+		struct stat fst;
+		if (rc == -STRACE_PE_TRUNCATED && stat(input, &fst) == 0)
+			fprintf(stderr,
+				"; the file has %lld bytes: perf writes the "
+				"event descriptions and the index last, so a "
+				"copy cut short cannot be decoded; copy it "
+				"again whole",
+				(long long)fst.st_size);
 		fprintf(stderr, "\n");
 		strace_ring_close(ring);
 		return 1;

@@ -10,6 +10,7 @@
  */
 #include <capstone/capstone.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,23 @@
 static _Thread_local csh cs_handle;
 static _Thread_local int cs_state; /* 0 unopened, 1 ok, -1 failed */
 
+/* Close a thread's handle when the thread exits (decode workers). */
+static pthread_key_t cs_key;
+static pthread_once_t cs_once = PTHREAD_ONCE_INIT;
+
+static void cs_fini(void *unused)
+{
+	(void)unused;
+	if (cs_state == 1)
+		cs_close(&cs_handle);
+	cs_state = 0;
+}
+
+static void cs_key_init(void)
+{
+	pthread_key_create(&cs_key, cs_fini);
+}
+
 static csh get_cs(void)
 {
 	if (!cs_state) {
@@ -26,6 +44,8 @@ static csh get_cs(void)
 		if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs_handle) == CS_ERR_OK &&
 		    cs_option(cs_handle, CS_OPT_DETAIL, CS_OPT_ON) == CS_ERR_OK)
 			cs_state = 1;
+		pthread_once(&cs_once, cs_key_init);
+		pthread_setspecific(cs_key, (void *)1);
 	}
 	return cs_state == 1 ? cs_handle : 0;
 }

@@ -469,6 +469,8 @@ static int read_symtab(struct object *o, Elf *elf, size_t shstrndx,
 	GElf_Shdr symshdr;
 	Elf_Data *data;
 	size_t n;
+	static _Thread_local char dbuf[4096];
+	int copy;
 
 	if (!gelf_getshdr(symscn, &symshdr) || !symshdr.sh_entsize)
 		return 0;
@@ -519,14 +521,20 @@ static int read_symtab(struct object *o, Elf *elf, size_t shstrndx,
 		name = elf_strptr(elf, symshdr.sh_link, sym.st_name);
 		if (!name || !*name)
 			continue;
+		/* perf stores names demangled (C++, OCaml) */
+		{
+			const char *d = strace_demangle(name, dbuf, sizeof(dbuf));
+			copy = copy_names || d != name;
+			name = d;
+		}
 		/* file offset, as perf keeps user symbols */
 		uint64_t off;
 		if (vaddr_to_off(rt, sym.st_value, &off))
 			off = sym.st_value - shdr.sh_addr + shdr.sh_offset;
-		if (symvec_push(sv, off, sym.st_size, copy_names ? NULL : name,
+		if (symvec_push(sv, off, sym.st_size, copy ? NULL : name,
 				GELF_ST_BIND(sym.st_info), type) < 0)
 			return -ENOMEM;
-		if (copy_names) {
+		if (copy) {
 			long po = pool_add(o, name);
 			if (po < 0)
 				return -ENOMEM;
@@ -743,6 +751,7 @@ static int add_plt_syms(struct strace_image *img, struct object *o, Elf *elf,
 	int modern = img->plt_style == STRACE_PLT_PERF62;
 	int lazy = 1, have_sec = 0;
 	char buf[1024];
+	static _Thread_local char dbuf[1000];
 	GElf_Ehdr eh;
 
 	if (!gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64)
@@ -808,7 +817,9 @@ static int add_plt_syms(struct strace_image *img, struct object *o, Elf *elf,
 								s.st_name);
 				}
 				if (nm && *nm)
-					snprintf(buf, sizeof(buf), "%s@plt", nm);
+					snprintf(buf, sizeof(buf), "%s@plt",
+						 strace_demangle(nm, dbuf,
+								 sizeof(dbuf)));
 				else
 					snprintf(buf, sizeof(buf),
 						 "offset_%#llx@plt",
@@ -887,7 +898,8 @@ static int add_plt_syms(struct strace_image *img, struct object *o, Elf *elf,
 		if (!nm)
 			nm = "";
 		if (*nm || !modern) {
-			snprintf(buf, sizeof(buf), "%s@plt", nm);
+			snprintf(buf, sizeof(buf), "%s@plt",
+				 strace_demangle(nm, dbuf, sizeof(dbuf)));
 		} else {
 			const char *ifn = NULL;
 			uint64_t ioff;
@@ -952,6 +964,7 @@ static void load_symbols(struct strace_image *img, struct object *o)
 {
 	struct symvec sv = {0};
 	size_t shstrndx, symtab_idx = 0, dynsym_idx = 0, i, n, n_elf = 0;
+	size_t n_symtab = 0;
 	int perf61 = img->plt_style == STRACE_PLT_PERF61;
 	GElf_Shdr sh;
 	Elf_Scn *symtab, *dynsym;
@@ -979,12 +992,23 @@ static void load_symbols(struct strace_image *img, struct object *o)
 			debug_close(&d);
 			if (rc < 0)
 				goto fail;
-			dynsym = NULL; /* perf: the .symtab found wins */
+			/* perf: that file is the symbol source; its .dynsym
+			 * is NOBITS in a debug file, so no second pass */
+			dynsym = NULL;
+			n_symtab = sv.n;
 		}
 	}
-	if (symtab || dynsym)
-		if (read_symtab(o, elf, shstrndx, symtab ? symtab : dynsym,
-				&sv, elf, 0, perf61) < 0)
+	if (symtab) {
+		if (read_symtab(o, elf, shstrndx, symtab, &sv, elf, 0, perf61) <
+		    0)
+			goto fail;
+		n_symtab = sv.n;
+	}
+	/* perf 6.1 loads .dynsym too, in a second pass after .symtab's
+	 * fix-ups (their order decides which alias survives) */
+	if (dynsym && (perf61 || !symtab))
+		if (read_symtab(o, elf, shstrndx, dynsym, &sv, elf, 0, perf61) <
+		    0)
 			goto fail;
 	n_elf = sv.n;
 	if (add_plt_syms(img, o, elf, shstrndx, symtab_idx, dynsym_idx, &sv) <
@@ -1003,7 +1027,8 @@ static void load_symbols(struct strace_image *img, struct object *o)
 							sv.v[i].end,
 							sv.v[i].name,
 							sv.v[i].bind};
-		if (perf61_index(o->psyms, n_elf, sv.n, &o->iv, &o->niv) < 0) {
+		if (perf61_index(o->psyms, n_symtab, n_elf, sv.n, &o->iv,
+				 &o->niv) < 0) {
 			free(o->psyms);
 			o->psyms = NULL;
 			goto fail;
@@ -1038,8 +1063,41 @@ out:
 	elf_end(elf);
 }
 
+static int symbol_lookup(struct strace_image *img, uint64_t addr,
+			 struct strace_symbol *out);
+
+/* Per-thread memo of recent answers: the walker asks about the same
+ * indirect-branch targets (PLT slots, callbacks) again and again, and so
+ * does a sink that defines symbols. Keyed by image, generation, address. */
+#define SYMC 512
+static _Thread_local struct symc {
+	const struct strace_image *img;
+	uint64_t gen, addr;
+	struct strace_symbol sym;
+	int rc;
+} symc[SYMC];
+
 int strace_image_symbol(struct strace_image *img, uint64_t addr,
 			struct strace_symbol *out)
+{
+	uint64_t h = addr * 0x9e3779b97f4a7c15ull;
+	struct symc *c = &symc[(h >> 40) & (SYMC - 1)];
+
+	if (likely(c->addr == addr && c->img == img &&
+		   c->gen == img->generation)) {
+		*out = c->sym;
+		return c->rc;
+	}
+	c->rc = symbol_lookup(img, addr, &c->sym);
+	c->img = img;
+	c->gen = img->generation;
+	c->addr = addr;
+	*out = c->sym;
+	return c->rc;
+}
+
+static int symbol_lookup(struct strace_image *img, uint64_t addr,
+			 struct strace_symbol *out)
 {
 	const struct mapping *m = find_map(img, addr);
 	struct object *o;

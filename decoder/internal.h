@@ -14,9 +14,10 @@
  * share the image: lazy loading is not thread-safe). */
 void image_load_all_symbols(struct strace_image *img);
 
-/* perf 6.1's symbol tree, replayed (decoder/perfsym.c). s[0..n_elf) are
- * the symtab symbols in table order, s[n_elf..n_all) the PLT entries in
- * insertion order; fix-ups change their ends. *out gets sorted points:
+/* perf 6.1's symbol tree, replayed (decoder/perfsym.c). s[0..n_symtab)
+ * are the .symtab symbols in table order, s[n_symtab..n_elf) the .dynsym
+ * ones (a second pass with its own fix-ups), s[n_elf..n_all) the PLT
+ * entries in insertion order; fix-ups change their ends. *out gets sorted points:
  * the symbol index answering an address equal to at (point) and the
  * addresses after it up to the next point (after); -1 for none. */
 struct perf_sym {
@@ -28,8 +29,12 @@ struct perf_iv {
 	uint64_t at;
 	int point, after;
 };
-int perf61_index(struct perf_sym *s, size_t n_elf, size_t n_all,
-		 struct perf_iv **out, size_t *nout);
+int perf61_index(struct perf_sym *s, size_t n_symtab, size_t n_elf,
+		 size_t n_all, struct perf_iv **out, size_t *nout);
+
+/* strace_demangle() - perf 6.1's demangled name of sym (C++, OCaml) in
+ * buf, or sym itself when it is not mangled. */
+const char *strace_demangle(const char *sym, char *buf, size_t max);
 
 /* Block cache internals for the walker's hot loop: bcache_sync() once per
  * decode call (the image does not change during one), then

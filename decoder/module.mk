@@ -1,10 +1,12 @@
 # decoder/: process image, Capstone block summaries, the PT flow walker
 # (fast inline path + libipt reference) -> libstrace_decoder.a.
-# Users link: -lstrace_decoder -lstrace -lipt $(DECODER_LIBS)
+# Users link: -lstrace_decoder -lstrace $(DECODER_LIBS): libipt, libelf, Capstone,
+# pthreads, and the C++ runtime (for __cxa_demangle: -l:libstdc++.so.6, so
+# that the run-time library suffices, no g++ needed)
 DECODER_SRCS := $(wildcard decoder/*.c)
 DECODER_OBJS := $(call objs,$(DECODER_SRCS))
 decoder_CFLAGS := -I. $(shell $(PKG_CONFIG) --cflags capstone)
-DECODER_LIBS := -pthread -lipt -lelf $(shell $(PKG_CONFIG) --libs capstone)
+DECODER_LIBS := -pthread -lipt -lelf -l:libstdc++.so.6 $(shell $(PKG_CONFIG) --libs capstone)
 
 $(O)/lib/libstrace_decoder.a: $(DECODER_OBJS)
 	$(call msg,AR,$@)

@@ -329,14 +329,56 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int perf61_index(struct perf_sym *s, size_t n_elf, size_t n_all,
-		 struct perf_iv **out, size_t *nout)
+/* symbols__fixup_end() then symbols__fixup_duplicate() over the tree. */
+static void fixup_end(struct tree *t)
+{
+	struct perf_sym *s = (struct perf_sym *)(uintptr_t)t->s;
+	int prev = minimum(t, t->root), cur;
+
+	while ((cur = next(t, prev)) != NIL) {
+		if (s[prev].end == s[prev].start)
+			s[prev].end = s[cur].start;
+		prev = cur;
+	}
+	if (s[prev].end == s[prev].start)
+		s[prev].end = ((s[prev].start + 4095) & ~4095ull) + 4096;
+}
+
+static void fixups(struct tree *t)
+{
+	struct perf_sym *s = (struct perf_sym *)(uintptr_t)t->s;
+	int nd, curr;
+
+	fixup_end(t);
+	nd = minimum(t, t->root);
+	while (nd != NIL) {
+		curr = nd;
+again:
+		nd = next(t, curr);
+		if (nd == NIL)
+			break;
+		if (s[curr].start != s[nd].start)
+			continue;
+		if (!choose_b(&s[curr], &s[nd])) {
+			erase(t, nd);
+			goto again;
+		} else {
+			nd = next(t, curr);
+			erase(t, curr);
+		}
+	}
+}
+
+int perf61_index(struct perf_sym *s, size_t n_symtab, size_t n_elf,
+		 size_t n_all, struct perf_iv **out, size_t *nout)
 {
 	struct tree t = {0};
 	uint64_t *pts = NULL;
 	struct perf_iv *iv = NULL;
 	size_t np = 0, niv = 0;
 	int x, first;
+
+	(void)0;
 
 	*out = NULL;
 	*nout = 0;
@@ -353,37 +395,16 @@ int perf61_index(struct perf_sym *s, size_t n_elf, size_t n_all,
 		free(iv);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < n_elf; i++)
+	/* dso__load_sym(): the .symtab pass, then the .dynsym pass, each
+	 * ending with the fix-ups */
+	for (size_t i = 0; i < n_symtab; i++)
 		insert(&t, (int)i);
-	if (n_elf) {
-		/* symbols__fixup_end() */
-		int prev = minimum(&t, t.root), cur;
-		while ((cur = next(&t, prev)) != NIL) {
-			if (s[prev].end == s[prev].start)
-				s[prev].end = s[cur].start;
-			prev = cur;
-		}
-		if (s[prev].end == s[prev].start)
-			s[prev].end = ((s[prev].start + 4095) & ~4095ull) + 4096;
-		/* symbols__fixup_duplicate() */
-		int nd = minimum(&t, t.root), curr;
-		while (nd != NIL) {
-			curr = nd;
-again:
-			nd = next(&t, curr);
-			if (nd == NIL)
-				break;
-			if (s[curr].start != s[nd].start)
-				continue;
-			if (!choose_b(&s[curr], &s[nd])) {
-				erase(&t, nd);
-				goto again;
-			} else {
-				nd = next(&t, curr);
-				erase(&t, curr);
-			}
-		}
-	}
+	if (n_symtab)
+		fixups(&t);
+	for (size_t i = n_symtab; i < n_elf; i++)
+		insert(&t, (int)i);
+	if (n_elf > n_symtab)
+		fixups(&t);
 	for (size_t i = n_elf; i < n_all; i++)
 		insert(&t, (int)i);
 	/* answer once per elementary range */

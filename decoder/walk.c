@@ -81,6 +81,10 @@ struct strace_walker {
 	int have_ctc;
 	int have_tsc;
 	uint64_t last_time;
+	uint64_t conv_tsc, conv_time; /* last conversion */
+	uint64_t adv_time; /* time of the last resolved branch */
+	int in_adv;
+	int conv_valid;
 	int time_exact;
 
 	long events;
@@ -114,7 +118,15 @@ static uint64_t now(struct strace_walker *w)
 
 	if (!w->have_tsc || !w->o.has_time)
 		return 0;
-	t = strace_tsc_to_perf_time(&w->o.time, w->tsc);
+	/* the estimate changes per timing packet, not per event */
+	if (likely(w->tsc == w->conv_tsc && w->conv_valid))
+		t = w->conv_time;
+	else {
+		t = strace_tsc_to_perf_time(&w->o.time, w->tsc);
+		w->conv_tsc = w->tsc;
+		w->conv_time = t;
+		w->conv_valid = 1;
+	}
 	if (t < w->last_time)
 		t = w->last_time; /* never backwards within a stream */
 	w->last_time = t;
@@ -131,12 +143,25 @@ emit(struct strace_walker *w, unsigned type, unsigned flags,
 	if (w->sink_err)
 		return;
 	ev.type = (uint16_t)type;
-	ev.flags = (uint16_t)(flags | (w->time_exact ? STRACE_F_TIME_EXACT : 0));
 	ev.tid = w->o.tid;
-	ev.time = now(w);
+	if (w->in_adv) {
+		/* a direct branch walked on the way to the next branch that
+		 * needs a packet: it ran before the timing packets read since
+		 * the last resolved branch, so it keeps that branch's time
+		 * (as perf's eager walk gives it) */
+		ev.flags = (uint16_t)flags;
+		ev.time = w->adv_time;
+	} else if (type == STRACE_EV_ERROR) {
+		ev.flags = (uint16_t)flags; /* the error code, nothing else */
+		ev.time = now(w);
+	} else {
+		ev.flags = (uint16_t)(flags |
+				      (w->time_exact ? STRACE_F_TIME_EXACT : 0));
+		ev.time = now(w);
+		w->time_exact = 0;
+	}
 	ev.a = a;
 	ev.b = b;
-	w->time_exact = 0;
 	if (w->o.emit)
 		err = w->o.emit(w->o.emit_arg, &ev);
 	else if (w->o.writer)
@@ -278,16 +303,20 @@ advance(struct strace_walker *w, uint64_t stop_at)
 		switch (b->kind) {
 		case STRACE_BK_CALL:
 			rs_push(w, b->start + b->len);
+			w->in_adv = 1;
 			emit(w, STRACE_EV_CALL, 0, term, b->target);
+			w->in_adv = 0;
 			w->ip = b->target;
 			w->st.branches++;
 			break;
 		case STRACE_BK_JMP:
+			w->in_adv = 1;
 			if (!(b->flags & STRACE_BF_SAME_SYM))
 				emit(w, STRACE_EV_JUMP, 0, term, b->target);
 			else if (w->o.flags & STRACE_WALK_ALL_BRANCHES)
 				emit(w, STRACE_EV_JUMP, STRACE_F_INTRA, term,
 				     b->target);
+			w->in_adv = 0;
 			w->ip = b->target;
 			w->st.branches++;
 			break;
@@ -340,6 +369,7 @@ static int tnt_bit(struct strace_walker *w, int taken)
 		} else {
 			w->ip = b->start + b->len; /* not taken: no event */
 		}
+		w->adv_time = now(w);
 		return 0;
 	}
 	if (b->kind == STRACE_BK_RET) {
@@ -349,6 +379,7 @@ static int tnt_bit(struct strace_walker *w, int taken)
 		emit(w, STRACE_EV_RETURN, 0, term, to);
 		w->ip = to;
 		w->st.branches++;
+		w->adv_time = now(w);
 		return 0;
 	}
 	return fail(w, STRACE_DE_NOTIP);
@@ -370,6 +401,7 @@ static int tip(struct strace_walker *w, uint64_t to, int suppressed)
 		w->ip = to;
 		w->parked = 0;
 		w->st.branches++;
+		w->adv_time = now(w);
 		return 0;
 	}
 	if (!w->have_ip || !w->enabled)
@@ -408,6 +440,7 @@ static int tip(struct strace_walker *w, uint64_t to, int suppressed)
 		return fail(w, STRACE_DE_NOTNT);
 	}
 	w->ip = to;
+	w->adv_time = now(w);
 	return 0;
 }
 
@@ -438,6 +471,7 @@ static void begin(struct strace_walker *w, uint64_t ip, int reason)
 	w->enabled = 1;
 	w->parked = 0;
 	w->begin_reason = STRACE_REASON_ENABLE;
+	w->adv_time = now(w);
 }
 
 static int pge(struct strace_walker *w, uint64_t to, int suppressed)
@@ -506,8 +540,11 @@ static int fup(struct strace_walker *w, uint64_t ip, int suppressed)
 			begin(w, ip, w->begin_reason);
 			return 0;
 		}
-		/* the trace says where we are: check we got there */
+		/* the trace says where we are: check we got there. The
+		 * branches walked to get there keep the previous time; those
+		 * walked from here on take the PSB+'s (as perf gives them) */
 		err = advance(w, ip);
+		w->adv_time = now(w);
 		if (err) {
 			error_event(w, STRACE_DE_DESYNC);
 			w->parked = 0;

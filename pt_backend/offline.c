@@ -267,6 +267,17 @@ static int scan(struct ctx *c, uint64_t *err_off)
 			struct abuf b = {r.aux_data, r.aux_size, at->offset};
 			if (!q || VEC_PUSH(*q, b))
 				return -ENOMEM;
+			if (r.aux_missing) {
+				struct lost_rec l = {at->tid, STRACE_LOST_AUX,
+						     0, r.aux_missing};
+				warnf(c, "the file ends inside the AUX data of "
+					 "thread %u: %llu bytes of trace are "
+					 "missing (a truncated copy?)",
+				      at->tid,
+				      (unsigned long long)r.aux_missing);
+				if (VEC_PUSH(c->losts, l))
+					return -ENOMEM;
+			}
 			q->bytes += r.aux_size;
 			c->total_bytes += r.aux_size;
 			break;
@@ -274,6 +285,14 @@ static int scan(struct ctx *c, uint64_t *err_off)
 		default:
 			break;
 		}
+	}
+	if (rc == -STRACE_PE_TRUNCATED && c->queues.n) {
+		/* Decode what the file holds; say where it stops. */
+		warnf(c, "the file is cut off at offset 0x%llx (inside a "
+			 "record): decoding what comes before",
+		      (unsigned long long)r.offset);
+		struct lost_rec l = {UINT32_MAX, STRACE_LOST_PERF, 0, 1};
+		return VEC_PUSH(c->losts, l);
 	}
 	if (rc < 0)
 		*err_off = r.offset;
@@ -615,6 +634,13 @@ static int define_names(struct ctx *c)
 				w, proc ? STRACE_EV_PROCESS : STRACE_EV_THREAD,
 				0, t->tid, 0, t->pid, off);
 	}
+	/* Losses that belong to no thread (a cut-off record). */
+	for (size_t i = 0; i < c->losts.n && rc >= 0; i++)
+		if (c->losts.v[i].tid == UINT32_MAX)
+			rc = strace_writer_emit(w, STRACE_EV_LOST,
+						c->losts.v[i].flags, 0,
+						c->losts.v[i].time,
+						c->losts.v[i].count, 0);
 	int crc = strace_writer_close(w);
 	return rc < 0 ? rc : crc;
 }

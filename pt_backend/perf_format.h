@@ -58,6 +58,19 @@ struct pfmt_file_header {
 	uint64_t adds_features[4];    /* 72: feature bitmap, bit n = word n/64 */
 };                                    /* 104 bytes */
 
+/*
+ * SAMPLE (type 9) body: the fields selected by attr.sample_type, in this
+ * order, each u64-aligned: IDENTIFIER u64, IP u64, TID u32 pid u32 tid,
+ * TIME u64, ADDR u64, ID u64, STREAM_ID u64, CPU u32 cpu u32 res,
+ * PERIOD u64, READ (read_format), CALLCHAIN u64 nr + nr u64,
+ * RAW u32 size + data (padded), BRANCH_STACK u64 nr (+ u64 hw_idx if
+ * branch_sample_type has HW_INDEX) + nr x 24 bytes, REGS_USER, STACK_USER,
+ * WEIGHT, DATA_SRC, TRANSACTION, REGS_INTR, PHYS_ADDR, AUX (u64 size +
+ * data), ... (see perf_event_open(2)). perf.data from `perf record -e
+ * intel_pt//` normally holds no samples: perf synthesizes them when
+ * decoding.
+ */
+
 /* Record header: every record in the data section starts with this. */
 struct pfmt_event_header {
 	uint32_t type; /* 0: PFMT_RECORD_* */
@@ -222,8 +235,9 @@ enum {
  * The *_BIT entries hold a mask of attr.config (e.g. tsc = 1 << 10) and
  * perf tests (config & mask) on the attr whose type == priv[PMU_TYPE].
  * After priv[FILTER_STR_LEN] come the address-filter string (that many
- * bytes, NUL-padded to a multiple of 8), then three u64s:
- * time_cycles, time_mask, cap_user_time_short (perf >= 5.10).
+ * bytes plus a NUL, padded to a multiple of 8), then, if header.size
+ * leaves room, u64 cap_event_trace (perf >= 5.19: Event Trace enabled).
+ * time_cycles/time_mask/cap_user_time_short travel in TIME_CONV instead.
  *
  * perf time = time_zero + (tsc >> time_shift) * time_mult +
  *             (((tsc & ((1 << time_shift) - 1)) * time_mult) >> time_shift)
@@ -368,9 +382,10 @@ enum {
 
 /*
  * One entry of the AUXTRACE feature (the AUX data index): where an
- * AUXTRACE record starts in the file and its size including the trailing
- * data (header.size + auxtrace.size). Lets a reader queue all AUX data
- * before reading the data section.
+ * AUXTRACE record starts in the file and its header.size (48: the data
+ * that follows is NOT counted; perf 6.1 refuses the whole file with
+ * EINVAL if sz != header.size). Lets a reader queue all AUX data before
+ * reading the data section.
  */
 struct pfmt_auxtrace_index_entry {
 	uint64_t file_offset; /* 0 */

@@ -221,11 +221,16 @@ int strace_perf_next(struct strace_perf *p, struct strace_perf_rec *rec)
 	if (eh.type == PFMT_RECORD_AUXTRACE) {
 		struct pfmt_auxtrace at;
 		memcpy(&at, rec->body, sizeof(at));
-		if (!inside(next, at.size, end))
-			return -STRACE_PE_TRUNCATED;
 		rec->aux_data = p->map + next;
 		rec->aux_size = at.size;
-		next += at.size;
+		if (!inside(next, at.size, end)) {
+			/* A cut-off file: keep what is there. */
+			rec->aux_size = end - next;
+			rec->aux_missing = at.size - rec->aux_size;
+			next = end;
+		} else {
+			next += at.size;
+		}
 	} else if (eh.type < PFMT_RECORD_HEADER_ATTR &&
 		   eh.type != PFMT_RECORD_SAMPLE) {
 		parse_sid(p, p->map + off, eh.size, body_min(eh.type),

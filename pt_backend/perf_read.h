@@ -62,6 +62,8 @@ struct strace_perf_rec {
 	/* AUXTRACE only: the trace bytes that follow the record. */
 	const uint8_t *aux_data;
 	uint64_t aux_size;
+	uint64_t aux_missing; /* bytes the record announced that the file
+			       * does not hold (a truncated file) */
 };
 
 struct strace_perf {
@@ -99,6 +101,8 @@ void strace_perf_rewind(struct strace_perf *p);
  * strace_perf_next() - the next record. Returns 1 and *rec, 0 at the end of
  * the data section, or -STRACE_PE_TRUNCATED / -STRACE_PE_RECORD with
  * rec->offset set to the fault (iteration cannot continue past it).
+ * An AUXTRACE record whose data the file cuts short is returned with the
+ * bytes that are there and aux_missing set; the next call then returns 0.
  */
 int strace_perf_next(struct strace_perf *p, struct strace_perf_rec *rec);
 

@@ -127,7 +127,9 @@ int strace_perfw_auxtrace(struct strace_perfw *w, struct pfmt_auxtrace *rec,
 		struct pfmt_event_header h;
 		struct pfmt_auxtrace a;
 	} r;
+	static const uint8_t zero[8];
 	uint64_t start = w->pos;
+	size_t pad;
 	int err;
 
 	if (w->nindex == w->capindex) {
@@ -139,7 +141,13 @@ int strace_perfw_auxtrace(struct strace_perfw *w, struct pfmt_auxtrace *rec,
 		w->index = p;
 		w->capindex = cap;
 	}
-	rec->size = len;
+	/*
+	 * Records stay 8-byte aligned: the data is padded with zeros, which
+	 * Intel PT decoders read as PAD packets; size includes the padding
+	 * (perf record does the same).
+	 */
+	pad = (8 - len % 8) % 8;
+	rec->size = len + pad;
 	r.h.type = PFMT_RECORD_AUXTRACE;
 	r.h.misc = 0;
 	r.h.size = sizeof(r);
@@ -147,10 +155,12 @@ int strace_perfw_auxtrace(struct strace_perfw *w, struct pfmt_auxtrace *rec,
 	err = write_all(w, &r, sizeof(r));
 	if (!err)
 		err = write_all(w, data, len);
+	if (!err && pad)
+		err = write_all(w, zero, pad);
 	if (err)
 		return err;
 	w->index[w->nindex].file_offset = start;
-	w->index[w->nindex].sz = sizeof(r) + len;
+	w->index[w->nindex].sz = sizeof(r); /* header.size: perf checks it */
 	w->nindex++;
 	return 0;
 }

@@ -43,7 +43,8 @@ int strace_perfw_add_attr(struct strace_perfw *w,
 int strace_perfw_record(struct strace_perfw *w, const void *rec, size_t size);
 
 /*
- * Append an AUXTRACE record and its data; rec->size is set to len.
+ * Append an AUXTRACE record and its data, zero-padded to a multiple of 8
+ * bytes (PAD packets for Intel PT); rec->size is set to the padded length.
  * Also adds the record to the AUXTRACE index feature.
  * Returns -errno on a write error, -ENOMEM.
  */

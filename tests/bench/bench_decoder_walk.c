@@ -15,12 +15,6 @@
 
 #include "../unit/decoder_testlib.h"
 
-__attribute__((weak)) int strace_writer_flush(struct strace_writer *w)
-{
-	(void)w;
-	return -STRACE_E_CLOSED;
-}
-
 static const char *asm_src =
 	"	.text\n"
 	"	.globl _start, f, g, h\n"

@@ -14,3 +14,12 @@ $(O)/bench/bench_ring: $(call objs,tests/bench/bench_ring.c) \
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ -lpthread
 
 BENCH_BINS += $(O)/bench/bench_baseline $(O)/bench/bench_ring
+
+# The null perf dlfilter (drops every sample): the floor that
+# tests/bench/dlfilter.sh compares libstrace_dlf.so with.
+$(O)/bench/libdlf_null.so: $(call objs,tests/bench/dlf_null.c)
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -shared $(ALL_LDFLAGS) -o $@ $^
+
+BENCH_BINS += $(O)/bench/libdlf_null.so

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ptrace-capture -i against perf's own decoder and the ground truth, for
-# every trace of the corpus ($O/corpus/*.data, made by ptsynth with their
-# .truth files). Per trace:
+# every program of the corpus (tests/corpus/corpus.sh: traces made by
+# ptsynth, cached under $O/corpus), in the variants default, noretcomp
+# (no return compression) and overflow (an injected PT overflow). Per trace:
 #   fast:      the flow events equal perf script --itrace=b's, per thread,
 #              same-symbol jumps dropped (addresses, symbols, order), and
 #              times never go backwards and stay within one timing-packet
@@ -19,11 +20,8 @@ fails=0
 pass() { echo "PASS: capture-corpus/$1"; }
 fail() { echo "FAIL: capture-corpus/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; fails=$((fails + 1)); }
 
-traces=$(ls "$top/$O"/corpus/*.data 2>/dev/null)
-if [ -z "$traces" ]; then
-	fail corpus "no traces under $O/corpus: the corpus build (make tests) did not run"
-	exit 1
-fi
+corpus=$top/tests/corpus/corpus.sh
+names=$(O=$O "$corpus" list)
 
 # The flow fields of our JSON lines, for fast/reference comparison: the
 # TIME_EXACT and INDIRECT flags say how the decoder learnt a value, not
@@ -40,14 +38,19 @@ for line in open(sys.argv[1]):
     print(json.dumps(e, sort_keys=True))' "$1"
 }
 
-for data in $traces; do
-	name=$(basename "$data" .data)
-	truth=${data%.data}.truth
+for trace in $(for n in $names; do for v in default noretcomp overflow; do echo $n/$v; done; done); do
+	name=${trace/\//-}
+	if ! dir=$(O=$O "$corpus" trace "${trace%/*}" "${trace#*/}" 2>"$work/err"); then
+		fail "$name" "corpus.sh trace ${trace%/*} ${trace#*/} failed: $(tail -3 "$work/err")"
+		continue
+	fi
+	data=$dir/trace.data
+	truth=$dir/trace.truth
 	timing=--times
 	grep -q '^# options.*timing 0' "$truth" 2>/dev/null && timing=
 
 	perf script -i "$data" --itrace=b --no-demangle --ns \
-		-F tid,time,flags,ip,sym,addr >"$work/$name.perf" 2>"$work/$name.perf.err"
+		-F tid,time,flags,ip,sym,dso,addr >"$work/$name.perf" 2>"$work/$name.perf.err"
 	for dec in fast reference; do
 		ring=$work/$name.$dec.srb
 		if ! "$bin/ptrace-capture" -q --decoder $dec -i "$data" -o "$ring" 2>"$work/err"; then

@@ -4,7 +4,8 @@
 usage: cmpperf.py PERF_SCRIPT_OUTPUT OUR_JSONL [--all-branches] [--times]
 
 PERF_SCRIPT_OUTPUT is `perf script --itrace=b --no-demangle --ns
--F tid,time,flags,ip,sym,addr` of the same perf.data (time optional);
+-F tid,time,flags,ip,sym,dso,addr` of the same perf.data (time and dso
+optional; with dso, same-symbol means same name in the same object);
 OUR_JSONL is `ptrace-read -f jsonl` of the ring ptrace-capture wrote.
 
 With --times, also: our times never go backwards within a thread, and
@@ -33,6 +34,12 @@ def perf_events(path, all_branches, times):
     with open(path) as f:
         for line in f:
             t = line.split()
+            if len(t) >= 8 and t[-4] == "=>" and t[-1].startswith("("):
+                # with the dso field: ip sym (dso) => addr sym (dso)
+                to_dso, from_dso = t[-1], t[-5]
+                t = t[:-5] + t[-4:-1]
+            else:
+                to_dso = from_dso = ""
             if len(t) < 6 or t[-3] != "=>":
                 continue
             tid = int(t[0])
@@ -51,7 +58,8 @@ def perf_events(path, all_branches, times):
             elif flags == "return":
                 kind = "return"
             elif flags in ("jmp", "jcc"):
-                if not all_branches and from_sym == to_sym and from_sym != "[unknown]":
+                # a jump inside one symbol of one object is dropped
+                if not all_branches and (from_sym, from_dso) == (to_sym, to_dso):
                     continue
                 kind = "jump"
             elif flags.startswith("tr end") and "syscall" in flags:

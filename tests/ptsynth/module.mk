@@ -14,3 +14,25 @@ $(O)/tests/ptblk: $(call objs,tests/ptsynth/ptblk.c)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PTSYNTH_LIBS)
 
 TEST_TOOLS += $(O)/bin/ptsynth $(O)/tests/ptblk
+
+# The corpus traces other tests use ($(O)/corpus/NAME.{data,truth,sideband},
+# see tests/corpus/corpus.sh link), made by `make tests`; cached by input
+# hash under $(O)/corpus/traces/, so a rerun only checks the hashes.
+$(O)/corpus/.linked: $(O)/bin/ptsynth tests/corpus/corpus.sh $(wildcard tests/corpus/*.c tests/corpus/*.cpp tests/corpus/*.ml)
+	$(call msg,CORPUS,$(O)/corpus)
+	$(Q)O=$(O) tests/corpus/corpus.sh link
+	$(Q)touch $@
+
+TEST_TOOLS += $(O)/corpus/.linked
+
+# The benchmark trace for later benchmarks: >= 20M instructions of a real
+# workload (sort of 5000 lines, 31M instructions), about a minute on an
+# idle 2-core box. Kept out of $(O)/corpus/ so corpus-wide tests skip it.
+#   make bench-trace -> $(O)/bench/bench.data (+ bench.truth, bench.sideband)
+$(O)/bench/bench.data: $(O)/bin/ptsynth tests/corpus/corpus.sh
+	$(call msg,PTSYNTH,$@)
+	$(Q)O=$(O) tests/corpus/corpus.sh bench >/dev/null
+
+bench-trace: $(O)/bench/bench.data
+
+.PHONY: bench-trace

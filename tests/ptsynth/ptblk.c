@@ -62,14 +62,43 @@ static void *map_file(const char *path, size_t *size)
 	return p;
 }
 
-/* Kind and size of the instruction at ip. */
+/* A direct-mapped cache of decoded instructions. */
+#define CACHE_BITS 18
+static struct centry {
+	uint64_t ip, target;
+	uint8_t size, kind, valid;
+} cache[1 << CACHE_BITS];
+
+static enum kind insn_decode(uint64_t ip, unsigned *size, uint64_t *target);
+
+/* Kind, size and direct target of the instruction at ip. */
 static enum kind insn_at(uint64_t ip, unsigned *size, uint64_t *target)
+{
+	struct centry *c = &cache[(ip ^ (ip >> CACHE_BITS)) & ((1 << CACHE_BITS) - 1)];
+	enum kind k;
+
+	if (c->valid && c->ip == ip) {
+		*size = c->size;
+		*target = c->target;
+		return (enum kind)c->kind;
+	}
+	k = insn_decode(ip, size, target);
+	c->ip = ip;
+	c->size = (uint8_t)*size;
+	c->target = *target;
+	c->kind = (uint8_t)k;
+	c->valid = 1;
+	return k;
+}
+
+static enum kind insn_decode(uint64_t ip, unsigned *size, uint64_t *target)
 {
 	size_t i;
 	cs_insn *ci;
 	enum kind k = K_OTHER;
 
 	*size = 0;
+	*target = 0;
 	for (i = nmaps; i-- > 0;) {
 		const struct map *m = &maps[i];
 		uint64_t off;
@@ -190,6 +219,19 @@ static int decode(const char *ptfile, unsigned tid, struct pt_image *image)
 				have_prev = false;
 				break;
 			case ptev_overflow:
+				if (have_prev) {
+					/*
+					 * The block's last branch happened (its packet
+					 * came before the OVF) but libipt does not say
+					 * where it went.
+					 */
+					unsigned sz;
+					uint64_t tg;
+					enum kind k = insn_at(prev, &sz, &tg);
+
+					if (k == K_RET || k == K_UNCOND_JMP || k == K_CALL)
+						fprintf(o, "%" PRIx64 " ? %s\n", prev, kname[k]);
+				}
 				fprintf(o, "# overflow resume %" PRIx64 "\n",
 					ev.variant.overflow.ip);
 				have_prev = false;
@@ -274,6 +316,7 @@ int main(int argc, char **argv)
 	FILE *sb;
 	char line[4096];
 	struct pt_image *image;
+	struct pt_image_section_cache *iscache;
 	struct {
 		unsigned tid;
 		char path[4096];
@@ -293,6 +336,11 @@ int main(int argc, char **argv)
 		return 1;
 	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
 	image = pt_image_alloc("ptblk");
+	/* Without a section cache libipt maps and unmaps on every switch. */
+	iscache = pt_iscache_alloc("ptblk");
+	if (!image || !iscache)
+		return 1;
+	pt_iscache_set_limit(iscache, 1ULL << 30);
 	while (fgets(line, sizeof(line), sb)) {
 		uint64_t s, e, off;
 		char path[4096];
@@ -313,7 +361,13 @@ int main(int argc, char **argv)
 			sz = e - s;
 			if (off + sz > m->size)
 				sz = m->size > off ? m->size - off : 0;
-			err = sz ? pt_image_add_file(image, path, off, sz, NULL, s) : 0;
+			err = 0;
+			if (sz) {
+				int isid = pt_iscache_add_file(iscache, path, off, sz, s);
+
+				err = isid < 0 ? isid
+					       : pt_image_add_cached(image, iscache, isid, NULL);
+			}
 			if (err < 0)
 				fprintf(stderr, "ptblk: image %s: %s\n", path,
 					pt_errstr(pt_errcode(err)));
@@ -329,6 +383,7 @@ int main(int argc, char **argv)
 		if (decode(th[i].path, th[i].tid, image))
 			return 1;
 	pt_image_free(image);
+	pt_iscache_free(iscache);
 	cs_close(&cs);
 	return 0;
 }

@@ -506,7 +506,10 @@ struct thread {
 	uint64_t last_cyc;  /* core cycles at the last CYC */
 	/* fault injection */
 	uint64_t gap_left;
-	bool ovf_done;
+	bool ovf_done, ovf_armed, ovf_now;
+	bool made_tip; /* the instruction being finalized sent a TIP */
+	size_t mark_truth;  /* truth.n after the last packet-making insn */
+	uint64_t mark_insn; /* ninsn then */
 	/* truth */
 	struct gbuf truth;
 };
@@ -606,6 +609,8 @@ static void put_ip(struct thread *t, enum pt_packet_type type, uint64_t ip)
 
 	memset(&p, 0, sizeof(p));
 	p.type = type;
+	if (type == ppt_tip)
+		t->made_tip = true;
 	if (type == ppt_tip_pgd && ip == 0) {
 		p.payload.ip.ipc = pt_ipc_suppressed;
 	} else {
@@ -732,31 +737,22 @@ static void boundary(struct thread *t, uint64_t ip)
 		return;
 	if (t->gap_left) {
 		if (--t->gap_left == 0) {
-			put_psb(t, ip);
+			/*
+			 * The buffer has room again: OVF, then FUP with the IP
+			 * where tracing resumes (what the hardware sends).
+			 */
+			put_simple(t, ppt_ovf);
+			t->have_last_ip = false;
+			t->rs_n = 0;
+			put_ip(t, ppt_fup, ip);
 			if (opt.truth)
 				gb_printf(&t->truth, "# gap end resume %" PRIx64 "\n", ip);
-		} else {
-			t->nlost++;
 		}
 		return;
 	}
 	if (opt.ovf_at && !t->ovf_done && t->seq == 0 && t->ninsn >= opt.ovf_at) {
 		t->ovf_done = true;
-		put_simple(t, ppt_ovf);
-		t->have_last_ip = false;
-		t->rs_n = 0;
-		t->gap_left = opt.ovf_len ? opt.ovf_len : 1;
-		t->nlost++;
-		if (opt.truth)
-			gb_printf(&t->truth, "# gap begin ovf before %" PRIx64 "\n", ip);
-		if (t->gap_left == 1) {
-			t->gap_left = 0;
-			t->nlost--;
-			put_psb(t, ip);
-			if (opt.truth)
-				gb_printf(&t->truth, "# gap end resume %" PRIx64 "\n", ip);
-		}
-		return;
+		t->ovf_armed = true; /* the gap starts after the next TIP */
 	}
 	put_mtc_if_due(t);
 	if (t->pt.n - t->psb_at >= opt.psb_period)
@@ -774,10 +770,40 @@ static void finalize(struct thread *t, uint64_t x, uint64_t next)
 	bool quiet = t->gap_left > 0; /* inside an injected gap: no packets */
 	struct gbuf save;
 
+	t->made_tip = false;
 	if (!len && next > x && next - x <= 15)
 		len = next - x;
 	fall = x + len;
+	if (t->ovf_now) {
+		/*
+		 * Injected overflow: the packets from here on are lost. It
+		 * starts right after a TIP so that every decoder knows the last
+		 * branch before the gap and its target (after a TNT bit libipt
+		 * does not tell the target). Decoders stop at the last packet,
+		 * so the gap begins right after the instruction that made it.
+		 */
+		static const char mark[] = "# gap begin\n";
+
+		t->ovf_now = false;
+		flush_tnt(t);
+		t->gap_left = opt.ovf_len ? opt.ovf_len : 1;
+		quiet = true;
+		/*
+		 * Decoders see nothing after the last packet: the gap starts
+		 * right after the last instruction that made one.
+		 */
+		t->nlost += t->ninsn - t->mark_insn;
+		if (opt.truth) {
+			gb_put(&t->truth, mark, sizeof(mark) - 1);
+			memmove(t->truth.p + t->mark_truth + sizeof(mark) - 1,
+				t->truth.p + t->mark_truth,
+				t->truth.n - (sizeof(mark) - 1) - t->mark_truth);
+			memcpy(t->truth.p + t->mark_truth, mark, sizeof(mark) - 1);
+		}
+	}
 	t->ninsn++;
+	if (quiet)
+		t->nlost++;
 	if (quiet) {
 		/* Truth goes on; packets are lost. Keep a scratch buffer. */
 		save = t->pt;
@@ -785,8 +811,15 @@ static void finalize(struct thread *t, uint64_t x, uint64_t next)
 	}
 	switch (in->kind) {
 	case K_OTHER:
-		if (next && next != fall)
-			trace_async(t, fall, next);
+		if (next && next != fall) {
+			/*
+			 * QEMU delivers asynchronous signals between TBs (see
+			 * on_stopped()), so this is a fault: x did not retire;
+			 * the exception is taken at x.
+			 */
+			t->ninsn--;
+			trace_async(t, x, next);
+		}
 		break;
 	case K_COND:
 		if (!next)
@@ -855,10 +888,21 @@ static void finalize(struct thread *t, uint64_t x, uint64_t next)
 		}
 		break;
 	}
+	if (t->ovf_armed && t->made_tip) {
+		t->ovf_armed = false;
+		t->ovf_now = true;
+	}
+	if (!quiet && in->kind != K_JMP && in->kind != K_CALL &&
+	    (in->kind != K_OTHER || (next && next != fall))) {
+		t->mark_truth = t->truth.n;
+		t->mark_insn = t->ninsn;
+	}
 	if (quiet) {
 		free(t->pt.p);
 		t->pt = save;
 		t->in_trace = true;
+		t->tnt = 0;
+		t->ntnt = 0;
 	}
 }
 
@@ -1055,7 +1099,13 @@ static void on_strace(char *line)
 		return;
 	if (!pid)
 		pid = (uint32_t)v;
+	else if ((uint32_t)v != pid)
+		die("%s created a process (pid %lu): fork is not supported, only threads",
+		    prog_path, v);
 	p++;
+	if (!strncmp(p, "execve(", 7) || !strncmp(p, "execveat(", 9))
+		die("%s calls exec: not supported (the new program would run "
+		    "outside QEMU)", prog_path);
 	args = strchr(p, '(');
 	ret = strstr(p, ") = ");
 	if (!args || !ret)
@@ -1227,14 +1277,14 @@ static int run_qemu(char **argv)
 	int pfd[2];
 	pid_t child;
 	char **qargv;
-	int argc = 0, i, status;
+	int argc = 0, i, nown, status;
 	const char *qemu = opt.qemu ? opt.qemu : "qemu-x86_64";
 	static char rbuf[1 << 20];
 	size_t have = 0;
 
 	while (argv[argc])
 		argc++;
-	if (!find_in_path(qemu))
+	if (!find_in_path(qemu) || access(find_in_path(qemu), X_OK))
 		die("%s not found: install qemu-user (Debian package qemu-user)", qemu);
 	if (pipe2(pfd, O_CLOEXEC))
 		die("pipe: %s", strerror(errno));
@@ -1248,6 +1298,7 @@ static int run_qemu(char **argv)
 	qargv[i++] = xstrdup("-D");
 	qargv[i++] = xstrdup("/dev/fd/3");
 	qargv[i++] = xstrdup(prog_path);
+	nown = i; /* qargv[0..nown) are ours to free */
 	for (int k = 1; k < argc; k++)
 		qargv[i++] = argv[k];
 	qargv[i] = NULL;
@@ -1286,7 +1337,13 @@ static int run_qemu(char **argv)
 			have = 0;
 		}
 	}
+	if (have)
+		on_line(rbuf, have); /* last line without a newline */
+	if (sline.n)
+		strace_text("", 0, true); /* e.g. an exec never returns */
 	close(pfd[0]);
+	for (i = 0; i < nown; i++)
+		free(qargv[i]);
 	free(qargv);
 	while (waitpid(child, &status, 0) < 0)
 		if (errno != EINTR)
@@ -1392,7 +1449,7 @@ static void write_perf_data(void)
 	struct strace_perfw *w;
 	struct perf_event_attr attr;
 	uint64_t id = 1, t0 = threads[0]->start_time - 1;
-	uint64_t priv[PFMT_IPT_PRIV_MAX + 3];
+	uint64_t priv[PFMT_IPT_PRIV_MAX + 1];
 	struct pfmt_event_header aih;
 	uint32_t aitype[2] = { PFMT_AUXTRACE_INTEL_PT, 0 };
 	uint8_t aibuf[sizeof(aih) + sizeof(aitype) + sizeof(priv)];
@@ -1454,9 +1511,7 @@ static void write_perf_data(void)
 	priv[PFMT_IPT_CYC_BIT] = PFMT_IPT_CFG_CYC;
 	priv[PFMT_IPT_MAX_NONTURBO_RATIO] = opt.nonturbo;
 	priv[PFMT_IPT_FILTER_STR_LEN] = 0;
-	priv[PFMT_IPT_PRIV_MAX + 0] = 0;          /* time_cycles */
-	priv[PFMT_IPT_PRIV_MAX + 1] = ~0ULL;      /* time_mask */
-	priv[PFMT_IPT_PRIV_MAX + 2] = 0;          /* cap_user_time_short */
+	priv[PFMT_IPT_PRIV_MAX] = 0; /* cap_event_trace */
 	aih.type = PFMT_RECORD_AUXTRACE_INFO;
 	aih.misc = 0;
 	aih.size = sizeof(aibuf);
@@ -1621,9 +1676,12 @@ static void write_raw_and_truth(int exit_code)
 			maps[i].start, maps[i].end, maps[i].pgoff,
 			maps[i].file->path);
 	for (i = 0; i < nthreads; i++) {
+		char real[PATH_MAX];
+
 		snprintf(path, sizeof(path), "%s.%u.pt", opt.raw, tid_of(threads[i]));
 		write_file(path, threads[i]->pt.p, threads[i]->pt.n);
-		fprintf(sb, "thread %u %s\n", tid_of(threads[i]), path);
+		fprintf(sb, "thread %u %s\n", tid_of(threads[i]),
+			realpath(path, real) ? real : path);
 	}
 	if (fclose(sb))
 		die("writing sideband: %s", strerror(errno));

@@ -51,8 +51,17 @@ static const char *build_prog(const char *name, const char *flags)
  * up: the symbol must start there and be named by one of the names nm
  * gives that address. Returns the number of addresses checked.
  */
+static int check_nm_file(struct strace_image *img, const char *path,
+			 uint64_t bias, int dynamic, int keep_version);
+
 static int check_nm(struct strace_image *img, const char *path, uint64_t bias,
 		    int dynamic)
+{
+	return check_nm_file(img, path, bias, dynamic, 0);
+}
+
+static int check_nm_file(struct strace_image *img, const char *path,
+			 uint64_t bias, int dynamic, int keep_version)
 {
 	char cmd[800], *out, *line, *save = NULL;
 	int checked = 0, bad = 0;
@@ -76,7 +85,7 @@ static int check_nm(struct strace_image *img, const char *path, uint64_t bias,
 		if (sscanf(line, "%llx %llx %c %255s", &e.addr, &e.size, &type,
 			   e.name) != 4)
 			continue;
-		if ((at = strchr(e.name, '@')))
+		if (!keep_version && (at = strchr(e.name, '@')))
 			*at = 0;
 		if (n == cap) {
 			cap = cap ? 2 * cap : 1024;
@@ -162,13 +171,44 @@ TEST(libc_dynsym)
 	uint64_t bias = 0x7f1234560000ull;
 	int n;
 
+	/* .dynsym only: without the separate debug file (libc6-dbg) */
+	struct strace_image_opts o = {sizeof(o), STRACE_PLT_PERF61, 1};
+
 	if (access(LIBC, R_OK) || !tl_have("nm"))
 		SKIP("no libc.so.6 or nm");
-	REQUIRE(strace_image_new(NULL, &img) == 0);
+	REQUIRE(strace_image_new(&o, &img) == 0);
 	REQUIRE(tl_map_elf(img, LIBC, bias) > 0);
 	n = check_nm(img, LIBC, bias, 1);
 	printf("  libc: %d function addresses checked\n", n);
 	CHECK_INT(n, >=, 2000);
+	strace_image_free(img);
+}
+
+/* libc6-dbg: symbols come from the separate debug file, as perf takes
+ * them (found by build-id), versioned names included. */
+TEST(libc_debuginfo)
+{
+	struct strace_image *img;
+	uint64_t bias = 0x7f1234560000ull;
+	char *id, dbg[256];
+	int n;
+
+	id = tl_run("readelf -n " LIBC " | awk '/Build ID/ {print $3}'");
+	if (!id || strlen(id) < 10) {
+		free(id);
+		SKIP("no build-id");
+	}
+	id[strcspn(id, "\n")] = 0;
+	snprintf(dbg, sizeof(dbg), "/usr/lib/debug/.build-id/%.2s/%s.debug",
+		 id, id + 2);
+	free(id);
+	if (access(dbg, R_OK))
+		SKIP("libc6-dbg not installed");
+	REQUIRE(strace_image_new(NULL, &img) == 0);
+	REQUIRE(tl_map_elf(img, LIBC, bias) > 0);
+	n = check_nm_file(img, dbg, bias, 0, 1);
+	printf("  libc debug file: %d function addresses checked\n", n);
+	CHECK_INT(n, >=, 3000);
 	strace_image_free(img);
 }
 
@@ -299,7 +339,7 @@ TEST(plt_names_like_installed_perf)
 
 TEST(plt_perf62_plt_got_and_sec)
 {
-	struct strace_image_opts o = {sizeof(o), STRACE_PLT_PERF62};
+	struct strace_image_opts o = {sizeof(o), STRACE_PLT_PERF62, 0};
 	struct strace_image *img;
 	uint64_t bias = 0x560000000000ull;
 	int bad = 0, n;
@@ -480,6 +520,7 @@ TEST(vdso_from_memory)
 }
 
 RUN_TESTS("test_decoder_image", T(program_symbols), T(libc_dynsym),
+	  T(libc_debuginfo),
 	  T(plt_perf61), T(plt_names_like_installed_perf),
 	  T(plt_perf62_plt_got_and_sec), T(code_bytes_match_objdump),
 	  T(mappings_replace_and_remove), T(vdso_from_memory))

@@ -13,15 +13,6 @@
 #include "harness.h"
 #include "decoder_testlib.h"
 
-/* Until events/ring.c is in this branch: the walker's ring sink needs
- * strace_writer_flush(); these tests use the callback sink only. A weak
- * stub, replaced by the real one when libstrace has it. */
-__attribute__((weak)) int strace_writer_flush(struct strace_writer *w)
-{
-	(void)w;
-	return -STRACE_E_CLOSED;
-}
-
 /*
  * The program. Flow: _start calls f three times in a loop (f's je is not
  * taken while ecx != 0; its ret is compressed), calls g indirectly, jumps
@@ -694,7 +685,59 @@ TEST(split_at_psbs)
 	CHECK_INT(strace_pt_split(en.buf, len, a + 1, offs, 8), ==, 1);
 }
 
+/* The ring sink: the same events through a strace_writer, read back. */
+TEST(ring_writer_sink)
+{
+	struct enc en;
+	struct evs want;
+	struct strace_ring_opts ro = {0};
+	struct strace_ring *ring = NULL;
+	struct strace_writer *wr = NULL;
+	struct strace_reader *rd = NULL;
+	struct strace_walk_opts o = {0};
+	struct strace_walker *w;
+	struct strace_batch b;
+	char path[700];
+	size_t len, got = 0, same = 0;
+	long n;
+
+	if (!setup())
+		SKIP("cannot build the test program");
+	len = encode_program(&en, 0);
+	REQUIRE(decode(en.buf, len, 0, &want, NULL) > 0);
+	snprintf(path, sizeof(path), "%s/walk-ring.srb", tl_tmpdir());
+	unlink(path);
+	ro.size = sizeof(ro);
+	ro.capacity = 1024;
+	ro.strings_size = 1 << 16;
+	ro.mode = STRACE_RING_ARCHIVE;
+	REQUIRE(strace_ring_create(path, &ro, &ring) == 0);
+	REQUIRE(strace_writer_open(ring, &wr) == 0);
+	o.size = sizeof(o);
+	o.tid = 42;
+	o.writer = wr;
+	REQUIRE(strace_walker_new(img, &o, &w) == 0);
+	n = strace_walker_decode(w, en.buf, len);
+	strace_walker_free(w);
+	CHECK_INT(n, ==, (long)want.n);
+	CHECK_INT(strace_writer_close(wr), ==, 0);
+	REQUIRE(strace_reader_open(ring, 0, &rd) == 0);
+	while (strace_reader_next(rd, &b, 0, 0) > 0) {
+		for (size_t i = 0; i < b.n; i++, got++)
+			if (got < want.n &&
+			    !memcmp(&b.ev[i], &want.v[got], sizeof(b.ev[i])))
+				same++;
+		strace_reader_release(rd, &b);
+	}
+	CHECK_INT(got, ==, want.n);
+	CHECK_INT(same, ==, want.n);
+	strace_reader_close(rd);
+	strace_ring_close(ring);
+	unlink(path);
+}
+
 RUN_TESTS("test_decoder_walk", T(program_flow_fast_and_reference),
 	  T(all_branches), T(overflow_resumes),
 	  T(corrupt_bytes_resume_at_next_psb), T(desync_is_an_error),
-	  T(timestamps), T(fuzz_no_crash), T(split_at_psbs))
+	  T(timestamps), T(fuzz_no_crash), T(split_at_psbs),
+	  T(ring_writer_sink))

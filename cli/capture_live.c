@@ -1,0 +1,489 @@
+/* SPDX-License-Identifier: MIT */
+/* cli/capture_live.c - see capture_live.h. */
+#include "capture_live.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PROG "ptrace-capture"
+
+enum {
+	O_EVENT = CAPTURE_LIVE_OPT_BASE,
+	O_FILTER,
+	O_SNAPSHOT,
+	O_CONTROL,
+	O_AUX,
+	O_DATA,
+	O_CYC,
+	O_CYC_THRESH,
+	O_MTC_PERIOD,
+	O_NO_MTC,
+	O_PSB_PERIOD,
+	O_NORETCOMP,
+	O_NO_TSC,
+	O_NO_STACKS,
+	O_DURATION,
+	O_SYSFS,
+	O_PROCFS,
+	O_WRITE,
+};
+
+const struct option capture_live_longopts[] = {
+	{"event", required_argument, NULL, O_EVENT},
+	{"filter", required_argument, NULL, O_FILTER},
+	{"snapshot", optional_argument, NULL, O_SNAPSHOT},
+	{"control", required_argument, NULL, O_CONTROL},
+	{"aux-size", required_argument, NULL, O_AUX},
+	{"data-size", required_argument, NULL, O_DATA},
+	{"cyc", no_argument, NULL, O_CYC},
+	{"cyc-thresh", required_argument, NULL, O_CYC_THRESH},
+	{"mtc-period", required_argument, NULL, O_MTC_PERIOD},
+	{"no-mtc", no_argument, NULL, O_NO_MTC},
+	{"psb-period", required_argument, NULL, O_PSB_PERIOD},
+	{"noretcomp", no_argument, NULL, O_NORETCOMP},
+	{"no-tsc", no_argument, NULL, O_NO_TSC},
+	{"no-stacks", no_argument, NULL, O_NO_STACKS},
+	{"duration", required_argument, NULL, O_DURATION},
+	{"sysfs-root", required_argument, NULL, O_SYSFS},
+	{"procfs-root", required_argument, NULL, O_PROCFS},
+	{"write", required_argument, NULL, O_WRITE},
+	{NULL, 0, NULL, 0},
+};
+
+void capture_live_init(struct capture_live_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+}
+
+void capture_live_usage(FILE *f)
+{
+	fprintf(f,
+		"Live capture (-p PID or -- CMD; needs Intel PT):\n"
+		"      --event EVENT     perf event, e.g. intel_pt/cyc,mtc=0/u\n"
+		"      --cyc             cycle-accurate timing (CYC packets)\n"
+		"      --cyc-thresh N    CYC threshold (2^(N-1) cycles)\n"
+		"      --mtc-period N    MTC every 2^N ART ticks\n"
+		"      --no-mtc          no MTC packets\n"
+		"      --psb-period N    PSB every 2^(N+11) bytes\n"
+		"      --noretcomp       no return compression\n"
+		"      --no-tsc          no TSC packets\n"
+		"      --filter FILTER   address filters, perf's --filter syntax:\n"
+		"                        filter|start|stop|tracestop ADDR[/SIZE][@FILE]\n"
+		"      --snapshot[=SIZE] keep the AUX area as a ring; take\n"
+		"                        snapshots on SIGUSR2, on 'snapshot' from\n"
+		"                        --control and at the end\n"
+		"      --control FIFO    read commands (snapshot, stop, ping) from\n"
+		"                        FIFO; fifo:CTL,ACK as perf also acks\n"
+		"      --aux-size BYTES  AUX area per thread (power of two)\n"
+		"      --data-size BYTES sideband ring per thread (power of two)\n"
+		"      --no-stacks       do not unwind the stacks at attach\n"
+		"      --duration SEC    stop after SEC seconds\n"
+		"  -w, --write FILE      also write a perf.data (perf script and\n"
+		"                        " PROG " -i read it)\n");
+}
+
+static int parse_size(const char *s, size_t *out)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 0);
+
+	if (end == s)
+		return -1;
+	if (*end == 'K' || *end == 'k')
+		v <<= 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		v <<= 20, end++;
+	if (*end || !v || (v & (v - 1)))
+		return -1;
+	*out = (size_t)v;
+	return 0;
+}
+
+static void add_term(struct capture_live_opts *o, const char *term)
+{
+	size_t l = strlen(o->terms);
+
+	snprintf(o->terms + l, sizeof(o->terms) - l, "%s%s", l ? "," : "",
+		 term);
+}
+
+static int parse_small(const char *arg, long *v)
+{
+	char *end;
+
+	*v = strtol(arg, &end, 0);
+	return *end || end == arg || *v < 0 || *v > 15 ? -1 : 0;
+}
+
+int capture_live_option(struct capture_live_opts *o, int val, const char *arg,
+			FILE *err)
+{
+	long v;
+	char *end;
+
+	switch (val) {
+	case O_EVENT:
+		o->event = arg;
+		return 1;
+	case O_FILTER:
+		o->lo.filter = arg;
+		return 1;
+	case O_SNAPSHOT:
+		o->lo.snapshot = 1;
+		if (arg && parse_size(arg, &o->lo.snapshot_bytes) < 0) {
+			fprintf(err, PROG ": --snapshot=SIZE needs a power of two "
+				     "(bytes, K or M), not '%s'\n", arg);
+			return -1;
+		}
+		return 1;
+	case O_CONTROL:
+		o->control = arg;
+		return 1;
+	case O_AUX:
+	case O_DATA:
+		if (parse_size(arg, val == O_AUX ? &o->lo.aux_bytes
+						 : &o->lo.data_bytes) < 0) {
+			fprintf(err, PROG ": %s needs a power of two (bytes, K "
+				     "or M), not '%s'\n",
+				val == O_AUX ? "--aux-size" : "--data-size", arg);
+			return -1;
+		}
+		return 1;
+	case O_CYC:
+		add_term(o, "cyc");
+		return 1;
+	case O_NO_MTC:
+		add_term(o, "mtc=0");
+		return 1;
+	case O_NORETCOMP:
+		add_term(o, "noretcomp");
+		return 1;
+	case O_NO_TSC:
+		add_term(o, "tsc=0");
+		return 1;
+	case O_CYC_THRESH:
+	case O_MTC_PERIOD:
+	case O_PSB_PERIOD:
+		if (parse_small(arg, &v) < 0) {
+			fprintf(err, PROG ": the period options take 0 to 15, "
+				     "not '%s'\n", arg);
+			return -1;
+		}
+		{
+			char t[32];
+
+			snprintf(t, sizeof(t), "%s=%ld",
+				 val == O_CYC_THRESH   ? "cyc_thresh"
+				 : val == O_MTC_PERIOD ? "mtc_period"
+						       : "psb_period",
+				 v);
+			add_term(o, t);
+		}
+		return 1;
+	case O_NO_STACKS:
+		o->lo.no_stacks = 1;
+		return 1;
+	case O_DURATION:
+		o->duration = strtod(arg, &end);
+		if (*end || o->duration <= 0) {
+			fprintf(err, PROG ": --duration needs seconds, not "
+				     "'%s'\n", arg);
+			return -1;
+		}
+		return 1;
+	case O_SYSFS:
+		o->lo.sysfs_root = arg;
+		return 1;
+	case O_PROCFS:
+		o->lo.procfs_root = arg;
+		return 1;
+	case 'w':
+	case O_WRITE:
+		o->lo.write_path = arg;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int read_sysctl(const char *procfs, const char *rel)
+{
+	char path[512];
+	FILE *f;
+	int v = -100;
+
+	snprintf(path, sizeof(path), "%s/%s", procfs ? procfs : "/proc", rel);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -100;
+		fclose(f);
+	}
+	return v;
+}
+
+int capture_live_error(FILE *err, int code, pid_t pid, const char *detail,
+		       const char *procfs_root)
+{
+	int v;
+
+	switch (-code) {
+	case STRACE_E_NOPT:
+		fprintf(err,
+			PROG ": Intel PT is not available (no intel_pt PMU under "
+			     "/sys/bus/event_source/devices; most virtual "
+			     "machines do not expose it).\n"
+			     "Record on a machine with Intel PT:\n"
+			     "  perf record --per-thread -e intel_pt//u -o "
+			     "perf.data -- CMD      (or -p PID)\n"
+			     "then decode it here:\n"
+			     "  " PROG " -i perf.data\n");
+		return 2;
+	case STRACE_E_PARANOID:
+		v = read_sysctl(procfs_root, "sys/kernel/perf_event_paranoid");
+		fprintf(err,
+			PROG ": kernel.perf_event_paranoid is %d, which does not "
+			     "allow tracing with perf events as this user.\n"
+			     "Allow it (until reboot) with:\n"
+			     "  sudo sysctl -w kernel.perf_event_paranoid=1\n"
+			     "or run as root or with CAP_PERFMON.\n",
+			v);
+		return 2;
+	case STRACE_E_PTRACE_SCOPE:
+		v = read_sysctl(procfs_root, "sys/kernel/yama/ptrace_scope");
+		fprintf(err,
+			PROG ": kernel.yama.ptrace_scope is %d, which does not "
+			     "allow attaching to process %d.\n"
+			     "Allow it (until reboot) with:\n"
+			     "  sudo sysctl -w kernel.yama.ptrace_scope=0\n"
+			     "or run as root (scope 1 and 2), or start the "
+			     "program under " PROG " -- CMD.\n",
+			v, (int)pid);
+		return 2;
+	case STRACE_E_NOPID:
+		fprintf(err,
+			PROG ": no process with pid %d (it may have exited; "
+			     "check with: ps -p %d).\n",
+			(int)pid, (int)pid);
+		return 2;
+	case STRACE_E_PERM:
+		fprintf(err,
+			PROG ": permission denied tracing process %d: it must "
+			     "belong to you (or run as root).\n",
+			(int)pid);
+		return 2;
+	case STRACE_E_AUXMAP:
+		fprintf(err,
+			PROG ": cannot map the AUX area: the locked-memory "
+			     "limit is too small. Use a smaller --aux-size, "
+			     "raise kernel.perf_event_mlock_kb, or run as root.\n");
+		return 2;
+	case STRACE_E_BADARG:
+		fprintf(err, PROG ": %s\n", detail && *detail ? detail
+							      : "bad option");
+		return 2;
+	default:
+		fprintf(err, PROG ": live capture failed: %s\n",
+			strace_live_strerror(code));
+		return 1;
+	}
+}
+
+static struct strace_live *g_live;
+
+static void on_signal(int sig)
+{
+	if (!g_live)
+		return;
+	if (sig == SIGUSR2)
+		strace_live_request_snapshot(g_live);
+	else
+		strace_live_request_stop(g_live);
+}
+
+/* perf's --control: "fifo:ctl[,ack]" or a plain FIFO path. */
+static int open_control(const char *spec, int *ack)
+{
+	char ctl[512];
+	const char *c = spec;
+	int fd;
+
+	*ack = -1;
+	if (!strncmp(c, "fifo:", 5))
+		c += 5;
+	snprintf(ctl, sizeof(ctl), "%s", c);
+	{
+		char *comma = strchr(ctl, ',');
+
+		if (comma) {
+			*comma = '\0';
+			*ack = open(comma + 1, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+		}
+	}
+	/* O_RDWR: the FIFO stays open when writers come and go. */
+	fd = open(ctl, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+static void control_commands(int fd, int ack, struct strace_live *l)
+{
+	char buf[256];
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf) - 1)) > 0) {
+		buf[n] = '\0';
+		for (char *s = strtok(buf, "\n"); s; s = strtok(NULL, "\n")) {
+			int ok = 1;
+
+			if (!strcmp(s, "snapshot"))
+				strace_live_request_snapshot(l);
+			else if (!strcmp(s, "stop"))
+				strace_live_request_stop(l);
+			else if (strcmp(s, "ping"))
+				ok = 0;
+			if (ack >= 0 && write(ack, ok ? "ack\n" : "err\n", 4) < 0)
+				ok = 0;
+		}
+	}
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int capture_live_run(struct capture_live_opts *o, pid_t pid, char **argv,
+		     const struct strace_live_cb *cb,
+		     struct strace_live_stats *stats, FILE *err)
+{
+	struct strace_live *l = NULL;
+	struct sigaction sa, old_int, old_term, old_usr2;
+	char detail[512] = "", terms[1024];
+	int rc, ctl = -1, ack = -1, status = 0;
+	pid_t child = 0;
+	double t0 = now_s();
+
+	/* --event terms first, then the options' terms override them. */
+	if (o->event && o->terms[0]) {
+		if (!strncmp(o->event, "intel_pt/", 9) &&
+		    strchr(o->event + 9, '/')) {
+			/* intel_pt/a,b/u + terms -> intel_pt/a,b,terms/u */
+			const char *close = strchr(o->event + 9, '/');
+
+			snprintf(terms, sizeof(terms), "%.*s%s%s%s",
+				 (int)(close - o->event), o->event,
+				 close > o->event + 9 ? "," : "", o->terms,
+				 close);
+		} else {
+			snprintf(terms, sizeof(terms), "%s,%s", o->event,
+				 o->terms);
+		}
+		o->lo.event = terms;
+	} else {
+		o->lo.event = o->event ? o->event : o->terms;
+	}
+	rc = strace_live_open(&o->lo, &l, detail, sizeof(detail));
+	if (rc < 0)
+		return capture_live_error(err, rc, pid, detail, o->lo.procfs_root);
+	if (o->control) {
+		ctl = open_control(o->control, &ack);
+		if (ctl < 0) {
+			fprintf(err, PROG ": cannot open control FIFO %s: %s "
+				     "(create it with mkfifo)\n",
+				o->control, strerror(-ctl));
+			strace_live_close(l);
+			return 2;
+		}
+	}
+	g_live = l;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGUSR2, &sa, &old_usr2);
+
+	if (pid > 0) {
+		rc = strace_live_attach(l, pid, cb);
+	} else {
+		rc = strace_live_spawn(l, argv, &child);
+		if (!rc)
+			rc = strace_live_go(l);
+		pid = child;
+	}
+	if (rc < 0) {
+		status = capture_live_error(err, rc, pid, detail, o->lo.procfs_root);
+		goto out;
+	}
+	for (;;) {
+		int n;
+
+		if (ctl >= 0)
+			control_commands(ctl, ack, l);
+		if (strace_live_stop_requested(l))
+			break;
+		if (o->duration > 0 && now_s() - t0 >= o->duration)
+			break;
+		n = strace_live_poll(l, 100, cb);
+		if (n < 0) {
+			status = capture_live_error(err, n, pid, NULL, o->lo.procfs_root);
+			break;
+		}
+		if (child > 0) {
+			int ws;
+
+			if (waitpid(child, &ws, WNOHANG) == child) {
+				child = 0; /* the command ended */
+				break;
+			}
+		} else if (!n || kill(pid, 0) < 0) {
+			break; /* every thread of the process is gone */
+		}
+	}
+	rc = strace_live_stop(l, cb);
+	if (rc < 0 && !status)
+		status = capture_live_error(err, rc, pid, NULL, o->lo.procfs_root);
+out:
+	{
+		struct strace_live_stats st;
+
+		strace_live_get_stats(l, &st);
+		if (stats)
+			*stats = st;
+		if (!o->quiet)
+			fprintf(err,
+				PROG ": %llu threads, %llu bytes of PT, %llu "
+				     "sideband records, %llu lost records, %llu "
+				     "AUX truncations, %llu snapshots\n",
+				(unsigned long long)st.threads,
+				(unsigned long long)st.aux_bytes,
+				(unsigned long long)st.records,
+				(unsigned long long)st.lost_records,
+				(unsigned long long)st.truncated,
+				(unsigned long long)st.snapshots);
+	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGUSR2, &old_usr2, NULL);
+	g_live = NULL;
+	if (ctl >= 0)
+		close(ctl);
+	if (ack >= 0)
+		close(ack);
+	strace_live_close(l);
+	if (child > 0) {
+		/* A command we started keeps running; reap it when it ends. */
+		waitpid(child, NULL, WNOHANG);
+	}
+	return status;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli/capture_live.h - the live-capture part of ptrace-capture: its
+ * options, its error messages and its run loop, over pt_backend/live.
+ *
+ * ptrace-capture appends capture_live_longopts to its getopt_long table,
+ * passes each option whose val is >= CAPTURE_LIVE_OPT_BASE (and 'w') to
+ * capture_live_option(), and for -p PID or -- CMD calls
+ * capture_live_run() with callbacks that feed the decoder.
+ */
+#ifndef CLI_CAPTURE_LIVE_H
+#define CLI_CAPTURE_LIVE_H
+
+#include <getopt.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "pt_backend/live/live.h"
+
+#define CAPTURE_LIVE_OPT_BASE 0x4c00
+
+struct capture_live_opts {
+	struct strace_live_opts lo; /* passed to strace_live_open() */
+	char terms[512];            /* event terms built from the options */
+	const char *event;          /* --event as given */
+	const char *control;        /* --control FIFO or fifo:CTL[,ACK] */
+	double duration;            /* --duration SECONDS; 0: until the end */
+	int quiet;
+};
+
+/* Zero-terminated; vals CAPTURE_LIVE_OPT_BASE + n. -w is 'w' (short). */
+extern const struct option capture_live_longopts[];
+
+/* Set the defaults (everything off, real /sys and /proc). */
+void capture_live_init(struct capture_live_opts *o);
+
+/*
+ * Handle one option from getopt_long (val, optarg). Returns 1 if it was
+ * a live option, 0 if not, -1 for a bad argument (message on err).
+ */
+int capture_live_option(struct capture_live_opts *o, int val,
+			const char *arg, FILE *err);
+
+/* The live options' help text. */
+void capture_live_usage(FILE *f);
+
+/*
+ * Print the message for a live-capture error code, naming what to do
+ * (sysctl for perf_event_paranoid and ptrace_scope, how to record with
+ * perf elsewhere and decode with -i when there is no Intel PT).
+ * procfs_root: NULL for /proc (where the sysctl values are read).
+ * Returns the exit status to use: 2 for "cannot trace here" (no PT,
+ * permissions, no such pid, bad options), 1 otherwise.
+ */
+int capture_live_error(FILE *err, int code, pid_t pid, const char *detail,
+		       const char *procfs_root);
+
+/*
+ * Trace pid (> 0) or argv (a command, pid 0) until the process ends,
+ * Ctrl-C/SIGTERM, `stop` on the control FIFO or the duration; snapshots
+ * on SIGUSR2, `snapshot` on the control FIFO and at the end (with
+ * --snapshot). Everything captured goes to cb (and to -w's perf.data);
+ * the counts are printed on err unless quiet, and returned in *stats
+ * (may be NULL). The traced process keeps running.
+ * Returns the exit status (0 ok; see capture_live_error()).
+ */
+int capture_live_run(struct capture_live_opts *o, pid_t pid, char **argv,
+		     const struct strace_live_cb *cb,
+		     struct strace_live_stats *stats, FILE *err);
+
+#endif

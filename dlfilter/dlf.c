@@ -1,0 +1,953 @@
+/* SPDX-License-Identifier: MIT */
+/* dlfilter/dlf.c - perf branch samples -> strace events (see dlf.h). */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dlf.h"
+#include "perf_abi.h"
+#include "strace/decoder.h"
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* Blocks followed from a branch target to the next sample's source before
+ * giving up the check (a long straight run of not-taken branches). */
+#define MAX_PATH_BLOCKS 256
+/* Code bytes fetched from perf per block decode. */
+#define CODE_CHUNK 256
+
+struct dso {
+	char *name;
+	uint64_t exec_off; /* file offset of the executable segment's page */
+	uint64_t exec_len; /* its mapping length; 0 when unknown */
+};
+
+struct sym {
+	uint64_t start, size;
+	char *name;
+	int defined; /* a SYMBOL event is in the ring */
+};
+
+/* One resolved address of one process. */
+struct aent {
+	uint64_t addr;
+	uint32_t pid;
+	uint32_t sym; /* index in syms, 0: none */
+	uint32_t dso; /* index in dsos, 0: no map */
+	uint32_t used;
+	uint64_t bias;
+};
+
+struct thr {
+	uint32_t tid, pid;
+	int used;
+	int on;              /* the trace is running (after tr strt) */
+	int have_last;       /* last_to is known */
+	int pending_syscall; /* a syscall left the trace; the next begin is its
+			      * return */
+	int begun;           /* some trace_begin was seen */
+	uint64_t last_to;    /* where the last branch went */
+	uint32_t last_sym;   /* its symbol */
+	uint64_t last_time;
+};
+
+/* A branch seen before: the previous target, its source and target. */
+#define MEMO_SIZE 4096
+struct memo {
+	uint64_t prev, ip, addr;
+	uint32_t pid;
+	uint32_t a_sym, b_sym;
+	uint8_t kind;
+};
+
+struct pdso {
+	uint32_t pid, dso; /* dso 0: empty */
+};
+
+struct strace_dlf {
+	struct strace_dlf_opts o;
+	struct strace_ring *ring;
+	struct strace_writer *w;
+	struct strace_bcache *bc;
+	int finished;
+	int err;
+
+	struct dso *dsos; /* [0] unused */
+	size_t ndsos, capdsos;
+	struct sym *syms; /* [0] unused */
+	size_t nsyms, capsyms;
+	uint32_t *symhash; /* symbol index by start; 0 empty */
+	size_t symhash_cap;
+
+	struct aent *addrs;
+	size_t addrs_cap, addrs_n;
+
+	struct thr *thrs;
+	size_t thrs_cap, thrs_n;
+	struct thr *last_thr;
+
+	struct pdso *pdsos;
+	size_t pdsos_cap, pdsos_n;
+
+	struct strace_dlf_stats st;
+	uint8_t code[CODE_CHUNK];
+	struct memo memo[MEMO_SIZE];
+};
+
+static uint64_t hash64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+/* --- arguments ------------------------------------------------------------ */
+
+int strace_dlf_parse_args(struct strace_dlf_opts *o, int argc, char **argv,
+			  char *err, size_t errlen)
+{
+	memset(o, 0, sizeof(*o));
+	o->size = sizeof(*o);
+	o->mode = STRACE_RING_ARCHIVE;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = strchr(a, '=');
+		size_t klen = v ? (size_t)(v - a) : strlen(a);
+		if (v)
+			v++;
+#define KEY(k) (klen == sizeof(k) - 1 && memcmp(a, k, klen) == 0)
+		if (KEY("ring") && v && *v) {
+			o->ring_path = v;
+		} else if (KEY("mode") && v) {
+			if (!strcmp(v, "lossless"))
+				o->mode = STRACE_RING_LOSSLESS;
+			else if (!strcmp(v, "flight"))
+				o->mode = STRACE_RING_FLIGHT;
+			else if (!strcmp(v, "archive"))
+				o->mode = STRACE_RING_ARCHIVE;
+			else {
+				snprintf(err, errlen,
+					 "mode=%s: expected lossless, flight "
+					 "or archive",
+					 v);
+				return -EINVAL;
+			}
+		} else if (KEY("capacity") && v) {
+			char *end;
+			unsigned long long c = strtoull(v, &end, 0);
+			if (*end || !c || (c & (c - 1))) {
+				snprintf(err, errlen,
+					 "capacity=%s: expected a power of two",
+					 v);
+				return -EINVAL;
+			}
+			o->capacity = c;
+		} else if (KEY("types") && v) {
+			const char *bad;
+			size_t bad_len;
+			if (strace_typeset_parse(&o->types, v, &bad,
+						 &bad_len) < 0) {
+				snprintf(err, errlen,
+					 "types=%s: '%.*s' matches no event "
+					 "type",
+					 v, (int)bad_len, bad);
+				return -EINVAL;
+			}
+			o->has_types = 1;
+		} else if (KEY("all-branches") && !v) {
+			o->all_branches = 1;
+		} else if (KEY("print") && !v) {
+			o->print = 1;
+		} else if (KEY("late") && !v) {
+			o->late = 1;
+		} else if (KEY("stats") && !v) {
+			o->stats = 1;
+		} else if (KEY("no-check") && !v) {
+			o->no_check = 1;
+		} else {
+			snprintf(err, errlen,
+				 "unknown argument '%s' (expected ring=PATH, "
+				 "mode=lossless|flight|archive, capacity=N, "
+				 "all-branches, types=PATTERNS, print, late, "
+				 "stats, no-check)",
+				 a);
+			return -EINVAL;
+		}
+#undef KEY
+	}
+	return 0;
+}
+
+/* --- tables ----------------------------------------------------------------- */
+
+static int grow(void **v, size_t *cap, size_t n, size_t esz)
+{
+	if (n < *cap)
+		return 0;
+	size_t nc = *cap ? *cap * 2 : 16;
+	void *p = realloc(*v, nc * esz);
+	if (!p)
+		return -ENOMEM;
+	memset((char *)p + *cap * esz, 0, (nc - *cap) * esz);
+	*v = p;
+	*cap = nc;
+	return 0;
+}
+
+/* The executable segment of an ELF file: where its mapping starts in the
+ * file and how long it is, as the loader maps it (what MMAP2 records). */
+static void elf_exec_segment(const char *path, uint64_t *off, uint64_t *len)
+{
+	Elf64_Ehdr eh;
+	int fd;
+
+	*off = 0;
+	*len = 0;
+	if (!path || path[0] != '/')
+		return;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return;
+	if (pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) &&
+	    !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+	    eh.e_ident[EI_CLASS] == ELFCLASS64 &&
+	    eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum < 256) {
+		for (unsigned i = 0; i < eh.e_phnum; i++) {
+			Elf64_Phdr ph;
+			if (pread(fd, &ph, sizeof(ph),
+				  (off_t)(eh.e_phoff + i * sizeof(ph))) !=
+			    (ssize_t)sizeof(ph))
+				break;
+			if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+				continue;
+			uint64_t pg = 4096;
+			*off = ph.p_offset & ~(pg - 1);
+			*len = ((ph.p_vaddr + ph.p_filesz + pg - 1) &
+				~(pg - 1)) -
+			       (ph.p_vaddr & ~(pg - 1));
+			break;
+		}
+	}
+	close(fd);
+}
+
+static uint32_t dso_index(struct strace_dlf *d, const char *name)
+{
+	for (size_t i = d->ndsos; i-- > 1;)
+		if (!strcmp(d->dsos[i].name, name))
+			return (uint32_t)i;
+	if (!d->ndsos)
+		d->ndsos = 1;
+	if (grow((void **)&d->dsos, &d->capdsos, d->ndsos, sizeof(*d->dsos)))
+		return 0;
+	struct dso *x = &d->dsos[d->ndsos];
+	x->name = strdup(name);
+	if (!x->name)
+		return 0;
+	elf_exec_segment(name, &x->exec_off, &x->exec_len);
+	d->st.dsos++;
+	return (uint32_t)d->ndsos++;
+}
+
+static uint32_t sym_index(struct strace_dlf *d, uint64_t start, uint64_t size,
+			  const char *name)
+{
+	size_t mask, j;
+
+	if (!d->nsyms)
+		d->nsyms = 1;
+	if ((d->nsyms + 1) * 2 > d->symhash_cap) {
+		size_t nc = d->symhash_cap ? d->symhash_cap * 2 : 1024;
+		uint32_t *nh = calloc(nc, sizeof(*nh));
+		if (!nh)
+			return 0;
+		for (size_t i = 1; i < d->nsyms; i++) {
+			j = hash64(d->syms[i].start) & (nc - 1);
+			while (nh[j])
+				j = (j + 1) & (nc - 1);
+			nh[j] = (uint32_t)i;
+		}
+		free(d->symhash);
+		d->symhash = nh;
+		d->symhash_cap = nc;
+	}
+	mask = d->symhash_cap - 1;
+	j = hash64(start) & mask;
+	while (d->symhash[j]) {
+		if (d->syms[d->symhash[j]].start == start)
+			return d->symhash[j];
+		j = (j + 1) & mask;
+	}
+	if (grow((void **)&d->syms, &d->capsyms, d->nsyms, sizeof(*d->syms)))
+		return 0;
+	struct sym *s = &d->syms[d->nsyms];
+	s->start = start;
+	s->size = size;
+	s->name = strdup(name);
+	s->defined = 0;
+	if (!s->name)
+		return 0;
+	d->symhash[j] = (uint32_t)d->nsyms;
+	d->st.symbols++;
+	return (uint32_t)d->nsyms++;
+}
+
+/* --- events ----------------------------------------------------------------- */
+
+static inline int put(struct strace_dlf *d, unsigned type, unsigned flags,
+		      uint32_t tid, uint64_t time, uint64_t a, uint64_t b)
+{
+	struct strace_event *e = strace_writer_slot(d->w);
+	if (unlikely(!e))
+		return d->err = ((struct strace_wbuf *)(void *)d->w)->err;
+	e->type = (uint16_t)type;
+	e->flags = (uint16_t)flags;
+	e->tid = tid;
+	e->time = time;
+	e->a = a;
+	e->b = b;
+	d->st.events++;
+	return 0;
+}
+
+static int define_dso(struct strace_dlf *d, uint32_t pid, uint32_t dso,
+		      uint64_t bias)
+{
+	size_t mask, j;
+
+	if ((d->pdsos_n + 1) * 2 > d->pdsos_cap) {
+		size_t nc = d->pdsos_cap ? d->pdsos_cap * 2 : 256;
+		struct pdso *nv = calloc(nc, sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		for (size_t i = 0; i < d->pdsos_cap; i++) {
+			if (!d->pdsos[i].dso)
+				continue;
+			j = hash64((uint64_t)d->pdsos[i].pid << 32 |
+				   d->pdsos[i].dso) &
+			    (nc - 1);
+			while (nv[j].dso)
+				j = (j + 1) & (nc - 1);
+			nv[j] = d->pdsos[i];
+		}
+		free(d->pdsos);
+		d->pdsos = nv;
+		d->pdsos_cap = nc;
+	}
+	mask = d->pdsos_cap - 1;
+	j = hash64((uint64_t)pid << 32 | dso) & mask;
+	while (d->pdsos[j].dso) {
+		if (d->pdsos[j].pid == pid && d->pdsos[j].dso == dso)
+			return 0;
+		j = (j + 1) & mask;
+	}
+	d->pdsos[j].pid = pid;
+	d->pdsos[j].dso = dso;
+	d->pdsos_n++;
+
+	const struct dso *x = &d->dsos[dso];
+	uint64_t start = bias + x->exec_off, off;
+	int rc = strace_ring_add_string(d->ring, STRACE_EV_DSO, start,
+					x->exec_len, x->name, strlen(x->name),
+					&off);
+	if (rc < 0)
+		return rc;
+	return put(d, STRACE_EV_DSO, 0, pid, 0, start, off);
+}
+
+/* The resolved address addr of pid, from the cache or from perf. */
+static struct aent *lookup_slot(struct strace_dlf *d, uint32_t pid,
+				uint64_t addr, int which,
+				const struct strace_dlf_host *h, void *ctx)
+{
+	size_t mask = d->addrs_cap - 1;
+	size_t j = hash64(addr ^ ((uint64_t)pid << 47)) & mask;
+	struct aent *e;
+
+	for (;;) {
+		e = &d->addrs[j];
+		if (likely(e->addr == addr && e->pid == pid && e->used))
+			return e;
+		if (!e->used)
+			break;
+		j = (j + 1) & mask;
+	}
+	/* a miss: ask perf */
+	if ((d->addrs_n + 1) * 2 > d->addrs_cap) {
+		size_t nc = d->addrs_cap * 2;
+		struct aent *nv = calloc(nc, sizeof(*nv));
+		if (!nv)
+			return NULL;
+		for (size_t i = 0; i < d->addrs_cap; i++) {
+			const struct aent *o = &d->addrs[i];
+			if (!o->used)
+				continue;
+			size_t k = hash64(o->addr ^ ((uint64_t)o->pid << 47)) &
+				   (nc - 1);
+			while (nv[k].used)
+				k = (k + 1) & (nc - 1);
+			nv[k] = *o;
+		}
+		free(d->addrs);
+		d->addrs = nv;
+		d->addrs_cap = nc;
+		mask = nc - 1;
+		j = hash64(addr ^ ((uint64_t)pid << 47)) & mask;
+		while (d->addrs[j].used)
+			j = (j + 1) & mask;
+		e = &d->addrs[j];
+	}
+	struct strace_dlf_loc loc;
+	memset(&loc, 0, sizeof(loc));
+	d->st.addr_misses++;
+	if (h->resolve(ctx, which, addr, &loc) < 0)
+		memset(&loc, 0, sizeof(loc));
+	e->addr = addr;
+	e->pid = pid;
+	e->used = 1;
+	e->sym = 0;
+	e->dso = 0;
+	e->bias = 0;
+	d->addrs_n++;
+	if (loc.dso) {
+		e->dso = dso_index(d, loc.dso);
+		e->bias = loc.bias;
+		if (e->dso && define_dso(d, pid, e->dso, loc.bias) < 0)
+			return NULL;
+	}
+	if (loc.sym && e->dso)
+		e->sym = sym_index(d, loc.sym_start, loc.sym_size, loc.sym);
+	return e;
+}
+
+/* lookup_slot() into *out: a copy, since the table may move. */
+static inline int lookup(struct strace_dlf *d, uint32_t pid, uint64_t addr,
+			 int which, const struct strace_dlf_host *h, void *ctx,
+			 struct aent *out)
+{
+	const struct aent *e = lookup_slot(d, pid, addr, which, h, ctx);
+	if (unlikely(!e))
+		return d->err ? d->err : -ENOMEM;
+	*out = *e;
+	return 0;
+}
+
+/* Make sure the symbol of e is defined before an event refers to it. */
+static inline int need_sym(struct strace_dlf *d, uint32_t sym, uint32_t tid,
+			   uint64_t time)
+{
+	struct sym *s;
+	uint64_t off;
+	int rc;
+
+	if (likely(!sym))
+		return 0;
+	s = &d->syms[sym];
+	if (likely(s->defined))
+		return 0;
+	rc = strace_ring_add_string(d->ring, STRACE_EV_SYMBOL, s->start,
+				    s->size, s->name, strlen(s->name), &off);
+	if (rc < 0)
+		return d->err = rc;
+	s->defined = 1;
+	return put(d, STRACE_EV_SYMBOL, 0, tid, time, s->start, off);
+}
+
+static inline int want(const struct strace_dlf *d, unsigned type)
+{
+	return !d->o.has_types || strace_typeset_has(&d->o.types, type);
+}
+
+/* A flow event with two addresses (either may be 0, no address). */
+static int flow(struct strace_dlf *d, unsigned type, unsigned flags,
+		const struct strace_dlf_sample *s, const struct aent *ea,
+		const struct aent *eb, uint64_t a, uint64_t b)
+{
+	int rc;
+
+	if (!want(d, type))
+		return 0;
+	if (a && ea && (rc = need_sym(d, ea->sym, s->tid, s->time)) < 0)
+		return rc;
+	if (b && eb && (rc = need_sym(d, eb->sym, s->tid, s->time)) < 0)
+		return rc;
+	rc = put(d, type, flags, s->tid, s->time, a, b);
+	return rc < 0 ? rc : 1;
+}
+
+/* --- threads -------------------------------------------------------------- */
+
+static struct thr *thread(struct strace_dlf *d,
+			  const struct strace_dlf_sample *s,
+			  const struct strace_dlf_host *h, void *ctx)
+{
+	struct thr *t = d->last_thr;
+	size_t mask, j;
+
+	if (likely(t && t->tid == s->tid))
+		return t;
+	if ((d->thrs_n + 1) * 2 > d->thrs_cap) {
+		size_t nc = d->thrs_cap ? d->thrs_cap * 2 : 64;
+		struct thr *nv = calloc(nc, sizeof(*nv));
+		if (!nv)
+			return NULL;
+		for (size_t i = 0; i < d->thrs_cap; i++) {
+			if (!d->thrs[i].used)
+				continue;
+			size_t k = hash64(d->thrs[i].tid) & (nc - 1);
+			while (nv[k].used)
+				k = (k + 1) & (nc - 1);
+			nv[k] = d->thrs[i];
+		}
+		free(d->thrs);
+		d->thrs = nv;
+		d->thrs_cap = nc;
+		d->last_thr = NULL;
+	}
+	mask = d->thrs_cap - 1;
+	j = hash64(s->tid) & mask;
+	while (d->thrs[j].used) {
+		if (d->thrs[j].tid == s->tid)
+			return d->last_thr = &d->thrs[j];
+		j = (j + 1) & mask;
+	}
+	/* a new thread: its definition first */
+	t = &d->thrs[j];
+	memset(t, 0, sizeof(*t));
+	t->used = 1;
+	t->tid = s->tid;
+	t->pid = s->pid;
+	d->thrs_n++;
+	d->st.threads++;
+	d->last_thr = t;
+
+	const char *comm = h->comm ? h->comm(ctx) : NULL;
+	int proc = s->tid == s->pid;
+	unsigned type = proc ? STRACE_EV_PROCESS : STRACE_EV_THREAD;
+	uint64_t off;
+	if (!comm)
+		comm = "";
+	if (strace_ring_add_string(d->ring, type, s->tid, s->pid, comm,
+				   strlen(comm), &off) < 0 ||
+	    put(d, type, 0, s->tid, 0, s->pid, off) < 0)
+		return NULL;
+	return t;
+}
+
+/* --- continuity --------------------------------------------------------- */
+
+/* The block at run-time address pos of dso (bias), cached under the DSO
+ * and the offset; *out is relocated to pos. Returns 0, or -1 when there
+ * is no code to summarise. */
+static int block_at(struct strace_dlf *d, const struct aent *where,
+		    uint64_t pos, const struct strace_dlf_host *h, void *ctx,
+		    struct strace_block *out)
+{
+	uint64_t key = ((uint64_t)where->dso << 44) ^ (pos - where->bias);
+	const struct strace_block *b = strace_bcache_find(d->bc, key);
+
+	if (unlikely(!b)) {
+		struct strace_block nb;
+		long n = h->code ? h->code(ctx, pos, d->code, sizeof(d->code))
+				 : -1;
+		d->st.block_misses++;
+		if (n <= 0)
+			return -1;
+		strace_block_decode(d->code, (size_t)n, pos, 0, &nb);
+		b = strace_bcache_put(d->bc, key, &nb);
+		if (!b)
+			return -1;
+	}
+	*out = *b;
+	if (out->start != pos) {
+		uint64_t delta = pos - out->start;
+		out->start = pos;
+		if (out->target)
+			out->target += delta;
+	}
+	return (out->kind == STRACE_BK_NOCODE || out->kind == STRACE_BK_BAD)
+		       ? -1
+		       : 0;
+}
+
+enum { PATH_OK, PATH_GAP, PATH_UNKNOWN };
+
+/*
+ * Does the straight-line path from `from` (the last branch target) reach
+ * the branch at ip, through cut blocks and not-taken conditional branches
+ * only? For an asynchronous event any instruction on the path will do.
+ * *kind receives the kind of the block whose terminator is ip.
+ */
+static int follows(struct strace_dlf *d, const struct aent *where,
+		   uint64_t from, uint64_t ip, int async,
+		   const struct strace_dlf_host *h, void *ctx, unsigned *kind)
+{
+	struct strace_block b;
+	uint64_t pos = from;
+
+	*kind = STRACE_BK_NONE;
+	if (!where || !where->dso)
+		return PATH_UNKNOWN;
+	for (int n = 0; n < MAX_PATH_BLOCKS; n++) {
+		if (block_at(d, where, pos, h, ctx, &b) < 0)
+			return PATH_UNKNOWN;
+		uint64_t end = b.start + b.len;
+		if (ip >= b.start && ip < end) {
+			if (async)
+				return PATH_OK;
+			if (ip == end - b.term_len && b.kind != STRACE_BK_NONE) {
+				*kind = b.kind;
+				return PATH_OK;
+			}
+			return PATH_GAP;
+		}
+		if (b.kind != STRACE_BK_JCC && b.kind != STRACE_BK_NONE)
+			return PATH_GAP;
+		pos = end;
+	}
+	return PATH_UNKNOWN;
+}
+
+/* Check that ip follows from the thread's last branch target; on a gap,
+ * say so in the ring and start afresh at ip. */
+static int check(struct strace_dlf *d, struct thr *t,
+		 const struct strace_dlf_sample *s, int async,
+		 const struct strace_dlf_host *h, void *ctx, unsigned *kind,
+		 int *ok)
+{
+	*kind = STRACE_BK_NONE;
+	*ok = 0;
+	if (d->o.no_check || !t->have_last || !s->ip)
+		return 0;
+	if (t->last_to == s->ip && async) {
+		d->st.checked++;
+		return 0;
+	}
+	struct aent wh = {0}, *where = &wh;
+	int rc = lookup(d, t->pid, t->last_to, STRACE_DLF_OTHER, h, ctx, &wh);
+	if (rc < 0)
+		return rc;
+	int r = follows(d, where, t->last_to, s->ip, async, h, ctx, kind);
+	if (r == PATH_OK) {
+		d->st.checked++;
+		*ok = 1;
+		return 0;
+	}
+	if (r == PATH_UNKNOWN) {
+		d->st.unchecked++;
+		return 0;
+	}
+	/* perf went on from an address the last branch does not lead to:
+	 * a gap that perf did not announce */
+	d->st.gaps++;
+	if (want(d, STRACE_EV_ERROR)) {
+		if ((rc = need_sym(d, where->sym, s->tid, s->time)) < 0)
+			return rc;
+		if ((rc = put(d, STRACE_EV_ERROR, STRACE_DE_DESYNC, s->tid,
+			      s->time, t->last_to, 0)) < 0)
+			return rc;
+	}
+	if (want(d, STRACE_EV_TRACE_BEGIN)) {
+		struct aent e = {0};
+		if ((rc = lookup(d, t->pid, s->ip, STRACE_DLF_IP, h, ctx,
+				 &e)) < 0)
+			return rc;
+		if ((rc = need_sym(d, e.sym, s->tid, s->time)) < 0)
+			return rc;
+		if ((rc = put(d, STRACE_EV_TRACE_BEGIN, 0, s->tid, s->time,
+			      s->ip, STRACE_REASON_ERROR)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* --- samples ---------------------------------------------------------- */
+
+static inline int same_symbol(const struct aent *a, const struct aent *b)
+{
+	/* as the decoder: unknown on both sides counts as the same */
+	if (!a->sym && !b->sym)
+		return 1;
+	return a->sym == b->sym;
+}
+
+static inline size_t memo_slot(uint64_t prev, uint64_t ip, uint64_t addr)
+{
+	uint64_t x = prev * 0x9e3779b97f4a7c15ull ^ ip * 0xc2b2ae3d27d4eb4full ^
+		     addr;
+	return (size_t)((x ^ (x >> 29)) * 0x165667b19e3779f9ull >> 52) &
+	       (MEMO_SIZE - 1);
+}
+
+int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
+		      const struct strace_dlf_host *h, void *ctx)
+{
+	struct thr *t;
+	struct aent a, b, *ea = NULL, *eb = NULL;
+	struct memo *m = NULL;
+	uint32_t f = s->flags;
+	unsigned kind = STRACE_BK_NONE;
+	int rc, ok = 0, async = 0;
+
+	if (unlikely(d->err))
+		return d->err;
+	if (unlikely(!(f & (DLF_FLAG_BRANCH | DLF_FLAG_TRACE_BEGIN |
+			    DLF_FLAG_TRACE_END))))
+		return 0;
+	d->st.samples++;
+	t = thread(d, s, h, ctx);
+	if (unlikely(!t))
+		return d->err ? d->err : -ENOMEM;
+	t->last_time = s->time;
+
+	/* The hot path: a plain branch whose (previous target, source,
+	 * target) was seen before: names and the continuity check are
+	 * known. */
+	if (likely(!(f & (DLF_FLAG_TRACE_BEGIN | DLF_FLAG_TRACE_END |
+			  DLF_FLAG_ASYNC | DLF_FLAG_INTERRUPT)) &&
+		   t->on && t->have_last && s->ip && s->addr &&
+		   !d->o.no_check)) {
+		m = &d->memo[memo_slot(t->last_to, s->ip, s->addr)];
+		if (likely(m->prev == t->last_to && m->ip == s->ip &&
+			   m->addr == s->addr && m->pid == t->pid)) {
+			a.sym = m->a_sym;
+			b.sym = m->b_sym;
+			ea = &a;
+			eb = &b;
+			kind = m->kind;
+			d->st.checked++;
+			goto branch;
+		}
+	}
+	if (s->ip) {
+		if (unlikely((rc = lookup(d, t->pid, s->ip, STRACE_DLF_IP, h,
+					  ctx, &a)) < 0))
+			return rc;
+		ea = &a;
+	}
+	if (s->addr) {
+		if (unlikely((rc = lookup(d, t->pid, s->addr, STRACE_DLF_ADDR,
+					  h, ctx, &b)) < 0))
+			return rc;
+		eb = &b;
+	}
+
+	if (f & DLF_FLAG_TRACE_BEGIN) {
+		/* "tr strt": ip is 0 (or where a jump came from), addr is
+		 * where the trace resumes */
+		int reason = !t->begun ? STRACE_REASON_START
+			     : t->on   ? STRACE_REASON_SYNC
+				       : STRACE_REASON_ENABLE;
+		if (t->pending_syscall) {
+			t->pending_syscall = 0;
+			rc = flow(d, STRACE_EV_SYSRET, 0, s, NULL, eb, 0,
+				  s->addr);
+		} else {
+			rc = flow(d, STRACE_EV_TRACE_BEGIN, 0, s, eb, NULL,
+				  s->addr, (uint64_t)reason);
+		}
+		t->begun = 1;
+		t->on = 1;
+		t->have_last = s->addr != 0;
+		t->last_to = s->addr;
+		t->last_sym = eb ? eb->sym : 0;
+		return rc;
+	}
+
+	async = !!(f & (DLF_FLAG_ASYNC | DLF_FLAG_INTERRUPT));
+	if (t->on && (rc = check(d, t, s, async, h, ctx, &kind, &ok)) < 0)
+		return rc;
+	if (!t->on)
+		kind = STRACE_BK_NONE;
+	if (m && ok) {
+		m->prev = t->last_to;
+		m->ip = s->ip;
+		m->addr = s->addr;
+		m->pid = t->pid;
+		m->a_sym = a.sym;
+		m->b_sym = b.sym;
+		m->kind = (uint8_t)kind;
+	}
+
+	if (f & DLF_FLAG_TRACE_END) {
+		/* "tr end": the trace stops after ip */
+		if ((f & DLF_FLAG_SYSCALLRET) && (f & DLF_FLAG_CALL)) {
+			t->pending_syscall = 1;
+			rc = flow(d, STRACE_EV_SYSCALL, 0, s, ea, eb, s->ip,
+				  s->addr);
+		} else if (async) {
+			rc = flow(d, STRACE_EV_INTERRUPT, STRACE_F_ASYNC, s,
+				  ea, eb, s->ip, s->addr);
+		} else {
+			rc = flow(d, STRACE_EV_TRACE_END, 0, s, ea, NULL,
+				  s->ip, STRACE_REASON_DISABLE);
+		}
+		t->on = 0;
+		t->have_last = 0;
+		return rc;
+	}
+
+branch:
+	/* a taken branch inside the trace */
+	t->on = 1;
+	t->begun = 1;
+	t->have_last = s->addr != 0;
+	t->last_to = s->addr;
+	t->last_sym = eb ? eb->sym : 0;
+	if (f & DLF_FLAG_SYSCALLRET) {
+		if (f & DLF_FLAG_CALL)
+			return flow(d, STRACE_EV_SYSCALL, 0, s, ea, eb, s->ip,
+				    s->addr);
+		return flow(d, STRACE_EV_SYSRET, 0, s, ea, eb, s->ip, s->addr);
+	}
+	if (async)
+		return flow(d, STRACE_EV_INTERRUPT, STRACE_F_ASYNC, s, ea, eb,
+			    s->ip, s->addr);
+	if (f & DLF_FLAG_CALL)
+		return flow(d, STRACE_EV_CALL,
+			    kind == STRACE_BK_CALL_IND ? STRACE_F_INDIRECT : 0,
+			    s, ea, eb, s->ip, s->addr);
+	if (f & DLF_FLAG_RETURN)
+		return flow(d, STRACE_EV_RETURN, 0, s, ea, eb, s->ip, s->addr);
+
+	unsigned jf = (f & DLF_FLAG_CONDITIONAL) ? STRACE_F_CONDITIONAL : 0;
+	if (kind == STRACE_BK_JMP_IND)
+		jf |= STRACE_F_INDIRECT;
+	if (ea && eb && same_symbol(ea, eb)) {
+		if (!d->o.all_branches)
+			return 0;
+		jf |= STRACE_F_INTRA;
+	}
+	return flow(d, STRACE_EV_JUMP, jf, s, ea, eb, s->ip, s->addr);
+}
+
+/* --- life cycle ----------------------------------------------------------- */
+
+int strace_dlf_new(const struct strace_dlf_opts *opts, struct strace_dlf **out,
+		   int *auto_path)
+{
+	struct strace_dlf *d;
+	char path[4096];
+	const char *p = opts->ring_path;
+	int rc;
+
+	*out = NULL;
+	*auto_path = 0;
+	if (opts->size < sizeof(*opts))
+		return -STRACE_E_BADARG;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->o = *opts;
+	if (!p) {
+		*auto_path = getenv("STRACE_RING") == NULL ||
+			     !*getenv("STRACE_RING");
+		rc = strace_ring_default_path(path, sizeof(path));
+		if (rc < 0)
+			goto fail;
+		p = path;
+	}
+	struct strace_ring_opts ro;
+	memset(&ro, 0, sizeof(ro));
+	ro.size = sizeof(ro);
+	ro.capacity = opts->capacity;
+	ro.mode = opts->mode;
+	rc = strace_ring_create(p, &ro, &d->ring);
+	if (rc < 0)
+		goto fail;
+	rc = strace_writer_open(d->ring, &d->w);
+	if (rc < 0)
+		goto fail;
+	rc = strace_bcache_new(0, &d->bc);
+	if (rc < 0)
+		goto fail;
+	d->addrs_cap = 1u << 14;
+	d->addrs = calloc(d->addrs_cap, sizeof(*d->addrs));
+	if (!d->addrs) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	*out = d;
+	return 0;
+fail:
+	if (d->ring && rc != -EEXIST) {
+		/* keep no half-made ring file behind */
+		char *made = strdup(strace_ring_path(d->ring));
+		strace_writer_close(d->w);
+		d->w = NULL;
+		strace_ring_close(d->ring);
+		d->ring = NULL;
+		if (made)
+			unlink(made);
+		free(made);
+	}
+	strace_dlf_free(d);
+	return rc;
+}
+
+const char *strace_dlf_ring_path(const struct strace_dlf *d)
+{
+	return strace_ring_path(d->ring);
+}
+
+int strace_dlf_finish(struct strace_dlf *d)
+{
+	if (d->finished)
+		return d->err;
+	d->finished = 1;
+	for (size_t i = 0; i < d->thrs_cap && !d->err; i++) {
+		struct thr *t = &d->thrs[i];
+		if (!t->used || !t->on || !t->have_last)
+			continue;
+		/* the last address the trace vouches for */
+		if (want(d, STRACE_EV_TRACE_END) &&
+		    need_sym(d, t->last_sym, t->tid, t->last_time) >= 0)
+			put(d, STRACE_EV_TRACE_END, 0, t->tid, t->last_time,
+			    t->last_to, STRACE_REASON_END);
+		t->on = 0;
+	}
+	if (d->err)
+		return d->err;
+	return strace_writer_flush(d->w);
+}
+
+void strace_dlf_stats(const struct strace_dlf *d, struct strace_dlf_stats *st)
+{
+	*st = d->st;
+}
+
+int strace_dlf_free(struct strace_dlf *d)
+{
+	int rc = 0;
+
+	if (!d)
+		return 0;
+	if (d->w) {
+		rc = strace_dlf_finish(d);
+		int crc = strace_writer_close(d->w);
+		if (!rc)
+			rc = crc;
+	}
+	strace_ring_close(d->ring);
+	strace_bcache_free(d->bc);
+	for (size_t i = 1; i < d->ndsos; i++)
+		free(d->dsos[i].name);
+	for (size_t i = 1; i < d->nsyms; i++)
+		free(d->syms[i].name);
+	free(d->dsos);
+	free(d->syms);
+	free(d->symhash);
+	free(d->addrs);
+	free(d->thrs);
+	free(d->pdsos);
+	free(d);
+	return rc;
+}

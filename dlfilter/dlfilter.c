@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dlfilter/dlfilter.c - libstrace_dlf.so: the perf dlfilter entry points.
+ *
+ *   perf script --itrace=b --dlfilter libstrace_dlf.so [--dlarg ARG]...
+ *
+ * Only perf's entry points are exported (dlfilter/exports.map); the work is
+ * done by dlfilter/dlf.c. This file adapts perf's structures, checking the
+ * sizes perf passes so that perf 6.1 and newer work alike.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dlf.h"
+#include "perf_abi.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define PROG "libstrace_dlf"
+
+/* perf copies its function table here when it loads us. */
+EXPORT struct perf_dlfilter_fns perf_dlfilter_fns;
+
+EXPORT int start(void **data, void *ctx);
+EXPORT int stop(void *data, void *ctx);
+EXPORT int filter_event_early(void *data,
+			      const struct perf_dlfilter_sample *sample,
+			      void *ctx);
+EXPORT int filter_event(void *data, const struct perf_dlfilter_sample *sample,
+			void *ctx);
+EXPORT const char *filter_description(const char **long_description);
+
+struct state {
+	struct strace_dlf *d;
+	int print, late, stats;
+	int bad_size; /* a sample too small was reported */
+	uint64_t ns;  /* time spent in the filter (stats) */
+};
+
+static int al_ok(const struct perf_dlfilter_al *al)
+{
+	return al && al->size >= DLF_AL_MIN_SIZE;
+}
+
+static void al_to_loc(const struct perf_dlfilter_al *al, uint64_t addr,
+		      struct strace_dlf_loc *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!al->dso)
+		return;
+	out->dso = al->dso;
+	out->bias = addr - al->addr;
+	if (al->sym) {
+		out->sym = al->sym;
+		out->sym_start = out->bias + al->sym_start;
+		out->sym_size = al->sym_end > al->sym_start
+					? al->sym_end - al->sym_start
+					: 0;
+	}
+}
+
+static int host_resolve(void *ctx, int which, uint64_t addr,
+			struct strace_dlf_loc *out)
+{
+	const struct perf_dlfilter_al *al = NULL;
+
+	if (which == STRACE_DLF_IP && perf_dlfilter_fns.resolve_ip)
+		al = perf_dlfilter_fns.resolve_ip(ctx);
+	else if (which == STRACE_DLF_ADDR && perf_dlfilter_fns.resolve_addr)
+		al = perf_dlfilter_fns.resolve_addr(ctx);
+	if (al_ok(al)) {
+		al_to_loc(al, addr, out);
+		return 0;
+	}
+	if (!perf_dlfilter_fns.resolve_address)
+		return -1;
+	/* any other address (or addr when it does not correlate) */
+	struct perf_dlfilter_al tmp;
+	memset(&tmp, 0, sizeof(tmp));
+	tmp.size = sizeof(tmp);
+	if (perf_dlfilter_fns.resolve_address(ctx, addr, &tmp) != 0)
+		return -1;
+	if (al_ok(&tmp))
+		al_to_loc(&tmp, addr, out);
+	/* the core copies the names before the next call into perf, and
+	 * perf's DSO and symbol names outlive the map references that
+	 * al_cleanup drops */
+	if (perf_dlfilter_fns.al_cleanup)
+		perf_dlfilter_fns.al_cleanup(ctx, &tmp);
+	return al_ok(&tmp) ? 0 : -1;
+}
+
+static const char *host_comm(void *ctx)
+{
+	const struct perf_dlfilter_al *al;
+
+	if (!perf_dlfilter_fns.resolve_ip)
+		return NULL;
+	al = perf_dlfilter_fns.resolve_ip(ctx);
+	if (!al || al->size < DLF_AL_COMM_END)
+		return NULL;
+	return al->comm;
+}
+
+static long host_code(void *ctx, uint64_t ip, void *buf, size_t len)
+{
+	if (!perf_dlfilter_fns.object_code)
+		return -1;
+	return perf_dlfilter_fns.object_code(ctx, ip, buf, (uint32_t)len);
+}
+
+static const struct strace_dlf_host host = {host_resolve, host_comm,
+					    host_code};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int start(void **data, void *ctx)
+{
+	struct strace_dlf_opts o;
+	struct state *st;
+	char err[512];
+	char **argv = NULL;
+	int argc = 0, auto_path, rc;
+
+	*data = NULL;
+	if (perf_dlfilter_fns.args)
+		argv = perf_dlfilter_fns.args(ctx, &argc);
+	if (!argv)
+		argc = 0;
+	if (strace_dlf_parse_args(&o, argc, argv, err, sizeof(err)) < 0) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return -1;
+	}
+	st = calloc(1, sizeof(*st));
+	if (!st) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return -1;
+	}
+	rc = strace_dlf_new(&o, &st->d, &auto_path);
+	if (rc < 0) {
+		const char *p = o.ring_path ? o.ring_path : getenv("STRACE_RING");
+		fprintf(stderr, PROG ": cannot create the ring%s%s: %s%s\n",
+			p ? " " : "", p ? p : "", strace_strerror(rc),
+			rc == -EEXIST ? " (remove it, or pass --dlarg "
+					"ring=ANOTHER_PATH)"
+				      : "");
+		free(st);
+		return -1;
+	}
+	if (auto_path)
+		fprintf(stderr, PROG ": writing events to %s\n",
+			strace_dlf_ring_path(st->d));
+	st->print = o.print;
+	st->late = o.late;
+	st->stats = o.stats;
+	*data = st;
+	return 0;
+}
+
+static int work(struct state *st, const struct perf_dlfilter_sample *sample,
+		void *ctx)
+{
+	struct strace_dlf_sample s;
+	uint64_t t0 = 0;
+	int rc;
+
+	if (__builtin_expect(sample->size < DLF_SAMPLE_MIN_SIZE, 0)) {
+		if (!st->bad_size)
+			fprintf(stderr,
+				PROG ": perf passed a %u-byte sample, less than "
+				     "the %zu bytes this filter reads: not a "
+				     "perf it knows\n",
+				sample->size, (size_t)DLF_SAMPLE_MIN_SIZE);
+		st->bad_size = 1;
+		return -1;
+	}
+	if (st->stats)
+		t0 = now_ns();
+	s.ip = sample->ip;
+	s.addr = sample->addr;
+	s.time = sample->time;
+	s.pid = (uint32_t)sample->pid;
+	s.tid = (uint32_t)sample->tid;
+	s.flags = sample->flags;
+	rc = strace_dlf_sample(st->d, &s, &host, ctx);
+	if (st->stats)
+		st->ns += now_ns() - t0;
+	if (rc < 0) {
+		fprintf(stderr, PROG ": cannot write to the ring %s: %s\n",
+			strace_dlf_ring_path(st->d), strace_strerror(rc));
+		return rc;
+	}
+	return st->print && rc > 0 ? 0 : 1;
+}
+
+int filter_event_early(void *data, const struct perf_dlfilter_sample *sample,
+		       void *ctx)
+{
+	struct state *st = data;
+	if (!st)
+		return 1;
+	if (st->late)
+		return 0; /* perf's own filters first; work in filter_event */
+	return work(st, sample, ctx);
+}
+
+int filter_event(void *data, const struct perf_dlfilter_sample *sample,
+		 void *ctx)
+{
+	struct state *st = data;
+	if (!st)
+		return 1;
+	if (!st->late)
+		return 0; /* kept by filter_event_early: print it */
+	return work(st, sample, ctx);
+}
+
+int stop(void *data, void *ctx)
+{
+	struct state *st = data;
+	struct strace_dlf_stats s;
+	int rc;
+
+	(void)ctx;
+	if (!st)
+		return 0;
+	strace_dlf_finish(st->d);
+	strace_dlf_stats(st->d, &s);
+	if (st->stats)
+		fprintf(stderr,
+			PROG ": %llu samples, %llu events, %llu gaps, %llu "
+			     "checked, %llu unchecked, %llu threads, %llu "
+			     "DSOs, %llu symbols, %llu address and %llu block "
+			     "misses; %.1f ns per sample in the filter\n",
+			(unsigned long long)s.samples,
+			(unsigned long long)s.events,
+			(unsigned long long)s.gaps,
+			(unsigned long long)s.checked,
+			(unsigned long long)s.unchecked,
+			(unsigned long long)s.threads,
+			(unsigned long long)s.dsos,
+			(unsigned long long)s.symbols,
+			(unsigned long long)s.addr_misses,
+			(unsigned long long)s.block_misses,
+			s.samples ? (double)st->ns / (double)s.samples : 0.0);
+	else if (s.gaps)
+		fprintf(stderr,
+			PROG ": %llu discontinuities in perf's branches; "
+			     "marked as error events in the ring\n",
+			(unsigned long long)s.gaps);
+	rc = strace_dlf_free(st->d);
+	free(st);
+	if (rc < 0) {
+		fprintf(stderr, PROG ": finishing the ring: %s\n",
+			strace_strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
+const char *filter_description(const char **long_description)
+{
+	if (long_description)
+		*long_description =
+			"Turns perf's decoded branches (--itrace=b) into strace "
+			"events in a shared ring, read with ptrace-read.\n"
+			"--dlarg ring=PATH, mode=lossless|flight|archive, "
+			"capacity=N, all-branches, types=PATTERNS, print, late, "
+			"stats, no-check";
+	return "branches -> strace event ring";
+}

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/* pt_backend/live/vdso.c - see vdso.h. */
+#include "vdso.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "errors.h"
+
+int strace_live_access_error(const char *procfs_root, int err)
+{
+	char path[512];
+	FILE *f;
+	int scope = 0;
+
+	if (err == ESRCH || err == ENOENT)
+		return -STRACE_E_NOPID;
+	if (err != EPERM && err != EACCES)
+		return -err;
+	snprintf(path, sizeof(path), "%s/sys/kernel/yama/ptrace_scope",
+		 procfs_root ? procfs_root : "/proc");
+	f = fopen(path, "re");
+	if (f) {
+		if (fscanf(f, "%d", &scope) != 1)
+			scope = 0;
+		fclose(f);
+	}
+	return scope > 0 ? -STRACE_E_PTRACE_SCOPE : -STRACE_E_PERM;
+}
+
+int strace_vdso_read(const char *procfs_root, pid_t pid, uint64_t *start,
+		     void **buf, size_t *len)
+{
+	const char *proc = procfs_root ? procfs_root : "/proc";
+	char path[512], line[512];
+	uint64_t lo = 0, hi = 0;
+	int found = 0, fd, err;
+	FILE *f;
+	uint8_t *p;
+	ssize_t got;
+
+	snprintf(path, sizeof(path), "%s/%d/maps", proc, (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return strace_live_access_error(procfs_root, errno);
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, "[vdso]") &&
+		    sscanf(line, "%" SCNx64 "-%" SCNx64, &lo, &hi) == 2) {
+			found = 1;
+			break;
+		}
+	}
+	fclose(f);
+	if (!found || hi <= lo || hi - lo > (64u << 20))
+		return -ENOENT;
+	snprintf(path, sizeof(path), "%s/%d/mem", proc, (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return strace_live_access_error(procfs_root, errno);
+	p = malloc((size_t)(hi - lo));
+	if (!p) {
+		close(fd);
+		return -ENOMEM;
+	}
+	got = pread(fd, p, (size_t)(hi - lo), (off_t)lo);
+	err = errno;
+	close(fd);
+	if (got < 0) {
+		free(p);
+		return strace_live_access_error(procfs_root, err);
+	}
+	if ((uint64_t)got != hi - lo || memcmp(p, ELFMAG, SELFMAG) != 0) {
+		free(p);
+		return -STRACE_E_CORRUPT;
+	}
+	*start = lo;
+	*buf = p;
+	*len = (size_t)(hi - lo);
+	return 0;
+}

@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# tests/corpus/corpus.sh - build the test corpus and its PT traces, cached
+# under $O/corpus/ by a hash of their inputs.
+#
+#   corpus.sh list                 names of the corpus programs
+#   corpus.sh bin NAME             build NAME, print the program's path
+#   corpus.sh trace NAME VARIANT   trace NAME, print the trace directory
+#   corpus.sh bench                the benchmark trace, print its directory
+#   corpus.sh link                 trace the standard set and link each as
+#                                  $O/corpus/NAME[-VARIANT].{data,truth,sideband}
+#                                  (what `make tests` does for other tests)
+#
+# A trace directory holds trace.data (perf.data), trace.truth,
+# trace.sideband and trace.TID.pt (see docs/ptsynth.md). Variants:
+#   default    return compression, timing packets, PSB every 4096 bytes
+#   noretcomp  --no-retcomp
+#   notiming   --no-timing
+#   psb256     --psb-period 256
+#   overflow   --overflow 20000 --overflow-len 3000
+#   cyc        --cyc (CYC packets)     tsconly  --mtc-period 0 (no MTC)
+#   drop       --drop 3000:37          corrupt  --corrupt 2500
+# Cache keys: a program's key hashes its source, its build command and the
+# compiler's version; a trace's key hashes the program file, its arguments
+# and input files, the ptsynth binary and the options. Remove $O/corpus to
+# start afresh.
+set -euo pipefail
+O=${O:-build}
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top"
+src=tests/corpus
+out=$O/corpus
+PTSYNTH=${PTSYNTH:-$O/bin/ptsynth}
+mkdir -p "$out/bin" "$out/traces" "$out/input"
+
+NAMES="static staticpie dynpie recurse fptr tailcall longjmp exceptions signals threads plt ocaml ls sort gzip"
+
+hash() { sha256sum | cut -c1-16; }
+
+# The build command of each program (from sources in $src).
+build_cmd() {
+	case $1 in
+	static) echo "gcc -O1 -static -o @OUT@ $src/static.c" ;;
+	staticpie) echo "gcc -O1 -static-pie -fPIE -o @OUT@ $src/static.c" ;;
+	dynpie) echo "gcc -O1 -fPIE -pie -o @OUT@ $src/static.c" ;;
+	recurse) echo "gcc -O1 -fno-optimize-sibling-calls -o @OUT@ $src/recurse.c" ;;
+	fptr) echo "gcc -O1 -o @OUT@ $src/fptr.c" ;;
+	tailcall) echo "gcc -O2 -o @OUT@ $src/tailcall.c" ;;
+	longjmp) echo "gcc -O1 -o @OUT@ $src/longjmp.c" ;;
+	exceptions) echo "g++ -O1 -o @OUT@ $src/exceptions.cpp" ;;
+	signals) echo "gcc -O1 -o @OUT@ $src/signals.c" ;;
+	threads) echo "gcc -O1 -pthread -o @OUT@ $src/threads.c" ;;
+	plt) echo "gcc -O1 -fno-builtin -Wl,-z,lazy -o @OUT@ $src/plt.c" ;;
+	ocaml) echo "ocamlfind-less @OUT@ $src/exceptions.ml" ;;
+	*) return 1 ;;
+	esac
+}
+
+# Inputs of the Debian-binary entries, made deterministic here.
+make_inputs() {
+	local d=$out/input
+	if [ ! -e "$d/.done" ]; then
+		mkdir -p "$d/lsdir/sub"
+		for f in alpha beta gamma delta; do echo "$f" >"$d/lsdir/$f.txt"; done
+		awk 'BEGIN { s = 7; for (i = 0; i < 100; i++) { s = (s * 1103515245 + 12345) % 2147483648; printf "line %d %d\n", s % 1000, i } }' >"$d/sort.txt"
+		awk 'BEGIN { for (i = 0; i < 60; i++) printf "the quick brown fox %d jumps over the lazy dog %d\n", i, i * i }' >"$d/gzip.txt"
+		awk 'BEGIN { s = 11; for (i = 0; i < 5000; i++) { s = (s * 1103515245 + 12345) % 2147483648; printf "%d %s record-%d\n", s % 100000, (s % 3 ? "x" : "y"), i } }' >"$d/bench.txt"
+		touch "$d/.done"
+	fi
+}
+
+# bin NAME: print the path of the program to run (building it if needed)
+cmd_bin() {
+	local name=$1 cmd key f
+	case $name in
+	ls) echo /bin/ls; return ;;
+	sort) echo /usr/bin/sort; return ;;
+	gzip) echo /bin/gzip; return ;;
+	esac
+	cmd=$(build_cmd "$name") || { echo "corpus: unknown program $name" >&2; return 1; }
+	if [ "$name" = ocaml ]; then
+		key=$( { cat "$src/exceptions.ml"; echo "$cmd"; ocamlopt -version; } | hash)
+	else
+		key=$( { cat $(echo "$cmd" | grep -o "$src/[^ ]*"); echo "$cmd"; gcc --version | head -1; } | hash)
+	fi
+	f=$out/bin/$name-$key
+	if [ ! -x "$f" ]; then
+		if [ "$name" = ocaml ]; then
+			local w=$out/bin/ocaml-build-$key
+			rm -rf "$w"; mkdir -p "$w"
+			cp "$src/exceptions.ml" "$w/"
+			(cd "$w" && ocamlopt -o prog exceptions.ml) >&2
+			mv "$w/prog" "$f.tmp"; rm -rf "$w"
+		else
+			${cmd//@OUT@/$f.tmp} >&2
+		fi
+		mv "$f.tmp" "$f"
+	fi
+	echo "$f"
+}
+
+# Arguments and input files of each entry.
+prog_args() {
+	case $1 in
+	ls) echo "-1 -F $out/input/lsdir" ;;
+	sort) echo "-n $out/input/sort.txt" ;;
+	gzip) echo "-c -6 $out/input/gzip.txt" ;;
+	*) echo "" ;;
+	esac
+}
+
+variant_opts() {
+	case $1 in
+	default) echo "" ;;
+	noretcomp) echo "--no-retcomp" ;;
+	notiming) echo "--no-timing" ;;
+	psb256) echo "--psb-period 256" ;;
+	overflow) echo "--overflow 20000 --overflow-len 3000" ;;
+	cyc) echo "--cyc" ;;
+	tsconly) echo "--mtc-period 0" ;;
+	drop) echo "--drop 3000:37" ;;
+	corrupt) echo "--corrupt 2500" ;;
+	*) echo "corpus: unknown variant $1" >&2; return 1 ;;
+	esac
+}
+
+# trace NAME VARIANT [extra ptsynth options...]
+cmd_trace() {
+	local name=$1 variant=$2; shift 2
+	local prog args opts key dir
+	make_inputs
+	prog=$(cmd_bin "$name")
+	args=$(prog_args "$name")
+	opts="$(variant_opts "$variant") $*"
+	key=$( { sha256sum "$prog" "$PTSYNTH"; echo "$args|$opts"; [ -z "$args" ] || cat $out/input/*.txt; } | hash)
+	dir=$out/traces/$name-$variant-$key
+	if [ ! -e "$dir/done" ]; then
+		# older keys of this trace are stale: keep the cache small
+		for old in "$out/traces/$name-$variant-"*; do
+			[ -d "$old" ] && [ "$old" != "$dir" ] && rm -rf "$old"
+		done
+		rm -rf "$dir"; mkdir -p "$dir"
+		# shellcheck disable=SC2086
+		"$PTSYNTH" $opts -o "$dir/trace.data" --truth "$dir/trace.truth" \
+			-- "$prog" $args >"$dir/stdout" 2>"$dir/stderr" ||
+			{ cat "$dir/stderr" >&2; return 1; }
+		touch "$dir/done"
+	fi
+	echo "$dir"
+}
+
+# The standard set linked under $O/corpus: every program (default
+# variant) and a few variants.
+LINKED_EXTRA="static:notiming threads:noretcomp signals:psb256 exceptions:notiming"
+
+cmd_link() {
+	local jobs="" j p v d base
+	for p in $NAMES; do
+		[ "$p" = ocaml ] && ! command -v ocamlopt >/dev/null && continue
+		jobs="$jobs $p:default"
+	done
+	jobs="$jobs $LINKED_EXTRA"
+	# two at a time: QEMU and ptsynth are single-threaded
+	echo $jobs | tr ' ' '\n' | xargs -P 2 -I{} sh -c \
+		'p=${1%%:*}; v=${1#*:}; "$2" trace "$p" "$v" >/dev/null' sh {} "$0"
+	for j in $jobs; do
+		p=${j%%:*} v=${j#*:}
+		d=$(cmd_trace "$p" "$v")
+		base=$p; [ "$v" = default ] || base=$p-$v
+		for ext in data truth sideband; do
+			ln -sfn "${d#$out/}/trace.$ext" "$out/$base.$ext"
+		done
+	done
+}
+
+case ${1:-} in
+list) echo "$NAMES" ;;
+link) cmd_link ;;
+bin) cmd_bin "$2" ;;
+trace) shift; cmd_trace "$@" ;;
+bench)
+	make_inputs
+	# sort of 5000 lines: a real workload of about 25M instructions
+	key=$( { sha256sum /usr/bin/sort "$PTSYNTH" "$out/input/bench.txt"; } | hash)
+	mkdir -p "$O/bench"
+	dir=$O/bench/bench-$key
+	if [ ! -e "$dir/done" ]; then
+		for old in "$O"/bench/bench-*; do
+			[ -d "$old" ] && [ "$old" != "$dir" ] && rm -rf "$old"
+		done
+		rm -rf "$dir"; mkdir -p "$dir"
+		"$PTSYNTH" -o "$dir/trace.data" --truth "$dir/trace.truth" -- \
+			/usr/bin/sort -k2,2 -k1,1n "$out/input/bench.txt" >"$dir/stdout" 2>"$dir/stderr" ||
+			{ cat "$dir/stderr" >&2; exit 1; }
+		touch "$dir/done"
+	fi
+	for ext in data truth sideband; do
+		ln -sfn "$(basename "$dir")/trace.$ext" "$O/bench/bench.$ext"
+	done
+	echo "$dir"
+	;;
+*) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+esac
