@@ -128,7 +128,9 @@ Written by \`make bench\` (tests/bench/run.sh) on $when. Every figure below
 comes from this one run on this machine: best of $REPS runs each. Rates
 are wall-clock; "per CPU-second" divides by the CPU time the benchmark
 process got instead, which shows how much other work on the machine took
-away (load average at the start of the run: $load).
+away (load average at the start of the run: $load). The targets assume
+an otherwise idle machine; when the load average is above the number of
+cores, the per-CPU-second figures are the ones to compare.
 
 Machine: $cpu, $cores cores, $memtotal RAM, Linux $kernel (a VM).
 Memory bandwidth measured in the same run: **$(GB memcpy_bytes 2) memcpy**
