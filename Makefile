@@ -5,7 +5,7 @@
 #   make SAN=address,undefined   sanitizers, into build/san/
 #   make check           install test dependencies if needed, build, run tests
 #   make bench           benchmarks; figures go to docs/performance.md
-#   make demo            generate events into a ring and read them back
+#   make demo            trace a bundled program (ptsynth), decode, read back
 #   make install PREFIX=/usr/local DESTDIR=
 #   make format          clang-format the sources
 #   V=1                  show the commands
@@ -102,11 +102,11 @@ check: deps-test
 tests: $(BINS) $(LIBS) $(TEST_BINS) $(TEST_TOOLS)
 
 bench: deps-test
-	@$(MAKE) --no-print-directory build $(BENCH_BINS)
+	@$(MAKE) --no-print-directory build $(BENCH_BINS) bench-trace
 	@O=$(O) tests/bench/run.sh
 
-demo: deps-build
-	@$(MAKE) --no-print-directory build
+demo: deps-test
+	@$(MAKE) --no-print-directory build $(O)/bin/ptsynth
 	@O=$(O) scripts/demo.sh
 
 install: build

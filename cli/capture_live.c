@@ -395,6 +395,8 @@ int capture_live_run(struct capture_live_opts *o, pid_t pid, char **argv,
 	rc = strace_live_open(&o->lo, &l, detail, sizeof(detail));
 	if (rc < 0)
 		return capture_live_error(err, rc, pid, detail, o->lo.procfs_root);
+	if (o->opened)
+		o->opened(o->opened_arg, l);
 	if (o->control) {
 		ctl = open_control(o->control, &ack);
 		if (ctl < 0) {

@@ -26,6 +26,10 @@ struct capture_live_opts {
 	const char *control;        /* --control FIFO or fifo:CTL[,ACK] */
 	double duration;            /* --duration SECONDS; 0: until the end */
 	int quiet;
+	/* Called once the session is open (before any data), e.g. to read
+	 * its time conversion; NULL: not called. */
+	void (*opened)(void *arg, struct strace_live *l);
+	void *opened_arg;
 };
 
 /* Zero-terminated; vals CAPTURE_LIVE_OPT_BASE + n. -w is 'w' (short). */

@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/capture_live.h"
+#include "pt_backend/live_decode.h"
 #include "pt_backend/offline.h"
 #include "pt_backend/perf_read.h"
 #include "strace/decoder.h"
@@ -57,8 +59,10 @@ static void usage(FILE *f)
 		"      --vdso FILE       vDSO image for [vdso] mappings\n"
 		"  -q, --quiet           no progress bar and no summary\n"
 		"  -h, --help            this text\n"
-		"\n"
-		"Exit status: 0 ok, 1 decoding failed, 2 usage error or no Intel PT.\n");
+		"\n");
+	capture_live_usage(f);
+	fprintf(f, "\nExit status: 0 ok, 1 decoding failed, 2 usage error, no "
+		   "Intel PT, or no permission to trace.\n");
 }
 
 static void die_usage(const char *fmt, ...)
@@ -119,10 +123,25 @@ static void on_progress(void *arg, uint64_t done, uint64_t total)
 	ui->shown = 1;
 }
 
-static int pt_available(void)
+struct live_ctx {
+	struct strace_live_decoder *ld;
+	struct strace_ring *ring;
+	int print_path;
+};
+
+/* The session is open: say where the events go, give the decoder its time
+ * conversion. */
+static void live_opened(void *arg, struct strace_live *l)
 {
-	struct stat st;
-	return stat("/sys/bus/event_source/devices/intel_pt", &st) == 0;
+	struct live_ctx *lc = arg;
+	if (lc->print_path) {
+		printf("%s\n", strace_ring_path(lc->ring));
+		fflush(stdout);
+	}
+	struct strace_time_conv tc;
+	memset(&tc, 0, sizeof(tc));
+	int ok = strace_live_time_conv(l, &tc) == 0;
+	strace_live_decoder_set_time(lc->ld, &tc, ok && tc.cap_user_time_zero);
 }
 
 int main(int argc, char **argv)
@@ -136,7 +155,7 @@ int main(int argc, char **argv)
 	uint64_t capacity = 0;
 	enum { O_MODE = 256, O_CAP, O_DEC, O_ALL, O_TYPES, O_TID, O_VDSO,
 	       O_WAIT };
-	static const struct option lopts[] = {
+	static const struct option own_opts[] = {
 		{"input", required_argument, NULL, 'i'},
 		{"output", required_argument, NULL, 'o'},
 		{"pid", required_argument, NULL, 'p'},
@@ -151,12 +170,31 @@ int main(int argc, char **argv)
 		{"wait-readers", required_argument, NULL, O_WAIT},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
 	};
+	/* Our options, then the live capture's. */
+	size_t nown = sizeof(own_opts) / sizeof(own_opts[0]), nlive = 0;
+	while (capture_live_longopts[nlive].name)
+		nlive++;
+	struct option *lopts = calloc(nown + nlive + 1, sizeof(*lopts));
+	if (!lopts)
+		return 1;
+	memcpy(lopts, own_opts, sizeof(own_opts));
+	memcpy(lopts + nown, capture_live_longopts, nlive * sizeof(*lopts));
+	struct capture_live_opts live_opts;
+	capture_live_init(&live_opts);
 	int c;
 	char *end;
 
-	while ((c = getopt_long(argc, argv, "+i:o:p:j:qh", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+i:o:p:j:qhw:", lopts, NULL)) !=
+	       -1) {
+		if (c >= CAPTURE_LIVE_OPT_BASE || c == 'w') {
+			if (capture_live_option(&live_opts, c, optarg,
+						stderr) < 0) {
+				fprintf(stderr, "Try '" PROG " --help'.\n");
+				return 2;
+			}
+			continue;
+		}
 		switch (c) {
 		case 'i':
 			input = optarg;
@@ -245,23 +283,6 @@ int main(int argc, char **argv)
 	if (input && live)
 		die_usage("%s", "-i decodes a recording: it does not go with "
 				"-p or a command");
-	if (live && !pt_available()) {
-		fprintf(stderr,
-			PROG ": Intel PT is not available on this machine (no "
-			     "intel_pt PMU under /sys/bus/event_source/devices; "
-			     "most virtual machines do not expose it).\n"
-			     "Record on a machine with Intel PT:\n"
-			     "  perf record --per-thread -e intel_pt//u -o "
-			     "perf.data -- CMD\n"
-			     "then decode it here:\n"
-			     "  " PROG " -i perf.data\n");
-		return 2;
-	}
-	if (live) {
-		fprintf(stderr, PROG ": live capture is not built into this "
-				     "version yet; record with perf and use -i\n");
-		return 2;
-	}
 
 	struct strace_typeset types;
 	if (types_arg) {
@@ -290,11 +311,55 @@ int main(int argc, char **argv)
 				: "");
 		return 1;
 	}
-	if (!output)
+	/* Say where the events go (live: once the session could open). */
+	if (!output && !live)
 		printf("%s\n", strace_ring_path(ring));
 	fflush(stdout);
 	if (wait_readers)
 		strace_ring_wait_readers(ring, wait_readers, -1);
+
+	if (live) {
+		struct live_ctx lc;
+		struct strace_live_cb cb;
+		struct strace_live_decoder_stats ds;
+		rc = strace_live_decoder_new(ring, flags,
+					     types_arg ? &types : NULL, &lc.ld);
+		if (rc < 0) {
+			fprintf(stderr, PROG ": %s: %s\n", strace_ring_path(ring),
+				strace_strerror(rc));
+			strace_ring_close(ring);
+			return 1;
+		}
+		strace_live_decoder_callbacks(lc.ld, &cb);
+		live_opts.quiet = quiet;
+		live_opts.opened = live_opened;
+		live_opts.opened_arg = &lc;
+		lc.ring = ring;
+		lc.print_path = !output;
+		int status = capture_live_run(&live_opts, (pid_t)pid,
+					      pid ? NULL : argv + optind, &cb,
+					      NULL, stderr);
+		rc = strace_live_decoder_finish(lc.ld, &ds);
+		if (status && !ds.events)
+			unlink(strace_ring_path(ring)); /* nothing in it */
+		if (rc < 0)
+			fprintf(stderr, PROG ": decoding into %s: %s\n",
+				strace_ring_path(ring), strace_strerror(rc));
+		else if (!quiet && status == 0)
+			fprintf(stderr,
+				PROG ": decoded %llu threads, %.1f MB of PT: "
+				     "%llu events, %llu decode errors, %llu "
+				     "overflows, %llu losses\n",
+				(unsigned long long)ds.threads,
+				(double)ds.pt_bytes / 1e6,
+				(unsigned long long)ds.events,
+				(unsigned long long)ds.errors,
+				(unsigned long long)ds.overflows,
+				(unsigned long long)ds.lost);
+		strace_ring_close(ring);
+		free(lopts);
+		return status ? status : (rc < 0 ? 1 : 0);
+	}
 
 	struct ui ui = {isatty(2), quiet, 0, now_s(), 0};
 	struct strace_offline_opts oo = {
@@ -329,6 +394,8 @@ int main(int argc, char **argv)
 				"again whole",
 				(long long)fst.st_size);
 		fprintf(stderr, "\n");
+		/* Leave no half-written ring behind. */
+		unlink(strace_ring_path(ring));
 		strace_ring_close(ring);
 		return 1;
 	}

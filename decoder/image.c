@@ -64,6 +64,7 @@ struct strace_image {
 	uint64_t generation;
 	int plt_style;
 	int no_debuginfo;
+	int no_demangle;
 };
 
 /* Generations are unique across images, so a per-thread cache of the last
@@ -90,6 +91,9 @@ int strace_image_new(const struct strace_image_opts *opts,
 	if (opts && opts->size >= offsetof(struct strace_image_opts,
 					   no_debuginfo) + sizeof(int))
 		img->no_debuginfo = opts->no_debuginfo;
+	if (opts && opts->size >= offsetof(struct strace_image_opts,
+					   no_demangle) + sizeof(int))
+		img->no_demangle = opts->no_demangle;
 	img->generation = new_generation();
 	elf_version(EV_CURRENT);
 	*out = img;
@@ -464,7 +468,7 @@ static long pool_add(struct object *o, const char *s);
  */
 static int read_symtab(struct object *o, Elf *elf, size_t shstrndx,
 		       Elf_Scn *symscn, struct symvec *sv, Elf *rt,
-		       int copy_names, int perf61)
+		       int copy_names, int perf61, int no_demangle)
 {
 	GElf_Shdr symshdr;
 	Elf_Data *data;
@@ -522,10 +526,12 @@ static int read_symtab(struct object *o, Elf *elf, size_t shstrndx,
 		if (!name || !*name)
 			continue;
 		/* perf stores names demangled (C++, OCaml) */
-		{
+		if (!no_demangle) {
 			const char *d = strace_demangle(name, dbuf, sizeof(dbuf));
 			copy = copy_names || d != name;
 			name = d;
+		} else {
+			copy = copy_names;
 		}
 		/* file offset, as perf keeps user symbols */
 		uint64_t off;
@@ -818,8 +824,11 @@ static int add_plt_syms(struct strace_image *img, struct object *o, Elf *elf,
 				}
 				if (nm && *nm)
 					snprintf(buf, sizeof(buf), "%s@plt",
-						 strace_demangle(nm, dbuf,
-								 sizeof(dbuf)));
+						 img->no_demangle
+							 ? nm
+							 : strace_demangle(
+								   nm, dbuf,
+								   sizeof(dbuf)));
 				else
 					snprintf(buf, sizeof(buf),
 						 "offset_%#llx@plt",
@@ -847,6 +856,10 @@ static int add_plt_syms(struct strace_image *img, struct object *o, Elf *elf,
 	relscn = section_by_name(elf, shstrndx, ".rela.plt", &relsh, NULL);
 	if (!relscn || relsh.sh_type != SHT_RELA || !relsh.sh_link ||
 	    !relsh.sh_entsize)
+		return 0;
+	/* perf 6.1 names PLT entries only through .dynsym; a static
+	 * executable's IRELATIVE .plt (linked to .symtab) is 6.2's */
+	if (!modern && (!dynsym_idx || relsh.sh_link != dynsym_idx))
 		return 0;
 	if (relsh.sh_link != dynsym_idx && relsh.sh_link != symtab_idx)
 		return 0;
@@ -899,7 +912,9 @@ static int add_plt_syms(struct strace_image *img, struct object *o, Elf *elf,
 			nm = "";
 		if (*nm || !modern) {
 			snprintf(buf, sizeof(buf), "%s@plt",
-				 strace_demangle(nm, dbuf, sizeof(dbuf)));
+				 img->no_demangle
+					 ? nm
+					 : strace_demangle(nm, dbuf, sizeof(dbuf)));
 		} else {
 			const char *ifn = NULL;
 			uint64_t ioff;
@@ -988,7 +1003,8 @@ static void load_symbols(struct strace_image *img, struct object *o)
 		struct debugfile d = {0};
 		if (debug_find(o->path, elf, shstrndx, &d)) {
 			int rc = read_symtab(o, d.elf, d.shstrndx, d.symtab,
-					     &sv, elf, 1, perf61);
+					     &sv, elf, 1, perf61,
+					     img->no_demangle);
 			debug_close(&d);
 			if (rc < 0)
 				goto fail;
@@ -999,7 +1015,8 @@ static void load_symbols(struct strace_image *img, struct object *o)
 		}
 	}
 	if (symtab) {
-		if (read_symtab(o, elf, shstrndx, symtab, &sv, elf, 0, perf61) <
+		if (read_symtab(o, elf, shstrndx, symtab, &sv, elf, 0, perf61,
+				img->no_demangle) <
 		    0)
 			goto fail;
 		n_symtab = sv.n;
@@ -1007,7 +1024,8 @@ static void load_symbols(struct strace_image *img, struct object *o)
 	/* perf 6.1 loads .dynsym too, in a second pass after .symtab's
 	 * fix-ups (their order decides which alias survives) */
 	if (dynsym && (perf61 || !symtab))
-		if (read_symtab(o, elf, shstrndx, dynsym, &sv, elf, 0, perf61) <
+		if (read_symtab(o, elf, shstrndx, dynsym, &sv, elf, 0, perf61,
+				img->no_demangle) <
 		    0)
 			goto fail;
 	n_elf = sv.n;

@@ -28,7 +28,38 @@ struct ref {
 	int begin_reason;
 	int have_ip;
 	uint64_t last_ip;
+	/* times: direct branches found between two resolved branches keep
+	 * the earlier one's time, as in the fast walker and perf */
+	uint64_t adv_time;
+	int in_adv, have_adv;
+	/* the return addresses of calls, as the hardware's compression
+	 * stack holds them: the target of a return libipt reports without
+	 * its successor (before an overflow, an error, the end) */
+	uint64_t rs[64];
+	unsigned rs_top, rs_n;
+	uint64_t end_at; /* where the last resolved branch went */
+	const uint8_t *buf;
+	uint64_t ev_tsc; /* the time of the event being handled */
+	int ev_has_tsc;
 };
+
+static void rs_push(struct ref *r, uint64_t a)
+{
+	r->rs_top = (r->rs_top + 1) % 64;
+	r->rs[r->rs_top] = a;
+	if (r->rs_n < 64)
+		r->rs_n++;
+}
+
+static int rs_pop(struct ref *r, uint64_t *a)
+{
+	if (!r->rs_n)
+		return -1;
+	*a = r->rs[r->rs_top];
+	r->rs_top = (r->rs_top + 63) % 64;
+	r->rs_n--;
+	return 0;
+}
 
 static int read_mem(uint8_t *buffer, size_t size, const struct pt_asid *asid,
 		    uint64_t ip, void *ctx)
@@ -53,7 +84,15 @@ static void emit(struct ref *r, unsigned type, unsigned flags, uint64_t a,
 	ev.type = (uint16_t)type;
 	ev.flags = (uint16_t)flags;
 	ev.tid = r->o->tid;
-	if (r->o->has_time && pt_blk_time(r->dec, &tsc, &lm, &lc) >= 0) {
+	if (r->in_adv && r->have_adv) {
+		ev.time = r->adv_time;
+	} else if (r->ev_has_tsc && r->o->has_time) {
+		/* an event from libipt carries the time it happened at */
+		ev.time = strace_tsc_to_perf_time(&r->o->time, r->ev_tsc);
+		if (ev.time < r->last_time)
+			ev.time = r->last_time;
+		r->last_time = ev.time;
+	} else if (r->o->has_time && pt_blk_time(r->dec, &tsc, &lm, &lc) >= 0) {
 		ev.time = strace_tsc_to_perf_time(&r->o->time, tsc);
 		if (ev.time < r->last_time)
 			ev.time = r->last_time;
@@ -95,20 +134,44 @@ static void jump(struct ref *r, uint64_t from, uint64_t to, unsigned flags)
 		emit(r, STRACE_EV_JUMP, flags | STRACE_F_INTRA, from, to);
 }
 
+static void mark_time(struct ref *r)
+{
+	uint64_t tsc;
+	uint32_t lm, lc;
+
+	if (r->o->has_time && pt_blk_time(r->dec, &tsc, &lm, &lc) >= 0) {
+		uint64_t t = strace_tsc_to_perf_time(&r->o->time, tsc);
+		r->adv_time = t < r->last_time ? r->last_time : t;
+		r->have_adv = 1;
+	}
+}
+
 /* The previous block ended in a branch; ip is where the flow went. */
 static void resolve(struct ref *r, uint64_t ip)
 {
 	int cls = r->pend - 1;
+	uint64_t dummy;
 
 	if (!r->pend)
 		return;
 	r->pend = 0;
+	r->end_at = ip;
+	/* a direct call or jump that happens to end a libipt block needs
+	 * no packet: it keeps the previous resolved branch's time */
+	if (cls == ptic_call || cls == ptic_jump) {
+		const struct strace_block *b =
+			strace_bcache_get(r->cache, r->img, r->pend_ip);
+		if (b->kind == STRACE_BK_CALL || b->kind == STRACE_BK_JMP)
+			r->in_adv = 1;
+	}
 	switch (cls) {
 	case ptic_call:
 		emit(r, STRACE_EV_CALL, 0, r->pend_ip, ip);
+		rs_push(r, r->pend_next);
 		break;
 	case ptic_return:
 		emit(r, STRACE_EV_RETURN, 0, r->pend_ip, ip);
+		rs_pop(r, &dummy);
 		break;
 	case ptic_jump:
 		jump(r, r->pend_ip, ip, 0);
@@ -126,6 +189,26 @@ static void resolve(struct ref *r, uint64_t ip)
 		break;
 	default:
 		break;
+	}
+	if (r->in_adv) {
+		r->in_adv = 0;
+		return; /* no packet: the time mark stays */
+	}
+	mark_time(r);
+}
+
+/* A return libipt ended a block with, but whose successor it never gave
+ * (an overflow, an error or the end came first): it took the address on
+ * top of the stack, as a compressed return does. */
+static void resolve_pending_return(struct ref *r)
+{
+	uint64_t to;
+
+	if (r->pend - 1 == ptic_return && !rs_pop(r, &to)) {
+		r->pend = 0;
+		emit(r, STRACE_EV_RETURN, 0, r->pend_ip, to);
+		r->last_ip = to;
+		r->end_at = to;
 	}
 }
 
@@ -149,11 +232,16 @@ static void follow_direct(struct ref *r, const struct pt_block *blk)
 		term = b->start + b->len - b->term_len;
 		switch (b->kind) {
 		case STRACE_BK_CALL:
+			r->in_adv = 1;
 			emit(r, STRACE_EV_CALL, 0, term, b->target);
+			r->in_adv = 0;
+			rs_push(r, b->start + b->len);
 			ip = b->target;
 			break;
 		case STRACE_BK_JMP:
+			r->in_adv = 1;
 			jump(r, term, b->target, 0);
+			r->in_adv = 0;
 			ip = b->target;
 			break;
 		case STRACE_BK_NONE:
@@ -175,11 +263,28 @@ static void begin(struct ref *r, uint64_t ip)
 	}
 	r->begin_reason = STRACE_REASON_ENABLE;
 	r->have_ip = 1;
+	r->end_at = ip;
+	mark_time(r);
 }
+
+static void handle_event_timed(struct ref *r, const struct pt_event *ev,
+			       uint64_t *offp);
 
 static int handle_event(struct ref *r, const struct pt_event *ev)
 {
 	uint64_t off = 0;
+
+	r->ev_has_tsc = ev->has_tsc;
+	r->ev_tsc = ev->tsc;
+	handle_event_timed(r, ev, &off);
+	r->ev_has_tsc = 0;
+	return 0;
+}
+
+static void handle_event_timed(struct ref *r, const struct pt_event *ev,
+			       uint64_t *offp)
+{
+	uint64_t off = *offp;
 
 	switch (ev->type) {
 	case ptev_enabled:
@@ -213,8 +318,19 @@ static int handle_event(struct ref *r, const struct pt_event *ev)
 		     ev->variant.async_branch.from, ev->variant.async_branch.to);
 		break;
 	case ptev_overflow:
+		resolve_pending_return(r);
 		r->pend = 0;
+		r->rs_n = 0;
 		pt_blk_get_offset(r->dec, &off);
+		/* libipt is past the packets that follow the OVF: report
+		 * the OVF packet's own offset, as the fast walker does */
+		for (uint64_t k = off >= 2 ? off - 2 : 0, n = 0; n < 64 && k;
+		     k--, n++) {
+			if (r->buf[k] == 0x02 && r->buf[k + 1] == 0xf3) {
+				off = k;
+				break;
+			}
+		}
 		r->st->overflows++;
 		if (!ev->ip_suppressed) {
 			emit(r, STRACE_EV_OVERFLOW, 0, ev->variant.overflow.ip,
@@ -228,7 +344,6 @@ static int handle_event(struct ref *r, const struct pt_event *ev)
 	default:
 		break;
 	}
-	return 0;
 }
 
 long strace_walker_decode_ref(struct strace_image *img,
@@ -236,8 +351,15 @@ long strace_walker_decode_ref(struct strace_image *img,
 			      struct strace_bcache *cache, const uint8_t *buf,
 			      size_t len, struct strace_walk_stats *st)
 {
-	struct ref r = {img, o, cache, NULL, st, 0, 0, 0, 0, 0, 0, 0,
-			STRACE_REASON_START, 0, 0};
+	struct ref r;
+
+	memset(&r, 0, sizeof(r));
+	r.img = img;
+	r.o = o;
+	r.cache = cache;
+	r.st = st;
+	r.buf = buf;
+	r.begin_reason = STRACE_REASON_START;
 	struct pt_config cfg;
 	struct pt_image *pimg;
 	int status, synced = 0;
@@ -290,11 +412,15 @@ long strace_walker_decode_ref(struct strace_image *img,
 				uint64_t off = 0;
 				pt_blk_get_offset(r.dec, &off);
 				/* the block decoded before the error */
+				/* the block decoded before the error: its start
+				 * resolves the previous branch; its direct
+				 * branches are not vouched for by a packet (the
+				 * fast walker does not walk them either) */
 				if (blk.ninsn) {
 					resolve(&r, blk.ip);
-					follow_direct(&r, &blk);
 					r.last_ip = blk.end_ip;
 				}
+				resolve_pending_return(&r);
 				emit(&r, STRACE_EV_ERROR, STRACE_DE_BADPKT,
 				     r.last_ip, off);
 				st->errors++;
@@ -309,7 +435,11 @@ long strace_walker_decode_ref(struct strace_image *img,
 			if (!r.have_ip)
 				begin(&r, blk.ip);
 			resolve(&r, blk.ip);
-			follow_direct(&r, &blk);
+			/* the last block (no trace after it): its direct
+			 * branches are not vouched for by any packet, and the
+			 * fast walker does not walk them either */
+			if (!(status >= 0 && (status & pts_eos)))
+				follow_direct(&r, &blk);
 			st->insns += blk.ninsn;
 			r.last_ip = blk.end_ip;
 			if (blk.iclass != ptic_other &&
@@ -334,9 +464,11 @@ long strace_walker_decode_ref(struct strace_image *img,
 		if (status == -pte_eos || (status >= 0 && (status & pts_eos)))
 			break;
 	}
-	if (!r.sink_err && r.have_ip)
-		emit(&r, STRACE_EV_TRACE_END, 0, r.pend ? r.pend_ip : r.last_ip,
+	if (!r.sink_err && r.have_ip) {
+		resolve_pending_return(&r);
+		emit(&r, STRACE_EV_TRACE_END, 0, r.end_at,
 		     STRACE_REASON_END);
+	}
 	st->bytes += len;
 	pt_blk_free_decoder(r.dec);
 	if (r.sink_err)

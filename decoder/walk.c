@@ -39,7 +39,16 @@ enum park {
 	PARK_AT,       /* standing at a block that needs a packet */
 };
 
+struct seg_state;
+struct evvec;
+
 struct strace_walker {
+	/* streaming (strace_walker_decode_stream): the segment walker, its
+	 * events, and what the sequential decode knows between pieces */
+	struct strace_walker *stream;
+	struct evvec *stream_ev;
+	struct seg_state *stream_S;
+	int stream_first;
 	struct strace_image *img;
 	struct strace_bcache *cache;
 	int own_cache;
@@ -1421,7 +1430,110 @@ void strace_walker_free(struct strace_walker *w)
 		return;
 	if (w->own_cache)
 		strace_bcache_free(w->cache);
+	strace_walker_free(w->stream);
+	if (w->stream_ev)
+		free(w->stream_ev->v);
+	free(w->stream_ev);
+	free(w->stream_S);
 	free(w);
+}
+
+/* Whether the PSB+ at off is complete in buf (its PSBEND is there). */
+static int psb_complete(const uint8_t *buf, size_t len, size_t off)
+{
+	struct pt_config cfg;
+	struct pt_packet_decoder *d;
+	struct pt_packet p;
+	int done = 0;
+
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)(uintptr_t)buf;
+	cfg.end = (uint8_t *)(uintptr_t)buf + len;
+	d = pt_pkt_alloc_decoder(&cfg);
+	if (!d)
+		return 0;
+	if (pt_pkt_sync_set(d, off) >= 0)
+		for (int k = 0; k < 64 && !done; k++) {
+			if (pt_pkt_next(d, &p, sizeof(p)) < 0)
+				break;
+			done = p.type == ppt_psbend;
+		}
+	pt_pkt_free_decoder(d);
+	return done;
+}
+
+/*
+ * Streaming is the parallel decode done one segment at a time: each piece
+ * up to its last complete PSB+ is a segment that walks on to that PSB+'s
+ * FUP, and merge() joins it to what came before exactly as the parallel
+ * decode joins its segments.
+ */
+long strace_walker_decode_stream(struct strace_walker *w, const uint8_t *buf,
+				 size_t len, int final, size_t *used)
+{
+	struct seg_job j;
+	long first = w->events;
+	int err;
+
+	*used = 0;
+	if (w->o.flags & STRACE_WALK_REFERENCE) {
+		/* libipt's block decoder has no segments: all at the end. */
+		if (!final)
+			return 0;
+		*used = len;
+		return strace_walker_decode(w, buf, len);
+	}
+	if (!w->stream) {
+		struct strace_walk_opts o = w->o;
+		o.emit = vec_push;
+		o.writer = NULL;
+		o.cache = w->cache;
+		w->stream_ev = calloc(1, sizeof(*w->stream_ev));
+		w->stream_S = calloc(1, sizeof(*w->stream_S));
+		if (!w->stream_ev || !w->stream_S ||
+		    strace_walker_new(w->img, &o, &w->stream) < 0)
+			return -ENOMEM;
+		w->stream_S->begin_reason = STRACE_REASON_START;
+		w->stream_first = 1;
+	}
+	memset(&j, 0, sizeof(j));
+	j.end = len;
+	j.last = final;
+	if (!final) {
+		uint64_t offs[256];
+		size_t n = strace_pt_split(buf, len, 0, offs, 256);
+		j.end = 0;
+		while (n-- > 0)
+			if (offs[n] > 0 && psb_complete(buf, len, offs[n])) {
+				j.end = (size_t)offs[n];
+				break;
+			}
+		if (!j.end)
+			return 0; /* no complete PSB+ after the start yet */
+		j.has_next_fup = psb_fup(buf, len, j.end, &j.next_fup,
+					 &j.fup_at);
+	}
+	j.ev = *w->stream_ev;
+	j.ev.n = 0;
+	j.ev.err = 0;
+	run_job(w->stream, buf, len, &j);
+	*w->stream_ev = j.ev; /* keep the vector's storage */
+	if (!j.ret && j.ev.err)
+		j.ret = j.ev.err;
+	if (j.ret < 0 && j.ret != -STRACE_DE_NOSYNC)
+		return j.ret;
+	err = merge(w, &j, w->stream_first, w->stream_S);
+	if (err)
+		return err;
+	w->stream_first = 0;
+	if (final) {
+		/* The next piece starts a new stream. */
+		memset(w->stream_S, 0, sizeof(*w->stream_S));
+		w->stream_S->begin_reason = STRACE_REASON_START;
+		w->stream_first = 1;
+	}
+	*used = j.end;
+	return w->events - first;
 }
 
 void strace_walker_stats(const struct strace_walker *w,

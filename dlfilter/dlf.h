@@ -50,7 +50,7 @@ struct strace_dlf_opts {
  * Returns 0, or -EINVAL with a message in err (errlen bytes).
  */
 int strace_dlf_parse_args(struct strace_dlf_opts *opts, int argc,
-			  char **argv, char *err, size_t errlen);
+			  const char *const *argv, char *err, size_t errlen);
 
 /* What perf knows about one address. */
 struct strace_dlf_loc {
@@ -100,6 +100,8 @@ struct strace_dlf_stats {
 	uint64_t unchecked; /* could not be checked (no code, too far) */
 	uint64_t addr_misses;  /* addresses resolved through perf */
 	uint64_t block_misses; /* blocks decoded with Capstone */
+	uint64_t memo_hits;    /* samples served by the memo of branches */
+	uint64_t renames;      /* threads renamed (exec): caches forgotten */
 	uint64_t threads, symbols, dsos;
 };
 

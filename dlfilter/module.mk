@@ -21,3 +21,15 @@ $(O)/lib/libstrace_dlf.so: $(call objs,dlfilter/dlfilter.c) \
 		$(O)/lib/libstrace.a $(DECODER_LIBS)
 
 LIBS += $(O)/lib/libstrace_dlfcore.a $(O)/lib/libstrace_dlf.so
+
+# Unit tests of the logic, with a fake perf (tests/unit/test_dlf*.c).
+DLF_TESTS := $(patsubst tests/unit/%.c,$(O)/tests/%,$(wildcard tests/unit/test_dlf*.c))
+
+$(DLF_TESTS): $(O)/tests/%: $(O)/obj/tests/unit/%.o $(O)/lib/libstrace_dlfcore.a \
+		$(O)/lib/libstrace_decoder.a $(O)/lib/libstrace.a
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(O)/lib/libstrace_dlfcore.a \
+		$(O)/lib/libstrace_decoder.a $(O)/lib/libstrace.a $(DECODER_LIBS)
+
+TEST_BINS += $(DLF_TESTS)

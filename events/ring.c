@@ -277,8 +277,10 @@ int strace_ring_create(const char *path, const struct strace_ring_opts *opts,
 		size_t n = opts->size < sizeof(o) ? opts->size : sizeof(o);
 		memcpy(&o, opts, n);
 	}
-	if (!o.capacity)
-		o.capacity = STRACE_RING_DEFAULT_CAPACITY;
+	if (!o.capacity) /* an archive grows: start small */
+		o.capacity = o.mode == STRACE_RING_ARCHIVE
+				     ? 4096
+				     : STRACE_RING_DEFAULT_CAPACITY;
 	if (!o.strings_size)
 		o.strings_size = STRACE_RING_DEFAULT_STRINGS;
 	if (!is_pow2(o.capacity) || o.capacity < RING_MIN_CAPACITY ||

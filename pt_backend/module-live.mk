@@ -43,3 +43,15 @@ $(O)/tests/test_live_cli: $(O)/obj/tests/unit/test_live_cli.o \
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PTLIVE_LDLIBS)
+
+# live_replay: a recorded perf.data through the whole live path (fake
+# kernel) into a -w perf.data; tests/live/e2e-live-replay.sh decodes both.
+tests_live_CFLAGS += -I.
+$(O)/tests/live_replay: $(O)/obj/tests/live/replay.o $(O)/lib/libptlive.a \
+		$(O)/lib/libptbackend.a $(O)/lib/libstrace_decoder.a \
+		$(O)/lib/libstrace.a
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PTLIVE_LDLIBS) $(DECODER_LIBS)
+
+TEST_TOOLS += $(O)/tests/live_replay

@@ -11,6 +11,7 @@
 
 #include "offline.h"
 #include "perf_read.h"
+#include "sink.h"
 
 struct mapping {
 	uint32_t pid;
@@ -21,6 +22,15 @@ struct mapping {
 struct thread {
 	uint32_t tid, pid;
 	const char *comm; /* inside the perf.data mapping, or NULL */
+};
+
+/* A name definition (DSO, PROCESS, THREAD), in the order of the records
+ * that made it, as the live decoder emits them too. */
+struct def {
+	uint16_t type;
+	uint32_t tid;
+	uint64_t a, key, aux;
+	const char *name; /* inside the perf.data mapping */
 };
 
 struct fork_rec {
@@ -69,14 +79,6 @@ static int vec_grow(void **v, size_t *cap, size_t n, size_t esz)
 		 -ENOMEM :                                                     \
 		 ((vec).v[(vec).n++] = (val), 0))
 
-/* The symbols already defined in the ring: an open-addressing set of start
- * addresses, shared by the jobs (misses only, under the mutex). */
-struct symset {
-	pthread_mutex_t lock;
-	uint64_t *keys; /* 0 = empty; a symbol at 0 is stored as 1 */
-	size_t cap, n;
-};
-
 struct ctx {
 	const struct strace_offline_opts *o;
 	struct strace_perf perf;
@@ -85,7 +87,8 @@ struct ctx {
 	VEC(struct fork_rec) forks;
 	VEC(struct queue) queues;
 	VEC(struct lost_rec) losts;
-	struct symset syms;
+	VEC(struct def) defs;
+	struct strace_symset syms;
 	_Atomic size_t next_queue;
 	_Atomic uint64_t done_bytes;
 	uint64_t total_bytes;
@@ -93,46 +96,6 @@ struct ctx {
 	struct strace_offline_stats st;
 	int err;
 };
-
-static uint64_t hash64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	return x;
-}
-
-/* Returns 1 if key was newly added, 0 if present, -ENOMEM. Caller locks. */
-static int symset_add(struct symset *s, uint64_t key)
-{
-	key = key ? key : 1;
-	if ((s->n + 1) * 2 > s->cap) {
-		size_t nc = s->cap ? s->cap * 2 : 1024;
-		uint64_t *nk = calloc(nc, sizeof(*nk));
-		if (!nk)
-			return -ENOMEM;
-		for (size_t i = 0; i < s->cap; i++) {
-			if (!s->keys[i])
-				continue;
-			size_t j = hash64(s->keys[i]) & (nc - 1);
-			while (nk[j])
-				j = (j + 1) & (nc - 1);
-			nk[j] = s->keys[i];
-		}
-		free(s->keys);
-		s->keys = nk;
-		s->cap = nc;
-	}
-	size_t j = hash64(key) & (s->cap - 1);
-	while (s->keys[j]) {
-		if (s->keys[j] == key)
-			return 0;
-		j = (j + 1) & (s->cap - 1);
-	}
-	s->keys[j] = key;
-	s->n++;
-	return 1;
-}
 
 static void warnf(struct ctx *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -207,7 +170,9 @@ static int scan(struct ctx *c, uint64_t *err_off)
 				break;
 			struct mapping m = {m1->pid, m1->addr, m1->len,
 					    m1->pgoff, path};
-			if (VEC_PUSH(c->maps, m))
+			struct def d = {STRACE_EV_DSO, m1->pid, m1->addr,
+					m1->addr, m1->len, path};
+			if (VEC_PUSH(c->maps, m) || VEC_PUSH(c->defs, d))
 				return -ENOMEM;
 			break;
 		}
@@ -217,7 +182,11 @@ static int scan(struct ctx *c, uint64_t *err_off)
 				cm->comm, blen - sizeof(*cm));
 			if (!name)
 				return -STRACE_PE_RECORD;
-			if (note_thread(c, cm->pid, cm->tid, name))
+			struct def d = {cm->pid == cm->tid ? STRACE_EV_PROCESS
+							   : STRACE_EV_THREAD,
+					cm->tid, cm->pid, cm->tid, cm->pid, name};
+			if (note_thread(c, cm->pid, cm->tid, name) ||
+			    VEC_PUSH(c->defs, d))
 				return -ENOMEM;
 			break;
 		}
@@ -340,90 +309,6 @@ static int add_maps(struct ctx *c, struct strace_image *img, uint32_t pid,
 	return 0;
 }
 
-/* --- the event sink: type filter and symbol definitions ----------------- */
-
-#define SYMCACHE 4096
-
-struct sink {
-	struct ctx *c;
-	struct strace_writer *w;
-	struct strace_image *img;
-	uint64_t events;
-	int err;
-	uint64_t cache[SYMCACHE]; /* addresses already handled */
-};
-
-static uint8_t addr_fields[STRACE_EV_MAX]; /* bit 0: a, bit 1: b */
-
-static void init_addr_fields(void)
-{
-	for (unsigned t = 0; t < STRACE_EV_MAX; t++) {
-		const struct strace_event_info *in = strace_event_info(t);
-		if (!in)
-			continue;
-		addr_fields[t] = (uint8_t)((in->a_kind == STRACE_FK_ADDR) |
-					   (in->b_kind == STRACE_FK_ADDR) << 1);
-	}
-}
-
-static int put(struct sink *s, const struct strace_event *ev)
-{
-	struct strace_event *e = strace_writer_slot(s->w);
-	if (!e)
-		return ((struct strace_wbuf *)(void *)s->w)->err;
-	*e = *ev;
-	s->events++;
-	return 0;
-}
-
-/* Make sure the symbol holding addr is defined before it is used. */
-static int define_symbol(struct sink *s, const struct strace_event *ev,
-			 uint64_t addr)
-{
-	size_t slot = (size_t)(hash64(addr) & (SYMCACHE - 1));
-	struct strace_symbol sym;
-	int rc;
-
-	if (s->cache[slot] == addr || !addr)
-		return 0;
-	s->cache[slot] = addr;
-	if (strace_image_symbol(s->img, addr, &sym) < 0)
-		return 0;
-	struct symset *set = &s->c->syms;
-	pthread_mutex_lock(&set->lock);
-	rc = symset_add(set, sym.start);
-	pthread_mutex_unlock(&set->lock);
-	if (rc <= 0)
-		return rc;
-	uint64_t off;
-	rc = strace_ring_add_string(s->c->o->ring, STRACE_EV_SYMBOL, sym.start,
-				    sym.size, sym.name, strlen(sym.name), &off);
-	if (rc < 0)
-		return rc;
-	struct strace_event d = {STRACE_EV_SYMBOL, 0, ev->tid, ev->time,
-				 sym.start, off};
-	return put(s, &d);
-}
-
-static int sink_emit(void *arg, const struct strace_event *ev)
-{
-	struct sink *s = arg;
-	const struct strace_typeset *types = s->c->o->types;
-	int rc;
-
-	if (types && !strace_typeset_has(types, ev->type))
-		return 0;
-	if (ev->type < STRACE_EV_MAX && addr_fields[ev->type]) {
-		if ((addr_fields[ev->type] & 1) &&
-		    (rc = define_symbol(s, ev, ev->a)) < 0)
-			return rc;
-		if ((addr_fields[ev->type] & 2) &&
-		    (rc = define_symbol(s, ev, ev->b)) < 0)
-			return rc;
-	}
-	return put(s, ev);
-}
-
 /* --- decoding jobs ------------------------------------------------------ */
 
 static int cmp_abuf(const void *a, const void *b)
@@ -438,7 +323,7 @@ static uint32_t queue_pid(struct ctx *c, const struct queue *q)
 	return t ? t->pid : q->tid;
 }
 
-static int emit_losts(struct ctx *c, struct sink *s, uint32_t tid)
+static int emit_losts(struct ctx *c, struct strace_sink *s, uint32_t tid)
 {
 	for (size_t i = 0; i < c->losts.n; i++) {
 		const struct lost_rec *l = &c->losts.v[i];
@@ -446,7 +331,7 @@ static int emit_losts(struct ctx *c, struct sink *s, uint32_t tid)
 			continue;
 		struct strace_event e = {STRACE_EV_LOST, l->flags, tid, l->time,
 					 l->count, 0};
-		int rc = sink_emit(s, &e);
+		int rc = strace_sink_emit(s, &e);
 		if (rc < 0)
 			return rc;
 	}
@@ -459,7 +344,7 @@ static int decode_queue(struct ctx *c, struct queue *q)
 	struct strace_walk_stats ws;
 	struct strace_image *img = NULL;
 	struct strace_walker *walker = NULL;
-	struct sink *s;
+	struct strace_sink *s;
 	uint8_t *joined = NULL;
 	uint64_t missing = 0;
 	int rc;
@@ -467,7 +352,9 @@ static int decode_queue(struct ctx *c, struct queue *q)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->c = c;
+	s->ring = o->ring;
+	s->types = o->types;
+	s->syms = &c->syms;
 	rc = strace_writer_open(o->ring, &s->w);
 	if (rc < 0)
 		goto out;
@@ -484,7 +371,7 @@ static int decode_queue(struct ctx *c, struct queue *q)
 	wo.tid = q->tid;
 	wo.time = c->perf.time;
 	wo.has_time = c->perf.has_time;
-	wo.emit = sink_emit;
+	wo.emit = strace_sink_emit;
 	wo.emit_arg = s;
 	rc = strace_walker_new(img, &wo, &walker);
 	if (rc < 0)
@@ -536,7 +423,7 @@ static int decode_queue(struct ctx *c, struct queue *q)
 			pthread_mutex_lock(&c->stats_lock);
 			c->st.lost++;
 			pthread_mutex_unlock(&c->stats_lock);
-			rc = sink_emit(s, &e);
+			rc = strace_sink_emit(s, &e);
 			if (rc < 0)
 				goto out;
 		}
@@ -600,7 +487,8 @@ static void *job_main(void *arg)
 	}
 }
 
-/* DSO, PROCESS and THREAD definitions, before any flow event. */
+/* DSO, PROCESS and THREAD definitions, before any flow event, in the
+ * order of the records that made them. */
 static int define_names(struct ctx *c)
 {
 	struct strace_ring *ring = c->o->ring;
@@ -609,30 +497,15 @@ static int define_names(struct ctx *c)
 	int rc = strace_writer_open(ring, &w);
 	if (rc < 0)
 		return rc;
-	for (size_t i = 0; i < c->maps.n && rc >= 0; i++) {
-		const struct mapping *m = &c->maps.v[i];
-		rc = strace_ring_add_string(ring, STRACE_EV_DSO, m->start,
-					    m->len, m->path, strlen(m->path),
-					    &off);
-		if (rc >= 0)
-			rc = strace_writer_emit(w, STRACE_EV_DSO, 0, m->pid, 0,
-						m->start, off);
-	}
-	for (size_t i = 0; i < c->threads.n && rc >= 0; i++) {
-		const struct thread *t = &c->threads.v[i];
-		const char *name = t->comm ? t->comm : "";
-		int proc = t->tid == t->pid;
-		if (c->o->tid && t->tid != c->o->tid)
+	for (size_t i = 0; i < c->defs.n && rc >= 0; i++) {
+		const struct def *d = &c->defs.v[i];
+		if (c->o->tid && d->type != STRACE_EV_DSO && d->tid != c->o->tid)
 			continue;
-		rc = strace_ring_add_string(ring,
-					    proc ? STRACE_EV_PROCESS
-						 : STRACE_EV_THREAD,
-					    t->tid, t->pid, name, strlen(name),
-					    &off);
+		rc = strace_ring_add_string(ring, d->type, d->key, d->aux,
+					    d->name, strlen(d->name), &off);
 		if (rc >= 0)
-			rc = strace_writer_emit(
-				w, proc ? STRACE_EV_PROCESS : STRACE_EV_THREAD,
-				0, t->tid, 0, t->pid, off);
+			rc = strace_writer_emit(w, d->type, 0, d->tid, 0, d->a,
+						off);
 	}
 	/* Losses that belong to no thread (a cut-off record). */
 	for (size_t i = 0; i < c->losts.n && rc >= 0; i++)
@@ -657,9 +530,8 @@ int strace_offline_decode(const struct strace_offline_opts *o,
 	if (!c)
 		return -ENOMEM;
 	c->o = o;
-	pthread_mutex_init(&c->syms.lock, NULL);
+	strace_symset_init(&c->syms);
 	pthread_mutex_init(&c->stats_lock, NULL);
-	init_addr_fields();
 
 	rc = strace_perf_open(o->perf_path, &c->perf, err_off);
 	if (rc < 0)
@@ -698,10 +570,10 @@ out:
 	free(c->threads.v);
 	free(c->forks.v);
 	free(c->losts.v);
-	free(c->syms.keys);
+	free(c->defs.v);
 	strace_perf_close(&c->perf);
 out_free:
-	pthread_mutex_destroy(&c->syms.lock);
+	strace_symset_fini(&c->syms);
 	pthread_mutex_destroy(&c->stats_lock);
 	free(c);
 	return rc;

@@ -84,6 +84,10 @@ struct strace_image_opts {
 	 * /usr/lib/debug), $HOME/.debug/.build-id/xx/rest/debug,
 	 * /usr/lib/debug/.build-id/xx/rest.debug (build-ids must match). */
 	int no_debuginfo;
+	/* Keep names as in the ELF file. By default they are demangled as
+	 * perf prints them (C++ without parameters, OCaml), which is what
+	 * `perf script` shows unless given --no-demangle. */
+	int no_demangle;
 };
 
 /* strace_image_new() - an empty image. opts may be NULL.
@@ -355,6 +359,22 @@ long strace_walker_decode(struct strace_walker *w, const uint8_t *buf,
 long strace_walker_decode_parallel(struct strace_walker *w,
 				   const uint8_t *buf, size_t len,
 				   unsigned nthreads, size_t seg_bytes);
+
+/*
+ * strace_walker_decode_stream() - decode one stream that arrives in pieces
+ * (a live capture). buf holds the bytes not used yet: from the stream's
+ * start at the first call, from where *used left off later (append the new
+ * bytes). Unless final, it decodes up to the last PSB whose PSB+ is
+ * complete in buf, and nothing while there is none after buf's start (call
+ * again with more bytes); with final, all of buf, and the next call starts
+ * a new stream. The events are the ones a single strace_walker_decode() of
+ * the whole stream gives. The reference
+ * decoder decodes only at final. Do not mix with strace_walker_decode() on
+ * one walker. *used: bytes of buf consumed.
+ * Returns the number of events, or an error like strace_walker_decode().
+ */
+long strace_walker_decode_stream(struct strace_walker *w, const uint8_t *buf,
+				 size_t len, int final, size_t *used);
 
 struct strace_walk_stats {
 	uint64_t bytes;     /* PT bytes decoded */

@@ -72,7 +72,8 @@ enum strace_ring_mode {
 
 struct strace_ring_opts {
 	size_t size;           /* sizeof(struct strace_ring_opts) */
-	uint64_t capacity;     /* events, power of two; 0: default */
+	uint64_t capacity;     /* events, power of two; 0: default (archive:
+				* 4096, it grows) */
 	uint64_t strings_size; /* bytes for the string table; 0: default */
 	int mode;              /* enum strace_ring_mode */
 	int no_populate;       /* do not fault the pages in at creation */

@@ -281,6 +281,10 @@ int strace_aux_consume(struct strace_auxring *a, strace_aux_cb cb, void *arg)
 
 	if (head - tail > a->size) /* also catches head < tail */
 		return -STRACE_E_CORRUPT;
+	if (a->align > 1 && head - tail >= a->align)
+		head -= (head - tail) & (a->align - 1);
+	else if (a->align > 1)
+		head = tail; /* less than one unit: wait for more */
 	while (tail != head) {
 		uint64_t off = tail & mask;
 		size_t len = (size_t)(head - tail);

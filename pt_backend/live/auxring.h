@@ -113,6 +113,15 @@ struct strace_auxring {
 	int overwrite;                     /* snapshot mode */
 	int wrapped;                       /* snapshot: sticky, see below */
 	uint64_t consumed;                 /* full trace: bytes delivered */
+	/*
+	 * Full trace: consume only up to a multiple of align (a power of
+	 * two; 0 or 1: no rounding). live.c uses 8 so that a perf.data's
+	 * AUXTRACE chunks end on 8-byte stream positions: the zero padding
+	 * perf.data puts after a chunk's bytes then never falls inside a
+	 * packet split between two chunks (perf's decoder would read it as
+	 * PAD bytes and lose sync). Set it to 1 for the final drain.
+	 */
+	unsigned align;
 };
 
 int strace_aux_init(struct strace_auxring *a,

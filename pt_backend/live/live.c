@@ -14,6 +14,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,6 +35,10 @@ struct lthread {
 	int need_enable; /* a TRUNCATED record disabled the event */
 	int gone;        /* EXIT seen or POLLHUP */
 	uint64_t snap_off; /* snapshot mode: stream offset of the next chunk */
+	/* -w, full trace: PT bytes not yet written, from stream offset woff */
+	uint8_t *wbuf;
+	size_t wlen, wcap;
+	uint64_t woff;
 };
 
 struct strace_live {
@@ -276,13 +281,14 @@ static int w_info(struct strace_live *l, struct lthread *t)
 		n += fpad;
 	}
 	{
-		/* time_cycles, time_mask, cap_user_time_short (perf >= 5.10) */
-		uint64_t tail[3] = {tc.time_cycles,
-				    tc.cap_user_time_short ? tc.time_mask : ~0ULL,
-				    (uint64_t)tc.cap_user_time_short};
+		/*
+		 * cap_event_trace (perf >= 5.19); time_cycles, time_mask and
+		 * cap_user_time_short go in TIME_CONV below.
+		 */
+		uint64_t event_trace = 0;
 
-		memcpy(buf + n, tail, sizeof(tail));
-		n += sizeof(tail);
+		memcpy(buf + n, &event_trace, 8);
+		n += 8;
 	}
 	h.size = (uint16_t)n;
 	memcpy(buf, &h, 8);
@@ -380,6 +386,12 @@ static int w_close(struct strace_live *l)
 
 	if (!l->w)
 		return 0;
+	{
+		/* perf record ends its rounds with FINISHED_ROUND */
+		struct pfmt_event_header fr = {PFMT_RECORD_FINISHED_ROUND, 0, 8};
+
+		strace_perfw_record(l->w, &fr, sizeof(fr));
+	}
 	/* ids were stored in pairs: pt, track */
 	pt_ids = malloc((l->nids / 2 + 1) * 8);
 	tr_ids = malloc((l->nids / 2 + 1) * 8);
@@ -404,7 +416,17 @@ static int w_close(struct strace_live *l)
 		l->w = NULL;
 		return err;
 	}
-	strace_perfw_feature_string(l->w, PFMT_FEAT_ARCH, "x86_64");
+	{
+		/* perf script dereferences hostname and os release */
+		struct utsname u;
+
+		if (uname(&u) < 0)
+			memset(&u, 0, sizeof(u));
+		strace_perfw_feature_string(l->w, PFMT_FEAT_HOSTNAME, u.nodename);
+		strace_perfw_feature_string(l->w, PFMT_FEAT_OSRELEASE, u.release);
+		strace_perfw_feature_string(l->w, PFMT_FEAT_ARCH,
+					    u.machine[0] ? u.machine : "x86_64");
+	}
 	strace_perfw_feature_string(l->w, PFMT_FEAT_VERSION, "6.1");
 	{
 		uint8_t buf[2 * (8 + 64) + 4];
@@ -436,10 +458,94 @@ static int w_close(struct strace_live *l)
 
 #define SYS(l, fn, ...) ((l)->sys->fn((l)->sys->arg, __VA_ARGS__))
 
+/* Write len bytes of t's staged PT as one AUXTRACE record. */
+static int w_aux(struct strace_live *l, struct lthread *t, uint64_t off,
+		 const void *p, size_t len)
+{
+	struct pfmt_auxtrace a;
+
+	memset(&a, 0, sizeof(a));
+	a.offset = off;
+	a.reference = __builtin_ia32_rdtsc(); /* as perf record: TSC at read */
+	a.idx = (uint32_t)t->idx;
+	a.tid = (uint32_t)t->tid;
+	a.cpu = UINT32_MAX;
+	return strace_perfw_auxtrace(l->w, &a, p, len);
+}
+
+/* Start of the last PSB (02 82 x 8) in p[1..len), or 0 if none. */
+static size_t last_psb(const uint8_t *p, size_t len)
+{
+	static const uint8_t psb[16] = {2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82,
+					2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82};
+
+	for (size_t i = len >= 16 ? len - 16 : 0; i > 0; i--)
+		if (p[i] == 2 && !memcmp(p + i, psb, 16))
+			return i;
+	return 0;
+}
+
+/*
+ * -w keeps PT bytes per thread and writes them in AUXTRACE records that
+ * start at a PSB: no packet is then split between two records (perf 6.1's
+ * decoder loses sync at such a split: tests/live/e2e-live-replay.sh).
+ * all: write everything staged (thread end, stop).
+ */
+static int w_stage_flush(struct strace_live *l, struct lthread *t, int all)
+{
+	size_t cut;
+	int err;
+
+	if (!l->w || !t->wlen)
+		return 0;
+	cut = all ? t->wlen : last_psb(t->wbuf, t->wlen);
+	/* no PSB in a large buffer (PSBs off?): write it anyway */
+	if (!cut && t->wlen >= (4u << 20))
+		cut = t->wlen;
+	if (!cut)
+		return 0;
+	err = w_aux(l, t, t->woff, t->wbuf, cut);
+	memmove(t->wbuf, t->wbuf + cut, t->wlen - cut);
+	t->wlen -= cut;
+	t->woff += cut;
+	return err;
+}
+
+static int w_stage(struct strace_live *l, struct lthread *t, uint64_t off,
+		   const void *p, size_t len)
+{
+	if (t->wlen && t->woff + t->wlen != off) {
+		/* a gap (truncation): what is staged ends here */
+		int err = w_stage_flush(l, t, 1);
+
+		if (err)
+			return err;
+	}
+	if (!t->wlen)
+		t->woff = off;
+	if (t->wlen + len > t->wcap) {
+		size_t nc = t->wcap ? t->wcap : 65536;
+		uint8_t *nb;
+
+		while (nc < t->wlen + len)
+			nc *= 2;
+		nb = realloc(t->wbuf, nc);
+		if (!nb)
+			return -ENOMEM;
+		t->wbuf = nb;
+		t->wcap = nc;
+	}
+	memcpy(t->wbuf + t->wlen, p, len);
+	t->wlen += len;
+	return t->wlen >= 65536 ? w_stage_flush(l, t, 0) : 0;
+}
+
 static void thread_free(struct strace_live *l, struct lthread *t)
 {
 	if (!t)
 		return;
+	w_stage_flush(l, t, 1);
+	free(t->wbuf);
 	strace_dring_fini(&t->dr);
 	if (t->aux)
 		SYS(l, unmap, t->aux, t->aux_len);
@@ -532,6 +638,7 @@ static int thread_open(struct strace_live *l, pid_t tid, int enable,
 				      l->o.snapshot);
 	if (err)
 		goto fail;
+	t->ar.align = 8; /* see auxring.h */
 	if (enable) {
 		SYS(l, ioctl, t->fd_track, PERF_EVENT_IOC_ENABLE, 0);
 		SYS(l, ioctl, t->fd_pt, PERF_EVENT_IOC_ENABLE, 0);
@@ -657,14 +764,9 @@ static int deliver_aux(struct drain_ctx *c, uint64_t off, const void *p,
 
 	l->st.aux_bytes += len;
 	if (l->w) {
-		struct pfmt_auxtrace a;
-
-		memset(&a, 0, sizeof(a));
-		a.offset = off;
-		a.idx = (uint32_t)c->t->idx;
-		a.tid = (uint32_t)c->t->tid;
-		a.cpu = UINT32_MAX;
-		err = strace_perfw_auxtrace(l->w, &a, p, len);
+		/* snapshots are written as they are; full trace is staged */
+		err = l->o.snapshot ? w_aux(l, c->t, off, p, len)
+				    : w_stage(l, c->t, off, p, len);
 		if (err)
 			return err;
 	}
@@ -689,10 +791,22 @@ static int drain_thread(struct strace_live *l, struct lthread *t,
 	 * before it publishes aux_head, so every record for the bytes we are
 	 * about to deliver is in the ring by then (records before bytes).
 	 */
-	(void)__atomic_load_n(&t->ar.page->aux_head, __ATOMIC_ACQUIRE);
+	uint64_t ahead = __atomic_load_n(&t->ar.page->aux_head, __ATOMIC_ACQUIRE);
+	uint64_t dpend = strace_dring_pending(&t->dr);
+
 	err = strace_dring_consume(&t->dr, on_record, &c);
-	if (err >= 0 && !l->o.snapshot)
+	if (err >= 0 && !l->o.snapshot) {
+		/*
+		 * A full AUX area means the kernel truncated and disabled the
+		 * event; a nearly full data ring means its AUX record (and
+		 * the LOST record that would tell us) may be gone: enable
+		 * again in both cases, else tracing could stop for good.
+		 */
+		if (ahead - t->ar.page->aux_tail >= t->ar.size ||
+		    dpend + 512 >= t->dr.size)
+			t->need_enable = 1;
 		err = strace_aux_consume(&t->ar, on_aux, &c);
+	}
 	if (err >= 0 && t->need_enable) {
 		/* The kernel disabled the event when the AUX area filled. */
 		t->need_enable = 0;
@@ -908,17 +1022,33 @@ int strace_live_stop_requested(const struct strace_live *l)
 	return l->want_stop != 0;
 }
 
-static void reap_gone(struct strace_live *l)
+/* Retire exited threads once their last sideband and PT bytes are out. */
+static int reap_gone(struct strace_live *l, const struct strace_live_cb *cb)
 {
 	size_t j = 0;
+	int err = 0;
 
 	for (size_t i = 0; i < l->nth; i++) {
-		if (l->th[i]->gone && !strace_dring_pending(&l->th[i]->dr))
-			thread_free(l, l->th[i]);
+		struct lthread *t = l->th[i];
+
+		if (t->gone) {
+			int e;
+
+			t->ar.align = 1; /* nothing more will come */
+			e = drain_thread(l, t, cb);
+			if (e < 0 && !err)
+				err = e;
+		}
+		if (t->gone && !strace_dring_pending(&t->dr) &&
+		    (l->o.snapshot ||
+		     __atomic_load_n(&t->ar.page->aux_head, __ATOMIC_ACQUIRE) ==
+			     t->ar.page->aux_tail))
+			thread_free(l, t);
 		else
-			l->th[j++] = l->th[i];
+			l->th[j++] = t;
 	}
 	l->nth = j;
+	return err;
 }
 
 int strace_live_poll(struct strace_live *l, int timeout_ms,
@@ -964,7 +1094,12 @@ int strace_live_poll(struct strace_live *l, int timeout_ms,
 		if (e < 0 && !err)
 			err = e;
 	}
-	reap_gone(l);
+	{
+		int e = reap_gone(l, cb);
+
+		if (e < 0 && !err)
+			err = e;
+	}
 	return err < 0 ? err : (int)l->nth;
 }
 
@@ -983,6 +1118,7 @@ int strace_live_stop(struct strace_live *l, const struct strace_live_cb *cb)
 	}
 	for (size_t i = 0; i < l->nth; i++) {
 		l->th[i]->need_enable = 0;
+		l->th[i]->ar.align = 1; /* the last bytes too */
 		e = l->o.snapshot ? 0 : drain_thread(l, l->th[i], cb);
 		if (e < 0 && !err)
 			err = e;

@@ -85,7 +85,7 @@ struct strace_live_opts {
 	size_t aux_bytes;        /* power of two; 0: perf's default */
 	size_t data_bytes;       /* power of two; 0: perf's default */
 	size_t snapshot_bytes;   /* bytes per snapshot; 0: the AUX size */
-	int sideband_time;       /* PERF_SAMPLE_TIME on sideband (perf: no) */
+	int sideband_time;       /* PERF_SAMPLE_TIME|CPU on sideband (perf: no) */
 	int context_switch;      /* PERF_RECORD_SWITCH records (perf: no) */
 	int no_stacks;           /* skip the libunwind pass at attach */
 	const char *write_path;  /* -w: also write a perf.data here */

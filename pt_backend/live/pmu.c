@@ -423,8 +423,9 @@ void strace_pmu_attrs(const struct strace_pmu *pmu,
 {
 	uint64_t st = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_IDENTIFIER;
 
+	/* perf's timed decoding wants the cpu of every record too */
 	if (o->sideband_time)
-		st |= PERF_SAMPLE_TIME;
+		st |= PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
 
 	memset(pt, 0, sizeof(*pt));
 	pt->type = pmu->type;

@@ -95,7 +95,7 @@ struct strace_pmu_attr_opts {
 	int snapshot;          /* AUX area in overwrite mode */
 	int enable_on_exec;    /* a command started by us, traced from exec */
 	size_t aux_bytes;      /* AUX area size (for aux_watermark) */
-	int sideband_time;     /* add PERF_SAMPLE_TIME (perf --per-thread: no) */
+	int sideband_time;     /* add PERF_SAMPLE_TIME|CPU (perf --per-thread: no) */
 	int context_switch;    /* also PERF_RECORD_SWITCH (perf: no) */
 };
 

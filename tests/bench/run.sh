@@ -202,5 +202,14 @@ echo "while its reader is scheduled out.")
     build/bench/bench_ring pipe 100000000
     build/bench/bench_baseline pipe 20000000
 EOF
+# The decoder (issue 4) and the dlfilter (issue 5), in the same run.
+{
+	echo
+	tests/bench/decoder.sh
+	echo
+	echo "## The dlfilter: \`perf script --dlfilter libstrace_dlf.so\` (issue 5)"
+	echo
+	tests/bench/dlfilter.sh 2>&1 >/dev/null | sed -n '/^|/,$p'
+} >>"$OUT"
 echo "bench: wrote $OUT" >&2
 grep -E '^\| (PIPE|PRODUCE|CONSUME|CAST|JSON|TEXT) ' "$OUT" | cut -d'|' -f2,4,5,8 >&2

@@ -8,6 +8,7 @@
 #              times never go backwards and stay within one timing-packet
 #              period of perf's (traces with timing packets)
 #   reference: libipt's block decoder gives the same events as the fast path
+#              (and as perf), times aside
 #   all:       with --all-branches every taken branch of the truth is there
 set -u
 O=${O:-build}
@@ -23,15 +24,18 @@ fail() { echo "FAIL: capture-corpus/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' 
 corpus=$top/tests/corpus/corpus.sh
 names=$(O=$O "$corpus" list)
 
-# The flow fields of our JSON lines, for fast/reference comparison: the
-# TIME_EXACT and INDIRECT flags say how the decoder learnt a value, not
-# what happened, so they are left out.
+# The fields of our JSON lines for the fast/reference comparison. Left
+# out: the TIME_EXACT and INDIRECT flags (how the decoder learnt a value,
+# not what happened) and the time: the reference takes times from libipt,
+# which runs up to one timing packet ahead after an indirect branch (the
+# fast path's times are checked against perf's above).
 flow() {
 	python3 -c '
 import json, sys
 for line in open(sys.argv[1]):
     e = json.loads(line)
     e.pop("seq", None)
+    e.pop("time", None)
     f = e.pop("flags", 0) & ~0x18
     if f:
         e["flags"] = f
@@ -49,7 +53,7 @@ for trace in $(for n in $names; do for v in default noretcomp overflow; do echo 
 	timing=--times
 	grep -q '^# options.*timing 0' "$truth" 2>/dev/null && timing=
 
-	perf script -i "$data" --itrace=b --no-demangle --ns \
+	perf script -i "$data" --itrace=b --ns \
 		-F tid,time,flags,ip,sym,dso,addr >"$work/$name.perf" 2>"$work/$name.perf.err"
 	for dec in fast reference; do
 		ring=$work/$name.$dec.srb
@@ -58,12 +62,15 @@ for trace in $(for n in $names; do for v in default noretcomp overflow; do echo 
 			continue
 		fi
 		"$bin/ptrace-read" -f jsonl "$ring" >"$work/$name.$dec.jsonl"
-		if python3 "$top/tests/e2e/cmpperf.py" "$work/$name.perf" \
-			"$work/$name.$dec.jsonl" $timing >"$work/out"; then
-			pass "$name/$dec-vs-perf"
-		else
-			fail "$name/$dec-vs-perf" "$(head -20 "$work/out")"
-		fi
+		t=$timing
+		[ $dec = reference ] && t=
+		python3 "$top/tests/e2e/cmpperf.py" "$work/$name.perf" \
+			"$work/$name.$dec.jsonl" $t >"$work/out"
+		case $? in
+		0) pass "$name/$dec-vs-perf" ;;
+		2) echo "SKIP: capture-corpus/$name/$dec-vs-perf (known difference, all else equal: $(grep -m1 'leaves \[unknown\]' "$work/out"))" ;;
+		*) fail "$name/$dec-vs-perf" "$(head -20 "$work/out")" ;;
+		esac
 	done
 	if [ -f "$work/$name.fast.jsonl" ] && [ -f "$work/$name.reference.jsonl" ]; then
 		if diff <(flow "$work/$name.fast.jsonl") <(flow "$work/$name.reference.jsonl") >"$work/diff"; then

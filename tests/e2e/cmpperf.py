@@ -20,10 +20,19 @@ returns, jumps between symbols, syscalls and the returns from them) as
 (kind, from, to, from symbol, to symbol), per thread, in order. With
 --all-branches every taken branch counts (ours: every jump).
 Prints a verdict line and, on a difference, where the sequences part.
-Exit 0 when equal.
+Exit 0 when equal, 2 when equal but for the known naming difference
+(perf 6.1 leaves libm's .plt.got entry [unknown], we say _init), 1 else.
 """
 import json
 import sys
+
+
+def is_hex(w):
+    try:
+        int(w, 16)
+        return True
+    except ValueError:
+        return False
 
 
 def perf_events(path, all_branches, times):
@@ -33,23 +42,37 @@ def perf_events(path, all_branches, times):
     after_syscall = {}
     with open(path) as f:
         for line in f:
-            t = line.split()
-            if len(t) >= 8 and t[-4] == "=>" and t[-1].startswith("("):
-                # with the dso field: ip sym (dso) => addr sym (dso)
-                to_dso, from_dso = t[-1], t[-5]
-                t = t[:-5] + t[-4:-1]
-            else:
-                to_dso = from_dso = ""
-            if len(t) < 6 or t[-3] != "=>":
+            # "TID [TIME:] FLAGS IP SYM [(DSO)] => ADDR SYM [(DSO)]": names
+            # may hold spaces (demangled C++), so split at " => " and at
+            # the addresses, not at every blank.
+            if " => " not in line:
                 continue
-            tid = int(t[0])
-            to_sym, to, from_sym, frm = t[-1], int(t[-2], 16), t[-4], int(t[-5], 16)
-            rest = t[1:-5]
+            left, right = line.rstrip("\n").split(" => ", 1)
+            to_dso = from_dso = ""
+            if right.endswith(")") and " (" in right:
+                right, to_dso = right.rsplit(" (", 1)
+            if left.endswith(")") and " (" in left:
+                left, from_dso = left.rsplit(" (", 1)
+            r = right.split(None, 1)
+            to, to_sym = int(r[0], 16), (r[1] if len(r) > 1 else "[unknown]")
+            head = left.split()
+            # the ip is the first hex word after the flags; the symbol
+            # (possibly with blanks) follows it
+            i = 1
             time = None
-            if rest and rest[0].endswith(":"):
-                sec, ns = rest[0][:-1].split(".")
+            if i < len(head) and head[i].endswith(":"):
+                sec, ns = head[i][:-1].split(".")
                 time = int(sec) * 1000000000 + int(ns.ljust(9, "0"))
-                rest = rest[1:]
+                i += 1
+            j = i
+            while j < len(head) and not is_hex(head[j]):
+                j += 1
+            if j >= len(head):
+                continue
+            tid = int(head[0])
+            rest = head[i:j]
+            frm = int(head[j], 16)
+            from_sym = " ".join(head[j + 1:]) or "[unknown]"
             flags = " ".join(rest)
             times.setdefault(tid, []).append(time)
             seq = out.setdefault(tid, [])
@@ -132,7 +155,7 @@ def main():
     times = {}
     perf = perf_events(args[0], all_branches, times)
     ours = our_events(args[1])
-    ok = True
+    ok, known = True, False
     for tid in sorted(set(perf) | set(ours)):
         pt, ot = perf.get(tid, []), ours.get(tid, [])
         p = [e[:5] for e in pt]
@@ -142,6 +165,20 @@ def main():
             if with_times and not check_times(tid, pt, ot, times.get(tid, [])):
                 ok = False
             continue
+        # The one naming difference we know of and cannot mend: perf 6.1's
+        # symbol tree leaves libm's .plt.got entry unnamed ([unknown])
+        # where our replay of it says _init (docs/decoder.md). Every other
+        # field must still be equal; exit 2 reports it as known.
+        if len(p) == len(o):
+            diff = [(a, b) for a, b in zip(p, o) if a != b]
+            if diff and all(a[:3] == b[:3] and all(
+                    x == y or (x == "[unknown]" and y == "_init")
+                    for x, y in zip(a[3:5], b[3:5])) for a, b in diff):
+                print("thread %d: %d events equal but for %d names that perf "
+                      "leaves [unknown] and we call _init, e.g. %s"
+                      % (tid, len(p), len(diff), show(diff[0][1])))
+                known = True
+                continue
         ok = False
         i = 0
         while i < min(len(p), len(o)) and p[i] == o[i]:
@@ -153,7 +190,7 @@ def main():
             b = show(o[k]) if k < len(o) else "-"
             print("  %s %6d perf: %s\n         ours: %s"
                   % ("*" if a != b else " ", k, a, b))
-    return 0 if ok else 1
+    return (2 if known else 0) if ok else 1
 
 
 if __name__ == "__main__":

@@ -4,9 +4,9 @@
 # we have: the two rings must hold the same events (tests/e2e/dlfcmp.py
 # says what "the same" means, check by check).
 #
-# Traces: the corpus (tests/corpus/corpus.sh trace NAME default, plus the
-# overflow variant of one program) when it is there; otherwise traces that
-# ptsynth makes here of a few system programs, under $O/dlfilter/.
+# Traces: every trace of the corpus that `make tests` links as
+# $O/corpus/*.data (tests/corpus/corpus.sh); without it, traces that ptsynth
+# makes here of a few system programs, under $O/dlfilter/.
 # Env: O (build dir), DLF_TRACES (space-separated perf.data files to use
 # instead).
 set -u
@@ -27,6 +27,20 @@ if ! command -v perf >/dev/null || ! command -v python3 >/dev/null; then
 	exit 0
 fi
 
+# A sanitizer build of the filter needs its runtime loaded into perf first;
+# perf's own leaks are not ours to report.
+preload=
+if ldd "$lib" 2>/dev/null | grep -q libasan; then
+	preload="$(${CC:-cc} -print-file-name=libasan.so) $(${CC:-cc} -print-file-name=libubsan.so)"
+fi
+perfdl() {
+	if [ -n "$preload" ]; then
+		ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 LD_PRELOAD="$preload" perf "$@"
+	else
+		perf "$@"
+	fi
+}
+
 work=$(mktemp -d /tmp/dlfcmp.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
@@ -34,15 +48,13 @@ trap 'rm -rf "$work"' EXIT
 traces=()
 if [ -n "${DLF_TRACES:-}" ]; then
 	for t in $DLF_TRACES; do traces+=("$(basename "${t%.data}")=$t"); done
-elif [ -x tests/corpus/corpus.sh ]; then
-	for n in static recurse fptr tailcall longjmp signals threads plt exceptions ls; do
-		d=$(tests/corpus/corpus.sh trace "$n" default 2>"$work/corpus.err") &&
-			[ -e "$d/trace.data" ] && traces+=("$n=$d/trace.data") ||
-			say "SKIP: dlfilter-compare/$n (the corpus could not make its trace: $(tail -n1 "$work/corpus.err"))"
+elif ls "$O"/corpus/*.data >/dev/null 2>&1; then
+	# the standard corpus that `make tests` links (tests/corpus/corpus.sh)
+	for t in "$O"/corpus/*.data; do
+		traces+=("$(basename "${t%.data}")=$t")
 	done
-	d=$(tests/corpus/corpus.sh trace recurse overflow 2>/dev/null) &&
-		[ -e "$d/trace.data" ] && traces+=("recurse-overflow=$d/trace.data")
 else
+	# no corpus yet: a few system programs through ptsynth
 	ps=$O/bin/ptsynth
 	mkdir -p "$O/dlfilter"
 	if [ -x "$ps" ]; then
@@ -80,7 +92,7 @@ compare() {
 	for r in d da; do
 		local extra=()
 		[ $r = da ] && extra=(--dlarg all-branches)
-		perf script -i "$data" --itrace=b --dlfilter "$lib" \
+		perfdl script -i "$data" --itrace=b --dlfilter "$lib" \
 			--dlarg "ring=$w/$r.srb" "${extra[@]}" >"$w/$r.out" 2>"$w/$r.err"
 		local rc=$?
 		if [ $rc -ne 0 ] || [ ! -s "$w/$r.srb" ]; then
@@ -104,6 +116,55 @@ compare() {
 	grep -q '^\(PASS\|FAIL\|SKIP\): ' "$w/cmp.out" ||
 		say "FAIL: $name/compare (dlfcmp.py printed no verdict)"
 }
+
+# --- the arguments, with the real perf, on the first trace ---------------
+args_checks() {
+	local data=$1 w=$work/args
+	mkdir -p "$w"
+	perfdl script -i "$data" --itrace=b --dlfilter "$lib" --dlarg bogus \
+		>"$w/out" 2>"$w/err"
+	local rc=$?
+	if [ $rc -ne 0 ] && grep -q "unknown argument 'bogus'" "$w/err" && [ ! -s "$w/out" ]; then
+		say "PASS: dlfilter-args/unknown (perf stops, exit $rc: $(grep -o "unknown argument 'bogus'" "$w/err"))"
+	else
+		say "FAIL: dlfilter-args/unknown (exit $rc, stderr: $(head -c 200 "$w/err"))"
+	fi
+	# print: perf prints the samples that made events, here the calls
+	perfdl script -i "$data" --itrace=b --dlfilter "$lib" --dlarg "ring=$w/p.srb" \
+		--dlarg print --dlarg types=call -F ip,addr >"$w/out" 2>"$w/err"
+	local printed calls
+	printed=$(grep -c . "$w/out")
+	calls=$("$rd" -f jsonl --types call "$w/p.srb" 2>/dev/null | grep -c .)
+	if [ "$printed" -gt 0 ] && [ "$printed" -eq "$calls" ]; then
+		say "PASS: dlfilter-args/print (perf printed the $printed samples that became call events)"
+	else
+		say "FAIL: dlfilter-args/print (perf printed $printed lines, the ring holds $calls calls)"
+	fi
+	# no ring=: an automatic name, printed once
+	local made
+	(unset STRACE_RING; perfdl script -i "$data" --itrace=b --dlfilter "$lib" >"$w/out" 2>"$w/err")
+	made=$(sed -n 's/^libstrace_dlf: writing events to //p' "$w/err")
+	if [ "$(grep -c 'writing events to' "$w/err")" -eq 1 ] && [ -n "$made" ] && [ -s "$made" ] &&
+	   "$rd" -f jsonl "$made" 2>/dev/null | grep -q '"type":"call"'; then
+		say "PASS: dlfilter-args/auto-ring (named once on stderr: $made)"
+	else
+		say "FAIL: dlfilter-args/auto-ring (stderr: $(head -c 200 "$w/err"))"
+	fi
+	[ -n "$made" ] && case $made in /dev/shm/strace_*) rm -f "$made" ;; esac
+	# an existing file is not overwritten
+	echo keep >"$w/exists"
+	perfdl script -i "$data" --itrace=b --dlfilter "$lib" --dlarg "ring=$w/exists" \
+		>/dev/null 2>"$w/err"
+	rc=$?
+	if [ $rc -ne 0 ] && [ "$(cat "$w/exists")" = keep ]; then
+		say "PASS: dlfilter-args/existing (refused, exit $rc, file untouched)"
+	else
+		say "FAIL: dlfilter-args/existing (exit $rc)"
+	fi
+}
+
+first=${traces[0]#*=}
+args_checks "$first"
 
 for t in "${traces[@]}"; do
 	compare "${t#*=}" "dlfilter-${t%%=*}"

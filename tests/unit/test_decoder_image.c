@@ -6,6 +6,7 @@
  * match what the installed perf (6.1) lists; code bytes match objdump.
  */
 #include <errno.h>
+#include <sys/stat.h>
 #include <sys/auxv.h>
 
 #include "harness.h"
@@ -172,7 +173,7 @@ TEST(libc_dynsym)
 	int n;
 
 	/* .dynsym only: without the separate debug file (libc6-dbg) */
-	struct strace_image_opts o = {sizeof(o), STRACE_PLT_PERF61, 1};
+	struct strace_image_opts o = {sizeof(o), STRACE_PLT_PERF61, 1, 0};
 
 	if (access(LIBC, R_OK) || !tl_have("nm"))
 		SKIP("no libc.so.6 or nm");
@@ -209,6 +210,61 @@ TEST(libc_debuginfo)
 	n = check_nm_file(img, dbg, bias, 0, 1);
 	printf("  libc debug file: %d function addresses checked\n", n);
 	CHECK_INT(n, >=, 3000);
+	strace_image_free(img);
+}
+
+/* C++ names as perf prints them: every name our image gives for an
+ * address of libstdc++ is one that `perf probe -F` (demangled) lists. */
+TEST(demangled_names_like_perf)
+{
+	const char *lib = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6";
+	struct strace_image *img;
+	char path[600], cmd[1400], *out, *real;
+	uint64_t bias = 0x7f5000000000ull, size;
+	const char *last = NULL;
+	FILE *f;
+	int n = 0;
+	struct stat st;
+
+	if (!tl_have("perf") || access(lib, R_OK))
+		SKIP("no perf or libstdc++");
+	real = realpath(lib, NULL);
+	REQUIRE(real && stat(real, &st) == 0);
+	size = (uint64_t)st.st_size;
+	snprintf(path, sizeof(path), "%s/perf-names", tl_tmpdir());
+	snprintf(cmd, sizeof(cmd),
+		 "perf probe -F -x %s --filter '*' 2>/dev/null | sort -u > %s",
+		 real, path);
+	if (system(cmd) != 0) {
+		free(real);
+		SKIP("perf probe -F does not work here");
+	}
+	REQUIRE(strace_image_new(NULL, &img) == 0);
+	REQUIRE(tl_map_elf(img, real, bias) > 0);
+	snprintf(path, sizeof(path), "%s/our-names", tl_tmpdir());
+	f = fopen(path, "w");
+	REQUIRE(f);
+	for (uint64_t a = bias; a < bias + size; a++) {
+		struct strace_symbol s;
+		if (strace_image_symbol(img, a, &s) || s.name == last)
+			continue;
+		last = s.name;
+		fprintf(f, "%s\n", s.name);
+		n++;
+	}
+	fclose(f);
+	snprintf(cmd, sizeof(cmd),
+		 "sort -u %s/our-names | comm -13 %s/perf-names - | head -5",
+		 tl_tmpdir(), tl_tmpdir());
+	out = tl_run(cmd);
+	REQUIRE(out);
+	if (*out)
+		fprintf(stderr, "  names perf does not know:\n%s", out);
+	CHECK(*out == 0);
+	CHECK_INT(n, >, 3000);
+	printf("  libstdc++: %d names, all as perf prints them\n", n);
+	free(out);
+	free(real);
 	strace_image_free(img);
 }
 
@@ -339,7 +395,7 @@ TEST(plt_names_like_installed_perf)
 
 TEST(plt_perf62_plt_got_and_sec)
 {
-	struct strace_image_opts o = {sizeof(o), STRACE_PLT_PERF62, 0};
+	struct strace_image_opts o = {sizeof(o), STRACE_PLT_PERF62, 0, 0};
 	struct strace_image *img;
 	uint64_t bias = 0x560000000000ull;
 	int bad = 0, n;
@@ -520,7 +576,7 @@ TEST(vdso_from_memory)
 }
 
 RUN_TESTS("test_decoder_image", T(program_symbols), T(libc_dynsym),
-	  T(libc_debuginfo),
+	  T(libc_debuginfo), T(demangled_names_like_perf),
 	  T(plt_perf61), T(plt_names_like_installed_perf),
 	  T(plt_perf62_plt_got_and_sec), T(code_bytes_match_objdump),
 	  T(mappings_replace_and_remove), T(vdso_from_memory))

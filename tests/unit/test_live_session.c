@@ -41,6 +41,7 @@
 
 #define PAGE 4096
 #define MAXEV 32
+#define LOGCAP (64u << 20) /* bytes of records the fake kernel logs per ring */
 #define NEWTID 4000000 /* the thread the fake kernel "creates" (no real tid) */
 
 static uint64_t rng = 0x2545f4914f6cdd1dULL;
@@ -130,6 +131,7 @@ struct fk {
 	size_t stream_len;
 	char filter[256];
 	int opens;
+	_Atomic long kiter, ksteps, kskip_disabled; /* kernel thread progress */
 };
 
 static struct fk K;
@@ -173,14 +175,14 @@ static int f_open(void *arg, struct perf_event_attr *a, pid_t pid, int cpu,
 		if (!K.ev[i].used) {
 			e = &K.ev[i];
 			memset(e, 0, sizeof(*e));
-			e->used = 1;
+			pthread_mutex_init(&e->mu, NULL);
 			e->fd = 1000 + i;
 			break;
 		}
-	pthread_mutex_unlock(&K.mu);
-	if (!e)
+	if (!e) {
+		pthread_mutex_unlock(&K.mu);
 		return -EMFILE;
-	pthread_mutex_init(&e->mu, NULL);
+	}
 	e->attr = *a;
 	e->tid = pid;
 	e->is_pt = a->type == 42;
@@ -190,6 +192,9 @@ static int f_open(void *arg, struct perf_event_attr *a, pid_t pid, int cpu,
 	e->enables = e->enabled;
 	e->out = e;
 	K.opens++;
+	/* published last: the kernel thread looks at used entries only */
+	__atomic_store_n(&e->used, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&K.mu);
 	return e->fd;
 }
 
@@ -220,7 +225,7 @@ static void *f_map(void *arg, size_t len, int prot, int fd, off_t off, int *err)
 		pg->time_shift = 10;
 		pg->time_mult = 603;
 		pg->time_zero = 123456789;
-		e->log = malloc(64 << 20);
+		e->log = malloc(LOGCAP);
 	} else {
 		struct perf_event_mmap_page *pg = (void *)e->base;
 
@@ -230,9 +235,10 @@ static void *f_map(void *arg, size_t len, int prot, int fd, off_t off, int *err)
 			*err = -EINVAL;
 			return NULL;
 		}
-		e->aux = p;
 		e->asize = len;
 		e->overwrite = !(prot & PROT_WRITE);
+		/* published last: the kernel thread starts once aux is set */
+		__atomic_store_n(&e->aux, (uint8_t *)p, __ATOMIC_RELEASE);
 	}
 	return p;
 }
@@ -372,9 +378,15 @@ static int k_output(struct fev *src, uint32_t type, uint16_t misc,
 	for (size_t i = 0; i < n; i++)
 		e->base[PAGE + ((head + i) & (e->dsize - 1))] = rec[i];
 	if (lsize) {
+		if (e->loglen + lsize > LOGCAP)
+			abort();
 		memcpy(e->log + e->loglen, lrec, lsize);
 		e->loglen += lsize;
 		e->lost_pending = 0;
+	}
+	if (e->loglen + n > LOGCAP) {
+		fprintf(stderr, "fake kernel: record log full\n");
+		abort();
 	}
 	memcpy(e->log + e->loglen, rec, n);
 	e->loglen += n;
@@ -384,9 +396,12 @@ static int k_output(struct fev *src, uint32_t type, uint16_t misc,
 
 static void start_stream(struct fev *e)
 {
-	e->stream = malloc(K.stream_len);
-	e->slen = make_pt(e->stream, K.stream_len);
+	uint8_t *st = malloc(K.stream_len);
+
+	e->slen = make_pt(st, K.stream_len);
 	e->written = malloc(K.stream_len);
+	/* published last: the test's loops read slen once stream is set */
+	__atomic_store_n(&e->stream, st, __ATOMIC_RELEASE);
 }
 
 /* One step of PT output for event e (called with e->mu held). */
@@ -442,20 +457,27 @@ static void *kernel_thread(void *arg)
 	while (!atomic_load(&K.stop)) {
 		int busy = 0;
 
+		atomic_fetch_add(&K.kiter, 1);
 		for (int i = 0; i < MAXEV; i++) {
 			struct fev *e = &K.ev[i], *tr;
 
-			if (!e->used || !e->is_pt || !e->aux || e->closed)
+			if (!__atomic_load_n(&e->used, __ATOMIC_ACQUIRE) ||
+			    !e->is_pt || !__atomic_load_n(&e->aux, __ATOMIC_ACQUIRE) ||
+			    e->closed)
 				continue;
 			pthread_mutex_lock(&e->mu);
 			if (e->enabled) {
 				k_pt_step(e);
+				atomic_fetch_add(&K.ksteps, 1);
 				busy = 1;
+			} else {
+				atomic_fetch_add(&K.kskip_disabled, 1);
 			}
 			tr = track_of(e->tid);
 			/* Sideband of this thread, now and then. */
+			/* (only while the thread runs: its stream is not done) */
 			if (e->enabled && !e->hup && tr && tr->enabled &&
-			    rnd() % 8 == 0) {
+			    e->stream && e->pos < e->slen && rnd() % 8 == 0) {
 				char body[64] = {0};
 				uint32_t pt[2] = {(uint32_t)K.pid, (uint32_t)e->tid};
 
@@ -700,18 +722,28 @@ TEST(session_full_trace_follow_threads)
 	CHECK_INT(s.stacks, ==, 2);
 	CHECK_INT(s.stack_frames, >=, 6);
 	/* Run until every stream (2 real threads + NEWTID) is consumed. */
-	for (int guard = 0;; guard++) {
+	for (long guard = 0, last = -1;; guard++) {
 		int done = K.forked && K.exited;
+		long progress = 0;
+
+		/* the guard counts polls without progress of the fake kernel */
+		for (int i = 0; i < MAXEV; i++)
+			progress += (long)K.ev[i].pos;
+		if (progress != last) {
+			last = progress;
+			guard = 0;
+		}
 
 		for (int i = 0; i < MAXEV && done; i++)
-			if (K.ev[i].used && K.ev[i].is_pt && K.ev[i].stream &&
-			    K.ev[i].pos < K.ev[i].slen)
+			if (K.ev[i].used && K.ev[i].is_pt &&
+			    (!__atomic_load_n(&K.ev[i].stream, __ATOMIC_ACQUIRE) ||
+			     K.ev[i].pos < K.ev[i].slen))
 				done = 0;
 		r = strace_live_poll(l, 10, &cb);
 		CHECK_INT(r, >=, 0);
 		if ((done && ++rounds > 5) || r < 0)
 			break;
-		if (guard > 200000) {
+		if (guard > 2000000) {
 			CHECK(!"the streams were not consumed (event left disabled?)");
 			break;
 		}
@@ -792,8 +824,12 @@ TEST(session_full_trace_follow_threads)
 		for (int i = 0; i < s.ng; i++)
 			chunks += s.g[i].chunks;
 		CHECK_INT(rc, ==, 0);
-		/* one AUXTRACE record per chunk delivered */
-		CHECK_INT(atoi(out), ==, chunks);
+		/*
+		 * AUXTRACE records: staged per thread and cut at PSBs and at
+		 * gaps, so at least one and at most one per chunk delivered
+		 */
+		CHECK_INT(atoi(out), >, 0);
+		CHECK_INT(atoi(out), <=, chunks);
 		CHECK(strstr(out, "FORK events:          1"));
 		CHECK(strstr(out, "EXIT events:          1"));
 		CHECK(strstr(out, "AUXTRACE_INFO events:          1"));
@@ -859,6 +895,17 @@ TEST(session_snapshot)
 	cb.aux = cb_aux;
 	REQUIRE(pthread_create(&kt, NULL, kernel_thread, NULL) == 0);
 	CHECK_INT(strace_live_attach(l, victim, &cb), ==, 0);
+	/* Wait until both threads have written something (a loaded machine). */
+	for (int i = 0; i < 100000; i++) {
+		struct fev *a = pt_of(victim);
+		int n = 0;
+
+		for (int k = 0; k < MAXEV; k++)
+			n += K.ev[k].used && K.ev[k].is_pt && K.ev[k].pos > 0;
+		if (a && n >= 2)
+			break;
+		usleep(100);
+	}
 	/* An early snapshot (likely before the first wrap), then several. */
 	for (int i = 0; i < 40; i++) {
 		if (i % 8 == 0)
@@ -1012,8 +1059,25 @@ TEST(session_spawn_command)
 	CHECK_INT(track_of(child)->attr.enable_on_exec, ==, 1);
 	REQUIRE(pthread_create(&kt, NULL, kernel_thread, NULL) == 0);
 	CHECK_INT(strace_live_go(l), ==, 0);
-	for (int i = 0; i < 2000 && !(e->stream && e->pos >= e->slen); i++)
-		CHECK_INT(strace_live_poll(l, 1, &cb), >=, 0);
+	/*
+	 * Until the command's stream is consumed. Bounded by a count, not a
+	 * clock: this VM's clocks are not to be trusted under load.
+	 */
+	long it;
+
+	for (it = 0; !(__atomic_load_n(&e->stream, __ATOMIC_ACQUIRE) &&
+		       e->pos >= e->slen) &&
+		     it < 2000000;
+	     it++) {
+		int r = strace_live_poll(l, 1, &cb);
+
+		CHECK_INT(r, >=, 0);
+		if (r <= 0) {
+			fprintf(stderr, "  poll returned %d after %ld\n", r, it);
+			break;
+		}
+		sched_yield();
+	}
 	CHECK_INT(strace_live_stop(l, &cb), ==, 0);
 	atomic_store(&K.stop, 1);
 	pthread_join(kt, NULL);
@@ -1023,14 +1087,43 @@ TEST(session_spawn_command)
 
 		CHECK_U64(g->alen, ==, e->wlen);
 		CHECK(g->alen == e->wlen && !memcmp(g->aux, e->written, e->wlen));
-		CHECK_U64(e->wlen + 0, >, 0);
+		CHECK_U64(e->wlen, >, 0);
+		CHECK(e->pos >= e->slen); /* the whole stream went through */
+		if (e->pos < e->slen) {
+			struct perf_event_mmap_page *pg = (void *)e->base;
+
+			fprintf(stderr,
+				"  stuck: pos %zu/%zu enabled %d closed %d aux %llx/%llx data %llx/%llx enables %d lostp %llu\n",
+				e->pos, e->slen, e->enabled, e->closed,
+				(unsigned long long)pg->aux_head,
+				(unsigned long long)pg->aux_tail,
+				(unsigned long long)pg->data_head,
+				(unsigned long long)pg->data_tail, e->enables,
+				(unsigned long long)e->lost_pending);
+			for (int k = 0; k < MAXEV; k++)
+				if (K.ev[k].used)
+					fprintf(stderr,
+						"  ev %d tid %d pt %d en %d closed %d pos %zu aux %d hup %d\n",
+						k, (int)K.ev[k].tid, K.ev[k].is_pt,
+						K.ev[k].enabled, K.ev[k].closed,
+						K.ev[k].pos, K.ev[k].aux != NULL,
+						K.ev[k].hup);
+			fprintf(stderr, "  forked %d exited %d kiter %ld ksteps %ld kskip %ld it %ld\n",
+				K.forked, K.exited, atomic_load(&K.kiter),
+				atomic_load(&K.ksteps),
+				atomic_load(&K.kskip_disabled), it);
+		}
 	}
 	/* The child went on to exec the command. */
-	usleep(50000);
 	snprintf(link, sizeof(link), "/proc/%d/exe", (int)child);
-	n = readlink(link, exe, sizeof(exe) - 1);
-	REQUIRE(n > 0);
-	exe[n] = 0;
+	for (int i = 0; i < 2000; i++) { /* sh execs it; slow when loaded */
+		n = readlink(link, exe, sizeof(exe) - 1);
+		REQUIRE(n > 0);
+		exe[n] = 0;
+		if (strstr(exe, "live_victim"))
+			break;
+		usleep(5000);
+	}
 	CHECK(strstr(exe, "live_victim") != NULL);
 	strace_live_close(l);
 	kill(child, SIGKILL);

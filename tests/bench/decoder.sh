@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# tests/bench/decoder.sh - decoding speed on the benchmark trace
+# ($O/bench/bench.data, `make bench-trace`: ptsynth of `sort`, ~31M
+# instructions), side by side in one run:
+#   ptrace-capture -i, fast path            (ours)
+#   ptrace-capture -i --decoder reference   (libipt's block decoder)
+#   perf script --itrace=b > /dev/null      (perf's decoder, printing)
+#   perf script --itrace=b --dlfilter libdlf_null.so  (perf's decoder, a
+#                                            dlfilter that drops everything)
+# Each BENCH_REPS times (default 3), the least CPU time kept (task-clock:
+# the machine may be shared). Also peak memory of the fast path, and a
+# profile of where its time goes (perf record on cpu-clock).
+# Prints a markdown section on stdout.
+set -eu
+O=${O:-build}
+REPS=${BENCH_REPS:-3}
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top"
+data=$O/bench/bench.data
+cap=$O/bin/ptrace-capture
+null=$O/bench/libdlf_null.so
+for f in "$data" "$cap" "$null"; do
+	[ -e "$f" ] || { echo "decoder bench: $f missing; run 'make bench'" >&2; exit 1; }
+done
+tmp=$(mktemp -d)
+ring=/dev/shm/decbench_$$.srb
+trap 'rm -rf "$tmp" "$ring"' EXIT
+
+# least task-clock seconds (and that run's wall seconds) of "$@"
+best() {
+	local i cpu wall bc=0 bw=0
+	for ((i = 0; i < REPS; i++)); do
+		rm -f "$ring"
+		perf stat -x, -e task-clock -o "$tmp/stat" -- "$@" >/dev/null 2>"$tmp/err" ||
+			{ echo "decoder bench: failed: $* ($(tail -n1 "$tmp/err"))" >&2; exit 1; }
+		cpu=$(awk -F, '/task-clock/ { printf "%.6f", $1 / 1000 }' "$tmp/stat")
+		wall=$(awk '/seconds time elapsed/ { print $1 }' "$tmp/stat")
+		if [ "$bc" = 0 ] || awk -v a="$cpu" -v b="$bc" 'BEGIN { exit !(a < b) }'; then
+			bc=$cpu
+			bw=${wall:-0}
+		fi
+	done
+	echo "$bc $bw"
+}
+
+pt_bytes=$(stat -L -c %s "$data")
+# the number of branches perf reports (its unit of work)
+branches=$(perf script -i "$data" --itrace=b -F ip 2>/dev/null | wc -l)
+rm -f "$ring"
+summary=$("$cap" -i "$data" -o "$ring" 2>&1 >/dev/null | tail -1)
+events=$(echo "$summary" | grep -o '[0-9]* events' | cut -d' ' -f1)
+ptmb=$(echo "$summary" | grep -o '[0-9.]* MB of PT' | cut -d' ' -f1)
+
+read -r fast fastw < <(best "$cap" -q -i "$data" -o "$ring")
+read -r ref refw < <(best "$cap" -q --decoder reference -i "$data" -o "$ring")
+read -r perfp perfpw < <(best perf script -i "$data" --itrace=b)
+read -r perfn perfnw < <(best perf script -i "$data" --itrace=b --dlfilter "$null")
+
+# peak memory of the fast path, and what of it is the output ring and the
+# input file (both mapped, so counted in the resident set)
+rm -f "$ring"
+/usr/bin/time -f '%M' -o "$tmp/rss" "$cap" -q -i "$data" -o "$ring"
+rss_kb=$(tail -1 "$tmp/rss")
+ring_kb=$(( $(stat -c %s "$ring") / 1024 ))
+in_kb=$(( pt_bytes / 1024 ))
+
+# where the time goes
+rm -f "$ring"
+perf record -q -e cpu-clock -F 5000 -o "$tmp/perf.data" -- "$cap" -q -i "$data" -o "$ring" >/dev/null 2>&1
+perf report -i "$tmp/perf.data" --stdio --sort sym --percent-limit 2 2>/dev/null |
+	grep -E '^ +[0-9.]+%' | head -12 >"$tmp/profile"
+
+r() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.1fM", n / s / 1e6 }'; }
+mbs() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.1f", n / s / 1e6 }'; }
+x() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1fx", a / b }'; }
+
+cat <<EOF
+## Decoding: \`ptrace-capture -i\` (issue 4)
+
+The benchmark trace (\`make bench-trace\`: ptsynth of \`sort\` on 5000
+lines): $(awk -v b="$pt_bytes" 'BEGIN { printf "%.1f MB", b / 1e6 }') of
+perf.data holding $ptmb MB of PT, $branches taken branches (perf's
+count), $events events written by the fast path (calls, returns, jumps
+between symbols, syscalls, symbol definitions). CPU seconds (task-clock),
+least of $REPS runs; branches/s and MB/s of PT from them.
+
+| decoder | CPU s | wall s | branches/s | MB/s of PT | fast path is |
+|---|---:|---:|---:|---:|---:|
+| ptrace-capture -i (fast) | $fast | $fastw | $(r "$branches" "$fast") | $(mbs "$pt_bytes" "$fast") | 1x |
+| ptrace-capture -i --decoder reference (libipt block decoder) | $ref | $refw | $(r "$branches" "$ref") | $(mbs "$pt_bytes" "$ref") | $(x "$ref" "$fast") faster |
+| perf script --itrace=b > /dev/null | $perfp | $perfpw | $(r "$branches" "$perfp") | $(mbs "$pt_bytes" "$perfp") | $(x "$perfp" "$fast") faster |
+| perf script --itrace=b, null dlfilter | $perfn | $perfnw | $(r "$branches" "$perfn") | $(mbs "$pt_bytes" "$perfn") | $(x "$perfn" "$fast") faster |
+
+Targets: at least 10x the reference path ($(x "$ref" "$fast")) and 30x perf
+with the null dlfilter ($(x "$perfn" "$fast")).
+
+Peak resident memory of the fast path: $((rss_kb / 1024)) MiB, of which the
+output ring's mapping is up to $((ring_kb / 1024)) MiB and the input file
+$((in_kb / 1024)) MiB (both shared file pages); the rest,
+$(( (rss_kb - ring_kb - in_kb) / 1024 )) MiB at most, is the process's own
+(block cache, image, libraries). Target: under 64 MiB beyond the input.
+
+Where the fast path's time goes (perf record -e cpu-clock, symbols above 2%):
+
+\`\`\`
+$(cat "$tmp/profile")
+\`\`\`
+EOF

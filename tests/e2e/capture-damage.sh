@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# ptrace-capture -i on damaged input: dropped and flipped PT bytes (decode
+# resumes at the next PSB and loses nothing else, checked against the clean
+# decode), a missing ELF file (a warning naming it, error events, the rest
+# decoded), cut-off and garbage perf.data files (a clear error naming the
+# file, exit 1, never a crash).
+set -u
+O=${O:-build}
+top=$(cd "$(dirname "$0")/../.." && pwd)
+bin=$top/$O/bin
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fails=0
+pass() { echo "PASS: capture-damage/$1"; }
+fail() { echo "FAIL: capture-damage/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; fails=$((fails + 1)); }
+
+decode() { # decode DATA NAME [opts] -> $work/NAME.jsonl, stderr in $work/NAME.err
+	local data=$1 name=$2
+	shift 2
+	rm -f "$work/$name.srb"
+	"$bin/ptrace-capture" -q "$@" -i "$data" -o "$work/$name.srb" 2>"$work/$name.err"
+	local rc=$?
+	[ -f "$work/$name.srb" ] && "$bin/ptrace-read" -f jsonl "$work/$name.srb" >"$work/$name.jsonl"
+	return $rc
+}
+
+corpus=$top/tests/corpus/corpus.sh
+for prog in plt recurse; do
+	exe=$(O=$O "$corpus" bin $prog) || { fail "$prog/build"; continue; }
+	"$bin/ptsynth" -o "$work/$prog.data" -- "$exe" >/dev/null 2>&1 || { fail "$prog/trace"; continue; }
+	decode "$work/$prog.data" "$prog.clean"
+	for dmg in "drop 3000:200" "drop 9000:40" "corrupt 5000" "corrupt 7001"; do
+		set -- $dmg
+		kind=$1 arg=$2 off=${2%%:*}
+		name=$prog-$kind-$off
+		if ! "$bin/ptsynth" --$kind "$arg" -o "$work/$name.data" -- "$exe" >/dev/null 2>&1; then
+			fail "$name" "ptsynth --$kind $arg failed"
+			continue
+		fi
+		if ! decode "$work/$name.data" "$name"; then
+			fail "$name" "ptrace-capture failed: $(cat "$work/$name.err")"
+			continue
+		fi
+		if python3 "$top/tests/e2e/cmpdamage.py" "$work/$prog.clean.jsonl" \
+			"$work/$name.jsonl" "$off" >"$work/out"; then
+			pass "$name"
+		else
+			fail "$name" "$(cat "$work/out")"
+		fi
+		# The reference decoder survives the same damage (and reports
+		# it when ours does).
+		if decode "$work/$name.data" "$name.ref" --decoder reference &&
+			{ ! grep -q '"type":"error"' "$work/$name.jsonl" ||
+				grep -q '"type":"error"' "$work/$name.ref.jsonl"; }; then
+			pass "$name/reference"
+		else
+			fail "$name/reference" "$(cat "$work/$name.ref.err")"
+		fi
+	done
+done
+
+# A missing ELF file: a warning naming it; error events where the trace
+# went into it; everything before that decodes as in the clean run.
+exe=$(O=$O "$corpus" bin fptr)
+cp "$exe" "$work/gone"
+"$bin/ptsynth" -o "$work/gone.data" -- "$work/gone" >/dev/null 2>&1
+decode "$work/gone.data" gone.clean
+rm -f "$work/gone"
+if decode "$work/gone.data" gone && grep -q "cannot read $work/gone" "$work/gone.err" &&
+	grep -q '"type":"error"' "$work/gone.jsonl" &&
+	grep -q '"flags":4203' "$work/gone.jsonl"; then
+	pass missing-elf/warned-and-error-events
+else
+	fail missing-elf/warned-and-error-events "$(head -3 "$work/gone.err")"
+fi
+python3 - "$work/gone.clean.jsonl" "$work/gone.jsonl" <<'EOF' >"$work/out" && pass missing-elf/prefix-intact || fail missing-elf/prefix-intact "$(cat "$work/out")"
+import json, sys
+def flow(p):
+    return [(e["type"], e.get("from"), e.get("to")) for e in map(json.loads, open(p))
+            if e["type"] in ("call", "return", "jump", "syscall", "sysret", "error")]
+c, d = flow(sys.argv[1]), flow(sys.argv[2])
+e = [i for i, x in enumerate(d) if x[0] == "error"][0]
+print("%d events before the first error, the same as the clean run: %s" % (e, c[:e] == d[:e]))
+sys.exit(0 if e > 0 and c[:e] == d[:e] else 1)
+EOF
+
+# Cut-off and garbage files: exit 1, a message naming the file, no crash.
+size=$(stat -c %s "$work/plt.data")
+for cut in 0 7 100 1000 $((size / 2)) $((size - 8)); do
+	head -c $cut "$work/plt.data" >"$work/cut.data"
+	decode "$work/cut.data" cut
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q "cut.data" "$work/cut.err"; then
+		pass "cut-$cut"
+	else
+		fail "cut-$cut" "exit $rc: $(cat "$work/cut.err")"
+	fi
+done
+head -c 100000 /dev/urandom >"$work/random.data"
+decode "$work/random.data" random
+rc=$?
+[ $rc -eq 1 ] && grep -q "not a perf.data file" "$work/random.err" && pass garbage-file ||
+	fail garbage-file "exit $rc: $(cat "$work/random.err")"
+decode "$work/nonexistent.data" none
+rc=$?
+[ $rc -eq 1 ] && grep -q "nonexistent.data" "$work/none.err" && pass missing-file ||
+	fail missing-file "exit $rc: $(cat "$work/none.err")"
+[ "$fails" -eq 0 ]

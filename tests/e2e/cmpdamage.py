@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Check how ptrace-capture decodes a damaged trace against the same trace
+decoded clean.
+
+usage: cmpdamage.py CLEAN_JSONL DAMAGED_JSONL DAMAGE_OFFSET
+
+The two traces may come from two runs of one program: threads are paired
+in the order of their ids.
+
+Per thread, the damaged decode must be: the clean events up to the
+damage, then an error event (in the packet hit by the damage or later),
+then a trace_begin (reason "error") where decoding resumed at the next
+PSB, then exactly the clean events from that point on. The events lost
+are only those between the damage and the resuming PSB: all of them come
+before the resume time. Between the damage and the error the events may
+differ: a dropped or flipped branch bit is found out only when the code and
+the trace disagree, by any decoder. Damage that hit no packet the flow
+depends on (timing, padding) leaves the flow as it was: that passes too.
+Exit 0 if so.
+"""
+import json
+import sys
+
+FLOW = ("call", "return", "jump", "syscall", "sysret")
+
+
+def load(path):
+    out = {}
+    for line in open(path):
+        e = json.loads(line)
+        if e["type"] in FLOW or e["type"] in ("error", "trace_begin", "overflow"):
+            out.setdefault(e["tid"], []).append(
+                (e["type"], e.get("from", e.get("ip", 0)), e.get("to", 0),
+                 e.get("time", 0), e.get("reason", ""), e.get("offset", 0)))
+    return out
+
+
+def flow(seq):
+    return [e for e in seq if e[0] in FLOW]
+
+
+def main():
+    clean, bad = load(sys.argv[1]), load(sys.argv[2])
+    damage_off = int(sys.argv[3], 0)
+    ok, damaged = True, 0
+    # Two runs of a program get other thread ids: pair them in order.
+    if len(clean) != len(bad):
+        print("clean decode has %d threads, damaged %d" % (len(clean), len(bad)))
+        return 1
+    pairs = dict(zip(sorted(bad), sorted(clean)))
+    bad = {pairs[t]: v for t, v in bad.items()}
+    for tid in sorted(clean):
+        c, d = clean[tid], bad.get(tid, [])
+        errs = [i for i, e in enumerate(d) if e[0] == "error"]
+        if not errs:
+            if flow(c) != flow(d):
+                print("thread %d: no error event, yet the events differ" % tid)
+                ok = False
+            else:
+                print("thread %d: the damage changed no flow event" % tid)
+                damaged += 1
+            continue
+        damaged += 1
+        e = errs[0]
+        prefix = flow(d[:e])
+        cf = flow(c)
+        # The packet the damage hit may start up to 16 bytes earlier (the
+        # longest PT packet).
+        if d[e][5] + 16 < damage_off:
+            print("thread %d: error reported at offset %d, before the "
+                  "damage at %d" % (tid, d[e][5], damage_off))
+            ok = False
+            continue
+        # Keep the part that still agrees with the clean decode.
+        k = 0
+        while k < len(prefix) and k < len(cf) and prefix[k] == cf[k]:
+            k += 1
+        prefix = prefix[:k]
+        if cf[:len(prefix)] != prefix:
+            print("thread %d: the events before the error differ from the "
+                  "clean decode" % tid)
+            ok = False
+            continue
+        resume = [i for i in range(e, len(d))
+                  if d[i][0] == "trace_begin" and d[i][4] == "error"]
+        if not resume:
+            print("thread %d: no trace_begin after the error" % tid)
+            ok = False
+            continue
+        r = resume[0]
+        t_resume = d[r][3]
+        suffix = flow(d[r + 1:])
+        j = len(cf) - len(suffix)
+        if j < len(prefix) or cf[j:] != suffix:
+            print("thread %d: after resuming, the events differ from the "
+                  "clean decode (%d after resume)" % (tid, len(suffix)))
+            ok = False
+            continue
+        lost = cf[len(prefix):j]
+        late = [x for x in lost if x[3] > t_resume]
+        if late:
+            print("thread %d: %d events after the resume time were lost"
+                  % (tid, len(late)))
+            ok = False
+            continue
+        print("thread %d: %d events before the damage, error at 0x%x "
+              "(trace offset %d), resumed at 0x%x (time %d), %d events "
+              "lost, %d after" % (tid, len(prefix), d[e][1], d[e][5],
+                                  d[r][1], t_resume, len(lost), len(suffix)))
+    if not damaged:
+        print("no thread to check")
+        ok = False
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
