@@ -331,9 +331,7 @@ struct rd {
 	struct strace_ring *dst;
 	struct strace_writer *w;
 	uint64_t nread, nlost;
-	int failed;
 };
-
 
 static int ring_put(struct rd *d, const struct strace_event *e)
 {
@@ -343,7 +341,6 @@ static int ring_put(struct rd *d, const struct strace_event *e)
 		int rc = ((struct strace_wbuf *)(void *)d->w)->err;
 		err("%s: cannot write the saved ring: %s", d->o->output,
 		    strace_strerror(rc));
-		d->failed = 1;
 		return -1;
 	}
 	*s = *e;

@@ -155,7 +155,10 @@ wpid=$!
 for _ in $(seq 100); do [ -e "$R"_bus ] && break; sleep 0.05; done
 "$PR" --follow "$R"_bus > /dev/null 2> "$tmp/bus.err" &
 rpid=$!
-sleep 0.5
+for _ in $(seq 400); do # until the reader is attached
+	"$PR" --stat "$R"_bus 2>/dev/null | grep -q '^readers: *1 live' && break
+	sleep 0.05
+done
 truncate -s 0 "$R"_bus
 wait $rpid; rc=$?
 { kill -9 $wpid; wait $wpid; } 2>/dev/null

@@ -24,6 +24,15 @@ fail() { echo "FAIL: $T/$1"; [ $# -gt 1 ] && echo "  $2" >&2; nfail=$((nfail + 1
 check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n" "command failed: $*"; fi; }
 [ -x "$PR" ] || { echo "FAIL: $T/build ($PR missing)"; exit 1; }
 
+# wait_stat RING AWK-CONDITION: until --stat output satisfies it (20 s)
+wait_stat() {
+	for _ in $(seq 400); do
+		"$PR" --stat "$1" 2>/dev/null | awk "$2" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # seq column of text output must be 0..n-1 with nothing missing
 seq_ok() { awk -v n="$2" '$1 != NR - 1 { bad = 1 } END { exit bad || NR != n }' "$1"; }
 
@@ -114,7 +123,8 @@ fi
 # clean "writer gone"
 "$PR" --generate 1000000 -o "$R"_5 --capacity 4096 &
 wpid=$!; pids+=($wpid)
-sleep 0.5 # fills the ring, then waits for a reader that never comes
+# it fills the ring, then waits for a reader that never comes
+wait_stat "$R"_5 '/^committed:/ && $2 >= 4096 { ok = 1 } END { exit !ok }'
 { kill -9 $wpid; wait $wpid; } 2>/dev/null
 committed=$("$PR" --stat "$R"_5 | awk '/^committed:/ { print $2 }')
 timeout 20 "$PR" --follow -o "$tmp/wg" "$R"_5 2> "$tmp/wg.err"; rc=$?
@@ -136,7 +146,9 @@ exec 7<> "$tmp/stuck" # held open, never read: the reader's writes stall
 rpid=$!; pids+=($rpid)
 "$PR" --generate 2000000 -o "$R"_6 --readers 1 --timeout 20000 --capacity 1024 &
 wpid=$!; pids+=($wpid)
-sleep 1
+# the reader is attached and stalled, the ring full: the writer waits
+wait_stat "$R"_6 '/^readers:/ && $2 == 1 { r = 1 } /^committed:/ && $2 >= 1024 { c = 1 } END { exit !(r && c) }'
+sleep 0.2
 if kill -0 $wpid 2>/dev/null; then
 	{ kill -9 $rpid; wait $rpid; } 2>/dev/null
 	for _ in $(seq 100); do kill -0 $wpid 2>/dev/null || break; sleep 0.1; done
