@@ -40,6 +40,7 @@
 #define BATCH 256            /* events per writer flush */
 #define WAIT_SLICE_MS 50     /* longest single futex sleep */
 #define LIVENESS_EVERY_MS 200 /* how often waiters check for dead peers */
+#define READER_SPIN 4000     /* polls of committed before a reader sleeps */
 
 struct strace_ring {
 	int fd;
@@ -540,9 +541,15 @@ static unsigned writers_scan(struct ring_hdr *h, unsigned *dead)
 				live++;
 				continue;
 			}
-			atomic_store_explicit(&s->state, SLOT_DEAD,
-					      memory_order_release);
-			st = SLOT_DEAD;
+			/* CAS, not a store: the writer may have closed (and
+			 * exited) between our load and the liveness check; a
+			 * clean close must not be turned into a death. */
+			uint32_t expect = SLOT_LIVE;
+			if (atomic_compare_exchange_strong(&s->state, &expect,
+							   SLOT_DEAD))
+				st = SLOT_DEAD;
+			else
+				st = expect;
 		}
 		if (st == SLOT_DEAD)
 			d++;
@@ -858,10 +865,12 @@ static uint64_t min_live_cursor(struct ring_hdr *h, int check_alive,
 		    SLOT_LIVE)
 			continue;
 		if (check_alive && !proc_alive(s->pid, s->starttime)) {
-			/* A dead reader no longer holds the writer back. */
-			atomic_store_explicit(&s->state, SLOT_DEAD,
-					      memory_order_release);
-			atomic_fetch_sub(&h->readers_live, 1);
+			/* A dead reader no longer holds the writer back (CAS:
+			 * it may have just closed cleanly). */
+			uint32_t expect = SLOT_LIVE;
+			if (atomic_compare_exchange_strong(&s->state, &expect,
+							   SLOT_DEAD))
+				atomic_fetch_sub(&h->readers_live, 1);
 			continue;
 		}
 		/* Acquire: the reader finished reading everything below its
@@ -1214,6 +1223,7 @@ long strace_reader_next(struct strace_reader *r, struct strace_batch *b,
 	struct strace_ring *ring = r->ring;
 	struct ring_hdr *h = ring->h;
 	uint64_t deadline = 0, last_check = 0;
+	unsigned spins = 0;
 
 	b->ev = NULL;
 	b->n = 0;
@@ -1268,6 +1278,14 @@ long strace_reader_next(struct strace_reader *r, struct strace_batch *b,
 				continue;
 			if (strace_reader_status(r) != STRACE_READER_LIVE)
 				return 0;
+		}
+		/* Spin a little first: a writer on another core usually
+		 * commits its next batch within microseconds, and a futex
+		 * sleep and wake costs more than that. */
+		if (spins < READER_SPIN) {
+			spins++;
+			cpu_relax();
+			continue;
 		}
 		atomic_fetch_add(&h->data_waiters, 1);
 		uint32_t f = atomic_load(&h->data_futex);

@@ -40,10 +40,17 @@
 
 static const char *prog_name = "ptsynth";
 
+/* QEMU's process group (QEMU and whatever the traced program forked):
+ * killed when we give up, so that nothing keeps running behind us. */
+static pid_t qemu_pgid;
+
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void die(const char *fmt, ...)
 {
 	va_list ap;
+
+	if (qemu_pgid > 0)
+		kill(-qemu_pgid, SIGKILL);
 
 	fprintf(stderr, "%s: ", prog_name);
 	va_start(ap, fmt);
@@ -1306,6 +1313,7 @@ static int run_qemu(char **argv)
 	if (child < 0)
 		die("fork: %s", strerror(errno));
 	if (child == 0) {
+		setpgid(0, 0);
 		if (dup2(pfd[1], 3) < 0)
 			_exit(127);
 		execvp(qemu, qargv);
@@ -1313,6 +1321,8 @@ static int run_qemu(char **argv)
 			strerror(errno));
 		_exit(127);
 	}
+	setpgid(child, child); /* also here: whichever runs first */
+	qemu_pgid = child;
 	close(pfd[1]);
 	for (;;) {
 		ssize_t r = read(pfd[0], rbuf + have, sizeof(rbuf) - have - 1);
