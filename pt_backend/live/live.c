@@ -21,6 +21,9 @@
 #include "../perf_write.h"
 #include "vdso.h"
 
+/* Polls without AUX progress before a thread's event is enabled again. */
+#define IDLE_ENABLE 256
+
 struct lthread {
 	pid_t tid;
 	int idx; /* queue number in -w output */
@@ -33,6 +36,8 @@ struct lthread {
 	struct strace_dring dr;
 	struct strace_auxring ar;
 	int need_enable; /* a TRUNCATED record disabled the event */
+	uint64_t last_ahead; /* aux_head at the previous poll */
+	unsigned idle_polls; /* polls since aux_head last moved */
 	int gone;        /* EXIT seen or POLLHUP */
 	uint64_t snap_off; /* snapshot mode: stream offset of the next chunk */
 	/* -w, full trace: PT bytes not yet written, from stream offset woff */
@@ -805,6 +810,18 @@ static int drain_thread(struct strace_live *l, struct lthread *t,
 		if (ahead - t->ar.page->aux_tail >= t->ar.size ||
 		    dpend + 512 >= t->dr.size)
 			t->need_enable = 1;
+		/* A watchdog for what no record told us: when the AUX head
+		 * has not moved for a while, enable again (a no-op for an
+		 * enabled event; one ioctl per thread every IDLE_ENABLE
+		 * polls). A disabled event whose notice was lost would
+		 * otherwise stop tracing for good. */
+		if (ahead != t->last_ahead) {
+			t->last_ahead = ahead;
+			t->idle_polls = 0;
+		} else if (++t->idle_polls >= IDLE_ENABLE) {
+			t->idle_polls = 0;
+			t->need_enable = 1;
+		}
 		err = strace_aux_consume(&t->ar, on_aux, &c);
 	}
 	if (err >= 0 && t->need_enable) {
