@@ -175,9 +175,9 @@ int main(int argc, char **argv)
 	size_t nown = sizeof(own_opts) / sizeof(own_opts[0]), nlive = 0;
 	while (capture_live_longopts[nlive].name)
 		nlive++;
-	struct option *lopts = calloc(nown + nlive + 1, sizeof(*lopts));
-	if (!lopts)
-		return 1;
+	static struct option lopts[96];
+	if (nown + nlive + 1 > sizeof(lopts) / sizeof(lopts[0]))
+		return 1; /* a programming error: the table must grow */
 	memcpy(lopts, own_opts, sizeof(own_opts));
 	memcpy(lopts + nown, capture_live_longopts, nlive * sizeof(*lopts));
 	struct capture_live_opts live_opts;
@@ -357,7 +357,6 @@ int main(int argc, char **argv)
 				(unsigned long long)ds.overflows,
 				(unsigned long long)ds.lost);
 		strace_ring_close(ring);
-		free(lopts);
 		return status ? status : (rc < 0 ? 1 : 0);
 	}
 
