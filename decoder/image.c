@@ -946,25 +946,27 @@ static int prefix_underscores(const char *s)
 	return n;
 }
 
-/* perf's choose_best_symbol(): 1 if b beats a. */
-static int better(const struct sym *a, const struct sym *b)
+int perf_choose_best(uint64_t la, int binda, const char *namea, uint64_t lb,
+		     int bindb, const char *nameb)
 {
-	uint64_t la = a->end - a->start, lb = b->end - b->start;
-	size_t na, nb;
-
 	if (lb == 0 && la > 0)
 		return 0;
 	if (la == 0 && lb > 0)
 		return 1;
-	if ((a->bind == STB_WEAK) != (b->bind == STB_WEAK))
-		return a->bind == STB_WEAK;
-	if ((a->bind == STB_GLOBAL) != (b->bind == STB_GLOBAL))
-		return b->bind == STB_GLOBAL;
-	if (prefix_underscores(a->name) != prefix_underscores(b->name))
-		return prefix_underscores(b->name) < prefix_underscores(a->name);
-	na = strlen(a->name);
-	nb = strlen(b->name);
-	return nb > na;
+	if ((binda == STB_WEAK) != (bindb == STB_WEAK))
+		return binda == STB_WEAK;
+	if ((binda == STB_GLOBAL) != (bindb == STB_GLOBAL))
+		return bindb == STB_GLOBAL;
+	if (prefix_underscores(namea) != prefix_underscores(nameb))
+		return prefix_underscores(nameb) < prefix_underscores(namea);
+	return strlen(nameb) > strlen(namea);
+}
+
+/* perf's choose_best_symbol() on our entries: 1 if b beats a. */
+static int better(const struct sym *a, const struct sym *b)
+{
+	return perf_choose_best(a->end - a->start, a->bind, a->name,
+				b->end - b->start, b->bind, b->name);
 }
 
 static int cmp_sym(const void *a, const void *b)

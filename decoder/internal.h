@@ -14,6 +14,12 @@
  * share the image: lazy loading is not thread-safe). */
 void image_load_all_symbols(struct strace_image *img);
 
+/* perf's choose_best_symbol() between two symbols at one address (length,
+ * ELF binding, name): 1 if the second wins. Shared by the image's own
+ * table and the replay of perf's symbol tree. */
+int perf_choose_best(uint64_t la, int binda, const char *namea, uint64_t lb,
+		     int bindb, const char *nameb);
+
 /* perf 6.1's symbol tree, replayed (decoder/perfsym.c). s[0..n_symtab)
  * are the .symtab symbols in table order, s[n_symtab..n_elf) the .dynsym
  * ones (a second pass with its own fix-ups), s[n_elf..n_all) the PLT

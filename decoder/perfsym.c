@@ -267,43 +267,11 @@ static void erase(struct tree *t, int z)
 		t->n[x].red = 0;
 }
 
-static int underscores(const char *s)
-{
-	int n = 0;
-	while (*s++ == '_')
-		n++;
-	return n;
-}
-
 /* perf's choose_best_symbol(): 0 keeps a, 1 keeps b. */
 static int choose_b(const struct perf_sym *a, const struct perf_sym *b)
 {
-	uint64_t la = a->end - a->start, lb = b->end - b->start;
-	size_t na, nb;
-
-	if (lb == 0 && la > 0)
-		return 0;
-	if (la == 0 && lb > 0)
-		return 1;
-	if ((b->bind == STB_WEAK) && !(a->bind == STB_WEAK))
-		return 0;
-	if ((a->bind == STB_WEAK) && !(b->bind == STB_WEAK))
-		return 1;
-	if ((a->bind == STB_GLOBAL) && !(b->bind == STB_GLOBAL))
-		return 0;
-	if ((b->bind == STB_GLOBAL) && !(a->bind == STB_GLOBAL))
-		return 1;
-	if (underscores(b->name) > underscores(a->name))
-		return 0;
-	if (underscores(a->name) > underscores(b->name))
-		return 1;
-	na = strlen(a->name);
-	nb = strlen(b->name);
-	if (na > nb)
-		return 0;
-	if (na < nb)
-		return 1;
-	return 0;
+	return perf_choose_best(a->end - a->start, a->bind, a->name,
+				b->end - b->start, b->bind, b->name);
 }
 
 /* perf's symbols__find(). */
