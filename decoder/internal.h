@@ -10,6 +10,26 @@
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
+/* Event times never go backwards within a stream: a time a little
+ * earlier than the last (an MTC or CYC estimate ran ahead of the next TSC)
+ * is raised to it. A jump back by more than perf's TSC slip (0x10000
+ * ticks) means the later times so far came from a damaged timing packet:
+ * the new time is believed, as perf does. */
+static inline uint64_t time_forward(const struct strace_time_conv *tc,
+				    uint64_t *last, uint64_t t)
+{
+	if (unlikely(t < *last)) {
+		uint64_t slip = tc->time_mult
+					? (0x10000ull * tc->time_mult) >>
+						  tc->time_shift
+					: 0x10000;
+		if (*last - t <= slip)
+			t = *last;
+	}
+	*last = t;
+	return t;
+}
+
 /* Read every object's symbols now (before walkers on several threads
  * share the image: lazy loading is not thread-safe). */
 void image_load_all_symbols(struct strace_image *img);

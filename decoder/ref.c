@@ -88,15 +88,13 @@ static void emit(struct ref *r, unsigned type, unsigned flags, uint64_t a,
 		ev.time = r->adv_time;
 	} else if (r->ev_has_tsc && r->o->has_time) {
 		/* an event from libipt carries the time it happened at */
-		ev.time = strace_tsc_to_perf_time(&r->o->time, r->ev_tsc);
-		if (ev.time < r->last_time)
-			ev.time = r->last_time;
-		r->last_time = ev.time;
+		ev.time = time_forward(&r->o->time, &r->last_time,
+				       strace_tsc_to_perf_time(&r->o->time,
+							       r->ev_tsc));
 	} else if (r->o->has_time && pt_blk_time(r->dec, &tsc, &lm, &lc) >= 0) {
-		ev.time = strace_tsc_to_perf_time(&r->o->time, tsc);
-		if (ev.time < r->last_time)
-			ev.time = r->last_time;
-		r->last_time = ev.time;
+		ev.time = time_forward(&r->o->time, &r->last_time,
+				       strace_tsc_to_perf_time(&r->o->time,
+							       tsc));
 	}
 	ev.a = a;
 	ev.b = b;
@@ -140,8 +138,11 @@ static void mark_time(struct ref *r)
 	uint32_t lm, lc;
 
 	if (r->o->has_time && pt_blk_time(r->dec, &tsc, &lm, &lc) >= 0) {
-		uint64_t t = strace_tsc_to_perf_time(&r->o->time, tsc);
-		r->adv_time = t < r->last_time ? r->last_time : t;
+		uint64_t last = r->last_time;
+
+		r->adv_time = time_forward(&r->o->time, &last,
+					   strace_tsc_to_perf_time(&r->o->time,
+								   tsc));
 		r->have_adv = 1;
 	}
 }
@@ -424,6 +425,10 @@ long strace_walker_decode_ref(struct strace_image *img,
 				emit(&r, STRACE_EV_ERROR, STRACE_DE_BADPKT,
 				     r.last_ip, off);
 				st->errors++;
+				/* the damage may have carried a bogus TSC:
+				 * after the resync time follows the PSB+ */
+				r.last_time = 0;
+				r.have_adv = 0;
 				r.begin_reason = STRACE_REASON_ERROR;
 				break;
 			}

@@ -136,10 +136,7 @@ static uint64_t now(struct strace_walker *w)
 		w->conv_time = t;
 		w->conv_valid = 1;
 	}
-	if (t < w->last_time)
-		t = w->last_time; /* never backwards within a stream */
-	w->last_time = t;
-	return t;
+	return time_forward(&w->o.time, &w->last_time, t);
 }
 
 static inline __attribute__((always_inline)) void
@@ -345,6 +342,9 @@ static int fail(struct strace_walker *w, int code)
 		w->err_before = 1;
 	error_event(w, code);
 	lose_sync(w);
+	/* The damage may have carried a bogus TSC: after the resync, time
+	 * follows the PSB+ again, even if that is earlier. */
+	w->last_time = 0;
 	w->begin_reason = STRACE_REASON_ERROR;
 	return -code;
 }
@@ -486,9 +486,16 @@ static void begin(struct strace_walker *w, uint64_t ip, int reason)
 static int pge(struct strace_walker *w, uint64_t to, int suppressed)
 {
 	w->pending_fup = 0;
+	/* Tracing cannot be enabled while it is on, and a start with no IP
+	 * loses what follows up to the next PSB (libipt: -pte_bad_context,
+	 * -pte_noip). Both come of damaged trace; not in sync after an
+	 * error, there is nothing more to lose. */
+	if (w->enabled && w->have_ip)
+		return fail(w, STRACE_DE_DESYNC);
 	if (suppressed) {
-		lose_sync(w);
-		return 0;
+		if (w->enabled)
+			return 0;
+		return fail(w, STRACE_DE_NOIP);
 	}
 	begin(w, to, w->begin_reason);
 	return 0;
@@ -1188,9 +1195,9 @@ static int sink(struct strace_walker *w, const struct strace_event *ev)
 	struct strace_event e = *ev;
 	int err = 0;
 
-	if (e.time < w->last_time)
-		e.time = w->last_time;
-	w->last_time = e.time;
+	e.time = time_forward(&w->o.time, &w->last_time, e.time);
+	if (e.type == STRACE_EV_ERROR)
+		w->last_time = 0; /* time may go back: see fail() */
 	if (w->o.emit)
 		err = w->o.emit(w->o.emit_arg, &e);
 	else if (w->o.writer)

@@ -9,7 +9,7 @@ O=${O:-build}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 bin=$top/$O/bin
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+if [ -n "${KEEP:-}" ]; then echo "work $work (kept)" >&2; else trap 'rm -rf "$work"' EXIT; fi
 fails=0
 pass() { echo "PASS: capture-damage/$1"; }
 fail() { echo "FAIL: capture-damage/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; fails=$((fails + 1)); }
@@ -24,16 +24,30 @@ decode() { # decode DATA NAME [opts] -> $work/NAME.jsonl, stderr in $work/NAME.e
 	return $rc
 }
 
+# ptsynth runs the program as ./NAME in $work with a fixed environment:
+# the trace, and so what the damage hits, is then the same on every
+# machine (argv, the environment and the path shift the program's stack
+# and ld.so's loops over them).
+synth() { # synth NAME [ptsynth options] -- runs $work/$prog
+	local name=$1
+	shift
+	(cd "$work" && env -i PATH=/usr/bin:/bin "$bin/ptsynth" "$@" \
+		-o "$work/$name.data" -- "./$prog") >/dev/null 2>&1
+}
+
 corpus=$top/tests/corpus/corpus.sh
 for prog in plt recurse; do
-	exe=$(O=$O "$corpus" bin $prog) || { fail "$prog/build"; continue; }
-	"$bin/ptsynth" -o "$work/$prog.data" -- "$exe" >/dev/null 2>&1 || { fail "$prog/trace"; continue; }
+	exe=$(O=$O "$corpus" bin $prog) && cp "$exe" "$work/$prog" ||
+		{ fail "$prog/build"; continue; }
+	synth "$prog" || { fail "$prog/trace"; continue; }
 	decode "$work/$prog.data" "$prog.clean"
-	for dmg in "drop 3000:200" "drop 9000:40" "corrupt 5000" "corrupt 7001"; do
+	for dmg in "drop 3000:200" "drop 9000:40" "drop 15000:7" "drop 21000:1" \
+		"corrupt 5000" "corrupt 7001" "corrupt 11003" "corrupt 17011" \
+		"corrupt 23005"; do
 		set -- $dmg
 		kind=$1 arg=$2 off=${2%%:*}
 		name=$prog-$kind-$off
-		if ! "$bin/ptsynth" --$kind "$arg" -o "$work/$name.data" -- "$exe" >/dev/null 2>&1; then
+		if ! synth "$name" --$kind "$arg"; then
 			fail "$name" "ptsynth --$kind $arg failed"
 			continue
 		fi
@@ -41,20 +55,20 @@ for prog in plt recurse; do
 			fail "$name" "ptrace-capture failed: $(cat "$work/$name.err")"
 			continue
 		fi
-		if python3 "$top/tests/e2e/cmpdamage.py" "$work/$prog.clean.jsonl" \
-			"$work/$name.jsonl" "$off" >"$work/out"; then
-			pass "$name"
-		else
-			fail "$name" "$(cat "$work/out")"
-		fi
-		# The reference decoder survives the same damage (and reports
-		# it when ours does).
+		# The reference decoder (libipt) survives the same damage, and
+		# reports it when ours does.
 		if decode "$work/$name.data" "$name.ref" --decoder reference &&
 			{ ! grep -q '"type":"error"' "$work/$name.jsonl" ||
 				grep -q '"type":"error"' "$work/$name.ref.jsonl"; }; then
 			pass "$name/reference"
 		else
 			fail "$name/reference" "$(cat "$work/$name.ref.err")"
+		fi
+		if python3 "$top/tests/e2e/cmpdamage.py" "$work/$prog.clean.jsonl" \
+			"$work/$name.jsonl" "$off" "$work/$name.ref.jsonl" >"$work/out"; then
+			pass "$name"
+		else
+			fail "$name" "$(cat "$work/out")"
 		fi
 	done
 done

@@ -2,7 +2,7 @@
 """Check how ptrace-capture decodes a damaged trace against the same trace
 decoded clean.
 
-usage: cmpdamage.py CLEAN_JSONL DAMAGED_JSONL DAMAGE_OFFSET
+usage: cmpdamage.py CLEAN_JSONL DAMAGED_JSONL DAMAGE_OFFSET [REF_JSONL]
 
 The two traces may come from two runs of one program: threads are paired
 in the order of their ids.
@@ -15,7 +15,15 @@ are only those between the damage and the resuming PSB: all of them come
 before the resume time. Between the damage and the error the events may
 differ: a dropped or flipped branch bit is found out only when the code and
 the trace disagree, by any decoder. Damage that hit no packet the flow
-depends on (timing, padding) leaves the flow as it was: that passes too.
+depends on (timing, padding) leaves the branches as they were, and the
+times as they were from the next TSC on: that passes too.
+
+Two kinds of damage no decoder can undo; they pass when REF_JSONL (the
+same damaged trace decoded by libipt, --decoder reference) shows the same:
+a flipped IP that still leads into code (no error; the branches differ
+until the flow meets the trace again: libipt takes the same branches), and
+damage after the thread's last PSB (an error, no resume: libipt resumes
+nowhere either).
 Exit 0 if so.
 """
 import json
@@ -39,9 +47,14 @@ def flow(seq):
     return [e for e in seq if e[0] in FLOW]
 
 
+def branches(seq):
+    return [x[:3] for x in flow(seq)]
+
+
 def main():
     clean, bad = load(sys.argv[1]), load(sys.argv[2])
     damage_off = int(sys.argv[3], 0)
+    ref = load(sys.argv[4]) if len(sys.argv) > 4 else {}
     ok, damaged = True, 0
     # Two runs of a program get other thread ids: pair them in order.
     if len(clean) != len(bad):
@@ -49,16 +62,46 @@ def main():
         return 1
     pairs = dict(zip(sorted(bad), sorted(clean)))
     bad = {pairs[t]: v for t, v in bad.items()}
+    ref = {pairs[t]: v for t, v in ref.items()}
     for tid in sorted(clean):
-        c, d = clean[tid], bad.get(tid, [])
+        c, d, r = clean[tid], bad.get(tid, []), ref.get(tid)
         errs = [i for i, e in enumerate(d) if e[0] == "error"]
         if not errs:
-            if flow(c) != flow(d):
-                print("thread %d: no error event, yet the events differ" % tid)
+            fc, fd = flow(c), flow(d)
+            if branches(c) != branches(d):
+                if (r is not None and branches(r) == branches(d) and
+                        not [e for e in r if e[0] == "error"]):
+                    bc, bd = branches(c), branches(d)
+                    m = min(len(bc), len(bd))
+                    p = n = 0
+                    while p < m and bc[p] == bd[p]:
+                        p += 1
+                    while n < m - p and bc[-1 - n] == bd[-1 - n]:
+                        n += 1
+                    print("thread %d: no error event; the damage hit an IP "
+                          "that still leads into code, which no decoder can "
+                          "tell: libipt takes the same %d branches (the "
+                          "first %d and the last %d as in the clean decode, "
+                          "%d between them not)"
+                          % (tid, len(bd), p, n, len(bd) - p - n))
+                    damaged += 1
+                    continue
+                print("thread %d: no error event, yet the branches differ"
+                      % tid)
                 ok = False
-            else:
-                print("thread %d: the damage changed no flow event" % tid)
-                damaged += 1
+                continue
+            # A damaged timing packet may shift times until the next
+            # TSC; by the end they must agree again.
+            moved = sum(1 for x, y in zip(fc, fd) if x[3] != y[3])
+            if fc and fc[-1][3] != fd[-1][3]:
+                print("thread %d: no error event, and %d event times "
+                      "differ up to the last one (%d, clean %d)"
+                      % (tid, moved, fd[-1][3], fc[-1][3]))
+                ok = False
+                continue
+            print("thread %d: the damage changed no branch (%d event "
+                  "times moved, the later ones agree)" % (tid, moved))
+            damaged += 1
             continue
         damaged += 1
         e = errs[0]
@@ -84,6 +127,15 @@ def main():
         resume = [i for i in range(e, len(d))
                   if d[i][0] == "trace_begin" and d[i][4] == "error"]
         if not resume:
+            rerr = [i for i, x in enumerate(r or []) if x[0] == "error"]
+            if (rerr and not [x for x in r[rerr[0]:]
+                              if x[0] == "trace_begin" and x[4] == "error"]):
+                print("thread %d: %d events before the damage, error at "
+                      "0x%x (trace offset %d), no PSB after it: the last %d "
+                      "events are lost, as for libipt" %
+                      (tid, len(prefix), d[e][1], d[e][5],
+                       len(cf) - len(prefix)))
+                continue
             print("thread %d: no trace_begin after the error" % tid)
             ok = False
             continue
