@@ -31,7 +31,7 @@
 #include "decoder/walk.h"
 
 #define RETSTACK 64
-#define L0_SIZE 256 /* blocks kept in the walker itself (12 KiB) */
+#define L0_SIZE 1024 /* blocks kept in the walker itself (40 KiB) */
 #define MAX_BLOCKS_PER_ADVANCE 1000000
 
 enum park {
@@ -121,22 +121,23 @@ struct strace_walker {
 
 /* --- events -------------------------------------------------------------- */
 
-static uint64_t now(struct strace_walker *w)
+static __attribute__((noinline)) uint64_t now_convert(struct strace_walker *w)
 {
-	uint64_t t;
+	w->conv_tsc = w->tsc;
+	w->conv_time = strace_tsc_to_perf_time(&w->o.time, w->tsc);
+	w->conv_valid = 1;
+	return time_forward(&w->o.time, &w->last_time, w->conv_time);
+}
 
+static inline __attribute__((always_inline)) uint64_t
+now(struct strace_walker *w)
+{
 	if (!w->have_tsc || !w->o.has_time)
 		return 0;
 	/* the estimate changes per timing packet, not per event */
-	if (likely(w->tsc == w->conv_tsc && w->conv_valid))
-		t = w->conv_time;
-	else {
-		t = strace_tsc_to_perf_time(&w->o.time, w->tsc);
-		w->conv_tsc = w->tsc;
-		w->conv_time = t;
-		w->conv_valid = 1;
-	}
-	return time_forward(&w->o.time, &w->last_time, t);
+	if (unlikely(w->tsc != w->conv_tsc || !w->conv_valid))
+		return now_convert(w);
+	return time_forward(&w->o.time, &w->last_time, w->conv_time);
 }
 
 static inline __attribute__((always_inline)) void

@@ -14,8 +14,13 @@ static uint64_t hash64(uint64_t x)
 	return x;
 }
 
+static void init_addr_fields(void);
+static pthread_once_t addr_fields_once = PTHREAD_ONCE_INIT;
+
 void strace_symset_init(struct strace_symset *s)
 {
+	/* every sink has a symset: the table the sinks read is ready */
+	pthread_once(&addr_fields_once, init_addr_fields);
 	memset(s, 0, sizeof(*s));
 	pthread_mutex_init(&s->lock, NULL);
 }
@@ -60,7 +65,6 @@ static int symset_add(struct strace_symset *s, uint64_t key)
 
 /* Which operands of each type are code addresses: bit 0 a, bit 1 b. */
 static uint8_t addr_fields[STRACE_EV_MAX];
-static pthread_once_t addr_fields_once = PTHREAD_ONCE_INIT;
 
 static void init_addr_fields(void)
 {
@@ -116,7 +120,6 @@ int strace_sink_emit(void *arg, const struct strace_event *ev)
 	struct strace_sink *s = arg;
 	int rc;
 
-	pthread_once(&addr_fields_once, init_addr_fields);
 	if (s->types && !strace_typeset_has(s->types, ev->type))
 		return 0;
 	if (ev->type < STRACE_EV_MAX && addr_fields[ev->type]) {
