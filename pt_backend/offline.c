@@ -229,7 +229,9 @@ static int scan(struct ctx *c, uint64_t *err_off)
 		}
 		case PFMT_RECORD_AUXTRACE: {
 			const struct pfmt_auxtrace *at = r.body;
-			if (at->cpu != UINT32_MAX && at->tid == UINT32_MAX)
+			/* a per-thread buffer has cpu -1; a per-CPU one may
+			 * carry the workload's pid as its tid */
+			if (at->cpu != UINT32_MAX)
 				c->perf.per_cpu = 1;
 			struct queue *q = find_queue(c, at->idx, at->tid,
 						     at->cpu);

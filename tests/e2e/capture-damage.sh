@@ -110,6 +110,26 @@ for cut in 0 7 100 1000 $((size / 2)) $((size - 8)); do
 		fail "cut-$cut" "exit $rc: $(cat "$work/cut.err")"
 	fi
 done
+# A per-CPU recording (an AUXTRACE buffer with a cpu, as perf record
+# writes without --per-thread): refused, saying how to record instead, not
+# decoded as if its CPUs were threads.
+python3 - "$work/plt.data" "$work/percpu.data" <<'EOF'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+off, size = struct.unpack_from("<QQ", d, 40)  # the data section
+p = off
+while p < off + size:
+    typ, misc, sz = struct.unpack_from("<IHH", d, p)
+    if typ == 71:  # PERF_RECORD_AUXTRACE: size, offset, reference, idx, tid, cpu
+        struct.pack_into("<I", d, p + 8 + 32, 0)
+        p += struct.unpack_from("<Q", d, p + 8)[0]
+    p += sz
+open(sys.argv[2], "wb").write(d)
+EOF
+decode "$work/percpu.data" percpu
+rc=$?
+[ $rc -eq 1 ] && grep -q "per-CPU" "$work/percpu.err" && grep -q -- "--per-thread" "$work/percpu.err" &&
+	pass per-cpu-refused || fail per-cpu-refused "exit $rc: $(cat "$work/percpu.err")"
 head -c 100000 /dev/urandom >"$work/random.data"
 decode "$work/random.data" random
 rc=$?
