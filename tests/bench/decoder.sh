@@ -53,6 +53,10 @@ events=$(echo "$summary" | grep -o '[0-9]* events' | cut -d' ' -f1)
 ptmb=$(echo "$summary" | grep -o '[0-9.]* MB of PT' | cut -d' ' -f1)
 
 read -r fast fastw < <(best "$cap" -q -i "$data" -o "$ring")
+# the fixed cost: the whole command on a small trace (the plt program, a
+# few KB of PT: process start, ring creation, ELF and symbol tables)
+small=$(O=$O tests/corpus/corpus.sh trace plt default)/trace.data
+read -r fixed fixedw < <(best "$cap" -q -i "$small" -o "$ring")
 read -r ref refw < <(best "$cap" -q --decoder reference -i "$data" -o "$ring")
 read -r perfp perfpw < <(best perf script -i "$data" --itrace=b)
 read -r perfn perfnw < <(best perf script -i "$data" --itrace=b --dlfilter "$null")
@@ -102,6 +106,20 @@ least of $REPS runs; branches/s and MB/s of PT from them.
 
 Targets: at least 10x the reference path ($(x "$ref" "$fast")) and 30x perf
 with the null dlfilter ($(x "$perfn" "$fast")).
+
+The limit: 30x perf with the null dlfilter leaves
+$(awk -v p="$perfn" 'BEGIN { printf "%.0f ms", p / 30 * 1000 }') of CPU for the whole command on this trace. The same
+command on a trace of a few KB (the corpus's \`plt\`, $(stat -L -c %s "$small") bytes of
+perf.data) takes $(awk -v f="$fixed" 'BEGIN { printf "%.0f ms", f * 1000 }') of CPU: process start, the output ring
+created and its pages faulted in, the ELF files' symbol tables (libc's
+from its debug file) and the replay of perf's symbol tree. What is left,
+$(awk -v a="$fast" -v f="$fixed" 'BEGIN { printf "%.0f ms", (a - f) * 1000 }') here, is about $(awk -v a="$fast" -v f="$fixed" -v b="$branches" 'BEGIN { printf "%.0f ns", (a - f) / b * 1e9 }') per taken branch: the
+walk of one TNT bit at a time over cached block summaries, each event's
+symbol definitions, and the output ring's fresh pages (the kernel's page
+faults below). Reaching the target needs both the fixed cost cut (symbol
+tables read lazily, a smaller ring faulted in as it fills) and far fewer
+steps per branch (libxdc-style caching of whole TNT runs per block, with
+the calls and returns they make), which the decoder does not have yet.
 
 Memory of the fast path: its own (anonymous) memory peaked at
 $((anon_kb / 1024)) MiB (block cache, image, symbol tables, buffers);
