@@ -49,6 +49,15 @@ struct queue {
 	uint64_t bytes;
 };
 
+/* Which thread runs on a CPU from a time on (per-CPU recordings): from
+ * ITRACE_START and context-switch records. */
+struct sched {
+	uint32_t cpu, pid, tid;
+	uint64_t time;
+	size_t seq; /* record order, for a stable sort */
+	int traced; /* a traced task's own record (not a CPU-wide switch) */
+};
+
 struct lost_rec {
 	uint32_t tid;
 	uint16_t flags;
@@ -88,6 +97,7 @@ struct ctx {
 	VEC(struct queue) queues;
 	VEC(struct lost_rec) losts;
 	VEC(struct def) defs;
+	VEC(struct sched) scheds;
 	struct strace_symset syms;
 	_Atomic size_t next_queue;
 	_Atomic uint64_t done_bytes;
@@ -143,6 +153,17 @@ static struct queue *find_queue(struct ctx *c, uint32_t idx, uint32_t tid,
 	if (VEC_PUSH(c->queues, q))
 		return NULL;
 	return &c->queues.v[c->queues.n - 1];
+}
+
+/* A task runs on the record's CPU from its time on (needs both). */
+static int note_sched(struct ctx *c, const struct strace_perf_rec *r,
+		      uint32_t pid, uint32_t tid)
+{
+	if (!r->sid.has_time || !r->sid.has_cpu)
+		return 0;
+	struct sched sc = {r->sid.cpu, pid, tid, r->sid.time, c->scheds.n,
+			   r->type != PFMT_RECORD_SWITCH_CPU_WIDE};
+	return VEC_PUSH(c->scheds, sc);
 }
 
 /* Pass over the records: sideband and the AUX buffers of each queue. */
@@ -205,6 +226,25 @@ static int scan(struct ctx *c, uint64_t *err_off)
 			const struct pfmt_itrace_start *it = r.body;
 			if (!find_thread(c, it->tid) &&
 			    note_thread(c, it->pid, it->tid, NULL))
+				return -ENOMEM;
+			if (note_sched(c, &r, it->pid, it->tid))
+				return -ENOMEM;
+			break;
+		}
+		case PFMT_RECORD_SWITCH:
+			/* the task of the record switched in (or out) */
+			if (!(r.misc & PFMT_MISC_SWITCH_OUT) &&
+			    note_sched(c, &r, r.sid.pid, r.sid.tid))
+				return -ENOMEM;
+			break;
+		case PFMT_RECORD_SWITCH_CPU_WIDE: {
+			const struct pfmt_switch_cpu_wide *sw = r.body;
+			/* out: the body names the next task; in: the record's */
+			int out = !!(r.misc & PFMT_MISC_SWITCH_OUT);
+			if (blen < sizeof(*sw))
+				return -STRACE_PE_RECORD;
+			if (note_sched(c, &r, out ? sw->next_prev_pid : r.sid.pid,
+				       out ? sw->next_prev_tid : r.sid.tid))
 				return -ENOMEM;
 			break;
 		}
@@ -319,6 +359,17 @@ static int cmp_abuf(const void *a, const void *b)
 	return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
+/* A per-thread queue is named by its thread, a per-CPU one by its CPU. */
+static const char *queue_what(const struct queue *q)
+{
+	return q->cpu == UINT32_MAX ? "thread" : "CPU";
+}
+
+static uint32_t queue_who(const struct queue *q)
+{
+	return q->cpu == UINT32_MAX ? q->tid : q->cpu;
+}
+
 static uint32_t queue_pid(struct ctx *c, const struct queue *q)
 {
 	const struct thread *t = find_thread(c, q->tid);
@@ -340,50 +391,16 @@ static int emit_losts(struct ctx *c, struct strace_sink *s, uint32_t tid)
 	return 0;
 }
 
-static int decode_queue(struct ctx *c, struct queue *q)
+/* Decode a queue's AUX buffers with walker: contiguous buffers as one
+ * stream (a packet may straddle two); a hole in the AUX offsets is a gap
+ * (a LOST event through emit), decoded apart. */
+static int walk_queue(struct ctx *c, struct queue *q,
+		      struct strace_walker *walker, strace_emit_fn emit,
+		      void *arg)
 {
-	const struct strace_offline_opts *o = c->o;
-	struct strace_walk_stats ws;
-	struct strace_image *img = NULL;
-	struct strace_walker *walker = NULL;
-	struct strace_sink *s;
 	uint8_t *joined = NULL;
-	uint64_t missing = 0;
-	int rc;
+	int rc = 0;
 
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	s->ring = o->ring;
-	s->types = o->types;
-	s->syms = &c->syms;
-	rc = strace_writer_open(o->ring, &s->w);
-	if (rc < 0)
-		goto out;
-	rc = strace_image_new(NULL, &img);
-	if (rc < 0)
-		goto out;
-	add_maps(c, img, queue_pid(c, q), 0, &missing);
-	s->img = img;
-
-	struct strace_walk_opts wo;
-	memset(&wo, 0, sizeof(wo));
-	wo.size = sizeof(wo);
-	wo.flags = o->walk_flags;
-	wo.tid = q->tid;
-	wo.time = c->perf.time;
-	wo.has_time = c->perf.has_time;
-	wo.emit = strace_sink_emit;
-	wo.emit_arg = s;
-	rc = strace_walker_new(img, &wo, &walker);
-	if (rc < 0)
-		goto out;
-	rc = emit_losts(c, s, q->tid);
-	if (rc < 0)
-		goto out;
-
-	/* Contiguous buffers are decoded as one stream (a packet may straddle
-	 * two); a hole in the AUX offsets is a gap, decoded apart. */
 	qsort(q->v, q->n, sizeof(*q->v), cmp_abuf);
 	for (size_t i = 0; i < q->n;) {
 		size_t j = i + 1;
@@ -418,14 +435,15 @@ static int decode_queue(struct ctx *c, struct queue *q)
 						 STRACE_LOST_AUX, q->tid, 0,
 						 q->v[i].offset - prev_end,
 						 0};
-			warnf(c, "thread %u: %llu bytes of AUX data missing "
+			warnf(c, "%s %u: %llu bytes of AUX data missing "
 				 "at offset 0x%llx",
-			      q->tid, (unsigned long long)e.a,
+			      queue_what(q), queue_who(q),
+			      (unsigned long long)e.a,
 			      (unsigned long long)prev_end);
 			pthread_mutex_lock(&c->stats_lock);
 			c->st.lost++;
 			pthread_mutex_unlock(&c->stats_lock);
-			rc = strace_sink_emit(s, &e);
+			rc = emit(arg, &e);
 			if (rc < 0)
 				goto out;
 		}
@@ -435,28 +453,84 @@ static int decode_queue(struct ctx *c, struct queue *q)
 			goto out;
 		}
 		if (n == -STRACE_DE_NOSYNC)
-			warnf(c, "thread %u: no PSB in %llu bytes of trace: "
+			warnf(c, "%s %u: no PSB in %llu bytes of trace: "
 				 "nothing to decode there",
-			      q->tid, (unsigned long long)len);
+			      queue_what(q), queue_who(q),
+			      (unsigned long long)len);
 		uint64_t done = atomic_fetch_add(&c->done_bytes, len) + len;
-		if (o->progress)
-			o->progress(o->cb_arg, done, c->total_bytes);
+		if (c->o->progress)
+			c->o->progress(c->o->cb_arg, done, c->total_bytes);
 		i = j;
 	}
+out:
+	free(joined);
+	return rc;
+}
+
+static void add_stats(struct ctx *c, struct strace_walker *walker,
+		      uint64_t events, uint64_t missing)
+{
+	struct strace_walk_stats ws;
+
+	strace_walker_stats(walker, &ws);
+	pthread_mutex_lock(&c->stats_lock);
+	c->st.pt_bytes += ws.bytes;
+	c->st.branches += ws.branches;
+	c->st.insns += ws.insns;
+	c->st.errors += ws.errors;
+	c->st.overflows += ws.overflows;
+	c->st.events += events;
+	c->st.missing += missing;
+	pthread_mutex_unlock(&c->stats_lock);
+}
+
+static int decode_queue(struct ctx *c, struct queue *q)
+{
+	const struct strace_offline_opts *o = c->o;
+	struct strace_image *img = NULL;
+	struct strace_walker *walker = NULL;
+	struct strace_sink *s;
+	uint64_t missing = 0;
+	int rc;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->ring = o->ring;
+	s->types = o->types;
+	s->syms = &c->syms;
+	rc = strace_writer_open(o->ring, &s->w);
+	if (rc < 0)
+		goto out;
+	rc = strace_image_new(NULL, &img);
+	if (rc < 0)
+		goto out;
+	add_maps(c, img, queue_pid(c, q), 0, &missing);
+	s->img = img;
+
+	struct strace_walk_opts wo;
+	memset(&wo, 0, sizeof(wo));
+	wo.size = sizeof(wo);
+	wo.flags = o->walk_flags;
+	wo.tid = q->tid;
+	wo.time = c->perf.time;
+	wo.has_time = c->perf.has_time;
+	wo.emit = strace_sink_emit;
+	wo.emit_arg = s;
+	rc = strace_walker_new(img, &wo, &walker);
+	if (rc < 0)
+		goto out;
+	rc = emit_losts(c, s, q->tid);
+	if (rc < 0)
+		goto out;
+
+	rc = walk_queue(c, q, walker, strace_sink_emit, s);
+	if (rc < 0)
+		goto out;
 	rc = strace_writer_flush(s->w);
 out:
-	if (walker) {
-		strace_walker_stats(walker, &ws);
-		pthread_mutex_lock(&c->stats_lock);
-		c->st.pt_bytes += ws.bytes;
-		c->st.branches += ws.branches;
-		c->st.insns += ws.insns;
-		c->st.errors += ws.errors;
-		c->st.overflows += ws.overflows;
-		c->st.events += s->events;
-		c->st.missing += missing;
-		pthread_mutex_unlock(&c->stats_lock);
-	}
+	if (walker)
+		add_stats(c, walker, s->events, missing);
 	strace_walker_free(walker);
 	strace_image_free(img);
 	if (s->w) {
@@ -464,7 +538,6 @@ out:
 		if (rc >= 0 && crc < 0)
 			rc = crc;
 	}
-	free(joined);
 	free(s);
 	return rc;
 }
@@ -487,6 +560,193 @@ static void *job_main(void *arg)
 			pthread_mutex_unlock(&c->stats_lock);
 		}
 	}
+}
+
+/* --- per-CPU recordings ------------------------------------------------- */
+
+/*
+ * A CPU's AUX data is one stream that runs the threads scheduled there, one
+ * after the other: one walker decodes it as one stream (as perf does), and
+ * each event goes to the thread that ran on that CPU at its time (the last
+ * ITRACE_START or switch-in before it). The CPUs' events are then merged by
+ * time into the ring, so that a thread that moved between CPUs has its
+ * events in order.
+ */
+struct cpu_events {
+	const struct sched *s; /* this CPU's, by time */
+	size_t ns;
+	uint32_t tid; /* when no record says */
+	VEC(struct strace_event) ev;
+	size_t at; /* merge cursor */
+};
+
+static uint32_t tid_at(const struct cpu_events *ce, uint64_t t)
+{
+	size_t lo = 0, hi = ce->ns;
+
+	if (!ce->ns)
+		return ce->tid;
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+		if (ce->s[m].time <= t)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return ce->s[lo ? lo - 1 : 0].tid;
+}
+
+static int collect(void *arg, const struct strace_event *ev)
+{
+	struct cpu_events *ce = arg;
+	struct strace_event e = *ev;
+
+	e.tid = tid_at(ce, e.time);
+	return VEC_PUSH(ce->ev, e);
+}
+
+static int cmp_sched(const void *a, const void *b)
+{
+	const struct sched *x = a, *y = b;
+
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The one traced process (0: none named), or -STRACE_PE_PERCPU. */
+static long percpu_pid(struct ctx *c)
+{
+	uint32_t pid = 0;
+
+	for (size_t i = 0; i < c->scheds.n; i++) {
+		const struct sched *sc = &c->scheds.v[i];
+		if (!sc->traced || sc->pid == pid)
+			continue;
+		if (pid) {
+			warnf(c, "the per-CPU recording traces processes %u "
+				 "and %u: only one process per file is "
+				 "decoded so far; record each with perf "
+				 "record --per-thread -e intel_pt//u",
+			      pid, sc->pid);
+			return -STRACE_PE_PERCPU;
+		}
+		pid = sc->pid;
+	}
+	return pid;
+}
+
+static int decode_percpu(struct ctx *c)
+{
+	const struct strace_offline_opts *o = c->o;
+	struct strace_image *img = NULL;
+	struct strace_sink *s = NULL;
+	struct cpu_events *ce;
+	uint64_t missing = 0;
+	size_t nq = c->queues.n;
+	long pid = percpu_pid(c);
+	int rc;
+
+	if (pid < 0)
+		return (int)pid;
+	if (!pid && nq)
+		pid = queue_pid(c, &c->queues.v[0]);
+	if (!c->perf.has_time && nq > 1)
+		warnf(c, "per-CPU recording without a time conversion: the "
+			 "CPUs' traces cannot be ordered or split between "
+			 "threads; each CPU's goes to the first thread seen "
+			 "there, CPU after CPU");
+	ce = calloc(nq ? nq : 1, sizeof(*ce));
+	s = calloc(1, sizeof(*s));
+	if (!ce || !s) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = strace_image_new(NULL, &img);
+	if (rc < 0)
+		goto out;
+	add_maps(c, img, (uint32_t)pid, 0, &missing);
+	if (c->scheds.n)
+		qsort(c->scheds.v, c->scheds.n, sizeof(*c->scheds.v),
+		      cmp_sched);
+
+	for (size_t i = 0; i < nq; i++) {
+		struct queue *q = &c->queues.v[i];
+		struct strace_walker *walker = NULL;
+		struct strace_walk_opts wo;
+
+		for (size_t k = 0; k < c->scheds.n; k++)
+			if (c->scheds.v[k].cpu == q->cpu) {
+				if (!ce[i].ns)
+					ce[i].s = &c->scheds.v[k];
+				ce[i].ns++;
+			}
+		ce[i].tid = q->tid != UINT32_MAX ? q->tid : (uint32_t)pid;
+		memset(&wo, 0, sizeof(wo));
+		wo.size = sizeof(wo);
+		wo.flags = o->walk_flags;
+		wo.tid = ce[i].tid;
+		wo.time = c->perf.time;
+		wo.has_time = c->perf.has_time;
+		wo.emit = collect;
+		wo.emit_arg = &ce[i];
+		rc = strace_walker_new(img, &wo, &walker);
+		if (rc < 0)
+			goto out;
+		rc = walk_queue(c, q, walker, collect, &ce[i]);
+		add_stats(c, walker, 0, i ? 0 : missing);
+		strace_walker_free(walker);
+		if (rc < 0)
+			goto out;
+	}
+
+	/* Merge by time (ties: CPU order) through one sink. */
+	s->ring = o->ring;
+	s->types = o->types;
+	s->syms = &c->syms;
+	s->img = img;
+	rc = strace_writer_open(o->ring, &s->w);
+	if (rc < 0)
+		goto out;
+	for (size_t i = 0; i < c->losts.n && rc >= 0; i++) {
+		const struct lost_rec *l = &c->losts.v[i];
+		struct strace_event e = {STRACE_EV_LOST, l->flags, l->tid,
+					 l->time, l->count, 0};
+		if (l->tid != UINT32_MAX && (!o->tid || l->tid == o->tid))
+			rc = strace_sink_emit(s, &e);
+	}
+	for (;;) {
+		struct cpu_events *best = NULL;
+		for (size_t i = 0; i < nq; i++)
+			if (ce[i].at < ce[i].ev.n &&
+			    (!best || ce[i].ev.v[ce[i].at].time <
+					      best->ev.v[best->at].time))
+				best = &ce[i];
+		if (!best || rc < 0)
+			break;
+		const struct strace_event *e = &best->ev.v[best->at++];
+		if (!o->tid || e->tid == o->tid)
+			rc = strace_sink_emit(s, e);
+	}
+	if (rc >= 0)
+		rc = strace_writer_flush(s->w);
+	pthread_mutex_lock(&c->stats_lock);
+	c->st.events += s->events;
+	pthread_mutex_unlock(&c->stats_lock);
+out:
+	if (s && s->w) {
+		int crc = strace_writer_close(s->w);
+		if (rc >= 0 && crc < 0)
+			rc = crc;
+	}
+	for (size_t i = 0; ce && i < nq; i++)
+		free(ce[i].ev.v);
+	free(ce);
+	free(s);
+	strace_image_free(img);
+	return rc;
 }
 
 /* DSO, PROCESS and THREAD definitions, before any flow event, in the
@@ -541,13 +801,13 @@ int strace_offline_decode(const struct strace_offline_opts *o,
 	rc = scan(c, err_off);
 	if (rc < 0)
 		goto out;
-	if (c->perf.per_cpu) {
-		rc = -STRACE_PE_PERCPU;
-		goto out;
-	}
 	rc = define_names(c);
 	if (rc < 0)
 		goto out;
+	if (c->perf.per_cpu) {
+		rc = decode_percpu(c);
+		goto done;
+	}
 
 	int jobs = o->jobs > 0 ? o->jobs : 1;
 	if ((size_t)jobs > c->queues.n)
@@ -561,6 +821,7 @@ int strace_offline_decode(const struct strace_offline_opts *o,
 	for (int i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
 	rc = c->err;
+done:
 	c->st.queues = c->queues.n;
 	c->st.lost += c->losts.n;
 	*st = c->st;
@@ -573,6 +834,7 @@ out:
 	free(c->forks.v);
 	free(c->losts.v);
 	free(c->defs.v);
+	free(c->scheds.v);
 	strace_perf_close(&c->perf);
 out_free:
 	strace_symset_fini(&c->syms);

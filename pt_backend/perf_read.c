@@ -34,9 +34,9 @@ const char *strace_perf_strerror(int err)
 			"no Intel PT data in this perf.data (record with "
 			"perf record -e intel_pt//u)",
 		[STRACE_PE_PERCPU - STRACE_PE_BASE] =
-			"per-CPU Intel PT recording: only per-thread recordings "
-			"are decoded so far (record with perf record "
-			"--per-thread -e intel_pt//u)",
+			"per-CPU Intel PT recording of several processes: only "
+			"one process per file is decoded so far (record with "
+			"perf record --per-thread -e intel_pt//u)",
 	};
 	int e = err < 0 ? -err : err;
 	if (e > STRACE_PE_BASE && e < STRACE_PE_MAX)

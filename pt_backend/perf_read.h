@@ -28,7 +28,7 @@ enum strace_perf_error {
 	STRACE_PE_TRUNCATED, /* a section or record runs past the file end */
 	STRACE_PE_RECORD,    /* a record's size or body is malformed */
 	STRACE_PE_NOPT,      /* no intel_pt event / AUXTRACE_INFO in the file */
-	STRACE_PE_PERCPU,    /* per-cpu AUX buffers: not decoded yet */
+	STRACE_PE_PERCPU,    /* per-cpu AUX buffers of several processes */
 	STRACE_PE_MAX
 };
 
