@@ -19,6 +19,7 @@
 #   overflow   --overflow 20000 --overflow-len 3000
 #   cyc        --cyc (CYC packets)     tsconly  --mtc-period 0 (no MTC)
 #   drop       --drop 3000:37          corrupt  --corrupt 2500
+#   percpu     --per-cpu (2 CPUs, threads migrate every 3rd syscall)
 # Cache keys: a program's key hashes its source, its build command and the
 # compiler's version; a trace's key hashes the program file, its arguments
 # and input files, the ptsynth binary and the options. Remove $O/corpus to
@@ -119,6 +120,7 @@ variant_opts() {
 	tsconly) echo "--mtc-period 0" ;;
 	drop) echo "--drop 3000:37" ;;
 	corrupt) echo "--corrupt 2500" ;;
+	percpu) echo "--per-cpu" ;;
 	*) echo "corpus: unknown variant $1" >&2; return 1 ;;
 	esac
 }

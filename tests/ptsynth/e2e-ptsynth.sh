@@ -84,6 +84,10 @@ done
 for p in static gzip; do
 	case " $progs " in *" $p "*) jobs="$jobs $p:drop $p:corrupt" ;; esac
 done
+# A per-CPU recording (2 CPUs, migrating threads) on three programs.
+for p in recurse threads signals; do
+	case " $progs " in *" $p "*) jobs="$jobs $p:percpu" ;; esac
+done
 echo $jobs | tr ' ' '\n' | xargs -P 2 -I{} sh -c \
 	'p=${1%%:*}; v=${1#*:}; "$2" trace "$p" "$v" >/dev/null 2>&1 || true' \
 	sh {} "$CORPUS"
@@ -137,6 +141,64 @@ check_damaged() { # prog variant
 	fi
 }
 
+# A per-CPU recording: perf decodes it without errors; each CPU has its own
+# continuous AUX stream (consecutive offsets) with the process's pid as tid;
+# the threads migrate (switch-ins on both CPUs); the TSC packets of a CPU's
+# stream never decrease and perf's sample times per CPU never go back.
+check_percpu() { # name trace-dir
+	local n=$1 d=$2
+	if perf script -i "$d/trace.data" --itrace=be -F tid,ip,addr,flags >"$tmp/pe" 2>&1 &&
+		! grep -q 'trace error' "$tmp/pe"; then
+		pass "$n/perf-no-errors"
+	else
+		fail "$n/perf-no-errors ($(grep -m1 'trace error' "$tmp/pe"))"
+	fi
+	perf report -i "$d/trace.data" -D 2>/dev/null >"$tmp/dump"
+	local pid
+	pid=$(awk '/^# pid/ { print $3 }' "$d/trace.truth")
+	if grep 'PERF_RECORD_AUXTRACE size' "$tmp/dump" | awk -v pid="$pid" '
+		function strtonum(h,  i, x) { x = 0; h = tolower(h); sub(/^0x/, "", h)
+			for (i = 1; i <= length(h); i++) x = x * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
+			return x }
+		{ for (i = 1; i < NF; i++) v[$i] = $(i + 1)
+		  c = v["cpu:"]; if (v["idx:"] != c || v["tid:"] != pid || (c != 0 && c != 1)) bad = 1
+		  if (strtonum(v["offset:"]) != next_off[c] + 0) bad = 1
+		  next_off[c] = strtonum(v["offset:"]) + strtonum(v["size:"]); seen[c] = 1 }
+		END { exit (bad || !seen[0] || !seen[1]) }'; then
+		pass "$n/per-cpu-aux-streams ($(grep -c 'PERF_RECORD_AUXTRACE size' "$tmp/dump") buffers)"
+	else
+		fail "$n/per-cpu-aux-streams"
+	fi
+	if grep -q 'Per-cpu maps *1' "$tmp/dump" && grep -q 'Have sched_switch *2' "$tmp/dump"; then
+		pass "$n/auxtrace-info-per-cpu"
+	else
+		fail "$n/auxtrace-info-per-cpu"
+	fi
+	perf script -i "$d/trace.data" --show-switch-events --itrace= -F tid,cpu 2>/dev/null |
+		awk '/SWITCH IN/ { print $1, $2 }' | sort -u >"$tmp/sw"
+	if awk '{ n[$1]++ } END { for (t in n) if (n[t] == 2) m++; exit !m }' "$tmp/sw"; then
+		pass "$n/threads-migrate ($(grep -c 'SWITCH' "$tmp/dump") switch records)"
+	else
+		fail "$n/threads-migrate"
+	fi
+	# TSC packets of each CPU's stream (perf's dump, in file order) never decrease
+	if awk '/PERF_RECORD_AUXTRACE size/ { c = $NF }
+		/^\. .* TSC 0x/ { v = $NF; sub(/^0x/, "", v); v = sprintf("%20s", v)
+		  if (c in last && v < last[c]) bad = 1; last[c] = v; n++ }
+		END { exit bad || !n }' "$tmp/dump"; then
+		pass "$n/tsc-monotonic-per-cpu"
+	else
+		fail "$n/tsc-monotonic-per-cpu"
+	fi
+	if perf script -i "$d/trace.data" --itrace=b -F cpu,time --ns 2>/dev/null | awk '
+		{ c = $1; t = $2 + 0; if (c in last && t < last[c]) bad = 1; last[c] = t }
+		END { exit bad }'; then
+		pass "$n/time-monotonic-per-cpu"
+	else
+		fail "$n/time-monotonic-per-cpu"
+	fi
+}
+
 check_trace() { # prog variant
 	local p=$1 v=$2 d n
 	n=$p/$v
@@ -166,6 +228,9 @@ check_trace() { # prog variant
 			report_diff <(grep -v '^#' "$tmp/t") <(grep -v '^#' "$f")
 		fi
 	done
+	if [ "$v" = percpu ]; then
+		check_percpu "$n" "$d"
+	fi
 	if [ "$v" = overflow ]; then
 		if grep -q '^# gap begin' "$d/trace.truth" && grep -q '^# gap end' "$d/trace.truth"; then
 			pass "$n/truth-records-gap"

@@ -37,6 +37,7 @@
 #define PMU_TYPE 8 /* intel_pt's PMU type; any value matching the attr */
 #define MAX_CPUS 1024
 #define RETSTACK 64 /* the hardware's return-compression depth */
+#define NCPUS 2     /* --per-cpu: CPUs of the modelled machine */
 
 static const char *prog_name = "ptsynth";
 
@@ -100,6 +101,8 @@ static struct {
 	uint64_t corrupt_off;
 	bool corrupt;
 	bool verbose;
+	bool per_cpu;           /* write a per-CPU recording */
+	unsigned migrate_every; /* --per-cpu: migrate at every n-th syscall */
 } opt = {
 	.psb_period = 4096,
 	.retcomp = true,
@@ -110,6 +113,7 @@ static struct {
 	.tsc_ctc = 100,
 	.syscall_cycles = 1000,
 	.ovf_len = 1000,
+	.migrate_every = 3,
 };
 
 /* --------------------------------------------------------------- growbuf */
@@ -519,7 +523,44 @@ struct thread {
 	uint64_t mark_insn; /* ninsn then */
 	/* truth */
 	struct gbuf truth;
+	/* --per-cpu */
+	int pcpu;            /* CPU it runs on */
+	unsigned nsys;       /* syscalls traced (migration every n-th) */
+	size_t chunk;        /* index of its current chunk */
+	struct fixup *fx;    /* timing packets, to be shifted by the schedule */
+	size_t nfx, capfx, fxi;
+	uint64_t off;        /* TSC shift of its last scheduled chunk */
 };
+
+/*
+ * --per-cpu: a thread's stream is cut into chunks where it migrates (at a
+ * syscall's TIP.PGD); each chunk runs on one CPU. QEMU runs the threads
+ * concurrently, so chunks of threads sharing a CPU overlap in the global
+ * clock: after the run, the schedule shifts each chunk's time (a multiple
+ * of the MTC period, so that MTC/TMA stay right) to follow the previous
+ * chunk on its CPU, and the chunk's TSC/TMA/MTC packets are patched.
+ */
+struct chunk {
+	struct thread *t;
+	int cpu;
+	bool first_on_cpu; /* the CPU's stream starts here */
+	size_t beg, end;   /* bytes of t->pt */
+	uint64_t s, e;     /* TSC at sched-in and of the last packet, encoded */
+	uint64_t off;      /* TSC shift given by the schedule */
+	uint64_t aux_off;  /* offset in the CPU's AUX stream */
+};
+
+/* A TSC, TMA or MTC packet at byte `at` of a thread's stream. */
+struct fixup {
+	size_t at;
+	uint8_t type;
+	uint16_t fc;
+	uint64_t v; /* TSC, TMA's CTC or MTC's payload */
+};
+
+static struct chunk *chunks;
+static size_t nchunks;
+static bool cpu_used[NCPUS];
 
 static struct thread **threads;
 static size_t nthreads;
@@ -541,6 +582,27 @@ static void put_packet(struct thread *t, const struct pt_packet *p)
 	if (n < 0)
 		die("libipt encoder: %s (packet type %d)", pt_errstr(pt_errcode(n)),
 		    p->type);
+	if (opt.per_cpu && (p->type == ppt_tsc || p->type == ppt_tma ||
+			    p->type == ppt_mtc)) {
+		struct fixup *f;
+
+		if (t->nfx == t->capfx) {
+			t->capfx = t->capfx ? 2 * t->capfx : 64;
+			t->fx = xrealloc(t->fx, t->capfx * sizeof(*t->fx));
+		}
+		f = &t->fx[t->nfx++];
+		memset(f, 0, sizeof(*f));
+		f->at = t->pt.n;
+		f->type = (uint8_t)p->type;
+		if (p->type == ppt_tsc) {
+			f->v = p->payload.tsc.tsc;
+		} else if (p->type == ppt_tma) {
+			f->v = p->payload.tma.ctc;
+			f->fc = p->payload.tma.fc;
+		} else {
+			f->v = p->payload.mtc.ctc;
+		}
+	}
 	gb_put(&t->pt, encbuf, (size_t)n);
 }
 
@@ -663,16 +725,12 @@ static void put_mtc_if_due(struct thread *t)
 	put_flow(t, &p);
 }
 
-/* PSB+: resynchronisation point. ip = next instruction (0: not tracing). */
-static void put_psb(struct thread *t, uint64_t ip)
+/* The timing packets of a PSB+ or of a trace (re)enable: TSC, TMA, CBR. */
+static void put_timing(struct thread *t)
 {
 	struct pt_packet p;
 	uint64_t tsc = tsc_of(now_cycles);
 
-	put_simple(t, ppt_psb);
-	t->psb_at = t->pt.n - 16;
-	t->have_last_ip = false;
-	t->rs_n = 0;
 	if (opt.timing) {
 		memset(&p, 0, sizeof(p));
 		p.type = ppt_tsc;
@@ -694,10 +752,67 @@ static void put_psb(struct thread *t, uint64_t ip)
 		put_packet(t, &p);
 		t->last_cyc = now_cycles;
 	}
+}
+
+/* PSB+: resynchronisation point. ip = next instruction (0: not tracing). */
+static void put_psb(struct thread *t, uint64_t ip)
+{
+	put_simple(t, ppt_psb);
+	t->psb_at = t->pt.n - 16;
+	t->have_last_ip = false;
+	t->rs_n = 0;
+	put_timing(t);
 	put_mode_exec(t);
 	if (ip)
 		put_ip(t, ppt_fup, ip);
 	put_simple(t, ppt_psbend);
+}
+
+/* --per-cpu: thread t is scheduled in on cpu; its new chunk starts here. */
+static void chunk_begin(struct thread *t, int cpu)
+{
+	struct chunk *c;
+
+	chunks = xrealloc(chunks, (nchunks + 1) * sizeof(*chunks));
+	c = &chunks[nchunks];
+	memset(c, 0, sizeof(*c));
+	c->t = t;
+	c->cpu = cpu;
+	c->first_on_cpu = !cpu_used[cpu];
+	cpu_used[cpu] = true;
+	c->beg = t->pt.n;
+	c->s = tsc_of(now_cycles);
+	t->chunk = nchunks++;
+	t->pcpu = cpu;
+}
+
+/* --per-cpu: t's current chunk ends (after a TIP.PGD); last is its time. */
+static void chunk_end(struct thread *t, uint64_t last)
+{
+	struct chunk *c = &chunks[t->chunk];
+
+	c->end = t->pt.n;
+	c->e = tsc_of(last) > c->s ? tsc_of(last) : c->s;
+}
+
+/*
+ * --per-cpu: t was scheduled out at a syscall and comes back on cpu. The
+ * hardware sends a PSB+ only if the CPU's stream is new (PacketByteCnt 0);
+ * otherwise timing packets (TSC, TMA, CBR). The decoder of that CPU's
+ * stream has not seen t's calls nor its last IP: return compression
+ * starts afresh and the TIP.PGE carries a full IP.
+ */
+static void sched_in(struct thread *t, int cpu)
+{
+	bool fresh = !cpu_used[cpu];
+
+	chunk_begin(t, cpu);
+	t->have_last_ip = false;
+	t->rs_n = 0;
+	if (fresh)
+		put_psb(t, 0);
+	else
+		put_timing(t);
 }
 
 static void truth(struct thread *t, uint64_t from, uint64_t to, const char *kind)
@@ -878,12 +993,19 @@ static void finalize(struct thread *t, uint64_t x, uint64_t next)
 		truth(t, x, next, "return");
 		break;
 	}
-	case K_SYSCALL:
+	case K_SYSCALL: {
+		bool migrate = opt.per_cpu && next && !quiet &&
+			       ++t->nsys % opt.migrate_every == 0;
+
 		t->last_syscall = x;
 		put_ip(t, ppt_tip_pgd, 0);
 		t->in_trace = false;
 		truth(t, x, 0, "syscall");
+		if (migrate)
+			chunk_end(t, now_cycles);
 		now_cycles += opt.syscall_cycles;
+		if (migrate)
+			sched_in(t, (t->pcpu + 1) % NCPUS);
 		if (next) {
 			if (quiet) {
 				/* the gap swallows the syscall: keep tracing */
@@ -894,6 +1016,7 @@ static void finalize(struct thread *t, uint64_t x, uint64_t next)
 			}
 		}
 		break;
+	}
 	}
 	if (t->ovf_armed && t->made_tip) {
 		t->ovf_armed = false;
@@ -942,6 +1065,8 @@ static void thread_end(struct thread *t)
 		put_ip(t, ppt_tip_pgd, 0);
 		t->in_trace = false;
 	}
+	if (opt.per_cpu)
+		chunk_end(t, t->seen);
 	t->alive = false;
 	t->end_time = tsc_of(now_cycles);
 	if (by_cpu[t->cpu] == t)
@@ -1022,6 +1147,8 @@ static void on_exec(int cpu, uint64_t addr)
 		}
 		t = thread_new(cpu, parent);
 		by_cpu[cpu] = t;
+		if (opt.per_cpu) /* a new thread's first start: PSB+ */
+			chunk_begin(t, t->seq % NCPUS);
 		put_psb(t, 0);
 		trace_enable(t, addr, "begin");
 		t->pend = addr;
@@ -1414,15 +1541,19 @@ struct sid {
 	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | \
 	 PERF_SAMPLE_IDENTIFIER)
 
-static void rec_put(struct strace_perfw *w, uint32_t type, uint16_t misc,
-		    const void *body, size_t blen, const char *str,
-		    uint32_t rpid, uint32_t rtid, uint64_t time)
+/* --per-cpu ids: the intel_pt event on CPU c is 1 + c, the dummy 3 + c */
+#define ID_PT(c) (1 + (uint64_t)(c))
+#define ID_DUMMY(c) (1 + NCPUS + (uint64_t)(c))
+
+/* Build a record with a sample-id trailer in buf (4096 bytes); its size. */
+static size_t rec_build(uint8_t *buf, uint32_t type, uint16_t misc,
+			const void *body, size_t blen, const char *str,
+			uint32_t rpid, uint32_t rtid, uint64_t time, uint32_t cpu,
+			uint64_t id)
 {
-	uint8_t buf[4096];
 	struct pfmt_event_header h;
-	struct sid s = { rpid, rtid, time, 0, 0, 1 };
+	struct sid s = { rpid, rtid, time, cpu, 0, id };
 	size_t n = sizeof(h), slen;
-	int err;
 
 	memcpy(buf + n, body, blen);
 	n += blen;
@@ -1442,9 +1573,239 @@ static void rec_put(struct strace_perfw *w, uint32_t type, uint16_t misc,
 	h.misc = misc;
 	h.size = (uint16_t)n;
 	memcpy(buf, &h, sizeof(h));
+	return n;
+}
+
+static void rec_put(struct strace_perfw *w, uint32_t type, uint16_t misc,
+		    const void *body, size_t blen, const char *str,
+		    uint32_t rpid, uint32_t rtid, uint64_t time)
+{
+	uint8_t buf[4096];
+	size_t n;
+	int err;
+
+	n = rec_build(buf, type, misc, body, blen, str, rpid, rtid, time, 0,
+		      opt.per_cpu ? ID_DUMMY(0) : 1);
 	err = strace_perfw_record(w, buf, n);
 	if (err)
 		die("writing %s: %s", opt.out, strerror(-err));
+}
+
+/* ------------------------------------------------------ per-CPU output */
+
+/*
+ * Place the chunks: each follows the previous chunk on its CPU and its
+ * thread's previous chunk (shifts never decrease along a thread), with a
+ * gap for the sideband records between them. Then shift the timing
+ * packets of every chunk by its offset, a multiple of the MTC period in
+ * TSC ticks, so that MTC boundaries and TMA's fast counter stay right.
+ */
+#define SCHED_GAP 16
+
+static void schedule_chunks(void)
+{
+	uint64_t cpu_end[NCPUS] = { 0 }, aux_off[NCPUS] = { 0 };
+	uint64_t q = (uint64_t)opt.tsc_ctc << opt.mtc_period; /* 1 MTC period */
+	size_t i;
+
+	for (i = 0; i < nchunks; i++) {
+		struct chunk *c = &chunks[i];
+		struct thread *t = c->t;
+		uint64_t off = t->off;
+
+		if (cpu_end[c->cpu] && cpu_end[c->cpu] + SCHED_GAP > c->s + off)
+			off = cpu_end[c->cpu] + SCHED_GAP - c->s;
+		off = (off + q - 1) / q * q;
+		c->off = off;
+		t->off = off;
+		cpu_end[c->cpu] = c->e + off;
+		c->aux_off = aux_off[c->cpu];
+		aux_off[c->cpu] += (c->end - c->beg + 7) / 8 * 8;
+	}
+	for (i = 0; i < nchunks; i++) {
+		struct chunk *c = &chunks[i];
+		struct thread *t = c->t;
+
+		for (; t->fxi < t->nfx && t->fx[t->fxi].at < c->end; t->fxi++) {
+			struct fixup *f = &t->fx[t->fxi];
+			uint64_t dctc = c->off / opt.tsc_ctc;
+			struct pt_packet p;
+			int n;
+
+			memset(&p, 0, sizeof(p));
+			p.type = f->type;
+			if (f->type == ppt_tsc) {
+				p.payload.tsc.tsc = f->v + c->off;
+			} else if (f->type == ppt_tma) {
+				p.payload.tma.ctc = (uint16_t)(f->v + dctc);
+				p.payload.tma.fc = f->fc;
+			} else {
+				p.payload.mtc.ctc =
+					(uint8_t)(f->v + (dctc >> opt.mtc_period));
+			}
+			pt_enc_sync_set(enc, 0);
+			n = pt_enc_next(enc, &p);
+			if (n < 0 || f->at + (size_t)n > t->pt.n)
+				die("libipt encoder: cannot patch a timing packet");
+			memcpy(t->pt.p + f->at, encbuf, (size_t)n);
+		}
+	}
+	if (opt.verbose) {
+		size_t shifted = 0;
+
+		for (i = 0; i < nchunks; i++)
+			shifted += chunks[i].off != 0;
+		fprintf(stderr, "per-cpu: %zu chunk(s) on %d CPUs, %zu shifted in time, "
+			"last shift %" PRIu64 " TSC ticks\n", nchunks, NCPUS, shifted,
+			nchunks ? chunks[nchunks - 1].off : 0);
+	}
+	for (i = 0; i < nthreads; i++)
+		threads[i]->start_time = threads[i]->end_time = 0;
+	for (i = 0; i < nchunks; i++) {
+		struct chunk *c = &chunks[i];
+
+		if (!c->t->start_time)
+			c->t->start_time = c->s + c->off;
+		c->t->end_time = c->e + c->off;
+	}
+}
+
+/* A sideband or AUXTRACE record of a per-CPU recording, written in time order. */
+struct prec {
+	uint64_t time;
+	size_t seq;
+	uint8_t *rec; /* NULL: the AUXTRACE record of chunk */
+	size_t n;
+	const struct chunk *chunk;
+};
+
+static struct prec *precs;
+static size_t nprecs;
+
+static void prec_add(uint64_t time, const uint8_t *rec, size_t n,
+		     const struct chunk *chunk)
+{
+	struct prec *r;
+
+	precs = xrealloc(precs, (nprecs + 1) * sizeof(*precs));
+	r = &precs[nprecs];
+	r->time = time;
+	r->seq = nprecs++;
+	r->n = n;
+	r->chunk = chunk;
+	r->rec = NULL;
+	if (rec) {
+		r->rec = xrealloc(NULL, n);
+		memcpy(r->rec, rec, n);
+	}
+}
+
+static void prec_rec(uint32_t type, uint16_t misc, const void *body,
+		     size_t blen, const char *str, uint32_t tid,
+		     uint64_t time, int cpu, uint64_t id)
+{
+	uint8_t buf[4096];
+	size_t n = rec_build(buf, type, misc, body, blen, str, pid, tid, time,
+			     (uint32_t)cpu, id);
+
+	prec_add(time, buf, n, NULL);
+}
+
+static int prec_cmp(const void *a, const void *b)
+{
+	const struct prec *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * The records of a per-CPU recording after the process's COMM and MMAP2s:
+ * per chunk ITRACE_START (first on its CPU), SWITCH in, the AUX data,
+ * SWITCH out and AUX; FORK/COMM and EXIT per thread. All sorted by time.
+ */
+static void write_percpu_records(struct strace_perfw *w, const char *comm)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < nthreads; i++) {
+		struct thread *t = threads[i];
+		uint32_t tid = tid_of(t);
+		int cpu0 = -1, cpu1 = -1;
+		size_t k;
+
+		for (k = 0; k < nchunks; k++) {
+			if (chunks[k].t != t)
+				continue;
+			if (cpu0 < 0)
+				cpu0 = chunks[k].cpu;
+			cpu1 = chunks[k].cpu;
+		}
+		if (t->seq) {
+			struct pfmt_fork f = { pid, pid, tid, tid_of(threads[t->parent_seq]),
+					       t->start_time - 4 };
+			struct pfmt_comm c = { pid, tid };
+
+			prec_rec(PFMT_RECORD_FORK, 0, &f, sizeof(f), NULL, tid,
+				 t->start_time - 4, cpu0, ID_DUMMY(cpu0));
+			prec_rec(PFMT_RECORD_COMM, PFMT_MISC_USER, &c, sizeof(c), comm,
+				 tid, t->start_time - 4, cpu0, ID_DUMMY(cpu0));
+		}
+		{
+			struct pfmt_fork f = { pid, pid, tid, pid, t->end_time + 2 };
+
+			prec_rec(PFMT_RECORD_EXIT, 0, &f, sizeof(f), NULL, tid,
+				 t->end_time + 2, cpu1, ID_DUMMY(cpu1));
+		}
+	}
+	for (i = 0; i < nchunks; i++) {
+		const struct chunk *c = &chunks[i];
+		uint32_t tid = tid_of(c->t);
+		uint64_t s = c->s + c->off, e = c->e + c->off;
+		struct pfmt_aux aux = { c->aux_off, (c->end - c->beg + 7) / 8 * 8, 0 };
+
+		if (c->first_on_cpu) {
+			struct pfmt_itrace_start is = { pid, tid };
+
+			prec_rec(PFMT_RECORD_ITRACE_START, 0, &is, sizeof(is), NULL,
+				 tid, s - 3, c->cpu, ID_PT(c->cpu));
+		}
+		prec_rec(PFMT_RECORD_SWITCH, 0, NULL, 0, NULL, tid, s - 2, c->cpu,
+			 ID_DUMMY(c->cpu));
+		prec_rec(PFMT_RECORD_SWITCH, PFMT_MISC_SWITCH_OUT, NULL, 0, NULL,
+			 tid, e + 1, c->cpu, ID_DUMMY(c->cpu));
+		prec_rec(PFMT_RECORD_AUX, 0, &aux, sizeof(aux), NULL, tid, e + 1,
+			 c->cpu, ID_PT(c->cpu));
+		prec_add(e + 1, NULL, 0, c);
+	}
+	qsort(precs, nprecs, sizeof(*precs), prec_cmp);
+	for (i = 0; i < nprecs; i++) {
+		struct prec *r = &precs[i];
+
+		if (r->rec) {
+			err = strace_perfw_record(w, r->rec, r->n);
+			free(r->rec);
+		} else {
+			const struct chunk *c = r->chunk;
+			struct pfmt_auxtrace a;
+
+			memset(&a, 0, sizeof(a));
+			a.offset = c->aux_off;
+			a.reference = c->e + c->off;
+			a.idx = (uint32_t)c->cpu;
+			a.tid = pid;
+			a.cpu = (uint32_t)c->cpu;
+			err = strace_perfw_auxtrace(w, &a, c->t->pt.p + c->beg,
+						    c->end - c->beg);
+		}
+		if (err)
+			die("writing %s: %s", opt.out, strerror(-err));
+	}
+	free(precs);
+	precs = NULL;
+	nprecs = 0;
 }
 
 static const char *comm_of(const char *path)
@@ -1457,8 +1818,9 @@ static const char *comm_of(const char *path)
 static void write_perf_data(void)
 {
 	struct strace_perfw *w;
-	struct perf_event_attr attr;
+	struct perf_event_attr attr, dummy;
 	uint64_t id = 1, t0 = threads[0]->start_time - 1;
+	uint64_t ids[NCPUS], dids[NCPUS];
 	uint64_t priv[PFMT_IPT_PRIV_MAX + 1];
 	struct pfmt_event_header aih;
 	uint32_t aitype[2] = { PFMT_AUXTRACE_INTEL_PT, 0 };
@@ -1498,7 +1860,35 @@ static void write_perf_data(void)
 	attr.mmap2 = 1;
 	attr.comm_exec = 1;
 	attr.context_switch = 0;
-	err = strace_perfw_add_attr(w, &attr, &id, 1);
+	if (opt.per_cpu) {
+		/*
+		 * As perf record -e intel_pt//u -- CMD (unprivileged): the
+		 * intel_pt event and a tracking dummy:u, which has the
+		 * sideband (mmap, comm, task) and context_switch; one id per
+		 * event and CPU.
+		 */
+		attr.mmap = attr.comm = attr.task = 0;
+		attr.mmap2 = attr.comm_exec = 0;
+		attr.inherit = 1;
+		attr.read_format = PERF_FORMAT_ID;
+		dummy = attr;
+		dummy.type = PERF_TYPE_SOFTWARE;
+		dummy.config = PERF_COUNT_SW_DUMMY;
+		dummy.disabled = 0;
+		dummy.enable_on_exec = 0;
+		dummy.mmap = dummy.comm = dummy.task = 1;
+		dummy.mmap2 = dummy.comm_exec = 1;
+		dummy.context_switch = 1;
+		for (i = 0; i < NCPUS; i++) {
+			ids[i] = ID_PT(i);
+			dids[i] = ID_DUMMY(i);
+		}
+		err = strace_perfw_add_attr(w, &attr, ids, NCPUS);
+		if (!err)
+			err = strace_perfw_add_attr(w, &dummy, dids, NCPUS);
+	} else {
+		err = strace_perfw_add_attr(w, &attr, &id, 1);
+	}
 	if (err)
 		die("perf.data attr: %s", strerror(-err));
 
@@ -1511,9 +1901,10 @@ static void write_perf_data(void)
 	priv[PFMT_IPT_CAP_USER_TIME_ZERO] = 1;
 	priv[PFMT_IPT_TSC_BIT] = PFMT_IPT_CFG_TSC;
 	priv[PFMT_IPT_NORETCOMP_BIT] = PFMT_IPT_CFG_NORETCOMP;
-	priv[PFMT_IPT_HAVE_SCHED_SWITCH] = 0;
+	/* per-CPU: switch records from the tracking event (have_sched_switch 2) */
+	priv[PFMT_IPT_HAVE_SCHED_SWITCH] = opt.per_cpu ? 2 : 0;
 	priv[PFMT_IPT_SNAPSHOT_MODE] = 0;
-	priv[PFMT_IPT_PER_CPU_MMAPS] = 0;
+	priv[PFMT_IPT_PER_CPU_MMAPS] = opt.per_cpu;
 	priv[PFMT_IPT_MTC_BIT] = PFMT_IPT_CFG_MTC;
 	priv[PFMT_IPT_MTC_FREQ_BITS] = PFMT_IPT_CFG_MTC_PERIOD_MASK;
 	priv[PFMT_IPT_TSC_CTC_N] = opt.tsc_ctc;
@@ -1576,6 +1967,10 @@ static void write_perf_data(void)
 			maps[i].file->path, pid, pid,
 			maps[i].time < t0 ? t0 : maps[i].time - 1);
 	}
+	if (opt.per_cpu) {
+		write_percpu_records(w, comm);
+		goto finished;
+	}
 	for (i = 0; i < nthreads; i++) {
 		struct thread *t = threads[i];
 		uint32_t tid = tid_of(t);
@@ -1617,6 +2012,7 @@ static void write_perf_data(void)
 		rec_put(w, PFMT_RECORD_EXIT, 0, &f, sizeof(f), NULL, pid, tid,
 			t->end_time + 1);
 	}
+finished:
 	{
 		struct pfmt_event_header fr = { PFMT_RECORD_FINISHED_ROUND, 0, 8 };
 
@@ -1628,6 +2024,9 @@ static void write_perf_data(void)
 	strace_perfw_feature_string(w, PFMT_FEAT_ARCH, "x86_64");
 	{
 		uint32_t nr[2] = { 1, 1 };
+
+		if (opt.per_cpu)
+			nr[0] = nr[1] = NCPUS;
 
 		strace_perfw_feature(w, PFMT_FEAT_NRCPUS, nr, sizeof(nr));
 	}
@@ -1649,17 +2048,30 @@ static void write_perf_data(void)
 		uint32_t v;
 		char name[64] = "intel_pt//u";
 
-		v = 1;
+		v = opt.per_cpu ? 2 : 1;
 		gb_put(&d, &v, 4);
 		v = attr.size;
 		gb_put(&d, &v, 4);
 		gb_put(&d, &attr, attr.size);
-		v = 1;
+		v = opt.per_cpu ? NCPUS : 1;
 		gb_put(&d, &v, 4);
 		v = sizeof(name);
 		gb_put(&d, &v, 4);
 		gb_put(&d, name, sizeof(name));
-		gb_put(&d, &id, 8);
+		if (opt.per_cpu) {
+			char dname[64] = "dummy:u";
+
+			gb_put(&d, ids, sizeof(ids));
+			gb_put(&d, &dummy, dummy.size);
+			v = NCPUS;
+			gb_put(&d, &v, 4);
+			v = sizeof(dname);
+			gb_put(&d, &v, 4);
+			gb_put(&d, dname, sizeof(dname));
+			gb_put(&d, dids, sizeof(dids));
+		} else {
+			gb_put(&d, &id, 8);
+		}
 		strace_perfw_feature(w, PFMT_FEAT_EVENT_DESC, d.p, d.n);
 		free(d.p);
 	}
@@ -1749,6 +2161,8 @@ static void usage(FILE *f)
 		"      --drop OFF:LEN    drop LEN bytes at OFF of the main thread's stream\n"
 		"      --corrupt OFF     flip bits of the byte at OFF (main thread)\n"
 		"      --qemu PATH       QEMU user-mode binary (default qemu-x86_64)\n"
+		"      --per-cpu         a per-CPU recording on 2 CPUs, threads migrating\n"
+		"      --migrate-every N --per-cpu: migrate at every N-th syscall (default 3)\n"
 		"  -v, --verbose\n");
 }
 
@@ -1769,6 +2183,8 @@ int main(int argc, char **argv)
 		{ "drop", required_argument, NULL, 9 },
 		{ "corrupt", required_argument, NULL, 10 },
 		{ "qemu", required_argument, NULL, 11 },
+		{ "per-cpu", no_argument, NULL, 12 },
+		{ "migrate-every", required_argument, NULL, 13 },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -1804,6 +2220,8 @@ int main(int argc, char **argv)
 			opt.corrupt_off = strtoull(optarg, NULL, 0);
 			break;
 		case 11: opt.qemu = optarg; break;
+		case 12: opt.per_cpu = true; break;
+		case 13: opt.migrate_every = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'v': opt.verbose = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -1816,6 +2234,13 @@ int main(int argc, char **argv)
 	if (opt.cbr == 0 || opt.cbr > 255 || opt.mtc_period > 15 ||
 	    opt.psb_period < 16)
 		die("bad timing or PSB period option");
+	if (opt.per_cpu && (!opt.timing || opt.cyc || opt.ovf_at || opt.drop ||
+			    opt.corrupt))
+		die("--per-cpu needs timing packets (perf decodes per-CPU traces "
+		    "by time) and does not combine with --cyc, --overflow, "
+		    "--drop or --corrupt");
+	if (opt.per_cpu && !opt.migrate_every)
+		die("--migrate-every must be at least 1");
 	if (!opt.raw) {
 		size_t n = strlen(opt.out);
 
@@ -1856,6 +2281,8 @@ int main(int argc, char **argv)
 			thread_end(threads[i]);
 	for (size_t i = 0; i < nthreads; i++)
 		apply_faults(threads[i]);
+	if (opt.per_cpu)
+		schedule_chunks();
 	write_perf_data();
 	write_raw_and_truth(code);
 	if (opt.verbose || nundecodable)
