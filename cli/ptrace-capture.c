@@ -41,7 +41,8 @@ static void usage(FILE *f)
 		"ptrace-read (and any other reader) reads.\n"
 		"\n"
 		"  -i, --input FILE      decode a perf.data recorded with\n"
-		"                        perf record --per-thread -e intel_pt//u\n"
+		"                        perf record -e intel_pt//u (per-thread,\n"
+		"                        or per-CPU for one process)\n"
 		"  -o, --output RING     ring file to create (default: $STRACE_RING,\n"
 		"                        else /dev/shm/strace_<pid>_<uuid>.srb,\n"
 		"                        printed on stdout)\n"
@@ -400,11 +401,12 @@ int main(int argc, char **argv)
 	}
 	if (!quiet)
 		fprintf(stderr,
-			PROG ": %llu threads, %.1f MB of PT in %.3f s (%.1f "
+			PROG ": %llu %s, %.1f MB of PT in %.3f s (%.1f "
 			     "MB/s): %llu branches, %llu events, %llu decode "
 			     "errors, %llu overflows, %llu losses, %llu "
 			     "unreadable mappings\n",
 			(unsigned long long)st.queues,
+			st.per_cpu ? "CPUs" : "threads",
 			(double)st.pt_bytes / 1e6, t,
 			t > 0 ? (double)st.pt_bytes / 1e6 / t : 0.0,
 			(unsigned long long)st.branches,

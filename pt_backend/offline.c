@@ -605,6 +605,71 @@ static int collect(void *arg, const struct strace_event *ev)
 	return VEC_PUSH(ce->ev, e);
 }
 
+/*
+ * How a thread's trace last stopped. A CPU's walker knows that CPU's
+ * stream only, but a thread stopped at a syscall on one CPU resumes on
+ * another: the merge makes each resume what the thread's own history says
+ * (sysret after a syscall, trace_begin(enable) after a disable,
+ * trace_begin(start) first), as a per-thread decode would.
+ */
+enum { T_NEW, T_RUNNING, T_SYSCALL, T_OFF };
+struct tstate {
+	uint32_t tid;
+	int state;
+};
+struct tstates {
+	struct tstate *v;
+	size_t n, cap;
+};
+
+static int thread_resumes(struct tstates *ts, struct strace_event *e)
+{
+	struct tstate *t = NULL;
+
+	for (size_t i = 0; i < ts->n && !t; i++)
+		if (ts->v[i].tid == e->tid)
+			t = &ts->v[i];
+	if (!t) {
+		struct tstate nt = {e->tid, T_NEW};
+		if (VEC_PUSH(*ts, nt))
+			return -ENOMEM;
+		t = &ts->v[ts->n - 1];
+	}
+	switch (e->type) {
+	case STRACE_EV_SYSCALL:
+		t->state = T_SYSCALL;
+		break;
+	case STRACE_EV_TRACE_END:
+		if (e->b == STRACE_REASON_DISABLE)
+			t->state = T_OFF;
+		break;
+	case STRACE_EV_TRACE_BEGIN:
+	case STRACE_EV_SYSRET: {
+		uint64_t ip = e->type == STRACE_EV_SYSRET ? e->b : e->a;
+		if (e->type == STRACE_EV_TRACE_BEGIN &&
+		    e->b != STRACE_REASON_START && e->b != STRACE_REASON_ENABLE) {
+			t->state = T_RUNNING; /* after an error, an overflow */
+			break;
+		}
+		if (t->state == T_SYSCALL) {
+			e->type = STRACE_EV_SYSRET;
+			e->a = 0;
+			e->b = ip;
+		} else {
+			e->type = STRACE_EV_TRACE_BEGIN;
+			e->a = ip;
+			e->b = t->state == T_OFF ? STRACE_REASON_ENABLE
+						 : STRACE_REASON_START;
+		}
+		t->state = T_RUNNING;
+		break;
+	}
+	default:
+		break;
+	}
+	return 0;
+}
+
 static int cmp_sched(const void *a, const void *b)
 {
 	const struct sched *x = a, *y = b;
@@ -644,6 +709,7 @@ static int decode_percpu(struct ctx *c)
 	struct strace_image *img = NULL;
 	struct strace_sink *s = NULL;
 	struct cpu_events *ce;
+	struct tstates ts = {0};
 	uint64_t missing = 0;
 	size_t nq = c->queues.n;
 	long pid = percpu_pid(c);
@@ -726,8 +792,9 @@ static int decode_percpu(struct ctx *c)
 				best = &ce[i];
 		if (!best || rc < 0)
 			break;
-		const struct strace_event *e = &best->ev.v[best->at++];
-		if (!o->tid || e->tid == o->tid)
+		struct strace_event *e = &best->ev.v[best->at++];
+		rc = thread_resumes(&ts, e);
+		if (rc >= 0 && (!o->tid || e->tid == o->tid))
 			rc = strace_sink_emit(s, e);
 	}
 	if (rc >= 0)
@@ -744,6 +811,7 @@ out:
 	for (size_t i = 0; ce && i < nq; i++)
 		free(ce[i].ev.v);
 	free(ce);
+	free(ts.v);
 	free(s);
 	strace_image_free(img);
 	return rc;
@@ -823,6 +891,7 @@ int strace_offline_decode(const struct strace_offline_opts *o,
 	rc = c->err;
 done:
 	c->st.queues = c->queues.n;
+	c->st.per_cpu = c->perf.per_cpu;
 	c->st.lost += c->losts.n;
 	*st = c->st;
 out:

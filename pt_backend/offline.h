@@ -38,6 +38,7 @@ struct strace_offline_opts {
 struct strace_offline_stats {
 	uint64_t pt_bytes;   /* AUX bytes decoded */
 	uint64_t queues;     /* AUX queues (threads or CPUs) */
+	int per_cpu;         /* the queues are CPUs (a per-CPU recording) */
 	uint64_t events;     /* events written (after the type filter) */
 	uint64_t branches;   /* taken branches followed */
 	uint64_t insns;      /* instructions walked */

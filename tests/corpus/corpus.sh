@@ -152,7 +152,7 @@ cmd_trace() {
 
 # The standard set linked under $O/corpus: every program (default
 # variant) and a few variants.
-LINKED_EXTRA="static:notiming threads:noretcomp signals:psb256 longjmp:notiming"
+LINKED_EXTRA="static:notiming threads:noretcomp signals:psb256 longjmp:notiming threads:percpu recurse:percpu"
 
 cmd_link() {
 	local jobs="" j p v d base

@@ -2,7 +2,9 @@
 # ptrace-capture -i against perf's own decoder and the ground truth, for
 # every program of the corpus (tests/corpus/corpus.sh: traces made by
 # ptsynth, cached under $O/corpus), in the variants default, noretcomp
-# (no return compression) and overflow (an injected PT overflow). Per trace:
+# (no return compression), overflow (an injected PT overflow) and percpu
+# (a per-CPU recording on 2 CPUs, threads migrating: ptsynth --per-cpu).
+# Per trace:
 #   fast:      the flow events equal perf script --itrace=b's, per thread,
 #              same-symbol jumps dropped (addresses, symbols, order), and
 #              times never go backwards and stay within one timing-packet
@@ -42,7 +44,7 @@ for line in open(sys.argv[1]):
     print(json.dumps(e, sort_keys=True))' "$1"
 }
 
-for trace in $(for n in $names; do for v in default noretcomp overflow; do echo $n/$v; done; done); do
+for trace in $(for n in $names; do for v in default noretcomp overflow percpu; do echo $n/$v; done; done); do
 	name=${trace/\//-}
 	if ! dir=$(O=$O "$corpus" trace "${trace%/*}" "${trace#*/}" 2>"$work/err"); then
 		fail "$name" "corpus.sh trace ${trace%/*} ${trace#*/} failed: $(tail -3 "$work/err")"

@@ -131,6 +131,31 @@ if decode "$work/percpu.data" percpu && cmp -s "$work/percpu.jsonl" "$work/plt.c
 else
 	fail per-cpu-one-buffer "$(cat "$work/percpu.err"; diff "$work/plt.clean.jsonl" "$work/percpu.jsonl" | head -5)"
 fi
+# A per-CPU recording of two processes (one ITRACE_START made to name
+# another pid): refused, saying how to record instead.
+prog=plt
+synth plt.percpu --per-cpu
+python3 - "$work/plt.percpu.data" "$work/twoproc.data" <<'EOF'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+off, size = struct.unpack_from("<QQ", d, 40)
+p, n = off, 0
+while p < off + size:
+    typ, misc, sz = struct.unpack_from("<IHH", d, p)
+    if typ == 12 and n == 0:  # PERF_RECORD_ITRACE_START: pid, tid
+        pid, tid = struct.unpack_from("<II", d, p + 8)
+        struct.pack_into("<II", d, p + 8, pid + 1, tid + 1)
+        n += 1
+    if typ == 71:
+        p += struct.unpack_from("<Q", d, p + 8)[0]
+    p += sz
+open(sys.argv[2], "wb").write(d)
+EOF
+decode "$work/twoproc.data" twoproc
+rc=$?
+[ $rc -eq 1 ] && grep -q "per-CPU Intel PT recording of several processes" "$work/twoproc.err" &&
+	grep -q -- "--per-thread" "$work/twoproc.err" && pass per-cpu-two-processes-refused ||
+	fail per-cpu-two-processes-refused "exit $rc: $(cat "$work/twoproc.err")"
 head -c 100000 /dev/urandom >"$work/random.data"
 decode "$work/random.data" random
 rc=$?
