@@ -26,14 +26,17 @@ fail() { echo "FAIL: capture-corpus/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' 
 corpus=$top/tests/corpus/corpus.sh
 names=$(O=$O "$corpus" list)
 
-# The fields of our JSON lines for the fast/reference comparison. Left
-# out: the TIME_EXACT and INDIRECT flags (how the decoder learnt a value,
-# not what happened) and the time: the reference takes times from libipt,
-# which runs up to one timing packet ahead after an indirect branch (the
-# fast path's times are checked against perf's above).
+# The fields of our JSON lines for the fast/reference comparison, thread
+# by thread. Left out: the TIME_EXACT and INDIRECT flags (how the decoder
+# learnt a value, not what happened) and the time: the reference takes
+# times from libipt, which runs up to one timing packet ahead after an
+# indirect branch (the fast path's times are checked against perf's
+# above); so in a per-CPU recording, where the CPUs' events are merged by
+# time, two threads' events may interleave otherwise.
 flow() {
 	python3 -c '
 import json, sys
+out = []
 for line in open(sys.argv[1]):
     e = json.loads(line)
     e.pop("seq", None)
@@ -41,7 +44,9 @@ for line in open(sys.argv[1]):
     f = e.pop("flags", 0) & ~0x18
     if f:
         e["flags"] = f
-    print(json.dumps(e, sort_keys=True))' "$1"
+    out.append((e.get("tid", 0), json.dumps(e, sort_keys=True)))
+for _, line in sorted(out, key=lambda x: x[0]):
+    print(line)' "$1"
 }
 
 for trace in $(for n in $names; do for v in default noretcomp overflow percpu; do echo $n/$v; done; done); do
