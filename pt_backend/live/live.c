@@ -761,6 +761,24 @@ static int on_record(void *arg, const struct pfmt_event_header *rec)
 	return 0;
 }
 
+/* A record we made ourselves, delivered as the kernel's are. */
+static int deliver_record(struct strace_live *l, struct lthread *t,
+			  const struct strace_live_cb *cb,
+			  const struct pfmt_event_header *rec)
+{
+	struct strace_sb sb;
+	int err;
+
+	if (strace_sb_parse(rec, l->track.sample_type, &sb) < 0)
+		return -EINVAL;
+	l->st.records++;
+	if (l->w && (err = strace_perfw_record(l->w, rec, rec->size)) < 0)
+		return err;
+	if (cb && cb->sideband)
+		return cb->sideband(cb->arg, t->tid, rec, &sb);
+	return 0;
+}
+
 static int deliver_aux(struct drain_ctx *c, uint64_t off, const void *p,
 		       size_t len, unsigned flags)
 {
@@ -903,6 +921,79 @@ static int list_tasks(const char *procfs, pid_t pid, pid_t *tids, int max)
 	return n;
 }
 
+/*
+ * The process's executable mappings as MMAP2 records, as perf record -p
+ * synthesizes them from /proc/PID/maps: the kernel reports only mappings
+ * made after the events are opened, and code mapped before (the program,
+ * its libraries, the vDSO) would otherwise not decode. They go where the
+ * kernel's records go (the sideband callback and -w), with a zero
+ * sample_id trailer but for pid/tid and the tracking event's id.
+ */
+static int synth_mmaps(struct strace_live *l, pid_t pid,
+		       const struct strace_live_cb *cb)
+{
+	struct lthread *t = find_thread(l, pid);
+	uint64_t st = l->track.sample_type;
+	char path[512], line[4608];
+	FILE *f;
+	int err = 0;
+
+	if (!t)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%d/maps",
+		 l->o.procfs_root ? l->o.procfs_root : "/proc", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0; /* the process is gone: nothing to map */
+	while (!err && fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, pgoff, ino;
+		unsigned maj, min;
+		char perms[8], name[4096] = "";
+		uint8_t rec[8 + sizeof(struct pfmt_mmap2) + 4096 + 48];
+		struct pfmt_mmap2 *m = (void *)(rec + 8);
+		size_t n, nl;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095[^\n]",
+			   &start, &end, perms, &pgoff, &maj, &min, &ino,
+			   name) < 7 ||
+		    perms[2] != 'x')
+			continue;
+		n = strspn(name, " ");
+		memmove(name, name + n, strlen(name + n) + 1);
+		if (!name[0])
+			continue; /* anonymous code (a JIT): nothing to read */
+		memset(rec, 0, sizeof(rec));
+		m->pid = m->tid = (uint32_t)pid;
+		m->addr = start;
+		m->len = end - start;
+		m->pgoff = pgoff;
+		m->maj = maj;
+		m->min = min;
+		m->ino = ino;
+		m->prot = (perms[0] == 'r' ? PROT_READ : 0) |
+			  (perms[1] == 'w' ? PROT_WRITE : 0) | PROT_EXEC;
+		m->flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
+		nl = strlen(name) + 1;
+		memcpy(m->filename, name, nl);
+		n = 8 + sizeof(*m) + ((nl + 7) & ~(size_t)7);
+		/* sample_id: TID, [TIME], [CPU], IDENTIFIER */
+		memcpy(rec + n, &m->pid, 4);
+		memcpy(rec + n + 4, &m->tid, 4);
+		n += 8;
+		n += st & PERF_SAMPLE_TIME ? 8 : 0;
+		n += st & PERF_SAMPLE_CPU ? 8 : 0;
+		memcpy(rec + n, &t->id_track, 8);
+		n += 8;
+		struct pfmt_event_header h = {PFMT_RECORD_MMAP2,
+					      PERF_RECORD_MISC_USER,
+					      (uint16_t)n};
+		memcpy(rec, &h, 8);
+		err = deliver_record(l, t, cb, (void *)rec);
+	}
+	fclose(f);
+	return err;
+}
+
 int strace_live_attach(struct strace_live *l, pid_t pid,
 		       const struct strace_live_cb *cb)
 {
@@ -931,6 +1022,9 @@ int strace_live_attach(struct strace_live *l, pid_t pid,
 			added++;
 		}
 	} while (added);
+	err = synth_mmaps(l, pid, cb);
+	if (err < 0)
+		return err;
 	if (cb && cb->vdso) {
 		uint64_t start;
 		void *buf;

@@ -558,6 +558,8 @@ struct sink {
 	int ng;
 	int vdso_ok, stacks, stack_frames;
 	int overwrite;
+	/* MMAP2 records the session made from /proc/PID/maps at attach */
+	int mmaps, mmap_exe, mmap_vdso;
 };
 
 static struct got *got_of(struct sink *s, pid_t tid)
@@ -574,9 +576,27 @@ static struct got *got_of(struct sink *s, pid_t tid)
 static int cb_sideband(void *arg, pid_t tid, const struct pfmt_event_header *rec,
 		       const struct strace_sb *sb)
 {
-	struct got *g = got_of(arg, tid);
+	struct sink *s = arg;
+	struct got *g;
 
-	(void)sb;
+	if (rec->type == PFMT_RECORD_MMAP2) {
+		/* the fake kernel makes none: these are the synthesized ones */
+		const struct pfmt_mmap2 *m = (const void *)(rec + 1);
+		char exe[512], link[64];
+		ssize_t n;
+
+		snprintf(link, sizeof(link), "/proc/%d/exe", (int)K.pid);
+		n = readlink(link, exe, sizeof(exe) - 1);
+		exe[n > 0 ? n : 0] = 0;
+		s->mmaps++;
+		if ((m->prot & PROT_EXEC) && m->pid == (uint32_t)K.pid &&
+		    sb->pid == (uint32_t)K.pid && !strcmp(m->filename, exe))
+			s->mmap_exe++;
+		if (!strcmp(m->filename, "[vdso]"))
+			s->mmap_vdso++;
+		return 0;
+	}
+	g = got_of(arg, tid);
 	memcpy(g->log + g->loglen, rec, rec->size);
 	g->loglen += rec->size;
 	return 0;
@@ -691,7 +711,7 @@ static int perf_accepts(const char *path, char *out, size_t outlen)
 	snprintf(cmd, sizeof(cmd),
 		 "bash -c 'set -o pipefail; "
 		 "perf report -D -i %s 2>&1 | grep -c \"PERF_RECORD_AUXTRACE size\" && "
-		 "perf report --stats -i %s 2>&1 | grep -E \"AUXTRACE|COMM|FORK|EXIT|AUX \"'",
+		 "perf report --stats -i %s 2>&1 | grep -E \"AUXTRACE|COMM|FORK|EXIT|AUX |MMAP2\"'",
 		 path, path);
 	p = popen(cmd, "r");
 	if (!p)
@@ -742,6 +762,10 @@ TEST(session_full_trace_follow_threads)
 	CHECK_INT(strace_live_attach(l, victim, &cb), ==, 0);
 	CHECK_STR(K.filter, "filter 0x401000/0x2000@/bin/true");
 	CHECK(s.vdso_ok);
+	/* the code mapped before the attach: the program, libc, the vDSO */
+	CHECK_INT(s.mmap_exe, ==, 1);
+	CHECK_INT(s.mmap_vdso, ==, 1);
+	CHECK_INT(s.mmaps, >=, 4);
 	CHECK_INT(s.stacks, ==, 2);
 	CHECK_INT(s.stack_frames, >=, 6);
 	/* Run until every stream (2 real threads + NEWTID) is consumed. */
@@ -858,6 +882,11 @@ TEST(session_full_trace_follow_threads)
 		CHECK(strstr(out, "FORK events:          1"));
 		CHECK(strstr(out, "EXIT events:          1"));
 		CHECK(strstr(out, "AUXTRACE_INFO events:          1"));
+		{
+			/* the synthesized mappings are in the file */
+			const char *m = strstr(out, "MMAP2 events:");
+			CHECK(m && atoi(m + strlen("MMAP2 events:")) == s.mmaps);
+		}
 		/* perf names our events from EVENT_DESC */
 		snprintf(cmd, sizeof(cmd), "perf evlist -i %s 2>&1", wpath);
 		p = popen(cmd, "r");
