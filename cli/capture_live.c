@@ -86,7 +86,8 @@ void capture_live_usage(FILE *f)
 		"      --no-stacks       do not unwind the stacks at attach\n"
 		"      --duration SEC    stop after SEC seconds\n"
 		"  -w, --write FILE      also write a perf.data (perf script and\n"
-		"                        " PROG " -i read it)\n");
+		"                        " PROG " -i read it); the vDSO goes into\n"
+		"                        perf's build-id cache, as perf record does\n");
 }
 
 static int parse_size(const char *s, size_t *out)

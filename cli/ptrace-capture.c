@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cli/capture_live.h"
+#include "pt_backend/buildid.h"
 #include "pt_backend/live_decode.h"
 #include "pt_backend/offline.h"
 #include "pt_backend/perf_read.h"
@@ -57,7 +58,9 @@ static void usage(FILE *f)
 		"      --types PATTERNS  keep only these event types (call,ret*,-symbol)\n"
 		"      --tid TID         decode only this thread\n"
 		"  -j, --jobs N          decode N threads' traces in parallel\n"
-		"      --vdso FILE       vDSO image for [vdso] mappings\n"
+		"      --vdso FILE       vDSO image for [vdso] mappings (default: the\n"
+		"                        one the file names by build-id, in perf's\n"
+		"                        build-id cache $PERF_BUILDID_DIR or ~/.debug)\n"
 		"  -q, --quiet           no progress bar and no summary\n"
 		"  -h, --help            this text\n"
 		"\n");
@@ -182,6 +185,9 @@ int main(int argc, char **argv)
 	memcpy(lopts, own_opts, sizeof(own_opts));
 	memcpy(lopts + nown, capture_live_longopts, nlive * sizeof(*lopts));
 	struct capture_live_opts live_opts;
+	/* perf's build-id cache: the vDSO of -w goes there, -i finds it */
+	static char bid_buf[4096];
+	const char *buildid_dir = strace_buildid_dir(bid_buf, sizeof(bid_buf));
 	capture_live_init(&live_opts);
 	int c;
 	char *end;
@@ -337,6 +343,7 @@ int main(int argc, char **argv)
 		live_opts.opened_arg = &lc;
 		lc.ring = ring;
 		lc.print_path = !output;
+		live_opts.lo.buildid_dir = buildid_dir;
 		int status = capture_live_run(&live_opts, (pid_t)pid,
 					      pid ? NULL : argv + optind, &cb,
 					      NULL, stderr);
@@ -370,6 +377,7 @@ int main(int argc, char **argv)
 		.tid = tid,
 		.jobs = jobs,
 		.vdso_path = vdso,
+		.buildid_dir = buildid_dir,
 		.warn = on_warn,
 		.progress = on_progress,
 		.cb_arg = &ui,

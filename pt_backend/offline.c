@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "offline.h"
+#include "buildid.h"
 #include "perf_read.h"
 #include "sink.h"
 
@@ -310,6 +312,34 @@ static int scan(struct ctx *c, uint64_t *err_off)
 	return rc;
 }
 
+/* The vDSO the file names by build-id, in perf's build-id cache: its path
+ * into buf and 1; else 0 and buf says what was looked for (or ""). */
+static int vdso_cached(struct ctx *c, char *buf, size_t len)
+{
+	const uint8_t *feat;
+	uint64_t size;
+	uint8_t id[STRACE_BUILDID_MAX];
+	int n;
+
+	buf[0] = 0;
+	if (strace_perf_feature(&c->perf, PFMT_FEAT_BUILD_ID, &feat,
+				&size) != 1 ||
+	    (n = strace_buildid_find(feat, size, "[vdso]", id)) <= 0)
+		return 0;
+	if (!c->o->buildid_dir ||
+	    strace_buildid_vdso_path(c->o->buildid_dir, id, (size_t)n, buf + 2,
+				     len - 2) < 0) {
+		buf[0] = 0;
+		return 0;
+	}
+	if (access(buf + 2, R_OK) == 0) {
+		memmove(buf, buf + 2, strlen(buf + 2) + 1);
+		return 1;
+	}
+	memcpy(buf, ": ", 2); /* not there: buf + 2 is for the warning */
+	return 0;
+}
+
 /* Mappings of pid, its parents' first (a forked child inherits them). */
 static int add_maps(struct ctx *c, struct strace_image *img, uint32_t pid,
 		    int depth, uint64_t *missing)
@@ -325,17 +355,26 @@ static int add_maps(struct ctx *c, struct strace_image *img, uint32_t pid,
 		if (m->pid != pid)
 			continue;
 		if (strcmp(m->path, "[vdso]") == 0) {
-			if (!c->o->vdso_path) {
+			char cached[4096];
+			const char *vdso = c->o->vdso_path;
+			if (!vdso && vdso_cached(c, cached, sizeof(cached)))
+				vdso = cached;
+			if (!vdso) {
 				warnf(c,
 				      "pid %u: no vDSO image: calls into the "
 				      "vDSO at 0x%llx become decode errors; "
-				      "pass --vdso FILE",
-				      pid, (unsigned long long)m->start);
+				      "pass --vdso FILE%s%s",
+				      pid, (unsigned long long)m->start,
+				      cached[0] ? ", or put the recording "
+						  "machine's vDSO (perf archive "
+						  "packs it) at "
+						: "",
+				      cached[0] ? cached + 2 : "");
 				(*missing)++;
 				continue;
 			}
 			rc = strace_image_add_file(img, m->start, m->len, 0,
-						   c->o->vdso_path);
+						   vdso);
 		} else {
 			rc = strace_image_add_file(img, m->start, m->len,
 						   m->pgoff, m->path);

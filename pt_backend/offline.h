@@ -28,6 +28,9 @@ struct strace_offline_opts {
 	uint32_t tid;                 /* only this thread; 0: all */
 	int jobs;                     /* decoding threads; 0: 1 */
 	const char *vdso_path;        /* vDSO image for "[vdso]" mappings */
+	const char *buildid_dir; /* perf's build-id cache, where the [vdso]
+				  * the file names by build-id is looked
+				  * for when vdso_path is NULL */
 	/* Warnings (a missing ELF file, a gap); NULL to ignore. */
 	void (*warn)(void *arg, const char *msg);
 	/* Progress: bytes of PT decoded so far out of total. */

@@ -384,6 +384,29 @@ fail:
 	return rc;
 }
 
+int strace_perf_feature(const struct strace_perf *p, unsigned feat,
+			const uint8_t **data, uint64_t *size)
+{
+	const uint64_t *bits = p->hdr.adds_features;
+	uint64_t at = p->hdr.data.offset + p->hdr.data.size;
+	struct pfmt_section sec;
+
+	if (feat >= PFMT_FEAT_BITS || !((bits[feat / 64] >> (feat % 64)) & 1))
+		return 0;
+	/* the section table: one entry per feature bit set, in bit order */
+	for (unsigned i = 0; i < feat; i++)
+		if ((bits[i / 64] >> (i % 64)) & 1)
+			at += sizeof(sec);
+	if (at < p->hdr.data.offset || at + sizeof(sec) > p->size)
+		return -STRACE_PE_TRUNCATED;
+	memcpy(&sec, p->map + at, sizeof(sec));
+	if (sec.offset > p->size || sec.size > p->size - sec.offset)
+		return -STRACE_PE_TRUNCATED;
+	*data = p->map + sec.offset;
+	*size = sec.size;
+	return 1;
+}
+
 void strace_perf_close(struct strace_perf *p)
 {
 	if (p->map)

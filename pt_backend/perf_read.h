@@ -94,6 +94,14 @@ struct strace_perf {
 int strace_perf_open(const char *path, struct strace_perf *p, uint64_t *err_off);
 void strace_perf_close(struct strace_perf *p);
 
+/*
+ * strace_perf_feature() - the payload of header feature feat (PFMT_FEAT_*)
+ * in the map: *data and *size. Returns 1, 0 if the file has no such
+ * feature, -STRACE_PE_TRUNCATED if its section lies outside the file.
+ */
+int strace_perf_feature(const struct strace_perf *p, unsigned feat,
+			const uint8_t **data, uint64_t *size);
+
 /* strace_perf_rewind() - iterate the records from the first again. */
 void strace_perf_rewind(struct strace_perf *p);
 

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../buildid.h"
 #include "../perf_write.h"
 #include "vdso.h"
 
@@ -63,6 +64,8 @@ struct strace_live {
 	struct strace_live_stats st;
 	struct strace_perfw *w;
 	int wrote_info;
+	uint8_t vdso_id[STRACE_BUILDID_MAX]; /* the traced vDSO's, for -w */
+	size_t vdso_idlen;
 	uint64_t *ids;
 	size_t nids, idcap;
 };
@@ -383,6 +386,20 @@ static int w_event_desc(struct strace_live *l, const uint64_t *pt_ids,
 	return err;
 }
 
+/*
+ * -w: the vDSO, as perf record keeps it: its build-id named in the file's
+ * BUILD_ID feature (written at close) and its bytes in the build-id cache,
+ * where perf script and ptrace-capture -i look. A cache that cannot be
+ * written leaves the file without the vDSO's code, nothing worse.
+ */
+static void w_vdso(struct strace_live *l, const void *buf, size_t len)
+{
+	l->vdso_idlen = strace_buildid_of(buf, len, l->vdso_id);
+	if (l->vdso_idlen && l->o.buildid_dir)
+		(void)strace_buildid_vdso_add(l->o.buildid_dir, l->vdso_id,
+					      l->vdso_idlen, buf, len);
+}
+
 static int w_close(struct strace_live *l)
 {
 	uint64_t *pt_ids, *tr_ids;
@@ -416,6 +433,18 @@ static int w_close(struct strace_live *l)
 	err = w_event_desc(l, pt_ids, np, tr_ids, nt);
 	free(pt_ids);
 	free(tr_ids);
+	if (!err && l->vdso_idlen) {
+		uint8_t *b = NULL;
+		size_t n = 0;
+
+		/* pid -1: perf's host machine */
+		err = strace_buildid_entry(&b, &n, -1, l->vdso_id,
+					   l->vdso_idlen, "[vdso]");
+		if (!err)
+			err = strace_perfw_feature(l->w, PFMT_FEAT_BUILD_ID, b,
+						   n);
+		free(b);
+	}
 	if (err < 0) {
 		strace_perfw_free(l->w);
 		l->w = NULL;
@@ -1025,14 +1054,18 @@ int strace_live_attach(struct strace_live *l, pid_t pid,
 	err = synth_mmaps(l, pid, cb);
 	if (err < 0)
 		return err;
-	if (cb && cb->vdso) {
+	if ((cb && cb->vdso) || l->w) {
 		uint64_t start;
 		void *buf;
 		size_t len;
 
 		if (strace_vdso_read(l->o.procfs_root, pid, &start, &buf,
 				     &len) == 0) {
-			err = cb->vdso(cb->arg, pid, start, buf, len);
+			err = cb && cb->vdso
+				      ? cb->vdso(cb->arg, pid, start, buf, len)
+				      : 0;
+			if (err >= 0 && l->w)
+				w_vdso(l, buf, len);
 			free(buf);
 			if (err < 0)
 				return err;

@@ -89,6 +89,8 @@ struct strace_live_opts {
 	int context_switch;      /* PERF_RECORD_SWITCH records (perf: no) */
 	int no_stacks;           /* skip the libunwind pass at attach */
 	const char *write_path;  /* -w: also write a perf.data here */
+	const char *buildid_dir; /* with -w: perf's build-id cache, where the
+				  * vDSO goes (as perf record puts it) */
 	const struct strace_live_sys *sys; /* NULL: the real system calls */
 };
 

@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../pt_backend/buildid.h"
 #include "../../pt_backend/live/live.h"
 #include "../harness.h"
 
@@ -560,6 +561,8 @@ struct sink {
 	int overwrite;
 	/* MMAP2 records the session made from /proc/PID/maps at attach */
 	int mmaps, mmap_exe, mmap_vdso;
+	uint8_t *vdso; /* the vDSO the session read */
+	size_t vdso_len;
 };
 
 static struct got *got_of(struct sink *s, pid_t tid)
@@ -634,6 +637,11 @@ static int cb_vdso(void *arg, pid_t pid, uint64_t start, const void *p,
 
 	s->vdso_ok = pid == K.pid && start && len >= 4096 &&
 		     !memcmp(p, "\177ELF", 4);
+	free(s->vdso);
+	s->vdso = malloc(len);
+	if (s->vdso)
+		memcpy(s->vdso, p, len);
+	s->vdso_len = s->vdso ? len : 0;
 	return 0;
 }
 
@@ -695,6 +703,7 @@ static void reset_kernel(size_t stream_len)
 
 static void free_sink(struct sink *s)
 {
+	free(s->vdso);
 	for (int i = 0; i < s->ng; i++) {
 		free(s->g[i].aux);
 		free(s->g[i].log);
@@ -722,6 +731,74 @@ static int perf_accepts(const char *path, char *out, size_t outlen)
 	return st;
 }
 
+/* Output of a shell command into out; its exit status. */
+static int run_cmd(const char *cmd, char *out, size_t len)
+{
+	FILE *p = popen(cmd, "r");
+	size_t n;
+
+	if (!p)
+		return -1;
+	n = fread(out, 1, len - 1, p);
+	out[n] = 0;
+	return pclose(p);
+}
+
+/*
+ * The vDSO of a -w file, as perf record keeps it: its bytes in the
+ * build-id cache (bdir), its build-id in the file's BUILD_ID feature,
+ * which perf reads; ptrace-capture -i finds it there, and names the path
+ * it looked at when it is not.
+ */
+static void check_w_vdso(const struct sink *s, const char *wpath,
+			 const char *bdir)
+{
+	uint8_t id[STRACE_BUILDID_MAX], *got;
+	char path[4300], cmd[9000], hexid[2 * STRACE_BUILDID_MAX + 1],
+		out[8192];
+	const char *o = getenv("O") ? getenv("O") : "build";
+	size_t n = strace_buildid_of(s->vdso, s->vdso_len, id), len = 0;
+	FILE *f;
+
+	CHECK_INT(n, ==, 20); /* the kernel's vDSO has a GNU build-id */
+	if (n != 20)
+		return;
+	for (size_t i = 0; i < n; i++)
+		sprintf(hexid + 2 * i, "%02x", id[i]);
+	CHECK_INT(strace_buildid_vdso_path(bdir, id, n, path, sizeof(path)),
+		  ==, 0);
+	got = malloc(s->vdso_len + 1);
+	REQUIRE(got);
+	f = fopen(path, "rb");
+	CHECK(f);
+	if (f) {
+		len = fread(got, 1, s->vdso_len + 1, f);
+		fclose(f);
+	}
+	CHECK(len == s->vdso_len && !memcmp(got, s->vdso, len));
+	free(got);
+	snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s/vdso", bdir, hexid,
+		 hexid + 2);
+	CHECK(access(path, R_OK) == 0); /* perf's link resolves */
+	snprintf(cmd, sizeof(cmd), "perf buildid-list -i %s 2>&1", wpath);
+	CHECK_INT(run_cmd(cmd, out, sizeof(out)), ==, 0);
+	CHECK(strstr(out, hexid) && strstr(out, "[vdso]"));
+	snprintf(cmd, sizeof(cmd),
+		 "PERF_BUILDID_DIR=%s %s/bin/ptrace-capture -q -i %s -o %s.srb "
+		 "2>&1; rm -f %s.srb",
+		 bdir, o, wpath, wpath, wpath);
+	run_cmd(cmd, out, sizeof(out));
+	CHECK(!strstr(out, "no vDSO image"));
+	snprintf(cmd, sizeof(cmd),
+		 "PERF_BUILDID_DIR=%s/none %s/bin/ptrace-capture -q -i %s -o "
+		 "%s.srb 2>&1; rm -f %s.srb",
+		 bdir, o, wpath, wpath, wpath);
+	run_cmd(cmd, out, sizeof(out));
+	CHECK(strstr(out, "no vDSO image") && strstr(out, hexid));
+	if (!strstr(out, hexid))
+		fprintf(stderr, "  ptrace-capture -i said: %s\n", out);
+}
+
 TEST(session_full_trace_follow_threads)
 {
 	struct strace_live_opts o = {0};
@@ -731,6 +808,7 @@ TEST(session_full_trace_follow_threads)
 	struct strace_time_conv tc;
 	static struct sink s;
 	char err[256], wpath[] = "/tmp/test_live_session.XXXXXX";
+	char bdir[] = "/tmp/test_live_buildid.XXXXXX";
 	pthread_t kt;
 	pid_t victim;
 	int rounds = 0, r, wfd;
@@ -747,6 +825,8 @@ TEST(session_full_trace_follow_threads)
 	o.data_bytes = 1 << 13;
 	o.sys = &fake_sys;
 	o.write_path = wpath;
+	REQUIRE(mkdtemp(bdir));
+	o.buildid_dir = bdir;
 	CHECK_INT(strace_live_open(&o, &l, err, sizeof(err)), ==, 0);
 	REQUIRE(l);
 	victim = start_victim();
@@ -908,9 +988,16 @@ TEST(session_full_trace_follow_threads)
 		CHECK_INT(pclose(p), ==, 0);
 		CHECK_INT(atoi(out), >, 0);
 	}
+	check_w_vdso(&s, wpath, bdir);
 	strace_live_close(l);
 	kill(victim, SIGKILL);
 	waitpid(victim, NULL, 0);
+	{
+		char rm[128];
+
+		snprintf(rm, sizeof(rm), "rm -rf %s", bdir);
+		CHECK_INT(system(rm), ==, 0);
+	}
 	if (!getenv("LIVE_KEEP_W"))
 		unlink(wpath);
 	else
