@@ -639,7 +639,8 @@ static void on_mtc(struct strace_walker *w, uint8_t payload)
 	const struct strace_time_conv *tc = &w->o.time;
 	uint32_t shift = tc->mtc_period, span, cur, delta;
 
-	if (!w->have_tsc || !w->have_ctc || !tc->tsc_ctc_ratio_d)
+	/* the period is a 4-bit field: a bigger one comes of a corrupt file */
+	if (!w->have_tsc || !w->have_ctc || !tc->tsc_ctc_ratio_d || shift > 15)
 		return;
 	/* The MTC payload is CTC bits [shift + 7 : shift]: the CTC value
 	 * now is the last one known (TMA or MTC) with those bits replaced

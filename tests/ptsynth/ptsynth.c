@@ -1555,7 +1555,8 @@ static size_t rec_build(uint8_t *buf, uint32_t type, uint16_t misc,
 	struct sid s = { rpid, rtid, time, cpu, 0, id };
 	size_t n = sizeof(h), slen;
 
-	memcpy(buf + n, body, blen);
+	if (blen)
+		memcpy(buf + n, body, blen);
 	n += blen;
 	if (str) {
 		slen = strlen(str) + 1;
