@@ -1118,8 +1118,8 @@ struct worker_arg {
 	unsigned id;
 };
 
-static int psb_fup(const uint8_t *buf, size_t len, size_t off, uint64_t *ip,
-		   size_t *at);
+static int psb_plus(const uint8_t *buf, size_t len, size_t off, uint64_t *ip,
+		    size_t *at, int *has_fup);
 
 static void *worker(void *arg)
 {
@@ -1142,8 +1142,11 @@ static void *worker(void *arg)
 		j->start = (size_t)p->offs[k];
 		j->end = k + 1 < p->nseg ? (size_t)p->offs[k + 1] : p->len;
 		j->last = k + 1 == p->nseg;
-		j->has_next_fup = !j->last && psb_fup(p->buf, p->len, j->end,
-						      &j->next_fup, &j->fup_at);
+		if (!j->last)
+			psb_plus(p->buf, p->len, j->end, &j->next_fup,
+				 &j->fup_at, &j->has_next_fup);
+		else
+			j->has_next_fup = 0;
 		run_job(p->walkers[a->id], p->buf, p->len, j);
 		pthread_mutex_lock(&p->mu);
 		p->done[k % p->R] = 1;
@@ -1153,15 +1156,18 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-/* The FUP ip of the PSB+ at off, if it has one. */
-static int psb_fup(const uint8_t *buf, size_t len, size_t off, uint64_t *ip,
-		   size_t *at)
+/* Read the PSB+ at off: returns 1 if it is complete in buf (its PSBEND
+ * is there); *ip and *at get its FUP's ip and offset and *has_fup says
+ * whether it has one (a PSB+ cut by the end of buf may still show it). */
+static int psb_plus(const uint8_t *buf, size_t len, size_t off, uint64_t *ip,
+		    size_t *at, int *has_fup)
 {
 	struct pt_config cfg;
 	struct pt_packet_decoder *d;
 	struct pt_packet p;
-	int found = 0;
+	int complete = 0;
 
+	*has_fup = 0;
 	pt_config_init(&cfg);
 	cfg.begin = (uint8_t *)(uintptr_t)buf;
 	cfg.end = (uint8_t *)(uintptr_t)buf + len;
@@ -1174,8 +1180,10 @@ static int psb_fup(const uint8_t *buf, size_t len, size_t off, uint64_t *ip,
 			pt_pkt_get_offset(d, &here);
 			if (pt_pkt_next(d, &p, sizeof(p)) < 0)
 				break;
-			if (p.type == ppt_psbend)
+			if (p.type == ppt_psbend) {
+				complete = 1;
 				break;
+			}
 			if (p.type == ppt_fup &&
 			    p.payload.ip.ipc != pt_ipc_suppressed) {
 				/* last IP is 0 after a PSB */
@@ -1184,12 +1192,12 @@ static int psb_fup(const uint8_t *buf, size_t len, size_t off, uint64_t *ip,
 					v = (uint64_t)((int64_t)(v << 16) >> 16);
 				*ip = v;
 				*at = (size_t)here;
-				found = 1;
+				*has_fup = 1;
 			}
 		}
 	}
 	pt_pkt_free_decoder(d);
-	return found;
+	return complete;
 }
 
 static int sink(struct strace_walker *w, const struct strace_event *ev)
@@ -1447,30 +1455,6 @@ void strace_walker_free(struct strace_walker *w)
 	free(w);
 }
 
-/* Whether the PSB+ at off is complete in buf (its PSBEND is there). */
-static int psb_complete(const uint8_t *buf, size_t len, size_t off)
-{
-	struct pt_config cfg;
-	struct pt_packet_decoder *d;
-	struct pt_packet p;
-	int done = 0;
-
-	pt_config_init(&cfg);
-	cfg.begin = (uint8_t *)(uintptr_t)buf;
-	cfg.end = (uint8_t *)(uintptr_t)buf + len;
-	d = pt_pkt_alloc_decoder(&cfg);
-	if (!d)
-		return 0;
-	if (pt_pkt_sync_set(d, off) >= 0)
-		for (int k = 0; k < 64 && !done; k++) {
-			if (pt_pkt_next(d, &p, sizeof(p)) < 0)
-				break;
-			done = p.type == ppt_psbend;
-		}
-	pt_pkt_free_decoder(d);
-	return done;
-}
-
 /*
  * Streaming is the parallel decode done one segment at a time: each piece
  * up to its last complete PSB+ is a segment that walks on to that PSB+'s
@@ -1513,14 +1497,14 @@ long strace_walker_decode_stream(struct strace_walker *w, const uint8_t *buf,
 		size_t n = strace_pt_split(buf, len, 0, offs, 256);
 		j.end = 0;
 		while (n-- > 0)
-			if (offs[n] > 0 && psb_complete(buf, len, offs[n])) {
+			if (offs[n] > 0 &&
+			    psb_plus(buf, len, (size_t)offs[n], &j.next_fup,
+				     &j.fup_at, &j.has_next_fup)) {
 				j.end = (size_t)offs[n];
 				break;
 			}
 		if (!j.end)
 			return 0; /* no complete PSB+ after the start yet */
-		j.has_next_fup = psb_fup(buf, len, j.end, &j.next_fup,
-					 &j.fup_at);
 	}
 	j.ev = *w->stream_ev;
 	j.ev.n = 0;
