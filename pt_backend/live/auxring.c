@@ -103,9 +103,9 @@ int strace_dring_consume(struct strace_dring *r, strace_dring_cb cb, void *arg)
 
 /* ---------------- sideband ---------------- */
 
-static int sid_size(uint64_t st)
+size_t strace_sb_sid_size(uint64_t st)
 {
-	int n = 0;
+	size_t n = 0;
 
 	n += (st & PERF_SAMPLE_TID) ? 8 : 0;
 	n += (st & PERF_SAMPLE_TIME) ? 8 : 0;
@@ -136,7 +136,7 @@ int strace_sb_parse(const struct pfmt_event_header *rec, uint64_t st,
 		    struct strace_sb *o)
 {
 	const uint8_t *b = (const uint8_t *)(rec + 1);
-	size_t body, tsz = (size_t)sid_size(st);
+	size_t body, tsz = strace_sb_sid_size(st);
 	size_t need = 0;
 
 	memset(o, 0, sizeof(*o));

@@ -96,6 +96,9 @@ struct strace_sb {
 	uint64_t sid_time, sid_id;
 };
 
+/* The size of the sample_id trailer (sample_id_all) for sample_type. */
+size_t strace_sb_sid_size(uint64_t sample_type);
+
 /*
  * Parse rec, whose event has sample_type and sample_id_all set.
  * Returns 0, -STRACE_E_CORRUPT for a record too short for its type.

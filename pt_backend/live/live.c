@@ -1005,14 +1005,12 @@ static int synth_mmaps(struct strace_live *l, pid_t pid,
 		nl = strlen(name) + 1;
 		memcpy(m->filename, name, nl);
 		n = 8 + sizeof(*m) + ((nl + 7) & ~(size_t)7);
-		/* sample_id: TID, [TIME], [CPU], IDENTIFIER */
+		/* sample_id: TID first, IDENTIFIER last (the session's
+		 * sample_type has both), the rest zero */
 		memcpy(rec + n, &m->pid, 4);
 		memcpy(rec + n + 4, &m->tid, 4);
-		n += 8;
-		n += st & PERF_SAMPLE_TIME ? 8 : 0;
-		n += st & PERF_SAMPLE_CPU ? 8 : 0;
-		memcpy(rec + n, &t->id_track, 8);
-		n += 8;
+		n += strace_sb_sid_size(st);
+		memcpy(rec + n - 8, &t->id_track, 8);
 		struct pfmt_event_header h = {PFMT_RECORD_MMAP2,
 					      PERF_RECORD_MISC_USER,
 					      (uint16_t)n};

@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pt_backend/live/auxring.h"
 #include "pt_backend/live/live.h"
 #include "pt_backend/live_decode.h"
 #include "pt_backend/perf_read.h"
@@ -86,19 +87,6 @@ static struct item *push(struct fthread *t)
 	}
 	memset(&t->items[t->n], 0, sizeof(t->items[0]));
 	return &t->items[t->n++];
-}
-
-static size_t trailer_size(uint64_t st)
-{
-	size_t n = 0;
-
-	n += (st & PERF_SAMPLE_TID) ? 8 : 0;
-	n += (st & PERF_SAMPLE_TIME) ? 8 : 0;
-	n += (st & PERF_SAMPLE_ID) ? 8 : 0;
-	n += (st & PERF_SAMPLE_STREAM_ID) ? 8 : 0;
-	n += (st & PERF_SAMPLE_CPU) ? 8 : 0;
-	n += (st & PERF_SAMPLE_IDENTIFIER) ? 8 : 0;
-	return n;
 }
 
 /* ---------------- fake kernel ---------------- */
@@ -393,7 +381,7 @@ int main(int argc, char **argv)
 			first_tid = tid;
 		t = thr(tid, 1);
 		it = push(t);
-		it->size = r.size - trailer_size(in_sample_type);
+		it->size = r.size - strace_sb_sid_size(in_sample_type);
 		if (it->size > sizeof(it->rec))
 			return 1;
 		memcpy(it->rec, (const uint8_t *)r.body - 8, it->size);
