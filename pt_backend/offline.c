@@ -313,7 +313,7 @@ static int scan(struct ctx *c, uint64_t *err_off)
 }
 
 /* The vDSO the file names by build-id, in perf's build-id cache: its path
- * into buf and 1; else 0 and buf says what was looked for (or ""). */
+ * into buf; 1 if it is there. buf is "" if the file names none. */
 static int vdso_cached(struct ctx *c, char *buf, size_t len)
 {
 	const uint8_t *feat;
@@ -327,17 +327,12 @@ static int vdso_cached(struct ctx *c, char *buf, size_t len)
 	    (n = strace_buildid_find(feat, size, "[vdso]", id)) <= 0)
 		return 0;
 	if (!c->o->buildid_dir ||
-	    strace_buildid_vdso_path(c->o->buildid_dir, id, (size_t)n, buf + 2,
-				     len - 2) < 0) {
+	    strace_buildid_vdso_path(c->o->buildid_dir, id, (size_t)n, buf,
+				     len) < 0) {
 		buf[0] = 0;
 		return 0;
 	}
-	if (access(buf + 2, R_OK) == 0) {
-		memmove(buf, buf + 2, strlen(buf + 2) + 1);
-		return 1;
-	}
-	memcpy(buf, ": ", 2); /* not there: buf + 2 is for the warning */
-	return 0;
+	return access(buf, R_OK) == 0;
 }
 
 /* Mappings of pid, its parents' first (a forked child inherits them). */
@@ -369,7 +364,7 @@ static int add_maps(struct ctx *c, struct strace_image *img, uint32_t pid,
 						  "machine's vDSO (perf archive "
 						  "packs it) at "
 						: "",
-				      cached[0] ? cached + 2 : "");
+				      cached);
 				(*missing)++;
 				continue;
 			}
@@ -415,14 +410,18 @@ static uint32_t queue_pid(struct ctx *c, const struct queue *q)
 	return t ? t->pid : q->tid;
 }
 
-static int emit_losts(struct ctx *c, struct strace_sink *s, uint32_t tid)
+/* The losses of thread tid, or with all set those of every thread (that
+ * --tid keeps): not those that belong to no thread (define_names()). */
+static int emit_losts(struct ctx *c, struct strace_sink *s, uint32_t tid,
+		      int all)
 {
 	for (size_t i = 0; i < c->losts.n; i++) {
 		const struct lost_rec *l = &c->losts.v[i];
-		if (l->tid != tid)
+		if (all ? l->tid == UINT32_MAX || (c->o->tid && l->tid != c->o->tid)
+			: l->tid != tid)
 			continue;
-		struct strace_event e = {STRACE_EV_LOST, l->flags, tid, l->time,
-					 l->count, 0};
+		struct strace_event e = {STRACE_EV_LOST, l->flags, l->tid,
+					 l->time, l->count, 0};
 		int rc = strace_sink_emit(s, &e);
 		if (rc < 0)
 			return rc;
@@ -559,7 +558,7 @@ static int decode_queue(struct ctx *c, struct queue *q)
 	rc = strace_walker_new(img, &wo, &walker);
 	if (rc < 0)
 		goto out;
-	rc = emit_losts(c, s, q->tid);
+	rc = emit_losts(c, s, q->tid, 0);
 	if (rc < 0)
 		goto out;
 
@@ -815,13 +814,7 @@ static int decode_percpu(struct ctx *c)
 	rc = strace_writer_open(o->ring, &s->w);
 	if (rc < 0)
 		goto out;
-	for (size_t i = 0; i < c->losts.n && rc >= 0; i++) {
-		const struct lost_rec *l = &c->losts.v[i];
-		struct strace_event e = {STRACE_EV_LOST, l->flags, l->tid,
-					 l->time, l->count, 0};
-		if (l->tid != UINT32_MAX && (!o->tid || l->tid == o->tid))
-			rc = strace_sink_emit(s, &e);
-	}
+	rc = emit_losts(c, s, 0, 1);
 	for (;;) {
 		struct cpu_events *best = NULL;
 		for (size_t i = 0; i < nq; i++)
