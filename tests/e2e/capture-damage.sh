@@ -35,6 +35,33 @@ synth() { # synth NAME [ptsynth options] -- runs $work/$prog
 		-o "$work/$name.data" -- "./$prog") >/dev/null 2>&1
 }
 
+# patch_records IN OUT WHAT: a copy of perf.data IN with its records
+# changed: auxtrace-cpu0 gives every AUXTRACE buffer cpu 0 (a per-CPU
+# recording); itrace-start-other-pid makes the first ITRACE_START name
+# another process.
+patch_records() {
+	python3 - "$@" <<'EOF'
+import struct, sys
+src, dst, what = sys.argv[1:4]
+d = bytearray(open(src, "rb").read())
+off, size = struct.unpack_from("<QQ", d, 40)  # the data section
+p, done = off, False
+while p < off + size:
+    typ, misc, sz = struct.unpack_from("<IHH", d, p)
+    if typ == 71 and what == "auxtrace-cpu0":
+        # PERF_RECORD_AUXTRACE: size, offset, reference, idx, tid, cpu
+        struct.pack_into("<I", d, p + 8 + 32, 0)
+    if typ == 12 and what == "itrace-start-other-pid" and not done:
+        pid, tid = struct.unpack_from("<II", d, p + 8)  # ITRACE_START
+        struct.pack_into("<II", d, p + 8, pid + 1, tid + 1)
+        done = True
+    if typ == 71:  # its AUX data follows the record
+        p += struct.unpack_from("<Q", d, p + 8)[0]
+    p += sz
+open(dst, "wb").write(d)
+EOF
+}
+
 corpus=$top/tests/corpus/corpus.sh
 for prog in plt recurse; do
 	exe=$(O=$O "$corpus" bin $prog) && cp "$exe" "$work/$prog" ||
@@ -113,19 +140,7 @@ done
 # The same trace as a per-CPU recording (its AUXTRACE buffer given a cpu,
 # as perf record writes without --per-thread): decoded as one CPU's stream,
 # its events those of the per-thread decode.
-python3 - "$work/plt.data" "$work/percpu.data" <<'EOF'
-import struct, sys
-d = bytearray(open(sys.argv[1], "rb").read())
-off, size = struct.unpack_from("<QQ", d, 40)  # the data section
-p = off
-while p < off + size:
-    typ, misc, sz = struct.unpack_from("<IHH", d, p)
-    if typ == 71:  # PERF_RECORD_AUXTRACE: size, offset, reference, idx, tid, cpu
-        struct.pack_into("<I", d, p + 8 + 32, 0)
-        p += struct.unpack_from("<Q", d, p + 8)[0]
-    p += sz
-open(sys.argv[2], "wb").write(d)
-EOF
+patch_records "$work/plt.data" "$work/percpu.data" auxtrace-cpu0
 if decode "$work/percpu.data" percpu && cmp -s "$work/percpu.jsonl" "$work/plt.clean.jsonl"; then
 	pass per-cpu-one-buffer
 else
@@ -135,22 +150,7 @@ fi
 # another pid): refused, saying how to record instead.
 prog=plt
 synth plt.percpu --per-cpu
-python3 - "$work/plt.percpu.data" "$work/twoproc.data" <<'EOF'
-import struct, sys
-d = bytearray(open(sys.argv[1], "rb").read())
-off, size = struct.unpack_from("<QQ", d, 40)
-p, n = off, 0
-while p < off + size:
-    typ, misc, sz = struct.unpack_from("<IHH", d, p)
-    if typ == 12 and n == 0:  # PERF_RECORD_ITRACE_START: pid, tid
-        pid, tid = struct.unpack_from("<II", d, p + 8)
-        struct.pack_into("<II", d, p + 8, pid + 1, tid + 1)
-        n += 1
-    if typ == 71:
-        p += struct.unpack_from("<Q", d, p + 8)[0]
-    p += sz
-open(sys.argv[2], "wb").write(d)
-EOF
+patch_records "$work/plt.percpu.data" "$work/twoproc.data" itrace-start-other-pid
 decode "$work/twoproc.data" twoproc
 rc=$?
 [ $rc -eq 1 ] && grep -q "per-CPU Intel PT recording of several processes" "$work/twoproc.err" &&
