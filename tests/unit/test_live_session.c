@@ -710,27 +710,6 @@ static void free_sink(struct sink *s)
 	}
 }
 
-static int perf_accepts(const char *path, char *out, size_t outlen)
-{
-	char cmd[600];
-	FILE *p;
-	size_t n = 0;
-	int st;
-
-	snprintf(cmd, sizeof(cmd),
-		 "bash -c 'set -o pipefail; "
-		 "perf report -D -i %s 2>&1 | grep -c \"PERF_RECORD_AUXTRACE size\" && "
-		 "perf report --stats -i %s 2>&1 | grep -E \"AUXTRACE|COMM|FORK|EXIT|AUX |MMAP2\"'",
-		 path, path);
-	p = popen(cmd, "r");
-	if (!p)
-		return -1;
-	while (n + 1 < outlen && fgets(out + n, (int)(outlen - n), p))
-		n += strlen(out + n);
-	st = pclose(p);
-	return st;
-}
-
 /* Output of a shell command into out; its exit status. */
 static int run_cmd(const char *cmd, char *out, size_t len)
 {
@@ -742,6 +721,18 @@ static int run_cmd(const char *cmd, char *out, size_t len)
 	n = fread(out, 1, len - 1, p);
 	out[n] = 0;
 	return pclose(p);
+}
+
+static int perf_accepts(const char *path, char *out, size_t outlen)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd),
+		 "bash -c 'set -o pipefail; "
+		 "perf report -D -i %s 2>&1 | grep -c \"PERF_RECORD_AUXTRACE size\" && "
+		 "perf report --stats -i %s 2>&1 | grep -E \"AUXTRACE|COMM|FORK|EXIT|AUX |MMAP2\"'",
+		 path, path);
+	return run_cmd(cmd, out, outlen);
 }
 
 /*
@@ -945,7 +936,6 @@ TEST(session_full_trace_follow_threads)
 	{
 		char out[4096] = "", cmd[600];
 		int rc = perf_accepts(wpath, out, sizeof(out));
-		FILE *p;
 
 		fprintf(stderr, "  perf on -w output (rc %d):\n%s", rc, out);
 		int chunks = 0;
@@ -969,10 +959,7 @@ TEST(session_full_trace_follow_threads)
 		}
 		/* perf names our events from EVENT_DESC */
 		snprintf(cmd, sizeof(cmd), "perf evlist -i %s 2>&1", wpath);
-		p = popen(cmd, "r");
-		REQUIRE(p);
-		out[fread(out, 1, sizeof(out) - 1, p)] = 0;
-		pclose(p);
+		REQUIRE(run_cmd(cmd, out, sizeof(out)) != -1);
 		CHECK(strstr(out, "intel_pt/cyc/u"));
 		CHECK(strstr(out, "dummy:u"));
 		/*
@@ -982,10 +969,7 @@ TEST(session_full_trace_follow_threads)
 		snprintf(cmd, sizeof(cmd),
 			 "perf script -i %s --itrace=e 2>&1 | grep -c 'code 8: Lost trace data'",
 			 wpath);
-		p = popen(cmd, "r");
-		REQUIRE(p);
-		out[fread(out, 1, sizeof(out) - 1, p)] = 0;
-		CHECK_INT(pclose(p), ==, 0);
+		CHECK_INT(run_cmd(cmd, out, sizeof(out)), ==, 0);
 		CHECK_INT(atoi(out), >, 0);
 	}
 	check_w_vdso(&s, wpath, bdir);
