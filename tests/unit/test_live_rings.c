@@ -37,7 +37,8 @@
 
 /* ---------- synthesized PT ---------- */
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+/* Per thread: the producer and the consumer both draw numbers. */
+static _Thread_local uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 
 static uint64_t rnd(void)
 {
@@ -477,9 +478,11 @@ static int on_record(void *arg, const struct pfmt_event_header *rec)
 	if (rec->type == PFMT_RECORD_MMAP2 &&
 	    (!sb.name || strlen(sb.name) < 1 || sb.prot != 5))
 		c->parse_errors++;
-	/* AUX records are logged too: the producer logged every record it wrote. */
-	memcpy(c->log + c->loglen, rec, rec->size);
-	c->loglen += rec->size;
+	/* AUX records are logged too, up to the producer's log capacity. */
+	if (c->loglen + rec->size <= c->k->logcap) {
+		memcpy(c->log + c->loglen, rec, rec->size);
+		c->loglen += rec->size;
+	}
 	return 0;
 }
 
@@ -686,6 +689,7 @@ static void *producer_overwrite(void *arg)
 
 	while (!atomic_load(&k->done)) {
 		size_t n = 1 + rnd() % 700;
+		uint64_t credit;
 
 		if (atomic_load(&k->pause_req)) {
 			/* ioctl(DISABLE) has stopped us: publish, acknowledge. */
@@ -695,10 +699,12 @@ static void *producer_overwrite(void *arg)
 			atomic_store(&k->paused, 0);
 			continue;
 		}
+		/* One load: the consumer may add credit at any time. */
+		credit = atomic_load(&s->credit);
 		if (s->total + n > k->ptlen)
 			n = k->ptlen - s->total;
-		if (n > atomic_load(&s->credit))
-			n = atomic_load(&s->credit);
+		if (n > credit)
+			n = (size_t)credit;
 		if (!n) {
 			sched_yield();
 			continue;
@@ -747,9 +753,12 @@ TEST(snapshot_overwrite)
 		size_t want;
 		int64_t n;
 
-		/* First rounds stay inside the first lap, later ones wrap. */
-		atomic_store(&s.credit, round < 10 ? 1 + rnd() % 1000
-						  : rnd() % (3 * asize));
+		/*
+		 * First rounds stay inside the first lap, later ones wrap. An
+		 * add, not a store: the producer may be spending credit now.
+		 */
+		atomic_fetch_add(&s.credit, round < 10 ? 1 + rnd() % 1000
+						       : rnd() % (3 * asize));
 		{
 			struct timespec ts = {0, (long)(rnd() % 100000)};
 
