@@ -547,7 +547,9 @@ static int range_cmp(const void *x, const void *y)
 
 	if (a->start != b->start)
 		return a->start < b->start ? -1 : 1;
-	/* larger first, so an exact-start lookup prefers the inner one */
+	/* larger first: the lookup takes the last range starting at or
+	 * before an address, so of several definitions at one start the
+	 * shortest applies (docs/events.md, SYMBOL) */
 	return a->end > b->end ? -1 : a->end < b->end;
 }
 
@@ -563,11 +565,13 @@ static const struct fmt_range *range_find(struct fmt_range *v, size_t cnt,
 	if (!*sorted) {
 		qsort(v, cnt, sizeof(*v), range_cmp);
 		*sorted = 1;
-		*cache = 0;
+		*cache = SIZE_MAX;
 	}
-	r = &v[*cache];
-	if (addr >= r->start && (addr < r->end || addr == r->start))
-		return r;
+	if (*cache < cnt) {
+		r = &v[*cache];
+		if (addr >= r->start && (addr < r->end || addr == r->start))
+			return r;
+	}
 	/* last range with start <= addr; branch-free halving (cmov) */
 	base = v;
 	len = cnt;
@@ -593,7 +597,7 @@ const struct fmt_range *fmt_names_symbol(struct fmt_names *n, uint64_t addr)
 
 const struct fmt_range *fmt_names_dso(struct fmt_names *n, uint64_t addr)
 {
-	size_t cache = 0;
+	size_t cache = SIZE_MAX;
 	return range_find(n->dsos, n->ndsos, &n->dsos_sorted, &cache, addr);
 }
 

@@ -1046,7 +1046,7 @@ static void load_symbols(struct strace_image *img, struct object *o)
 			o->psyms[i] = (struct perf_sym){sv.v[i].start,
 							sv.v[i].end,
 							sv.v[i].name,
-							sv.v[i].bind};
+							sv.v[i].bind, 0};
 		if (perf61_index(o->psyms, n_symtab, n_elf, sv.n, &o->iv,
 				 &o->niv) < 0) {
 			free(o->psyms);
@@ -1153,7 +1153,7 @@ static int symbol_lookup(struct strace_image *img, uint64_t addr,
 		out->name = ps->name;
 		out->dso = o->path;
 		out->start = ps->start - m->pgoff + m->start;
-		out->size = ps->end - ps->start;
+		out->size = ps->vis_end - ps->start;
 		return 0;
 	}
 	/* last symbol with start <= off */

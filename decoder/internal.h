@@ -50,6 +50,10 @@ struct perf_sym {
 	uint64_t start, end;
 	const char *name;
 	uint8_t bind;
+	/* set by perf61_index(): perf's lookup answers this symbol for every
+	 * address of [start, vis_end), and not at vis_end - a symbol
+	 * definition of that size names addresses as perf does */
+	uint64_t vis_end;
 };
 struct perf_iv {
 	uint64_t at;

@@ -395,6 +395,22 @@ int perf61_index(struct perf_sym *s, size_t n_symtab, size_t n_elf,
 		iv[niv].after = find(&t, pts[i] + 1);
 		niv++;
 	}
+	/* each symbol's first run of answers from its start (an address
+	 * perf leaves unnamed inside an extended _init ends it); a symbol
+	 * not answered at its own start keeps its end */
+	for (size_t i = 0; i < n_all; i++)
+		s[i].vis_end = s[i].end;
+	for (size_t j = 0; j < niv; j++) {
+		int k = iv[j].point;
+		size_t m = j;
+
+		if (k < 0 || s[k].start != iv[j].at)
+			continue;
+		while (iv[m].after == k && m + 1 < niv && iv[m + 1].point == k)
+			m++;
+		s[k].vis_end = iv[m].after == k && m + 1 < niv ? iv[m + 1].at
+							       : iv[m].at + 1;
+	}
 	free(t.n);
 	free(pts);
 	*out = iv;

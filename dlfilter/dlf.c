@@ -30,7 +30,8 @@ struct dso {
 struct sym {
 	uint64_t start, size;
 	char *name;
-	int defined; /* a SYMBOL event is in the ring */
+	int defined;    /* a SYMBOL event is in the ring */
+	uint64_t shown; /* the size that event gives (see define_sym()) */
 };
 
 /* One resolved address of one process. */
@@ -102,6 +103,12 @@ struct strace_dlf {
 
 	struct pdso *pdsos;
 	size_t pdsos_cap, pdsos_n;
+
+	/* addresses of a DSO that perf names no symbol (see define_sym()) */
+	uint64_t *holes;
+	size_t holes_cap, holes_n;
+	uint32_t cur_tid; /* the sample at hand, for definitions */
+	uint64_t cur_time;
 
 	struct strace_dlf_stats st;
 	uint8_t code[CODE_CHUNK];
@@ -372,6 +379,67 @@ static int define_dso(struct strace_dlf *d, uint32_t pid, uint32_t dso,
 	return put(d, STRACE_EV_DSO, 0, pid, 0, start, off);
 }
 
+/*
+ * A SYMBOL event for s, of size `size`. perf's symbol lookup can leave an
+ * address unnamed although the start and size perf gives for another
+ * symbol cover it (perf 6.1 extends a size-0 _init over .plt and
+ * .plt.got, then its tree search misses _init there). A reader names an
+ * address by the definition that starts last at or before it, so s is
+ * defined only up to the first such address after its start; if one is
+ * found after s was defined, s is defined again, shorter (a reader takes
+ * the shortest of several definitions at one start).
+ */
+static int define_sym(struct strace_dlf *d, struct sym *s, uint64_t size)
+{
+	uint64_t off;
+	int rc;
+
+	for (size_t i = 0; i < d->holes_n; i++)
+		if (d->holes[i] > s->start && d->holes[i] - s->start < size)
+			size = d->holes[i] - s->start;
+	rc = strace_ring_add_string(d->ring, STRACE_EV_SYMBOL, s->start, size,
+				    s->name, strlen(s->name), &off);
+	if (rc < 0)
+		return d->err = rc;
+	s->defined = 1;
+	s->shown = size;
+	return put(d, STRACE_EV_SYMBOL, 0, d->cur_tid, d->cur_time, s->start,
+		   off);
+}
+
+/* perf names no symbol at addr: a hole in whatever symbol covers it. */
+static int hole(struct strace_dlf *d, uint64_t addr)
+{
+	struct sym *last = NULL;
+
+	if (grow((void **)&d->holes, &d->holes_cap, d->holes_n,
+		 sizeof(*d->holes)))
+		return -ENOMEM;
+	d->holes[d->holes_n++] = addr;
+	for (size_t i = 1; i < d->nsyms; i++) {
+		struct sym *s = &d->syms[i];
+		if (s->defined && s->start <= addr &&
+		    (!last || s->start > last->start))
+			last = s;
+	}
+	if (last && last->start < addr && addr - last->start < last->shown)
+		return define_sym(d, last, addr - last->start);
+	return 0;
+}
+
+/* Make sure the symbol of e is defined before an event refers to it. */
+static inline int need_sym(struct strace_dlf *d, uint32_t sym)
+{
+	struct sym *s;
+
+	if (likely(!sym))
+		return 0;
+	s = &d->syms[sym];
+	if (likely(s->defined))
+		return 0;
+	return define_sym(d, s, s->size);
+}
+
 /* The resolved address addr of pid, from the cache or from perf. */
 static struct aent *lookup_slot(struct strace_dlf *d, uint32_t pid,
 				uint64_t addr, int which,
@@ -434,6 +502,8 @@ static struct aent *lookup_slot(struct strace_dlf *d, uint32_t pid,
 	}
 	if (loc.sym && e->dso)
 		e->sym = sym_index(d, loc.sym_start, loc.sym_size, loc.sym);
+	else if (e->dso && hole(d, addr) < 0)
+		return NULL;
 	return e;
 }
 
@@ -447,27 +517,6 @@ static inline int lookup(struct strace_dlf *d, uint32_t pid, uint64_t addr,
 		return d->err ? d->err : -ENOMEM;
 	*out = *e;
 	return 0;
-}
-
-/* Make sure the symbol of e is defined before an event refers to it. */
-static inline int need_sym(struct strace_dlf *d, uint32_t sym, uint32_t tid,
-			   uint64_t time)
-{
-	struct sym *s;
-	uint64_t off;
-	int rc;
-
-	if (likely(!sym))
-		return 0;
-	s = &d->syms[sym];
-	if (likely(s->defined))
-		return 0;
-	rc = strace_ring_add_string(d->ring, STRACE_EV_SYMBOL, s->start,
-				    s->size, s->name, strlen(s->name), &off);
-	if (rc < 0)
-		return d->err = rc;
-	s->defined = 1;
-	return put(d, STRACE_EV_SYMBOL, 0, tid, time, s->start, off);
 }
 
 static inline int want(const struct strace_dlf *d, unsigned type)
@@ -484,9 +533,9 @@ static int flow(struct strace_dlf *d, unsigned type, unsigned flags,
 
 	if (!want(d, type))
 		return 0;
-	if (a && ea && (rc = need_sym(d, ea->sym, s->tid, s->time)) < 0)
+	if (a && ea && (rc = need_sym(d, ea->sym)) < 0)
 		return rc;
-	if (b && eb && (rc = need_sym(d, eb->sym, s->tid, s->time)) < 0)
+	if (b && eb && (rc = need_sym(d, eb->sym)) < 0)
 		return rc;
 	rc = put(d, type, flags, s->tid, s->time, a, b);
 	return rc < 0 ? rc : 1;
@@ -724,7 +773,7 @@ static int check(struct strace_dlf *d, struct thr *t,
 	 * a gap that perf did not announce */
 	d->st.gaps++;
 	if (want(d, STRACE_EV_ERROR)) {
-		if ((rc = need_sym(d, where->sym, s->tid, s->time)) < 0)
+		if ((rc = need_sym(d, where->sym)) < 0)
 			return rc;
 		if ((rc = put(d, STRACE_EV_ERROR, STRACE_DE_DESYNC, s->tid,
 			      s->time, t->last_to, 0)) < 0)
@@ -735,7 +784,7 @@ static int check(struct strace_dlf *d, struct thr *t,
 		if ((rc = lookup(d, t->pid, s->ip, STRACE_DLF_IP, h, ctx,
 				 &e)) < 0)
 			return rc;
-		if ((rc = need_sym(d, e.sym, s->tid, s->time)) < 0)
+		if ((rc = need_sym(d, e.sym)) < 0)
 			return rc;
 		if ((rc = put(d, STRACE_EV_TRACE_BEGIN, 0, s->tid, s->time,
 			      s->ip, STRACE_REASON_ERROR)) < 0)
@@ -776,6 +825,8 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 			    DLF_FLAG_TRACE_END))))
 		return 0;
 	d->st.samples++;
+	d->cur_tid = s->tid;
+	d->cur_time = s->time;
 	t = thread(d, s, h, ctx);
 	if (unlikely(!t))
 		return d->err ? d->err : -ENOMEM;
@@ -994,8 +1045,10 @@ int strace_dlf_finish(struct strace_dlf *d)
 		if (!t->used || !t->on || !t->have_last)
 			continue;
 		/* the last address the trace vouches for */
+		d->cur_tid = t->tid;
+		d->cur_time = t->last_time;
 		if (want(d, STRACE_EV_TRACE_END) &&
-		    need_sym(d, t->last_sym, t->tid, t->last_time) >= 0)
+		    need_sym(d, t->last_sym) >= 0)
 			put(d, STRACE_EV_TRACE_END, 0, t->tid, t->last_time,
 			    t->last_to, STRACE_REASON_END);
 		t->on = 0;
@@ -1036,6 +1089,7 @@ int strace_dlf_free(struct strace_dlf *d)
 		free(d->thrs[i].comm);
 	free(d->thrs);
 	free(d->pdsos);
+	free(d->holes);
 	free(d);
 	return rc;
 }

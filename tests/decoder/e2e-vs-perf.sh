@@ -163,7 +163,7 @@ for n in $names; do
 		skip $n "perf script reads no branches from ptsynth's file: $(perf script -i $W/$n.data --itrace=b 2>&1 | head -1)"
 		continue
 	fi
-	ok=1 known=0
+	ok=1
 	for mode in fast reference j2; do
 		rm -f $W/$n.$mode.ring
 		case $mode in
@@ -186,35 +186,12 @@ for n in $names; do
 		if cmp -s $W/$n.want $W/$n.$mode.ours; then
 			continue
 		fi
-		# One known difference (docs/decoder.md): perf 6.1 names an
-		# address in a library's .plt.got "[unknown]" where our replay
-		# of its symbol tree still finds the extended _init. Same
-		# events and addresses; only that name differs.
-		if [ "$(wc -l < $W/$n.perf)" = "$(wc -l < $W/$n.$mode.ours)" ]; then
-			k=$(paste -d '\n' $W/$n.want $W/$n.$mode.ours | awk '
-				NR % 2 == 1 { p = $0; next }
-				p == $0 { next }
-				{
-					split(p, a, " "); split($0, b, " ")
-					if (a[1] != b[1] || a[2] != b[2] || a[3] != b[3]) { bad++; next }
-					n1 = substr(p, index(p, a[4])); n2 = substr($0, index($0, b[4]))
-					gsub(/\[unknown\]/, "_init", n1)
-					if (n1 != n2) bad++; else known++
-				}
-				END { print (bad ? -1 : known + 0) }')
-			if [ "$k" -ge 0 ] 2>/dev/null; then
-				known=$k
-				continue
-			fi
-		fi
 		echo "  $n/$mode: $(wc -l < $W/$n.perf) perf events, $(wc -l < $W/$n.$mode.ours) ours; first difference:"
 		diff $W/$n.want $W/$n.$mode.ours | head -6 | sed 's/^/    /'
 		ok=0
 	done
 	if [ $ok = 1 ]; then
-		extra=""
-		[ "$known" -gt 0 ] && extra="; $known names differ only by the known .plt.got case"
-		pass "$n ($(wc -l < $W/$n.perf) events and times as perf gives them, fast, reference and -j 2$extra)"
+		pass "$n ($(wc -l < $W/$n.perf) events and times as perf gives them, fast, reference and -j 2)"
 	else
 		fail $n
 	fi

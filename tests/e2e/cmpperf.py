@@ -20,8 +20,7 @@ returns, jumps between symbols, syscalls and the returns from them) as
 (kind, from, to, from symbol, to symbol), per thread, in order. With
 --all-branches every taken branch counts (ours: every jump).
 Prints a verdict line and, on a difference, where the sequences part.
-Exit 0 when equal, 2 when equal but for the known naming difference
-(perf 6.1 leaves libm's .plt.got entry [unknown], we say _init), 1 else.
+Exit 0 when equal, 1 else.
 """
 import json
 import sys
@@ -155,7 +154,7 @@ def main():
     times = {}
     perf = perf_events(args[0], all_branches, times)
     ours = our_events(args[1])
-    ok, known = True, False
+    ok = True
     for tid in sorted(set(perf) | set(ours)):
         pt, ot = perf.get(tid, []), ours.get(tid, [])
         p = [e[:5] for e in pt]
@@ -165,20 +164,6 @@ def main():
             if with_times and not check_times(tid, pt, ot, times.get(tid, [])):
                 ok = False
             continue
-        # The one naming difference we know of and cannot mend: perf 6.1's
-        # symbol tree leaves libm's .plt.got entry unnamed ([unknown])
-        # where our replay of it says _init (docs/decoder.md). Every other
-        # field must still be equal; exit 2 reports it as known.
-        if len(p) == len(o):
-            diff = [(a, b) for a, b in zip(p, o) if a != b]
-            if diff and all(a[:3] == b[:3] and all(
-                    x == y or (x == "[unknown]" and y == "_init")
-                    for x, y in zip(a[3:5], b[3:5])) for a, b in diff):
-                print("thread %d: %d events equal but for %d names that perf "
-                      "leaves [unknown] and we call _init, e.g. %s"
-                      % (tid, len(p), len(diff), show(diff[0][1])))
-                known = True
-                continue
         ok = False
         i = 0
         while i < min(len(p), len(o)) and p[i] == o[i]:
@@ -190,7 +175,7 @@ def main():
             b = show(o[k]) if k < len(o) else "-"
             print("  %s %6d perf: %s\n         ours: %s"
                   % ("*" if a != b else " ", k, a, b))
-    return (2 if known else 0) if ok else 1
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

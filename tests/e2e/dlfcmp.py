@@ -299,8 +299,7 @@ def main():
         verdict("FAIL", "time", "max difference %d ns > %d ns at %s"
                 % (worst, tol, show(worst_ev[0])))
     if perf_names is not None:
-        bad, inrange = [], set()
-        perf_syms = {n.split("+0x")[0] for n in perf_names.values()}
+        bad = []
         for tid in tids:
             for y in dlf_a.get(tid, []):
                 for k in ("ip", "from", "to"):
@@ -310,20 +309,7 @@ def main():
                     pn, q = perf_names[a], y.get(k + "_sym", "")
                     if pn == "[unknown]" and unnamed(q) or pn == q:
                         continue
-                    if pn == "[unknown]" and q.split("+0x")[0] in perf_syms:
-                        # perf's own lookup finds no symbol here, yet the
-                        # symbol perf gives for other addresses (start,
-                        # size) covers it, and ptrace-read names addresses
-                        # by those ranges
-                        inrange.add((a, q))
-                        continue
                     bad.append((a, pn, q))
-        if inrange:
-            verdict("SKIP", "perfnames-ranges",
-                    "%d addresses perf script leaves unnamed lie inside a "
-                    "symbol as perf reports its start and size, so the "
-                    "ring names them, e.g. %s" % (len(inrange), ", ".join(
-                        "%x %s" % x for x in sorted(inrange)[:3])))
         for a, pn, q in bad[:5]:
             print("  %x: perf script says %r, the dlfilter's ring %r"
                   % (a, pn, q))

@@ -54,6 +54,10 @@ struct fake {
 	const char *comm; /* NULL: "prog" */
 };
 
+/* An address inside main that the fake perf names no symbol (perf 6.1
+ * does that to .plt.got inside an extended _init); 0: none. */
+static uint64_t fake_hole;
+
 static int f_resolve(void *ctx, int which, uint64_t addr,
 		     struct strace_dlf_loc *out)
 {
@@ -65,6 +69,8 @@ static int f_resolve(void *ctx, int which, uint64_t addr,
 		return -1;
 	out->dso = "/fake/prog";
 	out->bias = BIAS;
+	if (addr == fake_hole)
+		return 0;
 	if (addr < FOO) {
 		out->sym = "main";
 		out->sym_start = MAIN;
@@ -326,6 +332,45 @@ TEST(flow_default)
 	strace_ring_close(ring);
 }
 
+/*
+ * perf names main [MAIN, MAIN + 0x100) but leaves 0x401080 (sample 9's
+ * target, sample 10's source) without a symbol: main is defined again,
+ * ending there, so a reader names that address as perf does.
+ */
+TEST(hole_in_symbol)
+{
+	static struct strace_event ev[256];
+	struct strace_dlf_stats st;
+	struct strace_ring *ring = NULL;
+	uint64_t sizes[4];
+	size_t n, ns = 0;
+
+	fake_hole = 0x401080;
+	int rc = run("hole", 0, NULL, ev, 256, &n, &st, &ring);
+	fake_hole = 0;
+	REQUIRE(rc == 0);
+	for (size_t i = 0; i < n; i++) {
+		struct strace_string s;
+		if (ev[i].type != STRACE_EV_SYMBOL || ev[i].a != MAIN)
+			continue;
+		CHECK_INT(strace_ring_string(ring, ev[i].b, &s), ==, 0);
+		if (ns < 4)
+			sizes[ns++] = s.aux;
+	}
+	CHECK_INT(ns, ==, 2);
+	if (ns == 2) {
+		CHECK_U64(sizes[0], ==, 0x100);
+		CHECK_U64(sizes[1], ==, 0x80);
+	}
+	/* main -> the unnamed address is no longer a jump inside main */
+	int seen = 0;
+	for (size_t i = 0; i < n; i++)
+		seen |= ev[i].type == STRACE_EV_JUMP && ev[i].a == 0x401014 &&
+			ev[i].b == 0x401080;
+	CHECK(seen);
+	strace_ring_close(ring);
+}
+
 TEST(flow_all_branches)
 {
 	static struct strace_event ev[256], fl[256];
@@ -514,5 +559,6 @@ TEST(exec_rename)
 	strace_ring_close(ring);
 }
 
-RUN_TESTS("test_dlf", T(args), T(flow_default), T(flow_all_branches),
+RUN_TESTS("test_dlf", T(args), T(flow_default), T(hole_in_symbol),
+	  T(flow_all_branches),
 	  T(no_check), T(types), T(existing_ring_refused), T(exec_rename))

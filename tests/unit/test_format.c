@@ -367,6 +367,19 @@ TEST(names_from_ring)
 	sym_is(&n, 0x1000, "first+0");
 	CHECK(fmt_names_thread(&n, 12) != NULL);
 
+	/* a second, shorter entry at one start applies (a producer found
+	 * an address inside it that has no symbol) */
+	sym_is(&n, 0x20f0, "(none)");
+	REQUIRE(add(ring, STRACE_EV_SYMBOL, 0x2000, 0x100, "second", NULL) ==
+		0);
+	REQUIRE(add(ring, STRACE_EV_SYMBOL, 0x2000, 0x8, "second", NULL) ==
+		0);
+	CHECK_INT(fmt_names_refresh(&n), ==, 2);
+	sym_is(&n, 0x2000, "second+0");
+	sym_is(&n, 0x2007, "second+7");
+	sym_is(&n, 0x2008, "(none)");
+	sym_is(&n, 0x20f0, "(none)");
+
 	fmt_names_fini(&n);
 	strace_ring_close(ring);
 	unlink(path);
