@@ -51,9 +51,29 @@ struct strace_ring {
 	uint8_t *strings;
 	uint64_t cap, mask;
 	uint64_t strings_size;
+	/* bytes of the table known to have pages (threads of one process
+	 * may add strings at once: a race only repeats a fallocate) */
+	_Atomic uint64_t strings_backed;
 	int mode;
 	char path[];
 };
+
+/* The string table gets its pages in steps of this, as it fills. */
+#define STRINGS_STEP (64u << 10)
+
+/*
+ * Give [off, off + len) of the file its pages now, so that a store there
+ * cannot fault for want of memory (SIGBUS on a full tmpfs): -ENOSPC is
+ * returned instead. A file system without fallocate gets the old, lazy
+ * behaviour.
+ */
+static int back(int fd, uint64_t off, uint64_t len)
+{
+	if (fallocate(fd, 0, (off_t)off, (off_t)len) == 0 ||
+	    errno == EOPNOTSUPP || errno == ENOSYS)
+		return 0;
+	return -errno;
+}
 
 struct strace_writer {
 	struct strace_wbuf buf; /* must be first: the inline fast path */
@@ -314,14 +334,26 @@ int strace_ring_create(const char *path, const struct strace_ring_opts *opts,
 	uint64_t events_offset = RING_HDR_SIZE + strings_size;
 	uint64_t file_size = events_offset + o.capacity * STRACE_EVENT_SIZE;
 
-	/* fallocate gives tmpfs pages now instead of at the first store;
-	 * fall back to ftruncate where it is not supported. */
-	if (o.no_populate || fallocate(r->fd, 0, 0, (off_t)file_size) < 0) {
-		if (ftruncate(r->fd, (off_t)file_size) < 0) {
+	/* Pages now for the header, the first step of the string table and
+	 * the events (unless no_populate); the rest of the string table as
+	 * it fills (strace_ring_add_string). */
+	err = 0;
+	if (ftruncate(r->fd, (off_t)file_size) < 0 ||
+	    (err = back(r->fd, 0,
+			RING_HDR_SIZE + (strings_size < STRINGS_STEP
+						 ? strings_size
+						 : STRINGS_STEP))) < 0 ||
+	    (!o.no_populate &&
+	     (err = back(r->fd, events_offset, file_size - events_offset)) <
+		     0)) {
+		if (!err)
 			err = -errno;
-			goto fail;
-		}
+		goto fail;
 	}
+	atomic_store_explicit(&r->strings_backed,
+			      strings_size < STRINGS_STEP ? strings_size
+							  : STRINGS_STEP,
+			      memory_order_relaxed);
 	r->map = mmap(NULL, file_size, PROT_READ | PROT_WRITE, MAP_SHARED,
 		      r->fd, 0);
 	if (r->map == MAP_FAILED) {
@@ -331,10 +363,11 @@ int strace_ring_create(const char *path, const struct strace_ring_opts *opts,
 	}
 	r->map_size = file_size;
 #ifdef MADV_POPULATE_WRITE
-	/* Fault every page in, writable, once: the first store to a fresh
-	 * tmpfs page costs about a microsecond. */
+	/* Map the events' pages in, writable, once: the first store to a
+	 * fresh tmpfs page costs about a microsecond. */
 	if (!o.no_populate)
-		(void)madvise(r->map, file_size, MADV_POPULATE_WRITE);
+		(void)madvise(r->map + events_offset, file_size - events_offset,
+			      MADV_POPULATE_WRITE);
 #endif
 	struct ring_hdr *h = (struct ring_hdr *)(void *)r->map;
 	struct timespec ts;
@@ -643,6 +676,22 @@ int strace_ring_add_string(struct strace_ring *ring, unsigned kind,
 		if (used > ring->strings_size ||
 		    need > ring->strings_size - used)
 			return -STRACE_E_FULL;
+		uint64_t backed = atomic_load_explicit(&ring->strings_backed,
+						       memory_order_relaxed);
+		if (used + need > backed) {
+			/* pages before the space is taken: a failure
+			 * leaves no hole that readers would wait at */
+			uint64_t to = round_up(used + need, STRINGS_STEP);
+			int rc;
+
+			if (to > ring->strings_size)
+				to = ring->strings_size;
+			rc = back(ring->fd, RING_HDR_SIZE + backed, to - backed);
+			if (rc < 0)
+				return rc;
+			atomic_store_explicit(&ring->strings_backed, to,
+					      memory_order_relaxed);
+		}
 	} while (!atomic_compare_exchange_weak_explicit(
 		&h->strings_used, &used, used + need, memory_order_relaxed,
 		memory_order_relaxed));

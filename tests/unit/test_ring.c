@@ -169,6 +169,43 @@ TEST(strings)
 	strace_ring_close(r);
 }
 
+/* The string table's pages come as it fills (the default table is 16
+ * MiB; a ring that names a few symbols should not pay for all of it),
+ * and all of it is usable. */
+TEST(strings_backed_as_they_fill)
+{
+	struct strace_ring_opts o = {sizeof(o), 1024, 1 << 20,
+				     STRACE_RING_FLIGHT, 0};
+	struct strace_ring *r = NULL;
+	struct stat st;
+	char big[4000];
+	uint64_t off = 0, first = 0;
+	int rc = 0, n = 0;
+
+	unlink(tpath("strings.lazy"));
+	REQUIRE(strace_ring_create(tpath("strings.lazy"), &o, &r) == 0);
+	REQUIRE(stat(tpath("strings.lazy"), &st) == 0);
+	/* header, the first 64 KiB of strings, 32 KiB of events */
+	CHECK_INT((long long)st.st_blocks * 512, <, 512 << 10);
+	memset(big, 'y', sizeof(big));
+	while (rc == 0) {
+		rc = strace_ring_add_string(r, STRACE_EV_DSO, (uint64_t)n, 0,
+					    big, sizeof(big), &off);
+		if (rc == 0 && n++ == 0)
+			first = off;
+	}
+	CHECK_INT(rc, ==, -STRACE_E_FULL);
+	CHECK_INT(n, >=, (1 << 20) / 4032 - 1);
+	REQUIRE(stat(tpath("strings.lazy"), &st) == 0);
+	CHECK_INT((long long)st.st_blocks * 512, >=, 1 << 20);
+	struct strace_string s;
+	CHECK_INT(strace_ring_string(r, off, &s), ==, 0);
+	CHECK_U64(s.key, ==, (uint64_t)n - 1);
+	CHECK_INT(strace_ring_string(r, first, &s), ==, 0);
+	strace_ring_close(r);
+	unlink(tpath("strings.lazy"));
+}
+
 static int stop_after(void *arg)
 {
 	uint64_t *deadline = arg;
@@ -680,6 +717,7 @@ static void cleanup(void)
 }
 
 RUN_TESTS("test_ring", T(basic_roundtrip), T(strings),
+	  T(strings_backed_as_they_fill),
 	  T(lossless_holds_until_reader), T(multi_producer_multi_reader),
 	  T(flight_recorder_counts_losses), T(writer_killed),
 	  T(writer_dies_holding_range), T(reader_killed), T(archive_grows),
