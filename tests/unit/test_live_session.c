@@ -39,63 +39,12 @@
 #include "../../pt_backend/buildid.h"
 #include "../../pt_backend/live/live.h"
 #include "../harness.h"
+#include "ptgen.h"
 
 #define PAGE 4096
 #define MAXEV 32
 #define LOGCAP (64u << 20) /* bytes of records the fake kernel logs per ring */
 #define NEWTID 4000000 /* the thread the fake kernel "creates" (no real tid) */
-
-static uint64_t rng = 0x2545f4914f6cdd1dULL;
-
-static uint64_t rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-static size_t make_pt(uint8_t *buf, size_t len)
-{
-	struct pt_config cfg;
-	struct pt_encoder *enc;
-	struct pt_packet p;
-	uint64_t off = 0;
-	size_t since = 1u << 30;
-
-	pt_config_init(&cfg);
-	cfg.begin = buf;
-	cfg.end = buf + len;
-	enc = pt_alloc_encoder(&cfg);
-	if (!enc)
-		return 0;
-	for (;;) {
-		pt_enc_get_offset(enc, &off);
-		if (off + 64 > len)
-			break;
-		memset(&p, 0, sizeof(p));
-		if (since > 2048) {
-			p.type = ppt_psb;
-			pt_enc_next(enc, &p);
-			p.type = ppt_psbend;
-			pt_enc_next(enc, &p);
-			since = 0;
-			continue;
-		}
-		if (rnd() & 1) {
-			p.type = ppt_tip;
-			p.payload.ip.ipc = pt_ipc_sext_48;
-			p.payload.ip.ip = 0x400000 + (rnd() & 0xffff);
-		} else {
-			p.type = ppt_tnt_8;
-			p.payload.tnt.bit_size = 4;
-			p.payload.tnt.payload = rnd() & 15;
-		}
-		since += (size_t)pt_enc_next(enc, &p);
-	}
-	pt_free_encoder(enc);
-	return (size_t)off;
-}
 
 /* ---------------- the fake kernel ---------------- */
 
@@ -399,7 +348,7 @@ static void start_stream(struct fev *e)
 {
 	uint8_t *st = malloc(K.stream_len);
 
-	e->slen = make_pt(st, K.stream_len);
+	e->slen = make_pt(st, K.stream_len, NULL);
 	e->written = malloc(K.stream_len);
 	/* published last: the test's loops read slen once stream is set */
 	__atomic_store_n(&e->stream, st, __ATOMIC_RELEASE);
