@@ -58,6 +58,10 @@ static void usage(FILE *f)
 		"      --types PATTERNS  keep only these event types (call,ret*,-symbol)\n"
 		"      --tid TID         decode only this thread\n"
 		"  -j, --jobs N          decode N threads' traces in parallel\n"
+		"      --piece-bytes N   per-CPU recordings: decode N bytes of\n"
+		"                        each CPU's trace at a time (default\n"
+		"                        262144); memory holds the events of\n"
+		"                        one piece per CPU\n"
 		"      --vdso FILE       vDSO image for [vdso] mappings (default: the\n"
 		"                        one the file names by build-id, in perf's\n"
 		"                        build-id cache $PERF_BUILDID_DIR or ~/.debug)\n"
@@ -156,9 +160,9 @@ int main(int argc, char **argv)
 	unsigned flags = 0;
 	long pid = 0;
 	uint32_t tid = 0;
-	uint64_t capacity = 0;
+	uint64_t capacity = 0, piece = 0;
 	enum { O_MODE = 256, O_CAP, O_DEC, O_ALL, O_TYPES, O_TID, O_VDSO,
-	       O_WAIT };
+	       O_WAIT, O_PIECE };
 	static const struct option own_opts[] = {
 		{"input", required_argument, NULL, 'i'},
 		{"output", required_argument, NULL, 'o'},
@@ -170,6 +174,7 @@ int main(int argc, char **argv)
 		{"types", required_argument, NULL, O_TYPES},
 		{"tid", required_argument, NULL, O_TID},
 		{"jobs", required_argument, NULL, 'j'},
+		{"piece-bytes", required_argument, NULL, O_PIECE},
 		{"vdso", required_argument, NULL, O_VDSO},
 		{"wait-readers", required_argument, NULL, O_WAIT},
 		{"quiet", no_argument, NULL, 'q'},
@@ -260,6 +265,13 @@ int main(int argc, char **argv)
 			jobs = (int)strtol(optarg, &end, 10);
 			if (*end || jobs < 1 || jobs > 64)
 				die_usage("-j takes 1 to 64, not '%s'", optarg);
+			break;
+		case O_PIECE:
+			piece = strtoull(optarg, &end, 0);
+			if (*end || piece < 4096 || piece > (1ull << 40))
+				die_usage("--piece-bytes takes a byte count of "
+					  "at least 4096, not '%s'",
+					  optarg);
 			break;
 		case O_VDSO:
 			vdso = optarg;
@@ -376,6 +388,7 @@ int main(int argc, char **argv)
 		.types = types_arg ? &types : NULL,
 		.tid = tid,
 		.jobs = jobs,
+		.percpu_piece = (size_t)piece,
 		.vdso_path = vdso,
 		.buildid_dir = buildid_dir,
 		.warn = on_warn,

@@ -93,6 +93,7 @@ struct strace_walker {
 	uint64_t conv_tsc, conv_time; /* last conversion */
 	uint64_t adv_time; /* time of the last resolved branch */
 	int in_adv;
+	uint16_t adv_mark; /* F_ADV in a segment's walker, else 0 */
 	int conv_valid;
 	int time_exact;
 
@@ -120,6 +121,12 @@ struct strace_walker {
 };
 
 /* --- events -------------------------------------------------------------- */
+
+/* Internal, never in a ring: marks the events of an advance (direct calls
+ * and jumps walked on the way to the next packet) in a segment's vector,
+ * which leave TIME_EXACT to the next event resolved by a packet; merge()
+ * needs to know them and strips the mark. */
+#define F_ADV 0x8000u
 
 static __attribute__((noinline)) uint64_t now_convert(struct strace_walker *w)
 {
@@ -156,7 +163,7 @@ emit(struct strace_walker *w, unsigned type, unsigned flags,
 		 * needs a packet: it ran before the timing packets read since
 		 * the last resolved branch, so it keeps that branch's time
 		 * (as perf's eager walk gives it) */
-		ev.flags = (uint16_t)flags;
+		ev.flags = (uint16_t)(flags | w->adv_mark);
 		ev.time = w->adv_time;
 	} else if (type == STRACE_EV_ERROR) {
 		ev.flags = (uint16_t)flags; /* the error code, nothing else */
@@ -1267,8 +1274,14 @@ static int merge(struct strace_walker *w, struct seg_job *j, int first_seg,
 				return err;
 			continue;
 		}
-		j->ev.v[i].flags |= (uint16_t)carry;
-		carry = 0;
+		if (j->ev.v[i].flags & F_ADV) {
+			/* as in a sequential decode, TIME_EXACT waits for
+			 * an event resolved by a packet */
+			j->ev.v[i].flags &= (uint16_t)~F_ADV;
+		} else {
+			j->ev.v[i].flags |= (uint16_t)carry;
+			carry = 0;
+		}
 		if ((err = sink(w, &j->ev.v[i])))
 			return err;
 	}
@@ -1429,6 +1442,7 @@ int strace_walker_new(struct strace_image *img,
 		return -ENOMEM;
 	w->img = img;
 	w->o = *opts;
+	w->adv_mark = opts->emit == vec_push ? F_ADV : 0;
 	w->cache = opts->cache;
 	if (!w->cache) {
 		if (strace_bcache_new(0, &w->cache) < 0) {

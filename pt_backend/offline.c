@@ -432,75 +432,93 @@ static int emit_losts(struct ctx *c, struct strace_sink *s, uint32_t tid,
 /* Decode a queue's AUX buffers with walker: contiguous buffers as one
  * stream (a packet may straddle two); a hole in the AUX offsets is a gap
  * (a LOST event through emit), decoded apart. */
+/*
+ * The next run of contiguous AUX buffers of q from *i on (q sorted by
+ * offset): *data and *len, joined into *joined when it spans buffers. A
+ * gap before it (AUX data missing between two buffers) is reported and
+ * passed to emit as a LOST event first. Advances *i past the run.
+ */
+static int next_run(struct ctx *c, struct queue *q, size_t *i,
+		    uint8_t **joined, const uint8_t **data, uint64_t *len,
+		    strace_emit_fn emit, void *arg)
+{
+	size_t j = *i + 1;
+
+	*len = q->v[*i].size;
+	while (j < q->n &&
+	       q->v[j].offset == q->v[j - 1].offset + q->v[j - 1].size) {
+		*len += q->v[j].size;
+		j++;
+	}
+	*data = q->v[*i].data;
+	if (j > *i + 1) {
+		free(*joined);
+		*joined = malloc(*len);
+		if (!*joined)
+			return -ENOMEM;
+		uint64_t at = 0;
+		for (size_t k = *i; k < j; k++) {
+			memcpy(*joined + at, q->v[k].data, q->v[k].size);
+			at += q->v[k].size;
+		}
+		*data = *joined;
+	}
+	if (*i > 0) {
+		/* AUX data between two buffers is missing. */
+		uint64_t prev_end = q->v[*i - 1].offset + q->v[*i - 1].size;
+		struct strace_event e = {STRACE_EV_LOST, STRACE_LOST_AUX,
+					 q->tid, 0, q->v[*i].offset - prev_end,
+					 0};
+		int rc;
+
+		warnf(c, "%s %u: %llu bytes of AUX data missing at offset "
+			 "0x%llx",
+		      queue_what(q), queue_who(q), (unsigned long long)e.a,
+		      (unsigned long long)prev_end);
+		pthread_mutex_lock(&c->stats_lock);
+		c->st.lost++;
+		pthread_mutex_unlock(&c->stats_lock);
+		if ((rc = emit(arg, &e)) < 0)
+			return rc;
+	}
+	*i = j;
+	return 0;
+}
+
+/* A run decoded to its end: no PSB in it is worth a warning; progress. */
+static void run_done(struct ctx *c, const struct queue *q, uint64_t len,
+		     int nosync)
+{
+	if (nosync)
+		warnf(c, "%s %u: no PSB in %llu bytes of trace: nothing to "
+			 "decode there",
+		      queue_what(q), queue_who(q), (unsigned long long)len);
+	uint64_t done = atomic_fetch_add(&c->done_bytes, len) + len;
+	if (c->o->progress)
+		c->o->progress(c->o->cb_arg, done, c->total_bytes);
+}
+
 static int walk_queue(struct ctx *c, struct queue *q,
 		      struct strace_walker *walker, strace_emit_fn emit,
 		      void *arg)
 {
 	uint8_t *joined = NULL;
+	const uint8_t *data;
+	uint64_t len;
 	int rc = 0;
 
 	qsort(q->v, q->n, sizeof(*q->v), cmp_abuf);
 	for (size_t i = 0; i < q->n;) {
-		size_t j = i + 1;
-		uint64_t len = q->v[i].size;
-		while (j < q->n &&
-		       q->v[j].offset == q->v[j - 1].offset +
-						    q->v[j - 1].size) {
-			len += q->v[j].size;
-			j++;
-		}
-		const uint8_t *data = q->v[i].data;
-		if (j > i + 1) {
-			free(joined);
-			joined = malloc(len);
-			if (!joined) {
-				rc = -ENOMEM;
-				goto out;
-			}
-			uint64_t at = 0;
-			for (size_t k = i; k < j; k++) {
-				memcpy(joined + at, q->v[k].data,
-				       q->v[k].size);
-				at += q->v[k].size;
-			}
-			data = joined;
-		}
-		if (i > 0) {
-			/* AUX data between two buffers is missing. */
-			uint64_t prev_end = q->v[i - 1].offset +
-					    q->v[i - 1].size;
-			struct strace_event e = {STRACE_EV_LOST,
-						 STRACE_LOST_AUX, q->tid, 0,
-						 q->v[i].offset - prev_end,
-						 0};
-			warnf(c, "%s %u: %llu bytes of AUX data missing "
-				 "at offset 0x%llx",
-			      queue_what(q), queue_who(q),
-			      (unsigned long long)e.a,
-			      (unsigned long long)prev_end);
-			pthread_mutex_lock(&c->stats_lock);
-			c->st.lost++;
-			pthread_mutex_unlock(&c->stats_lock);
-			rc = emit(arg, &e);
-			if (rc < 0)
-				goto out;
-		}
+		rc = next_run(c, q, &i, &joined, &data, &len, emit, arg);
+		if (rc < 0)
+			break;
 		long n = strace_walker_decode(walker, data, (size_t)len);
 		if (n < 0 && n != -STRACE_DE_NOSYNC) {
 			rc = (int)n;
-			goto out;
+			break;
 		}
-		if (n == -STRACE_DE_NOSYNC)
-			warnf(c, "%s %u: no PSB in %llu bytes of trace: "
-				 "nothing to decode there",
-			      queue_what(q), queue_who(q),
-			      (unsigned long long)len);
-		uint64_t done = atomic_fetch_add(&c->done_bytes, len) + len;
-		if (c->o->progress)
-			c->o->progress(c->o->cb_arg, done, c->total_bytes);
-		i = j;
+		run_done(c, q, len, n == -STRACE_DE_NOSYNC);
 	}
-out:
 	free(joined);
 	return rc;
 }
@@ -606,16 +624,29 @@ static void *job_main(void *arg)
  * A CPU's AUX data is one stream that runs the threads scheduled there, one
  * after the other: one walker decodes it as one stream (as perf does), and
  * each event goes to the thread that ran on that CPU at its time (the last
- * ITRACE_START or switch-in before it). The CPUs' events are then merged by
+ * ITRACE_START or switch-in before it). The CPUs' events are merged by
  * time into the ring, so that a thread that moved between CPUs has its
- * events in order.
+ * events in order. Each CPU's stream is decoded a piece at a time, when
+ * the merge has taken all its events so far: memory holds a piece's
+ * events per CPU, not the trace's.
  */
+#define PERCPU_PIECE (256u << 10) /* default strace_offline_opts.percpu_piece */
+
 struct cpu_events {
 	const struct sched *s; /* this CPU's, by time */
 	size_t ns;
 	uint32_t tid; /* when no record says */
 	VEC(struct strace_event) ev;
 	size_t at; /* merge cursor */
+	/* the feed: q's runs of buffers, decoded as streams in pieces */
+	struct queue *q;
+	struct strace_walker *walker;
+	size_t next;      /* q's next buffer */
+	uint8_t *joined;  /* the run, when it spans buffers */
+	const uint8_t *data;
+	uint64_t len, used; /* the run, and how much is decoded */
+	size_t window;    /* bytes offered to the next decode call */
+	int in_run;
 };
 
 static uint32_t tid_at(const struct cpu_events *ce, uint64_t t)
@@ -708,6 +739,46 @@ static int thread_resumes(struct tstates *ts, struct strace_event *e)
 	return 0;
 }
 
+/* Decode ce's stream until it has an event for the merge, or ends. */
+static int feed(struct ctx *c, struct cpu_events *ce)
+{
+	while (ce->at == ce->ev.n) {
+		size_t piece, u = 0;
+		int rc, final;
+		long n;
+
+		ce->at = ce->ev.n = 0;
+		if (!ce->in_run) {
+			if (ce->next == ce->q->n)
+				return 0; /* the CPU's trace is all merged */
+			rc = next_run(c, ce->q, &ce->next, &ce->joined,
+				      &ce->data, &ce->len, collect, ce);
+			if (rc < 0)
+				return rc;
+			ce->used = 0;
+			ce->window = c->o->percpu_piece ? c->o->percpu_piece
+							: PERCPU_PIECE;
+			ce->in_run = 1;
+		}
+		piece = ce->len - ce->used < ce->window
+				? (size_t)(ce->len - ce->used)
+				: ce->window;
+		final = piece == ce->len - ce->used;
+		n = strace_walker_decode_stream(ce->walker, ce->data + ce->used,
+						piece, final, &u);
+		if (n < 0 && n != -STRACE_DE_NOSYNC)
+			return (int)n;
+		if (final) {
+			run_done(c, ce->q, ce->len, n == -STRACE_DE_NOSYNC);
+			ce->in_run = 0;
+		} else if (!u && ce->window < SIZE_MAX / 2) {
+			ce->window *= 2; /* no whole PSB+ in the piece yet */
+		}
+		ce->used += final ? piece : u;
+	}
+	return 0;
+}
+
 static int cmp_sched(const void *a, const void *b)
 {
 	const struct sched *x = a, *y = b;
@@ -778,7 +849,6 @@ static int decode_percpu(struct ctx *c)
 
 	for (size_t i = 0; i < nq; i++) {
 		struct queue *q = &c->queues.v[i];
-		struct strace_walker *walker = NULL;
 		struct strace_walk_opts wo;
 
 		for (size_t k = 0; k < c->scheds.n; k++)
@@ -796,14 +866,11 @@ static int decode_percpu(struct ctx *c)
 		wo.has_time = c->perf.has_time;
 		wo.emit = collect;
 		wo.emit_arg = &ce[i];
-		rc = strace_walker_new(img, &wo, &walker);
+		rc = strace_walker_new(img, &wo, &ce[i].walker);
 		if (rc < 0)
 			goto out;
-		rc = walk_queue(c, q, walker, collect, &ce[i]);
-		add_stats(c, walker, 0, i ? 0 : missing);
-		strace_walker_free(walker);
-		if (rc < 0)
-			goto out;
+		ce[i].q = q;
+		qsort(q->v, q->n, sizeof(*q->v), cmp_abuf);
 	}
 
 	/* Merge by time (ties: CPU order) through one sink. */
@@ -815,13 +882,15 @@ static int decode_percpu(struct ctx *c)
 	if (rc < 0)
 		goto out;
 	rc = emit_losts(c, s, 0, 1);
-	for (;;) {
+	while (rc >= 0) {
 		struct cpu_events *best = NULL;
-		for (size_t i = 0; i < nq; i++)
+		for (size_t i = 0; i < nq && rc >= 0; i++) {
+			rc = feed(c, &ce[i]);
 			if (ce[i].at < ce[i].ev.n &&
 			    (!best || ce[i].ev.v[ce[i].at].time <
 					      best->ev.v[best->at].time))
 				best = &ce[i];
+		}
 		if (!best || rc < 0)
 			break;
 		struct strace_event *e = &best->ev.v[best->at++];
@@ -840,8 +909,13 @@ out:
 		if (rc >= 0 && crc < 0)
 			rc = crc;
 	}
-	for (size_t i = 0; ce && i < nq; i++)
+	for (size_t i = 0; ce && i < nq; i++) {
+		if (ce[i].walker)
+			add_stats(c, ce[i].walker, 0, i ? 0 : missing);
+		strace_walker_free(ce[i].walker);
+		free(ce[i].joined);
 		free(ce[i].ev.v);
+	}
 	free(ce);
 	free(ts.v);
 	free(s);

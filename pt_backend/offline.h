@@ -27,6 +27,9 @@ struct strace_offline_opts {
 	const struct strace_typeset *types; /* NULL: every type */
 	uint32_t tid;                 /* only this thread; 0: all */
 	int jobs;                     /* decoding threads; 0: 1 */
+	size_t percpu_piece; /* per-CPU recordings: PT bytes of a CPU decoded
+			      * at a time (its events are held until merged);
+			      * 0: 256 KiB */
 	const char *vdso_path;        /* vDSO image for "[vdso]" mappings */
 	const char *buildid_dir; /* perf's build-id cache, where the [vdso]
 				  * the file names by build-id is looked

@@ -12,6 +12,8 @@
 #   reference: libipt's block decoder gives the same events as the fast path
 #              (and as perf), times aside
 #   all:       with --all-branches every taken branch of the truth is there
+#   pieces:    (percpu) decoding each CPU's stream 4 KiB at a time gives the
+#              same ring as the default 256 KiB pieces
 set -u
 O=${O:-build}
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -83,6 +85,19 @@ for trace in $(for n in $names; do for v in default noretcomp overflow percpu; d
 			pass "$name/fast-equals-reference"
 		else
 			fail "$name/fast-equals-reference" "$(head -6 "$work/diff")"
+		fi
+	fi
+	if [ "${trace#*/}" = percpu ] && [ -f "$work/$name.fast.jsonl" ]; then
+		# the CPUs' streams decoded 4 KiB at a time and merged as
+		# they go: the very same ring as in 256 KiB pieces
+		ring=$work/$name.pieces.srb
+		if "$bin/ptrace-capture" -q --piece-bytes 4096 -i "$data" -o "$ring" 2>"$work/err" &&
+			"$bin/ptrace-read" -f jsonl "$ring" >"$work/$name.pieces.jsonl" &&
+			cmp -s "$work/$name.fast.jsonl" "$work/$name.pieces.jsonl"; then
+			pass "$name/small-pieces-same-ring"
+		else
+			fail "$name/small-pieces-same-ring" "$(cat "$work/err")" \
+				"$(diff "$work/$name.fast.jsonl" "$work/$name.pieces.jsonl" | head -6)"
 		fi
 	fi
 	if [ -f "$truth" ]; then
