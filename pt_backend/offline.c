@@ -429,9 +429,6 @@ static int emit_losts(struct ctx *c, struct strace_sink *s, uint32_t tid,
 	return 0;
 }
 
-/* Decode a queue's AUX buffers with walker: contiguous buffers as one
- * stream (a packet may straddle two); a hole in the AUX offsets is a gap
- * (a LOST event through emit), decoded apart. */
 /*
  * The next run of contiguous AUX buffers of q from *i on (q sorted by
  * offset): *data and *len, joined into *joined when it spans buffers. A
@@ -498,6 +495,9 @@ static void run_done(struct ctx *c, const struct queue *q, uint64_t len,
 		c->o->progress(c->o->cb_arg, done, c->total_bytes);
 }
 
+/* Decode a queue's AUX buffers with walker: contiguous buffers as one
+ * stream (a packet may straddle two); a hole in the AUX offsets is a gap
+ * (a LOST event through emit), decoded apart. */
 static int walk_queue(struct ctx *c, struct queue *q,
 		      struct strace_walker *walker, strace_emit_fn emit,
 		      void *arg)
