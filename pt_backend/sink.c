@@ -87,15 +87,15 @@ static int put(struct strace_sink *s, const struct strace_event *ev)
 	return 0;
 }
 
-/* Make sure the symbol holding addr is defined before it is used. */
-static int define_symbol(struct strace_sink *s, const struct strace_event *ev,
-			 uint64_t addr)
+/* The symbol holding addr, unless addr was handled lately: defined. */
+static __attribute__((noinline)) int
+define_symbol_slow(struct strace_sink *s, const struct strace_event *ev,
+		   uint64_t addr, size_t slot)
 {
-	size_t slot = (size_t)(hash64(addr) & (STRACE_SINK_CACHE - 1));
 	struct strace_symbol sym;
 	int rc;
 
-	if (s->cache[slot] == addr || !addr || !s->img)
+	if (!addr || !s->img)
 		return 0;
 	s->cache[slot] = addr;
 	if (strace_image_symbol(s->img, addr, &sym) < 0)
@@ -113,6 +113,18 @@ static int define_symbol(struct strace_sink *s, const struct strace_event *ev,
 	struct strace_event d = {STRACE_EV_SYMBOL, 0, ev->tid, ev->time,
 				 sym.start, off};
 	return put(s, &d);
+}
+
+/* Make sure the symbol holding addr is defined before it is used: most
+ * addresses were handled lately (one probe, inline). */
+static inline int define_symbol(struct strace_sink *s,
+				const struct strace_event *ev, uint64_t addr)
+{
+	size_t slot = (size_t)(hash64(addr) & (STRACE_SINK_CACHE - 1));
+
+	if (s->cache[slot] == addr)
+		return 0;
+	return define_symbol_slow(s, ev, addr, slot);
 }
 
 int strace_sink_emit(void *arg, const struct strace_event *ev)

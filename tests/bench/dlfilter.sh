@@ -7,7 +7,7 @@
 #                                                          /dev/shm)
 #   the same with --dlarg all-branches
 #
-# Each is run BENCH_REPS times (default 3), interleaved; the least CPU time
+# Each is run BENCH_REPS times (default 5), interleaved; the least CPU time
 # (task-clock, user + system: the machine is shared, so wall time is shown
 # but not used) is kept. Prints RESULT lines for tests/bench/run.sh:
 #   RESULT dlfilter_null    SAMPLES CPU_SECONDS SAMPLES_PER_S
@@ -22,7 +22,7 @@
 # $O/dlfilter/ - either takes minutes under QEMU the first time).
 set -eu
 O=${O:-build}
-REPS=${BENCH_REPS:-3}
+REPS=${BENCH_REPS:-5} # a ratio of two noisy times: more runs than elsewhere
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 ours=$top/$O/lib/libstrace_dlf.so
