@@ -112,15 +112,8 @@ struct strace_dlf {
 
 	struct strace_dlf_stats st;
 	uint8_t code[CODE_CHUNK];
-	/* memo_next[i]: the slot the sample after one that used slot i used
-	 * last time. Branches repeat in loops, so it predicts the next
-	 * sample's slot, which is prefetched while perf decodes that sample
-	 * (the table is larger than the first cache levels). */
-	uint16_t memo_next[MEMO_SIZE];
-	uint16_t memo_last; /* the slot of the last sample */
 	struct memo memo[MEMO_SIZE];
 };
-_Static_assert(MEMO_SIZE <= 65536, "memo_next holds 16-bit slots");
 
 static uint64_t hash64(uint64_t x)
 {
@@ -854,12 +847,7 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 		   !d->o.no_check)) {
 		uint64_t kip = s->ip | (uint64_t)(t->pid & 0xffff) << 48;
 		uint64_t kaddr = s->addr | (uint64_t)(t->pid >> 16) << 48;
-		size_t slot = memo_slot(t->last_to, s->ip, s->addr);
-
-		d->memo_next[d->memo_last] = (uint16_t)slot;
-		d->memo_last = (uint16_t)slot;
-		__builtin_prefetch(&d->memo[d->memo_next[slot]]);
-		m = &d->memo[slot];
+		m = &d->memo[memo_slot(t->last_to, s->ip, s->addr)];
 		if (likely(m->prev == t->last_to && m->ip == kip &&
 			   m->addr == kaddr)) {
 			a.sym = m->a_sym;
