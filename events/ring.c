@@ -1045,10 +1045,13 @@ static int pwrite_all(int fd, const void *buf, size_t len, off_t off)
 
 /*
  * An archive writer's reserved range [start, end) that could not be
- * written (the file could not grow, or its pages could not be had):
- * committed anyway, so that readers and other writers go on, with a LOST
- * event at its start when there is room for one (the rest of a range that
- * was never written reads as pad events). Returns rc.
+ * written (the file could not grow, or its pages could not be had). When
+ * no other writer (a decode thread) has reserved after it, the range is
+ * given back: the ring ends with one LOST event for the batch when there
+ * is room for it, else where it was - nothing without pages is committed,
+ * which a reader would touch and die of SIGBUS on a full tmpfs. Otherwise
+ * the range is committed as it is, the LOST event at its start if it
+ * could be written, for the writers after it to go on. Returns rc.
  */
 static int commit_lost(struct strace_writer *w, uint64_t start, uint64_t end,
 		       int rc)
@@ -1056,11 +1059,16 @@ static int commit_lost(struct strace_writer *w, uint64_t start, uint64_t end,
 	struct strace_ring *r = w->ring;
 	struct strace_event e = {STRACE_EV_LOST, STRACE_LOST_WRITER, 0, 0,
 				 end - start, start};
+	uint64_t to, mine = end;
 
 	wait_turn(r, start);
-	if (start < r->cap)
-		(void)pwrite_all(r->fd, &e, sizeof(e), file_pos(r, start));
-	atomic_store_explicit(&r->h->committed, end, memory_order_release);
+	to = start < r->cap &&
+		     pwrite_all(r->fd, &e, sizeof(e), file_pos(r, start)) == 0
+		     ? start + 1
+		     : start;
+	if (!atomic_compare_exchange_strong(&r->h->reserved, &mine, to))
+		to = end; /* others wait for this range: commit it */
+	atomic_store_explicit(&r->h->committed, to, memory_order_release);
 	atomic_store_explicit(&wslot(w)->flight, FLIGHT_NONE,
 			      memory_order_relaxed);
 	w->buf.pos = w->batch;

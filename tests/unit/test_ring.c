@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -571,6 +572,54 @@ TEST(archive_grows)
 	strace_ring_close(r);
 }
 
+/*
+ * An archive on a file system that fills up (a 512 KiB tmpfs, mounted
+ * here: root only): the writer gets -ENOSPC, not SIGBUS, and the ring
+ * reads to its end - every event written, in order, then the loss.
+ */
+TEST(archive_full_filesystem)
+{
+	char mnt[] = "/tmp/test_ring_full.XXXXXX", path[64];
+	struct strace_ring_opts o = {sizeof(o), 4096, 4096,
+				     STRACE_RING_ARCHIVE, 0};
+	struct strace_ring *r = NULL;
+	struct strace_writer *w;
+	int rc = 0;
+	uint64_t i;
+
+	REQUIRE(mkdtemp(mnt));
+	if (mount("tmpfs", mnt, "tmpfs", 0, "size=512k") < 0) {
+		rmdir(mnt);
+		SKIP("mounting a small tmpfs needs root");
+	}
+	snprintf(path, sizeof(path), "%s/r.srb", mnt);
+	if (strace_ring_create(path, &o, &r) == 0 &&
+	    strace_writer_open(r, &w) == 0) {
+		for (i = 0; i < 100000 && rc == 0; i++)
+			rc = strace_writer_emit(w, STRACE_EV_RETURN, 0, 3, i, i,
+						0);
+		CHECK_INT(rc, ==, -ENOSPC);
+		strace_writer_close(w);
+		strace_ring_close(r);
+		r = NULL;
+		REQUIRE(strace_ring_open(path, &r) == 0);
+		struct strace_reader *rd;
+		REQUIRE(strace_reader_open(r, 0, &rd) == 0);
+		struct seqcheck c = {0};
+		CHECK_INT(drain(rd, 2000, check_seq, &c, NULL), ==,
+			  STRACE_READER_END);
+		CHECK_U64(c.bad, ==, 0);
+		CHECK(c.count > 4096 && c.count < i); /* it grew, then filled */
+		strace_reader_close(rd);
+	} else {
+		CHECK(!"an archive ring on the small tmpfs");
+	}
+	strace_ring_close(r);
+	unlink(path);
+	CHECK_INT(umount2(mnt, MNT_DETACH), ==, 0);
+	rmdir(mnt);
+}
+
 static int write_file(const char *path, const void *data, size_t len)
 {
 	unlink(path);
@@ -721,4 +770,5 @@ RUN_TESTS("test_ring", T(basic_roundtrip), T(strings),
 	  T(lossless_holds_until_reader), T(multi_producer_multi_reader),
 	  T(flight_recorder_counts_losses), T(writer_killed),
 	  T(writer_dies_holding_range), T(reader_killed), T(archive_grows),
+	  T(archive_full_filesystem),
 	  T(bad_files), T(default_path))
