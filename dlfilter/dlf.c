@@ -58,22 +58,25 @@ struct thr {
 	uint64_t last_time;
 };
 
-/* A branch seen before: the previous target, its source and target. */
+/* A branch seen before: the previous target, its source and target, and
+ * what became of it. */
 #define MEMO_BITS 13
 #define MEMO_SIZE (1u << MEMO_BITS)
 /* 32 bytes an entry (8192 of them: 256 KiB, 99.9% hits on the benchmark
- * trace, against 94% with 1024): the pid rides in the
- * top 16 bits of ip and addr (user addresses are below 2^47; a branch
- * with any address above that is never memoised), b_sym shares a word
- * with the terminator kind. */
+ * trace, against 94% with 1024): the pid rides in the top 16 bits of ip
+ * and addr (user addresses are below 2^47; a branch with any address above
+ * that is never memoised); the symbols share their words with the event
+ * the branch made (type 0: none, a jump inside one symbol) and its flags,
+ * so that a hit decides with one test. */
 struct memo {
 	uint64_t prev, ip, addr; /* ip, addr: | pid bits << 48 */
-	uint32_t a_sym;
-	uint32_t b_kind; /* b_sym << 8 | kind */
+	uint32_t a_type;  /* a_sym | event type << 24 */
+	uint32_t b_flags; /* b_sym | event flags << 24 */
 };
 _Static_assert(sizeof(struct memo) == 32, "memo entries are 32 bytes");
 #define MEMO_ADDR_LIMIT (1ull << 47)
-#define MEMO_SYM_LIMIT (1u << 24)
+#define MEMO_SYM_MASK 0xffffffu /* symbol indexes above are not memoised */
+_Static_assert(STRACE_EV_MAX <= 256, "an event type fits 8 bits");
 
 struct pdso {
 	uint32_t pid, dso; /* dso 0: empty */
@@ -850,14 +853,18 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 		m = &d->memo[memo_slot(t->last_to, s->ip, s->addr)];
 		if (likely(m->prev == t->last_to && m->ip == kip &&
 			   m->addr == kaddr)) {
-			a.sym = m->a_sym;
-			b.sym = m->b_kind >> 8;
-			ea = &a;
-			eb = &b;
-			kind = m->b_kind & 0xff;
+			unsigned type = m->a_type >> 24;
+
 			d->st.checked++;
 			d->st.memo_hits++;
-			goto branch;
+			t->last_to = s->addr;
+			t->last_sym = m->b_flags & MEMO_SYM_MASK;
+			if (!type)
+				return 0; /* a jump inside one symbol */
+			a.sym = m->a_type & MEMO_SYM_MASK;
+			b.sym = t->last_sym;
+			return flow(d, type, m->b_flags >> 24, s, &a, &b, s->ip,
+				    s->addr);
 		}
 	}
 	if (s->ip) {
@@ -902,12 +909,13 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 		kind = STRACE_BK_NONE;
 	if (m && ok && t->last_to < MEMO_ADDR_LIMIT &&
 	    s->ip < MEMO_ADDR_LIMIT && s->addr < MEMO_ADDR_LIMIT &&
-	    b.sym < MEMO_SYM_LIMIT) {
+	    a.sym <= MEMO_SYM_MASK && b.sym <= MEMO_SYM_MASK) {
+		/* what the branch makes is filled in below */
 		m->prev = t->last_to;
 		m->ip = s->ip | (uint64_t)(t->pid & 0xffff) << 48;
 		m->addr = s->addr | (uint64_t)(t->pid >> 16) << 48;
-		m->a_sym = a.sym;
-		m->b_kind = b.sym << 8 | (kind & 0xff);
+	} else {
+		m = NULL;
 	}
 
 	if (f & DLF_FLAG_TRACE_END) {
@@ -928,38 +936,41 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 		return rc;
 	}
 
-branch:
 	/* a taken branch inside the trace */
 	t->on = 1;
 	t->begun = 1;
 	t->have_last = s->addr != 0;
 	t->last_to = s->addr;
 	t->last_sym = eb ? eb->sym : 0;
+	unsigned type, ef = 0;
 	if (f & DLF_FLAG_SYSCALLRET) {
-		if (f & DLF_FLAG_CALL)
-			return flow(d, STRACE_EV_SYSCALL, 0, s, ea, eb, s->ip,
-				    s->addr);
-		return flow(d, STRACE_EV_SYSRET, 0, s, ea, eb, s->ip, s->addr);
+		type = (f & DLF_FLAG_CALL) ? STRACE_EV_SYSCALL : STRACE_EV_SYSRET;
+	} else if (async) {
+		type = STRACE_EV_INTERRUPT;
+		ef = STRACE_F_ASYNC;
+	} else if (f & DLF_FLAG_CALL) {
+		type = STRACE_EV_CALL;
+		ef = kind == STRACE_BK_CALL_IND ? STRACE_F_INDIRECT : 0;
+	} else if (f & DLF_FLAG_RETURN) {
+		type = STRACE_EV_RETURN;
+	} else {
+		type = STRACE_EV_JUMP;
+		ef = (f & DLF_FLAG_CONDITIONAL) ? STRACE_F_CONDITIONAL : 0;
+		if (kind == STRACE_BK_JMP_IND)
+			ef |= STRACE_F_INDIRECT;
+		if (ea && eb && same_symbol(ea, eb)) {
+			if (!d->o.all_branches)
+				type = 0; /* dropped */
+			ef |= STRACE_F_INTRA;
+		}
 	}
-	if (async)
-		return flow(d, STRACE_EV_INTERRUPT, STRACE_F_ASYNC, s, ea, eb,
-			    s->ip, s->addr);
-	if (f & DLF_FLAG_CALL)
-		return flow(d, STRACE_EV_CALL,
-			    kind == STRACE_BK_CALL_IND ? STRACE_F_INDIRECT : 0,
-			    s, ea, eb, s->ip, s->addr);
-	if (f & DLF_FLAG_RETURN)
-		return flow(d, STRACE_EV_RETURN, 0, s, ea, eb, s->ip, s->addr);
-
-	unsigned jf = (f & DLF_FLAG_CONDITIONAL) ? STRACE_F_CONDITIONAL : 0;
-	if (kind == STRACE_BK_JMP_IND)
-		jf |= STRACE_F_INDIRECT;
-	if (ea && eb && same_symbol(ea, eb)) {
-		if (!d->o.all_branches)
-			return 0;
-		jf |= STRACE_F_INTRA;
+	if (m) {
+		m->a_type = a.sym | type << 24;
+		m->b_flags = b.sym | ef << 24;
 	}
-	return flow(d, STRACE_EV_JUMP, jf, s, ea, eb, s->ip, s->addr);
+	if (!type)
+		return 0;
+	return flow(d, type, ef, s, ea, eb, s->ip, s->addr);
 }
 
 /* --- life cycle ----------------------------------------------------------- */
