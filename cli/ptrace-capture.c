@@ -401,6 +401,15 @@ int main(int argc, char **argv)
 	if (ui.shown)
 		fputc('\n', stderr);
 	double t = now_s() - ui.t0;
+	if (rc == -ENOSPC || rc == -EDQUOT) {
+		fprintf(stderr,
+			PROG ": cannot write the ring %s: %s; it is removed: "
+			     "make room there, or write it elsewhere with -o\n",
+			strace_ring_path(ring), strerror(-rc));
+		unlink(strace_ring_path(ring));
+		strace_ring_close(ring);
+		return 1;
+	}
 	if (rc < 0) {
 		fprintf(stderr, PROG ": %s: %s", input, strace_perf_strerror(rc));
 		if (err_off)

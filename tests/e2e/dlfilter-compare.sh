@@ -27,19 +27,7 @@ if ! command -v perf >/dev/null || ! command -v python3 >/dev/null; then
 	exit 0
 fi
 
-# A sanitizer build of the filter needs its runtime loaded into perf first;
-# perf's own leaks are not ours to report.
-preload=
-if ldd "$lib" 2>/dev/null | grep -q libasan; then
-	preload="$(${CC:-cc} -print-file-name=libasan.so) $(${CC:-cc} -print-file-name=libubsan.so)"
-fi
-perfdl() {
-	if [ -n "$preload" ]; then
-		ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 LD_PRELOAD="$preload" perf "$@"
-	else
-		perf "$@"
-	fi
-}
+. "$top/tests/e2e/perfdl.inc"
 
 work=$(mktemp -d /tmp/dlfcmp.XXXXXX)
 trap 'rm -rf "$work"' EXIT

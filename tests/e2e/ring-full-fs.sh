@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The output ring on a file system that fills up (a 256 KiB tmpfs, mounted
+# here: root only, else SKIP): ptrace-capture -i and the dlfilter each stop
+# with a message naming the ring and ENOSPC, exit non-zero, and do not die
+# of SIGBUS; what the dlfilter wrote before reads back to its end.
+set -u
+O=${O:-build}
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top"
+bin=$O/bin
+lib=$top/$O/lib/libstrace_dlf.so
+data=$O/corpus/sort.data
+fails=0
+pass() { echo "PASS: ring-full-fs/$1"; }
+fail() { echo "FAIL: ring-full-fs/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; fails=$((fails + 1)); }
+
+if [ ! -e "$data" ]; then
+	echo "FAIL: ring-full-fs/input ($data missing: make tests links the corpus)"
+	exit 1
+fi
+mnt=$(mktemp -d)
+err=$(mktemp) # not on the full file system
+if ! mount -t tmpfs -o size=256k tmpfs "$mnt" 2>/dev/null; then
+	rmdir "$mnt"
+	rm -f "$err"
+	echo "SKIP: ring-full-fs/all (mounting a small tmpfs needs root)"
+	exit 0
+fi
+trap 'umount "$mnt"; rmdir "$mnt"; rm -f "$err"' EXIT
+# a crash, not an error: killed by SIGILL, SIGABRT, SIGBUS, SIGFPE, SIGSEGV
+crashed() { case $1 in 132 | 134 | 135 | 136 | 139) return 0 ;; esac; return 1; }
+
+"$bin/ptrace-capture" -q -i "$data" -o "$mnt/c.srb" 2>"$err"
+rc=$?
+if [ $rc -eq 1 ] && grep -q "cannot write the ring $mnt/c.srb: No space left on device" "$err" &&
+	[ ! -e "$mnt/c.srb" ]; then
+	pass "capture (exit 1: $(cat "$err"))"
+else
+	fail capture "exit $rc (want 1, a message, the ring removed): $(cat "$err")"
+fi
+
+if command -v perf >/dev/null; then
+	. "$top/tests/e2e/perfdl.inc"
+	perfdl script -i "$data" --itrace=b --dlfilter "$lib" --dlarg "ring=$mnt/d.srb" \
+		>/dev/null 2>"$err"
+	rc=$?
+	if [ $rc -ne 0 ] && ! crashed $rc &&
+		grep -q "cannot write to the ring $mnt/d.srb: No space left on device" "$err"; then
+		pass "dlfilter (perf exit $rc: $(grep -m1 'cannot write' "$err"))"
+	else
+		fail dlfilter "perf exit $rc (want an error exit, not a signal): $(head -3 "$err")"
+	fi
+	n=$("$bin/ptrace-read" -f raw "$mnt/d.srb" 2>"$err" | wc -c)
+	rc=${PIPESTATUS[0]}
+	if [ "$rc" -eq 0 ] && [ "$n" -gt 0 ]; then
+		pass "dlfilter-ring-reads ($((n / 32)) events up to where the space ran out)"
+	else
+		fail dlfilter-ring-reads "ptrace-read exit $rc, $n bytes: $(cat "$err")"
+	fi
+else
+	echo "SKIP: ring-full-fs/dlfilter (perf not installed)"
+fi
+[ $fails -eq 0 ]
