@@ -111,15 +111,18 @@ The limit: 30x perf with the null dlfilter leaves
 $(awk -v p="$perfn" 'BEGIN { printf "%.0f ms", p / 30 * 1000 }') of CPU for the whole command on this trace. The same
 command on a trace of a few KB (the corpus's \`plt\`, $(stat -L -c %s "$small") bytes of
 perf.data) takes $(awk -v f="$fixed" 'BEGIN { printf "%.0f ms", f * 1000 }') of CPU: process start, the output ring
-created and its pages faulted in, the ELF files' symbol tables (libc's
+created, the Capstone decode of every block the trace enters (about half
+a microsecond an instruction here), the ELF files' symbol tables (libc's
 from its debug file) and the replay of perf's symbol tree. What is left,
 $(awk -v a="$fast" -v f="$fixed" 'BEGIN { printf "%.0f ms", (a - f) * 1000 }') here, is about $(awk -v a="$fast" -v f="$fixed" -v b="$branches" 'BEGIN { printf "%.0f ns", (a - f) / b * 1e9 }') per taken branch: the
 walk of one TNT bit at a time over cached block summaries, each event's
-symbol definitions, and the output ring's fresh pages (the kernel's page
-faults below). Reaching the target needs both the fixed cost cut (symbol
-tables read lazily, a smaller ring faulted in as it fills) and far fewer
-steps per branch (libxdc-style caching of whole TNT runs per block, with
-the calls and returns they make), which the decoder does not have yet.
+symbol definitions, and the output ring's fresh tmpfs pages (the
+archive's batches go in with pwrite, the kernel's shmem_write_* below:
+at about 0.4 us a page, the 45 MB of events alone cost some 18 ms, most
+of what 30x leaves). Reaching the target needs far fewer steps per branch
+(libxdc-style caching of whole TNT runs per block, with the calls and
+returns they make), which the decoder does not have, and an output that
+does not pay for fresh pages (a bounded ring read while it is written).
 
 Memory of the fast path: its own (anonymous) memory peaked at
 $((anon_kb / 1024)) MiB (block cache, image, symbol tables, buffers);
