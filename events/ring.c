@@ -38,6 +38,9 @@
 #include "ring_layout.h"
 
 #define BATCH 256            /* events per writer flush */
+/* An archive writer flushes with one pwrite() a batch and has no reader
+ * waiting on it: larger batches, fewer system calls. */
+#define BATCH_ARCHIVE 2048
 #define WAIT_SLICE_MS 50     /* longest single futex sleep */
 #define LIVENESS_EVERY_MS 200 /* how often waiters check for dead peers */
 #define READER_SPIN 4000     /* polls of committed before a reader sleeps */
@@ -82,7 +85,7 @@ struct strace_writer {
 	uint64_t bound; /* positions below this may be written (lossless) */
 	int (*stop)(void *);
 	void *stop_arg;
-	struct strace_event batch[BATCH];
+	struct strace_event batch[BATCH_ARCHIVE];
 };
 
 struct strace_reader {
@@ -891,7 +894,8 @@ int strace_writer_open(struct strace_ring *ring, struct strace_writer **out)
 	}
 	atomic_fetch_add(&h->writers_opened, 1);
 	w->buf.pos = w->batch;
-	w->buf.end = w->batch + BATCH;
+	w->buf.end = w->batch + (ring->mode == STRACE_RING_ARCHIVE ? BATCH_ARCHIVE
+								    : BATCH);
 	*out = w;
 	return 0;
 }
