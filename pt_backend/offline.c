@@ -100,6 +100,8 @@ struct ctx {
 	VEC(struct lost_rec) losts;
 	VEC(struct def) defs;
 	VEC(struct sched) scheds;
+	const char *vdso;     /* the [vdso] image to map, NULL: none */
+	char vdso_hint[4096]; /* the build-id cache's path for it, or "" */
 	struct strace_symset syms;
 	_Atomic size_t next_queue;
 	_Atomic uint64_t done_bytes;
@@ -313,7 +315,8 @@ static int scan(struct ctx *c, uint64_t *err_off)
 }
 
 /* The vDSO the file names by build-id, in perf's build-id cache: its path
- * into buf; 1 if it is there. buf is "" if the file names none. */
+ * into buf; 1 if it is there. buf is "" if the file names none. Once per
+ * file, before the decoding jobs (find_vdso()). */
 static int vdso_cached(struct ctx *c, char *buf, size_t len)
 {
 	const uint8_t *feat;
@@ -335,6 +338,15 @@ static int vdso_cached(struct ctx *c, char *buf, size_t len)
 	return access(buf, R_OK) == 0;
 }
 
+/* c->vdso: --vdso, else the build-id cache's copy, else NULL (and
+ * c->vdso_hint, where that copy would be). */
+static void find_vdso(struct ctx *c)
+{
+	c->vdso = c->o->vdso_path;
+	if (!c->vdso && vdso_cached(c, c->vdso_hint, sizeof(c->vdso_hint)))
+		c->vdso = c->vdso_hint;
+}
+
 /* Mappings of pid, its parents' first (a forked child inherits them). */
 static int add_maps(struct ctx *c, struct strace_image *img, uint32_t pid,
 		    int depth, uint64_t *missing)
@@ -350,26 +362,23 @@ static int add_maps(struct ctx *c, struct strace_image *img, uint32_t pid,
 		if (m->pid != pid)
 			continue;
 		if (strcmp(m->path, "[vdso]") == 0) {
-			char cached[4096];
-			const char *vdso = c->o->vdso_path;
-			if (!vdso && vdso_cached(c, cached, sizeof(cached)))
-				vdso = cached;
-			if (!vdso) {
+			if (!c->vdso) {
 				warnf(c,
 				      "pid %u: no vDSO image: calls into the "
 				      "vDSO at 0x%llx become decode errors; "
 				      "pass --vdso FILE%s%s",
 				      pid, (unsigned long long)m->start,
-				      cached[0] ? ", or put the recording "
-						  "machine's vDSO (perf archive "
-						  "packs it) at "
-						: "",
-				      cached);
+				      c->vdso_hint[0]
+					      ? ", or put the recording "
+						"machine's vDSO (perf archive "
+						"packs it) at "
+					      : "",
+				      c->vdso_hint);
 				(*missing)++;
 				continue;
 			}
 			rc = strace_image_add_file(img, m->start, m->len, 0,
-						   vdso);
+						   c->vdso);
 		} else {
 			rc = strace_image_add_file(img, m->start, m->len,
 						   m->pgoff, m->path);
@@ -975,6 +984,7 @@ int strace_offline_decode(const struct strace_offline_opts *o,
 	rc = scan(c, err_off);
 	if (rc < 0)
 		goto out;
+	find_vdso(c);
 	rc = define_names(c);
 	if (rc < 0)
 		goto out;
