@@ -748,6 +748,11 @@ static int thread_resumes(struct tstates *ts, struct strace_event *e)
 	return 0;
 }
 
+static size_t piece_bytes(const struct ctx *c)
+{
+	return c->o->percpu_piece ? c->o->percpu_piece : PERCPU_PIECE;
+}
+
 /* Decode ce's stream until it has an event for the merge, or ends. */
 static int feed(struct ctx *c, struct cpu_events *ce)
 {
@@ -765,8 +770,7 @@ static int feed(struct ctx *c, struct cpu_events *ce)
 			if (rc < 0)
 				return rc;
 			ce->used = 0;
-			ce->window = c->o->percpu_piece ? c->o->percpu_piece
-							: PERCPU_PIECE;
+			ce->window = piece_bytes(c);
 			ce->in_run = 1;
 		}
 		piece = ce->len - ce->used < ce->window
@@ -782,6 +786,8 @@ static int feed(struct ctx *c, struct cpu_events *ce)
 			ce->in_run = 0;
 		} else if (!u && ce->window < SIZE_MAX / 2) {
 			ce->window *= 2; /* no whole PSB+ in the piece yet */
+		} else if (u) {
+			ce->window = piece_bytes(c); /* back to the bound */
 		}
 		ce->used += final ? piece : u;
 	}
