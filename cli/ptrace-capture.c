@@ -52,8 +52,10 @@ static void usage(FILE *f)
 		"                        readers), flight (overwrites the oldest)\n"
 		"      --capacity N      ring capacity in events (power of two)\n"
 		"      --wait-readers K  wait for K readers before decoding\n"
-		"      --decoder fast|reference\n"
-		"                        fast (default) or libipt's block decoder\n"
+		"      --decoder fast|bitwise|reference\n"
+		"                        fast (default); fast without its cache\n"
+		"                        of TNT runs (one bit at a time); or\n"
+		"                        libipt's block decoder\n"
 		"      --all-branches    keep jumps inside one function too\n"
 		"      --types PATTERNS  keep only these event types (call,ret*,-symbol)\n"
 		"      --tid TID         decode only this thread\n"
@@ -242,9 +244,11 @@ int main(int argc, char **argv)
 		case O_DEC:
 			if (!strcmp(optarg, "reference"))
 				flags |= STRACE_WALK_REFERENCE;
+			else if (!strcmp(optarg, "bitwise"))
+				flags |= STRACE_WALK_BIT_BY_BIT;
 			else if (strcmp(optarg, "fast"))
-				die_usage("--decoder takes fast or reference, "
-					  "not '%s'",
+				die_usage("--decoder takes fast, bitwise or "
+					  "reference, not '%s'",
 					  optarg);
 			break;
 		case O_ALL:

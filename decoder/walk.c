@@ -41,6 +41,8 @@ enum park {
 
 struct seg_state;
 struct evvec;
+struct tcache;
+struct tc_rec;
 
 struct strace_walker {
 	/* streaming (strace_walker_decode_stream): the segment walker, its
@@ -101,6 +103,11 @@ struct strace_walker {
 	int sink_err;
 	struct strace_walk_stats st;
 
+	/* the TNT run cache (allocated at the first TNT packet), and the
+	 * run being recorded into it, if any */
+	struct tcache *tc;
+	struct tc_rec *rec;
+
 	/* L0: a direct-mapped copy of the hottest block summaries, checked
 	 * before the shared cache; loops hit a handful of blocks */
 	uint64_t l0_gen;
@@ -119,6 +126,111 @@ struct strace_walker {
 	unsigned psbs;      /* PSBs seen in this decode call */
 	size_t fup_at;      /* offset of the next segment's PSB+ FUP */
 };
+
+/* --- the TNT run cache: what is recorded --------------------------------
+ *
+ * libxdc's idea, kept exact. What the walk does from one address for one
+ * run of TNT bits is always the same: the same blocks, events and
+ * return-stack pushes and pops, except where a return pops an address
+ * pushed before the run. So the first walk of (address, up to TC_BITS
+ * bits) is recorded as it runs (rec_*() below, called from emit() and the
+ * stack), and later walks replay the record (tnt_run()). A record stops
+ * after a return that pops an address pushed before it: the replay pops
+ * that address as the walk did, and the bits after it look up the record
+ * of the address popped.
+ */
+#define TC_BITS 16            /* TNT bits one record covers at most */
+#define TC_LOG 13            /* 8192 records in a direct-mapped table */
+#define TC_ITEMS (1u << 17)  /* events and stack operations of the records
+			      * (3 MiB), all dropped when full */
+#define TC_MAX_ITEMS 64      /* of one record: more are not kept */
+
+enum tc_class {
+	TC_RES = 0, /* resolved by a bit: this packet's time */
+	TC_PRE,     /* walked on the way to the first bit: the time of the
+		     * branch resolved before the run */
+	TC_ADV,     /* walked on the way to a later bit: this packet's time */
+	TC_DYN,     /* the return popping an address pushed before the run:
+		     * its target is what the stack holds */
+};
+
+struct tc_item {
+	uint64_t a, b; /* an event's operands; a stack operation: a is the
+			* address pushed, 0 for a pop */
+	uint16_t type, flags;
+	uint8_t cls; /* enum tc_class */
+};
+
+struct tc_slot {
+	uint64_t ip;     /* where the run starts; 0: empty */
+	uint64_t end_ip; /* where it ends; with outer, the return popping */
+	uint32_t first;  /* items: nev events, then nops stack operations */
+	uint32_t branches, insns;
+	uint32_t key;    /* bits | count << TC_BITS | parked << 31 */
+	uint8_t nbits, outer, nev, npre, nops;
+};
+
+struct tc_rec {
+	int bits_done; /* a bit of the run resolved */
+	int outer;     /* a return popped an address pushed before the run */
+	int depth;     /* pushes of the run not popped */
+	int full;      /* too many items: the record is not kept */
+	unsigned nev, nops, npre;
+	struct tc_item ev[TC_MAX_ITEMS];
+	uint64_t ops[TC_MAX_ITEMS];
+};
+
+struct tcache {
+	struct tc_slot slot[1u << TC_LOG];
+	struct tc_item item[TC_ITEMS];
+	uint32_t used;
+	struct tc_rec rec;
+};
+
+static void rec_event(struct tc_rec *r, int in_adv, unsigned type,
+		      unsigned flags, uint64_t a, uint64_t b)
+{
+	struct tc_item *it;
+
+	if (r->nev == TC_MAX_ITEMS) {
+		r->full = 1;
+		return;
+	}
+	it = &r->ev[r->nev++];
+	it->a = a;
+	it->b = b;
+	it->type = (uint16_t)type;
+	it->flags = (uint16_t)flags;
+	if (in_adv)
+		it->cls = r->bits_done ? TC_ADV : TC_PRE;
+	else
+		it->cls = r->outer ? TC_DYN : TC_RES;
+	r->npre += it->cls == TC_PRE;
+}
+
+static void rec_op(struct tc_rec *r, uint64_t a)
+{
+	if (r->nops == TC_MAX_ITEMS)
+		r->full = 1;
+	else
+		r->ops[r->nops++] = a;
+}
+
+static void rec_push(struct tc_rec *r, uint64_t ret)
+{
+	r->depth++;
+	rec_op(r, ret);
+}
+
+static void rec_pop(struct tc_rec *r)
+{
+	if (r->depth) {
+		r->depth--;
+		rec_op(r, 0);
+	} else {
+		r->outer = 1; /* replayed by the TC_DYN event */
+	}
+}
 
 /* --- events -------------------------------------------------------------- */
 
@@ -147,35 +259,17 @@ now(struct strace_walker *w)
 	return time_forward(&w->o.time, &w->last_time, w->conv_time);
 }
 
+/* Hand one event, its time and flags decided, to the sink. */
 static inline __attribute__((always_inline)) void
-emit(struct strace_walker *w, unsigned type, unsigned flags,
-		 uint64_t a, uint64_t b)
+put_event(struct strace_walker *w, unsigned type, unsigned flags,
+	  uint64_t time, uint64_t a, uint64_t b)
 {
-	struct strace_event ev;
+	struct strace_event ev = {(uint16_t)type, (uint16_t)flags, w->o.tid,
+				  time, a, b};
 	int err;
 
 	if (w->sink_err)
 		return;
-	ev.type = (uint16_t)type;
-	ev.tid = w->o.tid;
-	if (w->in_adv) {
-		/* a direct branch walked on the way to the next branch that
-		 * needs a packet: it ran before the timing packets read since
-		 * the last resolved branch, so it keeps that branch's time
-		 * (as perf's eager walk gives it) */
-		ev.flags = (uint16_t)(flags | w->adv_mark);
-		ev.time = w->adv_time;
-	} else if (type == STRACE_EV_ERROR) {
-		ev.flags = (uint16_t)flags; /* the error code, nothing else */
-		ev.time = now(w);
-	} else {
-		ev.flags = (uint16_t)(flags |
-				      (w->time_exact ? STRACE_F_TIME_EXACT : 0));
-		ev.time = now(w);
-		w->time_exact = 0;
-	}
-	ev.a = a;
-	ev.b = b;
 	if (w->o.emit)
 		err = w->o.emit(w->o.emit_arg, &ev);
 	else if (w->o.writer)
@@ -189,6 +283,30 @@ emit(struct strace_walker *w, unsigned type, unsigned flags,
 	}
 	w->events++;
 	w->st.events++;
+}
+
+static inline __attribute__((always_inline)) void
+emit(struct strace_walker *w, unsigned type, unsigned flags,
+		 uint64_t a, uint64_t b)
+{
+	if (w->sink_err)
+		return;
+	if (unlikely(w->rec != NULL))
+		rec_event(w->rec, w->in_adv, type, flags, a, b);
+	if (w->in_adv) {
+		/* a direct branch walked on the way to the next branch that
+		 * needs a packet: it ran before the timing packets read since
+		 * the last resolved branch, so it keeps that branch's time
+		 * (as perf's eager walk gives it) */
+		put_event(w, type, flags | w->adv_mark, w->adv_time, a, b);
+	} else if (type == STRACE_EV_ERROR) {
+		/* the error code, nothing else */
+		put_event(w, type, flags, now(w), a, b);
+	} else {
+		unsigned ex = w->time_exact ? STRACE_F_TIME_EXACT : 0;
+		w->time_exact = 0;
+		put_event(w, type, flags | ex, now(w), a, b);
+	}
 }
 
 static inline const struct strace_block *l0_get(struct strace_walker *w,
@@ -243,6 +361,8 @@ static void error_event(struct strace_walker *w, int code)
 
 static void rs_push(struct strace_walker *w, uint64_t ret)
 {
+	if (unlikely(w->rec != NULL))
+		rec_push(w->rec, ret);
 	w->rs_top = (w->rs_top + 1) % RETSTACK;
 	w->retstack[w->rs_top] = ret;
 	if (w->rs_n < RETSTACK)
@@ -253,6 +373,8 @@ static int rs_pop(struct strace_walker *w, uint64_t *ret)
 {
 	if (!w->rs_n)
 		return -1;
+	if (unlikely(w->rec != NULL))
+		rec_pop(w->rec);
 	*ret = w->retstack[w->rs_top];
 	w->rs_top = (w->rs_top + RETSTACK - 1) % RETSTACK;
 	w->rs_n--;
@@ -400,6 +522,164 @@ static int tnt_bit(struct strace_walker *w, int taken)
 		return 0;
 	}
 	return fail(w, STRACE_DE_NOTIP);
+}
+
+/* --- the TNT run cache: lookup and replay ----------------------------- */
+
+static inline struct tc_slot *tc_slot_of(struct tcache *t, uint64_t ip,
+					 unsigned key)
+{
+	uint64_t h = ip * 0x9e3779b97f4a7c15ull + key * 0xc2b2ae3d27d4eb4full;
+	return &t->slot[h >> (64 - TC_LOG)];
+}
+
+static void tc_flush(struct tcache *t)
+{
+	if (!t)
+		return;
+	memset(t->slot, 0, sizeof(t->slot));
+	t->used = 0;
+}
+
+/* Walk c bits (chunk's low c, the first the highest) from where w
+ * stands, recording it; keep the record when it is whole. Returns the
+ * bits used (fewer than c after a return that popped an address pushed
+ * before the run), or the error of the bit that failed. */
+static int tc_record(struct strace_walker *w, unsigned chunk, int c,
+		     unsigned key)
+{
+	struct tcache *t = w->tc;
+	struct tc_rec *r = &t->rec;
+	struct tc_slot *e;
+	uint64_t ip0 = w->ip, br0 = w->st.branches, in0 = w->st.insns;
+	int k = 0, err = 0;
+
+	r->bits_done = r->outer = r->depth = r->full = 0;
+	r->nev = r->nops = r->npre = 0;
+	w->rec = r;
+	while (k < c) {
+		err = tnt_bit(w, (int)(chunk >> (c - 1 - k)) & 1);
+		k++;
+		if (err)
+			break;
+		r->bits_done = 1;
+		if (r->outer)
+			break;
+	}
+	w->rec = NULL;
+	if (err)
+		return err;
+	if (r->full || !w->have_ip)
+		return k;
+	if (t->used + r->nev + r->nops > TC_ITEMS)
+		tc_flush(t);
+	e = tc_slot_of(t, ip0, key);
+	e->ip = ip0;
+	e->key = key;
+	e->end_ip = r->outer ? w->park.start : w->ip;
+	e->first = t->used;
+	e->branches = (uint32_t)(w->st.branches - br0);
+	e->insns = (uint32_t)(w->st.insns - in0);
+	e->nbits = (uint8_t)k;
+	e->outer = (uint8_t)r->outer;
+	e->nev = (uint8_t)r->nev;
+	e->npre = (uint8_t)r->npre;
+	e->nops = (uint8_t)r->nops;
+	memcpy(&t->item[t->used], r->ev, r->nev * sizeof(r->ev[0]));
+	t->used += r->nev;
+	for (unsigned i = 0; i < r->nops; i++)
+		t->item[t->used++] = (struct tc_item){.a = r->ops[i]};
+	return k;
+}
+
+/* Do what the record e says, as tc_record() walked it. Returns the bits
+ * used, or an error (the return of e found the stack empty). */
+static inline __attribute__((always_inline)) int
+tc_replay(struct strace_walker *w, const struct tc_slot *e)
+{
+	const struct tc_item *it = &w->tc->item[e->first];
+	unsigned k, n = e->nev;
+	uint64_t to, t_pre;
+
+	for (k = n; k < n + e->nops; k++) {
+		if (it[k].a)
+			rs_push(w, it[k].a);
+		else
+			rs_pop(w, &to);
+	}
+	/* as emit() times them: the walk on to the first bit keeps the time
+	 * of the branch resolved before; the rest take this packet's */
+	t_pre = w->adv_time;
+	w->adv_time = now(w);
+	for (k = 0; k < e->npre; k++)
+		put_event(w, it[k].type, it[k].flags | w->adv_mark, t_pre,
+			  it[k].a, it[k].b);
+	for (; k < n; k++) {
+		unsigned flags = it[k].flags;
+		uint64_t b = it[k].b;
+
+		if (it[k].cls == TC_ADV) {
+			flags |= w->adv_mark;
+		} else {
+			if (it[k].cls == TC_DYN) {
+				if (rs_pop(w, &to)) {
+					/* a deep recursion before the run
+					 * emptied the stack: the walk failed
+					 * here */
+					w->ip = e->end_ip;
+					w->st.branches += e->branches - 1;
+					w->st.insns += e->insns;
+					return fail(w, STRACE_DE_DESYNC);
+				}
+				b = to;
+			}
+			if (w->time_exact)
+				flags |= STRACE_F_TIME_EXACT;
+			w->time_exact = 0;
+		}
+		put_event(w, it[k].type, flags, w->adv_time, it[k].a, b);
+	}
+	w->ip = e->outer ? to : e->end_ip;
+	w->parked = 0;
+	w->st.branches += e->branches;
+	w->st.insns += e->insns;
+	return e->nbits;
+}
+
+/* n TNT bits (bits' low n, the first the highest), through the run cache. */
+static int tnt_run(struct strace_walker *w, uint64_t bits, int n)
+{
+	if (unlikely(!w->tc)) {
+		if (!(w->o.flags & STRACE_WALK_BIT_BY_BIT))
+			w->tc = calloc(1, sizeof(*w->tc));
+		if (!w->tc) {
+			/* asked for, or no memory for the cache */
+			int err = 0;
+			while (n-- > 0 && !err)
+				err = tnt_bit(w, (int)(bits >> n) & 1);
+			return err;
+		}
+	}
+	while (n > 0) {
+		int c = n < TC_BITS ? n : TC_BITS, used;
+		unsigned chunk, key;
+		struct tc_slot *e;
+
+		if (!w->have_ip || !w->enabled)
+			return 0; /* not synchronised yet: nothing to follow */
+		chunk = (unsigned)(bits >> (n - c)) & ((1u << c) - 1);
+		key = chunk | (unsigned)c << TC_BITS | (unsigned)w->parked << 31;
+		e = tc_slot_of(w->tc, w->ip, key);
+		if (likely(e->ip == w->ip && e->key == key)) {
+			used = tc_replay(w, e);
+		} else {
+			used = tc_record(w, chunk, c, key);
+		}
+		if (used < 0)
+			return used;
+		n -= used;
+	}
+	return 0;
 }
 
 /* A TIP (not PGE/PGD): the target of the indirect branch we stand at. */
@@ -764,8 +1044,8 @@ static int run(struct strace_walker *w)
 		}
 		if (!(b & 1) && b != 0x02) { /* short TNT */
 			int top = 31 - __builtin_clz((unsigned)b);
-			for (int k = top - 1; k >= 1 && !err; k--)
-				err = tnt_bit(w, (b >> k) & 1);
+			err = tnt_run(w, (b >> 1) & ((1u << (top - 1)) - 1),
+				      top - 1);
 			w->pending_fup = 0;
 			i++;
 			if (err)
@@ -873,8 +1153,7 @@ static int run(struct strace_walker *w)
 				if (!v)
 					return fail(w, STRACE_DE_BADPKT);
 				top = 63 - __builtin_clzll(v);
-				for (int k = top - 1; k >= 0 && !err; k--)
-					err = tnt_bit(w, (int)((v >> k) & 1));
+				err = tnt_run(w, v & ((1ull << top) - 1), top);
 				w->pending_fup = 0;
 				i += 8;
 				if (err)
@@ -963,6 +1242,7 @@ static long decode_range(struct strace_walker *w, const uint8_t *buf,
 	if (w->l0_gen != strace_image_generation(w->img)) {
 		memset(w->l0, 0, sizeof(w->l0));
 		w->l0_gen = strace_image_generation(w->img);
+		tc_flush(w->tc);
 	}
 	bcache_sync(w->cache, w->img);
 	off = next_psb(w, start);
@@ -1462,6 +1742,7 @@ void strace_walker_free(struct strace_walker *w)
 	if (w->own_cache)
 		strace_bcache_free(w->cache);
 	strace_walker_free(w->stream);
+	free(w->tc);
 	if (w->stream_ev)
 		free(w->stream_ev->v);
 	free(w->stream_ev);

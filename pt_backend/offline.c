@@ -104,6 +104,8 @@ struct ctx {
 	char vdso_hint[4096]; /* the build-id cache's path for it, or "" */
 	struct strace_symset syms;
 	_Atomic size_t next_queue;
+	unsigned seg_threads; /* threads splitting one queue's trace at its
+			       * PSBs: the jobs the queues leave over */
 	_Atomic uint64_t done_bytes;
 	uint64_t total_bytes;
 	pthread_mutex_t stats_lock;
@@ -521,7 +523,11 @@ static int walk_queue(struct ctx *c, struct queue *q,
 		rc = next_run(c, q, &i, &joined, &data, &len, emit, arg);
 		if (rc < 0)
 			break;
-		long n = strace_walker_decode(walker, data, (size_t)len);
+		long n = c->seg_threads > 1
+				 ? strace_walker_decode_parallel(
+					   walker, data, (size_t)len,
+					   c->seg_threads, 0)
+				 : strace_walker_decode(walker, data, (size_t)len);
 		if (n < 0 && n != -STRACE_DE_NOSYNC) {
 			rc = (int)n;
 			break;
@@ -999,9 +1005,15 @@ int strace_offline_decode(const struct strace_offline_opts *o,
 		goto done;
 	}
 
-	int jobs = o->jobs > 0 ? o->jobs : 1;
-	if ((size_t)jobs > c->queues.n)
-		jobs = c->queues.n ? (int)c->queues.n : 1;
+	/* -j N: N threads' traces at once; with fewer threads than N, each
+	 * trace is also cut at its PSBs and decoded by N / threads */
+	int jobs = o->jobs > 0 ? o->jobs : 1, nq = 0;
+	for (size_t i = 0; i < c->queues.n; i++)
+		nq += !o->tid || c->queues.v[i].tid == o->tid;
+	if (jobs > nq) {
+		c->seg_threads = (unsigned)(nq ? jobs / nq : 1);
+		jobs = nq ? nq : 1;
+	}
 	pthread_t th[64];
 	int started = 0;
 	for (int i = 1; i < jobs && i < 64; i++)

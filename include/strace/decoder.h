@@ -307,6 +307,9 @@ uint64_t strace_tsc_to_perf_time(const struct strace_time_conv *tc,
 #define STRACE_WALK_REFERENCE 0x2    /* use libipt's block decoder */
 #define STRACE_WALK_NO_RETCOMP 0x4   /* the trace has no return compression
 				      * (informational; both are handled) */
+#define STRACE_WALK_BIT_BY_BIT 0x8   /* walk one TNT bit at a time, without
+				      * the cache of recorded runs (the same
+				      * events, slower: for cross-checks) */
 
 /* Where events go: a callback, or a ring writer (when emit is NULL). */
 typedef int (*strace_emit_fn)(void *arg, const struct strace_event *ev);

@@ -53,6 +53,15 @@ events=$(echo "$summary" | grep -o '[0-9]* events' | cut -d' ' -f1)
 ptmb=$(echo "$summary" | grep -o '[0-9.]* MB of PT' | cut -d' ' -f1)
 
 read -r fast fastw < <(best "$cap" -q -i "$data" -o "$ring")
+read -r fastj fastjw < <(best "$cap" -q -j 2 -i "$data" -o "$ring")
+read -r bitw bitww < <(best "$cap" -q --decoder bitwise -i "$data" -o "$ring")
+# the decode with no output: every event filtered out by type (there are
+# no lost events), so the sink drops them and the ring stays empty
+read -r noout nooutw < <(best "$cap" -q --types lost -i "$data" -o "$ring")
+# the output alone: the events' bytes written into a fresh tmpfs file in
+# 64 KiB writes, as the archive ring's batches go in
+outmb=$(( (events * 32 + 65535) / 65536 ))
+read -r ddout ddoutw < <(best dd if=/dev/zero of="$ring" bs=64k count=$outmb status=none)
 # the fixed cost: the whole command on a small trace (the plt program, a
 # few KB of PT: process start, ring creation, ELF and symbol tables)
 small=$(O=$O tests/corpus/corpus.sh trace plt default)/trace.data
@@ -107,22 +116,39 @@ least of $REPS runs; branches/s and MB/s of PT from them.
 Targets: at least 10x the reference path ($(x "$ref" "$fast")) and 30x perf
 with the null dlfilter ($(x "$perfn" "$fast")).
 
+The same run, other ways of running the fast path, and the cost of its
+output alone (rates by wall time here: -j 2 spends more CPU to finish
+sooner):
+
+| command | CPU s | wall s | branches/s (wall) | perf with the null dlfilter takes (wall) |
+|---|---:|---:|---:|---:|
+| ptrace-capture -i -j 2 (the trace cut at its PSBs, two threads) | $fastj | $fastjw | $(r "$branches" "$fastjw") | $(x "$perfnw" "$fastjw") as long |
+| ptrace-capture -i (one thread) | $fast | $fastw | $(r "$branches" "$fastw") | $(x "$perfnw" "$fastw") as long |
+| ptrace-capture -i --decoder bitwise (no cache of TNT runs) | $bitw | $bitww | $(r "$branches" "$bitww") | $(x "$perfnw" "$bitww") as long |
+| ptrace-capture -i --types lost (decoded, no event kept) | $noout | $nooutw | $(r "$branches" "$nooutw") | $(x "$perfnw" "$nooutw") as long |
+| dd of the events' $((outmb * 64 / 1024)) MiB into a fresh tmpfs file (the output alone) | $ddout | $ddoutw | - | - |
+| the small trace (plt): the fixed cost | $fixed | $fixedw | - | - |
+
 The limit: 30x perf with the null dlfilter leaves
-$(awk -v p="$perfn" 'BEGIN { printf "%.0f ms", p / 30 * 1000 }') of CPU for the whole command on this trace. The same
-command on a trace of a few KB (the corpus's \`plt\`, $(stat -L -c %s "$small") bytes of
-perf.data) takes $(awk -v f="$fixed" 'BEGIN { printf "%.0f ms", f * 1000 }') of CPU: process start, the output ring
-created, the Capstone decode of every block the trace enters (about half
-a microsecond an instruction here), the ELF files' symbol tables (libc's
-from its debug file) and the replay of perf's symbol tree. What is left,
-$(awk -v a="$fast" -v f="$fixed" 'BEGIN { printf "%.0f ms", (a - f) * 1000 }') here, is about $(awk -v a="$fast" -v f="$fixed" -v b="$branches" 'BEGIN { printf "%.0f ns", (a - f) / b * 1e9 }') per taken branch: the
-walk of one TNT bit at a time over cached block summaries, each event's
-symbol definitions, and the output ring's fresh tmpfs pages (the
-archive's batches go in with pwrite, the kernel's shmem_write_* below:
-at about 0.4 us a page, the 45 MB of events alone cost some 18 ms, most
-of what 30x leaves). Reaching the target needs far fewer steps per branch
-(libxdc-style caching of whole TNT runs per block, with the calls and
-returns they make), which the decoder does not have, and an output that
-does not pay for fresh pages (a bounded ring read while it is written).
+$(awk -v p="$perfn" 'BEGIN { printf "%.0f ms", p / 30 * 1000 }') of CPU for the whole command on this trace. Two costs
+that no decoder of this trace avoids take about that much on their own
+here:
+
+- the output: $events events of 32 bytes, written into fresh tmpfs
+  pages, $(awk -v f="$ddout" 'BEGIN { printf "%.0f ms", f * 1000 }') for dd alone (the kernel allocates and clears
+  each page);
+- the fixed cost: the same command on a trace of a few KB (the corpus's
+  \`plt\`, $(stat -L -c %s "$small") bytes of perf.data) takes $(awk -v f="$fixed" 'BEGIN { printf "%.0f ms", f * 1000 }') of CPU: process
+  start, the output ring created, the Capstone decode of every block the
+  trace enters (about half a microsecond an instruction here), the ELF
+  files' symbol tables (libc's from its debug file) and the replay of
+  perf's symbol tree.
+
+The walk itself: the fast path walks TNT bits through a cache of
+recorded runs (libxdc's idea, with every call and return kept: see
+\`docs/decoder.md\`); walking one bit at a time instead (\`--decoder
+bitwise\`) costs $(x "$bitw" "$fast") the CPU time. With no event kept, the decode
+takes $(awk -v a="$noout" -v f="$fixed" 'BEGIN { printf "%.0f ms", (a - f) * 1000 }') beyond the fixed cost, $(awk -v a="$noout" -v f="$fixed" -v b="$branches" 'BEGIN { printf "%.1f ns", (a - f) / b * 1e9 }') per taken branch.
 
 Memory of the fast path: its own (anonymous) memory peaked at
 $((anon_kb / 1024)) MiB (block cache, image, symbol tables, buffers);

@@ -475,7 +475,7 @@ static void run_seed(uint64_t seed, int timed, int all, size_t *nev,
 		     size_t *bytes)
 {
 	struct gen g;
-	struct evs fast, ref;
+	struct evs fast, ref, bit;
 	size_t len, i, j;
 	const unsigned mask =
 		STRACE_F_ASYNC | STRACE_F_CONDITIONAL | STRACE_F_INTRA;
@@ -487,6 +487,7 @@ static void run_seed(uint64_t seed, int timed, int all, size_t *nev,
 	g.want.v = calloc(MAXEV, sizeof(*g.want.v));
 	fast.v = calloc(MAXEV, sizeof(*fast.v));
 	ref.v = calloc(MAXEV, sizeof(*ref.v));
+	bit.v = calloc(MAXEV, sizeof(*bit.v));
 	g.timing = timed;
 	g.tsc = 1000000;
 	g.all = all;
@@ -500,6 +501,14 @@ static void run_seed(uint64_t seed, int timed, int all, size_t *nev,
 				 (all ? STRACE_WALK_ALL_BRANCHES : 0),
 			 &ref, timed),
 		  >, 0);
+	/* the cache of recorded TNT runs changes nothing, to the bit */
+	CHECK_INT(decode(g.buf, len,
+			 STRACE_WALK_BIT_BY_BIT |
+				 (all ? STRACE_WALK_ALL_BRANCHES : 0),
+			 &bit, timed),
+		  ==, (long)fast.n);
+	CHECK(bit.n == fast.n &&
+	      !memcmp(bit.v, fast.v, fast.n * sizeof(*fast.v)));
 	*nev += g.want.n;
 	/* fast == the generator's truth */
 	for (i = 0; i < g.want.n && i < fast.n; i++) {
@@ -568,6 +577,7 @@ static void run_seed(uint64_t seed, int timed, int all, size_t *nev,
 	free(g.want.v);
 	free(fast.v);
 	free(ref.v);
+	free(bit.v);
 }
 
 TEST(random_flow_through_libc)

@@ -26,7 +26,7 @@ static const char *asm_src =
 	 * not symbols (perf skips hidden labels too) */
 	"	.hidden site_ret1, site_jnz, site_icall, site_ret2, site_jmp\n"
 	"	.hidden site_je, site_fret, site_syscall, site_after_sys\n"
-	"	.hidden site_ret3\n"
+	"	.hidden site_ret3, site_nop\n"
 	"	.type _start,@function\n"
 	"_start:\n"
 	"	mov $3, %ecx\n"
@@ -48,6 +48,7 @@ static const char *asm_src =
 	"	test %ecx, %ecx\n"
 	"site_je:\n"
 	"	je .Lz\n"
+	"site_nop:\n"
 	"	nop\n"
 	".Lz:\n"
 	"site_fret:\n"
@@ -72,9 +73,9 @@ static const char *sites[] = {"_start",   "f",          "g",
 			      "tail",     "site_ret1",  "site_jnz",
 			      "site_icall", "site_ret2", "site_jmp",
 			      "site_je",  "site_fret",  "site_syscall",
-			      "site_after_sys", "site_ret3", NULL};
+			      "site_after_sys", "site_ret3", "site_nop", NULL};
 enum { S_START, S_F, S_G, S_TAIL, S_RET1, S_JNZ, S_ICALL, S_RET2, S_JMP,
-       S_JE, S_FRET, S_SYSCALL, S_AFTER_SYS, S_RET3, S_N };
+       S_JE, S_FRET, S_SYSCALL, S_AFTER_SYS, S_RET3, S_NOP, S_N };
 
 static uint64_t addr[S_N];
 static char exe[600];
@@ -591,6 +592,46 @@ TEST(desync_is_an_error)
 	}
 }
 
+/*
+ * The cache of recorded TNT runs replays a record only as the walk one
+ * bit at a time would go. f's ret is recorded popping the address that
+ * _start's call pushed; after a PSB (which empties the stack) the same
+ * run from the same place finds nothing to pop, and must fail there as
+ * the bit-by-bit walk does. A long TNT (more bits than one record holds)
+ * must also come out the same.
+ */
+TEST(run_cache_replays_exactly)
+{
+	struct enc en;
+	struct evs fast, bit;
+	size_t len;
+	int errs = 0;
+
+	if (!setup())
+		SKIP("cannot build the test program");
+	enc_init(&en);
+	psb(&en, addr[S_START], 1000);
+	tnt(&en, "N"); /* f's je: the walk stands at site_nop */
+	tnt(&en, "T"); /* f's ret, recorded popping _start's push */
+	tnt(&en, "TNTTNTN"); /* the loop's last two rounds, in one packet */
+	pkt_ip(&en, ppt_tip_pgd, 0);
+	psb(&en, addr[S_NOP], 2000);
+	tnt(&en, "T"); /* the recorded run: nothing to pop now */
+	len = enc_done(&en);
+	CHECK_INT(decode(en.buf, len, 0, &fast, NULL), >, 0);
+	CHECK_INT(decode(en.buf, len, STRACE_WALK_BIT_BY_BIT, &bit, NULL), >,
+		  0);
+	CHECK_INT(fast.n, ==, bit.n);
+	CHECK(!memcmp(fast.v, bit.v, fast.n * sizeof(fast.v[0])));
+	for (size_t i = 0; i < fast.n; i++)
+		if (fast.v[i].type == STRACE_EV_ERROR) {
+			errs++;
+			CHECK_INT(fast.v[i].flags, ==, STRACE_DE_DESYNC);
+			CHECK_U64(fast.v[i].a, ==, addr[S_NOP]); /* the ret's block */
+		}
+	CHECK_INT(errs, ==, 1);
+}
+
 TEST(timestamps)
 {
 	struct enc en;
@@ -740,5 +781,6 @@ TEST(ring_writer_sink)
 RUN_TESTS("test_decoder_walk", T(program_flow_fast_and_reference),
 	  T(all_branches), T(overflow_resumes),
 	  T(corrupt_bytes_resume_at_next_psb), T(desync_is_an_error),
+	  T(run_cache_replays_exactly),
 	  T(timestamps), T(fuzz_no_crash), T(split_at_psbs),
 	  T(ring_writer_sink))
