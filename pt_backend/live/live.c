@@ -975,35 +975,28 @@ static int synth_mmaps(struct strace_live *l, pid_t pid,
 	if (!f)
 		return 0; /* the process is gone: nothing to map */
 	while (!err && fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, pgoff, ino;
-		unsigned maj, min;
-		char perms[8], name[4096] = "";
+		struct strace_maps_line ml;
 		uint8_t rec[8 + sizeof(struct pfmt_mmap2) + 4096 + 48];
 		struct pfmt_mmap2 *m = (void *)(rec + 8);
 		size_t n, nl;
 
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095[^\n]",
-			   &start, &end, perms, &pgoff, &maj, &min, &ino,
-			   name) < 7 ||
-		    perms[2] != 'x')
+		if (strace_maps_parse(line, &ml) || ml.perms[2] != 'x')
 			continue;
-		n = strspn(name, " ");
-		memmove(name, name + n, strlen(name + n) + 1);
-		if (!name[0])
+		if (!ml.name[0])
 			continue; /* anonymous code (a JIT): nothing to read */
 		memset(rec, 0, sizeof(rec));
 		m->pid = m->tid = (uint32_t)pid;
-		m->addr = start;
-		m->len = end - start;
-		m->pgoff = pgoff;
-		m->maj = maj;
-		m->min = min;
-		m->ino = ino;
-		m->prot = (perms[0] == 'r' ? PROT_READ : 0) |
-			  (perms[1] == 'w' ? PROT_WRITE : 0) | PROT_EXEC;
-		m->flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
-		nl = strlen(name) + 1;
-		memcpy(m->filename, name, nl);
+		m->addr = ml.start;
+		m->len = ml.end - ml.start;
+		m->pgoff = ml.pgoff;
+		m->maj = ml.maj;
+		m->min = ml.min;
+		m->ino = ml.ino;
+		m->prot = (ml.perms[0] == 'r' ? PROT_READ : 0) |
+			  (ml.perms[1] == 'w' ? PROT_WRITE : 0) | PROT_EXEC;
+		m->flags = ml.perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
+		nl = strlen(ml.name) + 1;
+		memcpy(m->filename, ml.name, nl);
 		n = 8 + sizeof(*m) + ((nl + 7) & ~(size_t)7);
 		/* sample_id: TID first, IDENTIFIER last (the session's
 		 * sample_type has both), the rest zero */

@@ -34,11 +34,28 @@ int strace_live_access_error(const char *procfs_root, int err)
 	return scope > 0 ? -STRACE_E_PTRACE_SCOPE : -STRACE_E_PERM;
 }
 
+int strace_maps_parse(const char *line, struct strace_maps_line *m)
+{
+	size_t n;
+
+	m->name[0] = 0;
+	if (sscanf(line,
+		   "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64
+		   " %4095[^\n]",
+		   &m->start, &m->end, m->perms, &m->pgoff, &m->maj, &m->min,
+		   &m->ino, m->name) < 7)
+		return -1;
+	n = strspn(m->name, " ");
+	memmove(m->name, m->name + n, strlen(m->name + n) + 1);
+	return 0;
+}
+
 int strace_vdso_read(const char *procfs_root, pid_t pid, uint64_t *start,
 		     void **buf, size_t *len)
 {
 	const char *proc = procfs_root ? procfs_root : "/proc";
-	char path[512], line[512];
+	char path[512], line[4608];
+	struct strace_maps_line m;
 	uint64_t lo = 0, hi = 0;
 	int found = 0, fd, err;
 	FILE *f;
@@ -50,8 +67,10 @@ int strace_vdso_read(const char *procfs_root, pid_t pid, uint64_t *start,
 	if (!f)
 		return strace_live_access_error(procfs_root, errno);
 	while (fgets(line, sizeof(line), f)) {
-		if (strstr(line, "[vdso]") &&
-		    sscanf(line, "%" SCNx64 "-%" SCNx64, &lo, &hi) == 2) {
+		if (!strace_maps_parse(line, &m) &&
+		    !strcmp(m.name, "[vdso]")) {
+			lo = m.start;
+			hi = m.end;
 			found = 1;
 			break;
 		}

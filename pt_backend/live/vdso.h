@@ -24,6 +24,18 @@
 int strace_vdso_read(const char *procfs_root, pid_t pid, uint64_t *start,
 		     void **buf, size_t *len);
 
+/* One line of <procfs>/PID/maps. */
+struct strace_maps_line {
+	uint64_t start, end, pgoff, ino;
+	unsigned maj, min;
+	char perms[8];  /* "r-xp" */
+	char name[4096]; /* the path or [name]; "" for anonymous memory */
+};
+
+/* strace_maps_parse() - read line into *m. Returns 0, or -1 if it is not
+ * a maps line. */
+int strace_maps_parse(const char *line, struct strace_maps_line *m);
+
 /*
  * Map an errno of a ptrace-like access to pid into the live error codes:
  * ESRCH -> -STRACE_E_NOPID, EPERM/EACCES -> -STRACE_E_PTRACE_SCOPE if
