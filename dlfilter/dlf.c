@@ -107,9 +107,12 @@ struct strace_dlf {
 	struct pdso *pdsos;
 	size_t pdsos_cap, pdsos_n;
 
-	/* addresses of a DSO that perf names no symbol (see define_sym()) */
+	/* addresses of a DSO that perf names no symbol (see define_sym()),
+	 * sorted; and the defined symbols, by start (then index) */
 	uint64_t *holes;
 	size_t holes_cap, holes_n;
+	uint32_t *defs;
+	size_t defs_cap, defs_n;
 	uint32_t cur_tid; /* the sample at hand, for definitions */
 	uint64_t cur_time;
 
@@ -392,40 +395,89 @@ static int define_dso(struct strace_dlf *d, uint32_t pid, uint32_t dso,
  * found after s was defined, s is defined again, shorter (a reader takes
  * the shortest of several definitions at one start).
  */
+/* The first of the n sorted keys v[] above x (n if none). */
+static size_t upper_bound(const uint64_t *v, size_t n, uint64_t x)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+		if (v[m] <= x)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo;
+}
+
+/* The first defined symbol (in defs) starting above x (defs_n if none). */
+static size_t defs_above(const struct strace_dlf *d, uint64_t x)
+{
+	size_t lo = 0, hi = d->defs_n;
+
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+		if (d->syms[d->defs[m]].start <= x)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo;
+}
+
 static int define_sym(struct strace_dlf *d, struct sym *s, uint64_t size)
 {
+	size_t i = upper_bound(d->holes, d->holes_n, s->start);
 	uint64_t off;
 	int rc;
 
-	for (size_t i = 0; i < d->holes_n; i++)
-		if (d->holes[i] > s->start && d->holes[i] - s->start < size)
-			size = d->holes[i] - s->start;
+	if (i < d->holes_n && d->holes[i] - s->start < size)
+		size = d->holes[i] - s->start;
 	rc = strace_ring_add_string(d->ring, STRACE_EV_SYMBOL, s->start, size,
 				    s->name, strlen(s->name), &off);
 	if (rc < 0)
 		return d->err = rc;
+	if (!s->defined) {
+		if (grow((void **)&d->defs, &d->defs_cap, d->defs_n,
+			 sizeof(*d->defs)))
+			return d->err = -ENOMEM;
+		i = defs_above(d, s->start);
+		memmove(d->defs + i + 1, d->defs + i,
+			(d->defs_n - i) * sizeof(*d->defs));
+		d->defs[i] = (uint32_t)(s - d->syms);
+		d->defs_n++;
+	}
 	s->defined = 1;
 	s->shown = size;
 	return put(d, STRACE_EV_SYMBOL, 0, d->cur_tid, d->cur_time, s->start,
 		   off);
 }
 
-/* perf names no symbol at addr: a hole in whatever symbol covers it. */
+/* perf names no symbol at addr: a hole in whatever defined symbol starts
+ * last at or before it (of several at one start, the first perf gave). */
 static int hole(struct strace_dlf *d, uint64_t addr)
 {
-	struct sym *last = NULL;
+	size_t i = upper_bound(d->holes, d->holes_n, addr);
+	struct sym *last;
 
+	if (i && d->holes[i - 1] == addr)
+		return 0;
 	if (grow((void **)&d->holes, &d->holes_cap, d->holes_n,
 		 sizeof(*d->holes)))
 		return -ENOMEM;
-	d->holes[d->holes_n++] = addr;
-	for (size_t i = 1; i < d->nsyms; i++) {
-		struct sym *s = &d->syms[i];
-		if (s->defined && s->start <= addr &&
-		    (!last || s->start > last->start))
-			last = s;
-	}
-	if (last && last->start < addr && addr - last->start < last->shown)
+	memmove(d->holes + i + 1, d->holes + i,
+		(d->holes_n - i) * sizeof(*d->holes));
+	d->holes[i] = addr;
+	d->holes_n++;
+	i = defs_above(d, addr);
+	if (!i)
+		return 0;
+	uint32_t best = d->defs[--i];
+	while (i && d->syms[d->defs[i - 1]].start == d->syms[best].start)
+		if (d->defs[--i] < best)
+			best = d->defs[i];
+	last = &d->syms[best];
+	if (last->start < addr && addr - last->start < last->shown)
 		return define_sym(d, last, addr - last->start);
 	return 0;
 }
@@ -1101,6 +1153,7 @@ int strace_dlf_free(struct strace_dlf *d)
 	free(d->thrs);
 	free(d->pdsos);
 	free(d->holes);
+	free(d->defs);
 	free(d);
 	return rc;
 }
