@@ -526,7 +526,7 @@ static int walk_queue(struct ctx *c, struct queue *q,
 		long n = c->seg_threads > 1
 				 ? strace_walker_decode_parallel(
 					   walker, data, (size_t)len,
-					   c->seg_threads, 0)
+					   c->seg_threads, c->o->percpu_piece)
 				 : strace_walker_decode(walker, data, (size_t)len);
 		if (n < 0 && n != -STRACE_DE_NOSYNC) {
 			rc = (int)n;

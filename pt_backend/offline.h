@@ -29,7 +29,9 @@ struct strace_offline_opts {
 	int jobs;                     /* decoding threads; 0: 1 */
 	size_t percpu_piece; /* per-CPU recordings: PT bytes of a CPU decoded
 			      * at a time (its events are held until merged);
-			      * 0: 256 KiB */
+			      * 0: 256 KiB. Per-thread recordings with more
+			      * jobs than threads: the size of the pieces a
+			      * thread's trace is cut into; 0: 64 KiB */
 	const char *vdso_path;        /* vDSO image for "[vdso]" mappings */
 	const char *buildid_dir; /* perf's build-id cache, where the [vdso]
 				  * the file names by build-id is looked

@@ -12,8 +12,12 @@
 #   reference: libipt's block decoder gives the same events as the fast path
 #              (and as perf), times aside
 #   all:       with --all-branches every taken branch of the truth is there
+#   bitwise:   walking one TNT bit at a time (no cache of recorded runs)
+#              gives the very same ring
 #   pieces:    (percpu) decoding each CPU's stream 4 KiB at a time gives the
 #              same ring as the default 256 KiB pieces
+#   split:     (one thread) -j 2 cutting its trace at PSBs into 4 KiB
+#              pieces gives the very same ring
 set -u
 O=${O:-build}
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -49,6 +53,28 @@ for line in open(sys.argv[1]):
     out.append((e.get("tid", 0), json.dumps(e, sort_keys=True)))
 for _, line in sorted(out, key=lambda x: x[0]):
     print(line)' "$1"
+}
+
+# same_ring CHECK TAG OPTIONS...: ptrace-capture with OPTIONS makes the
+# very ring (as JSON lines) that it made with none
+same_ring() {
+	local check=$1 tag=$2 ring=$work/$name.$2.srb
+	shift 2
+	if "$bin/ptrace-capture" -q "$@" -i "$data" -o "$ring" 2>"$work/err" &&
+		"$bin/ptrace-read" -f jsonl "$ring" >"$work/$name.$tag.jsonl" &&
+		cmp -s "$work/$name.fast.jsonl" "$work/$name.$tag.jsonl"; then
+		pass "$name/$check"
+	else
+		fail "$name/$check" "$(cat "$work/err")" \
+			"$(diff "$work/$name.fast.jsonl" "$work/$name.$tag.jsonl" | head -6)"
+	fi
+}
+
+# threads JSONL: how many threads made calls or returns
+threads() {
+	python3 -c 'import json, sys
+print(len({e.get("tid") for e in map(json.loads, open(sys.argv[1]))
+           if e["type"] in ("call", "return")}))' "$1"
 }
 
 for trace in $(for n in $names; do for v in default noretcomp overflow percpu; do echo $n/$v; done; done); do
@@ -90,28 +116,20 @@ for trace in $(for n in $names; do for v in default noretcomp overflow percpu; d
 	if [ -f "$work/$name.fast.jsonl" ]; then
 		# the cache of recorded TNT runs changes nothing: the walk one
 		# bit at a time gives the very same ring, times and flags too
-		ring=$work/$name.bitwise.srb
-		if "$bin/ptrace-capture" -q --decoder bitwise -i "$data" -o "$ring" 2>"$work/err" &&
-			"$bin/ptrace-read" -f jsonl "$ring" >"$work/$name.bitwise.jsonl" &&
-			cmp -s "$work/$name.fast.jsonl" "$work/$name.bitwise.jsonl"; then
-			pass "$name/fast-equals-bitwise"
-		else
-			fail "$name/fast-equals-bitwise" "$(cat "$work/err")" \
-				"$(diff "$work/$name.bitwise.jsonl" "$work/$name.fast.jsonl" | head -6)"
-		fi
-	fi
-	if [ "${trace#*/}" = percpu ] && [ -f "$work/$name.fast.jsonl" ]; then
-		# the CPUs' streams decoded 4 KiB at a time and merged as
-		# they go: the very same ring as in 256 KiB pieces
-		ring=$work/$name.pieces.srb
-		if "$bin/ptrace-capture" -q --piece-bytes 4096 -i "$data" -o "$ring" 2>"$work/err" &&
-			"$bin/ptrace-read" -f jsonl "$ring" >"$work/$name.pieces.jsonl" &&
-			cmp -s "$work/$name.fast.jsonl" "$work/$name.pieces.jsonl"; then
-			pass "$name/small-pieces-same-ring"
-		else
-			fail "$name/small-pieces-same-ring" "$(cat "$work/err")" \
-				"$(diff "$work/$name.fast.jsonl" "$work/$name.pieces.jsonl" | head -6)"
-		fi
+		same_ring fast-equals-bitwise bitwise --decoder bitwise
+		case ${trace#*/} in
+		percpu)
+			# the CPUs' streams decoded 4 KiB at a time and merged
+			# as they go: the very same ring as in 256 KiB pieces
+			same_ring small-pieces-same-ring pieces --piece-bytes 4096 ;;
+		*)
+			# one thread's trace cut at its PSBs into 4 KiB pieces,
+			# decoded by two threads and joined: the same ring (with
+			# several threads, the ring's order of threads varies)
+			if [ "$(threads "$work/$name.fast.jsonl")" = 1 ]; then
+				same_ring split-j2-same-ring split -j 2 --piece-bytes 4096
+			fi ;;
+		esac
 	fi
 	if [ -f "$truth" ]; then
 		ring=$work/$name.all.srb
