@@ -7,13 +7,14 @@
 #   perf script --itrace=b > /dev/null      (perf's decoder, printing)
 #   perf script --itrace=b --dlfilter libdlf_null.so  (perf's decoder, a
 #                                            dlfilter that drops everything)
-# Each BENCH_REPS times (default 3), the least CPU time kept (task-clock:
-# the machine may be shared). Also peak memory of the fast path, and a
-# profile of where its time goes (perf record on cpu-clock).
+# BENCH_REPS rounds (default 5), the commands taking turns; the least CPU
+# time of each kept (task-clock: the machine may be shared). Also peak
+# memory of the fast path, and a profile of where its time goes (perf
+# record on cpu-clock).
 # Prints a markdown section on stdout.
 set -eu
 O=${O:-build}
-REPS=${BENCH_REPS:-3}
+REPS=${BENCH_REPS:-5} # ratios of noisy times: more runs than for the rings
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 data=$O/bench/bench.data
@@ -26,22 +27,15 @@ tmp=$(mktemp -d)
 ring=/dev/shm/decbench_$$.srb
 trap 'rm -rf "$tmp" "$ring"' EXIT
 
-# least task-clock seconds (and that run's wall seconds) of "$@"
-best() {
-	local i cpu wall bc=0 bw=0
-	for ((i = 0; i < REPS; i++)); do
-		rm -f "$ring"
-		local t0=$(date +%s.%N)
-		perf stat -x, -e task-clock -o "$tmp/stat" -- "$@" >/dev/null 2>"$tmp/err" ||
-			{ echo "decoder bench: failed: $* ($(tail -n1 "$tmp/err"))" >&2; exit 1; }
-		wall=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
-		cpu=$(awk -F, '/task-clock/ { printf "%.3f", $1 / 1000 }' "$tmp/stat")
-		if [ "$bc" = 0 ] || awk -v a="$cpu" -v b="$bc" 'BEGIN { exit !(a < b) }'; then
-			bc=$cpu
-			bw=${wall:-0}
-		fi
-	done
-	echo "$bc $bw"
+# one run of "$@": its task-clock seconds and wall seconds
+once() {
+	rm -f "$ring"
+	local t0=$(date +%s.%N) wall cpu
+	perf stat -x, -e task-clock -o "$tmp/stat" -- "$@" >/dev/null 2>"$tmp/err" ||
+		{ echo "decoder bench: failed: $* ($(tail -n1 "$tmp/err"))" >&2; exit 1; }
+	wall=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
+	cpu=$(awk -F, '/task-clock/ { printf "%.3f", $1 / 1000 }' "$tmp/stat")
+	echo "$cpu $wall"
 }
 
 pt_bytes=$(stat -L -c %s "$data")
@@ -52,23 +46,45 @@ summary=$("$cap" -i "$data" -o "$ring" 2>&1 >/dev/null | tail -1)
 events=$(echo "$summary" | grep -o '[0-9]* events' | cut -d' ' -f1)
 ptmb=$(echo "$summary" | grep -o '[0-9.]* MB of PT' | cut -d' ' -f1)
 
-read -r fast fastw < <(best "$cap" -q -i "$data" -o "$ring")
-read -r fastj fastjw < <(best "$cap" -q -j 2 -i "$data" -o "$ring")
-read -r bitw bitww < <(best "$cap" -q --decoder bitwise -i "$data" -o "$ring")
+# the commands, by name
+cmd_fast=("$cap" -q -i "$data" -o "$ring")
+cmd_fastj=("$cap" -q -j 2 -i "$data" -o "$ring")
+cmd_bitw=("$cap" -q --decoder bitwise -i "$data" -o "$ring")
 # the decode with no output: every event filtered out by type (there are
 # no lost events), so the sink drops them and the ring stays empty
-read -r noout nooutw < <(best "$cap" -q --types lost -i "$data" -o "$ring")
+cmd_noout=("$cap" -q --types lost -i "$data" -o "$ring")
 # the output alone: the events' bytes written into a fresh tmpfs file in
 # 64 KiB writes, as the archive ring's batches go in
 outmb=$(( (events * 32 + 65535) / 65536 ))
-read -r ddout ddoutw < <(best dd if=/dev/zero of="$ring" bs=64k count=$outmb status=none)
+cmd_ddout=(dd if=/dev/zero of="$ring" bs=64k count=$outmb status=none)
 # the fixed cost: the whole command on a small trace (the plt program, a
 # few KB of PT: process start, ring creation, ELF and symbol tables)
 small=$(O=$O tests/corpus/corpus.sh trace plt default)/trace.data
-read -r fixed fixedw < <(best "$cap" -q -i "$small" -o "$ring")
-read -r ref refw < <(best "$cap" -q --decoder reference -i "$data" -o "$ring")
-read -r perfp perfpw < <(best perf script -i "$data" --itrace=b)
-read -r perfn perfnw < <(best perf script -i "$data" --itrace=b --dlfilter "$null")
+cmd_fixed=("$cap" -q -i "$small" -o "$ring")
+cmd_ref=("$cap" -q --decoder reference -i "$data" -o "$ring")
+cmd_perfp=(perf script -i "$data" --itrace=b)
+cmd_perfn=(perf script -i "$data" --itrace=b --dlfilter "$null")
+
+# REPS rounds, each running every command once, so that all of them meet
+# the machine's speed of the moment (on this VM it changes by half from
+# minute to minute); the least CPU time of each is kept, with that run's
+# wall time
+declare -A bc bw
+for ((i = 0; i < REPS; i++)); do
+	for n in fast fastj bitw noout ddout fixed ref perfp perfn; do
+		declare -n cmd=cmd_$n
+		read -r cpu wall < <(once "${cmd[@]}")
+		if [ -z "${bc[$n]:-}" ] || awk -v a="$cpu" -v b="${bc[$n]}" 'BEGIN { exit !(a < b) }'; then
+			bc[$n]=$cpu
+			bw[$n]=$wall
+		fi
+		unset -n cmd
+	done
+done
+for n in fast fastj bitw noout ddout fixed ref perfp perfn; do
+	printf -v "$n" %s "${bc[$n]}"
+	printf -v "${n}w" %s "${bw[$n]}"
+done
 
 # peak memory of the fast path: the process's own (anonymous) memory at
 # its peak, sampled from /proc while it runs, beside the resident set
@@ -104,7 +120,8 @@ lines): $(awk -v b="$pt_bytes" 'BEGIN { printf "%.1f MB", b / 1e6 }') of
 perf.data holding $ptmb MB of PT, $branches taken branches (perf's
 count), $events events written by the fast path (calls, returns, jumps
 between symbols, syscalls, symbol definitions). CPU seconds (task-clock),
-least of $REPS runs; branches/s and MB/s of PT from them.
+least of $REPS runs, the commands taking turns; branches/s and MB/s of
+PT from them.
 
 | decoder | CPU s | wall s | branches/s | MB/s of PT | fast path is |
 |---|---:|---:|---:|---:|---:|
