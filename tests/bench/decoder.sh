@@ -7,6 +7,10 @@
 #   perf script --itrace=b > /dev/null      (perf's decoder, printing)
 #   perf script --itrace=b --dlfilter libdlf_null.so  (perf's decoder, a
 #                                            dlfilter that drops everything)
+# and the fast path with -j 2, with --decoder bitwise (no cache of TNT
+# runs), with no event kept (--types lost), on a small trace (the fixed
+# cost), and dd writing as many bytes as its events into tmpfs (the
+# output's own cost).
 # BENCH_REPS rounds (default 5), the commands taking turns; the least CPU
 # time of each kept (task-clock: the machine may be shared). Also peak
 # memory of the fast path, and a profile of where its time goes (perf
