@@ -569,8 +569,8 @@ static int tc_record(struct strace_walker *w, unsigned chunk, int c,
 	w->rec = NULL;
 	if (err)
 		return err;
-	if (r->full || !w->have_ip)
-		return k;
+	if (r->full || !w->have_ip || w->sink_err)
+		return k; /* not whole: events the sink refused are not in it */
 	if (t->used + r->nev + r->nops > TC_ITEMS)
 		tc_flush(t);
 	e = tc_slot_of(t, ip0, key);
