@@ -385,16 +385,6 @@ static int define_dso(struct strace_dlf *d, uint32_t pid, uint32_t dso,
 	return put(d, STRACE_EV_DSO, 0, pid, 0, start, off);
 }
 
-/*
- * A SYMBOL event for s, of size `size`. perf's symbol lookup can leave an
- * address unnamed although the start and size perf gives for another
- * symbol cover it (perf 6.1 extends a size-0 _init over .plt and
- * .plt.got, then its tree search misses _init there). A reader names an
- * address by the definition that starts last at or before it, so s is
- * defined only up to the first such address after its start; if one is
- * found after s was defined, s is defined again, shorter (a reader takes
- * the shortest of several definitions at one start).
- */
 /* The first of the n sorted keys v[] above x (n if none). */
 static size_t upper_bound(const uint64_t *v, size_t n, uint64_t x)
 {
@@ -425,6 +415,16 @@ static size_t defs_above(const struct strace_dlf *d, uint64_t x)
 	return lo;
 }
 
+/*
+ * A SYMBOL event for s, of size `size`. perf's symbol lookup can leave an
+ * address unnamed although the start and size perf gives for another
+ * symbol cover it (perf 6.1 extends a size-0 _init over .plt and
+ * .plt.got, then its tree search misses _init there). A reader names an
+ * address by the definition that starts last at or before it, so s is
+ * defined only up to the first such address after its start; if one is
+ * found after s was defined, s is defined again, shorter (a reader takes
+ * the shortest of several definitions at one start).
+ */
 static int define_sym(struct strace_dlf *d, struct sym *s, uint64_t size)
 {
 	size_t i = upper_bound(d->holes, d->holes_n, s->start);
