@@ -347,6 +347,19 @@ static void handle_event_timed(struct ref *r, const struct pt_event *ev,
 	}
 }
 
+/* o.progress, 256 KiB or more after the last call (as the fast walker
+ * tells it, though not at a PSB: where the block decoder is). */
+static void progress(struct ref *r, uint64_t *at)
+{
+	uint64_t off = 0;
+
+	if (pt_blk_get_offset(r->dec, &off) == 0 &&
+	    off > *at && off - *at >= (256u << 10)) {
+		*at = off;
+		r->o->progress(r->o->progress_arg, (size_t)off);
+	}
+}
+
 long strace_walker_decode_ref(struct strace_image *img,
 			      const struct strace_walk_opts *o,
 			      struct strace_bcache *cache, const uint8_t *buf,
@@ -364,6 +377,8 @@ long strace_walker_decode_ref(struct strace_image *img,
 	struct pt_config cfg;
 	struct pt_image *pimg;
 	int status, synced = 0;
+	unsigned nblk = 0;
+	uint64_t prog_at = 0;
 
 	pt_config_init(&cfg);
 	cfg.begin = (uint8_t *)(uintptr_t)buf;
@@ -412,7 +427,6 @@ long strace_walker_decode_ref(struct strace_image *img,
 			if (status < 0 && status != -pte_eos) {
 				uint64_t off = 0;
 				pt_blk_get_offset(r.dec, &off);
-				/* the block decoded before the error */
 				/* the block decoded before the error: its start
 				 * resolves the previous branch; its direct
 				 * branches are not vouched for by a packet (the
@@ -437,6 +451,8 @@ long strace_walker_decode_ref(struct strace_image *img,
 					break;
 				continue;
 			}
+			if (o->progress && !(++nblk & 4095))
+				progress(&r, &prog_at);
 			if (!r.have_ip)
 				begin(&r, blk.ip);
 			resolve(&r, blk.ip);

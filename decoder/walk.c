@@ -33,6 +33,7 @@
 #define RETSTACK 64
 #define L0_SIZE 1024 /* blocks kept in the walker itself (40 KiB) */
 #define MAX_BLOCKS_PER_ADVANCE 1000000
+#define PROGRESS_STEP (256u << 10) /* bytes between o.progress calls */
 
 enum park {
 	PARK_NONE = 0, /* not advanced yet */
@@ -124,6 +125,7 @@ struct strace_walker {
 	int err_before, ovf_before;
 	uint64_t ovf_before_off;
 	unsigned psbs;      /* PSBs seen in this decode call */
+	size_t prog_at;     /* where o.progress was last told */
 	size_t fup_at;      /* offset of the next segment's PSB+ FUP */
 };
 
@@ -1163,6 +1165,11 @@ static int run(struct strace_walker *w)
 			if (x == 0x82) { /* PSB */
 				if (i + 16 > len)
 					return 0;
+				if (unlikely(w->o.progress != NULL) &&
+				    i - w->prog_at >= PROGRESS_STEP) {
+					w->prog_at = i;
+					w->o.progress(w->o.progress_arg, i);
+				}
 				w->in_psb = 1;
 				w->psbs++;
 				w->psb_fup = 0;
@@ -1239,6 +1246,7 @@ static long decode_range(struct strace_walker *w, const uint8_t *buf,
 	w->first_n = 0;
 	w->err_before = w->ovf_before = 0;
 	w->psbs = 0;
+	w->prog_at = start;
 	if (w->l0_gen != strace_image_generation(w->img)) {
 		memset(w->l0, 0, sizeof(w->l0));
 		w->l0_gen = strace_image_generation(w->img);
@@ -1643,6 +1651,7 @@ long strace_walker_decode_parallel(struct strace_walker *w,
 		o.emit = vec_push;
 		o.writer = NULL;
 		o.cache = NULL;
+		o.progress = NULL; /* the merge tells it, in order */
 		if (strace_walker_new(w->img, &o, &ws[t]) < 0) {
 			ret = -ENOMEM;
 			goto out;
@@ -1650,6 +1659,7 @@ long strace_walker_decode_parallel(struct strace_walker *w,
 	}
 	p.walkers = ws;
 	w->last_time = 0;
+	w->prog_at = 0;
 	for (t = 0; t < nthreads; t++) {
 		args[t] = (struct worker_arg){&p, t};
 		if (pthread_create(&th[t], NULL, worker, &args[t]) != 0)
@@ -1677,6 +1687,10 @@ long strace_walker_decode_parallel(struct strace_walker *w,
 		if (err) {
 			ret = err;
 			break;
+		}
+		if (w->o.progress && j->end - w->prog_at >= PROGRESS_STEP) {
+			w->prog_at = j->end;
+			w->o.progress(w->o.progress_arg, j->end);
 		}
 		pthread_mutex_lock(&p.mu);
 		p.done[k % p.R] = 0;
@@ -1776,6 +1790,7 @@ long strace_walker_decode_stream(struct strace_walker *w, const uint8_t *buf,
 		o.emit = vec_push;
 		o.writer = NULL;
 		o.cache = w->cache;
+		o.progress = NULL; /* one call per piece: the caller's */
 		w->stream_ev = calloc(1, sizeof(*w->stream_ev));
 		w->stream_S = calloc(1, sizeof(*w->stream_S));
 		if (!w->stream_ev || !w->stream_S ||

@@ -493,25 +493,48 @@ static int next_run(struct ctx *c, struct queue *q, size_t *i,
 	return 0;
 }
 
-/* A run decoded to its end: no PSB in it is worth a warning; progress. */
+/* n more bytes decoded: the progress callback. */
+static void add_done(struct ctx *c, uint64_t n)
+{
+	uint64_t done = atomic_fetch_add(&c->done_bytes, n) + n;
+	if (c->o->progress)
+		c->o->progress(c->o->cb_arg, done, c->total_bytes);
+}
+
+/* A run's progress as its walker tells it (a long run is one decode). */
+struct run_progress {
+	struct ctx *c;
+	uint64_t told; /* bytes of the run added to done_bytes */
+};
+
+static void on_walk_progress(void *arg, size_t done)
+{
+	struct run_progress *p = arg;
+
+	if (done > p->told) {
+		add_done(p->c, done - p->told);
+		p->told = done;
+	}
+}
+
+/* A run of len bytes decoded to its end, told of already: no PSB in it is
+ * worth a warning; the rest of its progress. */
 static void run_done(struct ctx *c, const struct queue *q, uint64_t len,
-		     int nosync)
+		     uint64_t told, int nosync)
 {
 	if (nosync)
 		warnf(c, "%s %u: no PSB in %llu bytes of trace: nothing to "
 			 "decode there",
 		      queue_what(q), queue_who(q), (unsigned long long)len);
-	uint64_t done = atomic_fetch_add(&c->done_bytes, len) + len;
-	if (c->o->progress)
-		c->o->progress(c->o->cb_arg, done, c->total_bytes);
+	add_done(c, len > told ? len - told : 0);
 }
 
 /* Decode a queue's AUX buffers with walker: contiguous buffers as one
  * stream (a packet may straddle two); a hole in the AUX offsets is a gap
  * (a LOST event through emit), decoded apart. */
 static int walk_queue(struct ctx *c, struct queue *q,
-		      struct strace_walker *walker, strace_emit_fn emit,
-		      void *arg)
+		      struct strace_walker *walker, struct run_progress *prog,
+		      strace_emit_fn emit, void *arg)
 {
 	uint8_t *joined = NULL;
 	const uint8_t *data;
@@ -523,6 +546,7 @@ static int walk_queue(struct ctx *c, struct queue *q,
 		rc = next_run(c, q, &i, &joined, &data, &len, emit, arg);
 		if (rc < 0)
 			break;
+		prog->told = 0;
 		long n = c->seg_threads > 1
 				 ? strace_walker_decode_parallel(
 					   walker, data, (size_t)len,
@@ -532,7 +556,7 @@ static int walk_queue(struct ctx *c, struct queue *q,
 			rc = (int)n;
 			break;
 		}
-		run_done(c, q, len, n == -STRACE_DE_NOSYNC);
+		run_done(c, q, len, prog->told, n == -STRACE_DE_NOSYNC);
 	}
 	free(joined);
 	return rc;
@@ -588,6 +612,9 @@ static int decode_queue(struct ctx *c, struct queue *q)
 	wo.has_time = c->perf.has_time;
 	wo.emit = strace_sink_emit;
 	wo.emit_arg = s;
+	struct run_progress prog = {c, 0};
+	wo.progress = on_walk_progress;
+	wo.progress_arg = &prog;
 	rc = strace_walker_new(img, &wo, &walker);
 	if (rc < 0)
 		goto out;
@@ -595,7 +622,7 @@ static int decode_queue(struct ctx *c, struct queue *q)
 	if (rc < 0)
 		goto out;
 
-	rc = walk_queue(c, q, walker, strace_sink_emit, s);
+	rc = walk_queue(c, q, walker, &prog, strace_sink_emit, s);
 	if (rc < 0)
 		goto out;
 	rc = strace_writer_flush(s->w);
@@ -788,7 +815,7 @@ static int feed(struct ctx *c, struct cpu_events *ce)
 		if (n < 0 && n != -STRACE_DE_NOSYNC)
 			return (int)n;
 		if (final) {
-			run_done(c, ce->q, ce->len, n == -STRACE_DE_NOSYNC);
+			run_done(c, ce->q, ce->len, 0, n == -STRACE_DE_NOSYNC);
 			ce->in_run = 0;
 		} else if (!u && ce->window < SIZE_MAX / 2) {
 			ce->window *= 2; /* no whole PSB+ in the piece yet */

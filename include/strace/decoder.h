@@ -324,6 +324,11 @@ struct strace_walk_opts {
 	struct strace_writer *writer; /* used when emit is NULL */
 	struct strace_bcache *cache;  /* shared cache, or NULL: own cache */
 	int has_time;                 /* time is valid */
+	/* called now and then from the decoding thread (256 KiB or more
+	 * after the last call; at a PSB but with the reference decoder)
+	 * with the bytes of buf decoded so far in this call; NULL: never */
+	void (*progress)(void *arg, size_t done);
+	void *progress_arg;
 };
 
 struct strace_walker;

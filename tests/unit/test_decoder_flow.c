@@ -707,6 +707,76 @@ TEST(parallel_equals_sequential)
 	free(par.v);
 }
 
+struct prog {
+	size_t calls, last, bad;
+	const uint8_t *buf;
+};
+
+static void on_progress(void *arg, size_t done)
+{
+	struct prog *p = arg;
+
+	p->calls++;
+	/* in order, 256 KiB apart, each at a PSB */
+	if (done < p->last + (256u << 10) || p->buf[done] != 0x02 ||
+	    p->buf[done + 1] != 0x82)
+		p->bad++;
+	p->last = done;
+}
+
+/* A long decode tells how far it got, sequential or parallel alike. */
+TEST(progress)
+{
+	struct gen g;
+	struct evs ev;
+	size_t len;
+
+	if (!setup())
+		SKIP("no libc.so.6 or nm");
+	/* random flows one after the other (each starts with a PSB+) */
+	uint8_t *buf = malloc(2 << 20);
+	REQUIRE(buf != NULL);
+	ev.v = calloc(MAXEV, sizeof(*ev.v));
+	len = 0;
+	for (uint64_t seed = 1; len < (5u << 18); seed++) {
+		size_t n;
+		memset(&g, 0, sizeof(g));
+		rng = seed * 0x9e3779b97f4a7c15ull;
+		g.cap = 1 << 20;
+		g.buf = malloc(g.cap);
+		g.want.v = calloc(MAXEV, sizeof(*g.want.v));
+		n = generate(&g, 20000);
+		if (len + n <= (2u << 20)) {
+			memcpy(buf + len, g.buf, n);
+			len += n;
+		}
+		free(g.buf);
+		free(g.want.v);
+	}
+	printf("  %zu bytes of PT\n", len);
+	for (unsigned nt = 0; nt <= 2; nt += 2) {
+		struct strace_walk_opts o = {0};
+		struct strace_walker *w;
+		struct prog p = {0, 0, 0, buf};
+
+		o.size = sizeof(o);
+		o.emit = collect;
+		o.emit_arg = &ev;
+		o.progress = on_progress;
+		o.progress_arg = &p;
+		ev.n = 0;
+		REQUIRE(strace_walker_new(img, &o, &w) == 0);
+		CHECK_INT(nt ? strace_walker_decode_parallel(w, buf, len, nt, 0)
+			     : strace_walker_decode(w, buf, len),
+			  >, 0);
+		strace_walker_free(w);
+		CHECK_INT(p.calls, >=, len / (512u << 10));
+		CHECK_INT(p.bad, ==, 0);
+	}
+	free(buf);
+	free(ev.v);
+}
+
 RUN_TESTS("test_decoder_flow", T(random_flow_through_libc),
 	  T(random_flow_all_branches), T(random_flow_with_timing),
-	  T(parallel_equals_sequential))
+	  T(parallel_equals_sequential), T(progress))
