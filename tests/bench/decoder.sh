@@ -152,12 +152,13 @@ sooner):
 
 The limit: 30x perf with the null dlfilter leaves
 $(awk -v p="$perfn" 'BEGIN { printf "%.0f ms", p / 30 * 1000 }') of CPU for the whole command on this trace. Two costs
-that no decoder of this trace avoids take about that much on their own
-here:
+that are not decoding take more than that together here:
 
 - the output: $events events of 32 bytes, written into fresh tmpfs
   pages, $(awk -v f="$ddout" 'BEGIN { printf "%.0f ms", f * 1000 }') for dd alone (the kernel allocates and clears
-  each page);
+  each page). Any decoder that keeps this trace's events in a file pays
+  it; a bounded ring reused while a reader drains it would not, but keeps
+  no archive;
 - the fixed cost: the same command on a trace of a few KB (the corpus's
   \`plt\`, $(stat -L -c %s "$small") bytes of perf.data) takes $(awk -v f="$fixed" 'BEGIN { printf "%.0f ms", f * 1000 }') of CPU: process
   start, the output ring created, the Capstone decode of every block the
