@@ -30,6 +30,9 @@ static inline uint64_t time_forward(const struct strace_time_conv *tc,
 	return t;
 }
 
+/* Bytes of trace between two calls of strace_walk_opts.progress. */
+#define PROGRESS_STEP (256u << 10)
+
 /* Read every object's symbols now (before walkers on several threads
  * share the image: lazy loading is not thread-safe). */
 void image_load_all_symbols(struct strace_image *img);

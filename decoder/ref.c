@@ -347,14 +347,14 @@ static void handle_event_timed(struct ref *r, const struct pt_event *ev,
 	}
 }
 
-/* o.progress, 256 KiB or more after the last call (as the fast walker
- * tells it, though not at a PSB: where the block decoder is). */
+/* o.progress, PROGRESS_STEP or more after the last call (as the fast
+ * walker tells it, though not at a PSB: where the block decoder is). */
 static void progress(struct ref *r, uint64_t *at)
 {
 	uint64_t off = 0;
 
 	if (pt_blk_get_offset(r->dec, &off) == 0 &&
-	    off > *at && off - *at >= (256u << 10)) {
+	    off > *at && off - *at >= PROGRESS_STEP) {
 		*at = off;
 		r->o->progress(r->o->progress_arg, (size_t)off);
 	}

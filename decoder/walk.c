@@ -33,7 +33,6 @@
 #define RETSTACK 64
 #define L0_SIZE 1024 /* blocks kept in the walker itself (40 KiB) */
 #define MAX_BLOCKS_PER_ADVANCE 1000000
-#define PROGRESS_STEP (256u << 10) /* bytes between o.progress calls */
 
 enum park {
 	PARK_NONE = 0, /* not advanced yet */
@@ -291,8 +290,6 @@ static inline __attribute__((always_inline)) void
 emit(struct strace_walker *w, unsigned type, unsigned flags,
 		 uint64_t a, uint64_t b)
 {
-	if (w->sink_err)
-		return;
 	if (unlikely(w->rec != NULL))
 		rec_event(w->rec, w->in_adv, type, flags, a, b);
 	if (w->in_adv) {
