@@ -340,12 +340,11 @@ int strace_ring_create(const char *path, const struct strace_ring_opts *opts,
 	/* Pages now for the header, the first step of the string table and
 	 * the events (unless no_populate); the rest of the string table as
 	 * it fills (strace_ring_add_string). */
+	uint64_t strings_first =
+		strings_size < STRINGS_STEP ? strings_size : STRINGS_STEP;
 	err = 0;
 	if (ftruncate(r->fd, (off_t)file_size) < 0 ||
-	    (err = back(r->fd, 0,
-			RING_HDR_SIZE + (strings_size < STRINGS_STEP
-						 ? strings_size
-						 : STRINGS_STEP))) < 0 ||
+	    (err = back(r->fd, 0, RING_HDR_SIZE + strings_first)) < 0 ||
 	    (!o.no_populate &&
 	     (err = back(r->fd, events_offset, file_size - events_offset)) <
 		     0)) {
@@ -353,9 +352,7 @@ int strace_ring_create(const char *path, const struct strace_ring_opts *opts,
 			err = -errno;
 		goto fail;
 	}
-	atomic_store_explicit(&r->strings_backed,
-			      strings_size < STRINGS_STEP ? strings_size
-							  : STRINGS_STEP,
+	atomic_store_explicit(&r->strings_backed, strings_first,
 			      memory_order_relaxed);
 	r->map = mmap(NULL, file_size, PROT_READ | PROT_WRITE, MAP_SHARED,
 		      r->fd, 0);
