@@ -396,7 +396,7 @@ int main(int argc, char **argv)
 		.types = types_arg ? &types : NULL,
 		.tid = tid,
 		.jobs = jobs,
-		.percpu_piece = (size_t)piece,
+		.piece_bytes = (size_t)piece,
 		.vdso_path = vdso,
 		.buildid_dir = buildid_dir,
 		.warn = on_warn,

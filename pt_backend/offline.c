@@ -550,7 +550,7 @@ static int walk_queue(struct ctx *c, struct queue *q,
 		long n = c->seg_threads > 1
 				 ? strace_walker_decode_parallel(
 					   walker, data, (size_t)len,
-					   c->seg_threads, c->o->percpu_piece)
+					   c->seg_threads, c->o->piece_bytes)
 				 : strace_walker_decode(walker, data, (size_t)len);
 		if (n < 0 && n != -STRACE_DE_NOSYNC) {
 			rc = (int)n;
@@ -672,7 +672,7 @@ static void *job_main(void *arg)
  * the merge has taken all its events so far: memory holds a piece's
  * events per CPU, not the trace's.
  */
-#define PERCPU_PIECE (256u << 10) /* default strace_offline_opts.percpu_piece */
+#define PERCPU_PIECE (256u << 10) /* default strace_offline_opts.piece_bytes */
 
 struct cpu_events {
 	const struct sched *s; /* this CPU's, by time */
@@ -781,9 +781,9 @@ static int thread_resumes(struct tstates *ts, struct strace_event *e)
 	return 0;
 }
 
-static size_t piece_bytes(const struct ctx *c)
+static size_t cpu_piece(const struct ctx *c)
 {
-	return c->o->percpu_piece ? c->o->percpu_piece : PERCPU_PIECE;
+	return c->o->piece_bytes ? c->o->piece_bytes : PERCPU_PIECE;
 }
 
 /* Decode ce's stream until it has an event for the merge, or ends. */
@@ -803,7 +803,7 @@ static int feed(struct ctx *c, struct cpu_events *ce)
 			if (rc < 0)
 				return rc;
 			ce->used = 0;
-			ce->window = piece_bytes(c);
+			ce->window = cpu_piece(c);
 			ce->in_run = 1;
 		}
 		piece = ce->len - ce->used < ce->window
@@ -820,7 +820,7 @@ static int feed(struct ctx *c, struct cpu_events *ce)
 		} else if (!u && ce->window < SIZE_MAX / 2) {
 			ce->window *= 2; /* no whole PSB+ in the piece yet */
 		} else if (u) {
-			ce->window = piece_bytes(c); /* back to the bound */
+			ce->window = cpu_piece(c); /* back to the bound */
 		}
 		ce->used += final ? piece : u;
 	}

@@ -27,7 +27,7 @@ struct strace_offline_opts {
 	const struct strace_typeset *types; /* NULL: every type */
 	uint32_t tid;                 /* only this thread; 0: all */
 	int jobs;                     /* decoding threads; 0: 1 */
-	size_t percpu_piece; /* per-CPU recordings: PT bytes of a CPU decoded
+	size_t piece_bytes;  /* per-CPU recordings: PT bytes of a CPU decoded
 			      * at a time (its events are held until merged);
 			      * 0: 256 KiB. Per-thread recordings with more
 			      * jobs than threads: the size of the pieces a
