@@ -122,6 +122,8 @@ const char *strace_strerror(int err)
 		[STRACE_E_FOREIGN - STRACE_E_BASE] =
 			"the path exists and is not a ring file this user may use",
 		[STRACE_E_BADARG - STRACE_E_BASE] = "an option is out of range",
+		[STRACE_E_BUSY - STRACE_E_BASE] =
+			"the ring's lock stayed held by another live process",
 	};
 	if (err < 0)
 		err = -err;

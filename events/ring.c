@@ -2,18 +2,26 @@
 /*
  * events/ring.c - the shared-memory event ring (see strace/ring.h).
  *
- * Protocol in brief:
- *  - A writer buffers up to BATCH events, reserves that many positions with a
- *    CAS on hdr->reserved (recording the range in its slot first, so that a
- *    crash leaves a repairable trace), copies them into the slots, waits for
- *    its turn and publishes them by storing hdr->committed = end (release).
- *    Commits therefore happen in reservation order and a reader only needs
- *    hdr->committed to know what is readable.
+ * Protocol in brief (docs/design.md states the invariants per mode):
+ *  - A writer buffers a batch of events, reserves that many positions with
+ *    a CAS on hdr->reserved (recording the range in its slot first, so that
+ *    a crash leaves a repairable trace), copies them into the slots, waits
+ *    for its turn and publishes them by storing hdr->committed = end
+ *    (release). Commits therefore happen in reservation order and a reader
+ *    only needs hdr->committed to know what is readable.
+ *  - A batch is never larger than half the ring, so that it always fits.
  *  - Lossless writers never write position p unless p < tail + capacity,
  *    where tail is the minimum cursor of the attached readers, computed
  *    under hdr->lock (the same lock a reader takes to attach).
  *  - Flight-recorder readers read in place and check afterwards, seqlock
  *    style, that no writer had reserved far enough to overwrite them.
+ *  - Archive rings never wrap: position p is slot p, the file grows, and
+ *    the capacity in the header is raised (release) before any position
+ *    beyond the old one is committed, so a reader that loads committed
+ *    and then the capacity finds the file long enough. A process maps the
+ *    file anew, beside its old mappings, when the file outgrows them: a
+ *    mapping is never moved or unmapped before the ring is closed, so
+ *    batches and strings handed out stay valid.
  *  - Sleeping uses futexes, only after a short spin, and with timeouts so
  *    that a dead peer is noticed: a dead writer's reserved range is filled
  *    with a LOST event and committed by whoever is stuck behind it; a dead
@@ -23,11 +31,13 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -44,20 +54,42 @@
 #define WAIT_SLICE_MS 50     /* longest single futex sleep */
 #define LIVENESS_EVERY_MS 200 /* how often waiters check for dead peers */
 #define READER_SPIN 4000     /* polls of committed before a reader sleeps */
+#define WAIT_NOTICE_MS 1000  /* a lossless writer's wait that is noticed */
+#define LOCK_STEAL_MS 100    /* a holder this long is checked for life */
+#define LOCK_GIVEUP_MS 3000  /* a live holder this long: -STRACE_E_BUSY */
+/* An archive is mapped with room for this many times its events, so that
+ * it can grow several times before a process needs another mapping. */
+#define ARCHIVE_RESERVE 8
+
+/* One mapping of the whole file, from offset 0. */
+struct ring_map {
+	uint8_t *base;
+	size_t len;               /* bytes mapped (archive: beyond the file) */
+	struct strace_event *ev;  /* slot 0 */
+	uint64_t slots;           /* event slots the mapping covers */
+	struct ring_map *older;   /* kept mapped until the ring is closed */
+};
 
 struct strace_ring {
 	int fd;
-	uint8_t *map;
-	size_t map_size;
-	struct ring_hdr *h;
-	struct strace_event *ev;
+	struct ring_hdr *h; /* in the first mapping, which never moves */
 	uint8_t *strings;
-	uint64_t cap, mask;
 	uint64_t strings_size;
+	uint64_t events_offset;
+	int mode;
+	/* lossless and flight: the fixed capacity and its slots */
+	uint64_t cap, mask;
+	struct strace_event *ev;
+	/* archive: the newest mapping, and the positions known to lie inside
+	 * the file (checked against fstat, or grown by this process) */
+	_Atomic(struct ring_map *) cur;
+	_Atomic uint64_t file_cap;
+	pthread_mutex_t grow; /* archive: growing the file, adding mappings */
+	void (*wait_fn)(void *, const struct strace_ring_wait *);
+	void *wait_arg;
 	/* bytes of the table known to have pages (threads of one process
 	 * may add strings at once: a race only repeats a fallocate) */
 	_Atomic uint64_t strings_backed;
-	int mode;
 	char path[];
 };
 
@@ -83,6 +115,8 @@ struct strace_writer {
 	struct strace_ring *ring;
 	int idx; /* our slot: ring->h->writers[idx]; -1 until taken */
 	uint64_t bound; /* positions below this may be written (lossless) */
+	unsigned nlive;    /* live readers when the bound was computed */
+	uint32_t slow_pid; /* the one furthest behind */
 	int (*stop)(void *);
 	void *stop_arg;
 	struct strace_event batch[BATCH_ARCHIVE];
@@ -95,7 +129,6 @@ struct strace_reader {
 	uint64_t lost;
 };
 
-/* Slots are found by index: an archive's mapping may move when it grows. */
 static inline struct ring_wslot *wslot(const struct strace_writer *w)
 {
 	return &w->ring->h->writers[w->idx];
@@ -172,13 +205,15 @@ static uint64_t proc_starttime(uint32_t pid)
 }
 
 /* Whether the process that registered (pid, starttime) still runs. A
- * zombie (killed, not yet reaped) is dead: it will never read or write. */
+ * zombie (killed, not yet reaped) is dead: it will never read or write.
+ * A pid no process can have (a hostile or damaged file: 0xffffffff would
+ * make kill() signal every process) is dead too. */
 static int proc_alive(uint32_t pid, uint64_t starttime)
 {
 	char state;
 	uint64_t st;
 
-	if (pid == 0)
+	if (pid == 0 || pid >= (1u << LOCK_PID_BITS))
 		return 0;
 	if ((pid_t)pid == getpid())
 		return 1;
@@ -188,37 +223,75 @@ static int proc_alive(uint32_t pid, uint64_t starttime)
 		return 1; /* exists but /proc is hidden: assume alive */
 	if (state == 'Z' || state == 'X')
 		return 0;
-	return starttime == 0 || st == starttime; /* else: pid reused */
+	return st == starttime; /* else: the pid names another process now */
 }
 
-/* hdr->lock: a pid-owned spin lock, stolen from a dead owner. Held only for
- * short scans of the slot tables. */
-static void ring_lock(struct ring_hdr *h)
+/* This process's identity in lock words: (start time, pid). Computed
+ * again after a fork. */
+static uint64_t self_owner(void)
 {
-	uint32_t me = (uint32_t)getpid();
-	uint64_t t0 = 0;
+	static _Atomic uint64_t cached;
+	uint32_t pid = (uint32_t)getpid();
+	uint64_t o = atomic_load_explicit(&cached, memory_order_relaxed);
+
+	if ((o & ((1u << LOCK_PID_BITS) - 1)) != pid) {
+		uint64_t st = proc_starttime(pid) &
+			      ((1ull << (64 - LOCK_PID_BITS)) - 1);
+		o = st << LOCK_PID_BITS | pid;
+		atomic_store_explicit(&cached, o, memory_order_relaxed);
+	}
+	return o;
+}
+
+static int owner_alive(uint64_t owner)
+{
+	uint32_t pid = (uint32_t)(owner & ((1u << LOCK_PID_BITS) - 1));
+
+	if ((pid_t)pid == getpid())
+		return owner == self_owner(); /* a thread of ours holds it */
+	return proc_alive(pid, owner >> LOCK_PID_BITS);
+}
+
+/*
+ * hdr->lock: a spin lock owned by a process, (start time, pid), held only
+ * for short scans of the slot tables. A holder that died (or whose pid now
+ * names another process) is taken over; a live holder that keeps it for
+ * LOCK_GIVEUP_MS (stopped, or a hostile file) makes this fail with
+ * -STRACE_E_BUSY instead of spinning forever.
+ */
+static int ring_lock(struct ring_hdr *h)
+{
+	uint64_t me = self_owner(), seen = 0, since = 0;
+
 	for (unsigned spins = 0;; spins++) {
-		uint32_t owner = 0;
+		uint64_t owner = 0;
 		if (atomic_compare_exchange_weak_explicit(
 			    &h->lock, &owner, me, memory_order_acquire,
 			    memory_order_relaxed))
-			return;
+			return 0;
 		if (spins < 1000) {
 			cpu_relax();
 			continue;
 		}
-		sched_yield();
-		if (!t0)
-			t0 = now_ms();
-		if (now_ms() - t0 > 100 && owner != me &&
-		    !proc_alive(owner, 0)) {
-			/* Owner died holding it: take it over. */
+		uint64_t t = now_ms();
+		if (owner != seen) { /* a new holder: give it its time */
+			seen = owner;
+			since = t;
+		}
+		if (owner && t - since >= LOCK_STEAL_MS && !owner_alive(owner)) {
+			/* The holder died holding it: take it over. */
 			if (atomic_compare_exchange_strong_explicit(
 				    &h->lock, &owner, me, memory_order_acquire,
 				    memory_order_relaxed))
-				return;
-			t0 = 0;
+				return 0;
+			continue;
 		}
+		if (owner && t - since >= LOCK_GIVEUP_MS)
+			return -STRACE_E_BUSY;
+		if (spins < 2000)
+			sched_yield();
+		else
+			usleep(1000);
 	}
 }
 
@@ -277,15 +350,76 @@ static struct strace_ring *ring_alloc(const char *path)
 		return NULL;
 	memcpy(r->path, path, plen + 1);
 	r->fd = -1;
+	pthread_mutex_init(&r->grow, NULL);
 	return r;
 }
 
-static void ring_set_views(struct strace_ring *r)
+static void ring_free(struct strace_ring *r)
 {
-	r->h = (struct ring_hdr *)(void *)r->map;
-	r->strings = r->map + r->h->strings_offset;
-	r->ev = (struct strace_event *)(void *)(r->map + r->h->events_offset);
-	r->mask = r->cap - 1;
+	struct ring_map *m = atomic_load_explicit(&r->cur, memory_order_relaxed);
+
+	while (m) {
+		struct ring_map *older = m->older;
+		munmap(m->base, m->len);
+		free(m);
+		m = older;
+	}
+	if (r->fd >= 0)
+		close(r->fd);
+	pthread_mutex_destroy(&r->grow);
+	free(r);
+}
+
+/* Bytes of the file up to the end of slot count. */
+static uint64_t file_bytes(const struct strace_ring *r, uint64_t slots)
+{
+	return r->events_offset + slots * STRACE_EVENT_SIZE;
+}
+
+/*
+ * Map the whole file, covering at least slots event slots: an archive's
+ * mapping reaches ARCHIVE_RESERVE times further, past the end of the file
+ * (pages there are never touched: positions past the file's capacity are
+ * never committed). The new mapping becomes ring->cur; the older ones stay.
+ * Returns 0 or -errno.
+ */
+static int add_map(struct strace_ring *r, uint64_t slots)
+{
+	uint64_t reach = slots;
+	struct ring_map *m = malloc(sizeof(*m));
+
+	if (!m)
+		return -ENOMEM;
+	if (r->mode == STRACE_RING_ARCHIVE)
+		reach = slots > RING_MAX_CAPACITY / ARCHIVE_RESERVE
+				? RING_MAX_CAPACITY
+				: slots * ARCHIVE_RESERVE;
+	m->len = (size_t)round_up(file_bytes(r, reach), 4096);
+	m->base = mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd,
+		       0);
+	if (m->base == MAP_FAILED && reach > slots) { /* no room to spare */
+		reach = slots;
+		m->len = (size_t)round_up(file_bytes(r, reach), 4096);
+		m->base = mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			       r->fd, 0);
+	}
+	if (m->base == MAP_FAILED) {
+		int err = -errno;
+		free(m);
+		return err;
+	}
+	m->ev = (struct strace_event *)(void *)(m->base + r->events_offset);
+	m->slots = reach;
+	m->older = atomic_load_explicit(&r->cur, memory_order_relaxed);
+	if (!m->older) {
+		r->h = (struct ring_hdr *)(void *)m->base;
+		r->strings = m->base + RING_HDR_SIZE;
+		r->ev = m->ev;
+	}
+	/* Release: the fields above before the pointer (pairs with the
+	 * acquire loads of cur). */
+	atomic_store_explicit(&r->cur, m, memory_order_release);
+	return 0;
 }
 
 int strace_ring_create(const char *path, const struct strace_ring_opts *opts,
@@ -307,7 +441,7 @@ int strace_ring_create(const char *path, const struct strace_ring_opts *opts,
 				     : STRACE_RING_DEFAULT_CAPACITY;
 	if (!o.strings_size)
 		o.strings_size = STRACE_RING_DEFAULT_STRINGS;
-	if (!is_pow2(o.capacity) || o.capacity < RING_MIN_CAPACITY ||
+	if (!is_pow2(o.capacity) || o.capacity < STRACE_RING_MIN_CAPACITY ||
 	    o.capacity > RING_MAX_CAPACITY || o.strings_size > RING_MAX_STRINGS ||
 	    o.mode < STRACE_RING_LOSSLESS || o.mode > STRACE_RING_ARCHIVE)
 		return -STRACE_E_BADARG;
@@ -329,47 +463,48 @@ int strace_ring_create(const char *path, const struct strace_ring_opts *opts,
 		if (err == -EEXIST && lstat(path, &st) == 0 &&
 		    S_ISLNK(st.st_mode))
 			err = -ELOOP;
-		free(r);
+		ring_free(r);
 		return err;
 	}
 
-	uint64_t strings_size = round_up(o.strings_size, 4096);
-	uint64_t events_offset = RING_HDR_SIZE + strings_size;
-	uint64_t file_size = events_offset + o.capacity * STRACE_EVENT_SIZE;
+	r->strings_size = round_up(o.strings_size, 4096);
+	r->events_offset = RING_HDR_SIZE + r->strings_size;
+	r->mode = o.mode;
+	r->cap = o.capacity;
+	r->mask = r->cap - 1;
+	uint64_t file_size = file_bytes(r, o.capacity);
 
 	/* Pages now for the header, the first step of the string table and
 	 * the events (unless no_populate); the rest of the string table as
 	 * it fills (strace_ring_add_string). */
-	uint64_t strings_first =
-		strings_size < STRINGS_STEP ? strings_size : STRINGS_STEP;
+	uint64_t strings_first = r->strings_size < STRINGS_STEP
+					 ? r->strings_size
+					 : STRINGS_STEP;
 	err = 0;
 	if (ftruncate(r->fd, (off_t)file_size) < 0 ||
 	    (err = back(r->fd, 0, RING_HDR_SIZE + strings_first)) < 0 ||
 	    (!o.no_populate &&
-	     (err = back(r->fd, events_offset, file_size - events_offset)) <
-		     0)) {
+	     (err = back(r->fd, r->events_offset,
+			 file_size - r->events_offset)) < 0)) {
 		if (!err)
 			err = -errno;
 		goto fail;
 	}
 	atomic_store_explicit(&r->strings_backed, strings_first,
 			      memory_order_relaxed);
-	r->map = mmap(NULL, file_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		      r->fd, 0);
-	if (r->map == MAP_FAILED) {
-		r->map = NULL;
-		err = -errno;
+	err = add_map(r, o.capacity);
+	if (err < 0)
 		goto fail;
-	}
-	r->map_size = file_size;
+	atomic_store_explicit(&r->file_cap, o.capacity, memory_order_relaxed);
 #ifdef MADV_POPULATE_WRITE
 	/* Map the events' pages in, writable, once: the first store to a
-	 * fresh tmpfs page costs about a microsecond. */
-	if (!o.no_populate)
-		(void)madvise(r->map + events_offset, file_size - events_offset,
+	 * fresh tmpfs page costs about a microsecond. An archive's slots are
+	 * written with pwrite() instead. */
+	if (!o.no_populate && o.mode != STRACE_RING_ARCHIVE)
+		(void)madvise(r->ev, file_size - r->events_offset,
 			      MADV_POPULATE_WRITE);
 #endif
-	struct ring_hdr *h = (struct ring_hdr *)(void *)r->map;
+	struct ring_hdr *h = r->h;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	h->version = STRACE_RING_VERSION;
@@ -378,8 +513,8 @@ int strace_ring_create(const char *path, const struct strace_ring_opts *opts,
 	h->mode = (uint32_t)o.mode;
 	atomic_store_explicit(&h->capacity, o.capacity, memory_order_relaxed);
 	h->strings_offset = RING_HDR_SIZE;
-	h->strings_size = strings_size;
-	h->events_offset = events_offset;
+	h->strings_size = r->strings_size;
+	h->events_offset = r->events_offset;
 	atomic_store_explicit(&h->file_size, file_size, memory_order_relaxed);
 	h->creator_pid = (uint64_t)getpid();
 	h->creator_starttime = proc_starttime((uint32_t)getpid());
@@ -389,17 +524,11 @@ int strace_ring_create(const char *path, const struct strace_ring_opts *opts,
 	 * magic and says so. Pairs with the acquire fence in ring_validate. */
 	atomic_thread_fence(memory_order_release);
 	memcpy(h->magic, STRACE_RING_MAGIC, 8);
-
-	r->cap = o.capacity;
-	r->strings_size = strings_size;
-	r->mode = o.mode;
-	ring_set_views(r);
 	*out = r;
 	return 0;
 fail:
-	close(r->fd);
 	unlink(path);
-	free(r);
+	ring_free(r);
 	return err;
 }
 
@@ -419,7 +548,7 @@ static int ring_validate(const struct ring_hdr *h, uint64_t st_size)
 	uint64_t cap = atomic_load_explicit(&h->capacity, memory_order_acquire);
 	if (h->header_size != RING_HDR_SIZE ||
 	    h->event_size != STRACE_EVENT_SIZE || h->mode > STRACE_RING_ARCHIVE ||
-	    !is_pow2(cap) || cap < RING_MIN_CAPACITY ||
+	    !is_pow2(cap) || cap < STRACE_RING_MIN_CAPACITY ||
 	    cap > RING_MAX_CAPACITY || h->strings_offset != RING_HDR_SIZE ||
 	    h->strings_size > RING_MAX_STRINGS || h->strings_size % 4096 ||
 	    h->events_offset != RING_HDR_SIZE + h->strings_size)
@@ -440,7 +569,7 @@ int strace_ring_open(const char *path, struct strace_ring **out)
 	r = ring_alloc(path);
 	if (!r)
 		return -ENOMEM;
-	r->fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	r->fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (r->fd < 0) {
 		err = -errno;
 		goto fail;
@@ -465,43 +594,30 @@ int strace_ring_open(const char *path, struct strace_ring **out)
 	err = ring_validate(&hcopy, (uint64_t)st.st_size);
 	if (err < 0)
 		goto fail;
-	uint64_t cap = atomic_load_explicit(&hcopy.capacity,
-					    memory_order_relaxed);
-	r->map_size = hcopy.events_offset + cap * STRACE_EVENT_SIZE;
-	r->map = mmap(NULL, r->map_size, PROT_READ | PROT_WRITE,
-		      MAP_SHARED | MAP_POPULATE, r->fd, 0);
-	if (r->map == MAP_FAILED) {
-		r->map = NULL;
-		err = -errno;
-		goto fail;
-	}
 	/* The live header may change under us (hostile or concurrent); only
-	 * the validated copy's layout fields are used from here on. */
-	r->cap = cap;
+	 * the validated copy's layout fields are used from here on. No page
+	 * is faulted in before it is read: a sparse file that claims a huge
+	 * capacity costs nothing until its events are read. */
+	r->cap = atomic_load_explicit(&hcopy.capacity, memory_order_relaxed);
+	r->mask = r->cap - 1;
 	r->strings_size = hcopy.strings_size;
+	r->events_offset = hcopy.events_offset;
 	r->mode = (int)hcopy.mode;
-	r->h = (struct ring_hdr *)(void *)r->map;
-	r->strings = r->map + hcopy.strings_offset;
-	r->ev = (struct strace_event *)(void *)(r->map + hcopy.events_offset);
-	r->mask = cap - 1;
+	err = add_map(r, r->cap);
+	if (err < 0)
+		goto fail;
+	atomic_store_explicit(&r->file_cap, r->cap, memory_order_relaxed);
 	*out = r;
 	return 0;
 fail:
-	if (r->fd >= 0)
-		close(r->fd);
-	free(r);
+	ring_free(r);
 	return err;
 }
 
 void strace_ring_close(struct strace_ring *ring)
 {
-	if (!ring)
-		return;
-	if (ring->map)
-		munmap(ring->map, ring->map_size);
-	if (ring->fd >= 0)
-		close(ring->fd);
-	free(ring);
+	if (ring)
+		ring_free(ring);
 }
 
 const char *strace_ring_path(const struct strace_ring *ring)
@@ -509,54 +625,97 @@ const char *strace_ring_path(const struct strace_ring *ring)
 	return ring->path;
 }
 
-/* Archive mode: remap when the file has grown (reader side), or grow it
- * (writer side, need > 0: positions that must fit). */
-static int ring_resize(struct strace_ring *r, uint64_t need)
+/*
+ * Archive, reader side: make positions below need readable. need comes
+ * from a committed value loaded (acquire) before this call; the writer
+ * raised the capacity before committing it, so the header's capacity
+ * covers it, and the file must be that long. Maps the file anew when it
+ * has outgrown this process's mappings.
+ * Returns 0, -STRACE_E_CORRUPT (committed beyond the capacity),
+ * -STRACE_E_TRUNCATED (the file is shorter than its capacity), -errno.
+ */
+static int archive_sync(struct strace_ring *r, uint64_t need)
 {
-	uint64_t cap = atomic_load_explicit(&r->h->capacity,
-					    memory_order_acquire);
-	if (need) {
-		cap = r->cap;
-		while (cap < need) {
-			if (cap >= RING_MAX_CAPACITY)
-				return -STRACE_E_FULL;
+	int rc = 0;
+
+	pthread_mutex_lock(&r->grow);
+	if (need > atomic_load_explicit(&r->file_cap, memory_order_relaxed)) {
+		uint64_t cap = atomic_load_explicit(&r->h->capacity,
+						    memory_order_acquire);
+		struct stat st;
+
+		if (!is_pow2(cap) || cap > RING_MAX_CAPACITY || cap < need)
+			rc = -STRACE_E_CORRUPT;
+		else if (fstat(r->fd, &st) < 0)
+			rc = -errno;
+		else if ((uint64_t)st.st_size < file_bytes(r, cap))
+			rc = -STRACE_E_TRUNCATED;
+		else
+			atomic_store_explicit(&r->file_cap, cap,
+					      memory_order_relaxed);
+	}
+	if (!rc && need > atomic_load_explicit(&r->cur, memory_order_relaxed)
+				  ->slots)
+		rc = add_map(r, atomic_load_explicit(&r->file_cap,
+						     memory_order_relaxed));
+	pthread_mutex_unlock(&r->grow);
+	return rc;
+}
+
+/*
+ * Archive, writer side: make the file hold positions below end (the
+ * capacity doubles until it does). Threads of this process are kept apart
+ * by ring->grow, processes by flock(), so that the file only ever grows.
+ * The header's capacity is raised (release) after the file has grown and
+ * before the caller commits anything beyond the old capacity.
+ * Returns 0, -STRACE_E_FULL (past RING_MAX_CAPACITY), -errno.
+ */
+static int archive_grow(struct strace_ring *r, uint64_t end)
+{
+	struct ring_hdr *h = r->h;
+	int rc = 0;
+
+	if (end <= atomic_load_explicit(&r->file_cap, memory_order_relaxed))
+		return 0;
+	pthread_mutex_lock(&r->grow);
+	uint64_t cap = atomic_load_explicit(&r->file_cap, memory_order_relaxed);
+	if (end > cap) {
+		while (flock(r->fd, LOCK_EX) < 0)
+			if (errno != EINTR)
+				break; /* no locks here: threads are still apart */
+		uint64_t hcap = atomic_load_explicit(&h->capacity,
+						     memory_order_acquire);
+		if (is_pow2(hcap) && hcap <= RING_MAX_CAPACITY && hcap > cap)
+			cap = hcap; /* another process grew it */
+		while (cap < end) {
+			if (cap >= RING_MAX_CAPACITY) {
+				rc = -STRACE_E_FULL;
+				break;
+			}
 			cap *= 2;
 		}
-	}
-	if (cap <= r->cap)
-		return 0;
-	if (!is_pow2(cap) || cap > RING_MAX_CAPACITY)
-		return -STRACE_E_CORRUPT;
-	uint64_t events_offset = (uint64_t)((uint8_t *)r->ev - r->map);
-	uint64_t strings_offset = (uint64_t)(r->strings - r->map);
-	uint64_t size = events_offset + cap * STRACE_EVENT_SIZE;
-	if (need) {
-		if (ftruncate(r->fd, (off_t)size) < 0)
-			return -errno;
-	} else {
 		struct stat st;
-		if (fstat(r->fd, &st) < 0)
-			return -errno;
-		if ((uint64_t)st.st_size < size)
-			return -STRACE_E_TRUNCATED;
+		uint64_t size = file_bytes(r, cap);
+		if (!rc && fstat(r->fd, &st) < 0)
+			rc = -errno;
+		if (!rc && (uint64_t)st.st_size < size &&
+		    ftruncate(r->fd, (off_t)size) < 0)
+			rc = -errno;
+		if (!rc) {
+			if (atomic_load_explicit(&h->capacity,
+						 memory_order_relaxed) < cap) {
+				atomic_store_explicit(&h->file_size, size,
+						      memory_order_relaxed);
+				atomic_store_explicit(&h->capacity, cap,
+						      memory_order_release);
+			}
+			atomic_store_explicit(&r->file_cap, cap,
+					      memory_order_relaxed);
+		}
+		flock(r->fd, LOCK_UN);
 	}
-	void *m = mremap(r->map, r->map_size, size, MREMAP_MAYMOVE);
-	if (m == MAP_FAILED)
-		return -errno;
-	r->map = m;
-	r->map_size = size;
-	r->h = (struct ring_hdr *)m;
-	r->strings = r->map + strings_offset;
-	r->ev = (struct strace_event *)(void *)(r->map + events_offset);
-	r->cap = cap;
-	r->mask = cap - 1;
-	if (need) {
-		atomic_store_explicit(&r->h->file_size, size,
-				      memory_order_relaxed);
-		atomic_store_explicit(&r->h->capacity, cap,
-				      memory_order_release);
-	}
-	return 0;
+	pthread_mutex_unlock(&r->grow);
+	return rc;
 }
 
 /* --- liveness and repair ----------------------------------------------- */
@@ -598,21 +757,82 @@ static void wake_readers(struct ring_hdr *h)
 	futex_wake_all(&h->data_futex);
 }
 
+/* File offset of event position pos of an archive (it never wraps). */
+static off_t file_pos(const struct strace_ring *r, uint64_t pos)
+{
+	return (off_t)file_bytes(r, pos);
+}
+
+static int pwrite_all(int fd, const void *buf, size_t len, off_t off)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t k = pwrite(fd, p, len, off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k < 0 ? -errno : -EIO;
+		p += k;
+		len -= (size_t)k;
+		off += k;
+	}
+	return 0;
+}
+
 /*
- * If the commit order is stuck behind a writer that died between reserving
- * and committing, fill its range with one LOST event (and PADs) and commit
- * it, so that nobody waits forever. Returns 1 if it repaired something.
+ * Flight mode: a reader may be copying the slots a writer overwrites (it
+ * finds out afterwards, seqlock style). Both sides use relaxed atomic
+ * 8-byte accesses (strace_batch_copy on the reader's side), so that the
+ * overlap is a race the protocol detects, not undefined behaviour.
  */
-static int repair_dead_writer(struct strace_ring *r)
+static void store_words(struct strace_event *dst, const struct strace_event *src,
+			uint64_t n)
+{
+	uint64_t *d = (uint64_t *)(void *)dst;
+	const uint64_t *s = (const uint64_t *)(const void *)src;
+
+	for (uint64_t i = 0; i < n * (STRACE_EVENT_SIZE / 8); i++)
+		__atomic_store_n(&d[i], s[i], __ATOMIC_RELAXED);
+}
+
+void strace_batch_copy(struct strace_event *dst, const struct strace_batch *b)
+{
+	uint64_t *d = (uint64_t *)(void *)dst;
+	const uint64_t *s = (const uint64_t *)(const void *)b->ev;
+
+	for (size_t i = 0; i < b->n * (STRACE_EVENT_SIZE / 8); i++)
+		d[i] = __atomic_load_n(&s[i], __ATOMIC_RELAXED);
+}
+
+/* Write n events (n <= the batch limit) at positions pos... */
+static int put_events(struct strace_ring *r, uint64_t pos,
+		      const struct strace_event *ev, uint64_t n)
+{
+	if (r->mode == STRACE_RING_ARCHIVE)
+		return pwrite_all(r->fd, ev, n * sizeof(*ev), file_pos(r, pos));
+
+	uint64_t i = pos & r->mask;
+	uint64_t first = r->cap - i < n ? r->cap - i : n;
+	if (r->mode == STRACE_RING_FLIGHT) {
+		store_words(&r->ev[i], ev, first);
+		store_words(r->ev, ev + first, n - first);
+	} else {
+		memcpy(&r->ev[i], ev, first * sizeof(*ev));
+		memcpy(r->ev, ev + first, (n - first) * sizeof(*ev));
+	}
+	return 0;
+}
+
+/* The writer slot whose owner died holding the range that starts at the
+ * committed position c, with the range's end; NULL if there is none, or
+ * if that range's owner is alive (only slow). */
+static struct ring_wslot *dead_range(struct strace_ring *r, uint64_t c,
+				     uint64_t res, uint64_t *end)
 {
 	struct ring_hdr *h = r->h;
-	uint64_t c = atomic_load_explicit(&h->committed, memory_order_acquire);
-	uint64_t res = atomic_load_explicit(&h->reserved, memory_order_acquire);
 	struct ring_wslot *victim = NULL;
-	uint64_t end = 0;
 
-	if (res <= c)
-		return 0;
 	for (int i = 0; i < STRACE_RING_MAX_WRITERS; i++) {
 		struct ring_wslot *s = &h->writers[i];
 		uint32_t st = atomic_load_explicit(&s->state,
@@ -624,39 +844,80 @@ static int repair_dead_writer(struct strace_ring *r)
 					 memory_order_acquire) != c)
 			continue;
 		if (st == SLOT_LIVE && proc_alive(s->pid, s->starttime))
-			return 0; /* its owner is alive: just slow */
+			return NULL; /* the range's owner (or a writer that
+				      * meant to take it) is alive */
 		uint64_t e = atomic_load_explicit(&s->flight_end,
 						  memory_order_acquire);
-		if (e > c && e <= res && e - c <= r->cap) {
+		/* no writer reserves more than one batch */
+		if (e > c && e <= res && e - c <= BATCH_ARCHIVE) {
+			*end = e;
 			victim = s;
-			end = e;
 		}
 	}
-	if (!victim)
+	return victim;
+}
+
+/*
+ * If the commit order is stuck behind a writer that died between reserving
+ * and committing, fill its range with one LOST event (and PADs) and commit
+ * it, so that nobody waits forever. Repairers take hdr->lock, so that one
+ * fills the range while no reader can be reading it yet. Returns 1 if it
+ * repaired something.
+ */
+static int repair_dead_writer(struct strace_ring *r)
+{
+	struct ring_hdr *h = r->h;
+	uint64_t c = atomic_load_explicit(&h->committed, memory_order_acquire);
+	uint64_t res = atomic_load_explicit(&h->reserved, memory_order_acquire);
+	uint64_t end = 0;
+	int done = 0;
+
+	if (res <= c || !dead_range(r, c, res, &end) || ring_lock(h) < 0)
 		return 0;
-	atomic_store_explicit(&victim->state, SLOT_DEAD, memory_order_release);
-	/* The dead writer's slots may hold anything: mark the whole range. */
-	for (uint64_t p = c; p < end; p++) {
-		struct strace_event *e = &r->ev[p & r->mask];
-		memset(e, 0, sizeof(*e));
-		if (p == c) {
-			e->type = STRACE_EV_LOST;
-			e->flags = STRACE_LOST_WRITER;
-			e->a = end - c;
-			e->b = c;
-		}
-	}
-	/* Release: the fill above is visible before the new committed value
-	 * (pairs with the acquire load of committed in strace_reader_next). */
-	if (atomic_compare_exchange_strong_explicit(&h->committed, &c, end,
-						    memory_order_release,
-						    memory_order_relaxed)) {
-		atomic_store_explicit(&victim->flight, FLIGHT_NONE,
+	struct ring_wslot *victim = NULL;
+	if (atomic_load_explicit(&h->committed, memory_order_acquire) == c)
+		victim = dead_range(r, c, res, &end);
+	if (victim) {
+		struct strace_event fill[64];
+		int rc = r->mode == STRACE_RING_ARCHIVE ? archive_grow(r, end)
+							: 0;
+
+		atomic_store_explicit(&victim->state, SLOT_DEAD,
 				      memory_order_release);
-		wake_readers(h);
-		return 1;
+		/* The dead writer's slots may hold anything: mark the whole
+		 * range, PADs after the LOST event. */
+		memset(fill, 0, sizeof(fill));
+		fill[0].type = STRACE_EV_LOST;
+		fill[0].flags = STRACE_LOST_WRITER;
+		fill[0].a = end - c;
+		fill[0].b = c;
+		for (uint64_t p = c, k; p < end && !rc; p += k) {
+			k = end - p < 64 ? end - p : 64;
+			rc = put_events(r, p, fill, k);
+			memset(fill, 0, sizeof(fill[0]));
+		}
+		uint64_t mine = end;
+		if (!rc) {
+			/* Release: the fill above is visible before the new
+			 * committed value (pairs with the acquire load of
+			 * committed in strace_reader_next). */
+			atomic_store_explicit(&h->committed, end,
+					      memory_order_release);
+			done = 1;
+		} else if (atomic_compare_exchange_strong(&h->reserved, &mine,
+							  c)) {
+			/* No room for the marker (a full file system) and
+			 * nobody reserved after it: give the range back. */
+			done = 1;
+		}
+		if (done)
+			atomic_store_explicit(&victim->flight, FLIGHT_NONE,
+					      memory_order_release);
 	}
-	return 0;
+	ring_unlock(h);
+	if (done)
+		wake_readers(h);
+	return done;
 }
 
 /* --- string table ------------------------------------------------------ */
@@ -794,19 +1055,20 @@ int strace_ring_sync_strings(struct strace_ring *dst,
 int strace_ring_stat(struct strace_ring *ring, struct strace_ring_stat *st)
 {
 	struct ring_hdr *h = ring->h;
+	uint64_t cap = ring->cap;
 	unsigned dead = 0;
 
 	if (ring->mode == STRACE_RING_ARCHIVE) {
-		int rc = ring_resize(ring, 0);
+		cap = atomic_load_explicit(&h->capacity, memory_order_acquire);
+		int rc = archive_sync(ring, cap);
 		if (rc < 0)
 			return rc;
-		h = ring->h;
 	}
 	memset(st, 0, sizeof(*st));
 	st->version = h->version;
 	st->mode = ring->mode;
-	st->capacity = ring->cap;
-	st->file_size = ring->map_size;
+	st->capacity = cap;
+	st->file_size = file_bytes(ring, cap);
 	st->reserved = atomic_load(&h->reserved);
 	st->committed = atomic_load(&h->committed);
 	st->tail = atomic_load(&h->tail);
@@ -827,6 +1089,8 @@ int strace_ring_stat(struct strace_ring *ring, struct strace_ring_stat *st)
 	st->created_ns = h->created_ns;
 	uint32_t opened = atomic_load(&h->writers_opened);
 	st->closed = opened > 0 && atomic_load(&h->writers_closed) == opened;
+	st->lock_pid = (uint32_t)(atomic_load(&h->lock) &
+				  ((1u << LOCK_PID_BITS) - 1));
 	return 0;
 }
 
@@ -871,7 +1135,11 @@ int strace_writer_open(struct strace_ring *ring, struct strace_writer **out)
 		if (st == SLOT_DEAD &&
 		    atomic_load_explicit(&s->flight, memory_order_acquire))
 			continue; /* still holds a range to repair */
-		ring_lock(h);
+		int rc = ring_lock(h);
+		if (rc < 0) {
+			free(w);
+			return rc;
+		}
 		st = atomic_load_explicit(&s->state, memory_order_relaxed);
 		if (st == SLOT_FREE || st == SLOT_CLOSED ||
 		    (st == SLOT_DEAD && !atomic_load(&s->flight))) {
@@ -891,10 +1159,22 @@ int strace_writer_open(struct strace_ring *ring, struct strace_writer **out)
 	}
 	atomic_fetch_add(&h->writers_opened, 1);
 	w->buf.pos = w->batch;
+	/* A batch is at most half the ring: it always fits, and a lossless
+	 * writer can fill one half while a reader drains the other. */
 	w->buf.end = w->batch + (ring->mode == STRACE_RING_ARCHIVE ? BATCH_ARCHIVE
-								    : BATCH);
+				 : ring->cap / 2 < BATCH	  ? ring->cap / 2
+								  : BATCH);
 	*out = w;
 	return 0;
+}
+
+void strace_ring_set_wait_notice(struct strace_ring *ring,
+				 void (*fn)(void *arg,
+					    const struct strace_ring_wait *w),
+				 void *arg)
+{
+	ring->wait_fn = fn;
+	ring->wait_arg = arg;
 }
 
 void strace_writer_set_stop(struct strace_writer *w, int (*stop)(void *),
@@ -904,8 +1184,10 @@ void strace_writer_set_stop(struct strace_writer *w, int (*stop)(void *),
 	w->stop_arg = arg;
 }
 
+/* The smallest cursor of the live readers, their number, and the pid of
+ * the reader with that cursor. */
 static uint64_t min_live_cursor(struct ring_hdr *h, int check_alive,
-				unsigned *nlive)
+				unsigned *nlive, uint32_t *slow_pid)
 {
 	uint64_t m = UINT64_MAX;
 	unsigned n = 0;
@@ -927,8 +1209,10 @@ static uint64_t min_live_cursor(struct ring_hdr *h, int check_alive,
 		 * cursor before publishing it (release in reader_publish). */
 		uint64_t c = atomic_load_explicit(&s->cursor,
 						  memory_order_acquire);
-		if (c < m)
+		if (c < m) {
 			m = c;
+			*slow_pid = s->pid;
+		}
 		n++;
 	}
 	*nlive = n;
@@ -942,9 +1226,11 @@ static int refresh_bound(struct strace_writer *w, uint64_t end, int check_alive)
 	struct ring_hdr *h = r->h;
 	unsigned nlive;
 
-	ring_lock(h);
+	if (ring_lock(h) < 0)
+		return 0; /* the lock is stuck: no room known; retried */
 	uint64_t tail = atomic_load_explicit(&h->tail, memory_order_relaxed);
-	uint64_t m = min_live_cursor(h, check_alive, &nlive);
+	uint64_t m = min_live_cursor(h, check_alive, &nlive, &w->slow_pid);
+	w->nlive = nlive;
 	if (nlive) {
 		if (m > tail)
 			tail = m;
@@ -964,9 +1250,10 @@ static int refresh_bound(struct strace_writer *w, uint64_t end, int check_alive)
 /* Lossless: wait until positions up to end may be written. */
 static int wait_space(struct strace_writer *w, uint64_t end)
 {
-	struct ring_hdr *h = w->ring->h;
-	uint64_t last_check = now_ms();
-	int rc = 0;
+	struct strace_ring *r = w->ring;
+	struct ring_hdr *h = r->h;
+	uint64_t t0 = now_ms(), last_check = t0;
+	int rc = 0, noticed = 0;
 
 	if (refresh_bound(w, end, 0))
 		return 0;
@@ -985,6 +1272,14 @@ static int wait_space(struct strace_writer *w, uint64_t end)
 		if (w->stop && w->stop(w->stop_arg)) {
 			rc = -STRACE_E_STOPPED;
 			break;
+		}
+		uint64_t t = now_ms();
+		if (!noticed && r->wait_fn && t - t0 >= WAIT_NOTICE_MS) {
+			struct strace_ring_wait wi = {end, w->nlive,
+						      w->nlive ? w->slow_pid : 0,
+						      t - t0};
+			noticed = 1;
+			r->wait_fn(r->wait_arg, &wi);
 		}
 		futex_wait(&h->space_futex, f, WAIT_SLICE_MS);
 	}
@@ -1020,30 +1315,6 @@ static void wait_turn(struct strace_ring *r, uint64_t start)
 	}
 }
 
-/* File offset of event position pos of an archive (it never wraps). */
-static off_t file_pos(const struct strace_ring *r, uint64_t pos)
-{
-	return (off_t)((uint64_t)((const uint8_t *)r->ev - r->map) +
-		       pos * STRACE_EVENT_SIZE);
-}
-
-static int pwrite_all(int fd, const void *buf, size_t len, off_t off)
-{
-	const uint8_t *p = buf;
-
-	while (len) {
-		ssize_t k = pwrite(fd, p, len, off);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return k < 0 ? -errno : -EIO;
-		p += k;
-		len -= (size_t)k;
-		off += k;
-	}
-	return 0;
-}
-
 /*
  * An archive writer's reserved range [start, end) that could not be
  * written (the file could not grow, or its pages could not be had). When
@@ -1058,12 +1329,12 @@ static int commit_lost(struct strace_writer *w, uint64_t start, uint64_t end,
 		       int rc)
 {
 	struct strace_ring *r = w->ring;
-	struct strace_event e = {STRACE_EV_LOST, STRACE_LOST_WRITER, 0, 0,
+	struct strace_event e = {STRACE_EV_LOST, STRACE_LOST_WRITE, 0, 0,
 				 end - start, start};
 	uint64_t to, mine = end;
 
 	wait_turn(r, start);
-	to = start < r->cap &&
+	to = start < atomic_load_explicit(&r->file_cap, memory_order_relaxed) &&
 		     pwrite_all(r->fd, &e, sizeof(e), file_pos(r, start)) == 0
 		     ? start + 1
 		     : start;
@@ -1123,19 +1394,13 @@ int strace_writer_flush(struct strace_writer *w)
 			      memory_order_relaxed);
 
 	if (r->mode == STRACE_RING_ARCHIVE) {
-		if (end > r->cap) {
-			rc = ring_resize(r, end);
-			h = r->h; /* the mapping may have moved */
-			slot = wslot(w);
-			if (rc < 0)
-				return commit_lost(w, start, end, rc);
-		}
 		/* An archive's slots are fresh pages: pwrite() fills them
 		 * about twice as fast as stores into the mapping (no page
 		 * fault each), and a full file system is -ENOSPC here, not
 		 * SIGBUS at a store. */
-		rc = pwrite_all(r->fd, w->batch, n * sizeof(struct strace_event),
-				file_pos(r, start));
+		rc = archive_grow(r, end);
+		if (rc == 0)
+			rc = put_events(r, start, w->batch, n);
 		if (rc < 0)
 			return commit_lost(w, start, end, rc);
 	} else {
@@ -1143,13 +1408,7 @@ int strace_writer_flush(struct strace_writer *w)
 		 * slot is overwritten (pairs with the acquire fence in
 		 * reader_release). */
 		atomic_thread_fence(memory_order_release);
-
-		uint64_t i = start & r->mask;
-		uint64_t first = r->cap - i < n ? r->cap - i : n;
-		memcpy(&r->ev[i], w->batch, first * sizeof(struct strace_event));
-		if (first < n)
-			memcpy(&r->ev[0], w->batch + first,
-			       (n - first) * sizeof(struct strace_event));
+		put_events(r, start, w->batch, n);
 	}
 
 	wait_turn(r, start);
@@ -1200,17 +1459,14 @@ int strace_reader_open(struct strace_ring *ring, int from_end,
 		return -ENOMEM;
 	r->ring = ring;
 	r->idx = -1;
-	if (ring->mode == STRACE_RING_ARCHIVE) {
-		int rc = ring_resize(ring, 0);
-		if (rc < 0) {
-			free(r);
-			return rc;
-		}
-	}
 	/* Under the lock, so that a lossless writer computing its bound either
 	 * sees this reader's slot or has already published a tail we start
 	 * at (refresh_bound takes the same lock). */
-	ring_lock(h);
+	int rc = ring_lock(h);
+	if (rc < 0) {
+		free(r);
+		return rc;
+	}
 	for (int i = 0; i < STRACE_RING_MAX_READERS; i++) {
 		struct ring_rslot *s = &h->readers[i];
 		uint32_t st = atomic_load(&s->state);
@@ -1220,6 +1476,8 @@ int strace_reader_open(struct strace_ring *ring, int from_end,
 		uint64_t start;
 		if (from_end) {
 			start = c;
+		} else if (ring->mode == STRACE_RING_ARCHIVE) {
+			start = 0; /* the file keeps every event */
 		} else if (ring->mode == STRACE_RING_LOSSLESS) {
 			start = atomic_load(&h->tail);
 			if (c > ring->cap && start < c - ring->cap)
@@ -1231,7 +1489,7 @@ int strace_reader_open(struct strace_ring *ring, int from_end,
 		if (start > c)
 			start = c;
 		s->pid = (uint32_t)getpid();
-		s->starttime = proc_starttime(s->pid);
+		s->starttime = self_owner() >> LOCK_PID_BITS;
 		atomic_store(&s->lost, 0);
 		atomic_store(&s->cursor, start);
 		atomic_store(&s->state, SLOT_LIVE);
@@ -1262,12 +1520,16 @@ void strace_reader_close(struct strace_reader *r)
 	if (!r)
 		return;
 	struct ring_hdr *h = r->ring->h;
-	ring_lock(h);
-	if (atomic_load(&rslot(r)->state) == SLOT_LIVE)
+	/* No lock: a writer computing its bound either counts this reader's
+	 * cursor or not, and both are safe once it no longer reads. CAS: a
+	 * writer may have marked it dead meanwhile (and counted that). */
+	uint32_t live = SLOT_LIVE;
+	if (atomic_compare_exchange_strong(&rslot(r)->state, &live,
+					   SLOT_CLOSED))
 		atomic_fetch_sub(&h->readers_live, 1);
-	atomic_store_explicit(&rslot(r)->state, SLOT_CLOSED,
-			      memory_order_release);
-	ring_unlock(h);
+	else
+		atomic_store_explicit(&rslot(r)->state, SLOT_CLOSED,
+				      memory_order_release);
 	atomic_fetch_add(&h->space_futex, 1);
 	futex_wake_all(&h->space_futex);
 	free(r);
@@ -1287,6 +1549,9 @@ uint64_t strace_reader_lost(const struct strace_reader *r)
 static uint64_t oldest_valid(const struct strace_ring *ring, uint64_t committed)
 {
 	uint64_t top = committed;
+
+	if (ring->mode == STRACE_RING_ARCHIVE)
+		return 0; /* never overwritten */
 	if (ring->mode == STRACE_RING_FLIGHT) {
 		/* Writers may be overwriting anything below reserved - cap. */
 		top = atomic_load_explicit(&ring->h->reserved,
@@ -1329,12 +1594,6 @@ long strace_reader_next(struct strace_reader *r, struct strace_batch *b,
 	b->n = 0;
 	b->seq = r->cursor;
 	b->lost = 0;
-	if (ring->mode == STRACE_RING_ARCHIVE) {
-		int rc = ring_resize(ring, 0);
-		if (rc < 0)
-			return rc;
-		h = ring->h;
-	}
 	for (;;) {
 		/* Acquire: pairs with the writer's release store of committed;
 		 * the events below it are complete. */
@@ -1350,13 +1609,31 @@ long strace_reader_next(struct strace_reader *r, struct strace_batch *b,
 					      memory_order_relaxed);
 		}
 		if (c > r->cursor) {
-			uint64_t i = r->cursor & ring->mask;
 			uint64_t n = c - r->cursor;
-			if (n > ring->cap - i)
-				n = ring->cap - i;
+			if (ring->mode == STRACE_RING_ARCHIVE) {
+				/* slot = position; the file and this process's
+				 * mapping must reach c */
+				struct ring_map *m = atomic_load_explicit(
+					&ring->cur, memory_order_acquire);
+				if (c > atomic_load_explicit(&ring->file_cap,
+							     memory_order_relaxed) ||
+				    c > m->slots) {
+					int rc = archive_sync(ring, c);
+					if (rc < 0)
+						return rc;
+					m = atomic_load_explicit(
+						&ring->cur,
+						memory_order_acquire);
+				}
+				b->ev = &m->ev[r->cursor];
+			} else {
+				uint64_t i = r->cursor & ring->mask;
+				if (n > ring->cap - i)
+					n = ring->cap - i;
+				b->ev = &ring->ev[i];
+			}
 			if (max && n > max)
 				n = max;
-			b->ev = &ring->ev[i];
 			b->n = (size_t)n;
 			b->seq = r->cursor;
 			return (long)n;

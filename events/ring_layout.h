@@ -22,9 +22,10 @@
 
 #define RING_HDR_SIZE 16384u
 #define RING_LINE 128
-#define RING_MIN_CAPACITY 64u
 #define RING_MAX_CAPACITY (1ull << 36) /* 2 TiB of events */
 #define RING_MAX_STRINGS (1ull << 36)
+/* Lock owner words: Linux pids are below 2^22 (PID_MAX_LIMIT). */
+#define LOCK_PID_BITS 22
 
 /* Writer and reader slot states. */
 enum { SLOT_FREE = 0, SLOT_LIVE = 1, SLOT_CLOSED = 2, SLOT_DEAD = 3 };
@@ -72,7 +73,9 @@ struct ring_hdr {
 	alignas(RING_LINE) _Atomic uint64_t committed;
 	/* Lossless: oldest position that writers must keep. Guarded by lock. */
 	alignas(RING_LINE) _Atomic uint64_t tail;
-	_Atomic uint32_t lock; /* pid of the holder, 0 when free */
+	/* The holder of the lock: (start time << LOCK_PID_BITS) | pid, the
+	 * same identity as the slot tables use; 0 when free. */
+	_Atomic uint64_t lock;
 	_Atomic uint32_t readers_ever;
 	_Atomic uint32_t readers_live;
 	_Atomic uint32_t writers_opened;

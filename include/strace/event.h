@@ -150,6 +150,9 @@ enum strace_event_type {
 #define STRACE_LOST_WRITER 3   /* a writer died holding reserved positions */
 #define STRACE_LOST_AUX 4      /* trace data lost: a = bytes (AUX truncated,
 				* or a hole between AUX buffers) */
+#define STRACE_LOST_WRITE 5    /* a writer could not write its batch (the
+				* file system was full, the file could not
+				* grow): a = the batch's events */
 
 /* Reasons for trace_begin / trace_end (operand b). */
 #define STRACE_REASONS(X)                                                       \

@@ -17,6 +17,8 @@
  *    kept too, so a reader that attaches late still sees everything.
  *  - flight recorder: writers never wait; a reader that falls behind skips
  *    to the oldest event still present and counts what it missed exactly.
+ *  - archive: the file grows instead of wrapping; nothing is overwritten,
+ *    so a reader gets every event however far behind it is.
  *
  * Threading: a struct strace_ring may be shared by threads; each writer and
  * each reader handle belongs to one thread at a time.
@@ -48,6 +50,7 @@ enum strace_error {
 	STRACE_E_STOPPED,   /* a wait was cut short by the stop callback */
 	STRACE_E_FOREIGN,   /* the path exists and is not ours to use */
 	STRACE_E_BADARG,    /* an option is out of range */
+	STRACE_E_BUSY,      /* the ring's lock stayed held by a live process */
 	STRACE_E_MAX
 };
 
@@ -63,9 +66,11 @@ enum strace_ring_mode {
 };
 
 #define STRACE_RING_MAGIC "STRACERB"
-#define STRACE_RING_VERSION 1
+#define STRACE_RING_VERSION 2
 #define STRACE_RING_MAX_READERS 64
 #define STRACE_RING_MAX_WRITERS 64
+/* Smallest capacity in events (a writer's batch is at most half of it). */
+#define STRACE_RING_MIN_CAPACITY 64
 /* Default capacity in events (see docs/performance.md for the choice). */
 #define STRACE_RING_DEFAULT_CAPACITY (1u << 18) /* 8 MiB */
 #define STRACE_RING_DEFAULT_STRINGS (16u << 20)
@@ -129,6 +134,7 @@ struct strace_ring_stat {
 	uint64_t creator_pid;
 	uint64_t created_ns; /* CLOCK_REALTIME at creation */
 	int closed;          /* every writer that opened has closed */
+	uint32_t lock_pid;   /* the process holding the ring's lock, 0: free */
 };
 
 /* strace_ring_stat() - snapshot of the header; checks liveness of pids. */
@@ -211,7 +217,11 @@ struct strace_wbuf {
 
 struct strace_writer;
 
-/* strace_writer_open() - register a writer; returns 0, -STRACE_E_FULL. */
+/*
+ * strace_writer_open() - register a writer. Its batches are at most half
+ * the ring's capacity. Returns 0, -STRACE_E_FULL, -STRACE_E_BUSY (see
+ * strace_reader_open).
+ */
 int strace_writer_open(struct strace_ring *ring, struct strace_writer **out);
 
 /*
@@ -221,6 +231,26 @@ int strace_writer_open(struct strace_ring *ring, struct strace_writer **out);
  */
 void strace_writer_set_stop(struct strace_writer *w, int (*stop)(void *),
 			    void *arg);
+
+/* What a lossless writer waits for (strace_ring_set_wait_notice). */
+struct strace_ring_wait {
+	uint64_t position;   /* the end of the batch it waits to write */
+	uint32_t readers;    /* live readers; 0: none has attached yet */
+	uint32_t reader_pid; /* the reader furthest behind, if readers > 0 */
+	uint64_t waited_ms;  /* how long it has waited so far */
+};
+
+/*
+ * strace_ring_set_wait_notice() - have fn(arg, w) called when a lossless
+ * writer of this ring, in this process, has waited a second for room:
+ * once per wait, in the writer's thread (several writers may call it at
+ * once). A command uses it to say what it waits for; fn must not call
+ * back into the writer. Set it before writers flush.
+ */
+void strace_ring_set_wait_notice(struct strace_ring *ring,
+				 void (*fn)(void *arg,
+					    const struct strace_ring_wait *w),
+				 void *arg);
 
 /*
  * strace_writer_flush() - publish the buffered events. In lossless mode it
@@ -269,8 +299,11 @@ struct strace_reader;
 
 /*
  * strace_reader_open() - attach a reader. It starts at the oldest event
- * still in the ring (every event, in lossless mode), or at the newest when
- * from_end is set. Returns 0, -STRACE_E_FULL (no free reader slot).
+ * still in the ring (every event, in lossless and archive modes), or at
+ * the newest when from_end is set. Returns 0, -STRACE_E_FULL (no free
+ * reader slot), -STRACE_E_BUSY (another live process has held the ring's
+ * lock for seconds: stopped, or a damaged file; strace_ring_stat() gives
+ * its pid).
  */
 int strace_reader_open(struct strace_ring *ring, int from_end,
 		       struct strace_reader **out);
@@ -294,10 +327,23 @@ struct strace_batch {
  * the stream has ended).
  *
  * The events stay valid until strace_reader_release(); in flight-recorder
- * mode a writer may overwrite them meanwhile, which release reports.
+ * mode a writer may overwrite them meanwhile, which release reports (see
+ * strace_batch_copy). The pointer stays inside this process's mappings
+ * until strace_ring_close(), even when an archive grows.
+ * Returns -STRACE_E_CORRUPT or -STRACE_E_TRUNCATED for an archive whose
+ * header claims events its file does not hold.
  */
 long strace_reader_next(struct strace_reader *r, struct strace_batch *b,
 			size_t max, int timeout_ms);
+
+/*
+ * strace_batch_copy() - copy the batch's b->n events to dst. In flight-
+ * recorder mode a writer may overwrite them while they are read: copy
+ * them with this (relaxed atomic loads, so the overlap is no data race),
+ * then call strace_reader_release(), which says how many at the front of
+ * the copy may be torn. Lossless and archive batches can be read in place.
+ */
+void strace_batch_copy(struct strace_event *dst, const struct strace_batch *b);
 
 /*
  * strace_reader_release() - done with the batch: advance the cursor.

@@ -620,6 +620,165 @@ TEST(archive_full_filesystem)
 	rmdir(mnt);
 }
 
+/* The header as it is in the file now. */
+static int read_header(const char *name, struct ring_hdr *h)
+{
+	int fd = open(tpath(name), O_RDONLY);
+	ssize_t n = fd < 0 ? -1 : pread(fd, h, sizeof(*h), 0);
+	if (fd >= 0)
+		close(fd);
+	return n == (ssize_t)sizeof(*h) ? 0 : -1;
+}
+
+/*
+ * Capacities of 64 and 128 events, two writer processes each: a writer's
+ * batch used to be 256 events whatever the capacity, so its wrap copy
+ * wrote kilobytes past the mapping (SIGSEGV, or the header overwritten),
+ * and a lossless batch never fitted (a wait forever).
+ */
+TEST(small_capacities)
+{
+	static const uint64_t caps[] = {64, 128};
+	static const int modes[] = {STRACE_RING_LOSSLESS, STRACE_RING_FLIGHT};
+	const uint64_t N = 20000;
+
+	for (int ci = 0; ci < 2; ci++) {
+		for (int mi = 0; mi < 2; mi++) {
+			struct strace_ring *r = mk("small", caps[ci], modes[mi]);
+			struct strace_reader *rd = NULL;
+			pid_t kid[2];
+			REQUIRE(r);
+			if (modes[mi] == STRACE_RING_LOSSLESS)
+				REQUIRE(strace_reader_open(r, 0, &rd) == 0);
+			for (int k = 0; k < 2; k++) {
+				kid[k] = fork();
+				if (kid[k] == 0) {
+					struct strace_ring *r2;
+					struct strace_writer *w;
+					if (strace_ring_open(tpath("small"), &r2) < 0 ||
+					    strace_writer_open(r2, &w) < 0)
+						_exit(2);
+					for (uint64_t i = 0; i < N; i++)
+						if (strace_writer_emit(
+							    w, STRACE_EV_CALL, 0,
+							    (uint32_t)k, i, i,
+							    ~i) < 0)
+							_exit(3);
+					_exit(strace_writer_close(w) < 0 ? 4 : 0);
+				}
+			}
+			uint64_t got[2] = {0, 0}, bad = 0;
+			if (rd) { /* lossless: every event of both, in order */
+				struct strace_batch b;
+				uint64_t t0 = ms_now();
+				while (ms_now() - t0 < 20000) {
+					long n = strace_reader_next(rd, &b, 0, 100);
+					for (long i = 0; i < n; i++) {
+						const struct strace_event *e = &b.ev[i];
+						if (e->tid > 1 || e->a != got[e->tid] ||
+						    e->b != ~e->a)
+							bad++;
+						else
+							got[e->tid]++;
+					}
+					if (n > 0)
+						strace_reader_release(rd, &b);
+					else if (strace_reader_status(rd) !=
+						 STRACE_READER_LIVE)
+						break;
+				}
+				CHECK_U64(got[0], ==, N);
+				CHECK_U64(got[1], ==, N);
+				CHECK_U64(bad, ==, 0);
+				strace_reader_close(rd);
+			}
+			for (int k = 0; k < 2; k++) {
+				int status;
+				waitpid(kid[k], &status, 0);
+				CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+			}
+			struct ring_hdr h;
+			REQUIRE(read_header("small", &h) == 0);
+			CHECK(memcmp(h.magic, STRACE_RING_MAGIC, 8) == 0);
+			CHECK_U64(h.capacity, ==, caps[ci]);
+			CHECK_U64(h.committed, ==, 2 * N);
+			strace_ring_close(r);
+		}
+	}
+}
+
+/*
+ * A reader following an archive while it grows, from 64 slots to 512 Ki:
+ * every event once, in order, no loss reported; and a batch taken at the
+ * start still reads right at the end (the mapping it points into stays).
+ * It used to read stale slots through its old capacity, or report losses.
+ */
+struct follow_arg {
+	struct strace_ring *ring;
+	uint64_t n;
+};
+
+static void *archive_writer(void *arg)
+{
+	struct follow_arg *fa = arg;
+	struct strace_writer *w;
+	if (strace_writer_open(fa->ring, &w) < 0)
+		return (void *)1;
+	for (uint64_t i = 0; i < fa->n; i++)
+		if (strace_writer_emit(w, STRACE_EV_RETURN, 0, 3, i, i, ~i) < 0)
+			return (void *)1;
+	return strace_writer_close(w) < 0 ? (void *)1 : NULL;
+}
+
+TEST(archive_followed_while_it_grows)
+{
+	struct strace_ring_opts o = {sizeof(o), 64, 4096, STRACE_RING_ARCHIVE, 0};
+	struct follow_arg fa = {NULL, 1 << 19};
+	struct strace_reader *rd;
+	struct strace_batch b, first = {0};
+	pthread_t th;
+	uint64_t next = 0, bad = 0, lost = 0;
+
+	unlink(tpath("follow"));
+	REQUIRE(strace_ring_create(tpath("follow"), &o, &fa.ring) == 0);
+	REQUIRE(strace_reader_open(fa.ring, 0, &rd) == 0);
+	REQUIRE(pthread_create(&th, NULL, archive_writer, &fa) == 0);
+	uint64_t t0 = ms_now();
+	while (ms_now() - t0 < 20000) {
+		long n = strace_reader_next(rd, &b, 1000, 100);
+		lost += b.lost;
+		if (n < 0) {
+			CHECK_INT(n, ==, 0);
+			break;
+		}
+		if (n == 0) {
+			if (strace_reader_status(rd) != STRACE_READER_LIVE)
+				break;
+			continue;
+		}
+		if (!first.n)
+			first = b;
+		for (long i = 0; i < n; i++, next++)
+			if (b.seq + (uint64_t)i != next || b.ev[i].a != next ||
+			    b.ev[i].b != ~next)
+				bad++;
+		lost += strace_reader_release(rd, &b);
+	}
+	void *ret;
+	pthread_join(th, &ret);
+	CHECK(ret == NULL);
+	CHECK_U64(next, ==, fa.n);
+	CHECK_U64(bad, ==, 0);
+	CHECK_U64(lost, ==, 0);
+	REQUIRE(first.n);
+	for (size_t i = 0; i < first.n; i++)
+		if (first.ev[i].a != first.seq + i)
+			bad++;
+	CHECK_U64(bad, ==, 0);
+	strace_reader_close(rd);
+	strace_ring_close(fa.ring);
+}
+
 static int write_file(const char *path, const void *data, size_t len)
 {
 	unlink(path);
@@ -770,5 +929,6 @@ RUN_TESTS("test_ring", T(basic_roundtrip), T(strings),
 	  T(lossless_holds_until_reader), T(multi_producer_multi_reader),
 	  T(flight_recorder_counts_losses), T(writer_killed),
 	  T(writer_dies_holding_range), T(reader_killed), T(archive_grows),
-	  T(archive_full_filesystem),
+	  T(archive_full_filesystem), T(small_capacities),
+	  T(archive_followed_while_it_grows),
 	  T(bad_files), T(default_path))
