@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,30 @@
 #include "strace/ring.h"
 
 #define PROG "ptrace-capture"
+
+/* A lossless writer that waits says so, once (strace_ring_set_wait_notice). */
+static void on_wait(void *arg, const struct strace_ring_wait *w)
+{
+	static atomic_int said;
+	const char *path = strace_ring_path(arg);
+
+	if (atomic_exchange(&said, 1))
+		return;
+	if (!w->readers)
+		fprintf(stderr,
+			PROG ": %s: the lossless ring is full and no reader "
+			     "has attached: waiting for one (attach it with "
+			     "'ptrace-read --follow %s'; to not wait, use "
+			     "--mode archive, the default with -i)\n",
+			path, path);
+	else
+		fprintf(stderr,
+			PROG ": %s: the lossless ring is full: waiting for the "
+			     "slowest reader (pid %u) to read on; a lossless "
+			     "ring waits for every reader (end that reader, or "
+			     "use --mode archive or flight)\n",
+			path, w->reader_pid);
+}
 
 static void usage(FILE *f)
 {
@@ -240,10 +265,12 @@ int main(int argc, char **argv)
 			break;
 		case O_CAP:
 			capacity = strtoull(optarg, &end, 0);
-			if (*end || !capacity || (capacity & (capacity - 1)))
-				die_usage("--capacity needs a power of two, "
-					  "not '%s'",
-					  optarg);
+			if (*end || capacity < STRACE_RING_MIN_CAPACITY ||
+			    capacity > (1ull << 36) ||
+			    (capacity & (capacity - 1)))
+				die_usage("--capacity needs a power of two from "
+					  "%d to 2^36 events, not '%s'",
+					  STRACE_RING_MIN_CAPACITY, optarg);
 			break;
 		case O_DEC:
 			if (!strcmp(optarg, "reference"))
@@ -342,8 +369,16 @@ int main(int argc, char **argv)
 	if (!output && !live)
 		printf("%s\n", strace_ring_path(ring));
 	fflush(stdout);
-	if (wait_readers)
+	strace_ring_set_wait_notice(ring, on_wait, ring);
+	if (wait_readers) {
+		if (!quiet)
+			fprintf(stderr,
+				PROG ": %s: waiting for %d reader(s) to attach "
+				     "(ptrace-read --follow %s) before decoding\n",
+				strace_ring_path(ring), wait_readers,
+				strace_ring_path(ring));
 		strace_ring_wait_readers(ring, wait_readers, -1);
+	}
 
 	if (live) {
 		struct live_ctx lc;

@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,6 +215,11 @@ static void ring_error(const char *path, int rc, const char *doing)
 	case STRACE_E_BADARG:
 		hint = "; the capacity must be a power of two";
 		break;
+	case STRACE_E_BUSY:
+		hint = "; that process is stopped or stuck, or the file is "
+		       "damaged: resume or end it (--stat names it), or read "
+		       "another ring";
+		break;
 	}
 	err("%s: cannot %s: %s%s", path, doing, strace_strerror(rc), hint);
 }
@@ -331,7 +337,23 @@ struct rd {
 	struct strace_ring *dst;
 	struct strace_writer *w;
 	uint64_t nread, nlost;
+	uint64_t first_seq;  /* where this reader started */
+	int started;
+	uint64_t ring_lost;  /* events lost by writers (lost events in the ring) */
 };
+
+/* Losses that happened in the ring itself, recorded there as lost events
+ * (docs/events.md): they make the exit status 3 like the reader's own. */
+static void count_ring_losses(struct rd *d, const struct strace_event *ev,
+			      size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ev[i].type == STRACE_EV_LOST &&
+		    (ev[i].flags == STRACE_LOST_READER ||
+		     ev[i].flags == STRACE_LOST_WRITER ||
+		     ev[i].flags == STRACE_LOST_WRITE))
+			d->ring_lost += ev[i].a;
+}
 
 static int ring_put(struct rd *d, const struct strace_event *e)
 {
@@ -436,6 +458,10 @@ static int one_batch(struct rd *d, const struct strace_batch *b)
 {
 	size_t k;
 
+	if (!d->started && (b->lost || b->n)) {
+		d->started = 1;
+		d->first_seq = b->seq - b->lost;
+	}
 	if (b->lost && show_lost(d, b->lost, b->seq - b->lost) < 0)
 		return -1;
 	if (!b->n)
@@ -464,6 +490,7 @@ static int one_batch(struct rd *d, const struct strace_batch *b)
 	if (!d->flight) {
 		/* lossless and archive rings: nothing moves under us, read
 		 * in place, then release */
+		count_ring_losses(d, b->ev, b->n);
 		if (show_events(d, b->ev, b->n, b->seq) < 0)
 			return -1;
 		k = strace_reader_release(d->r, b);
@@ -479,13 +506,14 @@ static int one_batch(struct rd *d, const struct strace_batch *b)
 	 * it. Copy it, then release: release says how many at the front of
 	 * the copy may be torn; the rest of the copy is good.
 	 */
-	memcpy(d->copy, b->ev, b->n * sizeof(*b->ev));
+	strace_batch_copy(d->copy, b);
 	k = strace_reader_release(d->r, b);
 	if (k > b->n)
 		k = b->n;
 	d->nread -= k;
 	if (k && show_lost(d, k, b->seq) < 0)
 		return -1;
+	count_ring_losses(d, d->copy + k, b->n - k);
 	return show_events(d, d->copy + k, b->n - k, b->seq + k);
 }
 
@@ -696,7 +724,8 @@ static int cmd_read(const struct opts *o, const char *path)
 		}
 	}
 
-	if (ret == EXIT_OK && (d.nlost || status == STRACE_READER_WRITER_GONE))
+	if (ret == EXIT_OK &&
+	    (d.nlost || d.ring_lost || status == STRACE_READER_WRITER_GONE))
 		ret = EXIT_INCOMPLETE;
 	if (d.nlost)
 		err("%s: %" PRIu64 " events lost (overwritten in the ring "
@@ -704,10 +733,20 @@ static int cmd_read(const struct opts *o, const char *path)
 		    " read; the output has 'lost' entries where they were; "
 		    "use a lossless ring or a bigger one to keep them",
 		    path, d.nlost, d.nread);
-	if (status == STRACE_READER_WRITER_GONE)
+	if (d.ring_lost)
+		err("%s: the ring records %" PRIu64 " lost events (a writer "
+		    "died holding positions, could not write because the file "
+		    "system was full, or a saved reader had lost them); the "
+		    "output has 'lost' entries where they were",
+		    path, d.ring_lost);
+	if (status == STRACE_READER_WRITER_GONE &&
+	    strace_ring_stat(d.ring, &st) == 0)
 		err("%s: writer gone: a writer died without closing the ring; "
-		    "all %" PRIu64 " committed events were read",
-		    path, d.nread);
+		    "it holds %" PRIu64 " committed events, and this reader "
+		    "went through all it could reach (from position %" PRIu64
+		    "): %" PRIu64 " read, %" PRIu64 " lost",
+		    path, st.committed, d.started ? d.first_seq : st.committed,
+		    d.nread, d.nlost);
 
 	strace_reader_close(d.r);
 out_out:
@@ -732,6 +771,28 @@ out_ring:
 }
 
 /* --- generate ------------------------------------------------------------ */
+
+/* A lossless writer that waits says so, once (strace_ring_set_wait_notice). */
+static void gen_wait_notice(void *arg, const struct strace_ring_wait *w)
+{
+	static atomic_int said;
+	const char *path = strace_ring_path(arg);
+
+	if (atomic_exchange(&said, 1))
+		return;
+	if (!w->readers)
+		err("%s: the lossless ring is full and no reader has attached: "
+		    "waiting for one (attach it with '" PROG " --follow %s'; "
+		    "to not wait, generate with --mode flight or a bigger "
+		    "--capacity, or start the readers first and pass "
+		    "--readers K)",
+		    path, path);
+	else
+		err("%s: the lossless ring is full: waiting for the slowest "
+		    "reader (pid %u) to read on; a lossless writer waits for "
+		    "every reader (end that reader, or use --mode flight)",
+		    path, w->reader_pid);
+}
 
 static uint64_t pow2_ceil(uint64_t v)
 {
@@ -787,6 +848,7 @@ static int cmd_generate(const struct opts *o)
 	}
 	catch_signals();
 	strace_writer_set_stop(w, stop_cb, NULL);
+	strace_ring_set_wait_notice(ring, gen_wait_notice, ring);
 	rc = sample_init(&s, ring);
 	if (rc < 0) {
 		ring_error(path, rc, "add the sample names to the ring");
@@ -912,6 +974,10 @@ static int cmd_stat(const struct opts *o, const char *path)
 	printf("writers:    %u live, %u dead, %u closed\n", st.writers_live,
 	       st.writers_dead, st.writers_closed);
 	printf("closed:     %s\n", st.closed ? "yes" : "no");
+	if (st.lock_pid)
+		printf("lock:       held by pid %u\n", st.lock_pid);
+	else
+		printf("lock:       free\n");
 	printf("readers:    %u live, %u dead\n", st.readers_live,
 	       st.readers_dead);
 	nr = strace_ring_reader_info(ring, ri, STRACE_RING_MAX_READERS);
@@ -1076,7 +1142,8 @@ int main(int argc, char **argv)
 			gen_opts = 1;
 			break;
 		case OPT_CAPACITY:
-			if (parse_num("--capacity", optarg, 2, 1ll << 40, &v))
+			if (parse_num("--capacity", optarg,
+				      STRACE_RING_MIN_CAPACITY, 1ll << 36, &v))
 				return EXIT_USAGE;
 			if (v & (v - 1))
 				return usage_error("--capacity: %lld is not a "

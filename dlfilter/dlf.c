@@ -165,10 +165,12 @@ int strace_dlf_parse_args(struct strace_dlf_opts *o, int argc,
 		} else if (KEY("capacity") && v) {
 			char *end;
 			unsigned long long c = strtoull(v, &end, 0);
-			if (*end || !c || (c & (c - 1))) {
+			if (*end || c < STRACE_RING_MIN_CAPACITY ||
+			    c > (1ull << 36) || (c & (c - 1))) {
 				snprintf(err, errlen,
-					 "capacity=%s: expected a power of two",
-					 v);
+					 "capacity=%s: expected a power of two "
+					 "from %d to 2^36 events",
+					 v, STRACE_RING_MIN_CAPACITY);
 				return -EINVAL;
 			}
 			o->capacity = c;
@@ -1096,6 +1098,11 @@ fail:
 const char *strace_dlf_ring_path(const struct strace_dlf *d)
 {
 	return strace_ring_path(d->ring);
+}
+
+struct strace_ring *strace_dlf_ring(const struct strace_dlf *d)
+{
+	return d->ring;
 }
 
 int strace_dlf_finish(struct strace_dlf *d)

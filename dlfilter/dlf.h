@@ -119,6 +119,9 @@ int strace_dlf_new(const struct strace_dlf_opts *opts, struct strace_dlf **out,
 /* strace_dlf_ring_path() - the ring's file name. */
 const char *strace_dlf_ring_path(const struct strace_dlf *d);
 
+/* strace_dlf_ring() - the ring itself (to set its wait notice). */
+struct strace_ring *strace_dlf_ring(const struct strace_dlf *d);
+
 /*
  * strace_dlf_sample() - one sample. Returns 1 when it produced a flow
  * event that passed the type filter (perf may print it), 0 when not,

@@ -9,6 +9,7 @@
  * sizes perf passes so that perf 6.1 and newer work alike.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +114,31 @@ static long host_code(void *ctx, uint64_t ip, void *buf, size_t len)
 static const struct strace_dlf_host host = {host_resolve, host_comm,
 					    host_code};
 
+/* In lossless mode perf waits for the readers: say so, once. */
+static void on_wait(void *arg, const struct strace_ring_wait *w)
+{
+	static atomic_int said;
+	const char *path = strace_ring_path(arg);
+
+	if (atomic_exchange(&said, 1))
+		return;
+	if (!w->readers)
+		fprintf(stderr,
+			PROG ": %s: the lossless ring is full and no reader "
+			     "has attached: perf waits for one (attach it with "
+			     "'ptrace-read --follow %s'; to not wait, drop "
+			     "--dlarg mode=lossless: the archive is the "
+			     "default)\n",
+			path, path);
+	else
+		fprintf(stderr,
+			PROG ": %s: the lossless ring is full: perf waits for "
+			     "the slowest reader (pid %u) to read on (end that "
+			     "reader, or use --dlarg mode=archive or "
+			     "mode=flight)\n",
+			path, w->reader_pid);
+}
+
 int start(void **data, void *ctx)
 {
 	struct strace_dlf_opts o;
@@ -150,6 +176,8 @@ int start(void **data, void *ctx)
 	if (auto_path)
 		fprintf(stderr, PROG ": writing events to %s\n",
 			strace_dlf_ring_path(st->d));
+	strace_ring_set_wait_notice(strace_dlf_ring(st->d), on_wait,
+				    strace_dlf_ring(st->d));
 	st->print = o.print;
 	st->late = o.late;
 	st->stats = o.stats;

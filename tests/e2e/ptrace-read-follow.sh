@@ -121,15 +121,20 @@ fi
 
 # 5. writer killed mid-stream: readers get every committed event, then a
 # clean "writer gone"
-"$PR" --generate 1000000 -o "$R"_5 --capacity 4096 &
+"$PR" --generate 1000000 -o "$R"_5 --capacity 4096 2> "$tmp/w5.err" &
 wpid=$!; pids+=($wpid)
-# it fills the ring, then waits for a reader that never comes
+# it fills the ring, then waits for a reader that never comes, and says so
+# once, a second into the wait
 wait_stat "$R"_5 '/^committed:/ && $2 >= 4096 { ok = 1 } END { exit !ok }'
+for _ in $(seq 100); do grep -q 'no reader has attached' "$tmp/w5.err" && break; sleep 0.05; done
+check lossless_wait_says_why grep -q "$R""_5: the lossless ring is full and no reader has attached: waiting for one (attach it with 'ptrace-read --follow" "$tmp/w5.err"
 { kill -9 $wpid; wait $wpid; } 2>/dev/null
+check lossless_wait_said_once [ "$(grep -c 'lossless ring is full' "$tmp/w5.err")" -eq 1 ]
 committed=$("$PR" --stat "$R"_5 | awk '/^committed:/ { print $2 }')
 timeout 20 "$PR" --follow -o "$tmp/wg" "$R"_5 2> "$tmp/wg.err"; rc=$?
 check writer_gone_exit_3 [ $rc -eq 3 ]
 check writer_gone_message grep -q "writer gone" "$tmp/wg.err"
+check writer_gone_names_committed grep -q "it holds $committed committed events.* $committed read, 0 lost" "$tmp/wg.err"
 if [ -n "$committed" ] && [ "$committed" -gt 0 ] && seq_ok "$tmp/wg" "$committed"; then
 	pass writer_gone_every_committed_event
 else

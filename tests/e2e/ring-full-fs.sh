@@ -50,12 +50,24 @@ if command -v perf >/dev/null; then
 	else
 		fail dlfilter "perf exit $rc (want an error exit, not a signal): $(head -3 "$err")"
 	fi
-	n=$("$bin/ptrace-read" -f raw "$mnt/d.srb" 2>"$err" | wc -c)
-	rc=${PIPESTATUS[0]}
-	if [ "$rc" -eq 0 ] && [ "$n" -gt 0 ]; then
-		pass "dlfilter-ring-reads ($((n / 32)) events up to where the space ran out)"
+	raw=$(mktemp)
+	"$bin/ptrace-read" -f raw -o "$raw" "$mnt/d.srb" 2>"$err"
+	rc=$?
+	n=$(wc -c < "$raw")
+	rm -f "$raw"
+	# the ring ends with the batch that could not be written, as a lost
+	# event (flags 5): the read says so and exits 3
+	if [ "$rc" -eq 3 ] && [ "$n" -gt 0 ] &&
+		grep -q "$mnt/d.srb: the ring records [0-9]* lost events" "$err"; then
+		pass "dlfilter-ring-reads ($((n / 32)) events up to where the space ran out, then the loss: exit 3)"
 	else
-		fail dlfilter-ring-reads "ptrace-read exit $rc, $n bytes: $(cat "$err")"
+		fail dlfilter-ring-reads "ptrace-read exit $rc (want 3), $n bytes: $(cat "$err")"
+	fi
+	"$bin/ptrace-read" -f jsonl --types lost "$mnt/d.srb" 2>/dev/null | tail -1 > "$err"
+	if grep -q '"type":"lost".*"flags":5' "$err"; then
+		pass "dlfilter-ring-ends-with-write-loss"
+	else
+		fail dlfilter-ring-ends-with-write-loss "$(cat "$err")"
 	fi
 else
 	echo "SKIP: ring-full-fs/dlfilter (perf not installed)"
