@@ -1589,6 +1589,10 @@ long strace_reader_next(struct strace_reader *r, struct strace_batch *b,
 	struct ring_hdr *h = ring->h;
 	uint64_t deadline = 0, last_check = 0;
 	unsigned spins = 0;
+	/* A writer that closes wakes the readers: they return, so that the
+	 * caller asks strace_reader_status() at once (not a slice later). */
+	uint32_t closed = atomic_load_explicit(&h->writers_closed,
+					       memory_order_relaxed);
 
 	b->ev = NULL;
 	b->n = 0;
@@ -1639,7 +1643,9 @@ long strace_reader_next(struct strace_reader *r, struct strace_batch *b,
 			return (long)n;
 		}
 		b->seq = r->cursor;
-		if (b->lost || timeout_ms == 0)
+		if (b->lost || timeout_ms == 0 ||
+		    atomic_load_explicit(&h->writers_closed,
+					 memory_order_relaxed) != closed)
 			return 0;
 		uint64_t t = now_ms();
 		if (!deadline) {

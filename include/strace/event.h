@@ -103,7 +103,7 @@ enum strace_family {
 	  "thread tid belongs to process pid, with its name")                         \
 	X(THREAD_EXIT, 50, "thread_exit", DEFINE, "pid", DEC, "status", DEC,        \
 	  "thread tid of process pid exited")                                         \
-	X(DSO, 51, "dso", DEFINE, "start", ADDR, "path", STR,                        \
+	X(DSO, 51, "dso", DEFINE, "start", HEX, "path", STR,                         \
 	  "executable mapping at start; its string entry holds the size")            \
 	X(SYMBOL, 52, "symbol", DEFINE, "start", ADDR, "name", STR,                  \
 	  "function symbol at start; its string entry holds the size")               \
