@@ -1294,7 +1294,7 @@ static void wait_turn(struct strace_ring *r, uint64_t start)
 	uint64_t t0 = 0;
 
 	for (unsigned spins = 0;; spins++) {
-		if (atomic_load_explicit(&h->committed, memory_order_acquire) ==
+		if (atomic_load_explicit(&h->committed, memory_order_acquire) >=
 		    start)
 			return;
 		if (spins < 2000) {
@@ -1305,7 +1305,7 @@ static void wait_turn(struct strace_ring *r, uint64_t start)
 			t0 = now_ms();
 		atomic_fetch_add(&h->data_waiters, 1);
 		uint32_t f = atomic_load(&h->data_futex);
-		if (atomic_load(&h->committed) != start)
+		if (atomic_load(&h->committed) < start)
 			futex_wait(&h->data_futex, f, 10);
 		atomic_fetch_sub(&h->data_waiters, 1);
 		if (now_ms() - t0 >= LIVENESS_EVERY_MS) {
@@ -1368,6 +1368,19 @@ int strace_writer_flush(struct strace_writer *w)
 	start = atomic_load_explicit(&h->reserved, memory_order_relaxed);
 	for (;;) {
 		end = start + n;
+		/* Every range in flight lies within [committed, committed +
+		 * capacity), so no two writers fill one slot at once, and no
+		 * late writer fills a slot with an older lap's event after a
+		 * newer one (a reader's seqlock check sees only newer laps). */
+		if (r->mode != STRACE_RING_ARCHIVE &&
+		    end > atomic_load_explicit(&h->committed,
+					       memory_order_acquire) +
+				  r->cap) {
+			wait_turn(r, end - r->cap);
+			start = atomic_load_explicit(&h->reserved,
+						     memory_order_relaxed);
+			continue;
+		}
 		if (r->mode == STRACE_RING_LOSSLESS && end > w->bound) {
 			rc = wait_space(w, end);
 			if (rc < 0) {

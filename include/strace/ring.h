@@ -60,9 +60,9 @@ const char *strace_strerror(int err);
 enum strace_ring_mode {
 	STRACE_RING_LOSSLESS = 0,
 	STRACE_RING_FLIGHT = 1,
-	STRACE_RING_ARCHIVE = 2, /* a saved file: one writer, never waits;
-				  * the file grows (capacity doubles) instead
-				  * of wrapping, so nothing is lost */
+	STRACE_RING_ARCHIVE = 2, /* a saved file: writers never wait; the
+				  * file grows (capacity doubles) instead of
+				  * wrapping, so nothing is lost */
 };
 
 #define STRACE_RING_MAGIC "STRACERB"
