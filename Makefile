@@ -112,6 +112,13 @@ check: deps-test
 
 tests: $(BINS) $(LIBS) $(TEST_BINS) $(TEST_TOOLS)
 
+# The ring alone: its unit tests, its stress matrix and a following reader,
+# what CI runs under ThreadSanitizer (make SAN=thread check-ring).
+RING_TESTS = $(O)/tests/test_ring $(O)/tests/test_ring_stress
+check-ring: deps-test
+	@$(MAKE) --no-print-directory $(O)/bin/ptrace-read $(RING_TESTS)
+	@O=$(O) SCRIPTS="tests/e2e/ptrace-read-follow.sh" tests/run.sh $(RING_TESTS)
+
 bench: deps-test
 	@$(MAKE) --no-print-directory build $(BENCH_BINS) bench-trace
 	@O=$(O) tests/bench/run.sh
@@ -138,5 +145,5 @@ format:
 clean:
 	rm -rf $(O)
 
-.PHONY: all build check tests bench demo install format clean deps-build deps-test
+.PHONY: all build check check-ring tests bench demo install format clean deps-build deps-test
 .DELETE_ON_ERROR:
