@@ -360,6 +360,7 @@ static int add_maps(struct ctx *c, struct strace_image *img, uint32_t pid,
 			add_maps(c, img, c->forks.v[i].ppid, depth + 1, missing);
 	for (size_t i = 0; i < c->maps.n; i++) {
 		const struct mapping *m = &c->maps.v[i];
+		const char *file = m->path;
 		int rc;
 		if (m->pid != pid)
 			continue;
@@ -379,17 +380,27 @@ static int add_maps(struct ctx *c, struct strace_image *img, uint32_t pid,
 				(*missing)++;
 				continue;
 			}
+			file = c->vdso;
 			rc = strace_image_add_file(img, m->start, m->len, 0,
-						   c->vdso);
+						   file);
 		} else {
 			rc = strace_image_add_file(img, m->start, m->len,
 						   m->pgoff, m->path);
 		}
-		if (rc < 0) {
+		if (rc == -ENODEV) {
+			/* a FIFO, a device: never opened (it could block) */
+			warnf(c,
+			      "pid %u: cannot read %s: not a regular file (a "
+			      "FIFO, a device or a directory): code there "
+			      "cannot be decoded; put the mapped ELF file at "
+			      "this path",
+			      pid, file);
+			(*missing)++;
+		} else if (rc < 0) {
 			warnf(c,
 			      "pid %u: cannot read %s (%s): code there cannot "
 			      "be decoded; copy the file to this path",
-			      pid, m->path, strace_decoder_strerror(rc));
+			      pid, file, strace_decoder_strerror(rc));
 			(*missing)++;
 		}
 	}

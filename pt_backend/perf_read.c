@@ -37,6 +37,10 @@ const char *strace_perf_strerror(int err)
 			"per-CPU Intel PT recording of several processes: only "
 			"one process per file is decoded so far (record with "
 			"perf record --per-thread -e intel_pt//u)",
+		[STRACE_PE_NOTREG - STRACE_PE_BASE] =
+			"not a regular file (a FIFO, a device or a directory): "
+			"give the perf.data file that perf record -o FILE "
+			"writes (pipe mode is not supported)",
 	};
 	int e = err < 0 ? -err : err;
 	if (e > STRACE_PE_BASE && e < STRACE_PE_MAX)
@@ -303,7 +307,14 @@ int strace_perf_open(const char *path, struct strace_perf *p, uint64_t *err_off)
 	p->pt_attr = -1;
 	*err_off = 0;
 	snprintf(p->path, sizeof(p->path), "%s", path);
-	p->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* A FIFO's open would wait for a writer forever, and pipe-mode data
+	 * cannot be mapped anyway: only a regular file is opened (stat()
+	 * first; O_NONBLOCK and fstat() again if the path changed). */
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -STRACE_PE_NOTREG;
+	p->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (p->fd < 0)
 		return -errno;
 	if (fstat(p->fd, &st) < 0) {
@@ -311,7 +322,7 @@ int strace_perf_open(const char *path, struct strace_perf *p, uint64_t *err_off)
 		goto fail;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		rc = -EINVAL;
+		rc = -STRACE_PE_NOTREG;
 		goto fail;
 	}
 	p->size = (size_t)st.st_size;

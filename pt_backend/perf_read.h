@@ -29,6 +29,7 @@ enum strace_perf_error {
 	STRACE_PE_RECORD,    /* a record's size or body is malformed */
 	STRACE_PE_NOPT,      /* no intel_pt event / AUXTRACE_INFO in the file */
 	STRACE_PE_PERCPU,    /* per-cpu AUX buffers of several processes */
+	STRACE_PE_NOTREG,    /* the path is a FIFO, a device, a directory */
 	STRACE_PE_MAX
 };
 
@@ -88,7 +89,9 @@ struct strace_perf {
 /*
  * strace_perf_open() - map and check a perf.data file: header, sections,
  * attrs, and (by a first pass over the records) AUXTRACE_INFO. On error
- * *err_off receives the file offset at fault (0 if none applies).
+ * *err_off receives the file offset at fault (0 if none applies). Only a
+ * regular file is opened: anything else (a FIFO, whose open would block)
+ * gives -STRACE_PE_NOTREG at once.
  * Returns 0, -errno, -STRACE_PE_*.
  */
 int strace_perf_open(const char *path, struct strace_perf *p, uint64_t *err_off);
