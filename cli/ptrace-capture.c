@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,6 +136,35 @@ static void on_progress(void *arg, uint64_t done, uint64_t total)
 	fprintf(stderr, "\r[%s] %3d%% %.1f MB/s ", bar, pct,
 		(double)done / t / 1e6);
 	ui->shown = 1;
+}
+
+/*
+ * A perf.data cut short while it is decoded (truncated, or rewritten by
+ * perf record -o) raises SIGBUS at the next touch of a page it lost, on
+ * whichever decoding thread. strace_perf_sigbus() turns the lost pages
+ * into zeros, and the decode runs to its end and says what was lost
+ * (-STRACE_PE_SHRANK): the ring is left complete up to there, its writers
+ * closed. Any other SIGBUS keeps its default action: the access is made
+ * again and kills the process as before.
+ */
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	int saved = errno;
+
+	(void)uc;
+	if (!strace_perf_sigbus(si->si_addr))
+		signal(sig, SIG_DFL);
+	errno = saved;
+}
+
+static void catch_sigbus(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sigbus;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGBUS, &sa, NULL);
 }
 
 struct live_ctx {
@@ -405,6 +435,7 @@ int main(int argc, char **argv)
 	};
 	struct strace_offline_stats st;
 	uint64_t err_off = 0;
+	catch_sigbus();
 	rc = strace_offline_decode(&oo, &st, &err_off);
 	if (ui.shown)
 		fputc('\n', stderr);
@@ -415,6 +446,35 @@ int main(int argc, char **argv)
 			     "make room there, or write it elsewhere with -o\n",
 			strace_ring_path(ring), strerror(-rc));
 		unlink(strace_ring_path(ring));
+		strace_ring_close(ring);
+		return 1;
+	}
+	if (rc == -STRACE_PE_SHRANK) {
+		struct stat fst;
+		struct strace_ring_stat rs;
+		long long now = stat(input, &fst) == 0 ? (long long)fst.st_size
+						       : -1;
+		fprintf(stderr,
+			PROG ": %s: the file shrank while it was read (", input);
+		if (st.file_size)
+			fprintf(stderr, "%llu bytes when opened, ",
+				(unsigned long long)st.file_size);
+		fprintf(stderr,
+			"%lld now; something truncated or rewrote it): what "
+			"it held from offset 0x%llx on is lost",
+			now, (unsigned long long)err_off);
+		/* The ring holds what was decoded before, and its end. */
+		if (strace_ring_stat(ring, &rs) == 0 && rs.writers_closed) {
+			fprintf(stderr,
+				"; %s holds the events decoded before that, "
+				"each stream cut there ending with a lost "
+				"event",
+				strace_ring_path(ring));
+		} else {
+			unlink(strace_ring_path(ring));
+		}
+		fprintf(stderr, "; decode a copy of the recording that "
+				"nothing writes to\n");
 		strace_ring_close(ring);
 		return 1;
 	}
