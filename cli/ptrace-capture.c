@@ -10,6 +10,7 @@
  * where and why); 2 usage error, or Intel PT is not available here.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -184,8 +185,15 @@ static void live_opened(void *arg, struct strace_live *l)
 	}
 	struct strace_time_conv tc;
 	memset(&tc, 0, sizeof(tc));
-	int ok = strace_live_time_conv(l, &tc) == 0;
-	strace_live_decoder_set_time(lc->ld, &tc, ok && tc.cap_user_time_zero);
+	int rc = strace_live_time_conv(l, &tc);
+	if (rc == -ERANGE)
+		fprintf(stderr,
+			PROG ": warning: the kernel's perf time conversion "
+			     "is out of range (time_shift of 64 or more in "
+			     "the perf_event mmap page): events get no times; "
+			     "report this kernel\n");
+	strace_live_decoder_set_time(lc->ld, &tc,
+				     rc == 0 && tc.cap_user_time_zero);
 }
 
 int main(int argc, char **argv)
@@ -475,6 +483,30 @@ int main(int argc, char **argv)
 		}
 		fprintf(stderr, "; decode a copy of the recording that "
 				"nothing writes to\n");
+		strace_ring_close(ring);
+		return 1;
+	}
+	if (rc == -STRACE_PE_TIME) {
+		/* the offending 64-bit word, at err_off (O_NONBLOCK: the
+		 * path might have become a FIFO meanwhile) */
+		uint64_t v = 0;
+		int fd = open(input, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		int got = fd >= 0 && pread(fd, &v, 8, (off_t)err_off) == 8;
+		if (fd >= 0)
+			close(fd);
+		fprintf(stderr,
+			PROG ": %s: AUXTRACE_INFO's time_shift is ", input);
+		if (got)
+			fprintf(stderr, "%llu", (unsigned long long)v);
+		else
+			fprintf(stderr, "64 or more");
+		fprintf(stderr,
+			" (at file offset 0x%llx): the kernel's is below 64, "
+			"so no TSC can be converted to perf time with it; the "
+			"file is damaged: record it again, or decode an "
+			"undamaged copy\n",
+			(unsigned long long)err_off);
+		unlink(strace_ring_path(ring));
 		strace_ring_close(ring);
 		return 1;
 	}

@@ -42,6 +42,10 @@ const char *strace_perf_strerror(int err)
 			"the file shrank while it was read (something "
 			"truncated or rewrote it): decode a copy that nothing "
 			"writes to",
+		[STRACE_PE_TIME - STRACE_PE_BASE] =
+			"AUXTRACE_INFO's time conversion is out of range "
+			"(time_shift of 64 or more): the file is damaged; "
+			"record it again",
 		[STRACE_PE_NOTREG - STRACE_PE_BASE] =
 			"not a regular file (a FIFO, a device or a directory): "
 			"give the perf.data file that perf record -o FILE "
@@ -368,14 +372,23 @@ int strace_perf_next(struct strace_perf *p, struct strace_perf_rec *rec)
 	return 1;
 }
 
-static void read_pt_info(struct strace_perf *p, const struct strace_perf_rec *r)
+/* AUXTRACE_INFO of intel_pt: the PT attr and the time conversion.
+ * Returns 0, or -STRACE_PE_TIME and *err_off (a time_shift of 64 or more
+ * would be an undefined shift in the conversion, wrong times at best). */
+static int read_pt_info(struct strace_perf *p, const struct strace_perf_rec *r,
+			uint64_t *err_off)
 {
 	const struct pfmt_auxtrace_info *ai = r->body;
 	size_t n = (r->size - 8 - sizeof(*ai)) / 8;
 	const uint64_t *pv = ai->priv;
 
 	if (ai->type != PFMT_AUXTRACE_INTEL_PT || n <= PFMT_IPT_PER_CPU_MMAPS)
-		return;
+		return 0;
+	if (pv[PFMT_IPT_TIME_SHIFT] > 63) {
+		*err_off = r->offset + 8 + sizeof(*ai) +
+			   8 * (uint64_t)PFMT_IPT_TIME_SHIFT;
+		return -STRACE_PE_TIME;
+	}
 	p->pt_priv = pv;
 	p->pt_npriv = n;
 	for (size_t i = 0; i < p->nattrs; i++)
@@ -419,6 +432,7 @@ static void read_pt_info(struct strace_perf *p, const struct strace_perf_rec *r)
 		all_time &= !!(p->attrs[i].attr.sample_type & PERF_SAMPLE_TIME);
 	p->has_time = all_time && tc->cap_user_time_zero &&
 		      (p->pt_config & pv[PFMT_IPT_TSC_BIT]) && tc->time_mult;
+	return 0;
 }
 
 int strace_perf_open(const char *path, struct strace_perf *p, uint64_t *err_off)
@@ -504,7 +518,9 @@ int strace_perf_open(const char *path, struct strace_perf *p, uint64_t *err_off)
 	strace_perf_rewind(p);
 	while ((rc = strace_perf_next(p, &r)) > 0)
 		if (r.type == PFMT_RECORD_AUXTRACE_INFO) {
-			read_pt_info(p, &r);
+			rc = read_pt_info(p, &r, err_off);
+			if (rc < 0)
+				goto fail;
 			break;
 		}
 	if (rc < 0) {

@@ -32,6 +32,7 @@ enum strace_perf_error {
 	STRACE_PE_PERCPU,    /* per-cpu AUX buffers of several processes */
 	STRACE_PE_NOTREG,    /* the path is a FIFO, a device, a directory */
 	STRACE_PE_SHRANK,    /* the file shrank while it was mapped */
+	STRACE_PE_TIME,      /* AUXTRACE_INFO's time_shift is 64 or more */
 	STRACE_PE_MAX
 };
 
@@ -96,7 +97,9 @@ struct strace_perf {
  * *err_off receives the file offset at fault (0 if none applies). Only a
  * regular file is opened: anything else (a FIFO, whose open would block)
  * gives -STRACE_PE_NOTREG at once. A file cut short meanwhile gives
- * -STRACE_PE_SHRANK, *err_off where its data was lost.
+ * -STRACE_PE_SHRANK, *err_off where its data was lost. An AUXTRACE_INFO
+ * whose time_shift no conversion can use (64 or more) gives
+ * -STRACE_PE_TIME, *err_off the offset of that 64-bit word.
  * Returns 0, -errno, -STRACE_PE_*.
  */
 int strace_perf_open(const char *path, struct strace_perf *p, uint64_t *err_off);

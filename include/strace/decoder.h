@@ -302,7 +302,9 @@ struct strace_time_conv {
 	uint32_t max_nonturbo_ratio;
 };
 
-/* strace_tsc_to_perf_time() - perf's tsc_to_perf_time(). */
+/* strace_tsc_to_perf_time() - perf's tsc_to_perf_time(). The kernel's
+ * time_shift is below 64 (readers of a file refuse more); a larger one
+ * gives time_zero, the formula's limit, rather than an undefined shift. */
 uint64_t strace_tsc_to_perf_time(const struct strace_time_conv *tc,
 				 uint64_t tsc);
 
