@@ -10,8 +10,10 @@
  * where and why); 2 usage error, or Intel PT is not available here.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -162,6 +164,35 @@ static void on_progress(void *arg, uint64_t done, uint64_t total)
 	ui->shown = 1;
 }
 
+/*
+ * A perf.data cut short while it is decoded (truncated, or rewritten by
+ * perf record -o) raises SIGBUS at the next touch of a page it lost, on
+ * whichever decoding thread. strace_perf_sigbus() turns the lost pages
+ * into zeros, and the decode runs to its end and says what was lost
+ * (-STRACE_PE_SHRANK): the ring is left complete up to there, its writers
+ * closed. Any other SIGBUS keeps its default action: the access is made
+ * again and kills the process as before.
+ */
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	int saved = errno;
+
+	(void)uc;
+	if (!strace_perf_sigbus(si->si_addr))
+		signal(sig, SIG_DFL);
+	errno = saved;
+}
+
+static void catch_sigbus(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sigbus;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGBUS, &sa, NULL);
+}
+
 struct live_ctx {
 	struct strace_live_decoder *ld;
 	struct strace_ring *ring;
@@ -179,8 +210,15 @@ static void live_opened(void *arg, struct strace_live *l)
 	}
 	struct strace_time_conv tc;
 	memset(&tc, 0, sizeof(tc));
-	int ok = strace_live_time_conv(l, &tc) == 0;
-	strace_live_decoder_set_time(lc->ld, &tc, ok && tc.cap_user_time_zero);
+	int rc = strace_live_time_conv(l, &tc);
+	if (rc == -ERANGE)
+		fprintf(stderr,
+			PROG ": warning: the kernel's perf time conversion "
+			     "is out of range (time_shift of 64 or more in "
+			     "the perf_event mmap page): events get no times; "
+			     "report this kernel\n");
+	strace_live_decoder_set_time(lc->ld, &tc,
+				     rc == 0 && tc.cap_user_time_zero);
 }
 
 int main(int argc, char **argv)
@@ -440,6 +478,7 @@ int main(int argc, char **argv)
 	};
 	struct strace_offline_stats st;
 	uint64_t err_off = 0;
+	catch_sigbus();
 	rc = strace_offline_decode(&oo, &st, &err_off);
 	if (ui.shown)
 		fputc('\n', stderr);
@@ -449,6 +488,59 @@ int main(int argc, char **argv)
 			PROG ": cannot write the ring %s: %s; it is removed: "
 			     "make room there, or write it elsewhere with -o\n",
 			strace_ring_path(ring), strerror(-rc));
+		unlink(strace_ring_path(ring));
+		strace_ring_close(ring);
+		return 1;
+	}
+	if (rc == -STRACE_PE_SHRANK) {
+		struct stat fst;
+		struct strace_ring_stat rs;
+		long long now = stat(input, &fst) == 0 ? (long long)fst.st_size
+						       : -1;
+		fprintf(stderr,
+			PROG ": %s: the file shrank while it was read (", input);
+		if (st.file_size)
+			fprintf(stderr, "%llu bytes when opened, ",
+				(unsigned long long)st.file_size);
+		fprintf(stderr,
+			"%lld now; something truncated or rewrote it): what "
+			"it held from offset 0x%llx on is lost",
+			now, (unsigned long long)err_off);
+		/* The ring holds what was decoded before, and its end. */
+		if (strace_ring_stat(ring, &rs) == 0 && rs.writers_closed) {
+			fprintf(stderr,
+				"; %s holds the events decoded before that, "
+				"each stream cut there ending with a lost "
+				"event",
+				strace_ring_path(ring));
+		} else {
+			unlink(strace_ring_path(ring));
+		}
+		fprintf(stderr, "; decode a copy of the recording that "
+				"nothing writes to\n");
+		strace_ring_close(ring);
+		return 1;
+	}
+	if (rc == -STRACE_PE_TIME) {
+		/* the offending 64-bit word, at err_off (O_NONBLOCK: the
+		 * path might have become a FIFO meanwhile) */
+		uint64_t v = 0;
+		int fd = open(input, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		int got = fd >= 0 && pread(fd, &v, 8, (off_t)err_off) == 8;
+		if (fd >= 0)
+			close(fd);
+		fprintf(stderr,
+			PROG ": %s: AUXTRACE_INFO's time_shift is ", input);
+		if (got)
+			fprintf(stderr, "%llu", (unsigned long long)v);
+		else
+			fprintf(stderr, "64 or more");
+		fprintf(stderr,
+			" (at file offset 0x%llx): the kernel's is below 64, "
+			"so no TSC can be converted to perf time with it; the "
+			"file is damaged: record it again, or decode an "
+			"undamaged copy\n",
+			(unsigned long long)err_off);
 		unlink(strace_ring_path(ring));
 		strace_ring_close(ring);
 		return 1;

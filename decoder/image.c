@@ -217,6 +217,32 @@ static int insert_mapping(struct strace_image *img, uint64_t start,
 	return 0;
 }
 
+/*
+ * Open path to map it, if it is a regular file. A path named by a trace
+ * (MMAP2) or by a binary (.gnu_debuglink) may be a FIFO, whose open waits
+ * for a writer forever, or a device: stat() first, so that nothing but a
+ * regular file is opened, then open with O_NONBLOCK and check again with
+ * fstat() in case the path changed meanwhile. Returns the descriptor and
+ * *st, -errno, or -ENODEV if path is not a regular file.
+ */
+static int open_regular(const char *path, struct stat *st)
+{
+	int fd;
+
+	if (stat(path, st) < 0)
+		return -errno;
+	if (!S_ISREG(st->st_mode))
+		return -ENODEV;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
+		close(fd);
+		return -ENODEV;
+	}
+	return fd;
+}
+
 int strace_image_add_file(struct strace_image *img, uint64_t start,
 			  uint64_t len, uint64_t pgoff, const char *path)
 {
@@ -231,16 +257,12 @@ int strace_image_add_file(struct strace_image *img, uint64_t start,
 		if (o->mmapped && !strcmp(o->path, path))
 			break;
 	if (!o) {
-		/* O_NONBLOCK: a path from a hostile perf.data may name a FIFO,
-		 * whose open would otherwise wait for a writer forever. */
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		fd = open_regular(path, &st);
 		if (fd < 0)
-			return -errno;
-		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-		    st.st_size == 0) {
-			err = S_ISREG(st.st_mode) ? -EINVAL : -ENODEV;
+			return fd;
+		if (st.st_size == 0) {
 			close(fd);
-			return err;
+			return -EINVAL;
 		}
 		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd,
 			 0);
@@ -603,11 +625,11 @@ static int debug_try(const char *path, const uint8_t *want, size_t wantn,
 	struct stat st;
 	uint8_t id[64];
 	GElf_Shdr sh;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open_regular(path, &st); /* a FIFO there must not block */
 
 	if (fd < 0)
 		return 0;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 64) {
+	if (st.st_size < 64) {
 		close(fd);
 		return 0;
 	}

@@ -383,7 +383,10 @@ long strace_walker_decode_ref(struct strace_image *img,
 	pt_config_init(&cfg);
 	cfg.begin = (uint8_t *)(uintptr_t)buf;
 	cfg.end = (uint8_t *)(uintptr_t)buf + len;
-	if (o->time.tsc_ctc_ratio_d) {
+	/* the period is a 4-bit field: libipt shifts by mtc_freq + 8, so a
+	 * bigger one (a damaged file) would be an undefined shift there;
+	 * the walker ignores MTCs then too (on_mtc()) */
+	if (o->time.tsc_ctc_ratio_d && o->time.mtc_period <= 15) {
 		cfg.mtc_freq = (uint8_t)o->time.mtc_period;
 		cfg.nom_freq = (uint8_t)o->time.max_nonturbo_ratio;
 		cfg.cpuid_0x15_eax = o->time.tsc_ctc_ratio_d;

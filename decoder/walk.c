@@ -894,6 +894,11 @@ uint64_t strace_tsc_to_perf_time(const struct strace_time_conv *tc,
 
 	if (!tc->time_mult)
 		return tsc;
+	/* The kernel's shift is below 64; a bigger one (a damaged file) has
+	 * no defined shift in C: its limit, tsc * mult / 2^64 and more,
+	 * is 0. Readers refuse such values; this only keeps it defined. */
+	if (tc->time_shift > 63)
+		return tc->time_zero;
 	if (tc->cap_user_time_short)
 		tsc = tc->time_cycles +
 		      ((tsc - tc->time_cycles) & tc->time_mask);

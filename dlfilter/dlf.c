@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dlf.h"
@@ -231,11 +232,15 @@ static int grow(void **v, size_t *cap, size_t n, size_t esz)
 static void elf_exec_segment(const char *path, uint64_t *off, uint64_t *len)
 {
 	Elf64_Ehdr eh;
+	struct stat st;
 	int fd;
 
 	*off = 0;
 	*len = 0;
 	if (!path || path[0] != '/')
+		return;
+	/* a FIFO or a device under that name is not opened at all */
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
 		return;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)

@@ -18,12 +18,12 @@
 struct mapping {
 	uint32_t pid;
 	uint64_t start, len, pgoff;
-	const char *path; /* inside the perf.data mapping */
+	const char *path; /* a copy (struct ctx.strs) */
 };
 
 struct thread {
 	uint32_t tid, pid;
-	const char *comm; /* inside the perf.data mapping, or NULL */
+	const char *comm; /* a copy (struct ctx.strs), or NULL */
 };
 
 /* A name definition (DSO, PROCESS, THREAD), in the order of the records
@@ -32,7 +32,7 @@ struct def {
 	uint16_t type;
 	uint32_t tid;
 	uint64_t a, key, aux;
-	const char *name; /* inside the perf.data mapping */
+	const char *name; /* a copy (struct ctx.strs) */
 };
 
 struct fork_rec {
@@ -100,6 +100,7 @@ struct ctx {
 	VEC(struct lost_rec) losts;
 	VEC(struct def) defs;
 	VEC(struct sched) scheds;
+	VEC(char *) strs; /* names copied out of the file */
 	const char *vdso;     /* the [vdso] image to map, NULL: none */
 	char vdso_hint[4096]; /* the build-id cache's path for it, or "" */
 	struct strace_symset syms;
@@ -125,6 +126,19 @@ static void warnf(struct ctx *c, const char *fmt, ...)
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	c->o->warn(c->o->cb_arg, buf);
+}
+
+/* A copy of a name the file holds: the file may change under its mapping
+ * (rewritten, cut short), and a name read there again later might have
+ * lost its NUL meanwhile. NULL if out of memory. */
+static const char *keep_name(struct ctx *c, const char *s)
+{
+	char *d = strdup(s);
+
+	if (d && VEC_PUSH(c->strs, d) == 0)
+		return d;
+	free(d);
+	return NULL;
 }
 
 static struct thread *find_thread(struct ctx *c, uint32_t tid)
@@ -195,6 +209,8 @@ static int scan(struct ctx *c, uint64_t *err_off)
 						  : !(r.misc & PFMT_MISC_MMAP_DATA);
 			if (!exec || !m1->len)
 				break;
+			if (!(path = keep_name(c, path)))
+				return -ENOMEM;
 			struct mapping m = {m1->pid, m1->addr, m1->len,
 					    m1->pgoff, path};
 			struct def d = {STRACE_EV_DSO, m1->pid, m1->addr,
@@ -209,6 +225,8 @@ static int scan(struct ctx *c, uint64_t *err_off)
 				cm->comm, blen - sizeof(*cm));
 			if (!name)
 				return -STRACE_PE_RECORD;
+			if (!(name = keep_name(c, name)))
+				return -ENOMEM;
 			struct def d = {cm->pid == cm->tid ? STRACE_EV_PROCESS
 							   : STRACE_EV_THREAD,
 					cm->tid, cm->pid, cm->tid, cm->pid, name};
@@ -360,6 +378,7 @@ static int add_maps(struct ctx *c, struct strace_image *img, uint32_t pid,
 			add_maps(c, img, c->forks.v[i].ppid, depth + 1, missing);
 	for (size_t i = 0; i < c->maps.n; i++) {
 		const struct mapping *m = &c->maps.v[i];
+		const char *file = m->path;
 		int rc;
 		if (m->pid != pid)
 			continue;
@@ -379,17 +398,27 @@ static int add_maps(struct ctx *c, struct strace_image *img, uint32_t pid,
 				(*missing)++;
 				continue;
 			}
+			file = c->vdso;
 			rc = strace_image_add_file(img, m->start, m->len, 0,
-						   c->vdso);
+						   file);
 		} else {
 			rc = strace_image_add_file(img, m->start, m->len,
 						   m->pgoff, m->path);
 		}
-		if (rc < 0) {
+		if (rc == -ENODEV) {
+			/* a FIFO, a device: never opened (it could block) */
+			warnf(c,
+			      "pid %u: cannot read %s: not a regular file (a "
+			      "FIFO, a device or a directory): code there "
+			      "cannot be decoded; put the mapped ELF file at "
+			      "this path",
+			      pid, file);
+			(*missing)++;
+		} else if (rc < 0) {
 			warnf(c,
 			      "pid %u: cannot read %s (%s): code there cannot "
 			      "be decoded; copy the file to this path",
-			      pid, m->path, strace_decoder_strerror(rc));
+			      pid, file, strace_decoder_strerror(rc));
 			(*missing)++;
 		}
 	}
@@ -529,6 +558,51 @@ static void run_done(struct ctx *c, const struct queue *q, uint64_t len,
 	add_done(c, len > told ? len - told : 0);
 }
 
+/* The file offset of a pointer into the perf.data mapping. */
+static uint64_t file_off(const struct ctx *c, const uint8_t *p)
+{
+	return (uint64_t)(p - c->perf.map);
+}
+
+/*
+ * The perf.data shrank under its mapping (strace_perf_sigbus(): the pages
+ * it lost read as zeros, the decode went on): one LOST event through emit
+ * for the bytes of q's trace at or past the cut, for readers to see that
+ * the thread's (or CPU's) stream is missing its end. Nothing if the file
+ * did not shrink or q's trace all lies before the cut.
+ */
+static int emit_cut(struct ctx *c, const struct queue *q, uint32_t tid,
+		    strace_emit_fn emit, void *arg)
+{
+	uint64_t lost_end, cut = strace_perf_cut(&c->perf, 1, &lost_end);
+	uint64_t n = 0;
+
+	if (cut == UINT64_MAX)
+		return 0;
+	for (size_t i = 0; i < q->n; i++) {
+		uint64_t off = file_off(c, q->v[i].data);
+		uint64_t end = off + q->v[i].size;
+		off = off > cut ? off : cut;
+		end = end < lost_end ? end : lost_end;
+		if (end > off)
+			n += end - off;
+	}
+	if (!n)
+		return 0;
+	struct strace_event e = {STRACE_EV_LOST, STRACE_LOST_AUX, tid, 0, n, 0};
+	pthread_mutex_lock(&c->stats_lock);
+	c->st.lost++;
+	pthread_mutex_unlock(&c->stats_lock);
+	return emit(arg, &e);
+}
+
+/* Whether q's buffer i lies past where the file shrank: nothing of it is
+ * left to decode (emit_cut() counts it). Cheap: no system call. */
+static int past_cut(struct ctx *c, const struct queue *q, size_t i)
+{
+	return file_off(c, q->v[i].data) >= strace_perf_cut(&c->perf, 0, NULL);
+}
+
 /* Decode a queue's AUX buffers with walker: contiguous buffers as one
  * stream (a packet may straddle two); a hole in the AUX offsets is a gap
  * (a LOST event through emit), decoded apart. */
@@ -543,9 +617,14 @@ static int walk_queue(struct ctx *c, struct queue *q,
 
 	qsort(q->v, q->n, sizeof(*q->v), cmp_abuf);
 	for (size_t i = 0; i < q->n;) {
+		size_t first = i;
 		rc = next_run(c, q, &i, &joined, &data, &len, emit, arg);
 		if (rc < 0)
 			break;
+		if (past_cut(c, q, first)) {
+			add_done(c, len);
+			continue;
+		}
 		prog->told = 0;
 		long n = c->seg_threads > 1
 				 ? strace_walker_decode_parallel(
@@ -623,6 +702,9 @@ static int decode_queue(struct ctx *c, struct queue *q)
 		goto out;
 
 	rc = walk_queue(c, q, walker, &prog, strace_sink_emit, s);
+	if (rc < 0)
+		goto out;
+	rc = emit_cut(c, q, q->tid, strace_sink_emit, s);
 	if (rc < 0)
 		goto out;
 	rc = strace_writer_flush(s->w);
@@ -796,12 +878,17 @@ static int feed(struct ctx *c, struct cpu_events *ce)
 
 		ce->at = ce->ev.n = 0;
 		if (!ce->in_run) {
+			size_t first = ce->next;
 			if (ce->next == ce->q->n)
 				return 0; /* the CPU's trace is all merged */
 			rc = next_run(c, ce->q, &ce->next, &ce->joined,
 				      &ce->data, &ce->len, collect, ce);
 			if (rc < 0)
 				return rc;
+			if (past_cut(c, ce->q, first)) {
+				add_done(c, ce->len);
+				continue;
+			}
 			ce->used = 0;
 			ce->window = cpu_piece(c);
 			ce->in_run = 1;
@@ -946,6 +1033,10 @@ static int decode_percpu(struct ctx *c)
 		if (rc >= 0 && (!o->tid || e->tid == o->tid))
 			rc = strace_sink_emit(s, e);
 	}
+	for (size_t i = 0; i < nq && rc >= 0; i++)
+		if (!o->tid || ce[i].tid == o->tid)
+			rc = emit_cut(c, ce[i].q, ce[i].tid, strace_sink_emit,
+				      s);
 	if (rc >= 0)
 		rc = strace_writer_flush(s->w);
 	pthread_mutex_lock(&c->stats_lock);
@@ -1020,6 +1111,7 @@ int strace_offline_decode(const struct strace_offline_opts *o,
 	rc = strace_perf_open(o->perf_path, &c->perf, err_off);
 	if (rc < 0)
 		goto out_free;
+	st->file_size = c->st.file_size = c->perf.size;
 	rc = scan(c, err_off);
 	if (rc < 0)
 		goto out;
@@ -1056,6 +1148,20 @@ done:
 	c->st.lost += c->losts.n;
 	*st = c->st;
 out:
+	{
+		/* Errors that only zeros read in the file's lost pages
+		 * made are that loss; the events decoded are in the ring. */
+		uint64_t cut = strace_perf_cut(&c->perf, 1, NULL);
+		if (cut != UINT64_MAX) {
+			*err_off = cut;
+			rc = -STRACE_PE_SHRANK;
+		} else if (strace_perf_modified(&c->perf)) {
+			warnf(c, "%s was written to while it was read: the "
+				 "events may not be those of the recording; "
+				 "decode a copy that nothing writes to",
+			      c->perf.path);
+		}
+	}
 	for (size_t i = 0; i < c->queues.n; i++)
 		free(c->queues.v[i].v);
 	free(c->queues.v);
@@ -1065,6 +1171,9 @@ out:
 	free(c->losts.v);
 	free(c->defs.v);
 	free(c->scheds.v);
+	for (size_t i = 0; i < c->strs.n; i++)
+		free(c->strs.v[i]);
+	free(c->strs.v);
 	strace_perf_close(&c->perf);
 out_free:
 	strace_symset_fini(&c->syms);

@@ -54,11 +54,21 @@ struct strace_offline_stats {
 	uint64_t overflows;  /* PT overflows */
 	uint64_t lost;       /* perf LOST records / truncated AUX, and gaps */
 	uint64_t missing;    /* mappings whose file could not be read */
+	uint64_t file_size;  /* bytes of the perf.data when it was opened */
 };
 
 /*
  * strace_offline_decode() - decode the whole file into opts->ring.
  * On a format error *err_off receives the file offset at fault.
+ *
+ * The file is mapped: if it shrinks meanwhile, the program must have a
+ * SIGBUS handler that calls strace_perf_sigbus() (perf_read.h), or the
+ * first touch of a lost page kills it. With one, the lost pages read as
+ * zeros, the decode runs to its end, each thread's (CPU's) stream missing
+ * trace ends with a LOST event (STRACE_LOST_AUX, a = bytes), every writer
+ * is closed, and the result is -STRACE_PE_SHRANK with *err_off the offset
+ * from which the data was lost.
+ *
  * Returns 0, -STRACE_PE_* (perf_read.h), -STRACE_E_*, -errno.
  */
 int strace_offline_decode(const struct strace_offline_opts *opts,

@@ -2,6 +2,7 @@
 /* pt_backend/perf_read.c - read perf.data (see perf_read.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,18 @@ const char *strace_perf_strerror(int err)
 			"per-CPU Intel PT recording of several processes: only "
 			"one process per file is decoded so far (record with "
 			"perf record --per-thread -e intel_pt//u)",
+		[STRACE_PE_SHRANK - STRACE_PE_BASE] =
+			"the file shrank while it was read (something "
+			"truncated or rewrote it): decode a copy that nothing "
+			"writes to",
+		[STRACE_PE_TIME - STRACE_PE_BASE] =
+			"AUXTRACE_INFO's time conversion is out of range "
+			"(time_shift of 64 or more): the file is damaged; "
+			"record it again",
+		[STRACE_PE_NOTREG - STRACE_PE_BASE] =
+			"not a regular file (a FIFO, a device or a directory): "
+			"give the perf.data file that perf record -o FILE "
+			"writes (pipe mode is not supported)",
 	};
 	int e = err < 0 ? -err : err;
 	if (e > STRACE_PE_BASE && e < STRACE_PE_MAX)
@@ -47,6 +60,125 @@ const char *strace_perf_strerror(int err)
 const char *strace_perf_string(const void *s, size_t max)
 {
 	return memchr(s, '\0', max) ? s : NULL;
+}
+
+/*
+ * The mappings strace_perf_sigbus() may repair: lock-free slots, since the
+ * handler runs on any thread at any moment. A slot is claimed with a CAS
+ * on used; start is stored last with release, after len and page, and
+ * the handler loads it with acquire (the pair that makes len and page
+ * valid there). start goes back to 0 before the munmap().
+ */
+#define GUARDS 16
+_Static_assert(ATOMIC_POINTER_LOCK_FREE == 2 && ATOMIC_LLONG_LOCK_FREE == 2,
+	       "a signal handler may use only lock-free atomics");
+static struct guard {
+	atomic_int used;
+	_Atomic uintptr_t start; /* the mapping; 0 while it is set up */
+	_Atomic size_t len;      /* its length, whole pages */
+	_Atomic size_t page;
+	_Atomic uint64_t cut;    /* offset of the first page zeroed, or
+				  * UINT64_MAX */
+} guards[GUARDS];
+
+static int guard_add(const void *map, size_t size)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t page = pg > 0 ? (size_t)pg : 4096;
+
+	for (int i = 0; i < GUARDS; i++) {
+		struct guard *g = &guards[i];
+		int unused = 0;
+
+		if (!atomic_compare_exchange_strong(&g->used, &unused, 1))
+			continue;
+		atomic_store_explicit(&g->cut, UINT64_MAX,
+				      memory_order_relaxed);
+		atomic_store_explicit(&g->page, page, memory_order_relaxed);
+		atomic_store_explicit(&g->len, (size + page - 1) & ~(page - 1),
+				      memory_order_relaxed);
+		atomic_store_explicit(&g->start, (uintptr_t)map,
+				      memory_order_release);
+		return i;
+	}
+	return -1;
+}
+
+static void guard_remove(int i)
+{
+	if (i < 0)
+		return;
+	atomic_store_explicit(&guards[i].start, 0, memory_order_release);
+	atomic_store_explicit(&guards[i].used, 0, memory_order_release);
+}
+
+int strace_perf_sigbus(const void *addr)
+{
+	uintptr_t a = (uintptr_t)addr;
+
+	for (int i = 0; i < GUARDS; i++) {
+		struct guard *g = &guards[i];
+		uintptr_t s = atomic_load_explicit(&g->start,
+						   memory_order_acquire);
+		size_t len = atomic_load_explicit(&g->len,
+						  memory_order_relaxed);
+		size_t page = atomic_load_explicit(&g->page,
+						   memory_order_relaxed);
+
+		if (!s || a < s || a - s >= len)
+			continue;
+		/* Every page from the faulting one on is past the new end:
+		 * all of them become zeros at once, one signal, not one per
+		 * page. Two threads doing this together both map zeros. */
+		uintptr_t from = a & ~(uintptr_t)(page - 1);
+		if (mmap((void *)from, s + len - from, PROT_READ,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
+			 0) == MAP_FAILED)
+			return 0;
+		uint64_t off = from - s;
+		uint64_t cur = atomic_load_explicit(&g->cut,
+						    memory_order_relaxed);
+		while (off < cur &&
+		       !atomic_compare_exchange_weak(&g->cut, &cur, off))
+			;
+		return 1;
+	}
+	return 0;
+}
+
+uint64_t strace_perf_cut(const struct strace_perf *p, int check_size,
+			 uint64_t *end)
+{
+	uint64_t cut = p->guard >= 0 ? atomic_load(&guards[p->guard].cut)
+				     : UINT64_MAX;
+	long pg = sysconf(_SC_PAGESIZE);
+	uint64_t page = pg > 0 ? (uint64_t)pg : 4096, size;
+	struct stat st;
+
+	if (end)
+		*end = UINT64_MAX;
+	if (cut != UINT64_MAX || !check_size || p->fd < 0 ||
+	    fstat(p->fd, &st) < 0 || (uint64_t)st.st_size >= p->size)
+		return cut;
+	/* No lost page was touched (that is a SIGBUS), but the rest of the
+	 * page the file now ends in reads as zeros, then or later. */
+	size = (uint64_t)st.st_size;
+	if (size % page == 0)
+		return UINT64_MAX;
+	if (end)
+		*end = size - size % page + page < p->size
+			       ? size - size % page + page
+			       : p->size;
+	return size;
+}
+
+int strace_perf_modified(const struct strace_perf *p)
+{
+	struct stat st;
+
+	return p->fd >= 0 && fstat(p->fd, &st) == 0 &&
+	       (st.st_mtim.tv_sec != p->mtime.tv_sec ||
+		st.st_mtim.tv_nsec != p->mtime.tv_nsec);
 }
 
 /* [off, off + len) lies inside [0, limit). */
@@ -240,14 +372,23 @@ int strace_perf_next(struct strace_perf *p, struct strace_perf_rec *rec)
 	return 1;
 }
 
-static void read_pt_info(struct strace_perf *p, const struct strace_perf_rec *r)
+/* AUXTRACE_INFO of intel_pt: the PT attr and the time conversion.
+ * Returns 0, or -STRACE_PE_TIME and *err_off (a time_shift of 64 or more
+ * would be an undefined shift in the conversion, wrong times at best). */
+static int read_pt_info(struct strace_perf *p, const struct strace_perf_rec *r,
+			uint64_t *err_off)
 {
 	const struct pfmt_auxtrace_info *ai = r->body;
 	size_t n = (r->size - 8 - sizeof(*ai)) / 8;
 	const uint64_t *pv = ai->priv;
 
 	if (ai->type != PFMT_AUXTRACE_INTEL_PT || n <= PFMT_IPT_PER_CPU_MMAPS)
-		return;
+		return 0;
+	if (pv[PFMT_IPT_TIME_SHIFT] > 63) {
+		*err_off = r->offset + 8 + sizeof(*ai) +
+			   8 * (uint64_t)PFMT_IPT_TIME_SHIFT;
+		return -STRACE_PE_TIME;
+	}
 	p->pt_priv = pv;
 	p->pt_npriv = n;
 	for (size_t i = 0; i < p->nattrs; i++)
@@ -291,6 +432,7 @@ static void read_pt_info(struct strace_perf *p, const struct strace_perf_rec *r)
 		all_time &= !!(p->attrs[i].attr.sample_type & PERF_SAMPLE_TIME);
 	p->has_time = all_time && tc->cap_user_time_zero &&
 		      (p->pt_config & pv[PFMT_IPT_TSC_BIT]) && tc->time_mult;
+	return 0;
 }
 
 int strace_perf_open(const char *path, struct strace_perf *p, uint64_t *err_off)
@@ -301,9 +443,17 @@ int strace_perf_open(const char *path, struct strace_perf *p, uint64_t *err_off)
 	memset(p, 0, sizeof(*p));
 	p->fd = -1;
 	p->pt_attr = -1;
+	p->guard = -1;
 	*err_off = 0;
 	snprintf(p->path, sizeof(p->path), "%s", path);
-	p->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* A FIFO's open would wait for a writer forever, and pipe-mode data
+	 * cannot be mapped anyway: only a regular file is opened (stat()
+	 * first; O_NONBLOCK and fstat() again if the path changed). */
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -STRACE_PE_NOTREG;
+	p->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (p->fd < 0)
 		return -errno;
 	if (fstat(p->fd, &st) < 0) {
@@ -311,10 +461,11 @@ int strace_perf_open(const char *path, struct strace_perf *p, uint64_t *err_off)
 		goto fail;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		rc = -EINVAL;
+		rc = -STRACE_PE_NOTREG;
 		goto fail;
 	}
 	p->size = (size_t)st.st_size;
+	p->mtime = st.st_mtim;
 	if (p->size < 16) {
 		rc = p->size >= 8 ? -STRACE_PE_TRUNCATED : -STRACE_PE_MAGIC;
 		if (p->size >= 8) {
@@ -330,6 +481,7 @@ int strace_perf_open(const char *path, struct strace_perf *p, uint64_t *err_off)
 		rc = -errno;
 		goto fail;
 	}
+	p->guard = guard_add(p->map, p->size);
 	memcpy(&p->hdr, p->map,
 	       p->size < sizeof(p->hdr) ? p->size : sizeof(p->hdr));
 	if (p->hdr.magic != PFMT_MAGIC) {
@@ -366,7 +518,9 @@ int strace_perf_open(const char *path, struct strace_perf *p, uint64_t *err_off)
 	strace_perf_rewind(p);
 	while ((rc = strace_perf_next(p, &r)) > 0)
 		if (r.type == PFMT_RECORD_AUXTRACE_INFO) {
-			read_pt_info(p, &r);
+			rc = read_pt_info(p, &r, err_off);
+			if (rc < 0)
+				goto fail;
 			break;
 		}
 	if (rc < 0) {
@@ -380,6 +534,14 @@ int strace_perf_open(const char *path, struct strace_perf *p, uint64_t *err_off)
 	}
 	return 0;
 fail:
+	if (p->map) {
+		/* the error may only be what zeros read as */
+		uint64_t cut = strace_perf_cut(p, 1, NULL);
+		if (cut != UINT64_MAX) {
+			*err_off = cut;
+			rc = -STRACE_PE_SHRANK;
+		}
+	}
 	strace_perf_close(p);
 	return rc;
 }
@@ -409,6 +571,8 @@ int strace_perf_feature(const struct strace_perf *p, unsigned feat,
 
 void strace_perf_close(struct strace_perf *p)
 {
+	guard_remove(p->guard);
+	p->guard = -1;
 	if (p->map)
 		munmap((void *)(uintptr_t)p->map, p->size);
 	if (p->fd >= 0)

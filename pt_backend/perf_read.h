@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "perf_format.h"
 #include "strace/decoder.h"
@@ -29,6 +30,9 @@ enum strace_perf_error {
 	STRACE_PE_RECORD,    /* a record's size or body is malformed */
 	STRACE_PE_NOPT,      /* no intel_pt event / AUXTRACE_INFO in the file */
 	STRACE_PE_PERCPU,    /* per-cpu AUX buffers of several processes */
+	STRACE_PE_NOTREG,    /* the path is a FIFO, a device, a directory */
+	STRACE_PE_SHRANK,    /* the file shrank while it was mapped */
+	STRACE_PE_TIME,      /* AUXTRACE_INFO's time_shift is 64 or more */
 	STRACE_PE_MAX
 };
 
@@ -83,16 +87,59 @@ struct strace_perf {
 	int snapshot;
 	uint64_t data_pos;            /* iterator position in the data */
 	char path[256];
+	int guard;                    /* slot of strace_perf_sigbus(), or -1 */
+	struct timespec mtime;        /* the file's when it was opened */
 };
 
 /*
  * strace_perf_open() - map and check a perf.data file: header, sections,
  * attrs, and (by a first pass over the records) AUXTRACE_INFO. On error
- * *err_off receives the file offset at fault (0 if none applies).
+ * *err_off receives the file offset at fault (0 if none applies). Only a
+ * regular file is opened: anything else (a FIFO, whose open would block)
+ * gives -STRACE_PE_NOTREG at once. A file cut short meanwhile gives
+ * -STRACE_PE_SHRANK, *err_off where its data was lost. An AUXTRACE_INFO
+ * whose time_shift no conversion can use (64 or more) gives
+ * -STRACE_PE_TIME, *err_off the offset of that 64-bit word.
  * Returns 0, -errno, -STRACE_PE_*.
  */
 int strace_perf_open(const char *path, struct strace_perf *p, uint64_t *err_off);
 void strace_perf_close(struct strace_perf *p);
+
+/*
+ * strace_perf_sigbus() - for the program's SIGBUS handler (SA_SIGINFO,
+ * given si_addr). A perf.data that shrinks (truncated, or rewritten by
+ * perf record -o) while it is mapped raises SIGBUS at the next touch of a
+ * page it lost, on whichever thread touches it. If addr lies in the
+ * mapping of an open strace_perf, the mapping from addr's page to its end
+ * becomes zero pages and the file is marked as cut there: the handler
+ * returns, the access is made again and reads zeros (PAD packets to the
+ * decoder; an empty record, which is malformed, to strace_perf_next()), and
+ * whatever was reading the file runs to its end, every ring writer closed;
+ * strace_perf_cut() then tells it what was lost.
+ * Async-signal-safe (atomics and mmap() only); a table of 16 slots holds
+ * the open files' mappings, and a file opened while all are taken is not
+ * covered. Returns 1 if addr was in a perf.data mapping (return from the
+ * handler), else 0 (the fault is not ours: restore the default action
+ * and return, so that it kills the process as before).
+ */
+int strace_perf_sigbus(const void *addr);
+
+/*
+ * strace_perf_cut() - the file offset from which p has read zeros because
+ * the file shrank under it: the first page strace_perf_sigbus() replaced
+ * (what came before was read while it was there), the loss running to
+ * the end (*end = UINT64_MAX). If no page was lost that way and
+ * check_size is set, an fstat(): a file that now ends inside a page
+ * reads as zeros from its end to that page's end, and that may have
+ * happened: the loss is [its size, *end). UINT64_MAX if nothing was lost.
+ * end may be NULL. Thread-safe.
+ */
+uint64_t strace_perf_cut(const struct strace_perf *p, int check_size,
+			 uint64_t *end);
+
+/* strace_perf_modified() - 1 if the file's modification time is no longer
+ * the one it had when opened (it was written meanwhile), else 0. */
+int strace_perf_modified(const struct strace_perf *p);
 
 /*
  * strace_perf_feature() - the payload of header feature feat (PFMT_FEAT_*)

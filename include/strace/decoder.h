@@ -82,7 +82,9 @@ struct strace_image_opts {
 	 * .symtab gets its symbols where perf 6.1 finds them: the
 	 * .gnu_debuglink name (beside the file, in its .debug/, under
 	 * /usr/lib/debug), $HOME/.debug/.build-id/xx/rest/debug,
-	 * /usr/lib/debug/.build-id/xx/rest.debug (build-ids must match). */
+	 * /usr/lib/debug/.build-id/xx/rest.debug (build-ids must match).
+	 * A candidate that is not a regular file (a FIFO, a device) is
+	 * skipped without being opened. */
 	int no_debuginfo;
 	/* Keep names as in the ELF file. By default they are demangled as
 	 * perf prints them (C++ without parameters, OCaml), which is what
@@ -104,9 +106,12 @@ void strace_image_free(struct strace_image *img);
  * offset pgoff, as an MMAP2 record or a /proc/PID/maps line says. The file
  * is mapped read-only once per path (shared by its mappings); if it is an
  * ELF file its symbols are read on first use. A new mapping replaces what
- * it overlaps. Returns 0, -errno (open/mmap failure: the caller may go on
- * without this file; the walker reports STRACE_DE_NOMAP if the trace goes
- * there), -STRACE_E_BADARG for len 0 or a wrapping range.
+ * it overlaps. A path that is not a regular file (a FIFO, a device, a
+ * directory) is never opened: it gives -ENODEV, without blocking.
+ * Returns 0, -errno (open/mmap failure: the caller may go on without this
+ * file; the walker reports STRACE_DE_NOMAP if the trace goes there),
+ * -ENODEV (not a regular file), -STRACE_E_BADARG for len 0 or a wrapping
+ * range.
  */
 int strace_image_add_file(struct strace_image *img, uint64_t start,
 			  uint64_t len, uint64_t pgoff, const char *path);
@@ -297,7 +302,9 @@ struct strace_time_conv {
 	uint32_t max_nonturbo_ratio;
 };
 
-/* strace_tsc_to_perf_time() - perf's tsc_to_perf_time(). */
+/* strace_tsc_to_perf_time() - perf's tsc_to_perf_time(). The kernel's
+ * time_shift is below 64 (readers of a file refuse more); a larger one
+ * gives time_zero, the formula's limit, rather than an undefined shift. */
 uint64_t strace_tsc_to_perf_time(const struct strace_time_conv *tc,
 				 uint64_t tsc);
 

@@ -1304,6 +1304,13 @@ int strace_live_time_conv(const struct strace_live *l,
 		tc->time_mask = pg->time_mask;
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	} while (__atomic_load_n(&pg->lock, __ATOMIC_RELAXED) != seq || (seq & 1));
+	if (tc->time_shift > 63) {
+		/* a shift no conversion can use (the kernel's is below 64):
+		 * no conversion rather than an undefined shift, and no such
+		 * value in the perf.data a session writes */
+		memset(tc, 0, sizeof(*tc));
+		return -ERANGE;
+	}
 	cpuid_15(&tc->tsc_ctc_ratio_n, &tc->tsc_ctc_ratio_d);
 	if (mtc_bits && (l->pt.config & strace_pmu_format_bits(&l->pmu, "mtc"))) {
 		unsigned shift = (unsigned)__builtin_ctzll(mtc_bits);
@@ -1317,6 +1324,8 @@ int strace_live_time_conv(const struct strace_live *l,
 uint64_t strace_live_tsc_to_perf(const struct strace_time_conv *tc,
 				 uint64_t tsc)
 {
+	if (tc->time_shift > 63) /* as strace_tsc_to_perf_time() */
+		return tc->time_zero;
 	uint64_t quot = tsc >> tc->time_shift;
 	uint64_t rem = tsc & ((1ULL << tc->time_shift) - 1);
 

@@ -194,12 +194,16 @@ int strace_live_stop(struct strace_live *l, const struct strace_live_cb *cb);
  * time_mult, time_zero, cap_user_time_zero/short, time_cycles, time_mask
  * from the first thread's mmap page (read under its sequence lock), the
  * TSC/CTC ratio from CPUID leaf 0x15, mtc_period from the PT config and
- * max_nonturbo_ratio from sysfs. Returns 0, -ENOENT before any thread.
+ * max_nonturbo_ratio from sysfs. Returns 0, -ENOENT before any thread,
+ * -ERANGE if the page's time_shift is 64 or more (a broken page: *tc is
+ * then all zeros, no conversion, and the perf.data the session writes
+ * says so too).
  */
 int strace_live_time_conv(const struct strace_live *l,
 			  struct strace_time_conv *tc);
 /* perf time of a TSC value (perf's tsc_to_perf_time, without the
- * cap_user_time_short wrap-around that strace_tsc_to_perf_time() adds). */
+ * cap_user_time_short wrap-around that strace_tsc_to_perf_time() adds);
+ * time_zero for a time_shift of 64 or more, as that function. */
 uint64_t strace_live_tsc_to_perf(const struct strace_time_conv *tc,
 				 uint64_t tsc);
 

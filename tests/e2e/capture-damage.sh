@@ -2,8 +2,8 @@
 # ptrace-capture -i on damaged input: dropped and flipped PT bytes (decode
 # resumes at the next PSB and loses nothing else, checked against the clean
 # decode), a missing ELF file (a warning naming it, error events, the rest
-# decoded), cut-off and garbage perf.data files (a clear error naming the
-# file, exit 1, never a crash).
+# decoded), cut-off and garbage perf.data files, an out-of-range time
+# conversion (a clear error naming the file, exit 1, never a crash).
 set -u
 O=${O:-build}
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -38,7 +38,7 @@ synth() { # synth NAME [ptsynth options] -- runs $work/$prog
 # patch_records IN OUT WHAT: a copy of perf.data IN with its records
 # changed: auxtrace-cpu0 gives every AUXTRACE buffer cpu 0 (a per-CPU
 # recording); itrace-start-other-pid makes the first ITRACE_START name
-# another process.
+# another process; time-shift:N puts N in AUXTRACE_INFO's time_shift.
 patch_records() {
 	python3 - "$@" <<'EOF'
 import struct, sys
@@ -51,6 +51,9 @@ while p < off + size:
     if typ == 71 and what == "auxtrace-cpu0":
         # PERF_RECORD_AUXTRACE: size, offset, reference, idx, tid, cpu
         struct.pack_into("<I", d, p + 8 + 32, 0)
+    if typ == 70 and what.startswith("time-shift:"):
+        # PERF_RECORD_AUXTRACE_INFO: type, reserved, priv[1] = time_shift
+        struct.pack_into("<Q", d, p + 8 + 8 + 8, int(what.split(":")[1]))
     if typ == 12 and what == "itrace-start-other-pid" and not done:
         pid, tid = struct.unpack_from("<II", d, p + 8)  # ITRACE_START
         struct.pack_into("<II", d, p + 8, pid + 1, tid + 1)
@@ -165,6 +168,21 @@ rc=$?
 [ $rc -eq 1 ] && grep -q "per-CPU Intel PT recording of several processes" "$work/twoproc.err" &&
 	grep -q -- "--per-thread" "$work/twoproc.err" && pass per-cpu-two-processes-refused ||
 	fail per-cpu-two-processes-refused "exit $rc: $(cat "$work/twoproc.err")"
+# An AUXTRACE_INFO time_shift of 64 or more: no conversion can use it (a
+# shift by 64 is undefined: UBSan's report in the SAN build, wrong times
+# in the release build; 0x10005 was read as 5). Refused, naming the file,
+# the field, its value and its offset.
+for shift in 64 65541; do
+	patch_records "$work/plt.data" "$work/shift$shift.data" time-shift:$shift
+	decode "$work/shift$shift.data" shift$shift
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q "shift$shift.data: AUXTRACE_INFO's time_shift is $shift (at file offset 0x" \
+		"$work/shift$shift.err" && ! grep -q "runtime error" "$work/shift$shift.err"; then
+		pass time-shift-$shift-refused
+	else
+		fail time-shift-$shift-refused "exit $rc: $(head -5 "$work/shift$shift.err")"
+	fi
+done
 head -c 100000 /dev/urandom >"$work/random.data"
 decode "$work/random.data" random
 rc=$?

@@ -6,8 +6,11 @@
  * match what the installed perf (6.1) lists; code bytes match objdump.
  */
 #include <errno.h>
-#include <sys/stat.h>
+#include <limits.h>
+#include <signal.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "harness.h"
 #include "decoder_testlib.h"
@@ -523,6 +526,91 @@ TEST(mappings_replace_and_remove)
 	strace_image_free(img);
 }
 
+/*
+ * A path named by a binary's .gnu_debuglink, or by a mapping, that is a
+ * FIFO: open() of a FIFO waits for a writer forever, so the search must
+ * skip it without opening it, and go on. Here the FIFOs stand beside the
+ * stripped program and in its .debug/, and the real debug file is in the
+ * build-id cache under $HOME, the next place looked at. Runs in a child
+ * that SIGALRM kills if it hangs.
+ */
+TEST(debuglink_fifo_skipped)
+{
+	const char *built = build_prog("dlfifo", "-fPIE -pie");
+	uint64_t bias = 0x555555554000ull;
+	unsigned long long helper = 0;
+	char cmd[2 * PATH_MAX + 512], fifo[PATH_MAX + 16], p[PATH_MAX];
+	char dir[PATH_MAX];
+	char *out, *id;
+	int status;
+	pid_t pid;
+
+	if (!built || !tl_have("nm") || !tl_have("objcopy") ||
+	    !tl_have("strip"))
+		SKIP("no cc, nm, objcopy or strip");
+	/* perf (and we) look beside a file only when its path is absolute */
+	REQUIRE(realpath(built, p) && realpath(tl_tmpdir(), dir));
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && objcopy --only-keep-debug dlfifo dlfifo.dbg && "
+		 "strip --strip-all dlfifo && "
+		 "objcopy --add-gnu-debuglink=dlfifo.dbg dlfifo && "
+		 "nm dlfifo.dbg | awk '$3 == \"helper\" {print $1}'",
+		 dir);
+	out = tl_run(cmd);
+	REQUIRE(out && sscanf(out, "%llx", &helper) == 1);
+	free(out);
+	snprintf(cmd, sizeof(cmd),
+		 "readelf -n %s | awk '/Build ID/ {print $3}'", p);
+	id = tl_run(cmd);
+	if (!id || strlen(id) < 10) {
+		free(id);
+		SKIP("no build-id");
+	}
+	id[strcspn(id, "\n")] = 0;
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && mkdir -p home/.debug/.build-id/%.2s/%s .debug && "
+		 "mv dlfifo.dbg home/.debug/.build-id/%.2s/%s/debug && "
+		 "mkfifo dlfifo.dbg .debug/dlfifo.dbg",
+		 dir, id, id + 2, id, id + 2);
+	free(id);
+	REQUIRE(system(cmd) == 0);
+	snprintf(fifo, sizeof(fifo), "%s/dlfifo.dbg", dir);
+
+	fflush(stdout);
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		struct strace_image *img;
+		struct strace_symbol s;
+		char home[PATH_MAX + 8];
+
+		alarm(20);
+		snprintf(home, sizeof(home), "%s/home", dir);
+		setenv("HOME", home, 1);
+		if (strace_image_new(NULL, &img) || tl_map_elf(img, p, bias) <= 0)
+			_exit(3);
+		/* a FIFO as a mapping's file */
+		if (strace_image_add_file(img, 0x10000, 0x1000, 0, fifo) !=
+		    -ENODEV)
+			_exit(4);
+		if (strace_image_symbol(img, bias + helper + 1, &s) ||
+		    strcmp(s.name, "helper"))
+			_exit(5);
+		strace_image_free(img);
+		_exit(0);
+	}
+	REQUIRE(waitpid(pid, &status, 0) == pid);
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+		fprintf(stderr, "  hung for 20 s: a FIFO named by "
+				".gnu_debuglink was opened\n");
+	else if (WIFEXITED(status) && WEXITSTATUS(status))
+		fprintf(stderr, "  child exit %d: 3 no image, 4 the FIFO "
+				"mapping was not -ENODEV, 5 helper not named "
+				"from the debug file in $HOME/.debug\n",
+			WEXITSTATUS(status));
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 /* Our own vDSO, read from memory: symbols match objdump -T of its dump. */
 TEST(vdso_from_memory)
 {
@@ -579,4 +667,5 @@ RUN_TESTS("test_decoder_image", T(program_symbols), T(libc_dynsym),
 	  T(libc_debuginfo), T(demangled_names_like_perf),
 	  T(plt_perf61), T(plt_names_like_installed_perf),
 	  T(plt_perf62_plt_got_and_sec), T(code_bytes_match_objdump),
-	  T(mappings_replace_and_remove), T(vdso_from_memory))
+	  T(mappings_replace_and_remove), T(debuglink_fifo_skipped),
+	  T(vdso_from_memory))

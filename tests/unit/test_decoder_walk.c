@@ -665,6 +665,39 @@ TEST(timestamps)
 			CHECK_U64(fast.v[i].time, ==, 7000 + 501000);
 }
 
+/* A time_shift of 64 or more (a damaged perf.data; readers refuse it) is
+ * an undefined shift in perf's formula: the conversion gives time_zero,
+ * the formula's limit, and a decode with it gives every event that time
+ * (UBSan in the SAN build reported the shift here before). */
+TEST(time_shift_out_of_range)
+{
+	struct enc en;
+	struct evs fast;
+	struct strace_time_conv tc = {0};
+	size_t len;
+
+	tc.time_mult = 512;
+	tc.time_zero = 7000;
+	tc.cap_user_time_zero = 1;
+	for (unsigned shift = 64; shift < 300; shift += 59) {
+		tc.time_shift = (uint16_t)shift;
+		CHECK_U64(strace_tsc_to_perf_time(&tc, 1000000), ==, 7000);
+		CHECK_U64(strace_tsc_to_perf_time(&tc, UINT64_MAX), ==, 7000);
+	}
+	if (!setup())
+		SKIP("cannot build the test program");
+	tc.time_shift = 64;
+	len = encode_program(&en, 1);
+	CHECK_INT(decode(en.buf, len, 0, &fast, &tc), >, 0);
+	REQUIRE(fast.n > 12);
+	for (size_t i = 0; i < fast.n; i++)
+		CHECK_U64(fast.v[i].time, ==, 7000);
+	/* the reference decoder converts libipt's times the same way */
+	CHECK_INT(decode(en.buf, len, STRACE_WALK_REFERENCE, &fast, &tc), >, 0);
+	for (size_t i = 0; i < fast.n; i++)
+		CHECK(fast.v[i].time == 7000 || fast.v[i].time == 0);
+}
+
 static uint64_t rng = 88172645463325252ull;
 static uint64_t next_rand(void)
 {
@@ -782,5 +815,6 @@ RUN_TESTS("test_decoder_walk", T(program_flow_fast_and_reference),
 	  T(all_branches), T(overflow_resumes),
 	  T(corrupt_bytes_resume_at_next_psb), T(desync_is_an_error),
 	  T(run_cache_replays_exactly),
-	  T(timestamps), T(fuzz_no_crash), T(split_at_psbs),
+	  T(timestamps), T(time_shift_out_of_range), T(fuzz_no_crash),
+	  T(split_at_psbs),
 	  T(ring_writer_sink))

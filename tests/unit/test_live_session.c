@@ -830,6 +830,25 @@ TEST(session_full_trace_follow_threads)
 		CHECK_U64(strace_live_tsc_to_perf(&tc, tsc), ==,
 			  123456789 + (uint64_t)(want >> 10));
 	}
+	/* A broken page's time_shift of 64 or more: no conversion (a shift
+	 * by it is undefined, and the perf.data -w writes would carry it),
+	 * and the conversion functions stay defined with it. */
+	for (int i = 0; i < MAXEV; i++)
+		if (K.ev[i].used && K.ev[i].base)
+			((struct perf_event_mmap_page *)(void *)K.ev[i].base)
+				->time_shift = 64;
+	CHECK_INT(strace_live_time_conv(l, &tc), ==, -ERANGE);
+	CHECK_INT(tc.time_shift, ==, 0);
+	CHECK_INT(tc.time_mult, ==, 0);
+	CHECK(!tc.cap_user_time_zero);
+	tc.time_shift = 64;
+	tc.time_mult = 603;
+	tc.time_zero = 5;
+	CHECK_U64(strace_live_tsc_to_perf(&tc, 1000000), ==, 5);
+	for (int i = 0; i < MAXEV; i++)
+		if (K.ev[i].used && K.ev[i].base)
+			((struct perf_event_mmap_page *)(void *)K.ev[i].base)
+				->time_shift = 10;
 	CHECK_INT(strace_live_stop(l, &cb), ==, 0);
 	atomic_store(&K.stop, 1);
 	pthread_join(kt, NULL);
