@@ -20,10 +20,11 @@ fail() { echo "FAIL: $T/$1"; [ $# -gt 1 ] && echo "  $2" >&2; nfail=$((nfail + 1
 command -v python3 >/dev/null || { echo "SKIP: $T/all (python3 is needed to damage files)"; exit 0; }
 
 # expect NAME RC PATTERN ARGS...: exit code RC, stderr matching PATTERN
-# (extended regex, "" for none), no crash or sanitizer report
+# (extended regex, "" for none), no crash or sanitizer report, no hang
 expect() {
 	local name=$1 want=$2 pat=$3 rc; shift 3
-	"$PR" "$@" > "$tmp/out" 2> "$tmp/err"; rc=$?
+	# a hang (a hostile lock word used to cause one) is a failure too
+	timeout 60 "$PR" "$@" > "$tmp/out" 2> "$tmp/err"; rc=$?
 	if [ $rc -ne "$want" ]; then
 		fail "$name" "exit $rc, want $want: $(head -c 600 "$tmp/err")"
 	elif grep -qE 'Sanitizer|runtime error|Segmentation|core dumped' "$tmp/err"; then
