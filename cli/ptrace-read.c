@@ -708,6 +708,14 @@ static int cmd_read(const struct opts *o, const char *path)
 		}
 		if (n > 0)
 			continue;
+		if (pending && o->follow && !stop_flag) {
+			/* caught up: show what there is, then wait */
+			if (out_flush(&d.out) < 0) {
+				ret = EXIT_ERR;
+				break;
+			}
+			continue;
+		}
 		status = strace_reader_status(d.r);
 		if (status != STRACE_READER_LIVE)
 			break;

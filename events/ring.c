@@ -53,7 +53,9 @@
 #define BATCH_ARCHIVE 2048
 #define WAIT_SLICE_MS 50     /* longest single futex sleep */
 #define LIVENESS_EVERY_MS 200 /* how often waiters check for dead peers */
-#define READER_SPIN 4000     /* polls of committed before a reader sleeps */
+#ifndef READER_SPIN
+#define READER_SPIN 256      /* polls of committed before a reader sleeps */
+#endif
 #define WAIT_NOTICE_MS 1000  /* a lossless writer's wait that is noticed */
 #define LOCK_STEAL_MS 100    /* a holder this long is checked for life */
 #define LOCK_GIVEUP_MS 3000  /* a live holder this long: -STRACE_E_BUSY */
@@ -127,6 +129,8 @@ struct strace_reader {
 	int idx; /* our slot: ring->h->readers[idx]; -1 until taken */
 	uint64_t cursor;
 	uint64_t lost;
+	uint64_t scan_ms;      /* when status last scanned the writers */
+	uint32_t scan_closed;  /* writers_closed then */
 };
 
 static inline struct ring_wslot *wslot(const struct strace_writer *w)
@@ -1603,7 +1607,8 @@ long strace_reader_next(struct strace_reader *r, struct strace_batch *b,
 	uint64_t deadline = 0, last_check = 0;
 	unsigned spins = 0;
 	/* A writer that closes wakes the readers: they return, so that the
-	 * caller asks strace_reader_status() at once (not a slice later). */
+	 * caller asks strace_reader_status() at once (not a slice later);
+	 * when every writer has closed, nothing is waited for. */
 	uint32_t closed = atomic_load_explicit(&h->writers_closed,
 					       memory_order_relaxed);
 
@@ -1656,10 +1661,22 @@ long strace_reader_next(struct strace_reader *r, struct strace_batch *b,
 			return (long)n;
 		}
 		b->seq = r->cursor;
-		if (b->lost || timeout_ms == 0 ||
-		    atomic_load_explicit(&h->writers_closed,
-					 memory_order_relaxed) != closed)
+		uint32_t now_closed = atomic_load_explicit(
+				 &h->writers_closed, memory_order_relaxed),
+			 opened = atomic_load_explicit(&h->writers_opened,
+						       memory_order_relaxed);
+		if (b->lost || timeout_ms == 0 || now_closed != closed ||
+		    (opened && now_closed == opened))
 			return 0;
+		/* Spin a little first: a writer on another core often
+		 * commits its next batch within microseconds, and a futex
+		 * sleep and wake costs more than that; but not long, for a
+		 * spinning reader takes a core a writer may need. */
+		if (spins < READER_SPIN) {
+			spins++;
+			cpu_relax();
+			continue;
+		}
 		uint64_t t = now_ms();
 		if (!deadline) {
 			deadline = timeout_ms < 0 ? UINT64_MAX
@@ -1674,14 +1691,6 @@ long strace_reader_next(struct strace_reader *r, struct strace_batch *b,
 				continue;
 			if (strace_reader_status(r) != STRACE_READER_LIVE)
 				return 0;
-		}
-		/* Spin a little first: a writer on another core usually
-		 * commits its next batch within microseconds, and a futex
-		 * sleep and wake costs more than that. */
-		if (spins < READER_SPIN) {
-			spins++;
-			cpu_relax();
-			continue;
 		}
 		atomic_fetch_add(&h->data_waiters, 1);
 		uint32_t f = atomic_load(&h->data_futex);
@@ -1731,6 +1740,15 @@ int strace_reader_status(struct strace_reader *r)
 	if (atomic_load_explicit(&h->committed, memory_order_acquire) >
 	    r->cursor)
 		return STRACE_READER_LIVE;
+	/* The scan reads /proc for every live writer: a reader that keeps
+	 * catching up asks it every LIVENESS_EVERY_MS, or at once when a
+	 * writer has closed since. */
+	uint32_t closed = atomic_load(&h->writers_closed);
+	uint64_t t = now_ms();
+	if (closed == r->scan_closed && t - r->scan_ms < LIVENESS_EVERY_MS)
+		return STRACE_READER_LIVE;
+	r->scan_closed = closed;
+	r->scan_ms = t;
 	live = writers_scan(h, &dead);
 	if (live)
 		return STRACE_READER_LIVE;
