@@ -9,8 +9,11 @@
 #                                            dlfilter that drops everything)
 # and the fast path with -j 2, with --decoder bitwise (no cache of TNT
 # runs), with no event kept (--types lost), on a small trace (the fixed
-# cost), and dd writing as many bytes as its events into tmpfs (the
-# output's own cost).
+# cost), dd writing as many bytes as its events into tmpfs (the output's
+# own cost), and the fast path with a reader following the ring it writes
+# (ptrace-read -f raw --follow -o /dev/null, started first: the pipeline).
+# the pipeline's wall time against the capture alone is a median of the
+# rounds.
 # BENCH_REPS rounds (default 5), the commands taking turns; the least CPU
 # time of each kept (task-clock: the machine may be shared). Also peak
 # memory of the fast path, and a profile of where its time goes (perf
@@ -68,16 +71,33 @@ cmd_fixed=("$cap" -q -i "$small" -o "$ring")
 cmd_ref=("$cap" -q --decoder reference -i "$data" -o "$ring")
 cmd_perfp=(perf script -i "$data" --itrace=b)
 cmd_perfn=(perf script -i "$data" --itrace=b --dlfilter "$null")
+# the pipeline people run: a reader started first, following the ring as
+# the capture writes it (ptrace-read -f raw --follow -o /dev/null); timed
+# from the reader's start to the end of both
+rd=$O/bin/ptrace-read
+cat >"$tmp/pipe.sh" <<EOF
+#!/bin/sh
+"$rd" -f raw --follow -o /dev/null "$ring" &
+"$cap" -q -i "$data" -o "$ring" || exit 1
+wait \$! || exit 1
+EOF
+chmod +x "$tmp/pipe.sh"
+cmd_pipe=("$tmp/pipe.sh")
 
 # REPS rounds, each running every command once, so that all of them meet
 # the machine's speed of the moment (on this VM it changes by half from
 # minute to minute); the least CPU time of each is kept, with that run's
 # wall time
 declare -A bc bw
+walls_fast="" walls_pipe=""
 for ((i = 0; i < REPS; i++)); do
-	for n in fast fastj bitw noout ddout fixed ref perfp perfn; do
+	for n in fast pipe fastj bitw noout ddout fixed ref perfp perfn; do
 		declare -n cmd=cmd_$n
 		read -r cpu wall < <(once "${cmd[@]}")
+		case $n in
+		fast) walls_fast="$walls_fast $wall" ;;
+		pipe) walls_pipe="$walls_pipe $wall" ;;
+		esac
 		if [ -z "${bc[$n]:-}" ] || awk -v a="$cpu" -v b="${bc[$n]}" 'BEGIN { exit !(a < b) }'; then
 			bc[$n]=$cpu
 			bw[$n]=$wall
@@ -85,10 +105,13 @@ for ((i = 0; i < REPS; i++)); do
 		unset -n cmd
 	done
 done
-for n in fast fastj bitw noout ddout fixed ref perfp perfn; do
+for n in fast pipe fastj bitw noout ddout fixed ref perfp perfn; do
 	printf -v "$n" %s "${bc[$n]}"
 	printf -v "${n}w" %s "${bw[$n]}"
 done
+median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { printf "%.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+mfast=$(echo "$walls_fast" | median)
+mpipe=$(echo "$walls_pipe" | median)
 
 # peak memory of the fast path: the process's own (anonymous) memory at
 # its peak, sampled from /proc while it runs, beside the resident set
@@ -171,6 +194,23 @@ recorded runs (libxdc's idea, with every call and return kept: see
 \`docs/decoder.md\`); walking one bit at a time instead (\`--decoder
 bitwise\`) costs $(x "$bitw" "$fast") the CPU time. With no event kept, the decode
 takes $(awk -v a="$noout" -v f="$fixed" 'BEGIN { printf "%.0f ms", (a - f) * 1000 }') beyond the fixed cost, $(awk -v a="$noout" -v f="$fixed" -v b="$branches" 'BEGIN { printf "%.1f ns", (a - f) / b * 1e9 }') per taken branch.
+
+## A reader following the capture (issue 10)
+
+The pipeline people run: \`ptrace-read -f raw --follow -o /dev/null RING\`
+started first (it waits for the ring to appear), then \`ptrace-capture -i\`
+writing the archive it follows; timed until both have finished. Beside
+it, in the same rounds, the capture alone. Wall seconds, median of $REPS
+rounds (all: capture alone$walls_fast; pipeline$walls_pipe):
+
+| command | wall s (median) | CPU s (least, both processes) | ratio |
+|---|---:|---:|---:|
+| ptrace-capture -i alone | $mfast | $fast | 1x |
+| the same, with a following reader | $mpipe | $pipe | $(awk -v a="$mpipe" -v b="$mfast" 'BEGIN { printf "%.2fx", a / b }') |
+
+Target: at most 1.3x. The reader reads the archive in place as it grows
+(no copy but to its output), spins a few hundred polls when it has
+caught up, then sleeps until the capture's next batch wakes it.
 
 Memory of the fast path: its own (anonymous) memory peaked at
 $((anon_kb / 1024)) MiB (block cache, image, symbol tables, buffers);
