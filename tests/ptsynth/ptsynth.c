@@ -506,6 +506,7 @@ struct thread {
 	uint64_t start_time, end_time;
 	/* encoder state */
 	struct gbuf pt;
+	uint64_t corrupt_at; /* --corrupt: 1 + offset of the byte to flip */
 	uint64_t tnt;
 	int ntnt;
 	uint64_t last_ip;
@@ -603,6 +604,15 @@ static void put_packet(struct thread *t, const struct pt_packet *p)
 			f->v = p->payload.mtc.ctc;
 		}
 	}
+	/* --corrupt hits the first packet of the flow (TNT, TIP) from its
+	 * offset on: a timing packet there would damage nothing a decoder
+	 * can be caught at. Its last byte: TNT bits, or the IP's top byte. */
+	if (opt.corrupt && t->seq == 0 && !t->corrupt_at &&
+	    t->pt.n >= opt.corrupt_off &&
+	    (p->type == ppt_tnt_8 || p->type == ppt_tnt_64 ||
+	     p->type == ppt_tip || p->type == ppt_tip_pge ||
+	     p->type == ppt_tip_pgd))
+		t->corrupt_at = t->pt.n + (uint64_t)n;
 	gb_put(&t->pt, encbuf, (size_t)n);
 }
 
@@ -1508,8 +1518,8 @@ static void apply_faults(struct thread *t)
 {
 	if (t->seq != 0)
 		return;
-	if (opt.corrupt && opt.corrupt_off < t->pt.n)
-		t->pt.p[opt.corrupt_off] ^= 0x5a;
+	if (t->corrupt_at)
+		t->pt.p[t->corrupt_at - 1] ^= 0x5a;
 	if (opt.drop && opt.drop_off < t->pt.n) {
 		uint64_t l = opt.drop_len;
 
@@ -2160,7 +2170,9 @@ static void usage(FILE *f)
 		"      --overflow N      OVF after N instructions of the main thread\n"
 		"      --overflow-len N  instructions lost after the OVF (default 1000)\n"
 		"      --drop OFF:LEN    drop LEN bytes at OFF of the main thread's stream\n"
-		"      --corrupt OFF     flip bits of the byte at OFF (main thread)\n"
+		"      --corrupt OFF     flip bits of the last byte of the first\n"
+		"                        TNT or TIP packet at or after OFF (main\n"
+		"                        thread)\n"
 		"      --qemu PATH       QEMU user-mode binary (default qemu-x86_64)\n"
 		"      --per-cpu         a per-CPU recording on 2 CPUs, threads migrating\n"
 		"      --migrate-every N --per-cpu: migrate at every N-th syscall (default 3)\n"
