@@ -34,7 +34,7 @@ static inline uint64_t time_forward(const struct strace_time_conv *tc,
 #define PROGRESS_STEP (256u << 10)
 
 /* Read every object's symbols now (before walkers on several threads
- * share the image: lazy loading is not thread-safe). */
+ * share the image: they would wait for each other's first lookups). */
 void image_load_all_symbols(struct strace_image *img);
 
 /* perf's choose_best_symbol() between two symbols at one address (length,
