@@ -364,13 +364,10 @@ const struct strace_block *bcache_miss(struct strace_bcache *c,
 				       struct strace_image *img, uint64_t ip)
 {
 	struct strace_block nb;
-	const uint8_t *code;
-	size_t avail = 0;
 
 	c->st.misses++;
-	code = strace_image_code(img, ip, &avail);
-	if (strace_block_decode(code, avail, ip, 0, &nb) < 0)
-		nb.kind = STRACE_BK_BAD; /* out of memory: not cached */
+	if (image_block(img, ip, &nb) < 0)
+		nb.kind = STRACE_BK_BAD; /* out of memory */
 	if ((nb.kind == STRACE_BK_JMP || nb.kind == STRACE_BK_JCC ||
 	     nb.kind == STRACE_BK_CALL) &&
 	    same_sym(img, nb.start + nb.len - nb.term_len, nb.target))

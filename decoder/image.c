@@ -63,9 +63,21 @@ struct object {
 	size_t niv;
 	char *strpool; /* synthesized names */
 	size_t pool_len, pool_cap;
+	/* block summaries by file offset, for the walkers of every image
+	 * that maps the object (image_block()) */
+	pthread_mutex_t blocks_lock;
+	struct oblock *blocks;
+	size_t blocks_mask, blocks_used;
 	struct object *next; /* in the image's list, or the cache's */
 };
 
+/* A block summary kept by its object: start is 0, and target (when
+ * has_target) is relative to the start. */
+struct oblock {
+	uint64_t key; /* file offset + 1; 0: empty */
+	struct strace_block b;
+	int has_target;
+};
 
 struct strace_objcache {
 	pthread_mutex_t lock; /* the list, and objects joining it */
@@ -136,7 +148,9 @@ static void object_free(struct object *o)
 	free(o->iv);
 	free(o->strpool);
 	free(o->path);
+	free(o->blocks);
 	pthread_mutex_destroy(&o->syms_lock);
+	pthread_mutex_destroy(&o->blocks_lock);
 	free(o);
 }
 
@@ -150,6 +164,7 @@ static struct object *object_new(const struct strace_image *img,
 		return NULL;
 	}
 	pthread_mutex_init(&o->syms_lock, NULL);
+	pthread_mutex_init(&o->blocks_lock, NULL);
 	o->plt_style = img->plt_style;
 	o->no_debuginfo = img->no_debuginfo;
 	o->no_demangle = img->no_demangle;
@@ -527,6 +542,116 @@ size_t strace_image_read(struct strace_image *img, uint64_t addr, void *buf,
 		done += (size_t)n;
 	}
 	return done;
+}
+
+/* --- block summaries ------------------------------------------------------ */
+
+/*
+ * An object keeps the summaries of its blocks by file offset, so that the
+ * walkers of every image that maps it (one per thread of a recording, one
+ * decode after another with a struct strace_objcache) decode each block
+ * with Capstone once. A summary depends on the code bytes only (a direct
+ * target moves with the block) as long as the decode did not run into the
+ * end of the bytes the mapping gives: one that did is not kept, and a kept
+ * one is not used where the mapping gives fewer bytes than it read (an
+ * instruction reads at most 15 bytes from its start).
+ */
+#define OBLOCK_START 1024
+#define OBLOCK_MAX (1u << 18) /* entries; at half full no more are kept */
+#define INSN_MAX 15
+
+static size_t oblock_hash(uint64_t k)
+{
+	k ^= k >> 29;
+	k *= 0xbf58476d1ce4e5b9ull;
+	k ^= k >> 32;
+	return (size_t)k;
+}
+
+/* The slot of key in o's table (its own, or the empty one for it). */
+static struct oblock *oblock_slot(struct oblock *tab, size_t mask,
+				  uint64_t key)
+{
+	size_t i = oblock_hash(key) & mask;
+
+	while (tab[i].key && tab[i].key != key)
+		i = (i + 1) & mask;
+	return &tab[i];
+}
+
+/* o->blocks_lock held: room for one more entry, or -1 (full: not kept). */
+static int oblock_room(struct object *o)
+{
+	size_t n = o->blocks ? (o->blocks_mask + 1) * 2 : OBLOCK_START;
+	struct oblock *tab;
+
+	if (o->blocks && o->blocks_used < (o->blocks_mask + 1) / 2)
+		return 0;
+	if (n > OBLOCK_MAX || !(tab = calloc(n, sizeof(*tab))))
+		return -1;
+	for (size_t k = 0; o->blocks && k <= o->blocks_mask; k++)
+		if (o->blocks[k].key)
+			*oblock_slot(tab, n - 1, o->blocks[k].key) =
+				o->blocks[k];
+	free(o->blocks);
+	o->blocks = tab;
+	o->blocks_mask = n - 1;
+	return 0;
+}
+
+int image_block(struct strace_image *img, uint64_t ip,
+		struct strace_block *out)
+{
+	const struct mapping *m = find_map(img, ip);
+	const uint8_t *code = NULL;
+	struct object *o = m ? m->obj : NULL;
+	uint64_t off = 0, avail = 0;
+	struct oblock *e;
+	int found = 0, has_target = 0;
+
+	if (m) {
+		off = ip - m->start + m->pgoff;
+		if (off < o->size) {
+			code = o->data + off;
+			avail = o->size - off;
+			if (avail > m->end - ip)
+				avail = m->end - ip;
+		}
+	}
+	if (!code)
+		return strace_block_decode(NULL, 0, ip, 0, out);
+	pthread_mutex_lock(&o->blocks_lock);
+	if (o->blocks) {
+		e = oblock_slot(o->blocks, o->blocks_mask, off + 1);
+		if (e->key && e->b.len + INSN_MAX <= avail) {
+			*out = e->b;
+			has_target = e->has_target;
+			found = 1;
+		}
+	}
+	pthread_mutex_unlock(&o->blocks_lock);
+	if (found) {
+		out->start = ip;
+		out->target = has_target ? ip + out->target : 0;
+		return 0;
+	}
+	if (strace_block_decode(code, (size_t)avail, ip, 0, out) < 0)
+		return -ENOMEM;
+	if (out->len + INSN_MAX > avail)
+		return 0; /* it read to the end of what this mapping gives */
+	pthread_mutex_lock(&o->blocks_lock);
+	if (oblock_room(o) == 0) {
+		e = oblock_slot(o->blocks, o->blocks_mask, off + 1);
+		if (!e->key)
+			o->blocks_used++;
+		e->key = off + 1;
+		e->b = *out;
+		e->b.start = 0;
+		e->has_target = out->target != 0;
+		e->b.target = out->target - ip;
+	}
+	pthread_mutex_unlock(&o->blocks_lock);
+	return 0;
 }
 
 /* --- symbols ------------------------------------------------------------ */
