@@ -259,7 +259,8 @@ int strace_insn_length(const uint8_t *code, size_t avail);
 struct strace_bcache;
 
 /* strace_bcache_new() - capacity rounded up to a power of two (0: 64Ki
- * entries). When full the cache is flushed (memory stays bounded).
+ * entries). The table starts small and doubles as it fills, up to the
+ * capacity; when that is full the cache is flushed (memory stays bounded).
  * Returns 0, -ENOMEM. */
 int strace_bcache_new(size_t capacity, struct strace_bcache **out);
 void strace_bcache_free(struct strace_bcache *c);

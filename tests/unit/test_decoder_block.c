@@ -334,6 +334,25 @@ TEST(cache)
 	CHECK(st.entries < 512);
 	strace_bcache_free(c);
 
+	/* a big one grows to its capacity before it starts over */
+	REQUIRE(strace_bcache_new(1 << 16, &c) == 0);
+	for (uint64_t k = 1; k <= 30000; k++) {
+		b.len = (uint32_t)k;
+		strace_bcache_put(c, k * 64, &b);
+	}
+	strace_bcache_stats(c, &st);
+	CHECK_U64(st.flushes, ==, 0);
+	CHECK_U64(st.entries, ==, 30000);
+	for (uint64_t k = 1; k <= 30000; k += 7) {
+		r = strace_bcache_find(c, k * 64);
+		CHECK(r && r->len == k);
+	}
+	for (uint64_t k = 30001; k <= 40000; k++)
+		strace_bcache_put(c, k * 64, &b);
+	strace_bcache_stats(c, &st);
+	CHECK_U64(st.flushes, ==, 1);
+	strace_bcache_free(c);
+
 	/* through an image: hits after the first decode, flush on change */
 	if (load_libc())
 		SKIP("no libc");
