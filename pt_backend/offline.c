@@ -103,6 +103,8 @@ struct ctx {
 	const char *vdso;     /* the [vdso] image to map, NULL: none */
 	char vdso_hint[4096]; /* the build-id cache's path for it, or "" */
 	struct strace_symset syms;
+	struct strace_objcache *objects; /* o->objects, or our own */
+	struct strace_objcache *own_objects;
 	_Atomic size_t next_queue;
 	unsigned seg_threads; /* threads splitting one queue's trace at its
 			       * PSBs: the jobs the queues leave over */
@@ -347,6 +349,17 @@ static void find_vdso(struct ctx *c)
 	c->vdso = c->o->vdso_path;
 	if (!c->vdso && vdso_cached(c, c->vdso_hint, sizeof(c->vdso_hint)))
 		c->vdso = c->vdso_hint;
+}
+
+/* An empty image whose files come from the decode's cache. */
+static int new_image(struct ctx *c, struct strace_image **img)
+{
+	struct strace_image_opts io;
+
+	memset(&io, 0, sizeof(io));
+	io.size = sizeof(io);
+	io.objects = c->objects;
+	return strace_image_new(&io, img);
 }
 
 /* Mappings of pid, its parents' first (a forked child inherits them). */
@@ -597,7 +610,7 @@ static int decode_queue(struct ctx *c, struct queue *q)
 	rc = strace_writer_open(o->ring, &s->w);
 	if (rc < 0)
 		goto out;
-	rc = strace_image_new(NULL, &img);
+	rc = new_image(c, &img);
 	if (rc < 0)
 		goto out;
 	add_maps(c, img, queue_pid(c, q), 0, &missing);
@@ -887,7 +900,7 @@ static int decode_percpu(struct ctx *c)
 		rc = -ENOMEM;
 		goto out;
 	}
-	rc = strace_image_new(NULL, &img);
+	rc = new_image(c, &img);
 	if (rc < 0)
 		goto out;
 	add_maps(c, img, (uint32_t)pid, 0, &missing);
@@ -1017,6 +1030,13 @@ int strace_offline_decode(const struct strace_offline_opts *o,
 	strace_symset_init(&c->syms);
 	pthread_mutex_init(&c->stats_lock, NULL);
 
+	c->objects = o->objects;
+	if (!c->objects) {
+		rc = strace_objcache_new(&c->own_objects);
+		if (rc < 0)
+			goto out_free;
+		c->objects = c->own_objects;
+	}
 	rc = strace_perf_open(o->perf_path, &c->perf, err_off);
 	if (rc < 0)
 		goto out_free;
@@ -1067,6 +1087,7 @@ out:
 	free(c->scheds.v);
 	strace_perf_close(&c->perf);
 out_free:
+	strace_objcache_free(c->own_objects);
 	strace_symset_fini(&c->syms);
 	pthread_mutex_destroy(&c->stats_lock);
 	free(c);
