@@ -12,18 +12,20 @@
 #   perf      perf.data -> ring with the fast walker (ptrace-capture -i)  perf
 #   perf_ref  the same with libipt's reference decoder (--decoder
 #             reference): about 5 times slower, so a target of its own   perf
+#   ring      a ring file, read as ptrace-read reads it                  ring
 #
 #   make fuzz                                  build every libFuzzer target
-#   make fuzz-run FUZZ_TARGET=perf_ref FUZZ_SECONDS=900
+#   make fuzz-run FUZZ_TARGET=ring FUZZ_SECONDS=900
 #       fuzz one target (default perf) in one process at a time, from a
 #       copy of its corpus in build/fuzz/corpus-<target>; crashes, hangs
 #       and leaks are saved in build/fuzz/artifacts-<target>/
-#   make fuzz-merge FUZZ_TARGET=perf
+#   make fuzz-merge FUZZ_TARGET=ring
 #       add to tests/fuzz/corpus/<corpus>/ what fuzz-run found that covers
 #       more (libFuzzer's -merge=1), none over FUZZ_MAX_LEN bytes
-FUZZ_TARGETS := perf perf_ref
+FUZZ_TARGETS := perf perf_ref ring
 FUZZ_CORPUS_perf := perf
 FUZZ_CORPUS_perf_ref := perf
+FUZZ_CORPUS_ring := ring
 
 tests_fuzz_CFLAGS := -I.
 # What each target links besides its object (static libraries in link
@@ -35,6 +37,9 @@ FUZZ_perf_ref_DEPS := $(FUZZ_perf_DEPS)
 FUZZ_perf_ref_LDLIBS := $(DECODER_LIBS)
 FUZZ_perf_ref_SRC := tests/fuzz/fuzz_perf.c
 FUZZ_perf_ref_DEFS := -DFUZZ_PERF_REFERENCE
+# the ring target reads as ptrace-read does: cli/format.c's formatters
+FUZZ_ring_DEPS := $(CLI_COMMON_OBJS) $(O)/lib/libstrace.a
+FUZZ_ring_LDLIBS :=
 
 # Per target: its object, the replay driver compiled for it (FUZZ_TARGET
 # names it, FUZZ_CORPUS its corpus), and what each program links.
@@ -74,6 +79,18 @@ $(O)/fuzz_%:
 		$(filter %.a,$^) $(FUZZ_$*_LDLIBS)
 
 TEST_BINS += $(foreach t,$(FUZZ_TARGETS),$(O)/tests/fuzz_$(t))
+
+# The ring target's seeds (tests/fuzz/corpus/ring/) come from this tool;
+# capture.srb from a ring of make check's trace corpus:
+#   build/bin/ptrace-capture -i build/corpus/threads-percpu.data -o CAP.srb
+#   build/tests/ring_seeds tests/fuzz/corpus/ring CAP.srb
+$(O)/tests/ring_seeds: $(call objs,tests/fuzz/ring_seeds.c) $(CLI_COMMON_OBJS) \
+		$(O)/lib/libstrace.a
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^
+
+TEST_TOOLS += $(O)/tests/ring_seeds
 
 # libFuzzer builds: `make fuzz` runs make again with O=build/fuzz, clang and
 # the sanitizers, for the fuzz targets only: not the shared libraries (an
