@@ -19,7 +19,7 @@ static inline uint64_t time_forward(const struct strace_time_conv *tc,
 				    uint64_t *last, uint64_t t)
 {
 	if (unlikely(t < *last)) {
-		uint64_t slip = tc->time_mult
+		uint64_t slip = tc->time_mult && tc->time_shift < 64
 					? (0x10000ull * tc->time_mult) >>
 						  tc->time_shift
 					: 0x10000;

@@ -919,8 +919,8 @@ uint64_t strace_tsc_to_perf_time(const struct strace_time_conv *tc,
 {
 	uint64_t quot, rem;
 
-	if (!tc->time_mult)
-		return tsc;
+	if (!tc->time_mult || tc->time_shift >= 64)
+		return tsc; /* no conversion (a shift that size is none) */
 	if (tc->cap_user_time_short)
 		tsc = tc->time_cycles +
 		      ((tsc - tc->time_cycles) & tc->time_mask);

@@ -269,6 +269,8 @@ static void read_pt_info(struct strace_perf *p, const struct strace_perf_rec *r)
 	struct strace_time_conv *tc = &p->time;
 	tc->time_shift = (uint16_t)priv(r, PFMT_IPT_TIME_SHIFT);
 	tc->time_mult = (uint32_t)priv(r, PFMT_IPT_TIME_MULT);
+	if (tc->time_shift >= 64)
+		tc->time_mult = 0; /* no kernel gives that: no conversion */
 	tc->time_zero = priv(r, PFMT_IPT_TIME_ZERO);
 	tc->cap_user_time_zero = (int)priv(r, PFMT_IPT_CAP_USER_TIME_ZERO);
 	p->snapshot = (int)priv(r, PFMT_IPT_SNAPSHOT_MODE);

@@ -650,6 +650,15 @@ TEST(timestamps)
 	tc.cap_user_time_zero = 1;
 	CHECK_U64(strace_tsc_to_perf_time(&tc, 1000000), ==, 7000 + 500000);
 	CHECK_U64(strace_tsc_to_perf_time(&tc, 1025), ==, 7000 + 512);
+	/* a shift no kernel gives (a damaged file): no conversion, and no
+	 * shift by 64 or more (tests/fuzz/corpus/perf/crash-bb2a7a8d...) */
+	{
+		struct strace_time_conv bad = tc;
+		bad.time_shift = 64;
+		CHECK_U64(strace_tsc_to_perf_time(&bad, 1025), ==, 1025);
+		bad.time_shift = 63744;
+		CHECK_U64(strace_tsc_to_perf_time(&bad, 1025), ==, 1025);
+	}
 	len = encode_program(&en, 1);
 	CHECK_INT(decode(en.buf, len, 0, &fast, &tc), >, 0);
 	for (size_t i = 0; i < fast.n; i++) {
