@@ -9,7 +9,7 @@
  *
  * FUZZ_REPRO=1 in the environment also runs tests/fuzz/repro/FUZZ_CORPUS:
  * reproducers of bugs that are not fixed yet, as they are (no mutants),
- * one PASS or FAIL line each.
+ * each in a process of its own, one PASS or FAIL line each.
  *
  * An input that runs longer than FUZZ_TIMEOUT seconds (default 20) is a
  * hang: a FAIL line, and the run stops. The input that crashed or hung,
@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../harness.h"
@@ -41,6 +42,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) __attribute__((weak));
 #ifndef MUTATIONS
 #define MUTATIONS 150
 #endif
+
+#define HANG_EXIT 3 /* exit status after a hang (its FAIL line written) */
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint64_t next_rand(void)
@@ -84,7 +87,7 @@ static void on_alarm(int sig)
 	save_input();
 	rc = write(1, cur.line, cur.line_len);
 	(void)rc;
-	_exit(1);
+	_exit(HANG_EXIT);
 }
 
 /* A crash without a sanitizer: keep the input, then die of the signal as
@@ -227,10 +230,45 @@ static int list_dir(const char *dir, char ***out)
 	return n;
 }
 
-/* Every file of dir, with mutations mutants each. A directory that is
- * missing or empty fails unless optional. */
-static int run_dir(const char *dir, int mutations, int optional)
+/* One reproducer, in a child process: a hang or a crash fails it, not the
+ * run. Returns 0 if it passed. */
+static int run_isolated(const uint8_t *data, size_t len)
 {
+	int st;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		run_input(data, len, 0);
+		fflush(stdout);
+		_exit(0);
+	}
+	if (waitpid(pid, &st, 0) < 0)
+		return -1;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	if (!(WIFEXITED(st) && WEXITSTATUS(st) == HANG_EXIT)) {
+		if (WIFSIGNALED(st))
+			printf("FAIL: %s (killed by signal %d)\n", cur.name,
+			       WTERMSIG(st));
+		else
+			printf("FAIL: %s (crashed: exit status %d; the "
+			       "report is on standard error)\n",
+			       cur.name, WEXITSTATUS(st));
+	}
+	return -1;
+}
+
+/* Every file of dir, with mutations mutants each, or each in a process of
+ * its own (isolate). A directory that is missing or empty fails unless
+ * optional. */
+static int run_dir(const char *dir, int mutations, int optional, int isolate)
+{
+	int failed = 0;
+
 	char **names = NULL;
 	int n = list_dir(dir, &names), count = 0;
 
@@ -255,6 +293,15 @@ static int run_dir(const char *dir, int mutations, int optional)
 			free(orig);
 			continue;
 		}
+		count++;
+		if (isolate) {
+			if (run_isolated(orig, len) == 0)
+				printf("PASS: %s\n", cur.name);
+			else
+				failed = 1;
+			free(orig);
+			continue;
+		}
 		run_input(orig, len, 0);
 		buf = malloc(len);
 		for (int i = 0; buf && i < mutations; i++) {
@@ -269,14 +316,13 @@ static int run_dir(const char *dir, int mutations, int optional)
 		else
 			printf("PASS: %s\n", cur.name);
 		fflush(stdout);
-		count++;
 	}
 	for (int k = 0; k < n; k++)
 		free(names[k]);
 	free(names);
 	if (!count && !optional)
 		printf("FAIL: fuzz/" FUZZ_TARGET " (%s: no inputs)\n", dir);
-	return count || optional ? 0 : 1;
+	return failed || (!count && !optional);
 }
 
 /* Files given on the command line: run as they are. */
@@ -317,14 +363,14 @@ int main(int argc, char **argv)
 		LLVMFuzzerInitialize(&argc, &argv);
 
 	if (argc < 2) {
-		rc = run_dir(FUZZ_CORPUS_DIR, MUTATIONS, 0);
+		rc = run_dir(FUZZ_CORPUS_DIR, MUTATIONS, 0, 0);
 		if (repro && *repro && strcmp(repro, "0") != 0)
-			rc |= run_dir(FUZZ_REPRO_DIR, 0, 1);
+			rc |= run_dir(FUZZ_REPRO_DIR, 0, 1, 1);
 		return rc;
 	}
 	for (int i = 1; i < argc; i++)
 		rc |= stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)
-			      ? run_dir(argv[i], MUTATIONS, 0)
+			      ? run_dir(argv[i], MUTATIONS, 0, 0)
 			      : run_file(argv[i]);
 	return rc;
 }

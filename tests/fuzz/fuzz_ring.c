@@ -40,6 +40,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static char path[64], save_path[64];
 static char *out; /* OUT_CAP + FMT_LINE_MAX: ASan sees a line too long */
 
+/* An input that hung (in a child of the replay driver, or one libFuzzer
+ * gave up on) leaves its file: the process removes it when it ends. */
+static void remove_files(void)
+{
+	unlink(path);
+	unlink(save_path);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	const char *dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
@@ -52,6 +60,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	out = malloc(OUT_CAP + FMT_LINE_MAX);
 	if (!out)
 		abort();
+	atexit(remove_files);
 	fmt_init();
 	return 0;
 }
