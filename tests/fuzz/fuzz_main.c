@@ -3,9 +3,11 @@
  * tests/fuzz/fuzz_main.c - replay driver for a libFuzzer target, for
  * make check: runs every file of the corpus directories given (default:
  * tests/fuzz/corpus/FUZZ_CORPUS, compiled in, as FUZZ_TARGET, the
- * target's name), each followed by MUTATIONS deterministic mutants (bit
- * flips, byte garbage, truncation, splices), and prints one PASS line per
- * file. A crash or a sanitizer report fails the run.
+ * target's name), each followed by deterministic mutants (bit flips, byte
+ * garbage, truncation, splices), MUTATIONS of them per directory spread
+ * over its files (at least one each: make check stays as fast as the
+ * corpus grows), and prints one PASS line per file. A crash or a sanitizer
+ * report fails the run.
  *
  * FUZZ_REPRO=1 in the environment also runs tests/fuzz/repro/FUZZ_CORPUS:
  * reproducers of bugs that are not fixed yet, as they are (no mutants),
@@ -40,7 +42,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) __attribute__((weak));
 #define FUZZ_REPRO_DIR "tests/fuzz/repro/" FUZZ_CORPUS
 
 #ifndef MUTATIONS
-#define MUTATIONS 150
+#define MUTATIONS 600
 #endif
 
 #define HANG_EXIT 3 /* exit status after a hang (its FAIL line written) */
@@ -262,15 +264,13 @@ static int run_isolated(const uint8_t *data, size_t len)
 	return -1;
 }
 
-/* Every file of dir, with mutations mutants each, or each in a process of
- * its own (isolate). A directory that is missing or empty fails unless
- * optional. */
+/* Every file of dir, with mutants (mutations of them in all), or each in a
+ * process of its own (isolate). A directory that is missing or empty fails
+ * unless optional. */
 static int run_dir(const char *dir, int mutations, int optional, int isolate)
 {
-	int failed = 0;
-
 	char **names = NULL;
-	int n = list_dir(dir, &names), count = 0;
+	int n = list_dir(dir, &names), count = 0, failed = 0;
 
 	if (n < 0) {
 		if (optional)
@@ -280,6 +280,8 @@ static int run_dir(const char *dir, int mutations, int optional, int isolate)
 		       dir);
 		return 1;
 	}
+	if (n && mutations)
+		mutations = mutations / n ? mutations / n : 1;
 	for (int k = 0; k < n; k++) {
 		char path[4096];
 		size_t len, mlen;
