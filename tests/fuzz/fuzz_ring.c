@@ -40,8 +40,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static char path[64], save_path[64];
 static char *out; /* OUT_CAP + FMT_LINE_MAX: ASan sees a line too long */
 
-/* An input that hung (in a child of the replay driver, or one libFuzzer
- * gave up on) leaves its file: the process removes it when it ends. */
+/* The files go as soon as they are open (the mappings and descriptors are
+ * all the reader needs); an input that hangs before that leaves its file
+ * to the end of the process. */
 static void remove_files(void)
 {
 	unlink(path);
@@ -423,6 +424,7 @@ static void save_create(struct rd *d, const struct strace_ring_stat *st)
 	unlink(save_path);
 	if (strace_ring_create(save_path, &ro, &d->dst) < 0)
 		return;
+	unlink(save_path);
 	if (strace_writer_open(d->dst, &d->w) < 0) {
 		strace_ring_close(d->dst);
 		d->dst = NULL;
@@ -473,7 +475,6 @@ static void read_ring(struct rd *d, const struct strace_ring_stat *st)
 		(void)strace_writer_close(d->w);
 	}
 	strace_ring_close(d->dst);
-	unlink(save_path);
 	fmt_cleanup(&d->json);
 	fmt_cleanup(&d->text);
 	fmt_names_fini(&d->names);
@@ -502,6 +503,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	memset(&d, 0, sizeof(d));
 	if (strace_ring_open(path, &d.ring) == 0) {
+		unlink(path);
 		if (strace_ring_stat(d.ring, &st) == 0) {
 			stat_ring(d.ring, &st);
 			read_ring(&d, &st);
