@@ -8,6 +8,9 @@
 #   make check           install test dependencies if needed, build, run tests
 #   make bench           benchmarks; figures go to docs/performance.md
 #   make demo            trace a bundled program (ptsynth), decode, read back
+#   make fuzz            libFuzzer targets into build/fuzz/ (clang, ASan, UBSan);
+#                        make fuzz-run FUZZ_TARGET=perf|perf_ref|ring
+#                        (tests/fuzz/module.mk)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make format          clang-format the sources
 #   V=1                  show the commands

@@ -252,12 +252,25 @@ struct strace_bcache {
 	struct centry *tab;
 	size_t mask;
 	size_t used, limit;
+	size_t max; /* entries the table may grow to */
 	struct centry zero;
 	int has_zero;
 	uint64_t generation;
 	const struct strace_image *img;
 	struct strace_bcache_stats st;
 };
+
+static inline size_t hash64(uint64_t k)
+{
+	k ^= k >> 29;
+	k *= 0xbf58476d1ce4e5b9ull;
+	k ^= k >> 32;
+	return (size_t)k;
+}
+
+/* Entries a cache starts with: a short trace runs through a few thousand
+ * blocks, and a table sized for a long one costs its pages (3 MiB). */
+#define BCACHE_START 4096
 
 int strace_bcache_new(size_t capacity, struct strace_bcache **out)
 {
@@ -271,6 +284,9 @@ int strace_bcache_new(size_t capacity, struct strace_bcache **out)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
+	c->max = n;
+	if (n > BCACHE_START)
+		n = BCACHE_START;
 	c->tab = calloc(n, sizeof(*c->tab));
 	if (!c->tab) {
 		free(c);
@@ -279,6 +295,30 @@ int strace_bcache_new(size_t capacity, struct strace_bcache **out)
 	c->mask = n - 1;
 	c->limit = n / 2;
 	*out = c;
+	return 0;
+}
+
+/* Twice the entries, the same contents. Returns 0, -ENOMEM. */
+static int bcache_grow(struct strace_bcache *c)
+{
+	size_t n = (c->mask + 1) * 2;
+	struct centry *tab = calloc(n, sizeof(*tab));
+
+	if (!tab)
+		return -ENOMEM;
+	for (size_t k = 0; k <= c->mask; k++) {
+		size_t i;
+		if (!c->tab[k].key)
+			continue;
+		for (i = hash64(c->tab[k].key) & (n - 1); tab[i].key;
+		     i = (i + 1) & (n - 1))
+			;
+		tab[i] = c->tab[k];
+	}
+	free(c->tab);
+	c->tab = tab;
+	c->mask = n - 1;
+	c->limit = n / 2;
 	return 0;
 }
 
@@ -296,14 +336,6 @@ void strace_bcache_flush(struct strace_bcache *c)
 	c->used = 0;
 	c->has_zero = 0;
 	c->st.flushes++;
-}
-
-static inline size_t hash64(uint64_t k)
-{
-	k ^= k >> 29;
-	k *= 0xbf58476d1ce4e5b9ull;
-	k ^= k >> 32;
-	return (size_t)k;
 }
 
 const struct strace_block *strace_bcache_find(struct strace_bcache *c,
@@ -333,8 +365,10 @@ const struct strace_block *strace_bcache_put(struct strace_bcache *c,
 		c->has_zero = 1;
 		return &c->zero.b;
 	}
-	if (c->used >= c->limit)
-		strace_bcache_flush(c); /* bounded memory: start over */
+	/* grow up to the capacity, then start over: bounded memory */
+	if (c->used >= c->limit &&
+	    (c->mask + 1 >= c->max || bcache_grow(c) < 0))
+		strace_bcache_flush(c);
 	for (i = hash64(key) & c->mask;; i = (i + 1) & c->mask) {
 		struct centry *e = &c->tab[i];
 		if (e->key == key || !e->key) {
@@ -364,13 +398,10 @@ const struct strace_block *bcache_miss(struct strace_bcache *c,
 				       struct strace_image *img, uint64_t ip)
 {
 	struct strace_block nb;
-	const uint8_t *code;
-	size_t avail = 0;
 
 	c->st.misses++;
-	code = strace_image_code(img, ip, &avail);
-	if (strace_block_decode(code, avail, ip, 0, &nb) < 0)
-		nb.kind = STRACE_BK_BAD; /* out of memory: not cached */
+	if (image_block(img, ip, &nb) < 0)
+		nb.kind = STRACE_BK_BAD; /* out of memory */
 	if ((nb.kind == STRACE_BK_JMP || nb.kind == STRACE_BK_JCC ||
 	     nb.kind == STRACE_BK_CALL) &&
 	    same_sym(img, nb.start + nb.len - nb.term_len, nb.target))

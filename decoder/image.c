@@ -3,7 +3,9 @@
  * decoder/image.c - the code of one process: mappings, ELF objects, symbols.
  *
  * An object is one file (or one memory dump), mapped read-only once and
- * shared by every mapping of it. Symbols are kept per object by file
+ * shared by every mapping of it: in one image, or in every image of a
+ * struct strace_objcache, whose objects stay cached when no image maps
+ * them any more. Symbols are kept per object by file
  * offset, as perf keeps them, so one sorted table serves every mapping.
  * Symbol rules follow perf (tools/perf/util/symbol-elf.c, symbol.c):
  * .symtab if present else .dynsym; STT_FUNC/STT_GNU_IFUNC and visible
@@ -15,6 +17,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,8 +42,20 @@ struct object {
 	const uint8_t *data; /* whole file */
 	size_t size;
 	int mmapped;
-	int refs;
-	int syms_loaded;
+	/* the mappings that use it, in every image, and the cache's own */
+	_Atomic int refs;
+	/* symbols are read on first use, once: the flag is set (release)
+	 * after they are, and read (acquire) before they are used; the lock
+	 * makes the first users wait for the one that reads them */
+	_Atomic int syms_loaded;
+	pthread_mutex_t syms_lock;
+	/* what the symbols depend on: the image options at creation */
+	int plt_style, no_debuginfo, no_demangle;
+	/* a cached file: the cache, and the file as it was mapped */
+	struct strace_objcache *cache;
+	dev_t dev;
+	ino_t ino;
+	struct timespec mtime;
 	struct sym *syms;
 	size_t nsyms;
 	struct perf_sym *psyms; /* perf 6.1 replay: symbols */
@@ -48,7 +63,25 @@ struct object {
 	size_t niv;
 	char *strpool; /* synthesized names */
 	size_t pool_len, pool_cap;
-	struct object *next;
+	/* block summaries by file offset, for the walkers of every image
+	 * that maps the object (image_block()) */
+	pthread_mutex_t blocks_lock;
+	struct oblock *blocks;
+	size_t blocks_mask, blocks_used;
+	struct object *next; /* in the image's list, or the cache's */
+};
+
+/* A block summary kept by its object: start is 0, and target (when
+ * has_target) is relative to the start. */
+struct oblock {
+	uint64_t key; /* file offset + 1; 0: empty */
+	struct strace_block b;
+	int has_target;
+};
+
+struct strace_objcache {
+	pthread_mutex_t lock; /* the list, and objects joining it */
+	struct object *objs;
 };
 
 struct mapping {
@@ -60,7 +93,8 @@ struct mapping {
 struct strace_image {
 	struct mapping *maps; /* sorted by start, disjoint */
 	size_t nmaps, cap;
-	struct object *objs;
+	struct object *objs; /* its own (not those of the cache) */
+	struct strace_objcache *cache;
 	uint64_t generation;
 	int plt_style;
 	int no_debuginfo;
@@ -94,24 +128,17 @@ int strace_image_new(const struct strace_image_opts *opts,
 	if (opts && opts->size >= offsetof(struct strace_image_opts,
 					   no_demangle) + sizeof(int))
 		img->no_demangle = opts->no_demangle;
+	if (opts && opts->size >= offsetof(struct strace_image_opts, objects) +
+					  sizeof(opts->objects))
+		img->cache = opts->objects;
 	img->generation = new_generation();
 	elf_version(EV_CURRENT);
 	*out = img;
 	return 0;
 }
 
-static void object_put(struct strace_image *img, struct object *o)
+static void object_free(struct object *o)
 {
-	struct object **pp;
-
-	if (--o->refs > 0)
-		return;
-	for (pp = &img->objs; *pp; pp = &(*pp)->next) {
-		if (*pp == o) {
-			*pp = o->next;
-			break;
-		}
-	}
 	if (o->mmapped)
 		munmap((void *)(uintptr_t)o->data, o->size);
 	else
@@ -121,7 +148,47 @@ static void object_put(struct strace_image *img, struct object *o)
 	free(o->iv);
 	free(o->strpool);
 	free(o->path);
+	free(o->blocks);
+	pthread_mutex_destroy(&o->syms_lock);
+	pthread_mutex_destroy(&o->blocks_lock);
 	free(o);
+}
+
+static struct object *object_new(const struct strace_image *img,
+				 const char *path)
+{
+	struct object *o = calloc(1, sizeof(*o));
+
+	if (!o || !(o->path = strdup(path))) {
+		free(o);
+		return NULL;
+	}
+	pthread_mutex_init(&o->syms_lock, NULL);
+	pthread_mutex_init(&o->blocks_lock, NULL);
+	o->plt_style = img->plt_style;
+	o->no_debuginfo = img->no_debuginfo;
+	o->no_demangle = img->no_demangle;
+	return o;
+}
+
+/* One reference less: an image's object goes when its last mapping does;
+ * a cached one stays in its cache (which holds a reference) until the
+ * cache is freed. */
+static void object_put(struct strace_image *img, struct object *o)
+{
+	struct object **pp;
+
+	if (atomic_fetch_sub(&o->refs, 1) > 1)
+		return;
+	if (!o->cache) {
+		for (pp = &img->objs; *pp; pp = &(*pp)->next) {
+			if (*pp == o) {
+				*pp = o->next;
+				break;
+			}
+		}
+	}
+	object_free(o);
 }
 
 void strace_image_free(struct strace_image *img)
@@ -168,7 +235,7 @@ static int punch(struct strace_image *img, uint64_t start, uint64_t end)
 			m[1].pgoff += end - m->start;
 			m[1].start = end;
 			m[0].end = start;
-			m->obj->refs++;
+			atomic_fetch_add(&m->obj->refs, 1);
 			i += 2;
 			continue;
 		}
@@ -212,7 +279,7 @@ static int insert_mapping(struct strace_image *img, uint64_t start,
 		(img->nmaps - i) * sizeof(img->maps[0]));
 	img->maps[i] = (struct mapping){start, start + len, pgoff, o};
 	img->nmaps++;
-	o->refs++;
+	atomic_fetch_add(&o->refs, 1);
 	img->generation = new_generation();
 	return 0;
 }
@@ -243,19 +310,84 @@ static int open_regular(const char *path, struct stat *st)
 	return fd;
 }
 
+/* A new object (no reference yet) for the file open at fd, mapped. */
+static int object_map(const struct strace_image *img, const char *path,
+		      int fd, const struct stat *st, struct object **out)
+{
+	void *p = mmap(NULL, (size_t)st->st_size, PROT_READ, MAP_PRIVATE, fd,
+		       0);
+	struct object *o;
+
+	if (p == MAP_FAILED)
+		return -errno;
+	o = object_new(img, path);
+	if (!o) {
+		munmap(p, (size_t)st->st_size);
+		return -ENOMEM;
+	}
+	o->data = p;
+	o->size = (size_t)st->st_size;
+	o->mmapped = 1;
+	o->dev = st->st_dev;
+	o->ino = st->st_ino;
+	o->mtime = st->st_mtim;
+	*out = o;
+	return 0;
+}
+
+/* The cached object of path, the file open at fd as it is now, with img's
+ * symbol options: mapped and cached on a miss. Returns 0 and *out with a
+ * reference for the caller, or -errno. */
+static int cache_get(struct strace_image *img, const char *path, int fd,
+		     const struct stat *st, struct object **out)
+{
+	struct strace_objcache *c = img->cache;
+	struct object *o;
+	int err = 0;
+
+	pthread_mutex_lock(&c->lock);
+	for (o = c->objs; o; o = o->next)
+		if (o->ino == st->st_ino && o->dev == st->st_dev &&
+		    o->size == (size_t)st->st_size &&
+		    o->mtime.tv_sec == st->st_mtim.tv_sec &&
+		    o->mtime.tv_nsec == st->st_mtim.tv_nsec &&
+		    o->plt_style == img->plt_style &&
+		    o->no_debuginfo == img->no_debuginfo &&
+		    o->no_demangle == img->no_demangle &&
+		    !strcmp(o->path, path))
+			break;
+	if (!o) {
+		err = object_map(img, path, fd, st, &o);
+		if (!err) {
+			o->cache = c;
+			atomic_store(&o->refs, 1); /* the cache's */
+			o->next = c->objs;
+			c->objs = o;
+		}
+	}
+	if (!err)
+		atomic_fetch_add(&o->refs, 1);
+	pthread_mutex_unlock(&c->lock);
+	*out = o;
+	return err;
+}
+
 int strace_image_add_file(struct strace_image *img, uint64_t start,
 			  uint64_t len, uint64_t pgoff, const char *path)
 {
-	struct object *o;
+	struct object *o = NULL;
 	struct stat st;
-	void *p;
 	int fd, err;
 
 	if (!len || start + len < start || !path)
 		return -STRACE_E_BADARG;
-	for (o = img->objs; o; o = o->next)
-		if (o->mmapped && !strcmp(o->path, path))
-			break;
+	if (!img->cache) {
+		for (o = img->objs; o; o = o->next)
+			if (o->mmapped && !strcmp(o->path, path))
+				break;
+		if (o)
+			atomic_fetch_add(&o->refs, 1);
+	}
 	if (!o) {
 		fd = open_regular(path, &st);
 		if (fd < 0)
@@ -264,28 +396,49 @@ int strace_image_add_file(struct strace_image *img, uint64_t start,
 			close(fd);
 			return -EINVAL;
 		}
-		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd,
-			 0);
-		err = errno;
+		err = img->cache ? cache_get(img, path, fd, &st, &o)
+				 : object_map(img, path, fd, &st, &o);
 		close(fd);
-		if (p == MAP_FAILED)
-			return -err;
-		o = calloc(1, sizeof(*o));
-		if (!o || !(o->path = strdup(path))) {
-			free(o);
-			munmap(p, (size_t)st.st_size);
-			return -ENOMEM;
+		if (err)
+			return err;
+		if (!img->cache) {
+			atomic_store(&o->refs, 1);
+			o->next = img->objs;
+			img->objs = o;
 		}
-		o->data = p;
-		o->size = (size_t)st.st_size;
-		o->mmapped = 1;
-		o->next = img->objs;
-		img->objs = o;
 	}
-	o->refs++; /* hold it across insert_mapping's punch */
+	/* o has one reference for us: it holds o across insert_mapping's
+	 * punch, which may drop the mappings that used it so far */
 	err = insert_mapping(img, start, len, pgoff, o);
 	object_put(img, o);
 	return err;
+}
+
+int strace_objcache_new(struct strace_objcache **out)
+{
+	struct strace_objcache *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	pthread_mutex_init(&c->lock, NULL);
+	elf_version(EV_CURRENT);
+	*out = c;
+	return 0;
+}
+
+void strace_objcache_free(struct strace_objcache *c)
+{
+	struct object *o;
+
+	if (!c)
+		return;
+	while ((o = c->objs)) {
+		c->objs = o->next;
+		if (atomic_fetch_sub(&o->refs, 1) == 1)
+			object_free(o);
+	}
+	pthread_mutex_destroy(&c->lock);
+	free(c);
 }
 
 int strace_image_add_bytes(struct strace_image *img, uint64_t start,
@@ -297,10 +450,9 @@ int strace_image_add_bytes(struct strace_image *img, uint64_t start,
 
 	if (!len || start + len < start || !buf)
 		return -STRACE_E_BADARG;
-	o = calloc(1, sizeof(*o));
 	copy = malloc(len);
-	if (!o || !copy || !(o->path = strdup(name ? name : "[anon]"))) {
-		free(o);
+	o = copy ? object_new(img, name ? name : "[anon]") : NULL;
+	if (!o) {
 		free(copy);
 		return -ENOMEM;
 	}
@@ -309,7 +461,7 @@ int strace_image_add_bytes(struct strace_image *img, uint64_t start,
 	o->size = len;
 	o->next = img->objs;
 	img->objs = o;
-	o->refs++;
+	atomic_store(&o->refs, 1);
 	err = insert_mapping(img, start, len, 0, o);
 	object_put(img, o);
 	return err;
@@ -398,6 +550,116 @@ size_t strace_image_read(struct strace_image *img, uint64_t addr, void *buf,
 		done += (size_t)n;
 	}
 	return done;
+}
+
+/* --- block summaries ------------------------------------------------------ */
+
+/*
+ * An object keeps the summaries of its blocks by file offset, so that the
+ * walkers of every image that maps it (one per thread of a recording, one
+ * decode after another with a struct strace_objcache) decode each block
+ * with Capstone once. A summary depends on the code bytes only (a direct
+ * target moves with the block) as long as the decode did not run into the
+ * end of the bytes the mapping gives: one that did is not kept, and a kept
+ * one is not used where the mapping gives fewer bytes than it read (an
+ * instruction reads at most 15 bytes from its start).
+ */
+#define OBLOCK_START 1024
+#define OBLOCK_MAX (1u << 18) /* entries; at half full no more are kept */
+#define INSN_MAX 15
+
+static size_t oblock_hash(uint64_t k)
+{
+	k ^= k >> 29;
+	k *= 0xbf58476d1ce4e5b9ull;
+	k ^= k >> 32;
+	return (size_t)k;
+}
+
+/* The slot of key in o's table (its own, or the empty one for it). */
+static struct oblock *oblock_slot(struct oblock *tab, size_t mask,
+				  uint64_t key)
+{
+	size_t i = oblock_hash(key) & mask;
+
+	while (tab[i].key && tab[i].key != key)
+		i = (i + 1) & mask;
+	return &tab[i];
+}
+
+/* o->blocks_lock held: room for one more entry, or -1 (full: not kept). */
+static int oblock_room(struct object *o)
+{
+	size_t n = o->blocks ? (o->blocks_mask + 1) * 2 : OBLOCK_START;
+	struct oblock *tab;
+
+	if (o->blocks && o->blocks_used < (o->blocks_mask + 1) / 2)
+		return 0;
+	if (n > OBLOCK_MAX || !(tab = calloc(n, sizeof(*tab))))
+		return -1;
+	for (size_t k = 0; o->blocks && k <= o->blocks_mask; k++)
+		if (o->blocks[k].key)
+			*oblock_slot(tab, n - 1, o->blocks[k].key) =
+				o->blocks[k];
+	free(o->blocks);
+	o->blocks = tab;
+	o->blocks_mask = n - 1;
+	return 0;
+}
+
+int image_block(struct strace_image *img, uint64_t ip,
+		struct strace_block *out)
+{
+	const struct mapping *m = find_map(img, ip);
+	const uint8_t *code = NULL;
+	struct object *o = m ? m->obj : NULL;
+	uint64_t off = 0, avail = 0;
+	struct oblock *e;
+	int found = 0, has_target = 0;
+
+	if (m) {
+		off = ip - m->start + m->pgoff;
+		if (off < o->size) {
+			code = o->data + off;
+			avail = o->size - off;
+			if (avail > m->end - ip)
+				avail = m->end - ip;
+		}
+	}
+	if (!code)
+		return strace_block_decode(NULL, 0, ip, 0, out);
+	pthread_mutex_lock(&o->blocks_lock);
+	if (o->blocks) {
+		e = oblock_slot(o->blocks, o->blocks_mask, off + 1);
+		if (e->key && e->b.len + INSN_MAX <= avail) {
+			*out = e->b;
+			has_target = e->has_target;
+			found = 1;
+		}
+	}
+	pthread_mutex_unlock(&o->blocks_lock);
+	if (found) {
+		out->start = ip;
+		out->target = has_target ? ip + out->target : 0;
+		return 0;
+	}
+	if (strace_block_decode(code, (size_t)avail, ip, 0, out) < 0)
+		return -ENOMEM;
+	if (out->len + INSN_MAX > avail)
+		return 0; /* it read to the end of what this mapping gives */
+	pthread_mutex_lock(&o->blocks_lock);
+	if (oblock_room(o) == 0) {
+		e = oblock_slot(o->blocks, o->blocks_mask, off + 1);
+		if (!e->key)
+			o->blocks_used++;
+		e->key = off + 1;
+		e->b = *out;
+		e->b.start = 0;
+		e->has_target = out->target != 0;
+		e->b.target = out->target - ip;
+	}
+	pthread_mutex_unlock(&o->blocks_lock);
+	return 0;
 }
 
 /* --- symbols ------------------------------------------------------------ */
@@ -766,7 +1028,7 @@ static int vaddr_to_off(Elf *elf, uint64_t vaddr, uint64_t *off)
 	return -1;
 }
 
-static int add_plt_syms(struct strace_image *img, struct object *o, Elf *elf,
+static int add_plt_syms(struct object *o, Elf *elf,
 			size_t shstrndx, size_t symtab_idx, size_t dynsym_idx,
 			struct symvec *sv)
 {
@@ -776,7 +1038,7 @@ static int add_plt_syms(struct strace_image *img, struct object *o, Elf *elf,
 	struct rel *rels = NULL;
 	uint64_t entry, header, off;
 	size_t nrel, i;
-	int modern = img->plt_style == STRACE_PLT_PERF62;
+	int modern = o->plt_style == STRACE_PLT_PERF62;
 	int lazy = 1, have_sec = 0;
 	char buf[1024];
 	static _Thread_local char dbuf[1000];
@@ -846,7 +1108,7 @@ static int add_plt_syms(struct strace_image *img, struct object *o, Elf *elf,
 				}
 				if (nm && *nm)
 					snprintf(buf, sizeof(buf), "%s@plt",
-						 img->no_demangle
+						 o->no_demangle
 							 ? nm
 							 : strace_demangle(
 								   nm, dbuf,
@@ -934,7 +1196,7 @@ static int add_plt_syms(struct strace_image *img, struct object *o, Elf *elf,
 			nm = "";
 		if (*nm || !modern) {
 			snprintf(buf, sizeof(buf), "%s@plt",
-				 img->no_demangle
+				 o->no_demangle
 					 ? nm
 					 : strace_demangle(nm, dbuf, sizeof(dbuf)));
 		} else {
@@ -999,17 +1261,17 @@ static int cmp_sym(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-static void load_symbols(struct strace_image *img, struct object *o)
+/* Read o's symbols (once: see ensure_symbols()). */
+static void load_symbols(struct object *o)
 {
 	struct symvec sv = {0};
 	size_t shstrndx, symtab_idx = 0, dynsym_idx = 0, i, n, n_elf = 0;
 	size_t n_symtab = 0;
-	int perf61 = img->plt_style == STRACE_PLT_PERF61;
+	int perf61 = o->plt_style == STRACE_PLT_PERF61;
 	GElf_Shdr sh;
 	Elf_Scn *symtab, *dynsym;
 	Elf *elf;
 
-	o->syms_loaded = 1;
 	if (o->size < 64 || memcmp(o->data, "\177ELF", 4))
 		return;
 	elf = elf_memory((char *)(uintptr_t)o->data, o->size);
@@ -1023,12 +1285,12 @@ static void load_symbols(struct strace_image *img, struct object *o)
 	dynsym = section_by_name(elf, shstrndx, ".dynsym", &sh, &dynsym_idx);
 	if (dynsym && sh.sh_type != SHT_DYNSYM)
 		dynsym = NULL, dynsym_idx = 0;
-	if (!symtab && !img->no_debuginfo) {
+	if (!symtab && !o->no_debuginfo) {
 		struct debugfile d = {0};
 		if (debug_find(o->path, elf, shstrndx, &d)) {
 			int rc = read_symtab(o, d.elf, d.shstrndx, d.symtab,
 					     &sv, elf, 1, perf61,
-					     img->no_demangle);
+					     o->no_demangle);
 			debug_close(&d);
 			if (rc < 0)
 				goto fail;
@@ -1040,8 +1302,7 @@ static void load_symbols(struct strace_image *img, struct object *o)
 	}
 	if (symtab) {
 		if (read_symtab(o, elf, shstrndx, symtab, &sv, elf, 0, perf61,
-				img->no_demangle) <
-		    0)
+				o->no_demangle) < 0)
 			goto fail;
 		n_symtab = sv.n;
 	}
@@ -1049,12 +1310,10 @@ static void load_symbols(struct strace_image *img, struct object *o)
 	 * fix-ups (their order decides which alias survives) */
 	if (dynsym && (perf61 || !symtab))
 		if (read_symtab(o, elf, shstrndx, dynsym, &sv, elf, 0, perf61,
-				img->no_demangle) <
-		    0)
+				o->no_demangle) < 0)
 			goto fail;
 	n_elf = sv.n;
-	if (add_plt_syms(img, o, elf, shstrndx, symtab_idx, dynsym_idx, &sv) <
-	    0)
+	if (add_plt_syms(o, elf, shstrndx, symtab_idx, dynsym_idx, &sv) < 0)
 		goto fail;
 	/* pool names are tagged offsets: make them pointers now */
 	for (i = 0; i < sv.n; i++)
@@ -1105,6 +1364,22 @@ out:
 	elf_end(elf);
 }
 
+/* o's symbols, read by the first caller: an object may be shared by
+ * images on several threads (struct strace_objcache). The release store
+ * of syms_loaded pairs with the acquire load here: whoever sees it set
+ * sees the tables. A file without symbols counts as loaded too. */
+static void ensure_symbols(struct object *o)
+{
+	if (likely(atomic_load_explicit(&o->syms_loaded, memory_order_acquire)))
+		return;
+	pthread_mutex_lock(&o->syms_lock);
+	if (!atomic_load_explicit(&o->syms_loaded, memory_order_relaxed)) {
+		load_symbols(o);
+		atomic_store_explicit(&o->syms_loaded, 1, memory_order_release);
+	}
+	pthread_mutex_unlock(&o->syms_lock);
+}
+
 static int symbol_lookup(struct strace_image *img, uint64_t addr,
 			 struct strace_symbol *out);
 
@@ -1149,8 +1424,7 @@ static int symbol_lookup(struct strace_image *img, uint64_t addr,
 	if (!m)
 		return -ENOENT;
 	o = m->obj;
-	if (!o->syms_loaded)
-		load_symbols(img, o);
+	ensure_symbols(o);
 	off = addr - m->start + m->pgoff;
 	if (o->iv) {
 		/* perf 6.1's answer: the last point at or before off */
@@ -1210,6 +1484,5 @@ static int symbol_lookup(struct strace_image *img, uint64_t addr,
 void image_load_all_symbols(struct strace_image *img)
 {
 	for (size_t i = 0; i < img->nmaps; i++)
-		if (!img->maps[i].obj->syms_loaded)
-			load_symbols(img, img->maps[i].obj);
+		ensure_symbols(img->maps[i].obj);
 }

@@ -35,8 +35,17 @@ static inline uint64_t time_forward(const struct strace_time_conv *tc,
 #define PROGRESS_STEP (256u << 10)
 
 /* Read every object's symbols now (before walkers on several threads
- * share the image: lazy loading is not thread-safe). */
+ * share the image: they would wait for each other's first lookups). */
 void image_load_all_symbols(struct strace_image *img);
+
+/*
+ * The summary of the block at ip, as strace_block_decode() gives it from
+ * the image's code (NOCODE where there is none), decoded once for all the
+ * images that map the same file (see image.c). STRACE_BF_SAME_SYM is not
+ * set. Safe from walkers on several threads. Returns 0, -ENOMEM.
+ */
+int image_block(struct strace_image *img, uint64_t ip,
+		struct strace_block *out);
 
 /* perf's choose_best_symbol() between two symbols at one address (length,
  * ELF binding, name): 1 if the second wins. Shared by the image's own

@@ -11,6 +11,17 @@
 #include "decoder/internal.h"
 #include "decoder/walk.h"
 
+/*
+ * libipt follows code that needs no packet (straight code, direct jumps
+ * and calls) for as long as it runs, in blocks of up to 65535
+ * instructions: in a damaged trace, a loop of direct jumps would never
+ * end. The fast walker gives up after MAX_BLOCKS_PER_ADVANCE blocks
+ * without a packet; here, after this many instructions without the
+ * decoder moving on in the trace: an error (STRACE_DE_LOOP), then the
+ * next PSB.
+ */
+#define MAX_INSNS_STILL (1u << 22)
+
 struct ref {
 	struct strace_image *img;
 	const struct strace_walk_opts *o;
@@ -378,7 +389,7 @@ long strace_walker_decode_ref(struct strace_image *img,
 	struct pt_image *pimg;
 	int status, synced = 0;
 	unsigned nblk = 0;
-	uint64_t prog_at = 0;
+	uint64_t prog_at = 0, still_at = UINT64_MAX, still_insns = 0;
 
 	pt_config_init(&cfg);
 	cfg.begin = (uint8_t *)(uintptr_t)buf;
@@ -453,6 +464,25 @@ long strace_walker_decode_ref(struct strace_image *img,
 				if (status < 0)
 					break;
 				continue;
+			}
+			{
+				uint64_t off = 0;
+				pt_blk_get_offset(r.dec, &off);
+				if (off != still_at) {
+					still_at = off;
+					still_insns = 0;
+				} else if ((still_insns += blk.ninsn) >
+					   MAX_INSNS_STILL) {
+					resolve_pending_return(&r);
+					emit(&r, STRACE_EV_ERROR,
+					     STRACE_DE_LOOP, r.last_ip, off);
+					st->errors++;
+					r.last_time = 0;
+					r.have_adv = 0;
+					r.begin_reason = STRACE_REASON_ERROR;
+					still_insns = 0;
+					break;
+				}
 			}
 			if (o->progress && !(++nblk & 4095))
 				progress(&r, &prog_at);

@@ -144,6 +144,7 @@ struct strace_walker {
 #define TC_LOG 13            /* 8192 records in a direct-mapped table */
 #define TC_ITEMS (1u << 17)  /* events and stack operations of the records
 			      * (3 MiB), all dropped when full */
+#define TC_ITEMS_START 4096  /* ... the array starts with, and doubles */
 #define TC_MAX_ITEMS 64      /* of one record: more are not kept */
 
 enum tc_class {
@@ -183,8 +184,8 @@ struct tc_rec {
 
 struct tcache {
 	struct tc_slot slot[1u << TC_LOG];
-	struct tc_item item[TC_ITEMS];
-	uint32_t used;
+	struct tc_item *item; /* cap of them, up to TC_ITEMS */
+	uint32_t used, cap;
 	struct tc_rec rec;
 };
 
@@ -540,6 +541,23 @@ static void tc_flush(struct tcache *t)
 	t->used = 0;
 }
 
+/* Room for more items: twice the array, up to TC_ITEMS (which, full, the
+ * caller flushes). A short trace needs a fraction of it. Returns 0 or -1. */
+static int tc_grow(struct tcache *t)
+{
+	uint32_t n = t->cap * 2;
+	struct tc_item *v;
+
+	if (t->cap >= TC_ITEMS)
+		return -1;
+	v = realloc(t->item, n * sizeof(*v));
+	if (!v)
+		return -1;
+	t->item = v;
+	t->cap = n;
+	return 0;
+}
+
 /* Walk c bits (chunk's low c, the first the highest) from where w
  * stands, recording it; keep the record when it is whole. Returns the
  * bits used (fewer than c after a return that popped an address pushed
@@ -570,7 +588,7 @@ static int tc_record(struct strace_walker *w, unsigned chunk, int c,
 		return err;
 	if (r->full || !w->have_ip || w->sink_err)
 		return k; /* not whole: events the sink refused are not in it */
-	if (t->used + r->nev + r->nops > TC_ITEMS)
+	if (t->used + r->nev + r->nops > t->cap && tc_grow(t) < 0)
 		tc_flush(t);
 	e = tc_slot_of(t, ip0, key);
 	e->ip = ip0;
@@ -651,6 +669,15 @@ static int tnt_run(struct strace_walker *w, uint64_t bits, int n)
 	if (unlikely(!w->tc)) {
 		if (!(w->o.flags & STRACE_WALK_BIT_BY_BIT))
 			w->tc = calloc(1, sizeof(*w->tc));
+		if (w->tc) {
+			w->tc->item = malloc(TC_ITEMS_START *
+					     sizeof(*w->tc->item));
+			w->tc->cap = TC_ITEMS_START;
+			if (!w->tc->item) {
+				free(w->tc);
+				w->tc = NULL;
+			}
+		}
 		if (!w->tc) {
 			/* asked for, or no memory for the cache */
 			int err = 0;
@@ -1758,6 +1785,8 @@ void strace_walker_free(struct strace_walker *w)
 	if (w->own_cache)
 		strace_bcache_free(w->cache);
 	strace_walker_free(w->stream);
+	if (w->tc)
+		free(w->tc->item);
 	free(w->tc);
 	if (w->stream_ev)
 		free(w->stream_ev->v);

@@ -57,7 +57,7 @@
 #define READER_SPIN 256      /* polls of committed before a reader sleeps */
 #endif
 #define WAIT_NOTICE_MS 1000  /* a lossless writer's wait that is noticed */
-#define LOCK_STEAL_MS 100    /* a holder this long is checked for life */
+#define LOCK_STEAL_MS 100    /* a live holder is checked again this often */
 #define LOCK_GIVEUP_MS 3000  /* a live holder this long: -STRACE_E_BUSY */
 /* An archive is mapped with room for this many times its events, so that
  * it can grow several times before a process needs another mapping. */
@@ -265,7 +265,7 @@ static int owner_alive(uint64_t owner)
  */
 static int ring_lock(struct ring_hdr *h)
 {
-	uint64_t me = self_owner(), seen = 0, since = 0;
+	uint64_t me = self_owner(), seen = 0, since = 0, checked = 0;
 
 	for (unsigned spins = 0;; spins++) {
 		uint64_t owner = 0;
@@ -278,17 +278,23 @@ static int ring_lock(struct ring_hdr *h)
 			continue;
 		}
 		uint64_t t = now_ms();
-		if (owner != seen) { /* a new holder: give it its time */
+		if (owner != seen) { /* a new holder: check it now */
 			seen = owner;
 			since = t;
+			checked = 0;
 		}
-		if (owner && t - since >= LOCK_STEAL_MS && !owner_alive(owner)) {
-			/* The holder died holding it: take it over. */
-			if (atomic_compare_exchange_strong_explicit(
-				    &h->lock, &owner, me, memory_order_acquire,
-				    memory_order_relaxed))
-				return 0;
-			continue;
+		if (owner && (!checked || t - checked >= LOCK_STEAL_MS)) {
+			checked = t | 1;
+			if (!owner_alive(owner)) {
+				/* The holder died holding it (or never
+				 * lived): take it over. */
+				if (atomic_compare_exchange_strong_explicit(
+					    &h->lock, &owner, me,
+					    memory_order_acquire,
+					    memory_order_relaxed))
+					return 0;
+				continue;
+			}
 		}
 		if (owner && t - since >= LOCK_GIVEUP_MS)
 			return -STRACE_E_BUSY;

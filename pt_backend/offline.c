@@ -104,6 +104,8 @@ struct ctx {
 	const char *vdso;     /* the [vdso] image to map, NULL: none */
 	char vdso_hint[4096]; /* the build-id cache's path for it, or "" */
 	struct strace_symset syms;
+	struct strace_objcache *objects; /* o->objects, or our own */
+	struct strace_objcache *own_objects;
 	_Atomic size_t next_queue;
 	unsigned seg_threads; /* threads splitting one queue's trace at its
 			       * PSBs: the jobs the queues leave over */
@@ -186,6 +188,11 @@ static int note_sched(struct ctx *c, const struct strace_perf_rec *r,
 	return VEC_PUSH(c->scheds, sc);
 }
 
+/* A record's fixed part, copied out: a record lies where it is in the file,
+ * and one after AUX data that was not padded to 8 bytes is not aligned
+ * for its struct. strace_perf_next() checked the body is that long. */
+#define BODY(r, var) memcpy(&(var), (r).body, sizeof(var))
+
 /* Pass over the records: sideband and the AUX buffers of each queue. */
 static int scan(struct ctx *c, uint64_t *err_off)
 {
@@ -197,61 +204,68 @@ static int scan(struct ctx *c, uint64_t *err_off)
 		switch (r.type) {
 		case PFMT_RECORD_MMAP:
 		case PFMT_RECORD_MMAP2: {
-			const struct pfmt_mmap2 *m2 = r.body;
-			const struct pfmt_mmap *m1 = r.body;
+			struct pfmt_mmap2 m2 = {0};
+			struct pfmt_mmap m1;
 			int v2 = r.type == PFMT_RECORD_MMAP2;
-			size_t hdr = v2 ? sizeof(*m2) : sizeof(*m1);
+			size_t hdr = v2 ? sizeof(m2) : sizeof(m1);
 			const char *path = strace_perf_string(
 				(const char *)r.body + hdr, blen - hdr);
 			if (!path)
 				return -STRACE_PE_RECORD;
-			int exec = v2 && m2->prot ? !!(m2->prot & PROT_EXEC)
-						  : !(r.misc & PFMT_MISC_MMAP_DATA);
-			if (!exec || !m1->len)
+			BODY(r, m1);
+			if (v2)
+				BODY(r, m2);
+			int exec = v2 && m2.prot ? !!(m2.prot & PROT_EXEC)
+						 : !(r.misc & PFMT_MISC_MMAP_DATA);
+			if (!exec || !m1.len)
 				break;
 			if (!(path = keep_name(c, path)))
 				return -ENOMEM;
-			struct mapping m = {m1->pid, m1->addr, m1->len,
-					    m1->pgoff, path};
-			struct def d = {STRACE_EV_DSO, m1->pid, m1->addr,
-					m1->addr, m1->len, path};
+			struct mapping m = {m1.pid, m1.addr, m1.len, m1.pgoff,
+					    path};
+			struct def d = {STRACE_EV_DSO, m1.pid, m1.addr,
+					m1.addr, m1.len, path};
 			if (VEC_PUSH(c->maps, m) || VEC_PUSH(c->defs, d))
 				return -ENOMEM;
 			break;
 		}
 		case PFMT_RECORD_COMM: {
-			const struct pfmt_comm *cm = r.body;
+			struct pfmt_comm cm;
 			const char *name = strace_perf_string(
-				cm->comm, blen - sizeof(*cm));
+				(const char *)r.body + sizeof(cm),
+				blen - sizeof(cm));
 			if (!name)
 				return -STRACE_PE_RECORD;
 			if (!(name = keep_name(c, name)))
 				return -ENOMEM;
-			struct def d = {cm->pid == cm->tid ? STRACE_EV_PROCESS
-							   : STRACE_EV_THREAD,
-					cm->tid, cm->pid, cm->tid, cm->pid, name};
-			if (note_thread(c, cm->pid, cm->tid, name) ||
+			BODY(r, cm);
+			struct def d = {cm.pid == cm.tid ? STRACE_EV_PROCESS
+							 : STRACE_EV_THREAD,
+					cm.tid, cm.pid, cm.tid, cm.pid, name};
+			if (note_thread(c, cm.pid, cm.tid, name) ||
 			    VEC_PUSH(c->defs, d))
 				return -ENOMEM;
 			break;
 		}
 		case PFMT_RECORD_FORK: {
-			const struct pfmt_fork *f = r.body;
-			if (note_thread(c, f->pid, f->tid, NULL))
+			struct pfmt_fork f;
+			BODY(r, f);
+			if (note_thread(c, f.pid, f.tid, NULL))
 				return -ENOMEM;
-			if (f->pid != f->ppid) {
-				struct fork_rec fr = {f->pid, f->ppid};
+			if (f.pid != f.ppid) {
+				struct fork_rec fr = {f.pid, f.ppid};
 				if (VEC_PUSH(c->forks, fr))
 					return -ENOMEM;
 			}
 			break;
 		}
 		case PFMT_RECORD_ITRACE_START: {
-			const struct pfmt_itrace_start *it = r.body;
-			if (!find_thread(c, it->tid) &&
-			    note_thread(c, it->pid, it->tid, NULL))
+			struct pfmt_itrace_start it;
+			BODY(r, it);
+			if (!find_thread(c, it.tid) &&
+			    note_thread(c, it.pid, it.tid, NULL))
 				return -ENOMEM;
-			if (note_sched(c, &r, it->pid, it->tid))
+			if (note_sched(c, &r, it.pid, it.tid))
 				return -ENOMEM;
 			break;
 		}
@@ -262,53 +276,57 @@ static int scan(struct ctx *c, uint64_t *err_off)
 				return -ENOMEM;
 			break;
 		case PFMT_RECORD_SWITCH_CPU_WIDE: {
-			const struct pfmt_switch_cpu_wide *sw = r.body;
+			struct pfmt_switch_cpu_wide sw;
 			/* out: the body names the next task; in: the record's */
 			int out = !!(r.misc & PFMT_MISC_SWITCH_OUT);
-			if (blen < sizeof(*sw))
+			if (blen < sizeof(sw))
 				return -STRACE_PE_RECORD;
-			if (note_sched(c, &r, out ? sw->next_prev_pid : r.sid.pid,
-				       out ? sw->next_prev_tid : r.sid.tid))
+			BODY(r, sw);
+			if (note_sched(c, &r, out ? sw.next_prev_pid : r.sid.pid,
+				       out ? sw.next_prev_tid : r.sid.tid))
 				return -ENOMEM;
 			break;
 		}
 		case PFMT_RECORD_AUX: {
-			const struct pfmt_aux *a = r.body;
-			if (a->flags & PFMT_AUX_FLAG_TRUNCATED) {
+			struct pfmt_aux a;
+			BODY(r, a);
+			if (a.flags & PFMT_AUX_FLAG_TRUNCATED) {
 				struct lost_rec l = {r.sid.tid,
 						     STRACE_LOST_AUX,
-						     r.sid.time, a->aux_size};
+						     r.sid.time, a.aux_size};
 				if (VEC_PUSH(c->losts, l))
 					return -ENOMEM;
 			}
 			break;
 		}
 		case PFMT_RECORD_LOST: {
-			const struct pfmt_lost *l = r.body;
+			struct pfmt_lost l;
+			BODY(r, l);
 			struct lost_rec lr = {r.sid.tid, STRACE_LOST_PERF,
-					      r.sid.time, l->lost};
+					      r.sid.time, l.lost};
 			if (VEC_PUSH(c->losts, lr))
 				return -ENOMEM;
 			break;
 		}
 		case PFMT_RECORD_AUXTRACE: {
-			const struct pfmt_auxtrace *at = r.body;
+			struct pfmt_auxtrace at;
+			BODY(r, at);
 			/* a per-thread buffer has cpu -1; a per-CPU one may
 			 * carry the workload's pid as its tid */
-			if (at->cpu != UINT32_MAX)
+			if (at.cpu != UINT32_MAX)
 				c->perf.per_cpu = 1;
-			struct queue *q = find_queue(c, at->idx, at->tid,
-						     at->cpu);
-			struct abuf b = {r.aux_data, r.aux_size, at->offset};
+			struct queue *q = find_queue(c, at.idx, at.tid,
+						     at.cpu);
+			struct abuf b = {r.aux_data, r.aux_size, at.offset};
 			if (!q || VEC_PUSH(*q, b))
 				return -ENOMEM;
 			if (r.aux_missing) {
-				struct lost_rec l = {at->tid, STRACE_LOST_AUX,
+				struct lost_rec l = {at.tid, STRACE_LOST_AUX,
 						     0, r.aux_missing};
 				warnf(c, "the file ends inside the AUX data of "
 					 "thread %u: %llu bytes of trace are "
 					 "missing (a truncated copy?)",
-				      at->tid,
+				      at.tid,
 				      (unsigned long long)r.aux_missing);
 				if (VEC_PUSH(c->losts, l))
 					return -ENOMEM;
@@ -365,6 +383,17 @@ static void find_vdso(struct ctx *c)
 	c->vdso = c->o->vdso_path;
 	if (!c->vdso && vdso_cached(c, c->vdso_hint, sizeof(c->vdso_hint)))
 		c->vdso = c->vdso_hint;
+}
+
+/* An empty image whose files come from the decode's cache. */
+static int new_image(struct ctx *c, struct strace_image **img)
+{
+	struct strace_image_opts io;
+
+	memset(&io, 0, sizeof(io));
+	io.size = sizeof(io);
+	io.objects = c->objects;
+	return strace_image_new(&io, img);
 }
 
 /* Mappings of pid, its parents' first (a forked child inherits them). */
@@ -676,7 +705,7 @@ static int decode_queue(struct ctx *c, struct queue *q)
 	rc = strace_writer_open(o->ring, &s->w);
 	if (rc < 0)
 		goto out;
-	rc = strace_image_new(NULL, &img);
+	rc = new_image(c, &img);
 	if (rc < 0)
 		goto out;
 	add_maps(c, img, queue_pid(c, q), 0, &missing);
@@ -974,7 +1003,7 @@ static int decode_percpu(struct ctx *c)
 		rc = -ENOMEM;
 		goto out;
 	}
-	rc = strace_image_new(NULL, &img);
+	rc = new_image(c, &img);
 	if (rc < 0)
 		goto out;
 	add_maps(c, img, (uint32_t)pid, 0, &missing);
@@ -1108,6 +1137,13 @@ int strace_offline_decode(const struct strace_offline_opts *o,
 	strace_symset_init(&c->syms);
 	pthread_mutex_init(&c->stats_lock, NULL);
 
+	c->objects = o->objects;
+	if (!c->objects) {
+		rc = strace_objcache_new(&c->own_objects);
+		if (rc < 0)
+			goto out_free;
+		c->objects = c->own_objects;
+	}
 	rc = strace_perf_open(o->perf_path, &c->perf, err_off);
 	if (rc < 0)
 		goto out_free;
@@ -1176,6 +1212,7 @@ out:
 	free(c->strs.v);
 	strace_perf_close(&c->perf);
 out_free:
+	strace_objcache_free(c->own_objects);
 	strace_symset_fini(&c->syms);
 	pthread_mutex_destroy(&c->stats_lock);
 	free(c);

@@ -36,6 +36,11 @@ struct strace_offline_opts {
 	const char *buildid_dir; /* perf's build-id cache, where the [vdso]
 				  * the file names by build-id is looked
 				  * for when vdso_path is NULL */
+	/* The ELF files and their symbols, kept across decodes: a caller
+	 * that decodes recordings of the same program one after another
+	 * passes one cache (strace_objcache_new()) to read each file once;
+	 * NULL: a cache for this decode (its threads share the files). */
+	struct strace_objcache *objects;
 	/* Warnings (a missing ELF file, a gap); NULL to ignore. */
 	void (*warn)(void *arg, const char *msg);
 	/* Progress: bytes of PT decoded so far out of total. */

@@ -372,44 +372,54 @@ int strace_perf_next(struct strace_perf *p, struct strace_perf_rec *rec)
 	return 1;
 }
 
+/* AUXTRACE_INFO's priv[i], read from where it lies: the record is not
+ * aligned when AUX data before it was not padded to 8 bytes. */
+static uint64_t priv(const struct strace_perf_rec *r, size_t i)
+{
+	uint64_t v;
+
+	memcpy(&v, (const uint8_t *)r->body +
+			   sizeof(struct pfmt_auxtrace_info) + 8 * i,
+	       8);
+	return v;
+}
+
 /* AUXTRACE_INFO of intel_pt: the PT attr and the time conversion.
  * Returns 0, or -STRACE_PE_TIME and *err_off (a time_shift of 64 or more
  * would be an undefined shift in the conversion, wrong times at best). */
 static int read_pt_info(struct strace_perf *p, const struct strace_perf_rec *r,
 			uint64_t *err_off)
 {
-	const struct pfmt_auxtrace_info *ai = r->body;
-	size_t n = (r->size - 8 - sizeof(*ai)) / 8;
-	const uint64_t *pv = ai->priv;
+	struct pfmt_auxtrace_info ai;
+	size_t n = (r->size - 8 - sizeof(ai)) / 8;
 
-	if (ai->type != PFMT_AUXTRACE_INTEL_PT || n <= PFMT_IPT_PER_CPU_MMAPS)
+	memcpy(&ai, r->body, sizeof(ai));
+	if (ai.type != PFMT_AUXTRACE_INTEL_PT || n <= PFMT_IPT_PER_CPU_MMAPS)
 		return 0;
-	if (pv[PFMT_IPT_TIME_SHIFT] > 63) {
-		*err_off = r->offset + 8 + sizeof(*ai) +
+	if (priv(r, PFMT_IPT_TIME_SHIFT) > 63) {
+		*err_off = r->offset + 8 + sizeof(ai) +
 			   8 * (uint64_t)PFMT_IPT_TIME_SHIFT;
 		return -STRACE_PE_TIME;
 	}
-	p->pt_priv = pv;
-	p->pt_npriv = n;
 	for (size_t i = 0; i < p->nattrs; i++)
-		if (p->attrs[i].attr.type == pv[PFMT_IPT_PMU_TYPE]) {
+		if (p->attrs[i].attr.type == priv(r, PFMT_IPT_PMU_TYPE)) {
 			p->pt_attr = (int)i;
 			p->pt_config = p->attrs[i].attr.config;
 			break;
 		}
 	struct strace_time_conv *tc = &p->time;
-	tc->time_shift = (uint16_t)pv[PFMT_IPT_TIME_SHIFT];
-	tc->time_mult = (uint32_t)pv[PFMT_IPT_TIME_MULT];
-	tc->time_zero = pv[PFMT_IPT_TIME_ZERO];
-	tc->cap_user_time_zero = (int)pv[PFMT_IPT_CAP_USER_TIME_ZERO];
-	p->snapshot = (int)pv[PFMT_IPT_SNAPSHOT_MODE];
-	p->per_cpu = (int)pv[PFMT_IPT_PER_CPU_MMAPS];
+	tc->time_shift = (uint16_t)priv(r, PFMT_IPT_TIME_SHIFT);
+	tc->time_mult = (uint32_t)priv(r, PFMT_IPT_TIME_MULT);
+	tc->time_zero = priv(r, PFMT_IPT_TIME_ZERO);
+	tc->cap_user_time_zero = (int)priv(r, PFMT_IPT_CAP_USER_TIME_ZERO);
+	p->snapshot = (int)priv(r, PFMT_IPT_SNAPSHOT_MODE);
+	p->per_cpu = (int)priv(r, PFMT_IPT_PER_CPU_MMAPS);
 	if (n > PFMT_IPT_MAX_NONTURBO_RATIO) {
-		uint64_t bits = pv[PFMT_IPT_MTC_FREQ_BITS];
-		tc->tsc_ctc_ratio_n = (uint32_t)pv[PFMT_IPT_TSC_CTC_N];
-		tc->tsc_ctc_ratio_d = (uint32_t)pv[PFMT_IPT_TSC_CTC_D];
+		uint64_t bits = priv(r, PFMT_IPT_MTC_FREQ_BITS);
+		tc->tsc_ctc_ratio_n = (uint32_t)priv(r, PFMT_IPT_TSC_CTC_N);
+		tc->tsc_ctc_ratio_d = (uint32_t)priv(r, PFMT_IPT_TSC_CTC_D);
 		tc->max_nonturbo_ratio =
-			(uint32_t)pv[PFMT_IPT_MAX_NONTURBO_RATIO];
+			(uint32_t)priv(r, PFMT_IPT_MAX_NONTURBO_RATIO);
 		if (bits)
 			tc->mtc_period =
 				(uint32_t)((p->pt_config & bits) >>
@@ -417,12 +427,12 @@ static int read_pt_info(struct strace_perf *p, const struct strace_perf_rec *r,
 	}
 	if (n > PFMT_IPT_FILTER_STR_LEN) {
 		/* filter string, then time_cycles, time_mask, time_short */
-		uint64_t flen = (pv[PFMT_IPT_FILTER_STR_LEN] + 7) / 8;
+		uint64_t flen = (priv(r, PFMT_IPT_FILTER_STR_LEN) + 7) / 8;
 		uint64_t k = PFMT_IPT_FILTER_STR_LEN + 1 + flen;
 		if (flen < n && k + 3 <= n) {
-			tc->time_cycles = pv[k];
-			tc->time_mask = pv[k + 1];
-			tc->cap_user_time_short = (int)pv[k + 2];
+			tc->time_cycles = priv(r, k);
+			tc->time_mask = priv(r, k + 1);
+			tc->cap_user_time_short = (int)priv(r, k + 2);
 		}
 	}
 	/* perf decodes "timeless" unless the tsc bit is set, the kernel gave
@@ -431,7 +441,7 @@ static int read_pt_info(struct strace_perf *p, const struct strace_perf_rec *r,
 	for (size_t i = 0; i < p->nattrs; i++)
 		all_time &= !!(p->attrs[i].attr.sample_type & PERF_SAMPLE_TIME);
 	p->has_time = all_time && tc->cap_user_time_zero &&
-		      (p->pt_config & pv[PFMT_IPT_TSC_BIT]) && tc->time_mult;
+		      (p->pt_config & priv(r, PFMT_IPT_TSC_BIT)) && tc->time_mult;
 	return 0;
 }
 

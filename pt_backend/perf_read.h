@@ -79,8 +79,6 @@ struct strace_perf {
 	size_t nattrs;
 	int pt_attr;             /* index of the intel_pt attr, -1 if none */
 	uint64_t pt_config;      /* its config */
-	const uint64_t *pt_priv; /* AUXTRACE_INFO priv[], in the map */
-	size_t pt_npriv;
 	struct strace_time_conv time; /* from AUXTRACE_INFO */
 	int has_time;                 /* time conversion is usable */
 	int per_cpu;                  /* per-cpu mmaps (else per-thread) */

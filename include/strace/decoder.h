@@ -64,6 +64,30 @@ const char *strace_decoder_strerror(int err);
 
 struct strace_image;
 
+/*
+ * struct strace_objcache - files read once for many images. An image made
+ * with strace_image_opts.objects maps its files through the cache: each
+ * file is mapped, and its symbols read, once for all the images of the
+ * cache, on whichever threads they are. Worth it when the same program's
+ * files are mapped again and again: an image per thread of a recording,
+ * recordings one after another (a fuzzer's inputs).
+ *
+ * A file is known by its path, device, inode, size and modification time
+ * (a file replaced or rewritten since is read again) and the image options
+ * its symbols depend on. The cache keeps every file it has read until it
+ * is freed; it must outlive its images.
+ *
+ * Threading: images on several threads may use one cache at once.
+ */
+struct strace_objcache;
+
+/* strace_objcache_new() - an empty cache. Returns 0 and *out, -ENOMEM. */
+int strace_objcache_new(struct strace_objcache **out);
+
+/* strace_objcache_free() - unmap the files and drop their symbols (free
+ * the images that use the cache first); NULL is fine. */
+void strace_objcache_free(struct strace_objcache *c);
+
 /* How name@plt symbols are made (see docs/decoder.md). */
 enum strace_plt_style {
 	/* perf 6.1 (Debian 12): entries of .plt after a header of one entry,
@@ -90,6 +114,9 @@ struct strace_image_opts {
 	 * perf prints them (C++ without parameters, OCaml), which is what
 	 * `perf script` shows unless given --no-demangle. */
 	int no_demangle;
+	/* Take files from this cache and leave them there (see struct
+	 * strace_objcache); NULL: the image maps its own files. */
+	struct strace_objcache *objects;
 };
 
 /* strace_image_new() - an empty image. opts may be NULL.
@@ -104,10 +131,11 @@ void strace_image_free(struct strace_image *img);
 /*
  * strace_image_add_file() - map [start, start + len) to path at file
  * offset pgoff, as an MMAP2 record or a /proc/PID/maps line says. The file
- * is mapped read-only once per path (shared by its mappings); if it is an
- * ELF file its symbols are read on first use. A new mapping replaces what
- * it overlaps. A path that is not a regular file (a FIFO, a device, a
- * directory) is never opened: it gives -ENODEV, without blocking.
+ * is mapped read-only once per path (shared by its mappings), or once per
+ * cache (strace_image_opts.objects); if it is an ELF file its symbols are
+ * read on first use. A new mapping replaces what it overlaps. A path that
+ * is not a regular file (a FIFO, a device, a directory) is never opened:
+ * it gives -ENODEV, without blocking.
  * Returns 0, -errno (open/mmap failure: the caller may go on without this
  * file; the walker reports STRACE_DE_NOMAP if the trace goes there),
  * -ENODEV (not a regular file), -STRACE_E_BADARG for len 0 or a wrapping
@@ -236,7 +264,8 @@ int strace_insn_length(const uint8_t *code, size_t avail);
 struct strace_bcache;
 
 /* strace_bcache_new() - capacity rounded up to a power of two (0: 64Ki
- * entries). When full the cache is flushed (memory stays bounded).
+ * entries). The table starts small and doubles as it fills, up to the
+ * capacity; when that is full the cache is flushed (memory stays bounded).
  * Returns 0, -ENOMEM. */
 int strace_bcache_new(size_t capacity, struct strace_bcache **out);
 void strace_bcache_free(struct strace_bcache *c);

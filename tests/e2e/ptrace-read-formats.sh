@@ -181,6 +181,12 @@ check saved_jsonl_identical cmp -s "$tmp/jsonl" "$tmp/jsonl2"
 check saved_has_names grep -q '"from_sym":"main' "$tmp/jsonl2"
 check saved_stat_archive grep -q '^mode: *archive' <("$PR" --stat "$tmp/copied.srb")
 check save_refuses_existing_file bash -c '! "$0" -f ring -o "$1" "$1" 2>/dev/null' "$PR" "$tmp/copied.srb"
+# a save whose last batch makes the archive grow (65536 events fill it;
+# closing the writer then touched the header where the mapping had been
+# before it moved: SIGSEGV)
+"$PR" --generate 65636 -o "$tmp/big.srb" && "$PR" -f ring -o "$tmp/bigsaved.srb" "$tmp/big.srb"; rc=$?
+check save_ring_grown_at_close [ $rc -eq 0 ]
+check save_ring_grown_all_read [ "$("$PR" -f raw "$tmp/bigsaved.srb" | wc -c)" -eq $((65636 * 32)) ]
 
 # --types: inclusion, globs, exclusion; the counts come from the JSON above
 count_types() { python3 -c '

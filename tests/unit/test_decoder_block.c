@@ -334,6 +334,25 @@ TEST(cache)
 	CHECK(st.entries < 512);
 	strace_bcache_free(c);
 
+	/* a big one grows to its capacity before it starts over */
+	REQUIRE(strace_bcache_new(1 << 16, &c) == 0);
+	for (uint64_t k = 1; k <= 30000; k++) {
+		b.len = (uint32_t)k;
+		strace_bcache_put(c, k * 64, &b);
+	}
+	strace_bcache_stats(c, &st);
+	CHECK_U64(st.flushes, ==, 0);
+	CHECK_U64(st.entries, ==, 30000);
+	for (uint64_t k = 1; k <= 30000; k += 7) {
+		r = strace_bcache_find(c, k * 64);
+		CHECK(r && r->len == k);
+	}
+	for (uint64_t k = 30001; k <= 40000; k++)
+		strace_bcache_put(c, k * 64, &b);
+	strace_bcache_stats(c, &st);
+	CHECK_U64(st.flushes, ==, 1);
+	strace_bcache_free(c);
+
 	/* through an image: hits after the first decode, flush on change */
 	if (load_libc())
 		SKIP("no libc");
@@ -394,6 +413,106 @@ TEST(lookup_by_key)
 	strace_bcache_free(c);
 }
 
+/* Block summaries and their fields that do not depend on where the block
+ * is: equal, with start and target moved by delta. */
+static int same_block(const struct strace_block *x,
+		      const struct strace_block *y, uint64_t delta)
+{
+	return x->start + delta == y->start &&
+	       (x->target ? x->target + delta : 0) == y->target &&
+	       x->len == y->len && x->ninsn == y->ninsn &&
+	       x->sp_delta == y->sp_delta && x->kind == y->kind &&
+	       x->term_len == y->term_len &&
+	       (x->flags & ~STRACE_BF_SAME_SYM) ==
+		       (y->flags & ~STRACE_BF_SAME_SYM);
+}
+
+/*
+ * Images of one struct strace_objcache share the summaries of a file's
+ * blocks: the second image, at another address, gets each block from the
+ * first one's decode (moved there), equal to a decode of its own bytes;
+ * and a mapping that ends inside a block decodes it from what it has.
+ */
+TEST(blocks_shared_by_images)
+{
+	const uint64_t ba = 0x7f0000000000ull, bb = 0x7e0000000000ull;
+	struct strace_image_opts o = {.size = sizeof(o)};
+	struct strace_objcache *oc;
+	struct strace_image *a, *b, *cut;
+	struct strace_bcache *ca, *cb, *cc;
+	size_t checked = 0, bad = 0;
+
+	if (load_libc())
+		SKIP("no libc");
+	REQUIRE(strace_objcache_new(&oc) == 0);
+	o.objects = oc;
+	REQUIRE(strace_image_new(&o, &a) == 0);
+	REQUIRE(strace_image_new(&o, &b) == 0);
+	REQUIRE(tl_map_elf(a, LIBC, ba) > 0 && tl_map_elf(b, LIBC, bb) > 0);
+	REQUIRE(strace_bcache_new(0, &ca) == 0);
+	REQUIRE(strace_bcache_new(0, &cb) == 0);
+	for (size_t i = 0; i < nins; i += 37) {
+		uint64_t at = ins[i].addr - 0x7f0000000000ull;
+		const struct strace_block *x, *y;
+		struct strace_block xa, own;
+		size_t avail;
+		const uint8_t *code = strace_image_code(b, bb + at, &avail);
+
+		x = strace_bcache_get(ca, a, ba + at);
+		xa = *x;
+		y = strace_bcache_get(cb, b, bb + at);
+		strace_block_decode(code, avail, bb + at, 0, &own);
+		if (!same_block(&xa, y, bb - ba) || !same_block(&own, y, 0)) {
+			if (bad++ < 5)
+				fprintf(stderr,
+					"  +0x%llx: kind %u len %u here, %u %u "
+					"there\n",
+					(unsigned long long)at, y->kind, y->len,
+					xa.kind, xa.len);
+		}
+		checked++;
+	}
+	CHECK_INT(bad, ==, 0);
+	CHECK(checked > 1000);
+
+	/* a mapping that ends 3 bytes into a block the others know whole */
+	REQUIRE(strace_image_new(&o, &cut) == 0);
+	REQUIRE(strace_bcache_new(0, &cc) == 0);
+	for (size_t i = 0, n = 0; i < nins && n < 50; i += 101) {
+		uint64_t at = ins[i].addr - 0x7f0000000000ull;
+		uint64_t page = (ba + at) & ~4095ull, off;
+		const struct strace_block *w, *y;
+		struct strace_block own;
+		const uint8_t *code;
+		size_t avail;
+
+		w = strace_bcache_get(ca, a, ba + at);
+		if (w->len < 8 || w->kind == STRACE_BK_NOCODE)
+			continue;
+		/* the file offset of page, from the first image's bytes */
+		code = strace_image_code(a, page, &avail);
+		REQUIRE(code);
+		off = (uint64_t)(code - strace_image_code(a, ba, &avail));
+		REQUIRE(strace_image_add_file(cut, page, ba + at + 3 - page,
+					      off, LIBC) == 0);
+		y = strace_bcache_get(cc, cut, ba + at);
+		code = strace_image_code(cut, ba + at, &avail);
+		CHECK_INT(avail, ==, 3);
+		strace_block_decode(code, avail, ba + at, 0, &own);
+		CHECK(same_block(&own, y, 0));
+		CHECK(y->len <= 3);
+		strace_image_remove(cut, page, ba + at + 3 - page);
+		n++;
+	}
+	strace_bcache_free(ca);
+	strace_bcache_free(cb);
+	strace_bcache_free(cc);
+	strace_image_free(a);
+	strace_image_free(b);
+	strace_image_free(cut);
+	strace_objcache_free(oc);
+}
+
 RUN_TESTS("test_decoder_block", T(length_decoder_vs_objdump),
 	  T(blocks_vs_objdump), T(specific_blocks), T(cache),
-	  T(lookup_by_key))
+	  T(lookup_by_key), T(blocks_shared_by_images))

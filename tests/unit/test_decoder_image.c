@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
@@ -176,7 +177,9 @@ TEST(libc_dynsym)
 	int n;
 
 	/* .dynsym only: without the separate debug file (libc6-dbg) */
-	struct strace_image_opts o = {sizeof(o), STRACE_PLT_PERF61, 1, 0};
+	struct strace_image_opts o = {.size = sizeof(o),
+				      .plt_style = STRACE_PLT_PERF61,
+				      .no_debuginfo = 1};
 
 	if (access(LIBC, R_OK) || !tl_have("nm"))
 		SKIP("no libc.so.6 or nm");
@@ -398,7 +401,8 @@ TEST(plt_names_like_installed_perf)
 
 TEST(plt_perf62_plt_got_and_sec)
 {
-	struct strace_image_opts o = {sizeof(o), STRACE_PLT_PERF62, 0, 0};
+	struct strace_image_opts o = {.size = sizeof(o),
+				      .plt_style = STRACE_PLT_PERF62};
 	struct strace_image *img;
 	uint64_t bias = 0x560000000000ull;
 	int bad = 0, n;
@@ -663,9 +667,169 @@ TEST(vdso_from_memory)
 	strace_image_free(img);
 }
 
+/* The address nm gives name in path (0 if none). */
+static uint64_t nm_addr(const char *path, const char *name)
+{
+	char cmd[800], *out;
+	unsigned long long a = 0;
+
+	snprintf(cmd, sizeof(cmd), "nm --defined-only %s | awk '$3 == \"%s\"'",
+		 path, name);
+	out = tl_run(cmd);
+	if (out && sscanf(out, "%llx", &a) != 1)
+		a = 0;
+	free(out);
+	return a;
+}
+
+/* Images of one struct strace_objcache share each file and its symbols,
+ * also after the image that read them is gone; a file rewritten since is
+ * read again; images with other symbol options get their own reading. */
+TEST(objcache_shares_files)
+{
+	const char *p = build_prog("cached", "-fPIE -pie");
+	struct strace_objcache *oc;
+	struct strace_image_opts o = {.size = sizeof(o)};
+	struct strace_image *a, *b, *c, *d;
+	struct strace_symbol sa, sb, sc, sd;
+	uint64_t ba = 0x555555554000ull, bb = 0x7f0000000000ull, fn;
+	struct timespec times[2] = {{0, UTIME_OMIT}, {12345, 0}};
+
+	if (!p || !tl_have("nm"))
+		SKIP("no cc or nm");
+	fn = nm_addr(p, "global_fn");
+	REQUIRE(fn);
+	REQUIRE(strace_objcache_new(&oc) == 0);
+	o.objects = oc;
+	REQUIRE(strace_image_new(&o, &a) == 0);
+	REQUIRE(strace_image_new(&o, &b) == 0);
+	REQUIRE(tl_map_elf(a, p, ba) > 0);
+	REQUIRE(tl_map_elf(b, p, bb) > 0);
+	CHECK_INT(check_nm(a, p, ba, 0), >, 3);
+	REQUIRE(strace_image_symbol(a, ba + fn, &sa) == 0);
+	strace_image_free(a);
+	REQUIRE(strace_image_symbol(b, bb + fn, &sb) == 0);
+	CHECK(sa.name == sb.name); /* one reading of the file */
+	CHECK_STR(sb.name, "global_fn");
+	CHECK_U64(sb.start, ==, bb + fn);
+	CHECK_INT(check_nm(b, p, bb, 0), >, 3);
+
+	/* kept by the cache with no image left */
+	strace_image_free(b);
+	REQUIRE(strace_image_new(&o, &c) == 0);
+	REQUIRE(tl_map_elf(c, p, ba) > 0);
+	REQUIRE(strace_image_symbol(c, ba + fn, &sc) == 0);
+	CHECK(sc.name == sa.name);
+	strace_image_free(c);
+
+	/* another modification time: another file */
+	REQUIRE(utimensat(AT_FDCWD, p, times, 0) == 0);
+	REQUIRE(strace_image_new(&o, &c) == 0);
+	REQUIRE(tl_map_elf(c, p, ba) > 0);
+	REQUIRE(strace_image_symbol(c, ba + fn, &sc) == 0);
+	CHECK(sc.name != sa.name);
+	CHECK_STR(sc.name, "global_fn");
+
+	/* other symbol options: read again */
+	o.plt_style = STRACE_PLT_PERF62;
+	REQUIRE(strace_image_new(&o, &d) == 0);
+	REQUIRE(tl_map_elf(d, p, ba) > 0);
+	REQUIRE(strace_image_symbol(d, ba + fn, &sd) == 0);
+	CHECK(sd.name != sc.name);
+	CHECK_STR(sd.name, "global_fn");
+	strace_image_free(c);
+	strace_image_free(d);
+	strace_objcache_free(oc);
+}
+
+/* Images on several threads, one cache, first lookups at once: every
+ * thread gets libc's answers (one thread reads the symbols, the others
+ * wait for it). */
+struct cache_job {
+	struct strace_objcache *oc;
+	pthread_barrier_t *go;
+	const uint64_t *addrs;
+	const char *const *names;
+	size_t n;
+	int bad;
+};
+
+static void *cache_thread(void *arg)
+{
+	struct cache_job *j = arg;
+	struct strace_image_opts o = {.size = sizeof(o), .objects = j->oc};
+	struct strace_image *img;
+
+	if (strace_image_new(&o, &img) ||
+	    tl_map_elf(img, LIBC, 0x10000000) <= 0) {
+		j->bad++;
+		return NULL;
+	}
+	pthread_barrier_wait(j->go);
+	for (size_t i = 0; i < j->n; i++) {
+		struct strace_symbol s;
+		int rc = strace_image_symbol(img, 0x10000000 + j->addrs[i],
+					     &s);
+		if (j->names[i] ? rc != 0 || strcmp(s.name, j->names[i])
+				: rc == 0)
+			j->bad++;
+	}
+	strace_image_free(img);
+	return NULL;
+}
+
+TEST(objcache_threads)
+{
+	enum { NT = 4, NA = 64 };
+	struct strace_image *ref;
+	uint64_t addrs[NA];
+	const char *names[NA];
+	struct strace_symbol s;
+	struct cache_job jobs[NT];
+	pthread_t th[NT];
+
+	if (access(LIBC, R_OK))
+		SKIP("no libc.so.6");
+	REQUIRE(strace_image_new(NULL, &ref) == 0);
+	REQUIRE(tl_map_elf(ref, LIBC, 0x10000000) > 0);
+	int named = 0;
+	for (int i = 0; i < NA; i++) {
+		addrs[i] = 0x28000 + (uint64_t)i * 0x1234;
+		names[i] = strace_image_symbol(ref, 0x10000000 + addrs[i], &s)
+				   ? NULL
+				   : s.name;
+		named += names[i] != NULL;
+	}
+	CHECK_INT(named, >, NA / 2);
+	for (int round = 0; round < 5; round++) {
+		struct strace_objcache *oc;
+		pthread_barrier_t go;
+		int started = 0;
+
+		REQUIRE(strace_objcache_new(&oc) == 0);
+		pthread_barrier_init(&go, NULL, NT);
+		for (int t = 0; t < NT; t++) {
+			jobs[t] = (struct cache_job){oc,    &go, addrs,
+						     names, NA,  0};
+			if (pthread_create(&th[t], NULL, cache_thread,
+					   &jobs[t]))
+				break;
+			started++;
+		}
+		REQUIRE(started == NT);
+		for (int t = 0; t < NT; t++) {
+			pthread_join(th[t], NULL);
+			CHECK_INT(jobs[t].bad, ==, 0);
+		}
+		pthread_barrier_destroy(&go);
+		strace_objcache_free(oc);
+	}
+	strace_image_free(ref);
+}
+
 RUN_TESTS("test_decoder_image", T(program_symbols), T(libc_dynsym),
 	  T(libc_debuginfo), T(demangled_names_like_perf),
 	  T(plt_perf61), T(plt_names_like_installed_perf),
 	  T(plt_perf62_plt_got_and_sec), T(code_bytes_match_objdump),
 	  T(mappings_replace_and_remove), T(debuglink_fifo_skipped),
-	  T(vdso_from_memory))
+	  T(vdso_from_memory), T(objcache_shares_files), T(objcache_threads))

@@ -679,11 +679,16 @@ TEST(time_shift_out_of_range)
 	tc.time_mult = 512;
 	tc.time_zero = 7000;
 	tc.cap_user_time_zero = 1;
+	/* shifts no kernel gives (a damaged file; also
+	 * tests/fuzz/corpus/perf/crash-bb2a7a8d..., 63744): the formula's
+	 * limit, never a shift by 64 or more */
 	for (unsigned shift = 64; shift < 300; shift += 59) {
 		tc.time_shift = (uint16_t)shift;
 		CHECK_U64(strace_tsc_to_perf_time(&tc, 1000000), ==, 7000);
 		CHECK_U64(strace_tsc_to_perf_time(&tc, UINT64_MAX), ==, 7000);
 	}
+	tc.time_shift = 63744;
+	CHECK_U64(strace_tsc_to_perf_time(&tc, 1025), ==, 7000);
 	if (!setup())
 		SKIP("cannot build the test program");
 	tc.time_shift = 64;
