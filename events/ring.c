@@ -57,6 +57,12 @@
 #define READER_SPIN 256      /* polls of committed before a reader sleeps */
 #endif
 #define WAIT_NOTICE_MS 1000  /* a lossless writer's wait that is noticed */
+/* Readers asleep are woken once this many events have been committed
+ * since they were last woken (at most a quarter of the ring), or when a
+ * writer waits for room or closes: a wake costs the writer a system call
+ * and, in a VM, an interrupt to the reader's idle CPU. A reader asleep
+ * also wakes on its own every WAIT_SLICE_MS. */
+#define WAKE_STEP 16384
 #define LOCK_STEAL_MS 100    /* a live holder is checked again this often */
 #define LOCK_GIVEUP_MS 3000  /* a live holder this long: -STRACE_E_BUSY */
 /* An archive is mapped with room for this many times its events, so that
@@ -82,6 +88,7 @@ struct strace_ring {
 	/* lossless and flight: the fixed capacity and its slots */
 	uint64_t cap, mask;
 	struct strace_event *ev;
+	uint64_t wake_step; /* see WAKE_STEP */
 	/* archive: the newest mapping, and the positions known to lie inside
 	 * the file (checked against fstat, or grown by this process) */
 	_Atomic(struct ring_map *) cur;
@@ -482,6 +489,9 @@ int strace_ring_create(const char *path, const struct strace_ring_opts *opts,
 	r->mode = o.mode;
 	r->cap = o.capacity;
 	r->mask = r->cap - 1;
+	r->wake_step = r->mode != STRACE_RING_ARCHIVE && r->cap / 4 < WAKE_STEP
+			       ? r->cap / 4
+			       : WAKE_STEP;
 	uint64_t file_size = file_bytes(r, o.capacity);
 
 	/* Pages now for the header, the first step of the string table and
@@ -608,11 +618,14 @@ int strace_ring_open(const char *path, struct strace_ring **out)
 	 * the validated copy's layout fields are used from here on. No page
 	 * is faulted in before it is read: a sparse file that claims a huge
 	 * capacity costs nothing until its events are read. */
+	r->mode = (int)hcopy.mode;
 	r->cap = atomic_load_explicit(&hcopy.capacity, memory_order_relaxed);
 	r->mask = r->cap - 1;
+	r->wake_step = r->mode != STRACE_RING_ARCHIVE && r->cap / 4 < WAKE_STEP
+			       ? r->cap / 4
+			       : WAKE_STEP;
 	r->strings_size = hcopy.strings_size;
 	r->events_offset = hcopy.events_offset;
-	r->mode = (int)hcopy.mode;
 	err = add_map(r, r->cap);
 	if (err < 0)
 		goto fail;
@@ -763,6 +776,10 @@ static unsigned writers_scan(struct ring_hdr *h, unsigned *dead)
 
 static void wake_readers(struct ring_hdr *h)
 {
+	atomic_store_explicit(&h->data_woken,
+			      atomic_load_explicit(&h->committed,
+						   memory_order_relaxed),
+			      memory_order_relaxed);
 	atomic_fetch_add_explicit(&h->data_futex, 1, memory_order_release);
 	futex_wake_all(&h->data_futex);
 }
@@ -1267,6 +1284,9 @@ static int wait_space(struct strace_writer *w, uint64_t end)
 
 	if (refresh_bound(w, end, 0))
 		return 0;
+	/* the readers asleep must drain the ring to make room */
+	if (atomic_load(&h->data_waiters))
+		wake_readers(h);
 	atomic_fetch_add(&h->space_waiters, 1);
 	for (;;) {
 		uint32_t f = atomic_load_explicit(&h->space_futex,
@@ -1313,11 +1333,11 @@ static void wait_turn(struct strace_ring *r, uint64_t start)
 		}
 		if (!t0)
 			t0 = now_ms();
-		atomic_fetch_add(&h->data_waiters, 1);
+		atomic_fetch_add(&h->turn_waiters, 1);
 		uint32_t f = atomic_load(&h->data_futex);
 		if (atomic_load(&h->committed) < start)
 			futex_wait(&h->data_futex, f, 10);
-		atomic_fetch_sub(&h->data_waiters, 1);
+		atomic_fetch_sub(&h->turn_waiters, 1);
 		if (now_ms() - t0 >= LIVENESS_EVERY_MS) {
 			repair_dead_writer(r);
 			t0 = now_ms();
@@ -1439,11 +1459,17 @@ int strace_writer_flush(struct strace_writer *w)
 	 * committed value (pairs with the acquire load in reader_next). */
 	atomic_store_explicit(&h->committed, end, memory_order_release);
 	atomic_store_explicit(&slot->flight, FLIGHT_NONE, memory_order_relaxed);
-	/* seq_cst fence: orders the committed store before the waiter load;
-	 * the reader increments data_waiters (seq_cst) before loading
-	 * committed, so one of the two sees the other. */
+	/* seq_cst fence: orders the committed store before the waiter loads;
+	 * a reader (a writer waiting its turn) increments data_waiters
+	 * (turn_waiters), seq_cst, before loading committed, so one of the
+	 * two sees the other. Writers waiting their turn are woken at once,
+	 * readers every wake_step events (they wake by themselves at least
+	 * every WAIT_SLICE_MS). */
 	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&h->data_waiters, memory_order_relaxed))
+	if (atomic_load_explicit(&h->turn_waiters, memory_order_relaxed) ||
+	    (atomic_load_explicit(&h->data_waiters, memory_order_relaxed) &&
+	     end - atomic_load_explicit(&h->data_woken,
+					memory_order_relaxed) >= r->wake_step))
 		wake_readers(h);
 	w->buf.pos = w->batch;
 	w->buf.err = 0;

@@ -82,7 +82,9 @@ struct ring_hdr {
 	_Atomic uint32_t writers_closed;
 	/* Futex words: bumped by the other side when *_waiters is non-zero. */
 	alignas(RING_LINE) _Atomic uint32_t data_futex;
-	_Atomic uint32_t data_waiters;
+	_Atomic uint32_t data_waiters; /* readers asleep on data_futex */
+	_Atomic uint32_t turn_waiters; /* writers asleep on it, for their turn */
+	_Atomic uint64_t data_woken;   /* committed when readers were last woken */
 	alignas(RING_LINE) _Atomic uint32_t space_futex;
 	_Atomic uint32_t space_waiters;
 	alignas(RING_LINE) _Atomic uint32_t attach_futex;
