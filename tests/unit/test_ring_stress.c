@@ -55,9 +55,8 @@
  * seconds. Processes of a case are forked before any thread is created
  * (ThreadSanitizer does not support fork after threads). A case's stderr
  * is passed on after it, and a sanitizer's SUMMARY line goes into the FAIL
- * line. ThreadSanitizer: make SAN=thread O=build/tsan (its own objects),
- * with CFLAGS=-Wno-tsan when warnings are errors (gcc 12 warns about the
- * ring's atomic_thread_fence).
+ * line. ThreadSanitizer: make check-ring SAN=thread (build/tsan), as CI
+ * runs it.
  *
  * Environment: STRESS_N events a case writes (default 2^20; a killed
  * writer is killed after N/4, small rings get N/4), STRESS_SEED,
