@@ -1091,9 +1091,15 @@ out:
 	return rc;
 }
 
-/* DSO, PROCESS and THREAD definitions, before any flow event, in the
- * order of the records that made them. */
-static int define_names(struct ctx *c)
+/*
+ * DSO, PROCESS and THREAD definitions, before any flow event, in the
+ * order of the records that made them: written and flushed by *out, a
+ * writer the caller closes when the decode is over. It keeps the stream
+ * open: the decoding writers (one per queue or piece) open and close one
+ * after another, and a reader following the ring that found every writer
+ * closed between two of them would take it for the end.
+ */
+static int define_names(struct ctx *c, struct strace_writer **out)
 {
 	struct strace_ring *ring = c->o->ring;
 	struct strace_writer *w;
@@ -1101,6 +1107,7 @@ static int define_names(struct ctx *c)
 	int rc = strace_writer_open(ring, &w);
 	if (rc < 0)
 		return rc;
+	*out = w;
 	for (size_t i = 0; i < c->defs.n && rc >= 0; i++) {
 		const struct def *d = &c->defs.v[i];
 		if (c->o->tid && d->type != STRACE_EV_DSO && d->tid != c->o->tid)
@@ -1118,14 +1125,14 @@ static int define_names(struct ctx *c)
 						c->losts.v[i].flags, 0,
 						c->losts.v[i].time,
 						c->losts.v[i].count, 0);
-	int crc = strace_writer_close(w);
-	return rc < 0 ? rc : crc;
+	return rc < 0 ? rc : strace_writer_flush(w);
 }
 
 int strace_offline_decode(const struct strace_offline_opts *o,
 			  struct strace_offline_stats *st, uint64_t *err_off)
 {
 	struct ctx *c;
+	struct strace_writer *names = NULL;
 	int rc;
 
 	*err_off = 0;
@@ -1152,7 +1159,7 @@ int strace_offline_decode(const struct strace_offline_opts *o,
 	if (rc < 0)
 		goto out;
 	find_vdso(c);
-	rc = define_names(c);
+	rc = define_names(c, &names);
 	if (rc < 0)
 		goto out;
 	if (c->perf.per_cpu) {
@@ -1184,6 +1191,11 @@ done:
 	c->st.lost += c->losts.n;
 	*st = c->st;
 out:
+	if (names) { /* every decoding writer has closed: the end */
+		int crc = strace_writer_close(names);
+		if (rc >= 0 && crc < 0)
+			rc = crc;
+	}
 	{
 		/* Errors that only zeros read in the file's lost pages
 		 * made are that loss; the events decoded are in the ring. */

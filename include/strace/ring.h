@@ -260,8 +260,10 @@ void strace_ring_set_wait_notice(struct strace_ring *ring,
 int strace_writer_flush(struct strace_writer *w);
 
 /*
- * strace_writer_close() - flush, deregister and free (NULL is fine). When the
- * last writer closes, readers see a clean end of stream.
+ * strace_writer_close() - flush, deregister and free (NULL is fine). When
+ * every writer that opened has closed, readers see a clean end of stream:
+ * a producer that opens writers one after another keeps one open across
+ * the gaps, or a reader may end there.
  * Returns the result of the final flush.
  */
 int strace_writer_close(struct strace_writer *w);
