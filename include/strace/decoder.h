@@ -347,6 +347,46 @@ uint64_t strace_tsc_to_perf_time(const struct strace_time_conv *tc,
 				      * the cache of recorded runs (the same
 				      * events, slower: for cross-checks) */
 
+/*
+ * The processor a trace was recorded on. It chooses the errata
+ * workarounds the walker applies, as libipt's pt_cpu_errata() does: the
+ * same models get the same workarounds. All zero: unknown, no erratum is
+ * assumed (what libipt does without a cpu).
+ */
+struct strace_pt_cpu {
+	uint16_t family; /* 0: unknown */
+	uint8_t model;
+	uint8_t stepping;
+};
+
+/* Errata the walker knows (Intel's specification updates; the names and
+ * the models affected are libipt 2.0.5's). */
+#define STRACE_ERRATUM_BDM70 0x001  /* PSB+ holds FUP, MODE.Exec while off */
+#define STRACE_ERRATUM_BDM64 0x002  /* wrong TIP/TNT before a TSX abort */
+#define STRACE_ERRATUM_SKD007 0x004 /* OVF inside a multi-byte CYC */
+#define STRACE_ERRATUM_SKD022 0x008 /* VM entry: FUP before TIP.PGD */
+#define STRACE_ERRATUM_SKD010 0x010 /* OVF without FUP or TIP.PGE after it */
+#define STRACE_ERRATUM_SKL014 0x020 /* TIP.PGD of a direct branch: no IP */
+#define STRACE_ERRATUM_APL12 0x040  /* OVF while filtered out, then FUP */
+#define STRACE_ERRATUM_APL11 0x080  /* OVF followed by TIP.PGD */
+#define STRACE_ERRATUM_SKL168 0x100 /* CYC/MTC dropped before a PSB */
+#define STRACE_ERRATUM_SKZ84 0x200  /* VMX TSC scaling: bad TMA + a byte */
+
+/*
+ * strace_pt_cpu_parse() - "FAMILY/MODEL[/STEPPING]" (ptxed's --cpu; numbers
+ * in C syntax, 0x ok) or perf.data's CPUID header, "GenuineIntel,6,85,4"
+ * (another vendor gives family 0: unknown). Returns 0 or -STRACE_E_BADARG.
+ */
+int strace_pt_cpu_parse(const char *s, struct strace_pt_cpu *cpu);
+
+/* strace_pt_cpu_host() - the processor this runs on (cpuid); family 0 on
+ * another vendor or architecture. */
+void strace_pt_cpu_host(struct strace_pt_cpu *cpu);
+
+/* strace_pt_cpu_errata() - the STRACE_ERRATUM_* bits of cpu (0: none
+ * known, or cpu unknown). */
+unsigned strace_pt_cpu_errata(const struct strace_pt_cpu *cpu);
+
 /* Where events go: a callback, or a ring writer (when emit is NULL). */
 typedef int (*strace_emit_fn)(void *arg, const struct strace_event *ev);
 
@@ -365,6 +405,7 @@ struct strace_walk_opts {
 	 * with the bytes of buf decoded so far in this call; NULL: never */
 	void (*progress)(void *arg, size_t done);
 	void *progress_arg;
+	struct strace_pt_cpu cpu;     /* the trace's processor (errata), or 0 */
 };
 
 struct strace_walker;
