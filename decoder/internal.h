@@ -7,6 +7,11 @@
 
 #include "strace/decoder.h"
 
+/* The errata worked around when the trace's processor is not known. */
+#define STRACE_ERRATA_UNKNOWN_CPU                                              \
+	(STRACE_ERRATUM_BDM70 | STRACE_ERRATUM_BDM64 | STRACE_ERRATUM_SKD010 |  \
+	 STRACE_ERRATUM_SKD022 | STRACE_ERRATUM_SKL014 | STRACE_ERRATUM_APL12)
+
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 

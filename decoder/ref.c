@@ -35,6 +35,7 @@ struct ref {
 	int pend;        /* 0 none, else enum pt_insn_class + 1 */
 	uint64_t pend_ip;
 	uint64_t pend_next; /* address after it */
+	int pend_ind;       /* an indirect call or jump */
 	int pending_syscall;
 	int begin_reason;
 	int have_ip;
@@ -52,7 +53,59 @@ struct ref {
 	const uint8_t *buf;
 	uint64_t ev_tsc; /* the time of the event being handled */
 	int ev_has_tsc;
+	int tx_abort; /* libipt reported a TSX abort: the async branch next */
+	/* the PSB+ synchronised at says tracing is on here (its FUP), for
+	 * an overflow that comes before libipt's first block */
+	int sync_on;
+	uint64_t sync_ip;
+	/* an overflow that resolved with tracing off: told at the enable */
+	int pending_ovf;
+	uint64_t ovf_off;
 };
+
+/* After a sync at off: does its PSB+ say tracing is on, and where? A
+ * FUP in it, unless a TIP.PGE follows the PSB+ (erratum BDM70: the FUP
+ * came while tracing was off). */
+static void sync_state(struct ref *r, uint64_t off, const struct pt_config *c)
+{
+	struct pt_packet_decoder *d = pt_pkt_alloc_decoder(c);
+	struct pt_packet p;
+	int ended = 0;
+
+	r->sync_on = 0;
+	if (!d)
+		return;
+	if (pt_pkt_sync_set(d, off) >= 0) {
+		for (int k = 0; k < 64 && pt_pkt_next(d, &p, sizeof(p)) > 0;
+		     k++) {
+			if (!ended && p.type == ppt_fup &&
+			    p.payload.ip.ipc != pt_ipc_suppressed) {
+				uint64_t v = p.payload.ip.ip;
+
+				if (p.payload.ip.ipc == pt_ipc_sext_48)
+					v = (uint64_t)((int64_t)(v << 16) >>
+						       16);
+				r->sync_on = 1;
+				r->sync_ip = v;
+			} else if (p.type == ppt_ovf) {
+				break; /* it ends the PSB+ */
+			} else if (p.type == ppt_psbend) {
+				ended = 1;
+			} else if (ended && p.type == ppt_tip_pge) {
+				r->sync_on = 0;
+				break;
+			} else if (ended && p.type != ppt_pad &&
+				   p.type != ppt_tsc && p.type != ppt_cbr &&
+				   p.type != ppt_pip && p.type != ppt_mode &&
+				   p.type != ppt_vmcs && p.type != ppt_tma &&
+				   p.type != ppt_mtc && p.type != ppt_cyc &&
+				   p.type != ppt_mnt) {
+				break;
+			}
+		}
+	}
+	pt_pkt_free_decoder(d);
+}
 
 static void rs_push(struct ref *r, uint64_t a)
 {
@@ -176,21 +229,27 @@ static void resolve(struct ref *r, uint64_t ip)
 		if (b->kind == STRACE_BK_CALL || b->kind == STRACE_BK_JMP)
 			r->in_adv = 1;
 	}
+	r->st->branches++;
 	switch (cls) {
 	case ptic_call:
-		emit(r, STRACE_EV_CALL, 0, r->pend_ip, ip);
-		rs_push(r, r->pend_next);
+		emit(r, STRACE_EV_CALL, r->pend_ind ? STRACE_F_INDIRECT : 0,
+		     r->pend_ip, ip);
+		/* not a call to the next instruction (see the walker) */
+		if (ip != r->pend_next)
+			rs_push(r, r->pend_next);
 		break;
 	case ptic_return:
 		emit(r, STRACE_EV_RETURN, 0, r->pend_ip, ip);
 		rs_pop(r, &dummy);
 		break;
 	case ptic_jump:
-		jump(r, r->pend_ip, ip, 0);
+		jump(r, r->pend_ip, ip, r->pend_ind ? STRACE_F_INDIRECT : 0);
 		break;
 	case ptic_cond_jump:
 		if (ip != r->pend_next)
 			jump(r, r->pend_ip, ip, STRACE_F_CONDITIONAL);
+		else
+			r->st->branches--; /* not taken */
 		break;
 	case ptic_far_call:
 		emit(r, STRACE_EV_SYSCALL, 0, r->pend_ip, ip);
@@ -200,6 +259,7 @@ static void resolve(struct ref *r, uint64_t ip)
 		emit(r, STRACE_EV_JUMP, STRACE_F_INDIRECT, r->pend_ip, ip);
 		break;
 	default:
+		r->st->branches--;
 		break;
 	}
 	if (r->in_adv) {
@@ -218,6 +278,7 @@ static void resolve_pending_return(struct ref *r)
 
 	if (r->pend - 1 == ptic_return && !rs_pop(r, &to)) {
 		r->pend = 0;
+		r->st->branches++;
 		emit(r, STRACE_EV_RETURN, 0, r->pend_ip, to);
 		r->last_ip = to;
 		r->end_at = to;
@@ -247,14 +308,17 @@ static void follow_direct(struct ref *r, const struct pt_block *blk)
 			r->in_adv = 1;
 			emit(r, STRACE_EV_CALL, 0, term, b->target);
 			r->in_adv = 0;
-			rs_push(r, b->start + b->len);
+			if (b->target != b->start + b->len)
+				rs_push(r, b->start + b->len);
 			ip = b->target;
+			r->st->branches++;
 			break;
 		case STRACE_BK_JMP:
 			r->in_adv = 1;
 			jump(r, term, b->target, 0);
 			r->in_adv = 0;
 			ip = b->target;
+			r->st->branches++;
 			break;
 		case STRACE_BK_NONE:
 			ip = b->start + b->len;
@@ -275,6 +339,7 @@ static void begin(struct ref *r, uint64_t ip)
 	}
 	r->begin_reason = STRACE_REASON_ENABLE;
 	r->have_ip = 1;
+	r->sync_on = 0;
 	r->end_at = ip;
 	mark_time(r);
 }
@@ -301,35 +366,62 @@ static void handle_event_timed(struct ref *r, const struct pt_event *ev,
 	switch (ev->type) {
 	case ptev_enabled:
 		r->pend = 0;
+		if (r->pending_ovf) {
+			/* the overflow resolved with tracing off */
+			emit(r, STRACE_EV_OVERFLOW, 0, ev->variant.enabled.ip,
+			     r->ovf_off);
+			r->pending_ovf = 0;
+		}
 		begin(r, ev->variant.enabled.ip);
 		r->last_ip = ev->variant.enabled.ip;
 		break;
 	case ptev_disabled:
 		if (r->pend - 1 == ptic_far_call) {
+			r->st->branches++;
 			emit(r, STRACE_EV_SYSCALL, 0, r->pend_ip,
 			     ev->ip_suppressed ? 0 : ev->variant.disabled.ip);
 			r->pending_syscall = 1;
 		} else {
-			emit(r, STRACE_EV_TRACE_END, 0,
-			     r->pend ? r->pend_ip : r->last_ip,
+			uint64_t at = r->pend ? r->pend_ip : r->last_ip;
+
+			/* a branch that left the filtered range keeps its
+			 * event and target */
+			if (r->pend && !ev->ip_suppressed)
+				resolve(r, ev->variant.disabled.ip);
+			emit(r, STRACE_EV_TRACE_END, 0, at,
 			     STRACE_REASON_DISABLE);
 		}
 		r->pend = 0;
 		r->have_ip = 0;
 		break;
 	case ptev_async_disabled:
-		r->pend = 0;
-		emit(r, STRACE_EV_INTERRUPT, STRACE_F_ASYNC,
+		/* the branch before it went where the disable hit */
+		resolve(r, ev->variant.async_disabled.at);
+		r->st->branches++;
+		emit(r, STRACE_EV_INTERRUPT,
+		     STRACE_F_ASYNC | (r->tx_abort ? STRACE_F_TX_ABORT : 0),
 		     ev->variant.async_disabled.at,
 		     ev->ip_suppressed ? 0 : ev->variant.async_disabled.ip);
+		r->tx_abort = 0;
 		r->have_ip = 0;
 		break;
 	case ptev_async_branch:
-		r->pend = 0;
-		emit(r, STRACE_EV_INTERRUPT, STRACE_F_ASYNC,
+		resolve(r, ev->variant.async_branch.from);
+		r->st->branches++;
+		emit(r, STRACE_EV_INTERRUPT,
+		     STRACE_F_ASYNC | (r->tx_abort ? STRACE_F_TX_ABORT : 0),
 		     ev->variant.async_branch.from, ev->variant.async_branch.to);
+		r->tx_abort = 0;
+		r->last_ip = ev->variant.async_branch.to;
+		r->end_at = ev->variant.async_branch.to;
+		break;
+	case ptev_tsx:
+		/* an abort binds to the asynchronous branch after it */
+		r->tx_abort = ev->variant.tsx.aborted;
 		break;
 	case ptev_overflow:
+		if (!r->have_ip && r->sync_on)
+			begin(r, r->sync_ip); /* the PSB+ said where */
 		resolve_pending_return(r);
 		r->pend = 0;
 		r->rs_n = 0;
@@ -350,6 +442,10 @@ static void handle_event_timed(struct ref *r, const struct pt_event *ev,
 			emit(r, STRACE_EV_TRACE_BEGIN, 0,
 			     ev->variant.overflow.ip, STRACE_REASON_OVERFLOW);
 			r->have_ip = 1;
+		} else {
+			r->have_ip = 0;
+			r->pending_ovf = 1;
+			r->ovf_off = off;
 		}
 		r->begin_reason = STRACE_REASON_OVERFLOW;
 		break;
@@ -403,6 +499,17 @@ long strace_walker_decode_ref(struct strace_image *img,
 		cfg.cpuid_0x15_eax = o->time.tsc_ctc_ratio_d;
 		cfg.cpuid_0x15_ebx = o->time.tsc_ctc_ratio_n;
 	}
+	if (o->cpu.family) {
+		cfg.cpu.vendor = pcv_intel;
+		cfg.cpu.family = o->cpu.family;
+		cfg.cpu.model = o->cpu.model;
+		cfg.cpu.stepping = o->cpu.stepping;
+		pt_cpu_errata(&cfg.errata, &cfg.cpu); /* -pte_bad_cpu: none */
+	} else {
+		/* the workarounds the walker applies to an unknown cpu */
+		cfg.errata.bdm70 = cfg.errata.bdm64 = cfg.errata.skd010 = 1;
+		cfg.errata.skd022 = cfg.errata.skl014 = cfg.errata.apl12 = 1;
+	}
 	r.dec = pt_blk_alloc_decoder(&cfg);
 	if (!r.dec)
 		return -ENOMEM;
@@ -422,6 +529,13 @@ long strace_walker_decode_ref(struct strace_image *img,
 		st->syncs++;
 		r.pend = 0;
 		r.have_ip = 0;
+		r.pending_ovf = 0;
+		{
+			uint64_t soff = 0;
+
+			pt_blk_get_sync_offset(r.dec, &soff);
+			sync_state(&r, soff, &cfg);
+		}
 		for (;;) {
 			struct pt_block blk;
 			struct pt_event ev;
@@ -504,11 +618,8 @@ long strace_walker_decode_ref(struct strace_image *img,
 				r.pend = blk.iclass + 1;
 				r.pend_ip = blk.end_ip;
 				r.pend_next = blk.end_ip + b->term_len;
-				if (blk.iclass == ptic_call &&
-				    b->kind == STRACE_BK_CALL) {
-					/* direct: the target is known */
-				}
-				st->branches++;
+				r.pend_ind = b->kind == STRACE_BK_CALL_IND ||
+					     b->kind == STRACE_BK_JMP_IND;
 			}
 			if (status < 0)
 				break;

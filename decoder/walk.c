@@ -59,6 +59,7 @@ struct strace_walker {
 	/* stream position */
 	const uint8_t *buf;
 	size_t len;
+	size_t all; /* bytes in buf (len: where this decode stops) */
 	size_t pos; /* offset of the packet being handled */
 	struct pt_packet_decoder *pkt;
 
@@ -77,6 +78,19 @@ struct strace_walker {
 	unsigned rs_top, rs_n;
 	int pending_fup;
 	uint64_t fup_ip;
+	int fup_binds;     /* the next FUP only says where the walk is: it
+			    * binds to a MODE.TSX, PTW or EXSTOP (not an
+			    * asynchronous branch) */
+	int tsx_abort;     /* ... and that MODE.TSX was an abort */
+	int pending_abort; /* the pending FUP is a TSX abort's */
+	unsigned errata;   /* STRACE_ERRATUM_* of the trace's processor */
+	/* a deferred TIP: TNT bits for the branches after the indirect one
+	 * that waits for its TIP (SDM: TNT may precede a deferred TIP) */
+	uint64_t dtnt_bits;
+	int dtnt_n;
+	int deferring; /* tnt_bit() stopped at an indirect branch */
+	uint64_t last_direct; /* the last direct branch of an advance, 0:
+			       * none (SKL014) */
 	int pending_syscall; /* last disable was at a syscall */
 	int pending_async;
 	int pending_ovf;
@@ -386,6 +400,8 @@ static void lose_sync(struct strace_walker *w)
 	w->have_ip = 0;
 	w->parked = 0;
 	w->pending_fup = 0;
+	w->fup_binds = w->tsx_abort = w->pending_abort = 0;
+	w->dtnt_n = w->deferring = 0;
 	w->rs_n = 0;
 }
 
@@ -399,11 +415,13 @@ static int needs_packet(unsigned kind)
  * Advance from w->ip through blocks that need no packet, emitting their
  * direct calls and jumps. Stops at a block that needs a packet (parked),
  * or, when stop_at is non-zero, as soon as stop_at lies in the block at
- * hand (ip = stop_at). Returns 0, or -STRACE_DE_* (nothing is emitted for
- * the failure here; the caller reports it).
+ * hand (ip = stop_at), or, when pgd_to is non-zero, after a direct branch
+ * to pgd_to (a TIP.PGD's target: returns 1, w->last_direct is the
+ * branch). Returns 0, or -STRACE_DE_* (nothing is emitted for the failure
+ * here; the caller reports it).
  */
 static inline __attribute__((always_inline)) int
-advance(struct strace_walker *w, uint64_t stop_at)
+advance(struct strace_walker *w, uint64_t stop_at, uint64_t pgd_to)
 {
 	long n = 0;
 
@@ -438,12 +456,20 @@ advance(struct strace_walker *w, uint64_t stop_at)
 		term = b->start + b->len - b->term_len;
 		switch (b->kind) {
 		case STRACE_BK_CALL:
-			rs_push(w, b->start + b->len);
+			/* a call to the next instruction (PIC code reading
+			 * its address, or a noreturn call to the function
+			 * that follows) is not pushed for return compression
+			 * (SDM; libipt and perf do the same) */
+			if (likely(b->target != b->start + b->len))
+				rs_push(w, b->start + b->len);
 			w->in_adv = 1;
 			emit(w, STRACE_EV_CALL, 0, term, b->target);
 			w->in_adv = 0;
+			w->last_direct = term;
 			w->ip = b->target;
 			w->st.branches++;
+			if (pgd_to && b->target == pgd_to)
+				return 1;
 			break;
 		case STRACE_BK_JMP:
 			w->in_adv = 1;
@@ -453,8 +479,11 @@ advance(struct strace_walker *w, uint64_t stop_at)
 				emit(w, STRACE_EV_JUMP, STRACE_F_INTRA, term,
 				     b->target);
 			w->in_adv = 0;
+			w->last_direct = term;
 			w->ip = b->target;
 			w->st.branches++;
+			if (pgd_to && b->target == pgd_to)
+				return 1;
 			break;
 		default: /* NONE: a cut block, go on */
 			w->ip = b->start + b->len;
@@ -488,7 +517,7 @@ static int tnt_bit(struct strace_walker *w, int taken)
 
 	if (!w->have_ip || !w->enabled)
 		return 0; /* not synchronised yet: nothing to follow */
-	err = advance(w, 0);
+	err = advance(w, 0, 0);
 	if (err)
 		return fail(w, -err);
 	b = &w->park;
@@ -519,6 +548,13 @@ static int tnt_bit(struct strace_walker *w, int taken)
 		w->ip = to;
 		w->st.branches++;
 		w->adv_time = now(w);
+		return 0;
+	}
+	if (!w->dtnt_n && (b->kind == STRACE_BK_CALL_IND ||
+			   b->kind == STRACE_BK_JMP_IND)) {
+		/* a deferred TIP: these bits are for the branches after
+		 * the indirect one; tnt_run() keeps them for tip() */
+		w->deferring = 1;
 		return 0;
 	}
 	return fail(w, STRACE_DE_NOTIP);
@@ -576,6 +612,10 @@ static int tc_record(struct strace_walker *w, unsigned chunk, int c,
 	w->rec = r;
 	while (k < c) {
 		err = tnt_bit(w, (int)(chunk >> (c - 1 - k)) & 1);
+		if (w->deferring) {
+			w->rec = NULL;
+			return k; /* not kept: it ends at a deferred TIP */
+		}
 		k++;
 		if (err)
 			break;
@@ -663,6 +703,15 @@ tc_replay(struct strace_walker *w, const struct tc_slot *e)
 	return e->nbits;
 }
 
+/* Keep the n bits left (bits' low n) for after the deferred TIP. */
+static int defer_tnt(struct strace_walker *w, uint64_t bits, int n)
+{
+	w->deferring = 0;
+	w->dtnt_bits = n < 64 ? bits & ((1ull << n) - 1) : bits;
+	w->dtnt_n = n;
+	return 0;
+}
+
 /* n TNT bits (bits' low n, the first the highest), through the run cache. */
 static int tnt_run(struct strace_walker *w, uint64_t bits, int n)
 {
@@ -681,8 +730,12 @@ static int tnt_run(struct strace_walker *w, uint64_t bits, int n)
 		if (!w->tc) {
 			/* asked for, or no memory for the cache */
 			int err = 0;
-			while (n-- > 0 && !err)
-				err = tnt_bit(w, (int)(bits >> n) & 1);
+			while (n > 0 && !err) {
+				err = tnt_bit(w, (int)(bits >> (n - 1)) & 1);
+				if (w->deferring)
+					return defer_tnt(w, bits, n);
+				n--;
+			}
 			return err;
 		}
 	}
@@ -704,40 +757,114 @@ static int tnt_run(struct strace_walker *w, uint64_t bits, int n)
 		if (used < 0)
 			return used;
 		n -= used;
+		if (unlikely(w->deferring))
+			return defer_tnt(w, bits, n);
 	}
 	return 0;
 }
 
-/* A TIP (not PGE/PGD): the target of the indirect branch we stand at. */
-static int tip(struct strace_walker *w, uint64_t to, int suppressed)
-{
-	const struct strace_block *b;
-	uint64_t term;
-	int err;
+static void begin(struct strace_walker *w, uint64_t ip, int reason);
 
-	if (w->pending_fup) {
-		/* asynchronous branch: interrupt, signal, fault */
-		w->pending_fup = 0;
-		if (suppressed)
-			return fail(w, STRACE_DE_NOIP);
-		emit(w, STRACE_EV_INTERRUPT, STRACE_F_ASYNC, w->fup_ip, to);
-		w->ip = to;
-		w->parked = 0;
-		w->st.branches++;
-		w->adv_time = now(w);
-		return 0;
+/* --- looking ahead (errata) --------------------------------------------- */
+
+#define PKT(t) (1ull << (t))
+
+static int psb_plus(const uint8_t *buf, size_t len, size_t off, uint64_t *ip,
+		    size_t *at, int *has_fup);
+
+/* The first packet at or after from whose type is not in skip (a mask of
+ * PKT() bits), in *p. Returns 0, or -1 at the end of the buffer, at a
+ * packet libipt cannot read, or after 4096 packets (hostile input must
+ * not make each lookahead scan the whole trace). */
+static int peek_packet(struct strace_walker *w, size_t from, uint64_t skip,
+		       struct pt_packet *p)
+{
+	if (pt_pkt_sync_set(w->pkt, from) < 0)
+		return -1;
+	for (int k = 0; k < 4096; k++) {
+		if (pt_pkt_next(w->pkt, p, sizeof(*p)) <= 0)
+			return -1;
+		if (!((skip >> p->type) & 1))
+			return 0;
 	}
-	if (!w->have_ip || !w->enabled)
+	return -1;
+}
+
+/* BDM70: a PSB+ before a TIP.PGE may hold a FUP (and MODE.Exec) although
+ * tracing is off. True when the FUP ending at next is one: only status,
+ * timing and PSBEND stand between it and a TIP.PGE. */
+static int bdm70_fup(struct strace_walker *w, size_t next)
+{
+	struct pt_packet p;
+
+	return peek_packet(w, next,
+			   PKT(ppt_pad) | PKT(ppt_tsc) | PKT(ppt_cbr) |
+				   PKT(ppt_psbend) | PKT(ppt_pip) |
+				   PKT(ppt_mode) | PKT(ppt_vmcs) |
+				   PKT(ppt_tma) | PKT(ppt_mtc) | PKT(ppt_cyc) |
+				   PKT(ppt_mnt),
+			   &p) == 0 &&
+	       p.type == ppt_tip_pge;
+}
+
+/* APL12: an overflow that resolves while the code is filtered out may be
+ * followed by a FUP all the same. True when tracing is off after the FUP
+ * ending at next: the next packet that tells is a TIP.PGE or STOP, or a
+ * PSB+ without FUP; a TNT, TIP or TIP.PGD says it is on. */
+static int apl12_fup(struct strace_walker *w, size_t next)
+{
+	struct pt_packet p;
+	uint64_t ip;
+	size_t at;
+	int has_fup;
+
+	if (peek_packet(w, next,
+			~(PKT(ppt_stop) | PKT(ppt_tip_pge) | PKT(ppt_tnt_8) |
+			  PKT(ppt_tnt_64) | PKT(ppt_tip) | PKT(ppt_tip_pgd) |
+			  PKT(ppt_psb) | PKT(ppt_psbend) | PKT(ppt_ovf) |
+			  PKT(ppt_invalid) | PKT(ppt_unknown)),
+			&p) < 0)
 		return 0;
-	if (suppressed)
-		return fail(w, STRACE_DE_NOIP);
-	err = advance(w, 0);
-	if (err)
-		return fail(w, -err);
-	b = &w->park;
-	term = b->start + b->len - b->term_len;
+	if (p.type == ppt_stop || p.type == ppt_tip_pge)
+		return 1;
+	if (p.type == ppt_psb) {
+		uint64_t off;
+
+		if (pt_pkt_get_offset(w->pkt, &off) < 0 ||
+		    !psb_plus(w->buf, w->all, (size_t)off - 16, &ip, &at,
+			      &has_fup))
+			return 0;
+		return !has_fup;
+	}
+	return 0;
+}
+
+/* SKD022: the instruction at ip is VMLAUNCH or VMRESUME. */
+static int is_vmentry(struct strace_walker *w, uint64_t ip)
+{
+	uint8_t c[3];
+
+	return strace_image_read(w->img, ip, c, 3) == 3 && c[0] == 0x0f &&
+	       c[1] == 0x01 && (c[2] == 0xc2 || c[2] == 0xc3);
+}
+
+/* --- flow packets -------------------------------------------------------- */
+
+/* Tracing stops after the branch at ip (TIP.PGD). */
+static void disable(struct strace_walker *w, uint64_t ip)
+{
+	emit(w, STRACE_EV_TRACE_END, 0, ip, STRACE_REASON_DISABLE);
+	w->enabled = 0;
+	w->have_ip = 0;
 	w->parked = 0;
-	w->st.branches++;
+}
+
+/* The indirect branch parked at (b, instruction at term) goes to `to`:
+ * its event. Returns 0, or -1 if b is not such a branch. */
+static int indirect_branch(struct strace_walker *w,
+			   const struct strace_block *b, uint64_t term,
+			   uint64_t to)
+{
 	switch (b->kind) {
 	case STRACE_BK_CALL_IND:
 		rs_push(w, b->start + b->len);
@@ -758,12 +885,66 @@ static int tip(struct strace_walker *w, uint64_t to, int suppressed)
 	case STRACE_BK_FAR:
 		emit(w, STRACE_EV_JUMP, STRACE_F_INDIRECT, term, to);
 		break;
-	default: /* a conditional branch wanted a TNT bit */
+	default:
+		return -1;
+	}
+	w->st.branches++;
+	return 0;
+}
+
+/* A TIP (not PGE/PGD): the target of the indirect branch we stand at, or
+ * of the asynchronous branch a FUP announced. */
+static int tip(struct strace_walker *w, uint64_t to, int suppressed)
+{
+	const struct strace_block *b;
+	int err;
+
+	if (w->pending_fup) {
+		/* asynchronous branch: interrupt, signal, fault, TSX abort */
+		unsigned fl = STRACE_F_ASYNC |
+			      (w->pending_abort ? STRACE_F_TX_ABORT : 0);
+
+		w->pending_fup = w->pending_abort = 0;
+		if (suppressed)
+			return fail(w, STRACE_DE_NOIP);
+		if (w->dtnt_n) /* the deferred TIP never came */
+			return fail(w, STRACE_DE_NOTIP);
+		emit(w, STRACE_EV_INTERRUPT, fl, w->fup_ip, to);
+		w->ip = to;
+		w->parked = 0;
+		w->st.branches++;
+		w->adv_time = now(w);
+		return 0;
+	}
+	if (!w->have_ip || !w->enabled) {
+		/* SKD010: the FUP after an overflow may be missing; a TIP
+		 * says tracing is on, and where it goes on */
+		if (w->pending_ovf && !suppressed &&
+		    (w->errata & STRACE_ERRATUM_SKD010))
+			begin(w, to, STRACE_REASON_OVERFLOW);
+		return 0;
+	}
+	if (suppressed)
+		return fail(w, STRACE_DE_NOIP);
+	err = advance(w, 0, 0);
+	if (err)
+		return fail(w, -err);
+	b = &w->park;
+	w->parked = 0;
+	if (indirect_branch(w, b, b->start + b->len - b->term_len, to) < 0) {
+		/* a conditional branch wanted a TNT bit */
 		w->parked = 1;
 		return fail(w, STRACE_DE_NOTNT);
 	}
 	w->ip = to;
 	w->adv_time = now(w);
+	if (w->dtnt_n) {
+		/* the TNT bits that came before this deferred TIP */
+		int n = w->dtnt_n;
+
+		w->dtnt_n = 0;
+		return tnt_run(w, w->dtnt_bits, n);
+	}
 	return 0;
 }
 
@@ -799,7 +980,7 @@ static void begin(struct strace_walker *w, uint64_t ip, int reason)
 
 static int pge(struct strace_walker *w, uint64_t to, int suppressed)
 {
-	w->pending_fup = 0;
+	w->pending_fup = w->pending_abort = 0;
 	/* Tracing cannot be enabled while it is on, and a start with no IP
 	 * loses what follows up to the next PSB (libipt: -pte_bad_context,
 	 * -pte_noip). Both come of damaged trace; not in sync after an
@@ -815,6 +996,13 @@ static int pge(struct strace_walker *w, uint64_t to, int suppressed)
 	return 0;
 }
 
+/*
+ * TIP.PGD: tracing stops, at the branch we stand at or at the next one
+ * that can stop it. With an IP, a direct branch to that IP (the branch
+ * left the filtered range) or the indirect branch we stand at, which goes
+ * there: either keeps its event and target. Without, a system call, a far
+ * branch, a MOV to CR3, or (SKL014) a direct branch.
+ */
 static int pgd(struct strace_walker *w, uint64_t to, int suppressed)
 {
 	const struct strace_block *b;
@@ -823,10 +1011,23 @@ static int pgd(struct strace_walker *w, uint64_t to, int suppressed)
 
 	if (w->pending_fup) {
 		/* asynchronous disable: an interrupt or fault into the
-		 * kernel while only user space is traced */
-		w->pending_fup = 0;
-		emit(w, STRACE_EV_INTERRUPT, STRACE_F_ASYNC, w->fup_ip,
+		 * kernel while only user space is traced, or a TSX abort
+		 * to a handler outside the filter */
+		unsigned fl = STRACE_F_ASYNC |
+			      (w->pending_abort ? STRACE_F_TX_ABORT : 0);
+
+		w->pending_fup = w->pending_abort = 0;
+		w->dtnt_n = 0;
+		if ((w->errata & STRACE_ERRATUM_SKD022) &&
+		    is_vmentry(w, w->fup_ip)) {
+			/* SKD022: a VM entry that clears TraceEn sends a
+			 * FUP first; the disable is the VM entry's own */
+			disable(w, w->fup_ip);
+			return 0;
+		}
+		emit(w, STRACE_EV_INTERRUPT, fl, w->fup_ip,
 		     suppressed ? 0 : to);
+		w->st.branches++;
 		w->enabled = 0;
 		w->parked = 0;
 		w->have_ip = 0;
@@ -836,9 +1037,25 @@ static int pgd(struct strace_walker *w, uint64_t to, int suppressed)
 		w->enabled = 0;
 		return 0;
 	}
-	err = advance(w, 0);
-	if (err)
+	if (w->dtnt_n)
+		return fail(w, STRACE_DE_NOTIP);
+	w->last_direct = 0;
+	err = advance(w, 0, suppressed ? 0 : to);
+	if (err == 1) { /* a direct branch to `to` */
+		disable(w, w->last_direct);
+		return 0;
+	}
+	if (err) {
+		/* SKL014: the TIP.PGD of a direct branch may have no IP; the
+		 * walk ran past it into code that did not run */
+		if (suppressed && w->last_direct &&
+		    (w->errata & STRACE_ERRATUM_SKL014) &&
+		    (err == -STRACE_DE_NOMAP || err == -STRACE_DE_BADINSN)) {
+			disable(w, w->last_direct);
+			return 0;
+		}
 		return fail(w, -err);
+	}
 	b = &w->park;
 	term = b->start + b->len - b->term_len;
 	w->parked = 0;
@@ -847,54 +1064,92 @@ static int pgd(struct strace_walker *w, uint64_t to, int suppressed)
 	case STRACE_BK_SYSENTER:
 	case STRACE_BK_INT:
 		emit(w, STRACE_EV_SYSCALL, 0, term, suppressed ? 0 : to);
+		w->st.branches++;
 		w->pending_syscall = 1;
+		w->enabled = 0;
+		w->have_ip = 0;
+		return 0;
+	case STRACE_BK_JCC:
+		if (!suppressed && to == b->target) {
+			w->st.branches++;
+			if (!(b->flags & STRACE_BF_SAME_SYM))
+				emit(w, STRACE_EV_JUMP, STRACE_F_CONDITIONAL,
+				     term, to);
+			else if (w->o.flags & STRACE_WALK_ALL_BRANCHES)
+				emit(w, STRACE_EV_JUMP,
+				     STRACE_F_CONDITIONAL | STRACE_F_INTRA,
+				     term, to);
+		}
 		break;
 	default:
-		emit(w, STRACE_EV_TRACE_END, 0, term, STRACE_REASON_DISABLE);
+		if (!suppressed)
+			indirect_branch(w, b, term, to);
 		break;
 	}
-	w->enabled = 0;
-	w->have_ip = 0;
+	disable(w, term);
 	return 0;
 }
 
-static int fup(struct strace_walker *w, uint64_t ip, int suppressed)
+/* A FUP at ip. Returns 0, 1 when the FUP is to be ignored altogether (its
+ * IP does not even update the last IP), or -code after an error. */
+static int fup(struct strace_walker *w, uint64_t ip, int suppressed,
+	       size_t next)
 {
+	int binds = w->fup_binds, abort = w->tsx_abort;
 	int err;
 
+	w->fup_binds = w->tsx_abort = 0;
 	if (suppressed)
 		return 0;
 	if (w->in_psb) {
-		w->psb_fup = 1;
 		if (!w->have_ip) {
+			if ((w->errata & STRACE_ERRATUM_BDM70) &&
+			    bdm70_fup(w, next))
+				return 1;
+			w->psb_fup = 1;
 			begin(w, ip, w->begin_reason);
 			return 0;
 		}
+		w->psb_fup = 1;
 		/* the trace says where we are: check we got there. The
 		 * branches walked to get there keep the previous time; those
 		 * walked from here on take the PSB+'s (as perf gives them) */
-		err = advance(w, ip);
+		err = advance(w, ip, 0);
 		w->adv_time = now(w);
 		if (err) {
 			error_event(w, STRACE_DE_DESYNC);
 			w->parked = 0;
 			w->rs_n = 0;
+			w->dtnt_n = 0;
 			w->ip = ip;
 		}
 		return 0;
 	}
 	if (!w->have_ip || !w->enabled) {
 		if (w->pending_ovf) {
+			if ((w->errata & STRACE_ERRATUM_APL12) &&
+			    apl12_fup(w, next))
+				return 0; /* tracing stays off */
 			/* resume after an overflow */
 			begin(w, ip, STRACE_REASON_OVERFLOW);
-			return 0;
 		}
 		return 0;
 	}
-	err = advance(w, ip);
-	if (err)
-		return fail(w, -err);
+	if (w->dtnt_n)
+		return fail(w, STRACE_DE_NOTIP);
+	err = advance(w, ip, 0);
+	if (err) {
+		/* BDM64: the TIP or TNT just before a TSX abort may be wrong;
+		 * the abort's FUP says where the code was */
+		if (!abort || !(w->errata & STRACE_ERRATUM_BDM64))
+			return fail(w, -err);
+		w->parked = 0;
+		w->ip = ip;
+	}
+	if (binds && !abort)
+		return 0; /* MODE.TSX begin/commit, PTW, EXSTOP: a location */
 	w->pending_fup = 1;
+	w->pending_abort = abort;
 	w->fup_ip = ip;
 	return 0;
 }
@@ -910,6 +1165,7 @@ static void overflow(struct strace_walker *w)
 	w->st.overflows++;
 	lose_sync(w);
 	w->enabled = 0;
+	w->in_psb = 0; /* an OVF ends a PSB+ */
 }
 
 /* --- time -------------------------------------------------------------- */
@@ -1043,9 +1299,21 @@ static int slow_packet(struct strace_walker *w)
 	case ppt_ovf:
 		overflow(w);
 		break;
+	case ppt_pip:
+	case ppt_vmcs:
+	case ppt_mnt:
+		/* status: they may stand between an asynchronous branch's
+		 * FUP and its TIP (they bind to it) */
+		break;
+	case ppt_ptw:
+	case ppt_exstop:
+		/* with IP set, a FUP follows that says where it happened */
+		if (p.type == ppt_ptw ? p.payload.ptw.ip : p.payload.exstop.ip)
+			w->fup_binds = 1;
+		w->pending_fup = 0;
+		break;
 	default:
-		/* PIP, VMCS, MNT, PTW, EXSTOP, MWAIT, PWRE, PWRX, STOP:
-		 * nothing for user-space flow */
+		/* MWAIT, PWRE, PWRX, STOP: nothing for the flow */
 		w->pending_fup = 0;
 		break;
 	}
@@ -1086,6 +1354,14 @@ static int run(struct strace_walker *w)
 		if ((b & 3) == 3) { /* CYC */
 			uint64_t c = b >> 3;
 			int shift = 5;
+			if (unlikely((b & 4) && i + 2 < len && buf[i + 1] == 0x02 &&
+				     buf[i + 2] == 0xf3 &&
+				     (w->errata & STRACE_ERRATUM_SKD007))) {
+				/* SKD007: an OVF sent in place of the rest
+				 * of a multi-byte CYC */
+				i++;
+				continue;
+			}
 			i++;
 			if (b & 4) {
 				while (i < len) {
@@ -1128,6 +1404,7 @@ static int run(struct strace_walker *w)
 				ip = v;
 				break;
 			}
+			uint64_t prev_ip = w->last_ip;
 			if (!supp) {
 				w->last_ip = ip;
 				w->have_last_ip = 1;
@@ -1144,7 +1421,11 @@ static int run(struct strace_walker *w)
 				err = pgd(w, ip, supp);
 				break;
 			default:
-				err = fup(w, ip, supp);
+				err = fup(w, ip, supp, i);
+				if (err == 1) { /* BDM70: not this FUP's IP */
+					w->last_ip = prev_ip;
+					err = 0;
+				}
 				break;
 			}
 			if (err)
@@ -1169,7 +1450,14 @@ static int run(struct strace_walker *w)
 		if (b == 0x99) { /* MODE */
 			if (i + 2 > len)
 				return 0;
-			/* MODE.Exec / MODE.TSX: 64-bit user code assumed */
+			/* MODE.Exec: 64-bit code assumed. MODE.TSX outside
+			 * PSB+ binds to the FUP after it: begin and commit
+			 * only say where, an abort is an asynchronous
+			 * branch to the abort handler */
+			if ((buf[i + 1] >> 5) == 1 && !w->in_psb) {
+				w->fup_binds = 1;
+				w->tsx_abort = (buf[i + 1] & 2) != 0;
+			}
 			i += 2;
 			continue;
 		}
@@ -1270,6 +1558,7 @@ static long decode_range(struct strace_walker *w, const uint8_t *buf,
 		return -ENOMEM;
 	w->buf = buf;
 	w->len = end;
+	w->all = all;
 	w->sink_err = 0;
 	w->first_idx = -1;
 	w->first_n = 0;
@@ -1313,7 +1602,7 @@ static long decode_range(struct strace_walker *w, const uint8_t *buf,
 		} else if (has_next_fup) {
 			w->pos = w->fup_at; /* where the sequential decode
 					     * would be */
-			if (advance(w, next_fup)) {
+			if (advance(w, next_fup, 0)) {
 				error_event(w, STRACE_DE_DESYNC);
 				w->parked = 0;
 				w->ip = next_fup;
@@ -1765,6 +2054,11 @@ int strace_walker_new(struct strace_image *img,
 		return -ENOMEM;
 	w->img = img;
 	w->o = *opts;
+	/* an unknown processor gets the workarounds that only ever turn a
+	 * decode error into a decode (a trace without the erratum never
+	 * meets their condition) */
+	w->errata = opts->cpu.family ? strace_pt_cpu_errata(&opts->cpu)
+				     : STRACE_ERRATA_UNKNOWN_CPU;
 	w->adv_mark = opts->emit == vec_push ? F_ADV : 0;
 	w->cache = opts->cache;
 	if (!w->cache) {

@@ -465,7 +465,10 @@ struct strace_walk_stats {
 	uint64_t bytes;     /* PT bytes decoded */
 	uint64_t packets;   /* packets parsed inline */
 	uint64_t slow_packets; /* packets handed to libipt */
-	uint64_t branches;  /* taken branches followed */
+	uint64_t branches;  /* taken branches followed: calls, returns,
+			     * jumps (those inside a function too), system
+			     * calls, asynchronous transfers; the same in
+			     * both decoders */
 	uint64_t insns;     /* instructions walked */
 	uint64_t events;    /* events emitted */
 	uint64_t errors;    /* decode errors */

@@ -143,6 +143,8 @@ enum strace_event_type {
 #define STRACE_F_INTRA 0x0004       /* source and target in one symbol */
 #define STRACE_F_INDIRECT 0x0008    /* target came from the trace (TIP) */
 #define STRACE_F_TIME_EXACT 0x0010  /* time taken from a timing packet */
+#define STRACE_F_TX_ABORT 0x0020    /* an Intel TSX transaction aborted
+				     * (interrupt: to the abort handler) */
 
 /* LOST flags: who lost the events. */
 #define STRACE_LOST_READER 1   /* overwritten in the ring before this reader */

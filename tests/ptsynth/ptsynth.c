@@ -972,7 +972,10 @@ static void finalize(struct thread *t, uint64_t x, uint64_t next)
 			trace_async(t, in->target, next);
 		break;
 	case K_CALL:
-		push_ret(t, fall);
+		/* a call to the next instruction is not pushed for return
+		 * compression (SDM; libipt and perf follow it) */
+		if (in->target != fall)
+			push_ret(t, fall);
 		truth(t, x, in->target, "call");
 		if (next && next != in->target)
 			trace_async(t, in->target, next);

@@ -338,10 +338,14 @@ static size_t generate(struct gen *g, long steps)
 			g->ip = fall;
 			break;
 		case STRACE_BK_CALL:
-			g->rs_top = (g->rs_top + 1) % 64;
-			g->rs[g->rs_top] = fall;
-			if (g->rs_n < 64)
-				g->rs_n++;
+			/* the hardware does not push a call to the next
+			 * instruction for return compression */
+			if (b.target != fall) {
+				g->rs_top = (g->rs_top + 1) % 64;
+				g->rs[g->rs_top] = fall;
+				if (g->rs_n < 64)
+					g->rs_n++;
+			}
 			push_ev(&g->want, STRACE_EV_CALL, 0, term, b.target);
 			g->ip = b.target;
 			break;

@@ -1,0 +1,824 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/unit/test_decoder_errata.c - what real Intel PT hardware sends
+ * beyond the plain flow: asynchronous stops with the PSB+ FUP of erratum
+ * BDM70, overflows (in PSB+, resolving enabled or disabled, APL11, APL12,
+ * SKD007, SKD010), TSX begin/commit/abort (and BDM64), PIP/VMCS inside an
+ * asynchronous branch, PTWRITE/MWAIT/power packets, deferred TIPs, calls
+ * to the next instruction, branches that leave the filtered range
+ * (TIP.PGD with an IP; SKL014 without), MOV CR3 and VM entry (SKD022).
+ *
+ * Each case is a few instructions of hand-assembled code at 0x1000 and
+ * the packets the hardware sends for one run of it (libipt's encoder).
+ * The events each decoder must give are written below from the SDM's
+ * packet semantics and the errata sheets; the fast walker (with and
+ * without the TNT run cache) must give exactly those, and so must
+ * libipt's block decoder behind --decoder reference, wherever libipt
+ * decodes the case (times are not compared). Where a processor without
+ * the erratum is named, the trace is not valid for it and the decode must
+ * report an error instead.
+ */
+#include <intel-pt.h>
+
+#include "harness.h"
+#include "strace/decoder.h"
+#include "strace/event.h"
+
+#define BASE 0x1000
+
+/* --- code -------------------------------------------------------------- */
+
+/* The common code: 64 bytes at BASE, unmapped after. */
+static const uint8_t common_code[64] = {
+	/* 0x1000 */ 0xe8, 0x0b, 0x00, 0x00, 0x00, /* call 0x1010 */
+	/* 0x1005 */ 0x90,                         /* nop */
+	/* 0x1006 */ 0x0f, 0x05,                   /* syscall */
+	/* 0x1008 */ 0x90,                         /* nop */
+	/* 0x1009 */ 0x0f, 0x05,                   /* syscall */
+	/* 0x100b */ 0xf4, 0xf4, 0xf4, 0xf4, 0xf4,
+	/* 0x1010 */ 0x90, 0x90, 0xc3,             /* nop; nop; ret */
+	/* 0x1013 */ 0xf4, 0xf4, 0xf4, 0xf4, 0xf4, 0xf4, 0xf4, 0xf4, 0xf4,
+	0xf4, 0xf4, 0xf4, 0xf4,
+	/* 0x1020 */ 0x74, 0x0e,                   /* jz 0x1030 */
+	/* 0x1022 */ 0xf4, 0xf4,
+	/* 0x1024 */ 0xff, 0xd3,                   /* call *%rbx */
+	/* 0x1026 */ 0x74, 0x08,                   /* jz 0x1030 */
+	/* 0x1028 */ 0xc3,                         /* ret */
+	/* 0x1029 */ 0xf4, 0xf4, 0xf4,
+	/* 0x102c */ 0xff, 0x20,                   /* jmp *(%rax) */
+	/* 0x102e */ 0xf4, 0xf4,
+	/* 0x1030 */ 0x90,                         /* nop */
+	/* 0x1031 */ 0x0f, 0x05,                   /* syscall */
+	/* 0x1033 */ 0x0f, 0x22, 0xd8,             /* mov %rax,%cr3 */
+	/* 0x1036 */ 0x0f, 0x01, 0xc2,             /* vmlaunch */
+	/* 0x1039 */ 0xe8, 0x02, 0x00, 0x00, 0x00, /* call 0x1040 */
+	/* 0x103e */ 0xf4, 0xf4,
+};
+
+/* Calls to the next instruction (PIC code, a noreturn call). */
+static const uint8_t pic_code[64] = {
+	/* 0x1000 */ 0xe8, 0x0b, 0x00, 0x00, 0x00, /* call 0x1010 */
+	/* 0x1005 */ 0x90,                         /* nop */
+	/* 0x1006 */ 0x0f, 0x05,                   /* syscall */
+	/* 0x1008 */ 0xf4, 0xf4, 0xf4, 0xf4, 0xf4, 0xf4, 0xf4, 0xf4,
+	/* 0x1010 */ 0xe8, 0x00, 0x00, 0x00, 0x00, /* call 0x1015 */
+	/* 0x1015 */ 0x58,                         /* pop %rax */
+	/* 0x1016 */ 0xc3,                         /* ret */
+};
+
+/* --- packets ----------------------------------------------------------- */
+
+struct enc {
+	struct pt_encoder *e;
+	uint8_t buf[4096];
+};
+
+static void enc_init(struct enc *en)
+{
+	struct pt_config cfg;
+
+	memset(en->buf, 0, sizeof(en->buf));
+	pt_config_init(&cfg);
+	cfg.begin = en->buf;
+	cfg.end = en->buf + sizeof(en->buf);
+	en->e = pt_alloc_encoder(&cfg);
+}
+
+static size_t enc_off(struct enc *en)
+{
+	uint64_t off = 0;
+
+	pt_enc_get_offset(en->e, &off);
+	return (size_t)off;
+}
+
+static void put(struct enc *en, struct pt_packet *p)
+{
+	int r = pt_enc_next(en->e, p);
+
+	if (r < 0) {
+		fprintf(stderr, "  encoder: %s\n", pt_errstr(pt_errcode(r)));
+		th_failed_checks++;
+	}
+}
+
+static void ip_pkt(struct enc *en, enum pt_packet_type t, uint64_t ip)
+{
+	struct pt_packet p = {0};
+
+	p.type = t;
+	p.payload.ip.ipc = ip ? pt_ipc_sext_48 : pt_ipc_suppressed;
+	p.payload.ip.ip = ip;
+	put(en, &p);
+}
+
+static void pkt(struct enc *en, enum pt_packet_type t)
+{
+	struct pt_packet p = {0};
+
+	p.type = t;
+	put(en, &p);
+}
+
+static void mode_exec(struct enc *en)
+{
+	struct pt_packet p = {0};
+
+	p.type = ppt_mode;
+	p.payload.mode.leaf = pt_mol_exec;
+	p.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
+	put(en, &p);
+}
+
+static void mode_tsx(struct enc *en, int intx, int abrt)
+{
+	struct pt_packet p = {0};
+
+	p.type = ppt_mode;
+	p.payload.mode.leaf = pt_mol_tsx;
+	p.payload.mode.bits.tsx.intx = intx ? 1 : 0;
+	p.payload.mode.bits.tsx.abrt = abrt ? 1 : 0;
+	put(en, &p);
+}
+
+static void pip(struct enc *en, uint64_t cr3)
+{
+	struct pt_packet p = {0};
+
+	p.type = ppt_pip;
+	p.payload.pip.cr3 = cr3;
+	put(en, &p);
+}
+
+static void vmcs(struct enc *en, uint64_t base)
+{
+	struct pt_packet p = {0};
+
+	p.type = ppt_vmcs;
+	p.payload.vmcs.base = base;
+	put(en, &p);
+}
+
+static void cbr(struct enc *en, uint8_t ratio)
+{
+	struct pt_packet p = {0};
+
+	p.type = ppt_cbr;
+	p.payload.cbr.ratio = ratio;
+	put(en, &p);
+}
+
+/* TNT bits, oldest first: "TNT" */
+static void tnt(struct enc *en, const char *bits)
+{
+	struct pt_packet p = {0};
+	size_t n = strlen(bits);
+
+	p.type = n > 6 ? ppt_tnt_64 : ppt_tnt_8;
+	p.payload.tnt.bit_size = (uint8_t)n;
+	for (size_t i = 0; i < n; i++)
+		p.payload.tnt.payload =
+			(p.payload.tnt.payload << 1) | (bits[i] == 'T');
+	put(en, &p);
+}
+
+/* PSB+ with a FUP at ip (0: none, tracing is off). */
+static void psb(struct enc *en, uint64_t ip)
+{
+	pkt(en, ppt_psb);
+	mode_exec(en);
+	if (ip)
+		ip_pkt(en, ppt_fup, ip);
+	pkt(en, ppt_psbend);
+}
+
+/* Bytes the encoder cannot make (an erratum's). */
+static void raw(struct enc *en, const uint8_t *b, size_t n)
+{
+	size_t off = enc_off(en);
+
+	memcpy(en->buf + off, b, n);
+	pt_enc_sync_set(en->e, off + n);
+}
+
+/* --- decoding ---------------------------------------------------------- */
+
+struct want {
+	uint16_t type, flags;
+	uint64_t a, b;
+};
+
+#define W(t, f, a, b) {STRACE_EV_##t, (f), (a), (b)}
+#define R(x) STRACE_REASON_##x
+#define ASYNC STRACE_F_ASYNC
+#define IND STRACE_F_INDIRECT
+#define INTRA STRACE_F_INTRA
+#define COND STRACE_F_CONDITIONAL
+#define ABORT STRACE_F_TX_ABORT
+
+struct evs {
+	struct strace_event v[256];
+	size_t n;
+};
+
+static int collect(void *arg, const struct strace_event *ev)
+{
+	struct evs *e = arg;
+
+	if (e->n < 256)
+		e->v[e->n++] = *ev;
+	return 0;
+}
+
+static const char *cpu_name(const char *cpu)
+{
+	return cpu ? cpu : "unknown";
+}
+
+static void decode(const uint8_t *code, const uint8_t *pt, size_t len,
+		   const char *cpu, unsigned flags, struct evs *out)
+{
+	struct strace_image *img = NULL;
+	struct strace_walker *w = NULL;
+	struct strace_walk_opts o = {0};
+
+	out->n = 0;
+	o.size = sizeof(o);
+	o.flags = flags;
+	o.tid = 1;
+	o.emit = collect;
+	o.emit_arg = out;
+	if (cpu && strace_pt_cpu_parse(cpu, &o.cpu) < 0) {
+		fprintf(stderr, "  bad cpu %s\n", cpu);
+		th_failed_checks++;
+		return;
+	}
+	if (strace_image_new(NULL, &img) < 0 ||
+	    strace_image_add_bytes(img, BASE, code, 64, "code") < 0 ||
+	    strace_walker_new(img, &o, &w) < 0) {
+		fprintf(stderr, "  cannot set up the decoder\n");
+		th_failed_checks++;
+	} else {
+		strace_walker_decode(w, pt, len);
+	}
+	strace_walker_free(w);
+	strace_image_free(img);
+}
+
+static void show(const char *what, const struct evs *e)
+{
+	fprintf(stderr, "    %s:\n", what);
+	for (size_t i = 0; i < e->n; i++)
+		fprintf(stderr, "      %-11s flags 0x%04x  0x%" PRIx64
+				"  0x%" PRIx64 "\n",
+			strace_event_info(e->v[i].type)
+				? strace_event_info(e->v[i].type)->name
+				: "?",
+			e->v[i].flags & ~STRACE_F_TIME_EXACT, e->v[i].a,
+			e->v[i].b);
+}
+
+static int same(const struct evs *e, const struct want *w, size_t nw)
+{
+	if (e->n != nw)
+		return 0;
+	for (size_t i = 0; i < nw; i++)
+		if (e->v[i].type != w[i].type ||
+		    (e->v[i].flags & ~STRACE_F_TIME_EXACT) != w[i].flags ||
+		    e->v[i].a != w[i].a || e->v[i].b != w[i].b)
+			return 0;
+	return 1;
+}
+
+static void check_want(const char *who, const char *cpu, const struct evs *e,
+		       const struct want *w, size_t nw)
+{
+	if (same(e, w, nw))
+		return;
+	struct evs want = {.n = nw};
+
+	for (size_t i = 0; i < nw && i < 256; i++)
+		want.v[i] = (struct strace_event){w[i].type, w[i].flags, 1, 0,
+						  w[i].a, w[i].b};
+	fprintf(stderr, "  %s, cpu %s: events differ\n", who, cpu_name(cpu));
+	show("want", &want);
+	show("got", e);
+	th_failed_checks++;
+}
+
+/* Every decoder on (code, pt) for cpu gives w. ref: libipt's too. */
+static void expect(const uint8_t *code, const uint8_t *pt, size_t len,
+		   const char *cpu, unsigned flags, int ref,
+		   const struct want *w, size_t nw)
+{
+	struct evs e;
+
+	decode(code, pt, len, cpu, flags, &e);
+	check_want("fast", cpu, &e, w, nw);
+	decode(code, pt, len, cpu, flags | STRACE_WALK_BIT_BY_BIT, &e);
+	check_want("bitwise", cpu, &e, w, nw);
+	if (ref) {
+		decode(code, pt, len, cpu, flags | STRACE_WALK_REFERENCE, &e);
+		/* libipt does not say whether a return was compressed */
+		for (size_t i = 0; i < e.n && i < nw; i++)
+			if (e.v[i].type == STRACE_EV_RETURN)
+				e.v[i].flags |= w[i].flags & STRACE_F_INDIRECT;
+		check_want("reference", cpu, &e, w, nw);
+	}
+}
+
+#define EXPECT(code, en, cpu, flags, ref, ...)                                 \
+	do {                                                                   \
+		const struct want w_[] = {__VA_ARGS__};                        \
+		expect(code, (en)->buf, enc_off(en), cpu, flags, ref, w_,      \
+		       sizeof(w_) / sizeof(w_[0]));                            \
+	} while (0)
+
+/* On a processor without the erratum the trace is not valid: an error. */
+static void expect_error(const uint8_t *code, struct enc *en, const char *cpu,
+			 int code_want)
+{
+	struct evs e;
+	int found = 0;
+
+	decode(code, en->buf, enc_off(en), cpu, 0, &e);
+	for (size_t i = 0; i < e.n; i++)
+		if (e.v[i].type == STRACE_EV_ERROR &&
+		    e.v[i].flags == code_want)
+			found = 1;
+	if (!found) {
+		fprintf(stderr, "  cpu %s: no error %d\n", cpu, code_want);
+		show("got", &e);
+		th_failed_checks++;
+	}
+}
+
+/* --- the cases --------------------------------------------------------- */
+
+/* Seen on every asynchronous stop of real recordings (BDM70): the stop,
+ * then a PSB+ that holds a FUP although tracing is off, then the
+ * TIP.PGE. Tracing resumes at the PGE; nothing is lost. */
+TEST(bdm70_async_stop_psb_fup)
+{
+	struct enc en;
+
+	enc_init(&en);
+	psb(&en, 0x1000);
+	ip_pkt(&en, ppt_fup, 0x1011); /* interrupt at the second nop */
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	pkt(&en, ppt_psb);
+	mode_tsx(&en, 0, 0);
+	mode_exec(&en);
+	ip_pkt(&en, ppt_fup, 0x1011);
+	pip(&en, 0xa000);
+	vmcs(&en, 0xa000);
+	cbr(&en, 20);
+	pkt(&en, ppt_psbend);
+	ip_pkt(&en, ppt_tip_pge, 0x1011);
+	ip_pkt(&en, ppt_tip, 0x1005);      /* the ret, not compressed */
+	ip_pkt(&en, ppt_tip_pgd, 0);       /* the syscall */
+	for (int k = 0; k < 3; k++) {
+		static const char *cpus[] = {NULL, "6/142", "GenuineIntel,6,85,4"};
+		EXPECT(common_code, &en, cpus[k], 0, 1,
+		       W(TRACE_BEGIN, 0, 0x1000, R(START)),
+		       W(CALL, 0, 0x1000, 0x1010),
+		       W(INTERRUPT, ASYNC, 0x1011, 0),
+		       W(TRACE_BEGIN, 0, 0x1011, R(ENABLE)),
+		       W(RETURN, IND, 0x1012, 0x1005),
+		       W(SYSCALL, 0, 0x1006, 0));
+	}
+	/* Goldmont has no BDM70: the PSB+ FUP says tracing is on, and the
+	 * TIP.PGE that follows is an error, as libipt says */
+	expect_error(common_code, &en, "6/92", STRACE_DE_DESYNC);
+}
+
+/* BDM70 when the decode starts at that PSB+. */
+TEST(bdm70_sync_at_psb_before_pge)
+{
+	struct enc en;
+
+	enc_init(&en);
+	pkt(&en, ppt_psb);
+	mode_exec(&en);
+	ip_pkt(&en, ppt_fup, 0x1005);
+	mode_tsx(&en, 1, 0);
+	pkt(&en, ppt_psbend);
+	ip_pkt(&en, ppt_tip_pge, 0x1005);
+	ip_pkt(&en, ppt_tip_pgd, 0); /* the syscall */
+	EXPECT(common_code, &en, "6/61", 0, 1,
+	       W(TRACE_BEGIN, 0, 0x1005, R(START)),
+	       W(SYSCALL, 0, 0x1006, 0));
+}
+
+/* An overflow that resolves with tracing on binds to a FUP. */
+TEST(overflow_fup)
+{
+	struct enc en;
+	size_t ovf;
+
+	enc_init(&en);
+	psb(&en, 0x1000);
+	ovf = enc_off(&en);
+	pkt(&en, ppt_ovf);
+	ip_pkt(&en, ppt_fup, 0x1005);
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, NULL, 0, 0,
+	       W(TRACE_BEGIN, 0, 0x1000, R(START)),
+	       W(OVERFLOW, 0, 0x1005, ovf),
+	       W(TRACE_BEGIN, 0, 0x1005, R(OVERFLOW)),
+	       W(SYSCALL, 0, 0x1006, 0));
+}
+
+/* An OVF inside PSB+ ends it: the FUPs after it are the overflow's and
+ * an asynchronous branch's, not the PSB+'s. */
+TEST(overflow_in_psb)
+{
+	struct enc en;
+	size_t ovf;
+
+	enc_init(&en);
+	pkt(&en, ppt_psb);
+	mode_exec(&en);
+	ip_pkt(&en, ppt_fup, 0x1000);
+	ovf = enc_off(&en);
+	pkt(&en, ppt_ovf);
+	ip_pkt(&en, ppt_fup, 0x1005);
+	ip_pkt(&en, ppt_fup, 0x1006);
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, NULL, 0, 1,
+	       W(TRACE_BEGIN, 0, 0x1000, R(START)),
+	       W(OVERFLOW, 0, 0x1005, ovf),
+	       W(TRACE_BEGIN, 0, 0x1005, R(OVERFLOW)),
+	       W(INTERRUPT, ASYNC, 0x1006, 0));
+}
+
+/* An overflow that resolves with tracing off binds to the TIP.PGE. */
+TEST(overflow_disabled_pge)
+{
+	struct enc en;
+	size_t ovf;
+
+	enc_init(&en);
+	psb(&en, 0x1000);
+	ovf = enc_off(&en);
+	pkt(&en, ppt_ovf);
+	pip(&en, 0xa000);
+	ip_pkt(&en, ppt_tip_pge, 0x1008);
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, NULL, 0, 1,
+	       W(TRACE_BEGIN, 0, 0x1000, R(START)),
+	       W(OVERFLOW, 0, 0x1008, ovf),
+	       W(TRACE_BEGIN, 0, 0x1008, R(OVERFLOW)),
+	       W(SYSCALL, 0, 0x1009, 0));
+}
+
+/* APL12: after an overflow while the code is filtered out, a FUP may
+ * come all the same; tracing resumes at the TIP.PGE. */
+TEST(apl12_ovf_fup_then_pge)
+{
+	struct enc en;
+	size_t ovf;
+
+	enc_init(&en);
+	psb(&en, 0x1000);
+	ovf = enc_off(&en);
+	pkt(&en, ppt_ovf);
+	ip_pkt(&en, ppt_fup, 0x1000);
+	vmcs(&en, 0xa000);
+	pip(&en, 0xa000);
+	mode_exec(&en);
+	ip_pkt(&en, ppt_tip_pge, 0x1005);
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	for (int k = 0; k < 2; k++) {
+		static const char *cpus[] = {NULL, "6/92"};
+		EXPECT(common_code, &en, cpus[k], 0, 1,
+		       W(TRACE_BEGIN, 0, 0x1000, R(START)),
+		       W(OVERFLOW, 0, 0x1005, ovf),
+		       W(TRACE_BEGIN, 0, 0x1005, R(OVERFLOW)),
+		       W(SYSCALL, 0, 0x1006, 0));
+	}
+	expect_error(common_code, &en, "6/142", STRACE_DE_DESYNC);
+}
+
+/* SKD010: the FUP after an overflow may be dropped; a TIP says where
+ * tracing goes on. */
+TEST(skd010_ovf_tip)
+{
+	struct enc en;
+	size_t ovf;
+
+	enc_init(&en);
+	psb(&en, 0x1000);
+	ovf = enc_off(&en);
+	pkt(&en, ppt_ovf);
+	ip_pkt(&en, ppt_tip, 0x1005);
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, "6/142", 0, 1,
+	       W(TRACE_BEGIN, 0, 0x1000, R(START)),
+	       W(OVERFLOW, 0, 0x1005, ovf),
+	       W(TRACE_BEGIN, 0, 0x1005, R(OVERFLOW)),
+	       W(SYSCALL, 0, 0x1006, 0));
+}
+
+/* APL11: an OVF may be followed by a TIP.PGD: tracing is off. */
+TEST(apl11_ovf_pgd)
+{
+	struct enc en;
+	size_t ovf;
+
+	enc_init(&en);
+	psb(&en, 0x1000);
+	ovf = enc_off(&en);
+	pkt(&en, ppt_ovf);
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	ip_pkt(&en, ppt_tip_pge, 0x1008);
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, "6/92", 0, 1,
+	       W(TRACE_BEGIN, 0, 0x1000, R(START)),
+	       W(OVERFLOW, 0, 0x1008, ovf),
+	       W(TRACE_BEGIN, 0, 0x1008, R(OVERFLOW)),
+	       W(SYSCALL, 0, 0x1009, 0));
+}
+
+/* SKD007: an OVF sent in place of the rest of a multi-byte CYC. */
+TEST(skd007_ovf_in_cyc)
+{
+	static const uint8_t cyc_ovf[] = {0x07, 0x02, 0xf3};
+	struct enc en;
+	size_t ovf;
+
+	enc_init(&en);
+	psb(&en, 0x1000);
+	ovf = enc_off(&en) + 1;
+	raw(&en, cyc_ovf, sizeof(cyc_ovf));
+	ip_pkt(&en, ppt_fup, 0x1005);
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, "6/94", 0, 0,
+	       W(TRACE_BEGIN, 0, 0x1000, R(START)),
+	       W(OVERFLOW, 0, 0x1005, ovf),
+	       W(TRACE_BEGIN, 0, 0x1005, R(OVERFLOW)),
+	       W(SYSCALL, 0, 0x1006, 0));
+}
+
+/* TSX: begin and commit bind to a FUP that only says where; an abort is
+ * an asynchronous branch to the abort handler. */
+TEST(tsx_begin_commit_abort)
+{
+	struct enc en;
+
+	enc_init(&en);
+	psb(&en, 0x1010);
+	mode_tsx(&en, 1, 0);
+	ip_pkt(&en, ppt_fup, 0x1011);
+	mode_tsx(&en, 0, 0);
+	ip_pkt(&en, ppt_fup, 0x1012);
+	mode_tsx(&en, 1, 0);
+	ip_pkt(&en, ppt_fup, 0x1012);
+	mode_tsx(&en, 0, 1);
+	ip_pkt(&en, ppt_fup, 0x1012);
+	ip_pkt(&en, ppt_tip, 0x1008); /* the abort handler */
+	ip_pkt(&en, ppt_tip_pgd, 0);  /* its syscall */
+	EXPECT(common_code, &en, NULL, 0, 1,
+	       W(TRACE_BEGIN, 0, 0x1010, R(START)),
+	       W(INTERRUPT, ASYNC | ABORT, 0x1012, 0x1008),
+	       W(SYSCALL, 0, 0x1009, 0));
+}
+
+/* BDM64: the TIP just before an abort may be wrong; the abort's FUP says
+ * where the code was. */
+TEST(bdm64_bad_tip_before_abort)
+{
+	struct enc en;
+
+	enc_init(&en);
+	psb(&en, 0x102c);
+	mode_tsx(&en, 1, 0);
+	ip_pkt(&en, ppt_fup, 0x102c);
+	ip_pkt(&en, ppt_tip, 0x1080); /* jmp *(%rax): a bogus target */
+	mode_tsx(&en, 0, 1);
+	ip_pkt(&en, ppt_fup, 0x1030);
+	ip_pkt(&en, ppt_tip, 0x1008);
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, "6/61", STRACE_WALK_ALL_BRANCHES, 0,
+	       W(TRACE_BEGIN, 0, 0x102c, R(START)),
+	       W(JUMP, IND | INTRA, 0x102c, 0x1080),
+	       W(INTERRUPT, ASYNC | ABORT, 0x1030, 0x1008),
+	       W(SYSCALL, 0, 0x1009, 0));
+}
+
+/* PIP and VMCS between an asynchronous branch's FUP and its TIP. */
+TEST(pip_vmcs_inside_async_branch)
+{
+	struct enc en;
+
+	enc_init(&en);
+	psb(&en, 0x1010);
+	ip_pkt(&en, ppt_fup, 0x1011);
+	pip(&en, 0xcdcdc0);
+	vmcs(&en, 0xcdcdc000);
+	ip_pkt(&en, ppt_tip, 0x1008);
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, NULL, 0, 1,
+	       W(TRACE_BEGIN, 0, 0x1010, R(START)),
+	       W(INTERRUPT, ASYNC, 0x1011, 0x1008),
+	       W(SYSCALL, 0, 0x1009, 0));
+}
+
+/* PTWRITE (with its FUP), MWAIT, PWRE, EXSTOP (with its FUP), PWRX, MNT:
+ * passed over, the flow goes on. */
+TEST(power_and_ptwrite_passed_over)
+{
+	struct enc en;
+	struct pt_packet p;
+
+	enc_init(&en);
+	psb(&en, 0x1000);
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_ptw;
+	p.payload.ptw.plc = 0;
+	p.payload.ptw.ip = 1;
+	p.payload.ptw.payload = 42;
+	put(&en, &p);
+	ip_pkt(&en, ppt_fup, 0x1011);
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_mwait;
+	put(&en, &p);
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_pwre;
+	put(&en, &p);
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_exstop;
+	p.payload.exstop.ip = 1;
+	put(&en, &p);
+	ip_pkt(&en, ppt_fup, 0x1012);
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_pwrx;
+	put(&en, &p);
+	tnt(&en, "T"); /* the ret, compressed */
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, NULL, 0, 0,
+	       W(TRACE_BEGIN, 0, 0x1000, R(START)),
+	       W(CALL, 0, 0x1000, 0x1010),
+	       W(RETURN, 0, 0x1012, 0x1005),
+	       W(SYSCALL, 0, 0x1006, 0));
+}
+
+/* A deferred TIP: the TNT bits of the branches after an indirect call
+ * come before its TIP. */
+TEST(deferred_tip)
+{
+	struct enc en;
+
+	enc_init(&en);
+	psb(&en, 0x1024);
+	tnt(&en, "TT"); /* the ret (compressed), then jz taken */
+	ip_pkt(&en, ppt_tip, 0x1028); /* call *%rbx */
+	ip_pkt(&en, ppt_fup, 0x1030);
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, NULL, STRACE_WALK_ALL_BRANCHES, 1,
+	       W(TRACE_BEGIN, 0, 0x1024, R(START)),
+	       W(CALL, IND, 0x1024, 0x1028),
+	       W(RETURN, 0, 0x1028, 0x1026),
+	       W(JUMP, COND | INTRA, 0x1026, 0x1030),
+	       W(INTERRUPT, ASYNC, 0x1030, 0));
+}
+
+/* A call to the next instruction is not pushed for return compression. */
+TEST(call_to_next_instruction)
+{
+	struct enc en;
+
+	enc_init(&en);
+	psb(&en, 0x1000);
+	tnt(&en, "T"); /* the ret at 0x1016 returns to 0x1005 */
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(pic_code, &en, NULL, 0, 1,
+	       W(TRACE_BEGIN, 0, 0x1000, R(START)),
+	       W(CALL, 0, 0x1000, 0x1010),
+	       W(CALL, 0, 0x1010, 0x1015),
+	       W(RETURN, 0, 0x1016, 0x1005),
+	       W(SYSCALL, 0, 0x1006, 0));
+}
+
+/* Branches that leave the filtered range (TIP.PGD with the target) keep
+ * their event and target; entering it is a TIP.PGE. */
+TEST(filter_leave_and_enter)
+{
+	struct enc en;
+
+	enc_init(&en);
+	psb(&en, 0x1010);
+	ip_pkt(&en, ppt_tip_pgd, 0x7000); /* ret at 0x1012 leaves */
+	ip_pkt(&en, ppt_tip_pge, 0x1039);
+	ip_pkt(&en, ppt_tip_pgd, 0x1040); /* direct call leaves */
+	ip_pkt(&en, ppt_tip_pge, 0x1020);
+	ip_pkt(&en, ppt_tip_pgd, 0x1030); /* jz taken, leaves */
+	ip_pkt(&en, ppt_tip_pge, 0x1024);
+	ip_pkt(&en, ppt_tip_pgd, 0x5000); /* call *%rbx leaves */
+	EXPECT(common_code, &en, NULL, STRACE_WALK_ALL_BRANCHES, 1,
+	       W(TRACE_BEGIN, 0, 0x1010, R(START)),
+	       W(RETURN, IND, 0x1012, 0x7000),
+	       W(TRACE_END, 0, 0x1012, R(DISABLE)),
+	       W(TRACE_BEGIN, 0, 0x1039, R(ENABLE)),
+	       W(CALL, 0, 0x1039, 0x1040),
+	       W(TRACE_END, 0, 0x1039, R(DISABLE)),
+	       W(TRACE_BEGIN, 0, 0x1020, R(ENABLE)),
+	       W(JUMP, COND | INTRA, 0x1020, 0x1030),
+	       W(TRACE_END, 0, 0x1020, R(DISABLE)),
+	       W(TRACE_BEGIN, 0, 0x1024, R(ENABLE)),
+	       W(CALL, IND, 0x1024, 0x5000),
+	       W(TRACE_END, 0, 0x1024, R(DISABLE)));
+}
+
+/* SKL014: the TIP.PGD of a direct branch that leaves the range may have
+ * no IP. */
+TEST(skl014_direct_call_pgd_without_ip)
+{
+	struct enc en;
+
+	enc_init(&en);
+	psb(&en, 0x1039);
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, "6/85", 0, 0,
+	       W(TRACE_BEGIN, 0, 0x1039, R(START)),
+	       W(CALL, 0, 0x1039, 0x1040),
+	       W(TRACE_END, 0, 0x1039, R(DISABLE)));
+	expect_error(common_code, &en, "6/92", STRACE_DE_NOMAP);
+}
+
+/* A TIP.PGD without IP binds to a MOV to CR3 too. */
+TEST(pgd_at_mov_cr3)
+{
+	struct enc en;
+
+	enc_init(&en);
+	psb(&en, 0x1033);
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, NULL, 0, 1,
+	       W(TRACE_BEGIN, 0, 0x1033, R(START)),
+	       W(TRACE_END, 0, 0x1033, R(DISABLE)));
+}
+
+/* SKD022: a VM entry that clears TraceEn sends a FUP before its
+ * TIP.PGD; it is the VM entry's own disable, not an interrupt. */
+TEST(skd022_vmentry_fup_pgd)
+{
+	struct enc en;
+
+	enc_init(&en);
+	psb(&en, 0x1036);
+	ip_pkt(&en, ppt_fup, 0x1036);
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, "6/85", 0, 0,
+	       W(TRACE_BEGIN, 0, 0x1036, R(START)),
+	       W(TRACE_END, 0, 0x1036, R(DISABLE)));
+	EXPECT(common_code, &en, "6/92", 0, 0,
+	       W(TRACE_BEGIN, 0, 0x1036, R(START)),
+	       W(INTERRUPT, ASYNC, 0x1036, 0));
+}
+
+/* The processor names: ptxed's form and perf's CPUID header. */
+TEST(cpu_parse_and_errata)
+{
+	struct strace_pt_cpu c;
+
+	CHECK_INT(strace_pt_cpu_parse("6/142/10", &c), ==, 0);
+	CHECK_INT(c.family, ==, 6);
+	CHECK_INT(c.model, ==, 142);
+	CHECK_INT(c.stepping, ==, 10);
+	CHECK_INT(strace_pt_cpu_parse("0x6/0x55", &c), ==, 0);
+	CHECK_INT(c.model, ==, 0x55);
+	CHECK_INT(strace_pt_cpu_parse("GenuineIntel,6,85,4", &c), ==, 0);
+	CHECK_INT(c.family, ==, 6);
+	CHECK_INT(c.model, ==, 85);
+	CHECK_INT(c.stepping, ==, 4);
+	CHECK_INT(strace_pt_cpu_parse("AuthenticAMD,25,33,0", &c), ==, 0);
+	CHECK_INT(c.family, ==, 0);
+	CHECK(strace_pt_cpu_parse("6", &c) < 0);
+	CHECK(strace_pt_cpu_parse("6/", &c) < 0);
+	CHECK(strace_pt_cpu_parse("6/300", &c) < 0);
+	CHECK(strace_pt_cpu_parse("x/1", &c) < 0);
+	CHECK(strace_pt_cpu_parse("6/85/4/1", &c) < 0);
+	CHECK(strace_pt_cpu_parse("", &c) < 0);
+	strace_pt_cpu_parse("6/61", &c);
+	CHECK_INT(strace_pt_cpu_errata(&c), ==,
+		  STRACE_ERRATUM_BDM70 | STRACE_ERRATUM_BDM64);
+	strace_pt_cpu_parse("6/92", &c);
+	CHECK_INT(strace_pt_cpu_errata(&c), ==,
+		  STRACE_ERRATUM_APL12 | STRACE_ERRATUM_APL11);
+	strace_pt_cpu_parse("6/1", &c);
+	CHECK_INT(strace_pt_cpu_errata(&c), ==, 0);
+	c.family = 0;
+	CHECK_INT(strace_pt_cpu_errata(&c), ==, 0);
+}
+
+RUN_TESTS("test_decoder_errata", T(bdm70_async_stop_psb_fup),
+	  T(bdm70_sync_at_psb_before_pge), T(overflow_fup),
+	  T(overflow_in_psb), T(overflow_disabled_pge),
+	  T(apl12_ovf_fup_then_pge), T(skd010_ovf_tip), T(apl11_ovf_pgd),
+	  T(skd007_ovf_in_cyc), T(tsx_begin_commit_abort),
+	  T(bdm64_bad_tip_before_abort), T(pip_vmcs_inside_async_branch),
+	  T(power_and_ptwrite_passed_over), T(deferred_tip),
+	  T(call_to_next_instruction), T(filter_leave_and_enter),
+	  T(skl014_direct_call_pgd_without_ip), T(pgd_at_mov_cr3),
+	  T(skd022_vmentry_fup_pgd), T(cpu_parse_and_errata))
