@@ -158,6 +158,7 @@ static int thread_walker(struct strace_live_decoder *ld, struct ld_thread *t)
 	wo.tid = t->tid;
 	wo.time = ld->tc;
 	wo.has_time = ld->has_time;
+	strace_pt_cpu_host(&wo.cpu); /* the trace is this machine's */
 	wo.emit = strace_sink_emit;
 	wo.emit_arg = t->sink;
 	return strace_walker_new(img, &wo, &t->walker);

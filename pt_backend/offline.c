@@ -104,6 +104,7 @@ struct ctx {
 	const char *vdso;     /* the [vdso] image to map, NULL: none */
 	char vdso_hint[4096]; /* the build-id cache's path for it, or "" */
 	struct strace_symset syms;
+	struct strace_pt_cpu cpu; /* the recording's (its CPUID header) */
 	struct strace_objcache *objects; /* o->objects, or our own */
 	struct strace_objcache *own_objects;
 	_Atomic size_t next_queue;
@@ -374,6 +375,31 @@ static int vdso_cached(struct ctx *c, char *buf, size_t len)
 		return 0;
 	}
 	return access(buf, R_OK) == 0;
+}
+
+/* c->cpu: the processor perf recorded on (the CPUID header, a perf string
+ * "GenuineIntel,6,85,4"); it chooses the errata workarounds. Without one
+ * (or one we cannot read), the cpu stays unknown. */
+static void find_cpu(struct ctx *c)
+{
+	const uint8_t *feat;
+	uint64_t size;
+	uint32_t len;
+	char buf[128];
+
+	memset(&c->cpu, 0, sizeof(c->cpu));
+	if (strace_perf_feature(&c->perf, PFMT_FEAT_CPUID, &feat, &size) != 1 ||
+	    size < 4)
+		return;
+	memcpy(&len, feat, 4);
+	if (len > size - 4)
+		len = (uint32_t)(size - 4);
+	if (len >= sizeof(buf))
+		len = sizeof(buf) - 1;
+	memcpy(buf, feat + 4, len);
+	buf[len] = 0;
+	if (strace_pt_cpu_parse(buf, &c->cpu) < 0)
+		memset(&c->cpu, 0, sizeof(c->cpu));
 }
 
 /* c->vdso: --vdso, else the build-id cache's copy, else NULL (and
@@ -718,6 +744,7 @@ static int decode_queue(struct ctx *c, struct queue *q)
 	wo.tid = q->tid;
 	wo.time = c->perf.time;
 	wo.has_time = c->perf.has_time;
+	wo.cpu = c->cpu;
 	wo.emit = strace_sink_emit;
 	wo.emit_arg = s;
 	struct run_progress prog = {c, 0};
@@ -1028,6 +1055,7 @@ static int decode_percpu(struct ctx *c)
 		wo.tid = ce[i].tid;
 		wo.time = c->perf.time;
 		wo.has_time = c->perf.has_time;
+		wo.cpu = c->cpu;
 		wo.emit = collect;
 		wo.emit_arg = &ce[i];
 		rc = strace_walker_new(img, &wo, &ce[i].walker);
@@ -1159,6 +1187,7 @@ int strace_offline_decode(const struct strace_offline_opts *o,
 	if (rc < 0)
 		goto out;
 	find_vdso(c);
+	find_cpu(c);
 	rc = define_names(c, &names);
 	if (rc < 0)
 		goto out;

@@ -92,10 +92,13 @@ for trace in $(for n in $names; do for v in default noretcomp overflow percpu; d
 		-F tid,time,flags,ip,sym,dso,addr >"$work/$name.perf" 2>"$work/$name.perf.err"
 	for dec in fast reference; do
 		ring=$work/$name.$dec.srb
-		if ! "$bin/ptrace-capture" -q --decoder $dec -i "$data" -o "$ring" 2>"$work/err"; then
+		if ! "$bin/ptrace-capture" --decoder $dec -i "$data" -o "$ring" 2>"$work/err"; then
 			fail "$name/$dec" "ptrace-capture failed: $(cat "$work/err")"
 			continue
 		fi
+		# the summary's counters, for the comparison below
+		sed -n 's/.*: \([0-9]*\) branches, \([0-9]*\) events.*/\1/p' \
+			"$work/err" >"$work/$name.$dec.branches"
 		"$bin/ptrace-read" -f jsonl "$ring" >"$work/$name.$dec.jsonl"
 		t=$timing
 		[ $dec = reference ] && t=
@@ -111,6 +114,13 @@ for trace in $(for n in $names; do for v in default noretcomp overflow percpu; d
 			pass "$name/fast-equals-reference"
 		else
 			fail "$name/fast-equals-reference" "$(head -6 "$work/diff")"
+		fi
+		# "branches" in the summary means the same in both decoders
+		fb=$(cat "$work/$name.fast.branches") rb=$(cat "$work/$name.reference.branches")
+		if [ -n "$fb" ] && [ "$fb" = "$rb" ]; then
+			pass "$name/branches-fast-equals-reference"
+		else
+			fail "$name/branches-fast-equals-reference" "fast '$fb', reference '$rb'"
 		fi
 	fi
 	if [ -f "$work/$name.fast.jsonl" ]; then

@@ -219,6 +219,7 @@ struct want {
 struct evs {
 	struct strace_event v[256];
 	size_t n;
+	uint64_t branches; /* strace_walk_stats */
 };
 
 static int collect(void *arg, const struct strace_event *ev)
@@ -259,7 +260,11 @@ static void decode(const uint8_t *code, const uint8_t *pt, size_t len,
 		fprintf(stderr, "  cannot set up the decoder\n");
 		th_failed_checks++;
 	} else {
+		struct strace_walk_stats st;
+
 		strace_walker_decode(w, pt, len);
+		strace_walker_stats(w, &st);
+		out->branches = st.branches;
 	}
 	strace_walker_free(w);
 	strace_image_free(img);
@@ -312,9 +317,11 @@ static void expect(const uint8_t *code, const uint8_t *pt, size_t len,
 		   const struct want *w, size_t nw)
 {
 	struct evs e;
+	uint64_t branches;
 
 	decode(code, pt, len, cpu, flags, &e);
 	check_want("fast", cpu, &e, w, nw);
+	branches = e.branches;
 	decode(code, pt, len, cpu, flags | STRACE_WALK_BIT_BY_BIT, &e);
 	check_want("bitwise", cpu, &e, w, nw);
 	if (ref) {
@@ -324,6 +331,8 @@ static void expect(const uint8_t *code, const uint8_t *pt, size_t len,
 			if (e.v[i].type == STRACE_EV_RETURN)
 				e.v[i].flags |= w[i].flags & STRACE_F_INDIRECT;
 		check_want("reference", cpu, &e, w, nw);
+		/* both count the same taken branches */
+		CHECK_U64(e.branches, ==, branches);
 	}
 }
 
