@@ -3,7 +3,18 @@
 # ($O/bench/bench.data, `make bench-trace`: ptsynth of `sort`, ~31M
 # instructions), side by side in one run:
 #   ptrace-capture -i, fast path            (ours)
-#   ptrace-capture -i --decoder reference   (libipt's block decoder)
+#   bench_libipt_loop                       (the bare libipt loop: pt_blk_*
+#                                            over an image section cache,
+#                                            blocks and instructions
+#                                            counted, nothing emitted or
+#                                            named; tests/bench/
+#                                            bench_libipt_loop.c)
+#   bench_libipt_loop --callback            (the same, code read through
+#                                            a callback as the reference
+#                                            reads it: no libipt block
+#                                            cache)
+#   ptrace-capture -i --decoder reference   (libipt's block decoder,
+#                                            the same events as ours)
 #   perf script --itrace=b > /dev/null      (perf's decoder, printing)
 #   perf script --itrace=b --dlfilter libdlf_null.so  (perf's decoder, a
 #                                            dlfilter that drops everything)
@@ -12,10 +23,10 @@
 # cost), dd writing as many bytes as its events into tmpfs (the output's
 # own cost), and the fast path with a reader following the ring it writes
 # (ptrace-read -f raw --follow -o /dev/null, started first: the pipeline).
-# the pipeline's wall time against the capture alone is a median of the
-# rounds.
-# BENCH_REPS rounds (default 5), the commands taking turns; the least CPU
-# time of each kept (task-clock: the machine may be shared). Also peak
+# BENCH_REPS rounds (default 5), the commands taking turns; the median
+# CPU time (task-clock: the machine may be shared) and the median wall
+# time of each are reported, and for the baselines also the ratio to the
+# fast path within each round. Also peak
 # memory of the fast path, and a profile of where its time goes (perf
 # record on cpu-clock).
 # Prints a markdown section on stdout.
@@ -27,7 +38,8 @@ cd "$top"
 data=$O/bench/bench.data
 cap=$O/bin/ptrace-capture
 null=$O/bench/libdlf_null.so
-for f in "$data" "$cap" "$null"; do
+bare=$O/bench/bench_libipt_loop
+for f in "$data" "$cap" "$null" "$bare"; do
 	[ -e "$f" ] || { echo "decoder bench: $f missing; run 'make bench'" >&2; exit 1; }
 done
 tmp=$(mktemp -d)
@@ -52,9 +64,30 @@ rm -f "$ring"
 summary=$("$cap" -i "$data" -o "$ring" 2>&1 >/dev/null | tail -1)
 events=$(echo "$summary" | grep -o '[0-9]* events' | cut -d' ' -f1)
 ptmb=$(echo "$summary" | grep -o '[0-9.]* MB of PT' | cut -d' ' -f1)
+# the bare loop must decode the whole trace: its instructions beside the
+# generator's (ptsynth's truth file), and its errors
+"$bare" "$data" >/dev/null 2>"$tmp/bare" ||
+	{ echo "decoder bench: $bare $data failed: $(tail -n1 "$tmp/bare")" >&2; exit 1; }
+bare_sum=$(tail -n1 "$tmp/bare")
+bare_insns=$(echo "$bare_sum" | grep -o '[0-9]* instructions' | cut -d' ' -f1)
+bare_blocks=$(echo "$bare_sum" | grep -o '[0-9]* blocks' | cut -d' ' -f1)
+bare_errors=$(echo "$bare_sum" | grep -o '[0-9]* errors' | cut -d' ' -f1)
+truth_insns=-
+if [ -e "$O/bench/bench.truth" ]; then
+	truth_insns=$(head -c 65536 "$O/bench/bench.truth" |
+		awk '/^# thread [0-9]+ instructions/ { n += $5; t = 1 } END { if (t) print n; else print "-" }')
+fi
+if [ "$bare_insns" = "$truth_insns" ]; then
+	bare_check="the same as the generator's ($truth_insns)"
+else
+	bare_check="**not** the generator's $truth_insns"
+	echo "decoder bench: the bare libipt loop decoded $bare_insns instructions, the trace has $truth_insns" >&2
+fi
 
 # the commands, by name
 cmd_fast=("$cap" -q -i "$data" -o "$ring")
+cmd_bare=("$bare" "$data")
+cmd_barecb=("$bare" --callback "$data")
 cmd_fastj=("$cap" -q -j 2 -i "$data" -o "$ring")
 cmd_bitw=("$cap" -q --decoder bitwise -i "$data" -o "$ring")
 # the decode with no output: every event filtered out by type (there are
@@ -86,32 +119,34 @@ cmd_pipe=("$tmp/pipe.sh")
 
 # REPS rounds, each running every command once, so that all of them meet
 # the machine's speed of the moment (on this VM it changes by half from
-# minute to minute); the least CPU time of each is kept, with that run's
-# wall time
-declare -A bc bw
-walls_fast="" walls_pipe=""
+# minute to minute); the bare loop runs right after the fast path. Every
+# CPU and wall time is kept; the medians are reported, and each
+# baseline's CPU time over the fast path's of the same round
+declare -A ac aw
+names="fast bare barecb pipe fastj bitw noout ddout fixed ref perfp perfn"
 for ((i = 0; i < REPS; i++)); do
-	for n in fast pipe fastj bitw noout ddout fixed ref perfp perfn; do
+	for n in $names; do
 		declare -n cmd=cmd_$n
 		read -r cpu wall < <(once "${cmd[@]}")
-		case $n in
-		fast) walls_fast="$walls_fast $wall" ;;
-		pipe) walls_pipe="$walls_pipe $wall" ;;
-		esac
-		if [ -z "${bc[$n]:-}" ] || awk -v a="$cpu" -v b="${bc[$n]}" 'BEGIN { exit !(a < b) }'; then
-			bc[$n]=$cpu
-			bw[$n]=$wall
-		fi
+		ac[$n]="${ac[$n]:-} $cpu"
+		aw[$n]="${aw[$n]:-} $wall"
 		unset -n cmd
 	done
 done
-for n in fast pipe fastj bitw noout ddout fixed ref perfp perfn; do
-	printf -v "$n" %s "${bc[$n]}"
-	printf -v "${n}w" %s "${bw[$n]}"
-done
 median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { printf "%.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-mfast=$(echo "$walls_fast" | median)
-mpipe=$(echo "$walls_pipe" | median)
+for n in $names; do
+	printf -v "$n" %s "$(echo "${ac[$n]}" | median)"
+	printf -v "${n}w" %s "$(echo "${aw[$n]}" | median)"
+done
+walls_fast=${aw[fast]} walls_pipe=${aw[pipe]}
+mfast=$fastw
+mpipe=$pipew
+# a baseline's CPU time over the fast path's, round by round: "min-max"
+paired() {
+	paste -d' ' <(echo "${ac[$1]}" | tr ' ' '\n' | grep .) <(echo "${ac[fast]}" | tr ' ' '\n' | grep .) |
+		awk '{ r = $1 / ($2 > 0 ? $2 : 1e-9); if (NR == 1 || r < lo) lo = r; if (NR == 1 || r > hi) hi = r }
+		     END { printf "%.1f-%.1fx", lo, hi }'
+}
 
 # peak memory of the fast path: the process's own (anonymous) memory at
 # its peak, sampled from /proc while it runs, beside the resident set
@@ -145,19 +180,41 @@ cat <<EOF
 The benchmark trace (\`make bench-trace\`: ptsynth of \`sort\` on 5000
 lines): $(awk -v b="$pt_bytes" 'BEGIN { printf "%.1f MB", b / 1e6 }') of
 perf.data holding $ptmb MB of PT, $branches taken branches (perf's
-count), $events events written by the fast path (calls, returns, jumps
-between symbols, syscalls, symbol definitions). CPU seconds (task-clock),
-least of $REPS runs, the commands taking turns; branches/s and MB/s of
-PT from them.
+count) in $bare_insns instructions, $events events written by the fast
+path (calls, returns, jumps between symbols, syscalls, symbol
+definitions). Each command is timed as a whole process (start, reading
+the perf.data, its image, the decode, its output). CPU seconds
+(task-clock) and wall seconds are medians of $REPS rounds, each round
+running every command once in turn; branches/s and MB/s of PT are from
+the CPU medians. The last column is each command's CPU time over the
+fast path's: the ratio of the medians, then the least and greatest ratio
+within one round.
 
-| decoder | CPU s | wall s | branches/s | MB/s of PT | fast path is |
-|---|---:|---:|---:|---:|---:|
-| ptrace-capture -i (fast) | $fast | $fastw | $(r "$branches" "$fast") | $(mbs "$pt_bytes" "$fast") | 1x |
-| ptrace-capture -i --decoder reference (libipt block decoder) | $ref | $refw | $(r "$branches" "$ref") | $(mbs "$pt_bytes" "$ref") | $(x "$ref" "$fast") faster |
-| perf script --itrace=b > /dev/null | $perfp | $perfpw | $(r "$branches" "$perfp") | $(mbs "$pt_bytes" "$perfp") | $(x "$perfp" "$fast") faster |
-| perf script --itrace=b, null dlfilter | $perfn | $perfnw | $(r "$branches" "$perfn") | $(mbs "$pt_bytes" "$perfn") | $(x "$perfn" "$fast") faster |
+| decoder | what it does | CPU s | wall s | branches/s | MB/s of PT | CPU time against the fast path (medians; within a round) |
+|---|---|---:|---:|---:|---:|---:|
+| \`ptrace-capture -i\` (fast path, ours) | decodes, and writes $events events with their symbols' names into the archive ring on tmpfs | $fast | $fastw | $(r "$branches" "$fast") | $(mbs "$pt_bytes" "$fast") | 1x |
+| bare libipt loop (\`tests/bench/bench_libipt_loop.c\`) | libipt's block decoder over an image section cache (\`pt_blk_next\`, events drained and dropped): counts blocks and instructions; emits nothing, names nothing | $bare | $barew | $(r "$branches" "$bare") | $(mbs "$pt_bytes" "$bare") | $(x "$bare" "$fast") ($(paired bare)) |
+| bare libipt loop, code through a callback (\`--callback\`) | the same loop, code read through a read callback (\`pt_image_set_callback\`) as the reference reads it: libipt then has no sections, so none of its block caches | $barecb | $barecbw | $(r "$branches" "$barecb") | $(mbs "$pt_bytes" "$barecb") | $(x "$barecb" "$fast") ($(paired barecb)) |
+| \`ptrace-capture -i --decoder reference\` | libipt's block decoder, code read through a callback over our image, emitting the same events and names as the fast path | $ref | $refw | $(r "$branches" "$ref") | $(mbs "$pt_bytes" "$ref") | $(x "$ref" "$fast") ($(paired ref)) |
+| \`perf script --itrace=b\`, null dlfilter | perf's own decoder makes a sample of each taken branch; the filter drops each at once (\`filter_event_early\`): nothing named, nothing printed | $perfn | $perfnw | $(r "$branches" "$perfn") | $(mbs "$pt_bytes" "$perfn") | $(x "$perfn" "$fast") ($(paired perfn)) |
+| \`perf script --itrace=b > /dev/null\` | the same, every sample printed as a text line with its symbols | $perfp | $perfpw | $(r "$branches" "$perfp") | $(mbs "$pt_bytes" "$perfp") | $(x "$perfp" "$fast") ($(paired perfp)) |
 
-Targets: at least 10x the reference path ($(x "$ref" "$fast")) and 30x perf
+The headline is the first baseline: **the bare libipt loop takes
+$(x "$bare" "$fast") the CPU time of the fast path**, and the fast path emits and names
+$events events where the loop does neither. The bare loop decoded $bare_insns instructions in
+$bare_blocks blocks, $bare_check, with $bare_errors decode errors. It is
+the floor for anything built on libipt's block decoder as libipt is
+meant to be used. The reference decoder's $(x "$ref" "$fast") is no measure of
+the walker against libipt: the reference reads code through a callback
+over our image, which leaves libipt without its block caches, and the
+bare loop reading code the same way takes $(x "$barecb" "$bare") as long as with the
+section cache ($barecb s of the reference's $ref s, before any event is
+made). What is left, about $(awk -v a="$ref" -v b="$barecb" 'BEGIN { printf "%.2f s", a - b }'), is the reference's own work: its
+events, names and output.
+Against perf, the null dlfilter row is the fair one (perf decodes and
+makes its samples, but names and prints nothing): $(x "$perfn" "$fast").
+
+Targets (issue 4): at least 10x the reference path ($(x "$ref" "$fast")) and 30x perf
 with the null dlfilter ($(x "$perfn" "$fast")).
 
 The same run, other ways of running the fast path, and the cost of its
@@ -203,7 +260,7 @@ writing the archive it follows; timed until both have finished. Beside
 it, in the same rounds, the capture alone. Wall seconds, median of $REPS
 rounds (all: capture alone$walls_fast; pipeline$walls_pipe):
 
-| command | wall s (median) | CPU s (least, both processes) | ratio |
+| command | wall s (median) | CPU s (median, both processes) | ratio |
 |---|---:|---:|---:|
 | ptrace-capture -i alone | $mfast | $fast | 1x |
 | the same, with a following reader | $mpipe | $pipe | $(awk -v a="$mpipe" -v b="$mfast" 'BEGIN { printf "%.2fx", a / b }') |

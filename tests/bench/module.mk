@@ -23,3 +23,16 @@ $(O)/bench/libdlf_null.so: $(call objs,tests/bench/dlf_null.c)
 	$(Q)$(CC) -shared $(ALL_LDFLAGS) -o $@ $^
 
 BENCH_BINS += $(O)/bench/libdlf_null.so
+
+# The bare libipt loop (pt_blk_* over an image section cache, blocks and
+# instructions counted, nothing else): the floor under any libipt-based
+# decoder, a baseline row of tests/bench/decoder.sh. perf_read.o needs the
+# decoder library's strerror.
+$(O)/bench/bench_libipt_loop: $(call objs,tests/bench/bench_libipt_loop.c) \
+		$(O)/lib/libptbackend.a $(O)/lib/libstrace_decoder.a \
+		$(O)/lib/libstrace.a
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(DECODER_LIBS)
+
+BENCH_BINS += $(O)/bench/bench_libipt_loop
