@@ -1522,6 +1522,20 @@ static int run(struct strace_walker *w)
 				i += 2;
 				continue;
 			}
+			/* event trace (newer than libipt 2.0.5, which cannot
+			 * skip them): CFE, 2 payload bytes (type, IP bit,
+			 * vector); EVD, 9 (type, 8-byte payload). Neither
+			 * moves the flow: a CFE with its IP bit set comes
+			 * with the FUP of the asynchronous event it names,
+			 * which is handled as any FUP */
+			if (x == 0x13 || x == 0x53) {
+				size_t n = x == 0x13 ? 4 : 11;
+
+				if (i + n > len)
+					return 0;
+				i += n;
+				continue;
+			}
 		}
 		{
 			int n = slow_packet(w);

@@ -97,7 +97,7 @@ for trace in $(for n in $names; do for v in default noretcomp overflow percpu; d
 			continue
 		fi
 		# the summary's counters, for the comparison below
-		sed -n 's/.*: \([0-9]*\) branches, \([0-9]*\) events.*/\1/p' \
+		sed -n 's/.*: \([0-9]*\) branches, [0-9]* events, \([0-9]*\) decode errors, \([0-9]*\) overflows.*/\1 \2 \3/p' \
 			"$work/err" >"$work/$name.$dec.branches"
 		"$bin/ptrace-read" -f jsonl "$ring" >"$work/$name.$dec.jsonl"
 		t=$timing
@@ -115,12 +115,17 @@ for trace in $(for n in $names; do for v in default noretcomp overflow percpu; d
 		else
 			fail "$name/fast-equals-reference" "$(head -6 "$work/diff")"
 		fi
-		# "branches" in the summary means the same in both decoders
-		fb=$(cat "$work/$name.fast.branches") rb=$(cat "$work/$name.reference.branches")
-		if [ -n "$fb" ] && [ "$fb" = "$rb" ]; then
+		# "branches" in the summary means the same in both decoders; but
+		# the last branch before a gap (an overflow, an error) has no
+		# successor in libipt, which then cannot tell whether a
+		# conditional one was taken: one each may be missing there
+		read -r fb ferr fovf <"$work/$name.fast.branches"
+		read -r rb _ _ <"$work/$name.reference.branches"
+		if [ -n "$fb" ] && [ -n "$rb" ] && [ "$rb" -le "$fb" ] &&
+			[ $((fb - rb)) -le $((ferr + fovf)) ]; then
 			pass "$name/branches-fast-equals-reference"
 		else
-			fail "$name/branches-fast-equals-reference" "fast '$fb', reference '$rb'"
+			fail "$name/branches-fast-equals-reference" "fast '$fb' (errors+overflows ${ferr:-?}+${fovf:-?}), reference '$rb'"
 		fi
 	fi
 	if [ -f "$work/$name.fast.jsonl" ]; then

@@ -786,6 +786,29 @@ TEST(skd022_vmentry_fup_pgd)
 	       W(INTERRUPT, ASYNC, 0x1036, 0));
 }
 
+/* Event trace (CFE, EVD; newer than libipt 2.0.5): passed over, the FUP
+ * of the interrupt a CFE names is the interrupt's. */
+TEST(event_trace_cfe_evd_passed_over)
+{
+	/* EVD: type 0 (PFA), 8 payload bytes; CFE: INTR (1) with its IP
+	 * bit, vector 0x20 */
+	static const uint8_t evd[] = {0x02, 0x53, 0x00, 1, 2, 3, 4, 5, 6, 7, 8};
+	static const uint8_t cfe[] = {0x02, 0x13, 0x81, 0x20};
+	struct enc en;
+
+	enc_init(&en);
+	psb(&en, 0x1010);
+	raw(&en, evd, sizeof(evd));
+	raw(&en, cfe, sizeof(cfe));
+	ip_pkt(&en, ppt_fup, 0x1011);
+	ip_pkt(&en, ppt_tip, 0x1008);
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, NULL, 0, 0,
+	       W(TRACE_BEGIN, 0, 0x1010, R(START)),
+	       W(INTERRUPT, ASYNC, 0x1011, 0x1008),
+	       W(SYSCALL, 0, 0x1009, 0));
+}
+
 /* The processor names: ptxed's form and perf's CPUID header. */
 TEST(cpu_parse_and_errata)
 {
@@ -830,4 +853,5 @@ RUN_TESTS("test_decoder_errata", T(bdm70_async_stop_psb_fup),
 	  T(power_and_ptwrite_passed_over), T(deferred_tip),
 	  T(call_to_next_instruction), T(filter_leave_and_enter),
 	  T(skl014_direct_call_pgd_without_ip), T(pgd_at_mov_cr3),
-	  T(skd022_vmentry_fup_pgd), T(cpu_parse_and_errata))
+	  T(skd022_vmentry_fup_pgd), T(event_trace_cfe_evd_passed_over),
+	  T(cpu_parse_and_errata))
