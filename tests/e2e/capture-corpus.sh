@@ -148,9 +148,12 @@ for trace in $(for n in $names; do for v in default noretcomp overflow percpu; d
 	fi
 	if [ -f "$truth" ]; then
 		ring=$work/$name.all.srb
-		"$bin/ptrace-capture" -q --all-branches -i "$data" -o "$ring" 2>"$work/err" &&
-			"$bin/ptrace-read" -f jsonl "$ring" >"$work/$name.all.jsonl"
-		if python3 "$top/tests/e2e/cmptruth.py" "$truth" "$work/$name.all.jsonl" >"$work/out"; then
+		rm -f "$work/$name.all.jsonl"
+		if ! "$bin/ptrace-capture" -q --all-branches -i "$data" -o "$ring" 2>"$work/err"; then
+			fail "$name/all-branches-vs-truth" "ptrace-capture --all-branches failed: $(cat "$work/err")"
+		elif ! "$bin/ptrace-read" -f jsonl "$ring" >"$work/$name.all.jsonl" 2>"$work/err"; then
+			fail "$name/all-branches-vs-truth" "ptrace-read failed: $(cat "$work/err")"
+		elif python3 "$top/tests/e2e/cmptruth.py" "$truth" "$work/$name.all.jsonl" >"$work/out"; then
 			pass "$name/all-branches-vs-truth"
 		else
 			fail "$name/all-branches-vs-truth" "$(head -12 "$work/out")"
