@@ -311,14 +311,66 @@ static void check_want(const char *who, const char *cpu, const struct evs *e,
 	th_failed_checks++;
 }
 
+/*
+ * With STRACE_ERRATA_EXPORT=DIR, each case is also written out for the
+ * decoders we did not write (tests/decoder/errata-vs-perf.sh wraps it in
+ * a perf.data for perf): DIR/NAME.code (64 bytes at 0x1000), NAME.pt,
+ * NAME.cpu (ptxed's form, or "unknown"), NAME.flags (1: all branches)
+ * and NAME.want (one event a line: type flags a b, hex).
+ */
+static void export_case(const char *fn, const uint8_t *code, const uint8_t *pt,
+			size_t len, const char *cpu, unsigned flags,
+			const struct want *w, size_t nw)
+{
+	static char last[64];
+	static int seq;
+	const char *dir = getenv("STRACE_ERRATA_EXPORT");
+	char path[512];
+	FILE *f;
+
+	if (!dir || !*dir)
+		return;
+	seq = strcmp(last, fn) ? 1 : seq + 1;
+	snprintf(last, sizeof(last), "%s", fn);
+	fn += strncmp(fn, "test_", 5) ? 0 : 5;
+#define OPEN(ext)                                                              \
+	(snprintf(path, sizeof(path), "%s/%s-%d.%s", dir, fn, seq, ext),       \
+	 f = fopen(path, "w"))
+	if (OPEN("code")) {
+		fwrite(code, 1, 64, f);
+		fclose(f);
+	}
+	if (OPEN("pt")) {
+		fwrite(pt, 1, len, f);
+		fclose(f);
+	}
+	if (OPEN("cpu")) {
+		fprintf(f, "%s\n", cpu ? cpu : "unknown");
+		fclose(f);
+	}
+	if (OPEN("flags")) {
+		fprintf(f, "%d\n", flags & STRACE_WALK_ALL_BRANCHES ? 1 : 0);
+		fclose(f);
+	}
+	if (OPEN("want")) {
+		for (size_t i = 0; i < nw; i++)
+			fprintf(f, "%s %x %" PRIx64 " %" PRIx64 "\n",
+				strace_event_info(w[i].type)->name, w[i].flags,
+				w[i].a, w[i].b);
+		fclose(f);
+	}
+#undef OPEN
+}
+
 /* Every decoder on (code, pt) for cpu gives w. ref: libipt's too. */
-static void expect(const uint8_t *code, const uint8_t *pt, size_t len,
-		   const char *cpu, unsigned flags, int ref,
+static void expect(const char *fn, const uint8_t *code, const uint8_t *pt,
+		   size_t len, const char *cpu, unsigned flags, int ref,
 		   const struct want *w, size_t nw)
 {
 	struct evs e;
 	uint64_t branches;
 
+	export_case(fn, code, pt, len, cpu, flags, w, nw);
 	decode(code, pt, len, cpu, flags, &e);
 	check_want("fast", cpu, &e, w, nw);
 	branches = e.branches;
@@ -339,7 +391,8 @@ static void expect(const uint8_t *code, const uint8_t *pt, size_t len,
 #define EXPECT(code, en, cpu, flags, ref, ...)                                 \
 	do {                                                                   \
 		const struct want w_[] = {__VA_ARGS__};                        \
-		expect(code, (en)->buf, enc_off(en), cpu, flags, ref, w_,      \
+		expect(__func__, code, (en)->buf, enc_off(en), cpu, flags,     \
+		       ref, w_,                                                \
 		       sizeof(w_) / sizeof(w_[0]));                            \
 	} while (0)
 
