@@ -279,7 +279,10 @@ static void show(const char *what, const struct evs *e)
 			strace_event_info(e->v[i].type)
 				? strace_event_info(e->v[i].type)->name
 				: "?",
-			e->v[i].flags & ~STRACE_F_TIME_EXACT, e->v[i].a,
+			e->v[i].type == STRACE_EV_ERROR
+				? e->v[i].flags
+				: e->v[i].flags & ~STRACE_F_TIME_EXACT,
+			e->v[i].a,
 			e->v[i].b);
 }
 
@@ -862,6 +865,174 @@ TEST(event_trace_cfe_evd_passed_over)
 	       W(SYSCALL, 0, 0x1009, 0));
 }
 
+/* One round of the patterns above that the common code allows and an
+ * unknown processor gets the workarounds for, for a long stream. */
+static void patterns(struct enc *en)
+{
+	psb(en, 0x1000); /* BDM70 */
+	ip_pkt(en, ppt_fup, 0x1011);
+	ip_pkt(en, ppt_tip_pgd, 0);
+	pkt(en, ppt_psb);
+	mode_exec(en);
+	ip_pkt(en, ppt_fup, 0x1011);
+	pip(en, 0xa000);
+	pkt(en, ppt_psbend);
+	ip_pkt(en, ppt_tip_pge, 0x1011);
+	ip_pkt(en, ppt_tip, 0x1005); /* the ret (a PSB emptied the stack) */
+	ip_pkt(en, ppt_tip_pgd, 0);
+	ip_pkt(en, ppt_tip_pge, 0x1024);
+	tnt(en, "TT"); /* deferred TIP */
+	ip_pkt(en, ppt_tip, 0x1028);
+	mode_tsx(en, 1, 0);
+	ip_pkt(en, ppt_fup, 0x1030);
+	mode_tsx(en, 0, 1);
+	ip_pkt(en, ppt_fup, 0x1030);
+	pip(en, 0xb000);
+	ip_pkt(en, ppt_tip, 0x1010); /* abort to the handler */
+	ip_pkt(en, ppt_tip_pgd, 0x7000); /* its ret leaves the range */
+	pkt(en, ppt_ovf); /* APL12 */
+	ip_pkt(en, ppt_fup, 0x1000);
+	vmcs(en, 0xa000);
+	ip_pkt(en, ppt_tip_pge, 0x1039);
+	ip_pkt(en, ppt_tip_pgd, 0x1040); /* the direct call leaves */
+	ip_pkt(en, ppt_tip_pge, 0x1000);
+	pkt(en, ppt_ovf);
+	ip_pkt(en, ppt_tip, 0x1005); /* SKD010 */
+	ip_pkt(en, ppt_tip_pgd, 0);
+}
+
+struct bigvec {
+	struct strace_event *v;
+	size_t n, cap;
+};
+
+static int push(void *arg, const struct strace_event *ev)
+{
+	struct bigvec *o = arg;
+
+	if (o->n < o->cap)
+		o->v[o->n++] = *ev;
+	return 0;
+}
+
+static int decode_how(const uint8_t *pt, size_t len, int how,
+		      struct strace_event *v, size_t cap, size_t *n)
+{
+	struct strace_image *img = NULL;
+	struct strace_walker *w = NULL;
+	struct strace_walk_opts o = {0};
+	struct bigvec out = {v, 0, cap};
+	long r = -1;
+
+	o.size = sizeof(o);
+	o.tid = 1;
+	o.emit = push;
+	o.emit_arg = &out;
+	if (strace_image_new(NULL, &img) < 0 ||
+	    strace_image_add_bytes(img, BASE, common_code, 64, "code") < 0 ||
+	    strace_walker_new(img, &o, &w) < 0)
+		goto out;
+	if (how == 0) {
+		r = strace_walker_decode(w, pt, len);
+	} else if (how == 1) {
+		r = strace_walker_decode_parallel(w, pt, len, 2, 2048);
+	} else {
+		/* a live capture's pieces: 3000 bytes at a time */
+		uint8_t *acc = malloc(len);
+		size_t have = 0, at = 0, used;
+
+		r = 0;
+		while (acc && r >= 0) {
+			size_t add = len - at < 3000 ? len - at : 3000;
+			int final = at + add == len;
+
+			memcpy(acc + have, pt + at, add);
+			have += add;
+			at += add;
+			r = strace_walker_decode_stream(w, acc, have, final,
+							&used);
+			memmove(acc, acc + used, have - used);
+			have -= used;
+			if (final)
+				break;
+		}
+		free(acc);
+	}
+out:
+	strace_walker_free(w);
+	strace_image_free(img);
+	*n = out.n;
+	return r < 0 ? -1 : 0;
+}
+
+/* The parallel decode (cut at PSBs, seams fixed up) and the streaming
+ * decode give what the sequential one gives, on a long stream of the
+ * patterns above. */
+TEST(parallel_and_streaming_equal_sequential)
+{
+	static uint8_t pt[1 << 20];
+	struct pt_config cfg;
+	struct enc en;
+	size_t len = 0, n[3];
+	struct strace_event *v[3];
+
+	pt_config_init(&cfg);
+	cfg.begin = pt;
+	cfg.end = pt + sizeof(pt);
+	for (int r = 0; r < 2000; r++) {
+		enc_init(&en);
+		patterns(&en);
+		size_t k = enc_off(&en);
+		pt_free_encoder(en.e);
+		REQUIRE(len + k <= sizeof(pt));
+		memcpy(pt + len, en.buf, k);
+		len += k;
+	}
+	for (int how = 0; how < 3; how++) {
+		v[how] = calloc(200000, sizeof(*v[how]));
+		REQUIRE(v[how]);
+		CHECK_INT(decode_how(pt, len, how, v[how], 200000, &n[how]), ==,
+			  0);
+	}
+	CHECK_INT(n[0], >=, 2000 * 20);
+	for (int how = 1; how < 3; how++) {
+		CHECK_INT(n[how], ==, n[0]);
+		for (size_t i = 0; i < n[0] && i < n[how]; i++) {
+			/* a stream's offsets count from the piece at hand */
+			if (how == 2 && (v[0][i].type == STRACE_EV_OVERFLOW ||
+					 v[0][i].type == STRACE_EV_ERROR))
+				v[how][i].b = v[0][i].b;
+			if (memcmp(&v[0][i], &v[how][i], sizeof(v[0][i]))) {
+				fprintf(stderr, "  %s: event %zu of %zu differs\n",
+					how == 1 ? "parallel" : "streaming", i,
+					n[0]);
+				struct evs a = {.n = 0}, b = {.n = 0};
+				for (size_t k = i >= 3 ? i - 3 : 0;
+				     k < i + 3 && k < n[0] && k < n[how]; k++) {
+					a.v[a.n++] = v[0][k];
+					b.v[b.n++] = v[how][k];
+				}
+				show("sequential", &a);
+				show(how == 1 ? "parallel" : "streaming", &b);
+				th_failed_checks++;
+				break;
+			}
+		}
+	}
+	for (size_t i = 0; i < n[0]; i++)
+		if (v[0][i].type == STRACE_EV_ERROR) {
+			fprintf(stderr, "  error event %zu\n", i);
+			struct evs e = {.n = 0};
+			for (size_t k = 0; k < 30 && k < n[0]; k++)
+				e.v[e.n++] = v[0][k];
+			show("first events", &e);
+			th_failed_checks++;
+			break;
+		}
+	for (int how = 0; how < 3; how++)
+		free(v[how]);
+}
+
 /* The processor names: ptxed's form and perf's CPUID header. */
 TEST(cpu_parse_and_errata)
 {
@@ -907,4 +1078,4 @@ RUN_TESTS("test_decoder_errata", T(bdm70_async_stop_psb_fup),
 	  T(call_to_next_instruction), T(filter_leave_and_enter),
 	  T(skl014_direct_call_pgd_without_ip), T(pgd_at_mov_cr3),
 	  T(skd022_vmentry_fup_pgd), T(event_trace_cfe_evd_passed_over),
-	  T(cpu_parse_and_errata))
+	  T(parallel_and_streaming_equal_sequential), T(cpu_parse_and_errata))
