@@ -347,6 +347,14 @@ static void begin(struct ref *r, uint64_t ip)
 static void handle_event_timed(struct ref *r, const struct pt_event *ev,
 			       uint64_t *offp);
 
+/* An event before libipt's first block: the PSB+ synchronised at said
+ * where tracing is (sync_state()), as the fast walker reports it. */
+static void begin_at_sync(struct ref *r)
+{
+	if (!r->have_ip && r->sync_on)
+		begin(r, r->sync_ip);
+}
+
 static int handle_event(struct ref *r, const struct pt_event *ev)
 {
 	uint64_t off = 0;
@@ -376,6 +384,7 @@ static void handle_event_timed(struct ref *r, const struct pt_event *ev,
 		r->last_ip = ev->variant.enabled.ip;
 		break;
 	case ptev_disabled:
+		begin_at_sync(r);
 		if (r->pend - 1 == ptic_far_call) {
 			r->st->branches++;
 			emit(r, STRACE_EV_SYSCALL, 0, r->pend_ip,
@@ -395,6 +404,7 @@ static void handle_event_timed(struct ref *r, const struct pt_event *ev,
 		r->have_ip = 0;
 		break;
 	case ptev_async_disabled:
+		begin_at_sync(r);
 		/* the branch before it went where the disable hit */
 		resolve(r, ev->variant.async_disabled.at);
 		r->st->branches++;
@@ -406,6 +416,7 @@ static void handle_event_timed(struct ref *r, const struct pt_event *ev,
 		r->have_ip = 0;
 		break;
 	case ptev_async_branch:
+		begin_at_sync(r);
 		resolve(r, ev->variant.async_branch.from);
 		r->st->branches++;
 		emit(r, STRACE_EV_INTERRUPT,
@@ -420,8 +431,7 @@ static void handle_event_timed(struct ref *r, const struct pt_event *ev,
 		r->tx_abort = ev->variant.tsx.aborted;
 		break;
 	case ptev_overflow:
-		if (!r->have_ip && r->sync_on)
-			begin(r, r->sync_ip); /* the PSB+ said where */
+		begin_at_sync(r);
 		resolve_pending_return(r);
 		r->pend = 0;
 		r->rs_n = 0;

@@ -82,6 +82,7 @@ struct strace_walker {
 			    * binds to a MODE.TSX, PTW or EXSTOP (not an
 			    * asynchronous branch) */
 	int tsx_abort;     /* ... and that MODE.TSX was an abort */
+	int in_tsx;        /* in a transaction (MODE.TSX InTX) */
 	int pending_abort; /* the pending FUP is a TSX abort's */
 	unsigned errata;   /* STRACE_ERRATUM_* of the trace's processor */
 	/* a deferred TIP: TNT bits for the branches after the indirect one
@@ -839,6 +840,64 @@ static int apl12_fup(struct strace_walker *w, size_t next)
 	return 0;
 }
 
+/* The IP of an IP packet p, given the last IP. */
+static uint64_t packet_ip(const struct pt_packet_ip *p, uint64_t last)
+{
+	switch (p->ipc) {
+	case pt_ipc_update_16:
+		return (last & ~0xffffull) | (p->ip & 0xffff);
+	case pt_ipc_update_32:
+		return (last & ~0xffffffffull) | (p->ip & 0xffffffff);
+	case pt_ipc_sext_48:
+		return (uint64_t)((int64_t)(p->ip << 16) >> 16);
+	case pt_ipc_update_48:
+		return (last & ~0xffffffffffffull) | (p->ip & 0xffffffffffffull);
+	default:
+		return p->ip;
+	}
+}
+
+/* Straight code (no branch) leads from a to b, within 256 instructions. */
+static int contiguous(struct strace_walker *w, uint64_t a, uint64_t b)
+{
+	unsigned n = 0;
+
+	while (n < 256) {
+		const struct strace_block *k = l0_get(w, a);
+
+		if (b >= k->start && b < k->start + k->len)
+			return 1;
+		if (k->kind != STRACE_BK_NONE || !k->len)
+			return 0;
+		n += k->ninsn;
+		a = k->start + k->len;
+	}
+	return 0;
+}
+
+/* BDM64: the TIP (target to) of a branch that a TSX abort follows at once
+ * may be wrong. When the abort's FUP cannot be reached from to, the branch
+ * went where the abort happened (libipt does the same). next: the offset
+ * after the TIP. */
+static uint64_t bdm64_target(struct strace_walker *w, uint64_t to, size_t next)
+{
+	const uint64_t timing = PKT(ppt_pad) | PKT(ppt_tsc) | PKT(ppt_mtc) |
+				PKT(ppt_cyc) | PKT(ppt_cbr) | PKT(ppt_tma) |
+				PKT(ppt_mnt);
+	struct pt_packet p;
+	uint64_t off, at;
+
+	if (peek_packet(w, next, timing, &p) < 0 || p.type != ppt_mode ||
+	    p.payload.mode.leaf != pt_mol_tsx ||
+	    !p.payload.mode.bits.tsx.abrt ||
+	    pt_pkt_get_offset(w->pkt, &off) < 0 ||
+	    peek_packet(w, (size_t)off, timing, &p) < 0 || p.type != ppt_fup ||
+	    p.payload.ip.ipc == pt_ipc_suppressed)
+		return to;
+	at = packet_ip(&p.payload.ip, to);
+	return contiguous(w, to, at) ? to : at;
+}
+
 /* SKD022: the instruction at ip is VMLAUNCH or VMRESUME. */
 static int is_vmentry(struct strace_walker *w, uint64_t ip)
 {
@@ -894,7 +953,8 @@ static int indirect_branch(struct strace_walker *w,
 
 /* A TIP (not PGE/PGD): the target of the indirect branch we stand at, or
  * of the asynchronous branch a FUP announced. */
-static int tip(struct strace_walker *w, uint64_t to, int suppressed)
+static int tip(struct strace_walker *w, uint64_t to, int suppressed,
+	       size_t next)
 {
 	const struct strace_block *b;
 	int err;
@@ -929,6 +989,9 @@ static int tip(struct strace_walker *w, uint64_t to, int suppressed)
 	err = advance(w, 0, 0);
 	if (err)
 		return fail(w, -err);
+	if (unlikely(w->in_tsx) && (w->errata & STRACE_ERRATUM_BDM64)) {
+		to = bdm64_target(w, to, next); /* last_ip stays the TIP's */
+	}
 	b = &w->park;
 	w->parked = 0;
 	if (indirect_branch(w, b, b->start + b->len - b->term_len, to) < 0) {
@@ -1412,7 +1475,7 @@ static int run(struct strace_walker *w)
 			i += 1 + (size_t)nb;
 			switch (b & 0x1f) {
 			case 0x0d:
-				err = tip(w, ip, supp);
+				err = tip(w, ip, supp, i);
 				break;
 			case 0x11:
 				err = pge(w, ip, supp);
@@ -1454,9 +1517,12 @@ static int run(struct strace_walker *w)
 			 * PSB+ binds to the FUP after it: begin and commit
 			 * only say where, an abort is an asynchronous
 			 * branch to the abort handler */
-			if ((buf[i + 1] >> 5) == 1 && !w->in_psb) {
-				w->fup_binds = 1;
-				w->tsx_abort = (buf[i + 1] & 2) != 0;
+			if ((buf[i + 1] >> 5) == 1) {
+				w->in_tsx = buf[i + 1] & 1;
+				if (!w->in_psb) {
+					w->fup_binds = 1;
+					w->tsx_abort = (buf[i + 1] & 2) != 0;
+				}
 			}
 			i += 2;
 			continue;

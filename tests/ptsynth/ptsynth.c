@@ -103,6 +103,8 @@ static struct {
 	bool verbose;
 	bool per_cpu;           /* write a per-CPU recording */
 	unsigned migrate_every; /* --per-cpu: migrate at every n-th syscall */
+	const char *wrap;       /* --wrap: this PT stream, no QEMU run */
+	const char *cpuid;      /* the CPUID header, e.g. GenuineIntel,6,85,4 */
 } opt = {
 	.psb_period = 4096,
 	.retcomp = true,
@@ -2036,6 +2038,8 @@ finished:
 	strace_perfw_feature_string(w, PFMT_FEAT_OSRELEASE, "6.1.0-ptsynth");
 	strace_perfw_feature_string(w, PFMT_FEAT_VERSION, "6.1");
 	strace_perfw_feature_string(w, PFMT_FEAT_ARCH, "x86_64");
+	if (opt.cpuid)
+		strace_perfw_feature_string(w, PFMT_FEAT_CPUID, opt.cpuid);
 	{
 		uint32_t nr[2] = { 1, 1 };
 
@@ -2179,7 +2183,39 @@ static void usage(FILE *f)
 		"      --qemu PATH       QEMU user-mode binary (default qemu-x86_64)\n"
 		"      --per-cpu         a per-CPU recording on 2 CPUs, threads migrating\n"
 		"      --migrate-every N --per-cpu: migrate at every N-th syscall (default 3)\n"
+		"      --wrap PT         no run: wrap the raw PT stream PT (one thread's)\n"
+		"                        into the perf.data, PROG (an ELF) mapped at its\n"
+		"                        link addresses\n"
+		"      --cpuid STR       perf's CPUID header (GenuineIntel,FAMILY,MODEL,STEPPING)\n"
 		"  -v, --verbose\n");
+}
+
+/*
+ * --wrap: the stream comes from a file (packets someone else made, such
+ * as the patterns of tests/unit/test_decoder_errata.c), for one thread of
+ * a process that maps PROG at its link addresses; no QEMU, no truth.
+ */
+static int wrap_stream(const char *path)
+{
+	struct thread *t;
+	FILE *f = fopen(path, "rb");
+	uint8_t buf[65536];
+	size_t n;
+
+	if (!f)
+		die("cannot read %s: %s", path, strerror(errno));
+	pid = 4242;
+	now_cycles = 1000;
+	elf_map(prog_path, 0);
+	t = thread_new(0, 0);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		gb_put(&t->pt, buf, n);
+	if (ferror(f))
+		die("cannot read %s: %s", path, strerror(errno));
+	fclose(f);
+	t->alive = false;
+	t->end_time = t->start_time + 1000;
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -2201,6 +2237,8 @@ int main(int argc, char **argv)
 		{ "qemu", required_argument, NULL, 11 },
 		{ "per-cpu", no_argument, NULL, 12 },
 		{ "migrate-every", required_argument, NULL, 13 },
+		{ "wrap", required_argument, NULL, 14 },
+		{ "cpuid", required_argument, NULL, 15 },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -2238,6 +2276,8 @@ int main(int argc, char **argv)
 		case 11: opt.qemu = optarg; break;
 		case 12: opt.per_cpu = true; break;
 		case 13: opt.migrate_every = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 14: opt.wrap = optarg; opt.timing = false; break;
+		case 15: opt.cpuid = optarg; break;
 		case 'v': opt.verbose = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -2254,6 +2294,9 @@ int main(int argc, char **argv)
 			    opt.corrupt))
 		die("--per-cpu needs timing packets (perf decodes per-CPU traces "
 		    "by time) and does not combine with --cyc, --overflow, "
+		    "--drop or --corrupt");
+	if (opt.wrap && (opt.per_cpu || opt.ovf_at || opt.drop || opt.corrupt))
+		die("--wrap takes the stream as it is: no --per-cpu, --overflow, "
 		    "--drop or --corrupt");
 	if (opt.per_cpu && !opt.migrate_every)
 		die("--migrate-every must be at least 1");
@@ -2289,14 +2332,18 @@ int main(int argc, char **argv)
 		die("cannot allocate libipt's encoder");
 
 	signal(SIGPIPE, SIG_IGN);
-	code = run_qemu(argv + optind);
-	if (!nthreads)
-		die("QEMU ran %s but traced no instruction", prog_path);
-	for (size_t i = 0; i < nthreads; i++)
-		if (threads[i]->alive)
-			thread_end(threads[i]);
-	for (size_t i = 0; i < nthreads; i++)
-		apply_faults(threads[i]);
+	if (opt.wrap) {
+		code = wrap_stream(opt.wrap);
+	} else {
+		code = run_qemu(argv + optind);
+		if (!nthreads)
+			die("QEMU ran %s but traced no instruction", prog_path);
+		for (size_t i = 0; i < nthreads; i++)
+			if (threads[i]->alive)
+				thread_end(threads[i]);
+		for (size_t i = 0; i < nthreads; i++)
+			apply_faults(threads[i]);
+	}
 	if (opt.per_cpu)
 		schedule_chunks();
 	write_perf_data();
