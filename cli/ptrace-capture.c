@@ -639,6 +639,12 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		double t = now_s() - ui.t0;
+		if (rs.nosync)
+			fprintf(stderr,
+				PROG ": warning: --pt %s: the decoder found no "
+				     "PSB to start at (a PSB+ with nothing "
+				     "after it?): nothing was decoded\n",
+				pt);
 		if (!quiet)
 			fprintf(stderr,
 				PROG ": %s: %.1f MB of PT in %.3f s: %llu "

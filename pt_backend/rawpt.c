@@ -429,8 +429,10 @@ int strace_raw_decode(const struct strace_raw_opts *o,
 							(unsigned)o->jobs,
 							o->piece_bytes)
 			: strace_walker_decode(walker, pt, len);
-	if (n < 0) {
-		rc = n == -STRACE_DE_NOSYNC ? -STRACE_RAW_NOPSB : (int)n;
+	if (n == -STRACE_DE_NOSYNC) {
+		st->nosync = 1; /* a PSB+ with nothing after it, say */
+	} else if (n < 0) {
+		rc = (int)n;
 		goto out;
 	}
 	if (o->progress)

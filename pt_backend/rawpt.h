@@ -89,6 +89,8 @@ struct strace_raw_stats {
 	uint64_t insns;     /* instructions walked */
 	uint64_t errors;    /* decode errors */
 	uint64_t overflows; /* PT overflows */
+	int nosync;         /* the trace has PSBs, but the decoder found
+			     * none to start at: nothing decoded */
 };
 
 /* Which input an error is about (for the caller's message). */
