@@ -149,7 +149,9 @@ static int open_regular(const char *path, uint64_t *size)
 static int elf_ranges(struct rctx *c, int sec, int fd, uint64_t fsize)
 {
 	const struct strace_raw_section *s = &c->o->secs[sec];
-	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	Elf *elf = elf_version(EV_CURRENT) == EV_NONE
+			   ? NULL
+			   : elf_begin(fd, ELF_C_READ, NULL);
 	GElf_Ehdr eh;
 	size_t nph = 0;
 	int rc = 0, loads = 0;
