@@ -8,6 +8,9 @@
 #   make check           install test dependencies if needed, build, run tests
 #   make bench           benchmarks; figures go to docs/performance.md
 #   make demo            trace a bundled program (ptsynth), decode, read back
+#   make libipt-suite LIBIPT_SRC=DIR [LIBIPT_OUT=DIR]
+#                        libipt's test suite as a judge of our decoders
+#                        (tests/external/libipt-suite.sh; not in check)
 #   make fuzz            libFuzzer targets into build/fuzz/ (clang, ASan, UBSan);
 #                        make fuzz-run FUZZ_TARGET=perf|perf_ref|ring
 #                        (tests/fuzz/module.mk)
@@ -130,6 +133,9 @@ demo: deps-test
 	@$(MAKE) --no-print-directory build $(O)/bin/ptsynth
 	@O=$(O) scripts/demo.sh
 
+libipt-suite: build
+	@O=$(O) tests/external/libipt-suite.sh $(LIBIPT_SRC) $(LIBIPT_OUT)
+
 install: build
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/strace \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(PKGCONFIGDIR)
@@ -148,5 +154,5 @@ format:
 clean:
 	rm -rf $(O)
 
-.PHONY: all build check check-ring tests bench demo install format clean deps-build deps-test
+.PHONY: all build check check-ring tests bench demo libipt-suite install format clean deps-build deps-test
 .DELETE_ON_ERROR:

@@ -3,6 +3,8 @@
  * ptrace-capture - Intel PT into a shared event ring.
  *
  *   ptrace-capture -i perf.data [-o RING] [options]   decode a recording
+ *   ptrace-capture --pt FILE --raw|--elf ... [-o RING] [options]
+ *                                                      decode a raw trace
  *   ptrace-capture -p PID [-o RING] [options]          trace a process
  *   ptrace-capture [options] -- CMD [ARGS...]          trace a command
  *
@@ -28,6 +30,7 @@
 #include "pt_backend/live_decode.h"
 #include "pt_backend/offline.h"
 #include "pt_backend/perf_read.h"
+#include "pt_backend/rawpt.h"
 #include "strace/decoder.h"
 #include "strace/ring.h"
 
@@ -61,6 +64,9 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: " PROG " -i perf.data [-o RING] [options]\n"
+		"       " PROG " --pt FILE [--raw BIN[:OFFSET[-SIZE]]@ADDR]...\n"
+		"                      [--elf FILE[@BASE]]... [--cpu F/M[/S]]\n"
+		"                      [--pid P --tid T] [-o RING] [options]\n"
 		"       " PROG " -p PID [-o RING] [options]\n"
 		"       " PROG " [options] -- CMD [ARGS...]\n"
 		"\n"
@@ -71,6 +77,22 @@ static void usage(FILE *f)
 		"  -i, --input FILE      decode a perf.data recorded with\n"
 		"                        perf record -e intel_pt//u (per-thread,\n"
 		"                        or per-CPU for one process)\n"
+		"      --pt FILE         decode a raw Intel PT stream (simple-pt,\n"
+		"                        kAFL/Nyx, a dump of perf's AUX area,\n"
+		"                        libipt's pttc), with the code it ran:\n"
+		"      --raw BIN[:OFFSET[-SIZE]]@ADDR\n"
+		"                        SIZE bytes of BIN from OFFSET (default:\n"
+		"                        the whole file) at ADDR; numbers as in C\n"
+		"                        (0x...); an ELF file's symbols are used\n"
+		"      --elf FILE[@BASE] the PT_LOAD segments of an ELF file, moved\n"
+		"                        by BASE (a PIE or shared object); its\n"
+		"                        symbols name the addresses\n"
+		"      --cpu FAMILY/MODEL[/STEPPING]\n"
+		"                        the processor the trace was recorded on\n"
+		"                        (its errata); default: unknown, no\n"
+		"                        erratum assumed\n"
+		"      --pid P, --tid T  the process and thread the events name\n"
+		"                        (with --pt; default 0)\n"
 		"  -o, --output RING     ring file to create (default: $STRACE_RING,\n"
 		"                        else /dev/shm/strace_<pid>_<uuid>.srb,\n"
 		"                        printed on stdout)\n"
@@ -221,6 +243,83 @@ static void live_opened(void *arg, struct strace_live *l)
 				     rc == 0 && tc.cap_user_time_zero);
 }
 
+/* A --pt decode failed: what, on which input, and what to do. */
+static void raw_error(int rc, const struct strace_raw_opts *o,
+		      const struct strace_raw_fault *f)
+{
+	const struct strace_raw_section *s =
+		f->section >= 0 ? &o->secs[f->section] : NULL;
+	const char *what = s ? s->path : o->pt_path;
+	const char *opt = s ? (s->elf ? "--elf" : "--raw") : "--pt";
+
+	switch (-rc) {
+	case STRACE_RAW_OVERLAP: {
+		const struct strace_raw_section *t = &o->secs[f->other];
+		fprintf(stderr,
+			PROG ": %s %s overlaps %s %s at 0x%llx-0x%llx: every "
+			     "address must come from one section; cut one "
+			     "of them with :OFFSET-SIZE\n",
+			opt, s->path, t->elf ? "--elf" : "--raw", t->path,
+			(unsigned long long)f->start,
+			(unsigned long long)f->end);
+		return;
+	}
+	case STRACE_RAW_RANGE:
+		fprintf(stderr,
+			PROG ": %s %s: %s (the file has %llu bytes): give an "
+			     "OFFSET and SIZE within it\n",
+			opt, what, strace_raw_strerror(rc),
+			(unsigned long long)f->file_size);
+		return;
+	case STRACE_RAW_NOTELF:
+		fprintf(stderr,
+			PROG ": --elf %s: not a 64-bit ELF file: load its "
+			     "bytes with --raw %s@ADDR instead\n",
+			what, what);
+		return;
+	case STRACE_RAW_NOLOAD:
+		fprintf(stderr,
+			PROG ": --elf %s: the file has no PT_LOAD segment "
+			     "with bytes (a debug file?): give the file that "
+			     "was run\n",
+			what);
+		return;
+	case STRACE_RAW_NOTPIE:
+		fprintf(stderr,
+			PROG ": --elf %s: a fixed-address (ET_EXEC) program "
+			     "runs where its headers say: drop @BASE\n",
+			what);
+		return;
+	case STRACE_RAW_EMPTY:
+		fprintf(stderr, PROG ": %s %s: the file is empty\n", opt, what);
+		return;
+	case STRACE_RAW_NOPSB:
+		fprintf(stderr,
+			PROG ": --pt %s: no PSB packet in the file, so no "
+			     "place to start decoding: is it raw Intel PT "
+			     "(not a perf.data: decode that with -i)? A dump "
+			     "must hold at least one PSB; a tracer that "
+			     "writes none needs a psb_period\n",
+			o->pt_path);
+		return;
+	case ENODEV:
+		fprintf(stderr,
+			PROG ": %s %s: not a regular file (a FIFO, a device or "
+			     "a directory): copy the data to a file\n",
+			opt, what);
+		return;
+	case ENOENT:
+	case EACCES:
+	case EISDIR:
+		fprintf(stderr, PROG ": %s %s: %s: check the path%s\n", opt,
+			what, strerror(-rc),
+			-rc == EACCES ? " and its permissions" : "");
+		return;
+	}
+	fprintf(stderr, PROG ": %s %s: %s\n", opt, what,
+		strace_raw_strerror(rc));
+}
+
 int main(int argc, char **argv)
 {
 	const char *input = NULL, *output = NULL, *types_arg = NULL;
@@ -231,7 +330,11 @@ int main(int argc, char **argv)
 	uint32_t tid = 0;
 	uint64_t capacity = 0, piece = 0;
 	enum { O_MODE = 256, O_CAP, O_DEC, O_ALL, O_TYPES, O_TID, O_VDSO,
-	       O_WAIT, O_PIECE };
+	       O_WAIT, O_PIECE, O_PT, O_RAW, O_ELF, O_CPU };
+	const char *pt = NULL, *cpu_arg = NULL;
+	struct strace_raw_section secs[64];
+	size_t nsecs = 0;
+	struct strace_pt_cpu cpu = {0, 0, 0};
 	static const struct option own_opts[] = {
 		{"input", required_argument, NULL, 'i'},
 		{"output", required_argument, NULL, 'o'},
@@ -246,6 +349,10 @@ int main(int argc, char **argv)
 		{"piece-bytes", required_argument, NULL, O_PIECE},
 		{"vdso", required_argument, NULL, O_VDSO},
 		{"wait-readers", required_argument, NULL, O_WAIT},
+		{"pt", required_argument, NULL, O_PT},
+		{"raw", required_argument, NULL, O_RAW},
+		{"elf", required_argument, NULL, O_ELF},
+		{"cpu", required_argument, NULL, O_CPU},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 	};
@@ -282,6 +389,37 @@ int main(int argc, char **argv)
 			break;
 		case 'o':
 			output = optarg;
+			break;
+		case O_PT:
+			pt = optarg;
+			break;
+		case O_RAW:
+		case O_ELF:
+			if (nsecs == sizeof(secs) / sizeof(secs[0]))
+				die_usage("at most %zu --raw and --elf "
+					  "sections",
+					  nsecs);
+			if (strace_raw_parse_section(optarg, c == O_ELF,
+						     &secs[nsecs]) < 0)
+				die_usage(c == O_ELF
+						  ? "--elf '%s': expected "
+						    "FILE[@BASE], e.g. "
+						    "libfoo.so@0x7f0000000000"
+						  : "--raw '%s': expected "
+						    "BIN[:OFFSET[-SIZE]]@ADDR, "
+						    "e.g. code.bin@0x400000 or "
+						    "dump.bin:0x1000-0x200@0x401000",
+					  optarg);
+			nsecs++;
+			break;
+		case O_CPU:
+			cpu_arg = optarg;
+			if (strace_pt_cpu_parse(optarg, &cpu) < 0 ||
+			    !cpu.family)
+				die_usage("--cpu '%s': expected "
+					  "FAMILY/MODEL[/STEPPING] as ptxed "
+					  "takes it, e.g. 6/85 or 6/0x55/4",
+					  optarg);
 			break;
 		case 'p':
 			pid = strtol(optarg, &end, 10);
@@ -368,13 +506,23 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	int live = pid || optind < argc;
-	if (!input && !live)
-		die_usage("%s", "say what to trace: -i perf.data, -p PID or "
-				"-- CMD");
-	if (input && live)
-		die_usage("%s", "-i decodes a recording: it does not go with "
-				"-p or a command");
+	/* with --pt, -p/--pid names the process the trace is of */
+	int live = (pid && !pt) || optind < argc;
+	if (!input && !live && !pt)
+		die_usage("%s", "say what to trace: -i perf.data, --pt FILE, "
+				"-p PID or -- CMD");
+	if ((input && live) || (pt && optind < argc))
+		die_usage("%s", "-i and --pt decode a recording: they do not "
+				"go with -p or a command");
+	if (input && pt)
+		die_usage("%s", "-i and --pt are two kinds of input: give one");
+	if (!pt && (nsecs || cpu_arg))
+		die_usage("%s", "--raw, --elf and --cpu go with --pt (a "
+				"perf.data names its own code and processor)");
+	if (pt && !nsecs)
+		die_usage("%s", "--pt needs the code the trace ran: --raw "
+				"BIN@ADDR or --elf FILE[@BASE], as many as "
+				"there are pieces");
 
 	struct strace_typeset types;
 	if (types_arg) {
@@ -462,6 +610,58 @@ int main(int argc, char **argv)
 	}
 
 	struct ui ui = {isatty(2), quiet, 0, now_s(), 0};
+	if (pt) {
+		struct strace_raw_opts ro2 = {
+			.size = sizeof(ro2),
+			.pt_path = pt,
+			.secs = secs,
+			.nsecs = nsecs,
+			.ring = ring,
+			.walk_flags = flags,
+			.types = types_arg ? &types : NULL,
+			.cpu = cpu,
+			.pid = pid ? (uint32_t)pid : tid,
+			.tid = tid ? tid : (uint32_t)pid,
+			.jobs = jobs,
+			.piece_bytes = (size_t)piece,
+			.progress = on_progress,
+			.cb_arg = &ui,
+		};
+		struct strace_raw_stats rs;
+		struct strace_raw_fault rf;
+		rc = strace_raw_decode(&ro2, &rs, &rf);
+		if (ui.shown)
+			fputc('\n', stderr);
+		if (rc < 0) {
+			raw_error(rc, &ro2, &rf);
+			unlink(strace_ring_path(ring));
+			strace_ring_close(ring);
+			return 1;
+		}
+		double t = now_s() - ui.t0;
+		if (rs.nosync)
+			fprintf(stderr,
+				PROG ": warning: --pt %s: the decoder found no "
+				     "PSB to start at (a PSB+ with nothing "
+				     "after it?): nothing was decoded\n",
+				pt);
+		if (!quiet)
+			fprintf(stderr,
+				PROG ": %s: %.1f MB of PT in %.3f s: %llu "
+				     "branches, %llu events, %llu decode "
+				     "errors, %llu overflows%s\n",
+				pt, (double)rs.pt_bytes / 1e6, t,
+				(unsigned long long)rs.branches,
+				(unsigned long long)rs.events,
+				(unsigned long long)rs.errors,
+				(unsigned long long)rs.overflows,
+				cpu.family ? ""
+					   : " (processor unknown: no "
+					     "erratum assumed; --cpu F/M "
+					     "names it)");
+		strace_ring_close(ring);
+		return 0;
+	}
 	struct strace_offline_opts oo = {
 		.perf_path = input,
 		.ring = ring,

@@ -607,6 +607,32 @@ static int oblock_room(struct object *o)
 	return 0;
 }
 
+/*
+ * The block at ip met bytes it could not decode within an instruction's
+ * length of the end of its mapping (avail bytes from ip): the instruction
+ * there may go on in the next mapping, as code loaded in pieces does
+ * (ptxed's --raw sections, a dump cut at a page). As perf and libipt
+ * read across adjacent mappings, so does this: the block is cut before
+ * that instruction (kind NONE: the walk goes on there), and a block that
+ * starts at it is that one instruction, decoded from bytes copied across
+ * the mappings. Neither is kept by the object (it depends on two).
+ */
+static int straddle(struct strace_image *img, uint64_t ip, size_t avail,
+		    struct strace_block *out)
+{
+	uint8_t buf[INSN_MAX];
+	size_t n;
+
+	if (out->len) {
+		out->kind = STRACE_BK_NONE;
+		return 0;
+	}
+	n = strace_image_read(img, ip, buf, sizeof(buf));
+	if (n <= avail)
+		return 0; /* nothing follows: the bytes are bad */
+	return strace_block_decode(buf, n, ip, 1, out) < 0 ? -ENOMEM : 0;
+}
+
 int image_block(struct strace_image *img, uint64_t ip,
 		struct strace_block *out)
 {
@@ -645,6 +671,8 @@ int image_block(struct strace_image *img, uint64_t ip,
 	}
 	if (strace_block_decode(code, (size_t)avail, ip, 0, out) < 0)
 		return -ENOMEM;
+	if (out->kind == STRACE_BK_BAD && out->len + INSN_MAX > avail)
+		return straddle(img, ip, (size_t)avail, out);
 	if (out->len + INSN_MAX > avail)
 		return 0; /* it read to the end of what this mapping gives */
 	pthread_mutex_lock(&o->blocks_lock);

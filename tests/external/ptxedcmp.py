@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""ptxedcmp.py - compare ptrace-capture's events with ptxed's expected
+listing of one libipt test case (see tests/external/libipt-suite.sh).
+
+usage: ptxedcmp.py LST ORG EXP EVENTS.jsonl
+prints one line: CLASS<TAB>first difference (or "-")
+
+Both sides become one sequence of tokens:
+  BR from to     a taken branch in continuous flow
+  BEGIN to       the flow starts (trace start, enable, after an overflow or
+                 an error, a sysret)
+  END            the flow stops (disable, syscall to an untraced kernel)
+  ASYNC to       an asynchronous transfer (interrupt, TSX abort)
+  OVF            an overflow
+  ERROR          a decode error
+ptxed lists each instruction it decodes: an instruction whose successor in
+the listing is not at its address plus its length (from pttc's yasm
+listing) is a taken branch. The last instruction before a gap may have
+branched too (ptxed lists no successor): ours may have a BR from it
+there, or not. "to" is "?" when ptxed shows no instruction after the
+event (it matches any address). An END at either end of a sequence is
+dropped (ptxed says [end of trace] only sometimes), and a BEGIN right
+before an OVF or an ERROR (no instruction ran: ptxed lists none, we say
+where the trace began). A window in which no branch was taken (a BEGIN
+then an END) is skipped where the other side has none: ptxed lists one
+only when an instruction ran in it, we give one whenever the trace says
+where it began.
+"""
+import json
+import re
+import sys
+
+INSN = re.compile(r'^(\? )?([0-9a-f]{16})\b')
+EVENT = re.compile(r'^\[(?:[0-9a-f]{16}\s+)?(.*)\]')
+
+
+# enum strace_decode_error (include/strace/decoder.h)
+DE = {4200 + i: n for i, n in enumerate(
+    ['BASE', 'NOSYNC', 'BADPKT', 'NOMAP', 'BADINSN', 'NOTNT', 'NOTIP',
+     'NOIP', 'DESYNC', 'LOOP', 'EMIT'])}
+
+
+def lengths(lst, org):
+    """address -> instruction length, from yasm's listing."""
+    out = {}
+    for line in open(lst, errors='replace'):
+        m = re.match(r'^\s*\d+\s+([0-9A-F]{8})\s+([0-9A-F]+)\s+\S', line)
+        if m:
+            out[org + int(m.group(1), 16)] = len(m.group(2)) // 2
+    return out
+
+
+def ptxed_tokens(exp, lens):
+    toks = []
+    prev = None     # (address, length) of the previous instruction
+    fill = None     # index of a token waiting for the next instruction
+    for line in open(exp, errors='replace'):
+        line = line.rstrip('\n')
+        m = INSN.match(line)
+        if m:
+            a = int(m.group(2), 16)
+            if fill is not None:
+                toks[fill][1] = a
+            elif prev is None:
+                toks.append(['BEGIN', a])
+            elif a != prev[0] + prev[1]:
+                toks.append(['BR', prev[0], a])
+            fill = None
+            prev = (a, lens.get(a, 0))
+            continue
+        m = EVENT.match(line)
+        if not m:
+            continue  # --stat lines and the like
+        ev = m.group(1)
+        flow = []
+        if 'error' in ev:
+            flow = [['ERROR'], ['BEGIN', None]]
+        elif ev.startswith('disabled') or ev.startswith('end of trace'):
+            flow = [['END']]
+        elif ev.startswith('enabled') or ev.startswith('resumed'):
+            flow = [['BEGIN', None]]
+        elif ev.startswith('overflow'):
+            flow = [['OVF'], ['BEGIN', None]]
+        elif ev.startswith('interrupt'):
+            mm = re.search(r'to: ([0-9a-f]+)', ev)
+            flow = [['ASYNC', int(mm.group(1), 16) if mm else None]]
+        if not flow:
+            continue  # informational: exec mode, tsx, cbr, vmcs, ...
+        if prev is not None:
+            # the last instruction listed before the flow stops: ptxed
+            # does not show whether it branched (no successor is listed)
+            toks.append(['BR?', prev[0]])
+        toks.extend(flow)
+        prev = None
+        fill = len(toks) - 1 if toks[-1][0] in ('BEGIN', 'ASYNC') else None
+    if prev is not None:
+        toks.append(['BR?', prev[0]])
+    return toks
+
+
+def our_tokens(jsonl, lens):
+    toks = []
+    for line in open(jsonl):
+        e = json.loads(line)
+        t = e['type']
+        if t in ('call', 'return', 'jump'):
+            # a call to the next instruction (the PIC idiom) is a call,
+            # but no taken branch in a listing
+            if e['to'] != e['from'] + lens.get(e['from'], -1):
+                toks.append(['BR', e['from'], e['to']])
+        elif t == 'syscall':
+            toks.append(['BR', e['from'], e['to']] if e.get('to')
+                        else ['END'])
+        elif t == 'sysret':
+            toks.append(['BEGIN', e['to']])
+        elif t == 'interrupt':
+            toks.append(['ASYNC', e['to']] if e.get('to') else ['END'])
+        elif t == 'trace_begin':
+            toks.append(['BEGIN', e['ip']])
+        elif t == 'trace_end':
+            toks.append(['END'])
+        elif t == 'overflow':
+            toks.append(['OVF'])
+        elif t == 'error':
+            toks.append(['ERROR', e.get('flags', 0), e.get('offset', 0)])
+    return toks
+
+
+def normalize(toks):
+    out = []
+    for t in toks:
+        if t[0] == 'END' and out and out[-1][0] == 'END':
+            continue
+        if t[0] in ('OVF', 'ERROR') and out and out[-1][0] == 'BEGIN':
+            out.pop()  # no instruction ran in that window
+        if t[0] == 'BEGIN' and out and out[-1][0] == 'BEGIN':
+            if t[1] is None:
+                continue  # [overflow] then [enabled], say: one start
+            if out[-1][1] is None:
+                out.pop()
+        out.append(t)
+    while out and out[0][0] == 'END':
+        out.pop(0)
+    while out and (out[-1][0] == 'END' or
+                   (out[-1][0] == 'BEGIN' and out[-1][1] is None)):
+        out.pop()
+    return out
+
+
+def same(x, y):
+    if x[0] != y[0]:
+        return False
+    if x[0] == 'ERROR':
+        return True
+    return all(a is None or b is None or a == b
+               for a, b in zip(x[1:], y[1:]))
+
+
+def show(t):
+    if t is None:
+        return 'nothing'
+    if t[0] == 'ERROR':
+        return 'ERROR' + (' (%s at trace offset 0x%x)' % (
+            DE.get(t[1], 'flags 0x%x' % t[1]), t[2]) if len(t) > 1 else '')
+    return ' '.join([t[0]] + ['?' if a is None else '%x' % a
+                              for a in t[1:]])
+
+
+def main():
+    lst, org, exp, jsonl = sys.argv[1:5]
+    lens = lengths(lst, int(org, 0))
+    want = normalize(ptxed_tokens(exp, lens))
+    got = normalize(our_tokens(jsonl, lens))
+    i = j = 0
+    while i < len(want) or j < len(got):
+        w = want[i] if i < len(want) else None
+        g = got[j] if j < len(got) else None
+        if w is not None and w[0] == 'BR?':
+            if g is not None and g[0] == 'BR' and g[1] == w[1]:
+                j += 1
+            i += 1
+            continue
+        if w is not None and g is not None and same(w, g):
+            i += 1
+            j += 1
+            continue
+        # a window in which no branch was taken: ptxed shows it only when
+        # an instruction ran in it, we always (the trace says where it
+        # began); skipped on either side
+        if g is not None and g[0] == 'BEGIN' and j + 1 < len(got) and \
+                got[j + 1][0] == 'END':
+            j += 2
+            continue
+        if g is not None and g[0] == 'BEGIN' and j + 1 == len(got):
+            j += 1
+            continue
+        if w is not None and w[0] == 'BEGIN' and i + 1 < len(want) and \
+                want[i + 1][0] in ('END', 'BR?') and \
+                (i + 2 == len(want) or want[i + 1][0] == 'END' or
+                 want[i + 2][0] == 'END'):
+            i += 2 if want[i + 1][0] == 'END' else 3
+            continue
+        we = sum(t[0] == 'ERROR' for t in want)
+        ge = sum(t[0] == 'ERROR' for t in got)
+        cls = ('extra error' if ge > we else
+               'missing error' if ge < we else 'branches differ')
+        print('%s\ttoken %d: ptxed %s, ours %s' % (cls, j, show(w),
+                                                   show(g)))
+        return
+    print('same\t-')
+
+
+main()
