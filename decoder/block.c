@@ -161,9 +161,10 @@ static int classify(const cs_insn *in, struct strace_block *b)
 		return STRACE_BK_NONE;
 	case X86_INS_MOV:
 		/* a MOV to CR3 can stop tracing (a TIP.PGD without IP binds
-		 * to it, as to a far branch); it ends a block like one */
+		 * to it, as to a far branch): it ends a block, which the
+		 * walk goes on from */
 		if (o0 && op_is_reg(o0, X86_REG_CR3))
-			return STRACE_BK_FAR;
+			return STRACE_BK_MOV_CR3;
 		/* Intel operand order: o0 = destination */
 		if (o0 && o1 && op_is_reg(o1, X86_REG_RSP) &&
 		    (op_is_reg(o0, X86_REG_R14) || op_is_r14_mem(o0)))

@@ -612,24 +612,24 @@ static int oblock_room(struct object *o)
  * length of the end of its mapping (avail bytes from ip): the instruction
  * there may go on in the next mapping, as code loaded in pieces does
  * (ptxed's --raw sections, a dump cut at a page). As perf and libipt
- * read across adjacent mappings, so does this: the block is cut before
- * that instruction (kind NONE: the walk goes on there), and a block that
- * starts at it is that one instruction, decoded from bytes copied across
- * the mappings. Neither is kept by the object (it depends on two).
+ * read across adjacent mappings, so does this when a mapping follows:
+ * the block is cut before that instruction (kind NONE: the walk goes on
+ * there), and a block that starts at it is that one instruction, decoded
+ * from bytes copied across the mappings. Neither is kept by the object
+ * (it depends on two). With nothing after, the bytes stay bad.
  */
 static int straddle(struct strace_image *img, uint64_t ip, size_t avail,
 		    struct strace_block *out)
 {
 	uint8_t buf[INSN_MAX];
-	size_t n;
+	size_t n = strace_image_read(img, ip + out->len, buf, sizeof(buf));
 
+	if (n <= avail - out->len)
+		return 0; /* nothing follows: the bytes are bad */
 	if (out->len) {
 		out->kind = STRACE_BK_NONE;
 		return 0;
 	}
-	n = strace_image_read(img, ip, buf, sizeof(buf));
-	if (n <= avail)
-		return 0; /* nothing follows: the bytes are bad */
 	return strace_block_decode(buf, n, ip, 1, out) < 0 ? -ENOMEM : 0;
 }
 

@@ -321,6 +321,7 @@ static void follow_direct(struct ref *r, const struct pt_block *blk)
 			r->st->branches++;
 			break;
 		case STRACE_BK_NONE:
+		case STRACE_BK_MOV_CR3:
 			ip = b->start + b->len;
 			break;
 		default:
@@ -643,6 +644,9 @@ long strace_walker_decode_ref(struct strace_image *img,
 		resolve_pending_return(&r);
 		emit(&r, STRACE_EV_TRACE_END, 0, r.end_at,
 		     STRACE_REASON_END);
+	} else if (!r.sink_err && r.pending_ovf) {
+		/* an overflow with nothing after it (as the walker) */
+		emit(&r, STRACE_EV_OVERFLOW, 0, 0, r.ovf_off);
 	}
 	st->bytes += len;
 	pt_blk_free_decoder(r.dec);

@@ -95,6 +95,7 @@ struct strace_walker {
 	int pending_syscall; /* last disable was at a syscall */
 	int pending_async;
 	int pending_ovf;
+	int ovf_at_end; /* this decode told a pending overflow at its end */
 	uint64_t ovf_offset;
 	int begin_reason; /* reason for the next trace_begin */
 
@@ -409,8 +410,11 @@ static void lose_sync(struct strace_walker *w)
 static int needs_packet(unsigned kind)
 {
 	return kind != STRACE_BK_NONE && kind != STRACE_BK_CALL &&
-	       kind != STRACE_BK_JMP;
+	       kind != STRACE_BK_JMP && kind != STRACE_BK_MOV_CR3;
 }
+
+/* advance()'s pgd_to for a TIP.PGD without IP: stop at a MOV to CR3 too */
+#define PGD_NOIP 1
 
 /*
  * Advance from w->ip through blocks that need no packet, emitting their
@@ -469,7 +473,7 @@ advance(struct strace_walker *w, uint64_t stop_at, uint64_t pgd_to)
 			w->last_direct = term;
 			w->ip = b->target;
 			w->st.branches++;
-			if (pgd_to && b->target == pgd_to)
+			if (pgd_to > PGD_NOIP && b->target == pgd_to)
 				return 1;
 			break;
 		case STRACE_BK_JMP:
@@ -483,8 +487,16 @@ advance(struct strace_walker *w, uint64_t stop_at, uint64_t pgd_to)
 			w->last_direct = term;
 			w->ip = b->target;
 			w->st.branches++;
-			if (pgd_to && b->target == pgd_to)
+			if (pgd_to > PGD_NOIP && b->target == pgd_to)
 				return 1;
+			break;
+		case STRACE_BK_MOV_CR3:
+			if (pgd_to == PGD_NOIP) {
+				w->park = *b;
+				w->parked = 1;
+				return 0;
+			}
+			w->ip = b->start + b->len;
 			break;
 		default: /* NONE: a cut block, go on */
 			w->ip = b->start + b->len;
@@ -867,7 +879,9 @@ static int contiguous(struct strace_walker *w, uint64_t a, uint64_t b)
 
 		if (b >= k->start && b < k->start + k->len)
 			return 1;
-		if (k->kind != STRACE_BK_NONE || !k->len)
+		if ((k->kind != STRACE_BK_NONE &&
+		     k->kind != STRACE_BK_MOV_CR3) ||
+		    !k->len)
 			return 0;
 		n += k->ninsn;
 		a = k->start + k->len;
@@ -1103,7 +1117,7 @@ static int pgd(struct strace_walker *w, uint64_t to, int suppressed)
 	if (w->dtnt_n)
 		return fail(w, STRACE_DE_NOTIP);
 	w->last_direct = 0;
-	err = advance(w, 0, suppressed ? 0 : to);
+	err = advance(w, 0, suppressed ? PGD_NOIP : to);
 	if (err == 1) { /* a direct branch to `to` */
 		disable(w, w->last_direct);
 		return 0;
@@ -1519,7 +1533,8 @@ static int run(struct strace_walker *w)
 			 * branch to the abort handler */
 			if ((buf[i + 1] >> 5) == 1) {
 				w->in_tsx = buf[i + 1] & 1;
-				if (!w->in_psb) {
+				/* (while tracing is off, no FUP follows) */
+				if (!w->in_psb && w->enabled && w->have_ip) {
 					w->fup_binds = 1;
 					w->tsx_abort = (buf[i + 1] & 2) != 0;
 				}
@@ -1643,6 +1658,7 @@ static long decode_range(struct strace_walker *w, const uint8_t *buf,
 	w->first_idx = -1;
 	w->first_n = 0;
 	w->err_before = w->ovf_before = 0;
+	w->ovf_at_end = 0;
 	w->psbs = 0;
 	w->prog_at = start;
 	if (w->l0_gen != strace_image_generation(w->img)) {
@@ -1670,6 +1686,15 @@ static long decode_range(struct strace_walker *w, const uint8_t *buf,
 		off = next_psb(w, w->pos + 1);
 		if (off < 0)
 			break;
+	}
+	if (!w->sink_err && emit_end && w->pending_ovf &&
+	    !(w->have_ip && w->enabled)) {
+		/* an overflow with nothing after it: still told (ip 0: no
+		 * resume), at the time of the last event */
+		put_event(w, STRACE_EV_OVERFLOW, 0, w->last_time, 0,
+			  w->ovf_offset);
+		w->pending_ovf = 0;
+		w->ovf_at_end = 1;
 	}
 	if (!w->sink_err && w->have_ip && w->enabled) {
 		if (emit_end) {
@@ -1747,7 +1772,7 @@ struct seg_job {
 	long ret;
 	/* from the segment's walker */
 	long first_idx;
-	int first_n, first_from_psb0, err_before, ovf_before;
+	int first_n, first_from_psb0, err_before, ovf_before, ovf_at_end;
 	uint64_t first_ip, ovf_before_off;
 	struct seg_state end_state;
 	struct strace_walk_stats st;
@@ -1800,6 +1825,7 @@ static void run_job(struct strace_walker *w, const uint8_t *buf, size_t len,
 	j->err_before = w->err_before;
 	j->ovf_before = w->ovf_before;
 	j->ovf_before_off = w->ovf_before_off;
+	j->ovf_at_end = w->ovf_at_end;
 	j->end_state = (struct seg_state){w->have_ip, w->enabled,
 					  w->pending_syscall, w->pending_ovf,
 					  w->begin_reason, w->ovf_offset};
@@ -1911,6 +1937,24 @@ static int sink(struct strace_walker *w, const struct strace_event *ev)
 	w->events++;
 	w->st.events++;
 	return 0;
+}
+
+/* After the last segment: an overflow an earlier one left pending, with
+ * nothing after it, is told as the sequential decode tells it. */
+static int end_overflow(struct strace_walker *w, const struct seg_job *j,
+			struct seg_state *S)
+{
+	struct strace_event e;
+
+	if (!S->pending_ovf || j->ovf_at_end)
+		return 0;
+	memset(&e, 0, sizeof(e));
+	e.type = STRACE_EV_OVERFLOW;
+	e.tid = w->o.tid;
+	e.time = w->last_time;
+	e.b = S->ovf_offset;
+	S->pending_ovf = 0;
+	return sink(w, &e);
 }
 
 /* Hand one segment's events to the sink, fixing its first begin up to
@@ -2082,6 +2126,8 @@ long strace_walker_decode_parallel(struct strace_walker *w,
 			break;
 		}
 		err = merge(w, j, k == 0, &S);
+		if (!err && k + 1 == n)
+			err = end_overflow(w, j, &S);
 		if (err) {
 			ret = err;
 			break;
@@ -2231,6 +2277,8 @@ long strace_walker_decode_stream(struct strace_walker *w, const uint8_t *buf,
 	if (j.ret < 0 && j.ret != -STRACE_DE_NOSYNC)
 		return j.ret;
 	err = merge(w, &j, w->stream_first, w->stream_S);
+	if (!err && final)
+		err = end_overflow(w, &j, w->stream_S);
 	if (err)
 		return err;
 	w->stream_first = 0;

@@ -795,7 +795,8 @@ static int follows(struct strace_dlf *d, const struct aent *where,
 			}
 			return PATH_GAP;
 		}
-		if (b.kind != STRACE_BK_JCC && b.kind != STRACE_BK_NONE)
+		if (b.kind != STRACE_BK_JCC && b.kind != STRACE_BK_NONE &&
+		    b.kind != STRACE_BK_MOV_CR3)
 			return PATH_GAP;
 		pos = end;
 	}

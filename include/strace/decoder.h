@@ -212,6 +212,9 @@ enum strace_block_kind {
 	STRACE_BK_FAR,         /* far call/jmp/ret, sysret/sysexit, vm exits */
 	STRACE_BK_NOCODE,      /* no code at start (unmapped or truncated) */
 	STRACE_BK_BAD,         /* undecodable bytes at start + len */
+	STRACE_BK_MOV_CR3,     /* MOV to CR3: no branch (go on at start +
+				* len), but a TIP.PGD without IP may stop
+				* tracing there */
 	STRACE_BK_MAX
 };
 

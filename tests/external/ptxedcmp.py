@@ -100,9 +100,23 @@ def ptxed_tokens(exp, lens):
 
 def our_tokens(jsonl, lens):
     toks = []
-    for line in open(jsonl):
-        e = json.loads(line)
+    evs = [json.loads(line) for line in open(jsonl)]
+    flow = ('call', 'return', 'jump', 'syscall', 'sysret', 'interrupt',
+            'trace_begin', 'trace_end', 'overflow', 'error')
+    evs = [e for e in evs if e['type'] in flow]
+    for i, e in enumerate(evs):
         t = e['type']
+        if t == 'interrupt':
+            # an asynchronous transfer after which tracing is off (a
+            # FUP + TIP.PGD: the next flow event starts it again, or
+            # none comes) is ptxed's [disabled]
+            nxt = evs[i + 1]['type'] if i + 1 < len(evs) else None
+            off = not e.get('to') or nxt in (None, 'trace_begin', 'sysret')
+            # a start right before it at its source: no instruction ran
+            if toks and toks[-1][0] == 'BEGIN' and toks[-1][1] == e['from']:
+                toks.pop()
+            toks.append(['END'] if off else ['ASYNC', e['to']])
+            continue
         if t in ('call', 'return', 'jump'):
             # a call to the next instruction (the PIC idiom) is a call,
             # but no taken branch in a listing
@@ -113,8 +127,6 @@ def our_tokens(jsonl, lens):
                         else ['END'])
         elif t == 'sysret':
             toks.append(['BEGIN', e['to']])
-        elif t == 'interrupt':
-            toks.append(['ASYNC', e['to']] if e.get('to') else ['END'])
         elif t == 'trace_begin':
             toks.append(['BEGIN', e['ip']])
         elif t == 'trace_end':
@@ -133,6 +145,14 @@ def normalize(toks):
             continue
         if t[0] in ('OVF', 'ERROR') and out and out[-1][0] == 'BEGIN':
             out.pop()  # no instruction ran in that window
+        if t[0] in ('ASYNC', 'END') and out and out[-1][0] == 'BEGIN' and \
+                out[-1][1] is None:
+            # ptxed's start with no instruction before an asynchronous
+            # transfer or a stop: ours is dropped where it is at the
+            # transfer's source (our_tokens())
+            out.pop()
+            if t[0] == 'END':
+                continue
         if t[0] == 'BEGIN' and out and out[-1][0] == 'BEGIN':
             if t[1] is None:
                 continue  # [overflow] then [enabled], say: one start

@@ -494,6 +494,25 @@ TEST(overflow_fup)
 	       W(SYSCALL, 0, 0x1006, 0));
 }
 
+/* An overflow with nothing after it (tracing was off, and stays off):
+ * still told. */
+TEST(overflow_at_the_end)
+{
+	struct enc en;
+	size_t ovf;
+
+	enc_init(&en);
+	psb(&en, 0x1000);
+	ip_pkt(&en, ppt_tip_pgd, 0); /* at the ret */
+	ovf = enc_off(&en);
+	pkt(&en, ppt_ovf);
+	EXPECT(common_code, &en, NULL, 0, 1,
+	       W(TRACE_BEGIN, 0, 0x1000, R(START)),
+	       W(CALL, 0, 0x1000, 0x1010),
+	       W(TRACE_END, 0, 0x1012, R(DISABLE)),
+	       W(OVERFLOW, 0, 0, ovf));
+}
+
 /* An OVF inside PSB+ ends it: the FUPs after it are the overflow's and
  * an asynchronous branch's, not the PSB+'s. */
 TEST(overflow_in_psb)
@@ -826,6 +845,24 @@ TEST(pgd_at_mov_cr3)
 	       W(TRACE_END, 0, 0x1033, R(DISABLE)));
 }
 
+/* A MOV to CR3 needs no packet: the walk goes on through it (its PIP is
+ * status). */
+TEST(mov_cr3_walked_through)
+{
+	struct enc en;
+
+	enc_init(&en);
+	psb(&en, 0x1033);
+	pip(&en, 0xa000);
+	ip_pkt(&en, ppt_fup, 0x1036);
+	ip_pkt(&en, ppt_tip, 0x1008);
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, "6/92", 0, 1,
+	       W(TRACE_BEGIN, 0, 0x1033, R(START)),
+	       W(INTERRUPT, ASYNC, 0x1036, 0x1008),
+	       W(SYSCALL, 0, 0x1009, 0));
+}
+
 /* SKD022: a VM entry that clears TraceEn sends a FUP before its
  * TIP.PGD; it is the VM entry's own disable, not an interrupt. */
 TEST(skd022_vmentry_fup_pgd)
@@ -1080,5 +1117,6 @@ RUN_TESTS("test_decoder_errata", T(bdm70_async_stop_psb_fup),
 	  T(power_and_ptwrite_passed_over), T(deferred_tip),
 	  T(call_to_next_instruction), T(filter_leave_and_enter),
 	  T(skl014_direct_call_pgd_without_ip), T(pgd_at_mov_cr3),
+	  T(mov_cr3_walked_through), T(overflow_at_the_end),
 	  T(skd022_vmentry_fup_pgd), T(event_trace_cfe_evd_passed_over),
 	  T(parallel_and_streaming_equal_sequential), T(cpu_parse_and_errata))
