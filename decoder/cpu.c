@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "strace/decoder.h"
+#include "decoder/internal.h"
 
 static int num(const char **s, long max, long *out)
 {
@@ -118,15 +118,30 @@ static const struct {
 	{STRACE_ERRATUM_APL11, {0x7a, 0x86, 0x96, 0x9c}},
 };
 
-unsigned strace_pt_cpu_errata(const struct strace_pt_cpu *cpu)
+/* The errata of cpu, or -1 if the table does not list it. */
+static long lookup(const struct strace_pt_cpu *cpu)
 {
 	if (!cpu || cpu->family != 6)
-		return 0;
+		return -1;
 	for (size_t i = 0; i < sizeof(family6) / sizeof(family6[0]); i++)
 		for (size_t j = 0; j < sizeof(family6[i].models) &&
 				   family6[i].models[j];
 		     j++)
 			if (family6[i].models[j] == cpu->model)
 				return family6[i].errata;
-	return 0;
+	return -1;
+}
+
+unsigned strace_pt_cpu_errata(const struct strace_pt_cpu *cpu)
+{
+	long e = lookup(cpu);
+
+	return e < 0 ? 0 : (unsigned)e;
+}
+
+unsigned cpu_workarounds(const struct strace_pt_cpu *cpu)
+{
+	long e = lookup(cpu);
+
+	return e < 0 ? STRACE_ERRATA_UNKNOWN_CPU : (unsigned)e;
 }

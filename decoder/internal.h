@@ -7,10 +7,15 @@
 
 #include "strace/decoder.h"
 
-/* The errata worked around when the trace's processor is not known. */
+/* The errata worked around when the trace's processor is not known (or
+ * not in libipt 2.0.5's table: a newer model). */
 #define STRACE_ERRATA_UNKNOWN_CPU                                              \
 	(STRACE_ERRATUM_BDM70 | STRACE_ERRATUM_BDM64 | STRACE_ERRATUM_SKD010 |  \
 	 STRACE_ERRATUM_SKD022 | STRACE_ERRATUM_SKL014 | STRACE_ERRATUM_APL12)
+
+/* cpu_workarounds() - the STRACE_ERRATUM_* bits both decoders apply to a
+ * trace of cpu: its errata when the table lists it, else the set above. */
+unsigned cpu_workarounds(const struct strace_pt_cpu *cpu);
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)

@@ -510,16 +510,27 @@ long strace_walker_decode_ref(struct strace_image *img,
 		cfg.cpuid_0x15_eax = o->time.tsc_ctc_ratio_d;
 		cfg.cpuid_0x15_ebx = o->time.tsc_ctc_ratio_n;
 	}
-	if (o->cpu.family) {
-		cfg.cpu.vendor = pcv_intel;
-		cfg.cpu.family = o->cpu.family;
-		cfg.cpu.model = o->cpu.model;
-		cfg.cpu.stepping = o->cpu.stepping;
-		pt_cpu_errata(&cfg.errata, &cfg.cpu); /* -pte_bad_cpu: none */
-	} else {
-		/* the workarounds the walker applies to an unknown cpu */
-		cfg.errata.bdm70 = cfg.errata.bdm64 = cfg.errata.skd010 = 1;
-		cfg.errata.skd022 = cfg.errata.skl014 = cfg.errata.apl12 = 1;
+	{
+		/* the workarounds the walker applies (for a cpu libipt's
+		 * table lists, libipt's own) */
+		unsigned e = cpu_workarounds(&o->cpu);
+
+		if (o->cpu.family) {
+			cfg.cpu.vendor = pcv_intel;
+			cfg.cpu.family = o->cpu.family;
+			cfg.cpu.model = o->cpu.model;
+			cfg.cpu.stepping = o->cpu.stepping;
+		}
+		cfg.errata.bdm70 = !!(e & STRACE_ERRATUM_BDM70);
+		cfg.errata.bdm64 = !!(e & STRACE_ERRATUM_BDM64);
+		cfg.errata.skd007 = !!(e & STRACE_ERRATUM_SKD007);
+		cfg.errata.skd022 = !!(e & STRACE_ERRATUM_SKD022);
+		cfg.errata.skd010 = !!(e & STRACE_ERRATUM_SKD010);
+		cfg.errata.skl014 = !!(e & STRACE_ERRATUM_SKL014);
+		cfg.errata.apl12 = !!(e & STRACE_ERRATUM_APL12);
+		cfg.errata.apl11 = !!(e & STRACE_ERRATUM_APL11);
+		cfg.errata.skl168 = !!(e & STRACE_ERRATUM_SKL168);
+		cfg.errata.skz84 = !!(e & STRACE_ERRATUM_SKZ84);
 	}
 	r.dec = pt_blk_alloc_decoder(&cfg);
 	if (!r.dec)

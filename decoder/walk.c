@@ -2180,11 +2180,10 @@ int strace_walker_new(struct strace_image *img,
 		return -ENOMEM;
 	w->img = img;
 	w->o = *opts;
-	/* an unknown processor gets the workarounds that only ever turn a
-	 * decode error into a decode (a trace without the erratum never
-	 * meets their condition) */
-	w->errata = opts->cpu.family ? strace_pt_cpu_errata(&opts->cpu)
-				     : STRACE_ERRATA_UNKNOWN_CPU;
+	/* a processor the table does not know gets the workarounds that
+	 * only ever turn a decode error into a decode (a trace without the
+	 * erratum never meets their condition) */
+	w->errata = cpu_workarounds(&opts->cpu);
 	w->adv_mark = opts->emit == vec_push ? F_ADV : 0;
 	w->cache = opts->cache;
 	if (!w->cache) {

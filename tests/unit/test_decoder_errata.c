@@ -455,8 +455,11 @@ TEST(bdm70_async_stop_psb_fup)
 	ip_pkt(&en, ppt_tip_pge, 0x1011);
 	ip_pkt(&en, ppt_tip, 0x1005);      /* the ret, not compressed */
 	ip_pkt(&en, ppt_tip_pgd, 0);       /* the syscall */
-	for (int k = 0; k < 3; k++) {
-		static const char *cpus[] = {NULL, "6/142", "GenuineIntel,6,85,4"};
+	/* unknown, Kaby Lake, Skylake server (from perf's CPUID header),
+	 * and a model newer than libipt 2.0.5's table (Meteor Lake) */
+	for (int k = 0; k < 4; k++) {
+		static const char *cpus[] = {NULL, "6/142", "GenuineIntel,6,85,4",
+					     "6/170"};
 		EXPECT(common_code, &en, cpus[k], 0, 1,
 		       W(TRACE_BEGIN, 0, 0x1000, R(START)),
 		       W(CALL, 0, 0x1000, 0x1010),
