@@ -9,3 +9,4 @@ $(O)/bin/ptrace-capture: $(call objs,cli/ptrace-capture.c cli/capture_live.c) $(
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(CAPTURE_LIBS) $(DECODER_LIBS) $(PTLIVE_LDLIBS)
 
 BINS += $(O)/bin/ptrace-capture
+MANPAGES += docs/man/ptrace-capture.1
