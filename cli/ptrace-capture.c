@@ -49,7 +49,7 @@ static void on_wait(void *arg, const struct strace_ring_wait *w)
 			PROG ": %s: the lossless ring is full and no reader "
 			     "has attached: waiting for one (attach it with "
 			     "'ptrace-read --follow %s'; to not wait, use "
-			     "--mode archive, the default with -i)\n",
+			     "--mode archive, the default)\n",
 			path, path);
 	else
 		fprintf(stderr,
@@ -89,14 +89,15 @@ static void usage(FILE *f)
 		"                        symbols name the addresses\n"
 		"      --cpu FAMILY/MODEL[/STEPPING]\n"
 		"                        the processor the trace was recorded on\n"
-		"                        (its errata); default: unknown, no\n"
-		"                        erratum assumed\n"
+		"                        (its errata); default: unknown, the\n"
+		"                        workarounds that only turn errors into\n"
+		"                        decodes (docs/decoder.md)\n"
 		"      --pid P, --tid T  the process and thread the events name\n"
 		"                        (with --pt; default 0)\n"
 		"  -o, --output RING     ring file to create (default: $STRACE_RING,\n"
 		"                        else /dev/shm/strace_<pid>_<uuid>.srb,\n"
 		"                        printed on stdout)\n"
-		"      --mode MODE       archive (default with -i: the file grows,\n"
+		"      --mode MODE       archive (default: the file grows,\n"
 		"                        nothing is lost), lossless (waits for\n"
 		"                        readers), flight (overwrites the oldest)\n"
 		"      --capacity N      ring capacity in events (power of two)\n"
@@ -532,7 +533,7 @@ int main(int argc, char **argv)
 		    0) {
 			fprintf(stderr,
 				PROG ": --types: '%.*s' matches no event type "
-				     "(ptrace-read --help lists them)\n",
+				     "(ptrace-read --list-types lists them)\n",
 				(int)bad_len, bad);
 			return 2;
 		}
@@ -656,9 +657,9 @@ int main(int argc, char **argv)
 				(unsigned long long)rs.errors,
 				(unsigned long long)rs.overflows,
 				cpu.family ? ""
-					   : " (processor unknown: no "
-					     "erratum assumed; --cpu F/M "
-					     "names it)");
+					   : " (processor unknown: the "
+					     "safe errata workarounds only; "
+					     "--cpu F/M names it)");
 		strace_ring_close(ring);
 		return 0;
 	}
