@@ -117,6 +117,11 @@ int strace_ctx_scan(const uint8_t *buf, size_t len,
 				last_ip = last_ip_update(last_ip, &p.payload.ip);
 			if (p.type == ppt_tip_pgd)
 				pgd = off + p.size;
+			if (p.type == ppt_psbend && nv && v[nv - 1].is_psb &&
+			    v[nv - 1].off == psb) /* its PSB+'s TSC */
+				v[nv - 1].time =
+					has_time ? strace_tsc_to_perf_time(tc, k.tsc)
+						 : k.tsc;
 			if (p.type != ppt_psb && p.type != ppt_tip_pge)
 				continue;
 			if (nv == cap) {
@@ -148,12 +153,6 @@ out:
 		free(v);
 		return rc;
 	}
-	/* a PSB's time is its PSB+'s TSC: the next point's clock, when no
-	 * packet in between moved it; take the later of the two */
-	for (size_t i = 0; i + 1 < nv; i++)
-		if (v[i].is_psb && v[i + 1].time > v[i].time &&
-		    v[i + 1].psb == v[i].off)
-			v[i].time = v[i + 1].time;
 	*out = v;
 	*n = nv;
 	return 0;
@@ -171,7 +170,6 @@ static int keep_packet(enum pt_packet_type t)
 	case ppt_mtc:
 	case ppt_cyc:
 	case ppt_cbr:
-	case ppt_mode:
 		return 1;
 	default:
 		return 0;
@@ -185,6 +183,7 @@ static void neutralise(const uint8_t *buf, size_t len, uint64_t psb,
 	struct pt_config cfg;
 	struct pt_packet_decoder *d;
 	uint64_t at = psb;
+	int in_psb = 0;
 
 	memcpy(dst, buf + psb, (size_t)(from - psb));
 	pt_config_init(&cfg);
@@ -197,7 +196,14 @@ static void neutralise(const uint8_t *buf, size_t len, uint64_t psb,
 			if (pt_pkt_next(d, &p, sizeof(p)) < 0 ||
 			    at + p.size > from)
 				break;
-			if (!keep_packet(p.type))
+			/* a MODE.Exec binds to the next TIP.PGE or FUP, made
+			 * PAD here: only PSB+'s stays */
+			if (p.type == ppt_psb)
+				in_psb = 1;
+			else if (p.type == ppt_psbend)
+				in_psb = 0;
+			if (!keep_packet(p.type) &&
+			    !(in_psb && p.type == ppt_mode))
 				memset(dst + (at - psb), 0, p.size);
 			at += p.size;
 		}

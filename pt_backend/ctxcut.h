@@ -10,8 +10,8 @@
  * process's trace ends with a TIP.PGD and the new one's begins with a
  * TIP.PGE (or a PSB+). So a piece for the new image is the CPU's stream
  * from the last PSB before the cut, with every packet before the cut that
- * is not a timing packet (TSC, TMA, MTC, CYC, CBR) or PSB/PSBEND/MODE made
- * PAD (the walker syncs there, disabled, with the right time), then the
+ * is not a timing packet (TSC, TMA, MTC, CYC, CBR), a PSB, a PSBEND or a
+ * MODE inside PSB+ made PAD (the walker syncs there, disabled, with the right time), then the
  * bytes from the cut on, the first TIP.PGE rewritten with a full IP (its
  * compressed IP was relative to the old process's last IP).
  *

@@ -1080,10 +1080,11 @@ static void *job_main(void *arg)
  */
 #define PERCPU_PIECE (256u << 10) /* default strace_offline_opts.piece_bytes */
 
-/* Which image a CPU's stream is in from a time on. */
+/* Which task, in which image, a CPU's stream runs from a time on. */
 struct epoch {
 	uint64_t time;
 	int slot;
+	uint32_t tid;
 };
 
 /* A piece of a run of a CPU's stream decoded against one image: [from,
@@ -1092,6 +1093,7 @@ struct epoch {
 struct seg {
 	uint64_t from, to, psb, pge_off, pge_end, pge_ip;
 	int slot;
+	uint32_t tid;
 };
 
 struct slot_walker {
@@ -1111,6 +1113,7 @@ struct cpu_events {
 	VEC(struct slot_walker) walkers;
 	struct strace_walker *walker; /* the current segment's */
 	struct strace_image *img;     /* its image */
+	uint32_t seg_tid;             /* its task (with several epochs) */
 	/* the feed: q's runs of buffers, cut into segments, decoded as
 	 * streams in pieces */
 	struct queue *q;
@@ -1149,7 +1152,10 @@ static int collect(void *arg, const struct strace_event *ev)
 	struct cpu_events *ce = arg;
 	struct strace_event e = *ev;
 
-	e.tid = tid_at(ce, e.time);
+	/* with several tasks, the segment's: the cut is where the stream
+	 * moved (a TIP.PGD/PGE pair), which the events' times (the
+	 * reference decoder's run ahead) may not tell */
+	e.tid = ce->ep.n > 1 ? ce->seg_tid : tid_at(ce, e.time);
 	if (VEC_PUSH(ce->evimg, ce->img))
 		return -ENOMEM;
 	return VEC_PUSH(ce->ev, e);
@@ -1225,14 +1231,14 @@ static size_t cpu_piece(const struct ctx *c)
 	return c->o->piece_bytes ? c->o->piece_bytes : PERCPU_PIECE;
 }
 
-/* The image in use at time t (the first epoch's before them all). */
-static int epoch_slot(const struct cpu_events *ce, uint64_t t)
+/* The epoch at time t (the first one before them all). */
+static const struct epoch *epoch_at(const struct cpu_events *ce, uint64_t t)
 {
 	size_t i = 0;
 
 	while (i + 1 < ce->ep.n && ce->ep.v[i + 1].time <= t)
 		i++;
-	return ce->ep.v[i].slot;
+	return &ce->ep.v[i];
 }
 
 static int push_seg(struct cpu_events *ce, const struct seg *sg)
@@ -1241,9 +1247,10 @@ static int push_seg(struct cpu_events *ce, const struct seg *sg)
 
 	if (sg->to <= sg->from)
 		return 0;
-	/* the same image again (another process ran between, traceless):
-	 * one stream, no resync */
-	if (last && last->slot == sg->slot && last->to == sg->from) {
+	/* the same task again (another one ran between, traceless): one
+	 * stream, no resync */
+	if (last && last->slot == sg->slot && last->tid == sg->tid &&
+	    last->to == sg->from) {
 		last->to = sg->to;
 		return 0;
 	}
@@ -1251,22 +1258,23 @@ static int push_seg(struct cpu_events *ce, const struct seg *sg)
 }
 
 /*
- * ce's current run cut where its CPU moves to another image: at each
- * epoch's first TIP.PGE (or PSB) at or after its time, the cut made just
- * after the TIP.PGD before it (or at a PSB between). With one image, the
- * run is one segment and not even scanned.
+ * ce's current run cut where its CPU moves to another task or image: at
+ * each epoch's first TIP.PGE (or PSB) at or after its time, the cut made
+ * just after the TIP.PGD before it (or at a PSB between). With one
+ * epoch, the run is one segment and not even scanned.
  */
 static int plan_run(struct ctx *c, struct cpu_events *ce)
 {
 	struct strace_ctx_point *pt = NULL;
 	size_t np = 0, pi = 0, k;
-	struct seg sg = {0, 0, STRACE_CTX_NONE, STRACE_CTX_NONE, 0, 0, 0};
+	struct seg sg = {0, 0, STRACE_CTX_NONE, STRACE_CTX_NONE, 0, 0, 0, 0};
 	int rc;
 
 	ce->segs.n = 0;
 	ce->seg_at = 0;
 	sg.to = ce->run_len;
 	sg.slot = ce->ep.v[0].slot;
+	sg.tid = ce->ep.v[0].tid;
 	if (ce->ep.n == 1)
 		return push_seg(ce, &sg);
 	rc = strace_ctx_scan(ce->run, (size_t)ce->run_len, &c->perf.time,
@@ -1277,7 +1285,8 @@ static int plan_run(struct ctx *c, struct cpu_events *ce)
 		free(pt);
 		return push_seg(ce, &sg);
 	}
-	sg.slot = epoch_slot(ce, pt[0].time);
+	sg.slot = epoch_at(ce, pt[0].time)->slot;
+	sg.tid = epoch_at(ce, pt[0].time)->tid;
 	for (k = 0; k < ce->ep.n && ce->ep.v[k].time <= pt[0].time; k++)
 		;
 	for (; k < ce->ep.n; k++) {
@@ -1286,7 +1295,7 @@ static int plan_run(struct ctx *c, struct cpu_events *ce)
 		uint64_t x = sg.from;
 		int at_sync;
 
-		if (e->slot == sg.slot)
+		if (e->slot == sg.slot && e->tid == sg.tid)
 			continue;
 		while (pi < np && (pt[pi].off < sg.from || pt[pi].time < e->time))
 			pi++;
@@ -1312,6 +1321,7 @@ static int plan_run(struct ctx *c, struct cpu_events *ce)
 		sg.from = x;
 		sg.to = ce->run_len;
 		sg.slot = e->slot;
+		sg.tid = e->tid;
 		sg.psb = STRACE_CTX_NONE;
 		sg.pge_off = STRACE_CTX_NONE;
 		if (!at_sync && x > 0 && p->psb != STRACE_CTX_NONE &&
@@ -1322,8 +1332,9 @@ static int plan_run(struct ctx *c, struct cpu_events *ce)
 			sg.pge_ip = p->ip;
 		}
 	}
+	rc = rc < 0 ? rc : push_seg(ce, &sg);
 	free(pt);
-	return rc < 0 ? rc : push_seg(ce, &sg);
+	return rc;
 }
 
 /* The walker of image slot k on ce's CPU, made on first use. */
@@ -1373,6 +1384,7 @@ static int start_seg(struct ctx *c, struct cpu_events *ce, uint64_t *missing)
 
 	if (rc < 0)
 		return rc;
+	ce->seg_tid = sg->tid;
 	is = &c->slots.v[sg->slot];
 	if (!is->n && !is->warned) {
 		is->warned = 1;
@@ -1495,14 +1507,15 @@ static int cpu_epochs(struct ctx *c, struct cpu_events *ce, uint32_t pid,
 {
 	for (size_t i = 0; i < ce->ns; i++) {
 		const struct sched *sc = &ce->s[i];
-		struct epoch e = {sc->time, 0};
+		struct epoch e = {sc->time, 0, sc->tid};
 		int sp;
 		if (!sc->pid)
 			continue;
 		sp = base_space(c, sc->pid, sc->time);
 		if (sp < 0 || (e.slot = space_slot(c, sp)) < 0)
 			return -ENOMEM;
-		if (ce->ep.n && ce->ep.v[ce->ep.n - 1].slot == e.slot)
+		if (ce->ep.n && ce->ep.v[ce->ep.n - 1].slot == e.slot &&
+		    ce->ep.v[ce->ep.n - 1].tid == e.tid)
 			continue;
 		if (VEC_PUSH(ce->ep, e))
 			return -ENOMEM;
@@ -1524,7 +1537,7 @@ static int cpu_epochs(struct ctx *c, struct cpu_events *ce, uint32_t pid,
 		*fallback = (int)(c->slots.n - 1);
 		c->st.missing += missing;
 	}
-	struct epoch e = {0, *fallback};
+	struct epoch e = {0, *fallback, ce->tid};
 	return VEC_PUSH(ce->ep, e);
 }
 
