@@ -652,7 +652,17 @@ static int build_spaces(struct ctx *c)
 			 * program's MMAP2 just before its COMM|EXEC, as
 			 * ptsynth did, loses nothing). */
 			const struct exec_rec *e = &c->execs.v[k - nf];
-			int old = space_at(c, e->pid, e->time);
+			int old = space_at(c, e->pid, e->time), mapped = 0;
+			for (size_t j = 0; j < c->maps.n && !mapped; j++)
+				mapped = c->maps.v[j].pid == e->pid &&
+					 c->maps.v[j].time >= e->time;
+			if (!mapped)
+				warnf(c,
+				      "pid %u execs, but no MMAP record for it "
+				      "follows: its new program is decoded "
+				      "against its old mappings (decode errors "
+				      "where they differ)",
+				      e->pid);
 			rc = new_space(c, e->pid, e->time, old, e->time);
 		}
 	}
@@ -1389,10 +1399,10 @@ static int start_seg(struct ctx *c, struct cpu_events *ce, uint64_t *missing)
 	if (!is->n && !is->warned) {
 		is->warned = 1;
 		warnf(c,
-		      "CPU %u: the trace of pid %u has no mappings to be "
-		      "decoded against (the recording has no MMAP record "
-		      "for it since its fork or exec): its code there "
-		      "becomes decode errors",
+		      "CPU %u runs pid %u, of which the recording has no "
+		      "mappings (no MMAP record for it or a parent): its "
+		      "code there becomes decode errors; record the whole "
+		      "workload (perf record -e intel_pt//u -- CMD)",
 		      ce->q->cpu, is->pid);
 	}
 	free(ce->spliced);

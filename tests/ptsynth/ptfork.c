@@ -5,7 +5,13 @@
  * forks and execs, made of ptsynth --per-cpu recordings of single
  * programs (ptsynth cannot run a program that forks: see docs/ptsynth.md).
  *
- *   ptfork -o OUT.data -t OUT.truth PARENT.data [fork:A.data] [exec:B.data]...
+ *   ptfork -o OUT.data -t OUT.truth [--hostile WHAT] PARENT.data
+ *          [fork:A.data] [exec:B.data]...
+ *
+ * --hostile unknown-parent: the FORK records name a parent pid that
+ * nothing else names; exec-no-maps: no MMAP2 after an exec; unknown-tid:
+ * the switch record before CPU 1's last chunk names a task the recording
+ * has nothing else about (its trace belongs to no known process).
  *
  * PARENT's process forks each other one just after its first chunk (its
  * first syscall). A `fork:` child runs in its parent's image: it must be
@@ -89,6 +95,8 @@ static size_t nch;
 static struct prec *pr;
 static size_t npr;
 static uint8_t aux_info[1024], time_conv[256];
+/* --hostile: damage the sideband (robustness tests) */
+static int bad_parent, bad_exec, bad_tid;
 static size_t aux_info_n, time_conv_n;
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -376,8 +384,9 @@ static void sideband(void)
 				first = ch[i].s + ch[i].off;
 		exec_t = first - 6;
 		if (x->role != ROLE_PARENT) {
-			struct pfmt_fork f = {x->pid, in[0].pid, x->pid,
-					      in[0].pid, tf + (uint64_t)k};
+			uint32_t pp = bad_parent ? 4000000 : in[0].pid;
+			struct pfmt_fork f = {x->pid, pp, x->pid, pp,
+					      tf + (uint64_t)k};
 			rec(PFMT_RECORD_FORK, 0, &f, sizeof(f), x->pid, x->pid,
 			    f.time, 0, ID_DUMMY(0));
 		}
@@ -393,6 +402,9 @@ static void sideband(void)
 				if (x->role == ROLE_EXEC)
 					t = exec_t;
 			}
+			if (bad_exec && x->role == ROLE_EXEC &&
+			    s->type == PFMT_RECORD_MMAP2)
+				continue; /* an exec with no mappings after it */
 			if (x->role == ROLE_EXEC && s->type == PFMT_RECORD_MMAP2 &&
 			    t <= exec_t)
 				t = exec_t + 1; /* the new program's, after */
@@ -406,6 +418,14 @@ static void sideband(void)
 		const struct chunk *c = &ch[i];
 		uint64_t s = c->s + c->off, e = c->e + c->off;
 		struct pfmt_switch_cpu_wide out = {c->pid, c->tid};
+		/* the last chunk of CPU 1's: a task the recording never
+		 * names */
+		int unknown = bad_tid && c->cpu == 1;
+		for (size_t j = i + 1; unknown && j < nch; j++)
+			if (ch[j].cpu == 1)
+				unknown = 0;
+		if (unknown)
+			out.next_prev_pid = out.next_prev_tid = 4000001;
 		struct pfmt_switch_cpu_wide inr = {prev[c->cpu][0],
 						   prev[c->cpu][1]};
 		struct pfmt_aux aux = {c->aux_off, (c->len + 7) / 8 * 8, 0};
@@ -424,8 +444,9 @@ static void sideband(void)
 		rec(PFMT_RECORD_SWITCH_CPU_WIDE, PFMT_MISC_SWITCH_OUT, &out,
 		    sizeof(out), prev[c->cpu][0], prev[c->cpu][1], s - 3, c->cpu,
 		    ID_SW(c->cpu));
-		rec(PFMT_RECORD_SWITCH_CPU_WIDE, 0, &inr, sizeof(inr), c->pid,
-		    c->tid, s - 2, c->cpu, ID_SW(c->cpu));
+		rec(PFMT_RECORD_SWITCH_CPU_WIDE, 0, &inr, sizeof(inr),
+		    out.next_prev_pid, out.next_prev_tid, s - 2, c->cpu,
+		    ID_SW(c->cpu));
 		rec(PFMT_RECORD_AUX, 0, &aux, sizeof(aux), c->pid, c->tid, e + 1,
 		    c->cpu, ID_PT(c->cpu));
 		prec_add(e + 1, NULL, 0, c);
@@ -597,6 +618,17 @@ int main(int argc, char **argv)
 			out = argv[++i];
 		} else if (!strcmp(a, "-t") && i + 1 < argc) {
 			truth = argv[++i];
+		} else if (!strcmp(a, "--hostile") && i + 1 < argc) {
+			a = argv[++i];
+			if (!strcmp(a, "unknown-parent"))
+				bad_parent = 1;
+			else if (!strcmp(a, "exec-no-maps"))
+				bad_exec = 1;
+			else if (!strcmp(a, "unknown-tid"))
+				bad_tid = 1;
+			else
+				die("--hostile: unknown-parent, exec-no-maps or "
+				    "unknown-tid");
 		} else if (nin == 8) {
 			die("at most 8 processes");
 		} else {
