@@ -975,6 +975,25 @@ static int walk_queue(struct ctx *c, struct queue *q,
 	return rc;
 }
 
+/* A perf EXIT record as a thread_exit event (perf records no status). */
+static int put_exit(struct strace_sink *s, const struct exit_rec *x)
+{
+	struct strace_event e = {STRACE_EV_THREAD_EXIT, STRACE_EXIT_NO_STATUS,
+				 x->tid, x->time == UINT64_MAX ? 0 : x->time,
+				 x->pid, 0};
+	return strace_sink_emit(s, &e);
+}
+
+/* The end of thread tid, after its trace (a per-thread decode). */
+static int emit_thread_exit(struct ctx *c, struct strace_sink *s,
+			    uint32_t tid)
+{
+	for (size_t i = 0; i < c->exits.n; i++)
+		if (c->exits.v[i].tid == tid)
+			return put_exit(s, &c->exits.v[i]);
+	return 0;
+}
+
 static void add_stats(struct ctx *c, struct strace_walker *walker,
 		      uint64_t events, uint64_t missing)
 {
@@ -1036,6 +1055,9 @@ static int decode_queue(struct ctx *c, struct queue *q)
 		goto out;
 
 	rc = walk_queue(c, q, walker, &prog, strace_sink_emit, s);
+	if (rc < 0)
+		goto out;
+	rc = emit_thread_exit(c, s, q->tid);
 	if (rc < 0)
 		goto out;
 	rc = emit_cut(c, q, q->tid, strace_sink_emit, s);
@@ -1569,11 +1591,7 @@ static int emit_exits(struct ctx *c, struct strace_sink *s, size_t *at,
 			break;
 		if (c->o->tid && x->tid != c->o->tid)
 			continue;
-		struct strace_event e = {STRACE_EV_THREAD_EXIT,
-					 STRACE_EXIT_NO_STATUS, x->tid,
-					 x->time == UINT64_MAX ? 0 : x->time,
-					 x->pid, 0};
-		rc = strace_sink_emit(s, &e);
+		rc = put_exit(s, x);
 	}
 	return rc;
 }
