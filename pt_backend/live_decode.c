@@ -37,6 +37,8 @@ struct ld_thread {
 	size_t len, cap;
 	uint64_t next_off; /* AUX offset expected next */
 	int have_off;
+	int exited;         /* an EXIT record named it, at exit_time */
+	uint64_t exit_time;
 	struct ld_thread *next;
 };
 
@@ -305,10 +307,17 @@ static int on_sideband(void *arg, pid_t tid, const struct pfmt_event_header *rec
 					      parent->maps[i].path);
 		}
 		break;
-	case PFMT_RECORD_EXIT:
+	case PFMT_RECORD_EXIT: {
 		/* Not the end of the thread's PT: its last AUX bytes are read
-		 * after the EXIT record (when the event hangs up). */
+		 * after the EXIT record (when the event hangs up). Its
+		 * thread_exit follows them (strace_live_decoder_finish()). */
+		struct ld_thread *t = thread_get(ld, sb->tid, sb->pid);
+		if (!t)
+			return -ENOMEM;
+		t->exited = 1;
+		t->exit_time = time;
 		break;
+	}
 	case PFMT_RECORD_ITRACE_START:
 		thread_get(ld, sb->tid, sb->pid);
 		break;
@@ -409,8 +418,16 @@ int strace_live_decoder_finish(struct strace_live_decoder *ld,
 			       struct strace_live_decoder_stats *st)
 {
 	struct strace_walk_stats ws;
-	for (struct ld_thread *t = ld->threads; t; t = t->next)
+	for (struct ld_thread *t = ld->threads; t; t = t->next) {
 		flush_thread(ld, t);
+		if (t->exited && t->sink) {
+			/* as ptrace-capture -i: after the thread's trace */
+			struct strace_event e = {STRACE_EV_THREAD_EXIT,
+						 STRACE_EXIT_NO_STATUS, t->tid,
+						 t->exit_time, t->pid, 0};
+			note(ld, strace_sink_emit(t->sink, &e));
+		}
+	}
 	while (ld->threads) {
 		struct ld_thread *t = ld->threads;
 		ld->threads = t->next;

@@ -12,6 +12,7 @@
 
 #include "offline.h"
 #include "buildid.h"
+#include "ctxcut.h"
 #include "perf_read.h"
 #include "sink.h"
 
@@ -19,6 +20,8 @@ struct mapping {
 	uint32_t pid;
 	uint64_t start, len, pgoff;
 	const char *path; /* a copy (struct ctx.strs) */
+	uint64_t time;    /* the record's (UINT64_MAX: not known) */
+	int space;        /* the address space it went into (spaces) */
 };
 
 struct thread {
@@ -37,6 +40,46 @@ struct def {
 
 struct fork_rec {
 	uint32_t pid, ppid;
+	uint64_t time; /* UINT64_MAX: not known */
+	size_t seq;    /* record order */
+};
+
+/* An exec (COMM with PERF_RECORD_MISC_COMM_EXEC): a new image for pid. */
+struct exec_rec {
+	uint32_t pid;
+	uint64_t time;
+	size_t seq;
+};
+
+struct exit_rec {
+	uint32_t pid, tid;
+	uint64_t time;
+};
+
+/*
+ * An address space: a process between two of its execs. A forked
+ * child's starts as a copy of its parent's at the fork (the parent's
+ * mappings up to then), an exec's as the process's before it (perf keeps
+ * them too; the new program's mappings replace what they overlap); the
+ * mappings recorded for the pid from its start on go into it.
+ */
+struct space {
+	uint32_t pid;
+	uint64_t from;   /* time it starts */
+	int parent;      /* the space it was forked from, or -1 */
+	uint64_t forked; /* the fork's or exec's time (the parent's mappings
+			  * up to it) */
+	int slot;        /* its image (struct imgslot), -1: not made yet */
+};
+
+/* An image, shared by the spaces whose mappings are the same (a parent
+ * and its forked child before either maps more; threads). */
+struct imgslot {
+	size_t *maps; /* indices into ctx.maps, in the order they apply */
+	size_t n;
+	struct strace_image *img; /* made when a CPU first runs it */
+	uint32_t pid;             /* the first space's, for messages */
+	int warned;
 };
 
 struct abuf {
@@ -96,6 +139,11 @@ struct ctx {
 	VEC(struct mapping) maps;
 	VEC(struct thread) threads;
 	VEC(struct fork_rec) forks;
+	VEC(struct exec_rec) execs;
+	VEC(struct exit_rec) exits;
+	VEC(struct space) spaces;
+	VEC(struct imgslot) slots;
+	size_t nrec; /* records seen, for the order of equal times */
 	VEC(struct queue) queues;
 	VEC(struct lost_rec) losts;
 	VEC(struct def) defs;
@@ -202,6 +250,7 @@ static int scan(struct ctx *c, uint64_t *err_off)
 
 	while ((rc = strace_perf_next(&c->perf, &r)) > 0) {
 		size_t blen = (size_t)r.size - 8;
+		c->nrec++;
 		switch (r.type) {
 		case PFMT_RECORD_MMAP:
 		case PFMT_RECORD_MMAP2: {
@@ -223,7 +272,10 @@ static int scan(struct ctx *c, uint64_t *err_off)
 			if (!(path = keep_name(c, path)))
 				return -ENOMEM;
 			struct mapping m = {m1.pid, m1.addr, m1.len, m1.pgoff,
-					    path};
+					    path,
+					    r.sid.has_time ? r.sid.time
+							   : UINT64_MAX,
+					    -1};
 			struct def d = {STRACE_EV_DSO, m1.pid, m1.addr,
 					m1.addr, m1.len, path};
 			if (VEC_PUSH(c->maps, m) || VEC_PUSH(c->defs, d))
@@ -246,6 +298,17 @@ static int scan(struct ctx *c, uint64_t *err_off)
 			if (note_thread(c, cm.pid, cm.tid, name) ||
 			    VEC_PUSH(c->defs, d))
 				return -ENOMEM;
+			if (r.misc & PFMT_MISC_COMM_EXEC) {
+				/* a new image from here on; on its CPU the
+				 * stream moves to it like at a switch */
+				struct exec_rec ex = {
+					cm.pid,
+					r.sid.has_time ? r.sid.time : UINT64_MAX,
+					c->nrec};
+				if (VEC_PUSH(c->execs, ex) ||
+				    note_sched(c, &r, cm.pid, cm.tid))
+					return -ENOMEM;
+			}
 			break;
 		}
 		case PFMT_RECORD_FORK: {
@@ -254,10 +317,37 @@ static int scan(struct ctx *c, uint64_t *err_off)
 			if (note_thread(c, f.pid, f.tid, NULL))
 				return -ENOMEM;
 			if (f.pid != f.ppid) {
-				struct fork_rec fr = {f.pid, f.ppid};
+				struct fork_rec fr = {
+					f.pid, f.ppid,
+					r.sid.has_time ? r.sid.time : UINT64_MAX,
+					c->nrec};
 				if (VEC_PUSH(c->forks, fr))
 					return -ENOMEM;
+				/* a new process, named as its parent until
+				 * it execs (perf writes no COMM for it) */
+				const struct thread *pt = find_thread(c, f.ptid);
+				if (!pt || !pt->comm)
+					pt = find_thread(c, f.ppid);
+				if (pt && pt->comm) {
+					struct def d = {STRACE_EV_PROCESS, f.tid,
+							f.pid, f.pid, 0,
+							pt->comm};
+					if (note_thread(c, f.pid, f.tid,
+							pt->comm) ||
+					    VEC_PUSH(c->defs, d))
+						return -ENOMEM;
+				}
 			}
+			break;
+		}
+		case PFMT_RECORD_EXIT: {
+			struct pfmt_fork f; /* EXIT has FORK's layout */
+			BODY(r, f);
+			struct exit_rec ex = {
+				f.pid, f.tid,
+				r.sid.has_time ? r.sid.time : UINT64_MAX};
+			if (VEC_PUSH(c->exits, ex))
+				return -ENOMEM;
 			break;
 		}
 		case PFMT_RECORD_ITRACE_START: {
@@ -422,6 +512,54 @@ static int new_image(struct ctx *c, struct strace_image **img)
 	return strace_image_new(&io, img);
 }
 
+/* One mapping into img; a file that cannot be read is warned about and
+ * counted in *missing (the code there becomes decode errors). */
+static void add_one_map(struct ctx *c, struct strace_image *img,
+			const struct mapping *m, uint64_t *missing)
+{
+	const char *file = m->path;
+	uint32_t pid = m->pid;
+	int rc;
+
+	if (strcmp(m->path, "[vdso]") == 0) {
+		if (!c->vdso) {
+			warnf(c,
+			      "pid %u: no vDSO image: calls into the "
+			      "vDSO at 0x%llx become decode errors; "
+			      "pass --vdso FILE%s%s",
+			      pid, (unsigned long long)m->start,
+			      c->vdso_hint[0] ? ", or put the recording "
+						"machine's vDSO (perf archive "
+						"packs it) at "
+					      : "",
+			      c->vdso_hint);
+			(*missing)++;
+			return;
+		}
+		file = c->vdso;
+		rc = strace_image_add_file(img, m->start, m->len, 0, file);
+	} else {
+		rc = strace_image_add_file(img, m->start, m->len, m->pgoff,
+					   m->path);
+	}
+	if (rc == -ENODEV) {
+		/* a FIFO, a device: never opened (it could block) */
+		warnf(c,
+		      "pid %u: cannot read %s: not a regular file (a "
+		      "FIFO, a device or a directory): code there "
+		      "cannot be decoded; put the mapped ELF file at "
+		      "this path",
+		      pid, file);
+		(*missing)++;
+	} else if (rc < 0) {
+		warnf(c,
+		      "pid %u: cannot read %s (%s): code there cannot "
+		      "be decoded; copy the file to this path",
+		      pid, file, strace_decoder_strerror(rc));
+		(*missing)++;
+	}
+}
+
 /* Mappings of pid, its parents' first (a forked child inherits them). */
 static int add_maps(struct ctx *c, struct strace_image *img, uint32_t pid,
 		    int depth, uint64_t *missing)
@@ -431,52 +569,219 @@ static int add_maps(struct ctx *c, struct strace_image *img, uint32_t pid,
 	for (size_t i = 0; i < c->forks.n; i++)
 		if (c->forks.v[i].pid == pid)
 			add_maps(c, img, c->forks.v[i].ppid, depth + 1, missing);
-	for (size_t i = 0; i < c->maps.n; i++) {
+	for (size_t i = 0; i < c->maps.n; i++)
+		if (c->maps.v[i].pid == pid)
+			add_one_map(c, img, &c->maps.v[i], missing);
+	return 0;
+}
+
+/* --- address spaces: a process's images over time ---------------------- */
+
+/* The space of pid at time t: the latest one started at or before t;
+ * -1 if none. */
+static int space_at(const struct ctx *c, uint32_t pid, uint64_t t)
+{
+	int best = -1;
+
+	for (size_t i = 0; i < c->spaces.n; i++) {
+		const struct space *sp = &c->spaces.v[i];
+		if (sp->pid == pid && sp->from <= t &&
+		    (best < 0 || sp->from >= c->spaces.v[best].from))
+			best = (int)i;
+	}
+	return best;
+}
+
+static int new_space(struct ctx *c, uint32_t pid, uint64_t from, int parent,
+		     uint64_t forked)
+{
+	struct space sp = {pid, from, parent, forked, -1};
+
+	if (c->spaces.n >= INT32_MAX || VEC_PUSH(c->spaces, sp))
+		return -ENOMEM;
+	return (int)(c->spaces.n - 1);
+}
+
+/* A pid's space from the start of the recording (its mappings before any
+ * fork or exec record names it: perf's synthesized ones). */
+static int base_space(struct ctx *c, uint32_t pid, uint64_t t)
+{
+	int s = space_at(c, pid, t);
+	return s >= 0 ? s : new_space(c, pid, 0, -1, 0);
+}
+
+static int cmp_spev(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b; /* {time, seq, index} */
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/*
+ * The spaces, from the fork and exec records in time order (record order
+ * for equal times), and each mapping into the space of its pid at its
+ * time. Without times every record counts as at the end.
+ */
+static int build_spaces(struct ctx *c)
+{
+	size_t nf = c->forks.n, ne = c->execs.n, n = nf + ne;
+	uint64_t (*ev)[3] = calloc(n ? n : 1, sizeof(*ev));
+	int rc = 0;
+
+	if (!ev)
+		return -ENOMEM;
+	for (size_t i = 0; i < nf; i++) {
+		ev[i][0] = c->forks.v[i].time;
+		ev[i][1] = c->forks.v[i].seq;
+		ev[i][2] = i;
+	}
+	for (size_t i = 0; i < ne; i++) {
+		ev[nf + i][0] = c->execs.v[i].time;
+		ev[nf + i][1] = c->execs.v[i].seq;
+		ev[nf + i][2] = nf + i;
+	}
+	qsort(ev, n, sizeof(*ev), cmp_spev);
+	/* a pid mapped before any fork record made it: it was there from
+	 * the start (an exec inherits that space) */
+	for (size_t i = 0; i < c->maps.n && rc >= 0; i++) {
 		const struct mapping *m = &c->maps.v[i];
-		const char *file = m->path;
-		int rc;
-		if (m->pid != pid)
-			continue;
-		if (strcmp(m->path, "[vdso]") == 0) {
-			if (!c->vdso) {
+		int forked = 0;
+		for (size_t j = 0; j < nf && !forked; j++)
+			forked = c->forks.v[j].pid == m->pid &&
+				 c->forks.v[j].time <= m->time;
+		if (!forked && space_at(c, m->pid, 0) < 0)
+			rc = new_space(c, m->pid, 0, -1, 0);
+	}
+	for (size_t i = 0; i < n && rc >= 0; i++) {
+		size_t k = (size_t)ev[i][2];
+		if (k < nf) {
+			const struct fork_rec *f = &c->forks.v[k];
+			int known = space_at(c, f->ppid, f->time) >= 0;
+			for (size_t j = 0; !known && j < c->maps.n; j++)
+				known = c->maps.v[j].pid == f->ppid;
+			if (!known)
 				warnf(c,
-				      "pid %u: no vDSO image: calls into the "
-				      "vDSO at 0x%llx become decode errors; "
-				      "pass --vdso FILE%s%s",
-				      pid, (unsigned long long)m->start,
-				      c->vdso_hint[0]
-					      ? ", or put the recording "
-						"machine's vDSO (perf archive "
-						"packs it) at "
-					      : "",
-				      c->vdso_hint);
-				(*missing)++;
-				continue;
-			}
-			file = c->vdso;
-			rc = strace_image_add_file(img, m->start, m->len, 0,
-						   file);
+				      "pid %u is forked from pid %u, of which "
+				      "the recording has no mappings: the "
+				      "child's image holds only the mappings "
+				      "recorded for it",
+				      f->pid, f->ppid);
+			int par = base_space(c, f->ppid, f->time);
+			rc = par < 0 ? par
+				     : new_space(c, f->pid, f->time, par,
+						 f->time);
 		} else {
-			rc = strace_image_add_file(img, m->start, m->len,
-						   m->pgoff, m->path);
-		}
-		if (rc == -ENODEV) {
-			/* a FIFO, a device: never opened (it could block) */
-			warnf(c,
-			      "pid %u: cannot read %s: not a regular file (a "
-			      "FIFO, a device or a directory): code there "
-			      "cannot be decoded; put the mapped ELF file at "
-			      "this path",
-			      pid, file);
-			(*missing)++;
-		} else if (rc < 0) {
-			warnf(c,
-			      "pid %u: cannot read %s (%s): code there cannot "
-			      "be decoded; copy the file to this path",
-			      pid, file, strace_decoder_strerror(rc));
-			(*missing)++;
+			/* As perf: the mappings recorded from the exec on
+			 * replace what they overlap; the old program's
+			 * others stay (and a recorder that writes the new
+			 * program's MMAP2 just before its COMM|EXEC, as
+			 * ptsynth did, loses nothing). */
+			const struct exec_rec *e = &c->execs.v[k - nf];
+			int old = space_at(c, e->pid, e->time), mapped = 0;
+			for (size_t j = 0; j < c->maps.n && !mapped; j++)
+				mapped = c->maps.v[j].pid == e->pid &&
+					 c->maps.v[j].time >= e->time;
+			if (!mapped)
+				warnf(c,
+				      "pid %u execs, but no MMAP record for it "
+				      "follows: its new program is decoded "
+				      "against its old mappings (decode errors "
+				      "where they differ)",
+				      e->pid);
+			rc = new_space(c, e->pid, e->time, old, e->time);
 		}
 	}
+	free(ev);
+	for (size_t i = 0; i < c->maps.n && rc >= 0; i++) {
+		struct mapping *m = &c->maps.v[i];
+		rc = m->space = base_space(c, m->pid, m->time);
+	}
+	return rc < 0 ? rc : 0;
+}
+
+typedef VEC(size_t) idxvec;
+
+/* The mappings of space s up to time tmax, in the order they apply: the
+ * parent's up to the fork first. */
+static int space_maps(const struct ctx *c, int s, uint64_t tmax, idxvec *out,
+		      int depth)
+{
+	const struct space *sp = &c->spaces.v[s];
+
+	/* a parent is always made before its child: no cycle, but a long
+	 * chain of forks is cut short rather than recursed into */
+	if (sp->parent >= 0 && depth < 64) {
+		uint64_t t = sp->forked < tmax ? sp->forked : tmax;
+		int rc = space_maps(c, sp->parent, t, out, depth + 1);
+		if (rc < 0)
+			return rc;
+	}
+	for (size_t i = 0; i < c->maps.n; i++)
+		if (c->maps.v[i].space == s &&
+		    (c->maps.v[i].time <= tmax || tmax == UINT64_MAX) &&
+		    VEC_PUSH(*out, i))
+			return -ENOMEM;
+	return 0;
+}
+
+static int same_map(const struct mapping *a, const struct mapping *b)
+{
+	return a->start == b->start && a->len == b->len &&
+	       a->pgoff == b->pgoff && strcmp(a->path, b->path) == 0;
+}
+
+/* The image slot of space s (made on first use; spaces with the same
+ * mappings share one). Returns the slot, or -ENOMEM. */
+static int space_slot(struct ctx *c, int s)
+{
+	idxvec l = {0};
+	int rc;
+
+	if (c->spaces.v[s].slot >= 0)
+		return c->spaces.v[s].slot;
+	rc = space_maps(c, s, UINT64_MAX, &l, 0);
+	if (rc < 0) {
+		free(l.v);
+		return rc;
+	}
+	for (size_t k = 0; k < c->slots.n; k++) {
+		const struct imgslot *is = &c->slots.v[k];
+		size_t j = 0;
+		if (is->n != l.n)
+			continue;
+		while (j < l.n && same_map(&c->maps.v[is->maps[j]],
+					   &c->maps.v[l.v[j]]))
+			j++;
+		if (j == l.n) {
+			free(l.v);
+			return c->spaces.v[s].slot = (int)k;
+		}
+	}
+	struct imgslot is = {l.v, l.n, NULL, c->spaces.v[s].pid, 0};
+	if (VEC_PUSH(c->slots, is)) {
+		free(l.v);
+		return -ENOMEM;
+	}
+	return c->spaces.v[s].slot = (int)(c->slots.n - 1);
+}
+
+/* The image of a slot, made on first use. */
+static int slot_image(struct ctx *c, int k, uint64_t *missing,
+		      struct strace_image **out)
+{
+	struct imgslot *is = &c->slots.v[k];
+	int rc;
+
+	if (!is->img) {
+		rc = new_image(c, &is->img);
+		if (rc < 0)
+			return rc;
+		for (size_t i = 0; i < is->n; i++)
+			add_one_map(c, is->img, &c->maps.v[is->maps[i]],
+				    missing);
+	}
+	*out = is->img;
 	return 0;
 }
 
@@ -696,6 +1001,25 @@ static int walk_queue(struct ctx *c, struct queue *q,
 	return rc;
 }
 
+/* A perf EXIT record as a thread_exit event (perf records no status). */
+static int put_exit(struct strace_sink *s, const struct exit_rec *x)
+{
+	struct strace_event e = {STRACE_EV_THREAD_EXIT, STRACE_EXIT_NO_STATUS,
+				 x->tid, x->time == UINT64_MAX ? 0 : x->time,
+				 x->pid, 0};
+	return strace_sink_emit(s, &e);
+}
+
+/* The end of thread tid, after its trace (a per-thread decode). */
+static int emit_thread_exit(struct ctx *c, struct strace_sink *s,
+			    uint32_t tid)
+{
+	for (size_t i = 0; i < c->exits.n; i++)
+		if (c->exits.v[i].tid == tid)
+			return put_exit(s, &c->exits.v[i]);
+	return 0;
+}
+
 static void add_stats(struct ctx *c, struct strace_walker *walker,
 		      uint64_t events, uint64_t missing)
 {
@@ -760,6 +1084,9 @@ static int decode_queue(struct ctx *c, struct queue *q)
 	rc = walk_queue(c, q, walker, &prog, strace_sink_emit, s);
 	if (rc < 0)
 		goto out;
+	rc = emit_thread_exit(c, s, q->tid);
+	if (rc < 0)
+		goto out;
 	rc = emit_cut(c, q, q->tid, strace_sink_emit, s);
 	if (rc < 0)
 		goto out;
@@ -812,21 +1139,55 @@ static void *job_main(void *arg)
  */
 #define PERCPU_PIECE (256u << 10) /* default strace_offline_opts.piece_bytes */
 
+/* Which task, in which image, a CPU's stream runs from a time on. */
+struct epoch {
+	uint64_t time;
+	int slot;
+	uint32_t tid;
+};
+
+/* A piece of a run of a CPU's stream decoded against one image: [from,
+ * to), after the neutralised [psb, from) when from is not a sync point
+ * (ctxcut.h), its first TIP.PGE made whole. */
+struct seg {
+	uint64_t from, to, psb, pge_off, pge_end, pge_ip;
+	int slot;
+	uint32_t tid;
+};
+
+struct slot_walker {
+	int slot;
+	struct strace_walker *w;
+};
+
 struct cpu_events {
 	const struct sched *s; /* this CPU's, by time */
 	size_t ns;
 	uint32_t tid; /* when no record says */
 	VEC(struct strace_event) ev;
+	VEC(struct strace_image *) evimg; /* the image of each event */
 	size_t at; /* merge cursor */
-	/* the feed: q's runs of buffers, decoded as streams in pieces */
+	/* the images over time, and a walker for each image met */
+	VEC(struct epoch) ep;
+	VEC(struct slot_walker) walkers;
+	struct strace_walker *walker; /* the current segment's */
+	struct strace_image *img;     /* its image */
+	uint32_t seg_tid;             /* its task (with several epochs) */
+	/* the feed: q's runs of buffers, cut into segments, decoded as
+	 * streams in pieces */
 	struct queue *q;
-	struct strace_walker *walker;
 	size_t next;      /* q's next buffer */
 	uint8_t *joined;  /* the run, when it spans buffers */
+	const uint8_t *run;
+	uint64_t run_len;
+	VEC(struct seg) segs; /* the run's */
+	size_t seg_at;
+	uint8_t *spliced; /* the segment, when it is not the run's bytes */
 	const uint8_t *data;
-	uint64_t len, used; /* the run, and how much is decoded */
+	uint64_t len, used; /* the segment, and how much is decoded */
+	uint64_t seg_bytes; /* its bytes in the run, for the progress */
 	size_t window;    /* bytes offered to the next decode call */
-	int in_run;
+	int in_seg;
 };
 
 static uint32_t tid_at(const struct cpu_events *ce, uint64_t t)
@@ -850,7 +1211,12 @@ static int collect(void *arg, const struct strace_event *ev)
 	struct cpu_events *ce = arg;
 	struct strace_event e = *ev;
 
-	e.tid = tid_at(ce, e.time);
+	/* with several tasks, the segment's: the cut is where the stream
+	 * moved (a TIP.PGD/PGE pair), which the events' times (the
+	 * reference decoder's run ahead) may not tell */
+	e.tid = ce->ep.n > 1 ? ce->seg_tid : tid_at(ce, e.time);
+	if (VEC_PUSH(ce->evimg, ce->img))
+		return -ENOMEM;
 	return VEC_PUSH(ce->ev, e);
 }
 
@@ -924,30 +1290,226 @@ static size_t cpu_piece(const struct ctx *c)
 	return c->o->piece_bytes ? c->o->piece_bytes : PERCPU_PIECE;
 }
 
+/* The epoch at time t (the first one before them all). */
+static const struct epoch *epoch_at(const struct cpu_events *ce, uint64_t t)
+{
+	size_t i = 0;
+
+	while (i + 1 < ce->ep.n && ce->ep.v[i + 1].time <= t)
+		i++;
+	return &ce->ep.v[i];
+}
+
+static int push_seg(struct cpu_events *ce, const struct seg *sg)
+{
+	struct seg *last = ce->segs.n ? &ce->segs.v[ce->segs.n - 1] : NULL;
+
+	if (sg->to <= sg->from)
+		return 0;
+	/* the same task again (another one ran between, traceless): one
+	 * stream, no resync */
+	if (last && last->slot == sg->slot && last->tid == sg->tid &&
+	    last->to == sg->from) {
+		last->to = sg->to;
+		return 0;
+	}
+	return VEC_PUSH(ce->segs, *sg);
+}
+
+/*
+ * ce's current run cut where its CPU moves to another task or image: at
+ * each epoch's first TIP.PGE (or PSB) at or after its time, the cut made
+ * just after the TIP.PGD before it (or at a PSB between). With one
+ * epoch, the run is one segment and not even scanned.
+ */
+static int plan_run(struct ctx *c, struct cpu_events *ce)
+{
+	struct strace_ctx_point *pt = NULL;
+	size_t np = 0, pi = 0, k;
+	struct seg sg = {0, 0, STRACE_CTX_NONE, STRACE_CTX_NONE, 0, 0, 0, 0};
+	int rc;
+
+	ce->segs.n = 0;
+	ce->seg_at = 0;
+	sg.to = ce->run_len;
+	sg.slot = ce->ep.v[0].slot;
+	sg.tid = ce->ep.v[0].tid;
+	if (ce->ep.n == 1)
+		return push_seg(ce, &sg);
+	rc = strace_ctx_scan(ce->run, (size_t)ce->run_len, &c->perf.time,
+			     c->perf.has_time, &pt, &np);
+	if (rc < 0)
+		return rc;
+	if (!np) { /* no PSB: nothing the walker can decode here */
+		free(pt);
+		return push_seg(ce, &sg);
+	}
+	sg.slot = epoch_at(ce, pt[0].time)->slot;
+	sg.tid = epoch_at(ce, pt[0].time)->tid;
+	for (k = 0; k < ce->ep.n && ce->ep.v[k].time <= pt[0].time; k++)
+		;
+	for (; k < ce->ep.n; k++) {
+		const struct epoch *e = &ce->ep.v[k];
+		const struct strace_ctx_point *p;
+		uint64_t x = sg.from;
+		int at_sync;
+
+		if (e->slot == sg.slot && e->tid == sg.tid)
+			continue;
+		while (pi < np && (pt[pi].off < sg.from || pt[pi].time < e->time))
+			pi++;
+		if (pi == np)
+			break; /* the rest of the run is the current image's */
+		p = &pt[pi];
+		at_sync = p->is_psb;
+		if (p->is_psb) {
+			x = p->off;
+		} else {
+			if (p->pgd != STRACE_CTX_NONE && p->pgd > x &&
+			    p->pgd <= p->off)
+				x = p->pgd;
+			if (p->psb != STRACE_CTX_NONE && p->psb >= x &&
+			    p->psb < p->off) {
+				x = p->psb;
+				at_sync = 1;
+			}
+		}
+		sg.to = x;
+		if ((rc = push_seg(ce, &sg)) < 0)
+			break;
+		sg.from = x;
+		sg.to = ce->run_len;
+		sg.slot = e->slot;
+		sg.tid = e->tid;
+		sg.psb = STRACE_CTX_NONE;
+		sg.pge_off = STRACE_CTX_NONE;
+		if (!at_sync && x > 0 && p->psb != STRACE_CTX_NONE &&
+		    p->psb < x) {
+			sg.psb = p->psb;
+			sg.pge_off = p->off;
+			sg.pge_end = p->end;
+			sg.pge_ip = p->ip;
+		}
+	}
+	rc = rc < 0 ? rc : push_seg(ce, &sg);
+	free(pt);
+	return rc;
+}
+
+/* The walker of image slot k on ce's CPU, made on first use. */
+static int seg_walker(struct ctx *c, struct cpu_events *ce, int k,
+		      uint64_t *missing)
+{
+	struct strace_image *img;
+	struct strace_walk_opts wo;
+	struct slot_walker sw = {k, NULL};
+	int rc;
+
+	for (size_t i = 0; i < ce->walkers.n; i++)
+		if (ce->walkers.v[i].slot == k) {
+			ce->walker = ce->walkers.v[i].w;
+			ce->img = c->slots.v[k].img;
+			return 0;
+		}
+	rc = slot_image(c, k, missing, &img);
+	if (rc < 0)
+		return rc;
+	memset(&wo, 0, sizeof(wo));
+	wo.size = sizeof(wo);
+	wo.flags = c->o->walk_flags;
+	wo.tid = ce->tid;
+	wo.time = c->perf.time;
+	wo.has_time = c->perf.has_time;
+	wo.cpu = c->cpu;
+	wo.emit = collect;
+	wo.emit_arg = ce;
+	rc = strace_walker_new(img, &wo, &sw.w);
+	if (rc < 0)
+		return rc;
+	if (VEC_PUSH(ce->walkers, sw)) {
+		strace_walker_free(sw.w);
+		return -ENOMEM;
+	}
+	ce->walker = sw.w;
+	ce->img = img;
+	return 0;
+}
+
+/* Start ce's next segment: its walker and its bytes. */
+static int start_seg(struct ctx *c, struct cpu_events *ce, uint64_t *missing)
+{
+	const struct seg *sg = &ce->segs.v[ce->seg_at++];
+	struct imgslot *is;
+	int rc = seg_walker(c, ce, sg->slot, missing);
+
+	if (rc < 0)
+		return rc;
+	ce->seg_tid = sg->tid;
+	is = &c->slots.v[sg->slot];
+	if (!is->n && !is->warned) {
+		is->warned = 1;
+		warnf(c,
+		      "CPU %u runs pid %u, of which the recording has no "
+		      "mappings (no MMAP record for it or a parent): its "
+		      "code there becomes decode errors; record the whole "
+		      "workload (perf record -e intel_pt//u -- CMD)",
+		      ce->q->cpu, is->pid);
+	}
+	free(ce->spliced);
+	ce->spliced = NULL;
+	ce->seg_bytes = sg->to - sg->from;
+	if (sg->psb != STRACE_CTX_NONE) {
+		size_t n;
+		rc = strace_ctx_splice(ce->run, (size_t)ce->run_len, sg->psb,
+				       sg->from, sg->to, sg->pge_off,
+				       sg->pge_end, sg->pge_ip, &ce->spliced,
+				       &n);
+		if (rc < 0)
+			return rc;
+		ce->data = ce->spliced;
+		ce->len = n;
+	} else {
+		ce->data = ce->run + sg->from;
+		ce->len = sg->to - sg->from;
+	}
+	ce->used = 0;
+	ce->window = cpu_piece(c);
+	ce->in_seg = 1;
+	return 0;
+}
+
 /* Decode ce's stream until it has an event for the merge, or ends. */
-static int feed(struct ctx *c, struct cpu_events *ce)
+static int feed(struct ctx *c, struct cpu_events *ce, uint64_t *missing)
 {
 	while (ce->at == ce->ev.n) {
 		size_t piece, u = 0;
 		int rc, final;
 		long n;
 
-		ce->at = ce->ev.n = 0;
-		if (!ce->in_run) {
-			size_t first = ce->next;
-			if (ce->next == ce->q->n)
-				return 0; /* the CPU's trace is all merged */
-			rc = next_run(c, ce->q, &ce->next, &ce->joined,
-				      &ce->data, &ce->len, collect, ce);
+		ce->at = ce->ev.n = ce->evimg.n = 0;
+		if (!ce->in_seg) {
+			if (ce->seg_at == ce->segs.n) {
+				size_t first = ce->next;
+				if (ce->next == ce->q->n)
+					return 0; /* all merged */
+				rc = next_run(c, ce->q, &ce->next, &ce->joined,
+					      &ce->run, &ce->run_len, collect,
+					      ce);
+				if (rc < 0)
+					return rc;
+				if (past_cut(c, ce->q, first)) {
+					add_done(c, ce->run_len);
+					continue;
+				}
+				rc = plan_run(c, ce);
+				if (rc < 0)
+					return rc;
+				if (!ce->segs.n)
+					continue;
+			}
+			rc = start_seg(c, ce, missing);
 			if (rc < 0)
 				return rc;
-			if (past_cut(c, ce->q, first)) {
-				add_done(c, ce->len);
-				continue;
-			}
-			ce->used = 0;
-			ce->window = cpu_piece(c);
-			ce->in_run = 1;
 		}
 		piece = ce->len - ce->used < ce->window
 				? (size_t)(ce->len - ce->used)
@@ -958,8 +1520,12 @@ static int feed(struct ctx *c, struct cpu_events *ce)
 		if (n < 0 && n != -STRACE_DE_NOSYNC)
 			return (int)n;
 		if (final) {
-			run_done(c, ce->q, ce->len, 0, n == -STRACE_DE_NOSYNC);
-			ce->in_run = 0;
+			if (ce->segs.n == 1)
+				run_done(c, ce->q, ce->len, 0,
+					 n == -STRACE_DE_NOSYNC);
+			else
+				add_done(c, ce->seg_bytes);
+			ce->in_seg = 0;
 		} else if (!u && ce->window < SIZE_MAX / 2) {
 			ce->window *= 2; /* no whole PSB+ in the piece yet */
 		} else if (u) {
@@ -981,42 +1547,94 @@ static int cmp_sched(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* The one traced process (0: none named), or -STRACE_PE_PERCPU. */
-static long percpu_pid(struct ctx *c)
+/* The first traced process (0: none named). */
+static uint32_t first_pid(const struct ctx *c)
 {
-	uint32_t pid = 0;
+	for (size_t i = 0; i < c->scheds.n; i++)
+		if (c->scheds.v[i].traced && c->scheds.v[i].pid)
+			return c->scheds.v[i].pid;
+	return 0;
+}
 
-	for (size_t i = 0; i < c->scheds.n; i++) {
-		const struct sched *sc = &c->scheds.v[i];
-		if (!sc->traced || sc->pid == pid)
+/*
+ * The images of ce's CPU over time: at each record that puts a task
+ * there (or execs one), the image of its pid then. The idle task (pid 0)
+ * runs no user code: the image stays. A CPU with no such record runs
+ * pid's image (all its mappings, its parents' first).
+ */
+static int cpu_epochs(struct ctx *c, struct cpu_events *ce, uint32_t pid,
+		      int *fallback)
+{
+	for (size_t i = 0; i < ce->ns; i++) {
+		const struct sched *sc = &ce->s[i];
+		struct epoch e = {sc->time, 0, sc->tid};
+		int sp;
+		if (!sc->pid)
 			continue;
-		if (pid) {
-			warnf(c, "the per-CPU recording traces processes %u "
-				 "and %u: only one process per file is "
-				 "decoded so far; record each with perf "
-				 "record --per-thread -e intel_pt//u",
-			      pid, sc->pid);
-			return -STRACE_PE_PERCPU;
-		}
-		pid = sc->pid;
+		sp = base_space(c, sc->pid, sc->time);
+		if (sp < 0 || (e.slot = space_slot(c, sp)) < 0)
+			return -ENOMEM;
+		if (ce->ep.n && ce->ep.v[ce->ep.n - 1].slot == e.slot &&
+		    ce->ep.v[ce->ep.n - 1].tid == e.tid)
+			continue;
+		if (VEC_PUSH(ce->ep, e))
+			return -ENOMEM;
 	}
-	return pid;
+	if (ce->ep.n)
+		return 0;
+	if (*fallback < 0) {
+		/* the old way: pid's mappings and its parents' */
+		struct imgslot is = {NULL, 0, NULL, pid, 1};
+		uint64_t missing = 0;
+		int rc = new_image(c, &is.img);
+		if (rc < 0)
+			return rc;
+		add_maps(c, is.img, pid, 0, &missing);
+		if (VEC_PUSH(c->slots, is)) {
+			strace_image_free(is.img);
+			return -ENOMEM;
+		}
+		*fallback = (int)(c->slots.n - 1);
+		c->st.missing += missing;
+	}
+	struct epoch e = {0, *fallback, ce->tid};
+	return VEC_PUSH(ce->ep, e);
+}
+
+static int cmp_exit(const void *a, const void *b)
+{
+	const struct exit_rec *x = a, *y = b;
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+/* thread_exit events of the exits up to time t (all: UINT64_MAX). */
+static int emit_exits(struct ctx *c, struct strace_sink *s, size_t *at,
+		      uint64_t t)
+{
+	int rc = 0;
+
+	for (; *at < c->exits.n && rc >= 0; (*at)++) {
+		const struct exit_rec *x = &c->exits.v[*at];
+		if (t != UINT64_MAX && x->time > t)
+			break;
+		if (c->o->tid && x->tid != c->o->tid)
+			continue;
+		rc = put_exit(s, x);
+	}
+	return rc;
 }
 
 static int decode_percpu(struct ctx *c)
 {
 	const struct strace_offline_opts *o = c->o;
-	struct strace_image *img = NULL;
 	struct strace_sink *s = NULL;
 	struct cpu_events *ce;
 	struct tstates ts = {0};
 	uint64_t missing = 0;
-	size_t nq = c->queues.n;
-	long pid = percpu_pid(c);
-	int rc;
+	size_t nq = c->queues.n, xat = 0;
+	uint32_t pid = first_pid(c);
+	int rc, fallback = -1;
 
-	if (pid < 0)
-		return (int)pid;
 	if (!pid && nq)
 		pid = queue_pid(c, &c->queues.v[0]);
 	if (!c->perf.has_time && nq > 1)
@@ -1030,17 +1648,17 @@ static int decode_percpu(struct ctx *c)
 		rc = -ENOMEM;
 		goto out;
 	}
-	rc = new_image(c, &img);
+	rc = build_spaces(c);
 	if (rc < 0)
 		goto out;
-	add_maps(c, img, (uint32_t)pid, 0, &missing);
 	if (c->scheds.n)
 		qsort(c->scheds.v, c->scheds.n, sizeof(*c->scheds.v),
 		      cmp_sched);
+	if (c->exits.n)
+		qsort(c->exits.v, c->exits.n, sizeof(*c->exits.v), cmp_exit);
 
 	for (size_t i = 0; i < nq; i++) {
 		struct queue *q = &c->queues.v[i];
-		struct strace_walk_opts wo;
 
 		for (size_t k = 0; k < c->scheds.n; k++)
 			if (c->scheds.v[k].cpu == q->cpu) {
@@ -1048,20 +1666,11 @@ static int decode_percpu(struct ctx *c)
 					ce[i].s = &c->scheds.v[k];
 				ce[i].ns++;
 			}
-		ce[i].tid = q->tid != UINT32_MAX ? q->tid : (uint32_t)pid;
-		memset(&wo, 0, sizeof(wo));
-		wo.size = sizeof(wo);
-		wo.flags = o->walk_flags;
-		wo.tid = ce[i].tid;
-		wo.time = c->perf.time;
-		wo.has_time = c->perf.has_time;
-		wo.cpu = c->cpu;
-		wo.emit = collect;
-		wo.emit_arg = &ce[i];
-		rc = strace_walker_new(img, &wo, &ce[i].walker);
+		ce[i].tid = q->tid != UINT32_MAX ? q->tid : pid;
+		ce[i].q = q;
+		rc = cpu_epochs(c, &ce[i], pid, &fallback);
 		if (rc < 0)
 			goto out;
-		ce[i].q = q;
 		qsort(q->v, q->n, sizeof(*q->v), cmp_abuf);
 	}
 
@@ -1069,7 +1678,6 @@ static int decode_percpu(struct ctx *c)
 	s->ring = o->ring;
 	s->types = o->types;
 	s->syms = &c->syms;
-	s->img = img;
 	rc = strace_writer_open(o->ring, &s->w);
 	if (rc < 0)
 		goto out;
@@ -1077,7 +1685,7 @@ static int decode_percpu(struct ctx *c)
 	while (rc >= 0) {
 		struct cpu_events *best = NULL;
 		for (size_t i = 0; i < nq && rc >= 0; i++) {
-			rc = feed(c, &ce[i]);
+			rc = feed(c, &ce[i], &missing);
 			if (ce[i].at < ce[i].ev.n &&
 			    (!best || ce[i].ev.v[ce[i].at].time <
 					      best->ev.v[best->at].time))
@@ -1085,11 +1693,17 @@ static int decode_percpu(struct ctx *c)
 		}
 		if (!best || rc < 0)
 			break;
+		s->img = best->evimg.v[best->at];
 		struct strace_event *e = &best->ev.v[best->at++];
-		rc = thread_resumes(&ts, e);
+		if (c->perf.has_time && e->time)
+			rc = emit_exits(c, s, &xat, e->time - 1);
+		if (rc >= 0)
+			rc = thread_resumes(&ts, e);
 		if (rc >= 0 && (!o->tid || e->tid == o->tid))
 			rc = strace_sink_emit(s, e);
 	}
+	if (rc >= 0)
+		rc = emit_exits(c, s, &xat, UINT64_MAX);
 	for (size_t i = 0; i < nq && rc >= 0; i++)
 		if (!o->tid || ce[i].tid == o->tid)
 			rc = emit_cut(c, ce[i].q, ce[i].tid, strace_sink_emit,
@@ -1106,16 +1720,22 @@ out:
 			rc = crc;
 	}
 	for (size_t i = 0; ce && i < nq; i++) {
-		if (ce[i].walker)
-			add_stats(c, ce[i].walker, 0, i ? 0 : missing);
-		strace_walker_free(ce[i].walker);
+		for (size_t k = 0; k < ce[i].walkers.n; k++) {
+			add_stats(c, ce[i].walkers.v[k].w, 0,
+				  i || k ? 0 : missing);
+			strace_walker_free(ce[i].walkers.v[k].w);
+		}
+		free(ce[i].walkers.v);
+		free(ce[i].ep.v);
+		free(ce[i].segs.v);
+		free(ce[i].spliced);
 		free(ce[i].joined);
 		free(ce[i].ev.v);
+		free(ce[i].evimg.v);
 	}
 	free(ce);
 	free(ts.v);
 	free(s);
-	strace_image_free(img);
 	return rc;
 }
 
@@ -1245,6 +1865,14 @@ out:
 	free(c->maps.v);
 	free(c->threads.v);
 	free(c->forks.v);
+	free(c->execs.v);
+	free(c->exits.v);
+	free(c->spaces.v);
+	for (size_t i = 0; i < c->slots.n; i++) {
+		free(c->slots.v[i].maps);
+		strace_image_free(c->slots.v[i].img);
+	}
+	free(c->slots.v);
 	free(c->losts.v);
 	free(c->defs.v);
 	free(c->scheds.v);

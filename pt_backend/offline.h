@@ -7,7 +7,12 @@
  * LOST) it builds one process image per pid and the thread names; each
  * AUX queue (a thread, in per-thread recordings) is decoded by its own
  * walker, in parallel over `jobs` threads, each with its own ring writer,
- * so a thread's events are in order in the ring. Names travel through the
+ * so a thread's events are in order in the ring. A per-CPU recording may
+ * hold many processes (a command that forks and execs): each process has
+ * an image per exec, a forked child starts with its parent's mappings,
+ * and each CPU's stream is cut where it moves to another task (ctxcut.h)
+ * and merged by time with the other CPUs'; EXIT records become
+ * thread_exit events. Names travel through the
  * ring's string table: DSO, PROCESS and THREAD definitions first, then a
  * SYMBOL definition before the first event that refers to each symbol.
  */

@@ -156,6 +156,10 @@ enum strace_event_type {
 				* file system was full, the file could not
 				* grow): a = the batch's events */
 
+/* thread_exit flags */
+#define STRACE_EXIT_NO_STATUS 1 /* the status is not known (a perf EXIT
+				 * record carries none): b is 0 */
+
 /* Reasons for trace_begin / trace_end (operand b). */
 #define STRACE_REASONS(X)                                                       \
 	X(UNKNOWN, 0, "unknown")                                                \

@@ -2,6 +2,7 @@
 """Compare ptrace-capture's events with perf's own decoder, per thread.
 
 usage: cmpperf.py PERF_SCRIPT_OUTPUT OUR_JSONL [--all-branches] [--times]
+                  [--addresses]
 
 PERF_SCRIPT_OUTPUT is `perf script --itrace=b --no-demangle --ns
 -F tid,time,flags,ip,sym,dso,addr` of the same perf.data (time and dso
@@ -19,6 +20,9 @@ Both sides are reduced to the events the product promises (calls,
 returns, jumps between symbols, syscalls and the returns from them) as
 (kind, from, to, from symbol, to symbol), per thread, in order. With
 --all-branches every taken branch counts (ours: every jump).
+With --addresses the symbol names are left out of the comparison (a ring
+of several processes names addresses from one table for all of them:
+docs/decoder.md, "Per-CPU recordings").
 Prints a verdict line and, on a difference, where the sequences part.
 Exit 0 when equal, 1 else.
 """
@@ -150,6 +154,7 @@ def check_times(tid, p, o, all_times):
 def main():
     all_branches = "--all-branches" in sys.argv
     with_times = "--times" in sys.argv
+    width = 3 if "--addresses" in sys.argv else 5
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     times = {}
     perf = perf_events(args[0], all_branches, times)
@@ -157,8 +162,8 @@ def main():
     ok = True
     for tid in sorted(set(perf) | set(ours)):
         pt, ot = perf.get(tid, []), ours.get(tid, [])
-        p = [e[:5] for e in pt]
-        o = [e[:5] for e in ot]
+        p = [e[:width] + ("",) * (5 - width) for e in pt]
+        o = [e[:width] + ("",) * (5 - width) for e in ot]
         if p == o:
             print("thread %d: %d events equal" % (tid, len(p)))
             if with_times and not check_times(tid, pt, ot, times.get(tid, [])):

@@ -36,3 +36,12 @@ $(O)/bench/bench.data: $(O)/bin/ptsynth tests/corpus/corpus.sh
 bench-trace: $(O)/bench/bench.data
 
 .PHONY: bench-trace
+
+# ptfork: a per-CPU recording of several processes (fork, exec, CPU-wide
+# switch records) made of ptsynth --per-cpu recordings of single programs
+$(O)/bin/ptfork: $(call objs,tests/ptsynth/ptfork.c) $(O)/lib/libptbackend.a $(O)/lib/libstrace_decoder.a $(O)/lib/libstrace.a
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(DECODER_LIBS)
+
+TEST_TOOLS += $(O)/bin/ptfork
