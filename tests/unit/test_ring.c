@@ -647,7 +647,10 @@ TEST(small_capacities)
 			struct strace_ring *r = mk("small", caps[ci], modes[mi]);
 			struct strace_reader *rd = NULL;
 			pid_t kid[2];
+			int opened[2];
+			char c2[2];
 			REQUIRE(r);
+			REQUIRE(pipe(opened) == 0);
 			if (modes[mi] == STRACE_RING_LOSSLESS)
 				REQUIRE(strace_reader_open(r, 0, &rd) == 0);
 			for (int k = 0; k < 2; k++) {
@@ -658,6 +661,12 @@ TEST(small_capacities)
 					if (strace_ring_open(tpath("small"), &r2) < 0 ||
 					    strace_writer_open(r2, &w) < 0)
 						_exit(2);
+					/* attached: the reader may go (a ring
+					 * whose every writer so far closed is
+					 * at its end, and one writer may be
+					 * done before the other starts) */
+					if (write(opened[1], "o", 1) != 1)
+						_exit(5);
 					for (uint64_t i = 0; i < N; i++)
 						if (strace_writer_emit(
 							    w, STRACE_EV_CALL, 0,
@@ -668,6 +677,15 @@ TEST(small_capacities)
 				}
 			}
 			uint64_t got[2] = {0, 0}, bad = 0;
+			close(opened[1]);
+			/* both writers attached (or one failed: then EOF) */
+			for (size_t have = 0; have < 2;) {
+				ssize_t n = read(opened[0], c2, 2 - have);
+				if (n <= 0)
+					break;
+				have += (size_t)n;
+			}
+			close(opened[0]);
 			if (rd) { /* lossless: every event of both, in order */
 				struct strace_batch b;
 				uint64_t t0 = ms_now();
