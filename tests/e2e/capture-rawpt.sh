@@ -21,12 +21,15 @@ if [ -n "${KEEP:-}" ]; then echo "work $work (kept)" >&2; else trap 'rm -rf "$wo
 pass() { echo "PASS: capture-rawpt/$1"; }
 fail() { echo "FAIL: capture-rawpt/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; }
 
-# events of a ring without seq, time and TIME_EXACT
+# events of a ring without seq, time and TIME_EXACT, nor thread_exit
+# (perf.data's EXIT record: a raw trace has no sideband to say it)
 events() {
 	"$bin/ptrace-read" -f jsonl "$1" | python3 -c '
 import json, sys
 for line in sys.stdin:
     e = json.loads(line)
+    if e["type"] == "thread_exit":
+        continue
     e.pop("seq", None); e.pop("time", None)
     if "flags" in e:
         e["flags"] &= ~0x10
