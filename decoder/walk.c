@@ -787,14 +787,16 @@ static int psb_plus(const uint8_t *buf, size_t len, size_t off, uint64_t *ip,
 
 /* The first packet at or after from whose type is not in skip (a mask of
  * PKT() bits), in *p. Returns 0, or -1 at the end of the buffer, at a
- * packet libipt cannot read, or after 4096 packets (hostile input must
- * not make each lookahead scan the whole trace). */
+ * packet libipt cannot read, or after 64 packets: what the errata look
+ * for comes within a few status and timing packets, and hostile input
+ * (an OVF and a FUP again and again) must not make each lookahead scan
+ * far. */
 static int peek_packet(struct strace_walker *w, size_t from, uint64_t skip,
 		       struct pt_packet *p)
 {
 	if (pt_pkt_sync_set(w->pkt, from) < 0)
 		return -1;
-	for (int k = 0; k < 4096; k++) {
+	for (int k = 0; k < 64; k++) {
 		if (pt_pkt_next(w->pkt, p, sizeof(*p)) <= 0)
 			return -1;
 		if (!((skip >> p->type) & 1))
