@@ -229,7 +229,7 @@ static void resolve(struct ref *r, uint64_t ip)
 		if (b->kind == STRACE_BK_CALL || b->kind == STRACE_BK_JMP)
 			r->in_adv = 1;
 	}
-	r->st->branches++;
+	r->st->branches++; /* taken: all but the two cases below */
 	switch (cls) {
 	case ptic_call:
 		emit(r, STRACE_EV_CALL, r->pend_ind ? STRACE_F_INDIRECT : 0,
