@@ -764,6 +764,24 @@ TEST(power_and_ptwrite_passed_over)
 	       W(SYSCALL, 0, 0x1006, 0));
 }
 
+/* The branch right before an asynchronous disable: its target is where
+ * the disable hit (the reference decoder used to drop it). */
+TEST(branch_before_async_disable)
+{
+	struct enc en;
+
+	enc_init(&en);
+	psb(&en, 0x1000);
+	tnt(&en, "T"); /* the ret, compressed */
+	ip_pkt(&en, ppt_fup, 0x1005);
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, NULL, 0, 1,
+	       W(TRACE_BEGIN, 0, 0x1000, R(START)),
+	       W(CALL, 0, 0x1000, 0x1010),
+	       W(RETURN, 0, 0x1012, 0x1005),
+	       W(INTERRUPT, ASYNC, 0x1005, 0));
+}
+
 /* A deferred TIP: the TNT bits of the branches after an indirect call
  * come before its TIP. */
 TEST(deferred_tip)
@@ -1129,7 +1147,8 @@ RUN_TESTS("test_decoder_errata", T(bdm70_async_stop_psb_fup),
 	  T(apl12_ovf_fup_then_pge), T(skd010_ovf_tip), T(apl11_ovf_pgd),
 	  T(skd007_ovf_in_cyc), T(tsx_begin_commit_abort),
 	  T(bdm64_bad_tip_before_abort), T(pip_vmcs_inside_async_branch),
-	  T(power_and_ptwrite_passed_over), T(deferred_tip),
+	  T(power_and_ptwrite_passed_over), T(branch_before_async_disable),
+	  T(deferred_tip),
 	  T(call_to_next_instruction), T(filter_leave_and_enter),
 	  T(skl014_direct_call_pgd_without_ip), T(pgd_at_mov_cr3),
 	  T(mov_cr3_walked_through), T(overflow_at_the_end),
