@@ -11,6 +11,10 @@
  * with libipt's encoder (as user-only tracing would produce them) and
  * writes a perf.data file, the raw PT streams, a sideband file and the
  * ground truth. See docs/ptsynth.md for the formats and the rules.
+ *
+ * --ptrace: no QEMU; the instructions come from ptrace single-stepping
+ * of PROG and every process it forks and execs (ptstep.c), and the
+ * output is a per-CPU recording of all of them (docs/ptsynth.md 5d).
  */
 #include <capstone/capstone.h>
 #include <elf.h>
@@ -1405,8 +1409,10 @@ static void pt_maps(void *ctx, pid_t p, pid_t tid, const struct ptstep_map *m,
 				break;
 		if (k < nmaps)
 			continue;
+		k = nmaps;
 		map_add(m[i].start, m[i].end, m[i].pgoff, f, PROT_READ | PROT_EXEC);
-		sbev_add(EV_MMAP, t)->m = maps[nmaps - 1];
+		if (nmaps > k) /* map_add drops what it already has */
+			sbev_add(EV_MMAP, t)->m = maps[nmaps - 1];
 	}
 	if (was)
 		as_use(was);
