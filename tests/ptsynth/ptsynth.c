@@ -2676,7 +2676,7 @@ int main(int argc, char **argv)
 		die("bad timing or PSB period option");
 	if (opt.per_cpu && (!opt.timing || opt.cyc || opt.ovf_at || opt.drop ||
 			    opt.corrupt))
-		die("--per-cpu needs timing packets (perf decodes per-CPU traces "
+		die("--per-cpu and --ptrace need timing packets (perf decodes per-CPU traces "
 		    "by time) and does not combine with --cyc, --overflow, "
 		    "--drop or --corrupt");
 	if (opt.wrap && (opt.per_cpu || opt.ovf_at || opt.drop || opt.corrupt))
