@@ -9,6 +9,8 @@
 #   sh       /bin/sh -c 'recurse; exec fptr': a shell forks and execs
 #            one program, then execs another itself (its pid, new image)
 #   threads  the corpus's threads (clone, 4 threads) under --ptrace
+#   signals  the corpus's signals (handlers, a recovered SIGSEGV: signal
+#            delivery between single steps)
 # Checks per workload:
 #   perf:      perf 6.1 decodes it without errors, one flow per thread
 #              of the truth, a FORK record per new process and a
@@ -40,7 +42,7 @@ corpus() { # the path of corpus program $1 (built if needed)
 	case $p in /*) echo "$p" ;; *) echo "$top/$p" ;; esac
 }
 fork=$(corpus fork) && recurse=$(corpus recurse) && fptr=$(corpus fptr) &&
-	threads=$(corpus threads) ||
+	threads=$(corpus threads) && signals=$(corpus signals) ||
 	{ echo "SKIP: capture-ptrace/all (cannot build the corpus programs)"; exit 0; }
 
 # a missing program: a message, exit 1
@@ -140,5 +142,6 @@ print(" ".join(map(str, procs)), "|", " ".join(map(str, exits)))' "$work/$n.fast
 EXECS=2 check fork "$fork" "$recurse"
 EXECS=3 check sh /bin/sh -c "$recurse; exec $fptr"
 EXECS=1 check threads "$threads"
+EXECS=1 check signals "$signals"
 
 [ "$fails" -eq 0 ]
