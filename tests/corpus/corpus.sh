@@ -45,6 +45,7 @@ build_cmd() {
 	dynpie) echo "gcc -O1 -fPIE -pie -o @OUT@ $src/static.c" ;;
 	recurse) echo "gcc -O1 -fno-optimize-sibling-calls -o @OUT@ $src/recurse.c" ;;
 	fptr) echo "gcc -O1 -o @OUT@ $src/fptr.c" ;;
+	fork) echo "gcc -O1 -o @OUT@ $src/fork.c" ;; # not in NAMES: --ptrace only
 	tailcall) echo "gcc -O2 -o @OUT@ $src/tailcall.c" ;;
 	longjmp) echo "gcc -O1 -o @OUT@ $src/longjmp.c" ;;
 	exceptions) echo "g++ -O1 -o @OUT@ $src/exceptions.cpp" ;;

@@ -3,7 +3,7 @@
 tests_ptsynth_CFLAGS := $(shell $(PKG_CONFIG) --cflags capstone)
 PTSYNTH_LIBS := $(shell $(PKG_CONFIG) --libs capstone) -lipt
 
-$(O)/bin/ptsynth: $(call objs,tests/ptsynth/ptsynth.c) $(O)/lib/libptbackend.a
+$(O)/bin/ptsynth: $(call objs,tests/ptsynth/ptsynth.c tests/ptsynth/ptstep.c) $(O)/lib/libptbackend.a
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PTSYNTH_LIBS)

@@ -11,6 +11,10 @@
  * with libipt's encoder (as user-only tracing would produce them) and
  * writes a perf.data file, the raw PT streams, a sideband file and the
  * ground truth. See docs/ptsynth.md for the formats and the rules.
+ *
+ * --ptrace: no QEMU; the instructions come from ptrace single-stepping
+ * of PROG and every process it forks and execs (ptstep.c), and the
+ * output is a per-CPU recording of all of them (docs/ptsynth.md 5d).
  */
 #include <capstone/capstone.h>
 #include <elf.h>
@@ -30,9 +34,11 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../pt_backend/perf_write.h"
+#include "ptstep.h"
 
 #define PMU_TYPE 8 /* intel_pt's PMU type; any value matching the attr */
 #define MAX_CPUS 1024
@@ -40,6 +46,9 @@
 #define NCPUS 2     /* --per-cpu: CPUs of the modelled machine */
 
 static const char *prog_name = "ptsynth";
+static const char *comm_of(const char *path);
+static uint32_t pid; /* the (first) process id */
+struct proc;
 
 /* QEMU's process group (QEMU and whatever the traced program forked):
  * killed when we give up, so that nothing keeps running behind us. */
@@ -105,6 +114,7 @@ static struct {
 	unsigned migrate_every; /* --per-cpu: migrate at every n-th syscall */
 	const char *wrap;       /* --wrap: this PT stream, no QEMU run */
 	const char *cpuid;      /* the CPUID header, e.g. GenuineIntel,6,85,4 */
+	bool ptrace;            /* --ptrace: ptrace single-stepping, not QEMU */
 } opt = {
 	.psb_period = 4096,
 	.retcomp = true,
@@ -533,6 +543,13 @@ struct thread {
 	struct fixup *fx;    /* timing packets, to be shifted by the schedule */
 	size_t nfx, capfx, fxi;
 	uint64_t off;        /* TSC shift of its last scheduled chunk */
+	/* --ptrace */
+	uint32_t rtid;       /* its real thread id */
+	struct proc *proc;   /* its process */
+	bool started;        /* its first instruction came */
+	bool exec_pending;   /* it execs: the next instruction is the new
+				program's */
+	size_t born_chunk;   /* 1 + its creator's chunk when it was created */
 };
 
 /*
@@ -1010,7 +1027,8 @@ static void finalize(struct thread *t, uint64_t x, uint64_t next)
 	}
 	case K_SYSCALL: {
 		bool migrate = opt.per_cpu && next && !quiet &&
-			       ++t->nsys % opt.migrate_every == 0;
+			       (++t->nsys % opt.migrate_every == 0 ||
+				t->exec_pending);
 
 		t->last_syscall = x;
 		put_ip(t, ppt_tip_pgd, 0);
@@ -1191,6 +1209,287 @@ static void on_stopped(uint64_t pc)
 	}
 	if (best)
 		best->stopped = true;
+}
+
+/* ------------------------------------------ --ptrace: several processes */
+
+/*
+ * --ptrace: the instructions come from ptstep.c (ptrace single-stepping
+ * of the command and of every process it forks and execs, natively).
+ * Each process and exec has its own address space: its mappings and the
+ * instruction cache of its code (one address can hold another program's
+ * code in another process). The globals maps/icache are the current
+ * thread's space, swapped in by as_use().
+ */
+struct aspace {
+	struct map *maps;
+	size_t nmaps;
+	struct insn *icache;
+	size_t icache_mask, icache_n;
+};
+
+struct proc {
+	uint32_t pid, ppid, ptid;
+	struct aspace *as;      /* the current program's */
+	struct aspace *next_as; /* after its pending exec */
+	char comm[16];
+};
+
+/* A sideband record of the run, placed in time by the schedule. */
+enum { EV_EXEC, EV_MMAP };
+
+struct sbev {
+	int type;
+	struct thread *t;
+	uint32_t pid, tid;
+	bool next_chunk; /* just before t's first chunk from index chunk on */
+	size_t chunk;    /* else: in this chunk, at time */
+	uint64_t time;   /* TSC, before the schedule's shift */
+	struct map m;
+	char comm[16];
+};
+
+static struct aspace *cur_as;
+static struct proc **procs;
+static size_t nprocs;
+static struct sbev *sbevs;
+static size_t nsbevs;
+static struct thread *last_thread;
+
+/* The globals back into the current space. */
+static void as_sync(void)
+{
+	if (cur_as) {
+		cur_as->maps = maps;
+		cur_as->nmaps = nmaps;
+		cur_as->icache = icache;
+		cur_as->icache_mask = icache_mask;
+		cur_as->icache_n = icache_n;
+	}
+}
+
+static struct aspace *as_new(const struct aspace *copy)
+{
+	struct aspace *a = calloc(1, sizeof(*a));
+
+	as_sync();
+
+	if (!a)
+		die("out of memory");
+	a->icache_mask = (1 << 12) - 1;
+	a->icache = calloc(a->icache_mask + 1, sizeof(*a->icache));
+	if (!a->icache)
+		die("out of memory");
+	if (copy && copy->nmaps) {
+		a->maps = xrealloc(NULL, copy->nmaps * sizeof(*a->maps));
+		memcpy(a->maps, copy->maps, copy->nmaps * sizeof(*a->maps));
+		a->nmaps = copy->nmaps;
+	}
+	return a;
+}
+
+static void as_use(struct aspace *a)
+{
+	if (a == cur_as)
+		return;
+	as_sync();
+	cur_as = a;
+	maps = a->maps;
+	nmaps = a->nmaps;
+	icache = a->icache;
+	icache_mask = a->icache_mask;
+	icache_n = a->icache_n;
+}
+
+static struct proc *proc_of(uint32_t p)
+{
+	for (size_t i = nprocs; i-- > 0;)
+		if (procs[i]->pid == p)
+			return procs[i];
+	return NULL;
+}
+
+static struct thread *thread_of(uint32_t tid)
+{
+	if (last_thread && last_thread->rtid == tid && last_thread->alive)
+		return last_thread;
+	for (size_t i = nthreads; i-- > 0;)
+		if (threads[i]->rtid == tid && threads[i]->alive)
+			return last_thread = threads[i];
+	die("ptrace: instruction of unknown thread %u", tid);
+}
+
+static struct sbev *sbev_add(int type, struct thread *t)
+{
+	struct sbev *e;
+
+	sbevs = xrealloc(sbevs, (nsbevs + 1) * sizeof(*sbevs));
+	e = &sbevs[nsbevs++];
+	memset(e, 0, sizeof(*e));
+	e->type = type;
+	e->t = t;
+	e->pid = t->proc->pid;
+	e->tid = t->rtid;
+	/* before the thread runs, or between an exec and the new program */
+	e->next_chunk = !t->started || t->exec_pending;
+	e->chunk = e->next_chunk ? nchunks : t->chunk;
+	e->time = tsc_of(now_cycles);
+	snprintf(e->comm, sizeof(e->comm), "%s", t->proc->comm);
+	return e;
+}
+
+static void pt_task(void *ctx, pid_t p, pid_t tid, pid_t pp, pid_t ptid)
+{
+	struct proc *pr = proc_of((uint32_t)p);
+	struct thread *parent = ptid ? thread_of((uint32_t)ptid) : NULL;
+	struct thread *t;
+
+	(void)ctx;
+	if (!pr) {
+		struct proc *pa = pp ? proc_of((uint32_t)pp) : NULL;
+
+		pr = calloc(1, sizeof(*pr));
+		if (!pr)
+			die("out of memory");
+		pr->pid = (uint32_t)p;
+		pr->ppid = pp ? (uint32_t)pp : (uint32_t)p;
+		pr->ptid = ptid ? (uint32_t)ptid : (uint32_t)p;
+		if (pa) {
+			pr->as = as_new(pa->as);
+			memcpy(pr->comm, pa->comm, sizeof(pr->comm));
+		} else {
+			pr->as = as_new(NULL);
+		}
+		procs = xrealloc(procs, (nprocs + 1) * sizeof(*procs));
+		procs[nprocs++] = pr;
+	}
+	if (!pid)
+		pid = (uint32_t)p;
+	t = thread_new(0, parent ? parent->seq : 0);
+	t->rtid = (uint32_t)tid;
+	t->proc = pr;
+	if (parent && parent->started)
+		t->born_chunk = parent->chunk + 1;
+}
+
+static void pt_exec(void *ctx, pid_t p, pid_t tid, const char *path)
+{
+	struct thread *t = thread_of((uint32_t)tid);
+	struct proc *pr = t->proc;
+
+	(void)ctx;
+	(void)p;
+	snprintf(pr->comm, sizeof(pr->comm), "%s", comm_of(path));
+	if (t->started) {
+		pr->next_as = as_new(NULL);
+		t->exec_pending = true;
+	}
+	sbev_add(EV_EXEC, t);
+}
+
+static void pt_maps(void *ctx, pid_t p, pid_t tid, const struct ptstep_map *m,
+		    size_t n)
+{
+	struct thread *t = thread_of((uint32_t)tid);
+	struct aspace *a = t->proc->next_as ? t->proc->next_as : t->proc->as;
+	struct aspace *was = cur_as;
+
+	(void)ctx;
+	(void)p;
+	as_use(a);
+	for (size_t i = 0; i < n; i++) {
+		struct file *f = file_get(m[i].path);
+		size_t k;
+
+		if (!f)
+			continue;
+		for (k = 0; k < nmaps; k++)
+			if (maps[k].start == m[i].start && maps[k].file == f &&
+			    maps[k].pgoff == m[i].pgoff && maps[k].end == m[i].end)
+				break;
+		if (k < nmaps)
+			continue;
+		k = nmaps;
+		map_add(m[i].start, m[i].end, m[i].pgoff, f, PROT_READ | PROT_EXEC);
+		if (nmaps > k) /* map_add drops what it already has */
+			sbev_add(EV_MMAP, t)->m = maps[nmaps - 1];
+	}
+	if (was)
+		as_use(was);
+}
+
+static void pt_insn(void *ctx, pid_t p, pid_t tid, uint64_t addr)
+{
+	struct thread *t = thread_of((uint32_t)tid);
+
+	(void)ctx;
+	(void)p;
+	as_use(t->proc->as);
+	now_cycles++;
+	if (!t->started) {
+		t->started = true;
+		chunk_begin(t, t->seq % NCPUS); /* a new thread: PSB+ */
+		put_psb(t, 0);
+		trace_enable(t, addr, "begin");
+		t->pend = addr;
+		t->seen = now_cycles;
+		return;
+	}
+	if (t->pend == addr && !t->exec_pending && classify(addr)->rep)
+		return; /* another iteration of a REP string instruction */
+	if (t->pend)
+		finalize(t, t->pend, addr);
+	if (t->exec_pending) {
+		struct proc *pr = t->proc;
+
+		t->exec_pending = false;
+		if (pr->next_as) {
+			pr->as = pr->next_as;
+			pr->next_as = NULL;
+		}
+		as_use(pr->as);
+	}
+	t->pend = addr;
+	t->seen = now_cycles;
+	boundary(t, addr);
+}
+
+static void pt_exit(void *ctx, pid_t p, pid_t tid)
+{
+	struct thread *t = thread_of((uint32_t)tid);
+
+	(void)ctx;
+	(void)p;
+	as_use(t->proc->as);
+	if (t->started)
+		thread_end(t);
+	t->alive = false;
+	if (last_thread == t)
+		last_thread = NULL;
+}
+
+static int run_ptrace(char **argv)
+{
+	static const struct ptstep_ops ops = { pt_insn, pt_task, pt_exec,
+					       pt_maps, pt_exit };
+	struct ptstep_stats st;
+	char why[PATH_MAX + 128];
+	struct timespec a, b;
+	int code;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	code = ptstep_run(argv, &ops, NULL, &st, why, sizeof(why));
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	if (code < 0)
+		die("%s", why);
+	if (opt.verbose) {
+		double sec = (double)(b.tv_sec - a.tv_sec) +
+			     (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+		fprintf(stderr, "ptrace: %" PRIu64 " steps, %" PRIu64 " tasks, %"
+			PRIu64 " maps reads, %.1f s, %.0f steps/s\n", st.steps,
+			st.tasks, st.map_reads, sec, sec > 0 ? (double)st.steps / sec : 0);
+	}
+	return code;
 }
 
 /* -------------------------------------------------------- QEMU log parse */
@@ -1512,6 +1811,8 @@ static int run_qemu(char **argv)
 
 static uint32_t tid_of(const struct thread *t)
 {
+	if (t->rtid)
+		return t->rtid;
 	if (t->seq == 0)
 		return pid;
 	if ((size_t)t->seq - 1 < nclone_tids)
@@ -1629,6 +1930,10 @@ static void schedule_chunks(void)
 		struct thread *t = c->t;
 		uint64_t off = t->off;
 
+		/* --ptrace: a new task (a forked process) starts after its
+		 * creator's chunk that created it, not before */
+		if (t->born_chunk && off < chunks[t->born_chunk - 1].off)
+			off = chunks[t->born_chunk - 1].off;
 		if (cpu_end[c->cpu] && cpu_end[c->cpu] + SCHED_GAP > c->s + off)
 			off = cpu_end[c->cpu] + SCHED_GAP - c->s;
 		off = (off + q - 1) / q * q;
@@ -1721,8 +2026,16 @@ static void prec_rec(uint32_t type, uint16_t misc, const void *body,
 		     uint64_t time, int cpu, uint64_t id)
 {
 	uint8_t buf[4096];
-	size_t n = rec_build(buf, type, misc, body, blen, str, pid, tid, time,
-			     (uint32_t)cpu, id);
+	uint32_t rpid = pid;
+	size_t n;
+
+	for (size_t i = nthreads; opt.ptrace && i-- > 0;)
+		if (threads[i]->rtid == tid) {
+			rpid = threads[i]->proc->pid;
+			break;
+		}
+	n = rec_build(buf, type, misc, body, blen, str, rpid, tid, time,
+		      (uint32_t)cpu, id);
 
 	prec_add(time, buf, n, NULL);
 }
@@ -1759,21 +2072,77 @@ static void write_percpu_records(struct strace_perfw *w, const char *comm)
 				cpu0 = chunks[k].cpu;
 			cpu1 = chunks[k].cpu;
 		}
-		if (t->seq) {
-			struct pfmt_fork f = { pid, pid, tid, tid_of(threads[t->parent_seq]),
-					       t->start_time - 4 };
-			struct pfmt_comm c = { pid, tid };
+		if (cpu0 < 0)
+			continue; /* --ptrace: a task that never ran */
+		if (t->seq && t->proc && t->proc->pid == tid) {
+			/* --ptrace: a new process (perf writes no COMM) */
+			struct pfmt_fork f = { t->proc->pid, t->proc->ppid, tid,
+					       t->proc->ptid, t->start_time - 4 };
 
 			prec_rec(PFMT_RECORD_FORK, 0, &f, sizeof(f), NULL, tid,
 				 t->start_time - 4, cpu0, ID_DUMMY(cpu0));
-			prec_rec(PFMT_RECORD_COMM, PFMT_MISC_USER, &c, sizeof(c), comm,
-				 tid, t->start_time - 4, cpu0, ID_DUMMY(cpu0));
+		} else if (t->seq) {
+			uint32_t p = t->proc ? t->proc->pid : pid;
+			struct pfmt_fork f = { p, p, tid, tid_of(threads[t->parent_seq]),
+					       t->start_time - 4 };
+			struct pfmt_comm c = { p, tid };
+
+			prec_rec(PFMT_RECORD_FORK, 0, &f, sizeof(f), NULL, tid,
+				 t->start_time - 4, cpu0, ID_DUMMY(cpu0));
+			prec_rec(PFMT_RECORD_COMM, PFMT_MISC_USER, &c, sizeof(c),
+				 t->proc ? t->proc->comm : comm, tid,
+				 t->start_time - 4, cpu0, ID_DUMMY(cpu0));
 		}
 		{
-			struct pfmt_fork f = { pid, pid, tid, pid, t->end_time + 2 };
+			uint32_t p = t->proc ? t->proc->pid : pid;
+			struct pfmt_fork f = { p, t->proc ? t->proc->ppid : pid, tid,
+					       t->proc ? t->proc->ptid : pid,
+					       t->end_time + 2 };
 
 			prec_rec(PFMT_RECORD_EXIT, 0, &f, sizeof(f), NULL, tid,
 				 t->end_time + 2, cpu1, ID_DUMMY(cpu1));
+		}
+	}
+	/* --ptrace: execs and mappings, where they happened */
+	for (i = 0; i < nsbevs; i++) {
+		const struct sbev *v = &sbevs[i];
+		const struct chunk *c = NULL;
+		uint64_t time;
+
+		if (v->next_chunk) {
+			for (size_t k = v->chunk; k < nchunks && !c; k++)
+				if (chunks[k].t == v->t)
+					c = &chunks[k];
+			if (!c)
+				continue; /* nothing ran after it */
+			time = c->s + c->off - (v->type == EV_EXEC ? 6 : 5);
+		} else {
+			c = &chunks[v->chunk];
+			time = v->time + c->off;
+		}
+		if (v->type == EV_EXEC) {
+			struct pfmt_comm cm = { v->pid, v->tid };
+
+			prec_rec(PFMT_RECORD_COMM, PFMT_MISC_USER | PFMT_MISC_COMM_EXEC,
+				 &cm, sizeof(cm), v->comm, v->tid, time, c->cpu,
+				 ID_DUMMY(c->cpu));
+		} else {
+			struct pfmt_mmap2 m;
+
+			memset(&m, 0, sizeof(m));
+			m.pid = v->pid;
+			m.tid = v->tid;
+			m.addr = v->m.start;
+			m.len = v->m.end - v->m.start;
+			m.pgoff = v->m.pgoff;
+			m.maj = major(v->m.file->dev);
+			m.min = minor(v->m.file->dev);
+			m.ino = v->m.file->ino;
+			m.prot = v->m.prot;
+			m.flags = MAP_PRIVATE;
+			prec_rec(PFMT_RECORD_MMAP2, PFMT_MISC_USER, &m, sizeof(m),
+				 v->m.file->path, v->tid, time, c->cpu,
+				 ID_DUMMY(c->cpu));
 		}
 	}
 	for (i = 0; i < nchunks; i++) {
@@ -1783,7 +2152,8 @@ static void write_percpu_records(struct strace_perfw *w, const char *comm)
 		struct pfmt_aux aux = { c->aux_off, (c->end - c->beg + 7) / 8 * 8, 0 };
 
 		if (c->first_on_cpu) {
-			struct pfmt_itrace_start is = { pid, tid };
+			struct pfmt_itrace_start is = { c->t->proc ? c->t->proc->pid : pid,
+							tid };
 
 			prec_rec(PFMT_RECORD_ITRACE_START, 0, &is, sizeof(is), NULL,
 				 tid, s - 3, c->cpu, ID_PT(c->cpu));
@@ -1959,6 +2329,10 @@ static void write_perf_data(void)
 
 	/* The process: COMM (exec), its executable mappings. */
 	snprintf(comm, sizeof(comm), "%s", comm_of(prog_path));
+	if (opt.ptrace) { /* all of them in the per-CPU records */
+		write_percpu_records(w, comm);
+		goto finished;
+	}
 	{
 		struct pfmt_comm c = { pid, pid };
 
@@ -2104,6 +2478,8 @@ static void write_raw_and_truth(int exit_code)
 	FILE *sb, *tf = NULL;
 	size_t i;
 
+	if (opt.ptrace) /* several processes: no single-process sideband */
+		goto truth;
 	snprintf(path, sizeof(path), "%s.sideband", opt.raw);
 	sb = fopen(path, "w");
 	if (!sb)
@@ -2125,7 +2501,7 @@ static void write_raw_and_truth(int exit_code)
 	}
 	if (fclose(sb))
 		die("writing sideband: %s", strerror(errno));
-
+truth:
 	if (!opt.truth)
 		return;
 	tf = fopen(opt.truth, "w");
@@ -2134,6 +2510,9 @@ static void write_raw_and_truth(int exit_code)
 	fprintf(tf, "# ptsynth truth v1\n");
 	fprintf(tf, "# program %s\n", prog_path);
 	fprintf(tf, "# pid %u exit %d\n", pid, exit_code);
+	for (i = 0; i < nprocs; i++)
+		fprintf(tf, "# process %u parent %u comm %s\n", procs[i]->pid,
+			procs[i]->ppid, procs[i]->comm);
 	fprintf(tf, "# options retcomp %d timing %d cyc %d psb-period %lu\n",
 		opt.retcomp, opt.timing, opt.cyc, opt.psb_period);
 	for (i = 0; i < nthreads; i++)
@@ -2187,6 +2566,9 @@ static void usage(FILE *f)
 		"                        into the perf.data, PROG (an ELF) mapped at its\n"
 		"                        link addresses\n"
 		"      --cpuid STR       perf's CPUID header (GenuineIntel,FAMILY,MODEL,STEPPING)\n"
+		"      --ptrace          no QEMU: ptrace single-stepping, following fork,\n"
+		"                        clone and exec; a per-CPU recording of every\n"
+		"                        process (no raw streams and sideband file)\n"
 		"  -v, --verbose\n");
 }
 
@@ -2239,6 +2621,7 @@ int main(int argc, char **argv)
 		{ "migrate-every", required_argument, NULL, 13 },
 		{ "wrap", required_argument, NULL, 14 },
 		{ "cpuid", required_argument, NULL, 15 },
+		{ "ptrace", no_argument, NULL, 16 },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -2278,6 +2661,7 @@ int main(int argc, char **argv)
 		case 13: opt.migrate_every = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 14: opt.wrap = optarg; opt.timing = false; break;
 		case 15: opt.cpuid = optarg; break;
+		case 16: opt.ptrace = opt.per_cpu = true; break;
 		case 'v': opt.verbose = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -2292,12 +2676,14 @@ int main(int argc, char **argv)
 		die("bad timing or PSB period option");
 	if (opt.per_cpu && (!opt.timing || opt.cyc || opt.ovf_at || opt.drop ||
 			    opt.corrupt))
-		die("--per-cpu needs timing packets (perf decodes per-CPU traces "
+		die("--per-cpu and --ptrace need timing packets (perf decodes per-CPU traces "
 		    "by time) and does not combine with --cyc, --overflow, "
 		    "--drop or --corrupt");
 	if (opt.wrap && (opt.per_cpu || opt.ovf_at || opt.drop || opt.corrupt))
 		die("--wrap takes the stream as it is: no --per-cpu, --overflow, "
 		    "--drop or --corrupt");
+	if (opt.ptrace && opt.wrap)
+		die("--ptrace runs a program: no --wrap");
 	if (opt.per_cpu && !opt.migrate_every)
 		die("--migrate-every must be at least 1");
 	if (!opt.raw) {
@@ -2312,7 +2698,7 @@ int main(int argc, char **argv)
 	if (!prog_path || access(prog_path, F_OK))
 		die("%s: no such program", argv[optind]);
 	prog_path = xstrdup(prog_path);
-	if (elf_read(prog_path, &prog_ei, why, sizeof(why)))
+	if (!opt.ptrace && elf_read(prog_path, &prog_ei, why, sizeof(why)))
 		die("%s", why);
 
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
@@ -2334,6 +2720,17 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (opt.wrap) {
 		code = wrap_stream(opt.wrap);
+	} else if (opt.ptrace) {
+		code = run_ptrace(argv + optind);
+		for (size_t i = 0; i < nthreads; i++) {
+			if (threads[i]->alive && threads[i]->started) {
+				as_use(threads[i]->proc->as);
+				thread_end(threads[i]);
+			}
+			threads[i]->alive = false;
+		}
+		if (!nchunks)
+			die("ptrace ran %s but traced no instruction", prog_path);
 	} else {
 		code = run_qemu(argv + optind);
 		if (!nthreads)
