@@ -1268,6 +1268,11 @@ static void as_sync(void)
 	}
 }
 
+/* every address space made, kept to the end (the recording is written
+ * from all of them) */
+static struct aspace **all_as;
+static size_t nall_as;
+
 static struct aspace *as_new(const struct aspace *copy)
 {
 	struct aspace *a = calloc(1, sizeof(*a));
@@ -1276,6 +1281,8 @@ static struct aspace *as_new(const struct aspace *copy)
 
 	if (!a)
 		die("out of memory");
+	all_as = xrealloc(all_as, (nall_as + 1) * sizeof(*all_as));
+	all_as[nall_as++] = a;
 	a->icache_mask = (1 << 12) - 1;
 	a->icache = calloc(a->icache_mask + 1, sizeof(*a->icache));
 	if (!a->icache)
@@ -1292,6 +1299,11 @@ static void as_use(struct aspace *a)
 {
 	if (a == cur_as)
 		return;
+	if (!cur_as) {
+		/* the first space: main()'s instruction cache is not one */
+		free(icache);
+		icache = NULL;
+	}
 	as_sync();
 	cur_as = a;
 	maps = a->maps;
