@@ -33,11 +33,18 @@ struct strace_event {
 };
 
 #define STRACE_EVENT_SIZE 32
-_Static_assert(sizeof(struct strace_event) == STRACE_EVENT_SIZE,
-	       "struct strace_event must be exactly 32 bytes");
-_Static_assert(offsetof(struct strace_event, time) == 8, "time at offset 8");
-_Static_assert(offsetof(struct strace_event, a) == 16, "a at offset 16");
-_Static_assert(offsetof(struct strace_event, b) == 24, "b at offset 24");
+/* C11's _Static_assert, C++11's static_assert: the header is both */
+#ifdef __cplusplus
+#define STRACE_STATIC_ASSERT(c, msg) static_assert(c, msg)
+#else
+#define STRACE_STATIC_ASSERT(c, msg) _Static_assert(c, msg)
+#endif
+STRACE_STATIC_ASSERT(sizeof(struct strace_event) == STRACE_EVENT_SIZE,
+		     "struct strace_event must be exactly 32 bytes");
+STRACE_STATIC_ASSERT(offsetof(struct strace_event, time) == 8,
+		     "time at offset 8");
+STRACE_STATIC_ASSERT(offsetof(struct strace_event, a) == 16, "a at offset 16");
+STRACE_STATIC_ASSERT(offsetof(struct strace_event, b) == 24, "b at offset 24");
 
 /* How a reader shows an operand. */
 enum strace_field_kind {
