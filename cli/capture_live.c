@@ -465,10 +465,11 @@ out:
 			*stats = st;
 		if (!o->quiet)
 			fprintf(err,
-				PROG ": %llu threads, %llu bytes of PT, %llu "
+				PROG ": %llu thread%s, %llu bytes of PT, %llu "
 				     "sideband records, %llu lost records, %llu "
 				     "AUX truncations, %llu snapshots\n",
 				(unsigned long long)st.threads,
+				st.threads == 1 ? "" : "s",
 				(unsigned long long)st.aux_bytes,
 				(unsigned long long)st.records,
 				(unsigned long long)st.lost_records,

@@ -597,10 +597,11 @@ int main(int argc, char **argv)
 				strace_ring_path(ring), strace_strerror(rc));
 		else if (!quiet && status == 0)
 			fprintf(stderr,
-				PROG ": decoded %llu threads, %.1f MB of PT: "
+				PROG ": decoded %llu thread%s, %.1f MB of PT: "
 				     "%llu events, %llu decode errors, %llu "
 				     "overflows, %llu losses\n",
 				(unsigned long long)ds.threads,
+				ds.threads == 1 ? "" : "s",
 				(double)ds.pt_bytes / 1e6,
 				(unsigned long long)ds.events,
 				(unsigned long long)ds.errors,
@@ -772,7 +773,8 @@ int main(int argc, char **argv)
 			     "errors, %llu overflows, %llu losses, %llu "
 			     "unreadable mappings\n",
 			(unsigned long long)st.queues,
-			st.per_cpu ? "CPUs" : "threads",
+			st.per_cpu ? (st.queues == 1 ? "CPU" : "CPUs")
+				   : (st.queues == 1 ? "thread" : "threads"),
 			(double)st.pt_bytes / 1e6, t,
 			t > 0 ? (double)st.pt_bytes / 1e6 / t : 0.0,
 			(unsigned long long)st.branches,

@@ -256,7 +256,7 @@ int stop(void *data, void *ctx)
 	if (st->stats)
 		fprintf(stderr,
 			PROG ": %llu samples, %llu events, %llu gaps, %llu "
-			     "checked, %llu unchecked, %llu threads, %llu "
+			     "checked, %llu unchecked, %llu thread%s, %llu "
 			     "DSOs, %llu symbols, %llu address and %llu block "
 			     "misses, %llu memo hits\n",
 			(unsigned long long)s.samples,
@@ -265,6 +265,7 @@ int stop(void *data, void *ctx)
 			(unsigned long long)s.checked,
 			(unsigned long long)s.unchecked,
 			(unsigned long long)s.threads,
+			s.threads == 1 ? "" : "s",
 			(unsigned long long)s.dsos,
 			(unsigned long long)s.symbols,
 			(unsigned long long)s.addr_misses,

@@ -96,6 +96,10 @@ for trace in $(for n in $names; do for v in default noretcomp overflow percpu; d
 			fail "$name/$dec" "ptrace-capture failed: $(cat "$work/err")"
 			continue
 		fi
+		# the summary speaks English ("1 thread", not "1 threads")
+		if grep -q ' 1 threads\| 1 CPUs' "$work/err"; then
+			fail "$name/$dec-summary" "$(grep branches "$work/err")"
+		fi
 		# the summary's counters, for the comparison below
 		sed -n 's/.*: \([0-9]*\) branches, [0-9]* events, \([0-9]*\) decode errors, \([0-9]*\) overflows.*/\1 \2 \3/p' \
 			"$work/err" >"$work/$name.$dec.branches"
