@@ -374,6 +374,9 @@ int main(int argc, char **argv)
 	int c;
 	char *end;
 
+	static char prog_name[] = PROG;
+
+	argv[0] = prog_name; /* getopt's messages name the program so */
 	while ((c = getopt_long(argc, argv, "+i:o:p:j:qhw:", lopts, NULL)) !=
 	       -1) {
 		if (c >= CAPTURE_LIVE_OPT_BASE || c == 'w') {

@@ -1088,6 +1088,9 @@ int main(int argc, char **argv)
 	o.generate = -1;
 	o.mode = STRACE_RING_LOSSLESS;
 
+	static char prog_name[] = PROG;
+
+	argv[0] = prog_name; /* getopt's messages name the program so */
 	while ((c = getopt_long(argc, argv, "f:o:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':

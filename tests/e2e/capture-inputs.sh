@@ -172,4 +172,14 @@ changed() { # changed NAME ACTION
 changed grown 'head -c 1000000 /dev/zero >>"$f"'
 changed rewritten 'cat "$top/$O/corpus/sort.data" >"$f"'
 
+# A usage error names the program as every other message does (getopt
+# used to print its full path)
+"$bin/ptrace-capture" --frobnicate 2>"$work/usage.err"
+rc=$?
+if [ $rc -eq 2 ] && grep -q "^ptrace-capture: unrecognized option '--frobnicate'" "$work/usage.err"; then
+	pass usage-names-the-program
+else
+	fail usage-names-the-program "exit $rc: $(head -2 "$work/usage.err")"
+fi
+
 [ "$fails" -eq 0 ]

@@ -216,7 +216,7 @@ fi
 # --- usage -----------------------------------------------------------------
 expect usage_no_ring 2 "which ring" 
 expect usage_two_rings 2 "one ring at a time" "$good" "$good"
-expect usage_unknown_option 2 "" --frobnicate "$good"
+expect usage_unknown_option 2 "^ptrace-read: unrecognized option '--frobnicate'" --frobnicate "$good"
 expect usage_bad_format 2 "unknown format 'xml'" -f xml "$good"
 expect usage_bad_mode 2 "unknown mode" --generate 1 --mode fast -o "$R"_x
 expect usage_capacity_not_pow2 2 "not a power of two" --generate 1 --capacity 1000 -o "$R"_x
