@@ -29,7 +29,8 @@ enum strace_perf_error {
 	STRACE_PE_TRUNCATED, /* a section or record runs past the file end */
 	STRACE_PE_RECORD,    /* a record's size or body is malformed */
 	STRACE_PE_NOPT,      /* no intel_pt event / AUXTRACE_INFO in the file */
-	STRACE_PE_PERCPU,    /* per-cpu AUX buffers of several processes */
+	STRACE_PE_PERCPU,    /* (no longer returned: per-CPU recordings of
+			      * several processes are decoded) */
 	STRACE_PE_NOTREG,    /* the path is a FIFO, a device, a directory */
 	STRACE_PE_SHRANK,    /* the file shrank while it was mapped */
 	STRACE_PE_TIME,      /* AUXTRACE_INFO's time_shift is 64 or more */
