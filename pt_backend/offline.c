@@ -492,6 +492,23 @@ static void find_cpu(struct ctx *c)
 		memset(&c->cpu, 0, sizeof(c->cpu));
 }
 
+/* A walker's options for thread tid of this recording: what every
+ * walker of it shares (flags, the time conversion, the processor) and
+ * where its events go. */
+static void walk_opts(const struct ctx *c, uint32_t tid, strace_emit_fn emit,
+		      void *arg, struct strace_walk_opts *wo)
+{
+	memset(wo, 0, sizeof(*wo));
+	wo->size = sizeof(*wo);
+	wo->flags = c->o->walk_flags;
+	wo->tid = tid;
+	wo->time = c->perf.time;
+	wo->has_time = c->perf.has_time;
+	wo->cpu = c->cpu;
+	wo->emit = emit;
+	wo->emit_arg = arg;
+}
+
 /* c->vdso: --vdso, else the build-id cache's copy, else NULL (and
  * c->vdso_hint, where that copy would be). */
 static void find_vdso(struct ctx *c)
@@ -1062,15 +1079,7 @@ static int decode_queue(struct ctx *c, struct queue *q)
 	s->img = img;
 
 	struct strace_walk_opts wo;
-	memset(&wo, 0, sizeof(wo));
-	wo.size = sizeof(wo);
-	wo.flags = o->walk_flags;
-	wo.tid = q->tid;
-	wo.time = c->perf.time;
-	wo.has_time = c->perf.has_time;
-	wo.cpu = c->cpu;
-	wo.emit = strace_sink_emit;
-	wo.emit_arg = s;
+	walk_opts(c, q->tid, strace_sink_emit, s, &wo);
 	struct run_progress prog = {c, 0};
 	wo.progress = on_walk_progress;
 	wo.progress_arg = &prog;
@@ -1414,15 +1423,7 @@ static int seg_walker(struct ctx *c, struct cpu_events *ce, int k,
 	rc = slot_image(c, k, missing, &img);
 	if (rc < 0)
 		return rc;
-	memset(&wo, 0, sizeof(wo));
-	wo.size = sizeof(wo);
-	wo.flags = c->o->walk_flags;
-	wo.tid = ce->tid;
-	wo.time = c->perf.time;
-	wo.has_time = c->perf.has_time;
-	wo.cpu = c->cpu;
-	wo.emit = collect;
-	wo.emit_arg = ce;
+	walk_opts(c, ce->tid, collect, ce, &wo);
 	rc = strace_walker_new(img, &wo, &sw.w);
 	if (rc < 0)
 		return rc;
