@@ -27,7 +27,16 @@ LIBDIR ?= $(PREFIX)/lib
 INCDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
-VERSION := 0.1.0
+# perf looks for `--dlfilter NAME.so` in the current directory, then in
+# $(perf --exec-path)/dlfilters: /usr/lib/perf-core/dlfilters for
+# Debian's perf, so PREFIX=/usr puts the dlfilter where perf finds it;
+# for another PREFIX, perf finds it with PERF_EXEC_PATH=$(PREFIX)/lib/perf-core.
+DLFILTERDIR ?= $(PREFIX)/lib/perf-core/dlfilters
+DOCDIR ?= $(PREFIX)/share/doc/ptrace-toolkit
+
+# The one version, written in include/strace/version.h.
+VERSION := $(shell sed -n 's/^\#define STRACE_VERSION "\(.*\)"$$/\1/p' include/strace/version.h)
+VERSION_MAJOR := $(firstword $(subst ., ,$(VERSION)))
 
 ifneq ($(findstring thread,$(SAN)),)
 O ?= build/tsan
@@ -42,6 +51,10 @@ endif
 CC ?= cc
 CXX ?= c++
 PKG_CONFIG ?= pkg-config
+# Capstone's flags, asked of pkg-config when first used (not while the
+# Makefile is read: `make demo` and `make check` install Capstone first).
+CAPSTONE_CFLAGS = $(eval CAPSTONE_CFLAGS := $$(shell $(PKG_CONFIG) --cflags capstone))$(CAPSTONE_CFLAGS)
+CAPSTONE_LIBS = $(eval CAPSTONE_LIBS := $$(shell $(PKG_CONFIG) --libs capstone))$(CAPSTONE_LIBS)
 
 WARN := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wpointer-arith -Wcast-qual -Wwrite-strings \
@@ -69,7 +82,7 @@ ifneq ($(findstring thread,$(SAN)),)
 SANFLAGS += -Wno-tsan
 endif
 
-BASE_CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -fPIC -Iinclude $(SANFLAGS)
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -fPIC -Iinclude -I. $(SANFLAGS)
 ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
 
@@ -83,11 +96,11 @@ endif
 
 # Filled by the module.mk files.
 BINS :=        # installed commands: $(O)/bin/...
-LIBS :=        # installed libraries: $(O)/lib/...
+LIBS :=        # libraries built: $(O)/lib/... (installed: see install)
 TEST_BINS :=   # test programs, run by tests/run.sh
 TEST_TOOLS :=  # built for tests, not installed
 BENCH_BINS :=
-MANPAGES :=
+MANPAGES :=    # man page sources docs/man/NAME.SECTION (@VERSION@ filled in)
 
 all: build
 
@@ -102,7 +115,19 @@ objs = $(patsubst %.c,$(O)/obj/%.o,$(1))
 
 include $(sort $(wildcard */module*.mk) $(wildcard tests/*/module*.mk))
 
-build: $(BINS) $(LIBS)
+# Man pages with the version and the documents' place filled in, as
+# installed ($(O)/man for `man -l`); the documents they name.
+MAN_OUT := $(patsubst docs/man/%,$(O)/man/%,$(MANPAGES))
+man_sed = sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@DOCDIR@|$(DOCDIR)|g' \
+	-e 's|@DLFILTERDIR@|$(DLFILTERDIR)|g' $(1)
+USER_DOCS := docs/design.md docs/events.md docs/decoder.md \
+	docs/howto-capture.md docs/howto-dlfilter.md docs/performance.md
+define NL
+
+
+endef
+
+build: $(BINS) $(LIBS) $(MAN_OUT)
 
 -include $(shell find $(O)/obj -name '*.d' 2>/dev/null)
 
@@ -136,17 +161,34 @@ demo: deps-test
 libipt-suite: build
 	@O=$(O) tests/external/libipt-suite.sh $(LIBIPT_SRC) $(LIBIPT_OUT)
 
+# What is installed: the commands, libstrace (shared, with its .so.MAJOR
+# and .so links, and static), its public headers and .pc, the dlfilter
+# where perf looks for it, the man pages and the API's example. The
+# decoder and backend archives are internal and stay in $(O)/lib.
+PUBLIC_HEADERS := $(wildcard include/strace/*.h)
 install: build
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/strace \
-		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(PKGCONFIGDIR)
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
+		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(DLFILTERDIR) \
+		$(DESTDIR)$(DOCDIR)/examples
 	install -m 0755 $(BINS) $(DESTDIR)$(BINDIR)
-	install -m 0644 $(filter %.a,$(LIBS)) $(DESTDIR)$(LIBDIR)
-	install -m 0755 $(filter %.so,$(LIBS)) $(DESTDIR)$(LIBDIR)
-	install -m 0644 include/strace/*.h $(DESTDIR)$(INCDIR)/strace
-	install -m 0644 $(MANPAGES) $(DESTDIR)$(MANDIR)/man1
+	install -m 0755 $(O)/lib/libstrace.so.$(VERSION) $(DESTDIR)$(LIBDIR)
+	ln -sf libstrace.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libstrace.so.$(VERSION_MAJOR)
+	ln -sf libstrace.so.$(VERSION_MAJOR) $(DESTDIR)$(LIBDIR)/libstrace.so
+	install -m 0644 $(O)/lib/libstrace.a $(DESTDIR)$(LIBDIR)
+	install -m 0755 $(O)/lib/libstrace_dlf.so $(DESTDIR)$(DLFILTERDIR)
+	install -m 0644 $(PUBLIC_HEADERS) $(DESTDIR)$(INCDIR)/strace
+	$(foreach m,$(MANPAGES),$(call man_sed,$(m)) > \
+		$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m))$(NL))
+	install -m 0644 $(USER_DOCS) $(DESTDIR)$(DOCDIR)
+	install -m 0644 docs/examples/reader.c $(DESTDIR)$(DOCDIR)/examples
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	    -e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' \
 	    scripts/libstrace.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/libstrace.pc
+
+$(O)/man/%: docs/man/% include/strace/version.h
+	@mkdir -p $(@D)
+	$(Q)$(call man_sed,$<) > $@
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

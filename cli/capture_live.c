@@ -292,7 +292,7 @@ int capture_live_error(FILE *err, int code, pid_t pid, const char *detail,
 		return 2;
 	default:
 		fprintf(err, PROG ": live capture failed: %s\n",
-			strace_live_strerror(code));
+			strace_strerror(code));
 		return 1;
 	}
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/format.c - text and JSON-lines formatting, name tables.
+ * cli/format.c - text and JSON-lines formatting.
  *
  * The per-type strings (" from=", ",\"type\":\"call\",\"tid\":", ...) are
  * built once from the X-macro table, padded to fixed sizes so the hot path
@@ -274,43 +274,34 @@ static int needs_json_escape(const char *str, size_t len)
 	return 0;
 }
 
-/* --- name tables --------------------------------------------------------- */
+/* --- display names ------------------------------------------------------- */
 
-void fmt_names_init(struct fmt_names *n, const struct strace_ring *ring)
+void fmt_names_fini(struct fmt_names *dn)
 {
-	memset(n, 0, sizeof(*n));
-	n->ring = ring;
-	n->last_tid = UINT64_MAX;
+	for (size_t i = 0; i < dn->nowned; i++)
+		free(dn->owned[i]);
+	free(dn->owned);
+	free(dn->full);
+	free(dn->base);
+	free(dn->made);
+	memset(dn, 0, sizeof(*dn));
 }
 
-void fmt_names_fini(struct fmt_names *n)
-{
-	for (size_t i = 0; i < n->nowned; i++)
-		free(n->owned[i]);
-	free(n->owned);
-	free(n->syms);
-	free(n->dsos);
-	free(n->threads.slots);
-	free(n->strs.slots);
-	free(n->acache);
-	memset(n, 0, sizeof(*n));
-}
-
-static char *own(struct fmt_names *n, size_t size)
+static char *own(struct fmt_names *dn, size_t size)
 {
 	char *s;
 
-	if (n->nowned == n->owned_cap) {
-		size_t cap = n->owned_cap ? 2 * n->owned_cap : 64;
-		char **o = realloc(n->owned, cap * sizeof(*o));
+	if (dn->nowned == dn->owned_cap) {
+		size_t cap = dn->owned_cap ? 2 * dn->owned_cap : 64;
+		char **o = realloc(dn->owned, cap * sizeof(*o));
 		if (!o)
 			return NULL;
-		n->owned = o;
-		n->owned_cap = cap;
+		dn->owned = o;
+		dn->owned_cap = cap;
 	}
 	s = malloc(size ? size : 1);
 	if (s)
-		n->owned[n->nowned++] = s;
+		dn->owned[dn->nowned++] = s;
 	return s;
 }
 
@@ -320,7 +311,7 @@ static char *own(struct fmt_names *n, size_t size)
  */
 #define NAME_PAD 32
 
-int fmt_name_make(struct fmt_names *n, const char *s, size_t len,
+int fmt_name_make(struct fmt_names *dn, const char *s, size_t len,
 		  struct fmt_name *out)
 {
 	int cut = len > FMT_NAME_MAX;
@@ -330,7 +321,7 @@ int fmt_name_make(struct fmt_names *n, const char *s, size_t len,
 	if (cut)
 		len = FMT_NAME_MAX;
 	esc = cut || needs_json_escape(s, len);
-	t = own(n, len + 3 + NAME_PAD);
+	t = own(dn, len + 3 + NAME_PAD);
 	if (!t)
 		return -ENOMEM;
 	e = put_text_str(t, s, len);
@@ -346,7 +337,7 @@ int fmt_name_make(struct fmt_names *n, const char *s, size_t len,
 		out->json_len = out->text_len;
 		return 0;
 	}
-	j = own(n, 6 * len + 3 + NAME_PAD);
+	j = own(dn, 6 * len + 3 + NAME_PAD);
 	if (!j)
 		return -ENOMEM;
 	e = put_json_str(j, s, len);
@@ -368,249 +359,61 @@ static inline __attribute__((always_inline)) char *copy_name(char *p, const char
 	return p + len;
 }
 
-static int range_add(struct fmt_names *n, struct fmt_range **v, size_t *cnt,
-		     size_t *cap, uint64_t start, uint64_t size,
-		     const char *s, size_t len)
+/*
+ * The display forms of entry e: its whole string, or (base) a DSO's
+ * file name without the directories. NULL when out of memory.
+ */
+static __attribute__((noinline)) const struct fmt_name *
+display_make(struct fmt_names *dn, const struct strace_name *e, int base)
 {
-	struct fmt_range *r;
+	uint8_t bit = base ? 2 : 1;
+	struct fmt_name *v;
+	const char *s = e->str;
+	size_t len = e->len;
 
-	if (*cnt == *cap) {
-		size_t c = *cap ? 2 * *cap : 256;
-		struct fmt_range *nv = realloc(*v, c * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		*v = nv;
-		*cap = c;
-	}
-	r = &(*v)[*cnt];
-	r->start = start;
-	r->end = start + size < start ? UINT64_MAX : start + size;
-	if (fmt_name_make(n, s, len, &r->name) < 0)
-		return -ENOMEM;
-	(*cnt)++;
-	return 0;
-}
-
-static inline __attribute__((always_inline)) struct fmt_entry *
-map_slot(const struct fmt_map *m, uint64_t key)
-{
-	size_t mask = m->cap - 1;
-	size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & mask;
-
-	while (m->slots[i].key && m->slots[i].key != key)
-		i = (i + 1) & mask;
-	return &m->slots[i];
-}
-
-static inline __attribute__((always_inline)) const struct fmt_entry *
-map_get(const struct fmt_map *m, uint64_t key)
-{
-	const struct fmt_entry *e;
-
-	if (!m->cap)
-		return NULL;
-	e = map_slot(m, key);
-	return e->key ? e : NULL;
-}
-
-/* the slot of key (key != 0), made if new: *fresh says so */
-static struct fmt_entry *map_put(struct fmt_map *m, uint64_t key, int *fresh)
-{
-	struct fmt_entry *e;
-
-	if (2 * (m->count + 1) > m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 64;
-		struct fmt_map old = *m;
-		m->slots = calloc(cap, sizeof(*m->slots));
-		if (!m->slots) {
-			*m = old;
+	if (e->id >= dn->cap) {
+		size_t cap = dn->cap ? dn->cap : 256;
+		while (cap <= e->id)
+			cap *= 2;
+		struct fmt_name *f = realloc(dn->full, cap * sizeof(*f));
+		if (!f)
 			return NULL;
+		dn->full = f;
+		struct fmt_name *b = realloc(dn->base, cap * sizeof(*b));
+		if (!b)
+			return NULL;
+		dn->base = b;
+		uint8_t *m = realloc(dn->made, cap);
+		if (!m)
+			return NULL;
+		memset(m + dn->cap, 0, cap - dn->cap);
+		dn->made = m;
+		dn->cap = cap;
+	}
+	v = base ? &dn->base[e->id] : &dn->full[e->id];
+	if (dn->made[e->id] & bit)
+		return v;
+	if (base) {
+		const char *slash = memrchr(s, '/', len);
+		if (slash && (size_t)(slash + 1 - s) < len) {
+			len -= (size_t)(slash + 1 - s);
+			s = slash + 1;
 		}
-		m->cap = cap;
-		for (size_t k = 0; k < old.cap; k++)
-			if (old.slots[k].key)
-				*map_slot(m, old.slots[k].key) = old.slots[k];
-		free(old.slots);
 	}
-	e = map_slot(m, key);
-	*fresh = !e->key;
-	if (*fresh) {
-		m->count++;
-		e->key = key;
-	}
-	return e;
-}
-
-/* thread names: THREAD entries win over PROCESS entries for the same id */
-static int thread_add(struct fmt_names *n, uint64_t tid, int is_thread,
-		      const char *s, size_t len)
-{
-	struct fmt_entry *e;
-	int fresh;
-
-	if (tid == 0)
-		return 0;
-	e = map_put(&n->threads, tid, &fresh);
-	if (!e)
-		return -ENOMEM;
-	if (!fresh && !is_thread)
-		return 0; /* keep the THREAD name */
-	n->last_tid = UINT64_MAX;
-	return fmt_name_make(n, s, len, &e->name);
-}
-
-static int string_add(struct fmt_names *n, uint64_t off, const char *s,
-		      size_t len)
-{
-	int fresh;
-	struct fmt_entry *e = map_put(&n->strs, off + 1, &fresh);
-
-	if (!e)
-		return -ENOMEM;
-	return fmt_name_make(n, s, len, &e->name);
-}
-
-const struct fmt_name *fmt_names_string(struct fmt_names *n, uint64_t off)
-{
-	const struct fmt_entry *e = map_get(&n->strs, off + 1);
-	return e ? &e->name : NULL;
-}
-
-static const char *base_name(const char *s, size_t *len)
-{
-	const char *slash = memrchr(s, '/', *len);
-
-	if (slash && (size_t)(slash + 1 - s) < *len) {
-		*len -= (size_t)(slash + 1 - s);
-		return slash + 1;
-	}
-	return s;
-}
-
-int fmt_names_refresh(struct fmt_names *n)
-{
-	struct strace_string s;
-	int count = 0, rc;
-
-	if (!n->ring || n->corrupt)
-		return 0;
-	for (;;) {
-		uint64_t off = n->next_off;
-		rc = strace_ring_string_next(n->ring, &off, &s);
-		if (rc == 0)
-			break;
-		if (rc < 0) {
-			n->corrupt = 1;
-			return rc;
-		}
-		rc = string_add(n, n->next_off, s.str, s.len);
-		if (rc < 0)
-			return rc;
-		n->next_off = off;
-		count++;
-		switch (s.kind) {
-		case STRACE_EV_SYMBOL:
-			rc = range_add(n, &n->syms, &n->nsyms, &n->syms_cap,
-				       s.key, s.aux, s.str, s.len);
-			n->syms_sorted = 0;
-			break;
-		case STRACE_EV_DSO: {
-			size_t len = s.len;
-			const char *b = base_name(s.str, &len);
-			rc = range_add(n, &n->dsos, &n->ndsos, &n->dsos_cap,
-				       s.key, s.aux, b, len);
-			n->dsos_sorted = 0;
-			break;
-		}
-		case STRACE_EV_THREAD:
-		case STRACE_EV_PROCESS:
-			rc = thread_add(n, s.key, s.kind == STRACE_EV_THREAD,
-					s.str, s.len);
-			break;
-		default:
-			rc = 0;
-		}
-		if (rc < 0)
-			return rc;
-	}
-	if (count) {
-		n->gen++;
-		if (n->acache)
-			memset(n->acache, 0, FMT_ACACHE * sizeof(*n->acache));
-	}
-	return count;
-}
-
-static int range_cmp(const void *x, const void *y)
-{
-	const struct fmt_range *a = x, *b = y;
-
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	/* larger first: the lookup takes the last range starting at or
-	 * before an address, so of several definitions at one start the
-	 * shortest applies (docs/events.md, SYMBOL) */
-	return a->end > b->end ? -1 : a->end < b->end;
-}
-
-static const struct fmt_range *range_find(struct fmt_range *v, size_t cnt,
-					  int *sorted, size_t *cache,
-					  uint64_t addr)
-{
-	const struct fmt_range *r, *base;
-	size_t len;
-
-	if (!cnt)
+	if (fmt_name_make(dn, s, len, v) < 0)
 		return NULL;
-	if (!*sorted) {
-		qsort(v, cnt, sizeof(*v), range_cmp);
-		*sorted = 1;
-		*cache = SIZE_MAX;
-	}
-	if (*cache < cnt) {
-		r = &v[*cache];
-		if (addr >= r->start && (addr < r->end || addr == r->start))
-			return r;
-	}
-	/* last range with start <= addr; branch-free halving (cmov) */
-	base = v;
-	len = cnt;
-	while (len > 1) {
-		size_t half = len / 2;
-		base = base[half].start <= addr ? base + half : base;
-		len -= half;
-	}
-	if (base->start > addr)
-		return NULL;
-	if (addr < base->end || addr == base->start) {
-		*cache = (size_t)(base - v);
-		return base;
-	}
-	return NULL;
+	dn->made[e->id] |= bit;
+	return v;
 }
 
-const struct fmt_range *fmt_names_symbol(struct fmt_names *n, uint64_t addr)
+static inline __attribute__((always_inline)) const struct fmt_name *
+display(struct fmt_names *dn, const struct strace_name *e, int base)
 {
-	return range_find(n->syms, n->nsyms, &n->syms_sorted, &n->last_sym,
-			  addr);
-}
-
-const struct fmt_range *fmt_names_dso(struct fmt_names *n, uint64_t addr)
-{
-	size_t cache = SIZE_MAX;
-	return range_find(n->dsos, n->ndsos, &n->dsos_sorted, &cache, addr);
-}
-
-const struct fmt_name *fmt_names_thread(struct fmt_names *n, uint64_t tid)
-{
-	const struct fmt_entry *e;
-
-	if (tid == n->last_tid)
-		return n->last_thread;
-	e = map_get(&n->threads, tid);
-	n->last_tid = tid;
-	n->last_thread = e ? &e->name : NULL;
-	return n->last_thread;
+	if (__builtin_expect(e->id < dn->cap &&
+				     (dn->made[e->id] & (base ? 2 : 1)),
+			     1))
+		return base ? &dn->base[e->id] : &dn->full[e->id];
+	return display_make(dn, e, base);
 }
 
 /* --- per-type prefixes --------------------------------------------------- */
@@ -729,61 +532,55 @@ void fmt_lost_event(struct strace_event *e, uint64_t count, uint64_t first)
 /* --- operands ------------------------------------------------------------ */
 
 /* the symbol, else the DSO, covering addr; *dso set for a DSO */
-static inline __attribute__((always_inline)) const struct fmt_range *
-name_of(struct fmt_names *n, uint64_t addr, int *dso)
+static inline __attribute__((always_inline)) const struct strace_name *
+name_of(struct fmt *f, uint64_t addr, int *dso)
 {
-	struct fmt_addr_cache *c;
-	const struct fmt_range *r;
+	struct fmt_addr_cache *c = NULL;
+	const struct strace_name *e;
 
-	if (__builtin_expect(!n->acache, 0)) {
-		n->acache = calloc(FMT_ACACHE, sizeof(*n->acache));
-		if (!n->acache)
-			goto slow;
+	if (__builtin_expect(!f->acache, 0))
+		f->acache = calloc(FMT_ACACHE, sizeof(*f->acache));
+	if (__builtin_expect(f->acache != NULL, 1)) {
+		c = &f->acache[(addr * 0x9e3779b97f4a7c15ull) >> 53];
+		if (c->valid && c->addr == addr) {
+			*dso = c->dso;
+			return c->e;
+		}
 	}
-	c = &n->acache[(addr * 0x9e3779b97f4a7c15ull) >> 53];
-	if (c->what && c->addr == addr) {
-		*dso = c->what == 3;
-		return c->what == 1 ? NULL
-				    : &(*dso ? n->dsos : n->syms)[c->idx];
-	}
-	r = fmt_names_symbol(n, addr);
+	e = strace_names_symbol(f->names, addr);
 	*dso = 0;
-	if (!r) {
-		r = fmt_names_dso(n, addr);
-		*dso = r != NULL;
+	if (!e) {
+		e = strace_names_dso(f->names, addr);
+		*dso = e != NULL;
 	}
-	c->addr = addr;
-	c->idx = r ? (uint32_t)(r - (*dso ? n->dsos : n->syms)) : 0;
-	c->what = r ? 2 + (uint32_t)*dso : 1;
-	return r;
-slow:
-	r = fmt_names_symbol(n, addr);
-	*dso = 0;
-	if (!r) {
-		r = fmt_names_dso(n, addr);
-		*dso = r != NULL;
+	if (c) {
+		c->addr = addr;
+		c->e = e;
+		c->dso = *dso;
+		c->valid = 1;
 	}
-	return r;
+	return e;
 }
 
 /* "name+0xoff" of addr, text or JSON form; NULL if no name is known */
 static inline __attribute__((always_inline)) char *
 put_sym(struct fmt *f, char *p, uint64_t addr, int json)
 {
-	const struct fmt_range *r;
+	const struct strace_name *e;
+	const struct fmt_name *nm;
 	uint64_t off;
 	int dso;
 
-	r = name_of(f->names, addr, &dso);
-	if (!r)
+	e = name_of(f, addr, &dso);
+	if (!e || !(nm = display(&f->dn, e, dso)))
 		return NULL;
-	off = addr - r->start;
+	off = addr - e->key;
 	if (dso)
 		*p++ = '[';
 	if (json)
-		p = copy_name(p, r->name.json, r->name.json_len);
+		p = copy_name(p, nm->json, nm->json_len);
 	else
-		p = copy_name(p, r->name.text, r->name.text_len);
+		p = copy_name(p, nm->text, nm->text_len);
 	if (dso)
 		*p++ = ']';
 	if (off) {
@@ -797,8 +594,9 @@ put_sym(struct fmt *f, char *p, uint64_t addr, int json)
 static inline __attribute__((always_inline)) char *
 put_str_operand(struct fmt *f, char *p, uint64_t off, int json)
 {
-	const struct fmt_name *nm = f->names ? fmt_names_string(f->names, off)
-					     : NULL;
+	const struct strace_name *e =
+		f->names ? strace_names_at(f->names, off) : NULL;
+	const struct fmt_name *nm = e ? display(&f->dn, e, 0) : NULL;
 
 	if (!nm) {
 		if (json) {
@@ -832,10 +630,15 @@ acache_slot(struct fmt *f, uint64_t v)
 /* before formatting: a cache that matches the name tables */
 static void acache_prepare(struct fmt *f)
 {
+	uint64_t gen;
+
 	if (!f->names)
 		return;
-	if (f->ac && f->ac_gen == f->names->gen)
+	gen = strace_names_generation(f->names);
+	if (f->ac && f->ac_gen == gen)
 		return;
+	if (f->acache)
+		memset(f->acache, 0, FMT_ACACHE * sizeof(*f->acache));
 	if (!f->ac || f->ac == &f->ac_dummy) {
 		f->ac = calloc(FMT_FCACHE + 1, sizeof(*f->ac));
 		f->ac_mask = FMT_FCACHE - 1;
@@ -845,7 +648,7 @@ static void acache_prepare(struct fmt *f)
 		}
 	}
 	memset(f->ac, 0, (f->ac_mask + 1) * sizeof(*f->ac));
-	f->ac_gen = f->names->gen;
+	f->ac_gen = gen;
 }
 
 static inline __attribute__((always_inline)) void
@@ -999,7 +802,7 @@ static inline __attribute__((always_inline)) const struct tinfo *tinfo_of(unsign
 
 /* --- lines --------------------------------------------------------------- */
 
-void fmt_setup(struct fmt *f, struct fmt_names *names, int show_comm)
+void fmt_setup(struct fmt *f, struct strace_names *names, int show_comm)
 {
 	fmt_init();
 	memset(f, 0, sizeof(*f));
@@ -1012,6 +815,9 @@ void fmt_cleanup(struct fmt *f)
 	if (f->ac != &f->ac_dummy)
 		free(f->ac);
 	f->ac = NULL;
+	free(f->acache);
+	f->acache = NULL;
+	fmt_names_fini(&f->dn);
 }
 
 /*
@@ -1048,6 +854,17 @@ static inline __attribute__((always_inline)) char *put_seq(struct fmt *f,
 	}
 }
 
+/* the display name of thread tid, or NULL */
+static const struct fmt_name *thread_name(struct fmt *f, uint64_t tid)
+{
+	const struct strace_name *e;
+
+	if (tid > UINT32_MAX)
+		return NULL;
+	e = strace_names_thread(f->names, (uint32_t)tid);
+	return e ? display(&f->dn, e, 0) : NULL;
+}
+
 /*
  * The thread columns of e->tid: the text "tid/name" and the JSON tid
  * digits and ",\"comm\":\"name\"", kept for the last thread (events come
@@ -1060,7 +877,7 @@ static int tid_fill(struct fmt *f, uint64_t tid)
 
 	f->tid_valid = 0;
 	if (f->show_comm && f->names)
-		nm = fmt_names_thread(f->names, tid);
+		nm = thread_name(f, tid);
 	if (nm && (nm->text_len > sizeof(f->tid_text) - 24 ||
 		   nm->json_len > sizeof(f->comm_json) - 16))
 		return 0;
@@ -1081,7 +898,7 @@ static int tid_fill(struct fmt *f, uint64_t tid)
 	*p++ = ' ';
 	f->tid_text_len = (uint8_t)(p - f->tid_text);
 	f->tid_last = tid;
-	f->tid_gen = f->names ? f->names->gen : 0;
+	f->tid_gen = f->ac_gen;
 	f->tid_valid = 1;
 	return 1;
 }
@@ -1090,7 +907,7 @@ static inline __attribute__((always_inline)) int tid_ready(struct fmt *f,
 							  uint64_t tid)
 {
 	if (f->tid_valid && tid == f->tid_last &&
-	    (!f->names || f->tid_gen == f->names->gen))
+	    f->tid_gen == f->ac_gen)
 		return 1;
 	return tid_fill(f, tid);
 }
@@ -1158,7 +975,7 @@ text_line(struct fmt *f, char *p, const struct strace_event *e, uint64_t seq)
 		p = put_u64(p, e->tid);
 		if (f->show_comm && f->names) {
 			const struct fmt_name *nm =
-				fmt_names_thread(f->names, e->tid);
+				thread_name(f, e->tid);
 			if (nm) {
 				*p++ = '/';
 				p = copy_name(p, nm->text, nm->text_len);
@@ -1216,7 +1033,7 @@ json_line(struct fmt *f, char *p, const struct strace_event *e, uint64_t seq)
 		memcpy(p, f->comm_json, sizeof(f->comm_json));
 		p += f->comm_json_len;
 	} else if (f->show_comm && f->names) {
-		const struct fmt_name *nm = fmt_names_thread(f->names, e->tid);
+		const struct fmt_name *nm = thread_name(f, e->tid);
 		if (nm) {
 			memcpy(p, ",\"comm\":\"", 9);
 			p = copy_name(p + 9, nm->json, nm->json_len);

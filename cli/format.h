@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/format.h - fast text and JSON-lines formatting of events, and the
- * name tables (symbols, DSOs, threads) built from a ring's string table.
+ * cli/format.h - fast text and JSON-lines formatting of events, with the
+ * names of a ring (strace/names.h).
  *
  * Internal to cli/ (and its tests and benchmarks). Everything a line shows
  * comes from the X-macro table in strace/event.h: type names, operand names
@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "strace/event.h"
+#include "strace/names.h"
 #include "strace/ring.h"
 
 /* Longest name kept for display (bytes before escaping); longer ones are
@@ -30,90 +31,30 @@
 #define FMT_LINE_MAX (3 * 6 * FMT_NAME_MAX + 1024)
 
 /* One display name: text form (control bytes shown as '?') and JSON form
- * (escaped, without the quotes). Both point to storage owned by names. */
+ * (escaped, without the quotes). Both point to storage owned by the
+ * formatter, padded so that they are copied in 32-byte steps. */
 struct fmt_name {
 	const char *text, *json;
 	uint32_t text_len, json_len;
 };
 
-struct fmt_addr_cache {
-	uint64_t addr;
-	uint32_t idx;  /* in syms or dsos */
-	uint32_t what; /* 0 empty, 1 no name, 2 symbol, 3 DSO */
-};
-#define FMT_ACACHE 2048
-
-/* A symbol or DSO range [start, end); end == start for a size-0 symbol. */
-struct fmt_range {
-	uint64_t start, end;
-	struct fmt_name name;
-};
-
-/* a u64 -> name hash map (open addressing, power-of-two size) */
-struct fmt_entry {
-	uint64_t key; /* 0: empty slot */
-	struct fmt_name name;
-};
-
-struct fmt_map {
-	struct fmt_entry *slots;
-	size_t count, cap;
-};
-
-/*
- * Names known from a ring's string table. Entries are append-only, so
- * fmt_names_refresh() only reads what was added since its last call.
- */
+/* The display forms of the names' entries, made when first shown. */
 struct fmt_names {
-	const struct strace_ring *ring;
-	uint64_t next_off; /* where the next unread entry starts */
-	struct fmt_range *syms, *dsos;
-	size_t nsyms, syms_cap, ndsos, dsos_cap;
-	int syms_sorted, dsos_sorted;
-	struct fmt_map threads; /* tid -> name */
-	struct fmt_map strs;    /* string offset + 1 -> name (STR operands) */
-	size_t last_sym; /* range_find() cache */
-	struct fmt_addr_cache *acache; /* address -> name, direct-mapped */
-	uint64_t last_tid;
-	const struct fmt_name *last_thread;
-	char **owned; /* escaped copies to free */
+	struct fmt_name *full; /* by entry id: the whole string */
+	struct fmt_name *base; /* by entry id: DSOs' base names */
+	uint8_t *made;         /* by entry id: bit 0 full, bit 1 base */
+	size_t cap;
+	char **owned; /* the text and JSON copies */
 	size_t nowned, owned_cap;
-	int corrupt; /* the table had a bad entry; reading stopped there */
-	uint64_t gen; /* counts refreshes that added entries */
 };
 
-void fmt_names_init(struct fmt_names *n, const struct strace_ring *ring);
-void fmt_names_fini(struct fmt_names *n);
-
 /*
- * fmt_names_refresh() - read string table entries added since the last
- * call. Returns how many were read, -ENOMEM, or -STRACE_E_CORRUPT (the
- * entries before the bad one stay usable; later calls return 0).
+ * fmt_name_make() - display forms of s[0..len): stores into *out, in
+ * storage owned by dn. Returns 0 or -ENOMEM. Exposed for the tests.
  */
-int fmt_names_refresh(struct fmt_names *n);
-
-/*
- * fmt_names_string() - the display forms of the string entry at offset
- * off, or NULL if there is no entry there (yet).
- */
-const struct fmt_name *fmt_names_string(struct fmt_names *n, uint64_t off);
-
-/*
- * fmt_names_symbol() - the symbol covering addr, or NULL; *off receives
- * addr - start. fmt_names_dso() likewise for DSOs. fmt_names_thread() -
- * the name of thread tid (THREAD entries, else PROCESS entries), or NULL.
- */
-const struct fmt_range *fmt_names_symbol(struct fmt_names *n, uint64_t addr);
-const struct fmt_range *fmt_names_dso(struct fmt_names *n, uint64_t addr);
-const struct fmt_name *fmt_names_thread(struct fmt_names *n, uint64_t tid);
-
-/*
- * fmt_name_make() - display forms of s[0..len): stores into *out, using
- * s itself when it needs no change (s must then outlive out). Returns 0 or
- * -ENOMEM. Exposed for the tests.
- */
-int fmt_name_make(struct fmt_names *n, const char *s, size_t len,
+int fmt_name_make(struct fmt_names *dn, const char *s, size_t len,
 		  struct fmt_name *out);
+void fmt_names_fini(struct fmt_names *dn);
 
 /* Output formats. */
 enum fmt_kind {
@@ -136,12 +77,23 @@ struct fmt_acache {
 #define FMT_FCACHE_BITS 10
 #define FMT_FCACHE (1u << FMT_FCACHE_BITS)
 
+struct fmt_addr_cache {
+	uint64_t addr;
+	const struct strace_name *e; /* NULL: no name */
+	int valid, dso;
+};
+#define FMT_ACACHE 2048
+
 struct fmt {
-	struct fmt_names *names; /* may be NULL: no names */
-	int show_comm;           /* show thread names */
+	struct strace_names *names; /* may be NULL: no names */
+	int show_comm;              /* show thread names */
 	/* private */
+	struct fmt_names dn;           /* display forms of the names */
+	struct fmt_addr_cache *acache; /* address -> entry, direct-mapped */
+	uint64_t names_gen;            /* the names' generation cached */
 	struct fmt_acache *ac, ac_dummy; /* formatted addresses */
-	uint64_t ac_gen;
+	uint64_t ac_gen; /* the names' generation the caches hold (set before
+			  * each line or batch) */
 	size_t ac_mask;
 	uint64_t seq_last, sec_last;
 	int seq_valid, sec_valid;
@@ -159,8 +111,9 @@ struct fmt {
 	char tid_text[64], tid_json[24], comm_json[64];
 };
 
-/* fmt_setup() - fmt_init() and a fresh state with these options. */
-void fmt_setup(struct fmt *f, struct fmt_names *names, int show_comm);
+/* fmt_setup() - fmt_init() and a fresh state with these options; names
+ * (may be NULL) are updated by the caller (strace_names_update). */
+void fmt_setup(struct fmt *f, struct strace_names *names, int show_comm);
 /* fmt_cleanup() - free the state's caches. */
 void fmt_cleanup(struct fmt *f);
 

@@ -31,8 +31,9 @@
 #include "pt_backend/offline.h"
 #include "pt_backend/perf_read.h"
 #include "pt_backend/rawpt.h"
-#include "strace/decoder.h"
+#include "decoder/decoder.h"
 #include "strace/ring.h"
+#include "strace/version.h"
 
 #define PROG "ptrace-capture"
 
@@ -123,6 +124,7 @@ static void usage(FILE *f)
 		"                        build-id cache $PERF_BUILDID_DIR or ~/.debug)\n"
 		"  -q, --quiet           no progress bar and no summary\n"
 		"  -h, --help            this text\n"
+		"      --version         the version\n"
 		"\n");
 	capture_live_usage(f);
 	fprintf(f, "\nExit status: 0 ok, 1 decoding failed, 2 usage error, no "
@@ -192,7 +194,7 @@ static void on_progress(void *arg, uint64_t done, uint64_t total)
  * perf record -o) raises SIGBUS at the next touch of a page it lost, on
  * whichever decoding thread. strace_perf_sigbus() turns the lost pages
  * into zeros, and the decode runs to its end and says what was lost
- * (-STRACE_PE_SHRANK): the ring is left complete up to there, its writers
+ * (-STRACE_E_PERF_SHRANK): the ring is left complete up to there, its writers
  * closed. Any other SIGBUS keeps its default action: the access is made
  * again and kills the process as before.
  */
@@ -254,7 +256,7 @@ static void raw_error(int rc, const struct strace_raw_opts *o,
 	const char *opt = s ? (s->elf ? "--elf" : "--raw") : "--pt";
 
 	switch (-rc) {
-	case STRACE_RAW_OVERLAP: {
+	case STRACE_E_RAW_OVERLAP: {
 		const struct strace_raw_section *t = &o->secs[f->other];
 		fprintf(stderr,
 			PROG ": %s %s overlaps %s %s at 0x%llx-0x%llx: every "
@@ -265,36 +267,36 @@ static void raw_error(int rc, const struct strace_raw_opts *o,
 			(unsigned long long)f->end);
 		return;
 	}
-	case STRACE_RAW_RANGE:
+	case STRACE_E_RAW_RANGE:
 		fprintf(stderr,
 			PROG ": %s %s: %s (the file has %llu bytes): give an "
 			     "OFFSET and SIZE within it\n",
-			opt, what, strace_raw_strerror(rc),
+			opt, what, strace_strerror(rc),
 			(unsigned long long)f->file_size);
 		return;
-	case STRACE_RAW_NOTELF:
+	case STRACE_E_RAW_NOTELF:
 		fprintf(stderr,
 			PROG ": --elf %s: not a 64-bit ELF file: load its "
 			     "bytes with --raw %s@ADDR instead\n",
 			what, what);
 		return;
-	case STRACE_RAW_NOLOAD:
+	case STRACE_E_RAW_NOLOAD:
 		fprintf(stderr,
 			PROG ": --elf %s: the file has no PT_LOAD segment "
 			     "with bytes (a debug file?): give the file that "
 			     "was run\n",
 			what);
 		return;
-	case STRACE_RAW_NOTPIE:
+	case STRACE_E_RAW_NOTPIE:
 		fprintf(stderr,
 			PROG ": --elf %s: a fixed-address (ET_EXEC) program "
 			     "runs where its headers say: drop @BASE\n",
 			what);
 		return;
-	case STRACE_RAW_EMPTY:
+	case STRACE_E_RAW_EMPTY:
 		fprintf(stderr, PROG ": %s %s: the file is empty\n", opt, what);
 		return;
-	case STRACE_RAW_NOPSB:
+	case STRACE_E_RAW_NOPSB:
 		fprintf(stderr,
 			PROG ": --pt %s: no PSB packet in the file, so no "
 			     "place to start decoding: is it raw Intel PT "
@@ -318,7 +320,7 @@ static void raw_error(int rc, const struct strace_raw_opts *o,
 		return;
 	}
 	fprintf(stderr, PROG ": %s %s: %s\n", opt, what,
-		strace_raw_strerror(rc));
+		strace_strerror(rc));
 }
 
 int main(int argc, char **argv)
@@ -331,7 +333,7 @@ int main(int argc, char **argv)
 	uint32_t tid = 0;
 	uint64_t capacity = 0, piece = 0;
 	enum { O_MODE = 256, O_CAP, O_DEC, O_ALL, O_TYPES, O_TID, O_VDSO,
-	       O_WAIT, O_PIECE, O_PT, O_RAW, O_ELF, O_CPU };
+	       O_WAIT, O_PIECE, O_PT, O_RAW, O_ELF, O_CPU, O_VERSION };
 	const char *pt = NULL, *cpu_arg = NULL;
 	struct strace_raw_section secs[64];
 	size_t nsecs = 0;
@@ -356,6 +358,7 @@ int main(int argc, char **argv)
 		{"cpu", required_argument, NULL, O_CPU},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, O_VERSION},
 	};
 	/* Our options, then the live capture's. */
 	size_t nown = sizeof(own_opts) / sizeof(own_opts[0]), nlive = 0;
@@ -504,6 +507,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
+			return 0;
+		case O_VERSION:
+			printf(PROG " (ptrace toolkit) %s\n", strace_version());
 			return 0;
 		default:
 			fprintf(stderr, "Try '" PROG " --help'.\n");
@@ -697,7 +703,7 @@ int main(int argc, char **argv)
 		strace_ring_close(ring);
 		return 1;
 	}
-	if (rc == -STRACE_PE_SHRANK) {
+	if (rc == -STRACE_E_PERF_SHRANK) {
 		struct stat fst;
 		struct strace_ring_stat rs;
 		long long now = stat(input, &fst) == 0 ? (long long)fst.st_size
@@ -726,7 +732,7 @@ int main(int argc, char **argv)
 		strace_ring_close(ring);
 		return 1;
 	}
-	if (rc == -STRACE_PE_TIME) {
+	if (rc == -STRACE_E_PERF_TIME) {
 		/* the offending 64-bit word, at err_off (O_NONBLOCK: the
 		 * path might have become a FIFO meanwhile) */
 		uint64_t v = 0;
@@ -751,12 +757,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (rc < 0) {
-		fprintf(stderr, PROG ": %s: %s", input, strace_perf_strerror(rc));
+		fprintf(stderr, PROG ": %s: %s", input, strace_strerror(rc));
 		if (err_off)
 			fprintf(stderr, " (at file offset 0x%llx)",
 				(unsigned long long)err_off);
 		struct stat fst;
-		if (rc == -STRACE_PE_TRUNCATED && stat(input, &fst) == 0)
+		if (rc == -STRACE_E_PERF_TRUNCATED && stat(input, &fst) == 0)
 			fprintf(stderr,
 				"; the file has %lld bytes: perf writes the "
 				"event descriptions and the index last, so a "

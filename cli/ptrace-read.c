@@ -22,6 +22,7 @@
 #include "sample.h"
 #include "strace/event.h"
 #include "strace/ring.h"
+#include "strace/version.h"
 
 #define PROG "ptrace-read"
 
@@ -140,6 +141,7 @@ static const char help_text[] =
 	"  --stat             print a ring's header, counts, readers, writers\n"
 	"  --list-types       print the event type table\n"
 	"  -h, --help         this text\n"
+	"      --version      the version\n"
 	"\n"
 	"Exit status: 0 all events read; 1 runtime error (the message names\n"
 	"the file); 2 usage error; 3 events were lost or a writer died (a\n"
@@ -329,7 +331,7 @@ struct rd {
 	struct strace_reader *r;
 	struct fmt_filter flt;
 	int flight;
-	struct fmt_names names;
+	struct strace_names *names;
 	struct fmt fmt;
 	struct out out;
 	struct strace_event *copy; /* flight mode: the batch, copied */
@@ -467,17 +469,18 @@ static int one_batch(struct rd *d, const struct strace_batch *b)
 	if (!b->n)
 		return 0;
 	d->nread += b->n;
-	if (d->names.ring && !d->names.corrupt) {
-		int rc = fmt_names_refresh(&d->names);
-		if (rc < 0 && !d->names.corrupt) {
+	if (d->names) {
+		int rc = strace_names_update(d->names);
+		uint64_t bad;
+		if (rc == -ENOMEM) {
 			err("out of memory reading the names of %s", d->path);
 			return -1;
 		}
-		if (rc < 0)
+		if (rc < 0 && strace_names_corrupt(d->names, &bad))
 			err("%s: warning: the string table is damaged at offset "
 			    "%" PRIu64 " (%s); names defined after it are "
 			    "shown as unknown",
-			    d->path, d->names.next_off, strace_strerror(rc));
+			    d->path, bad, strace_strerror(rc));
 	}
 	if (d->dst) {
 		int rc = strace_ring_sync_strings(d->dst, d->ring);
@@ -663,8 +666,13 @@ static int cmd_read(const struct opts *o, const char *path)
 			return EXIT_ERR;
 		}
 	}
-	fmt_names_init(&d.names, d.ring);
-	fmt_setup(&d.fmt, &d.names, !o->no_comm);
+	if (strace_names_new(d.ring, &d.names) < 0) {
+		err("out of memory");
+		free(d.copy);
+		strace_ring_close(d.ring);
+		return EXIT_ERR;
+	}
+	fmt_setup(&d.fmt, d.names, !o->no_comm);
 
 	if (o->output && same_file(o->output, path)) {
 		err("%s: the output is the ring being read; writing there would "
@@ -772,7 +780,7 @@ out_out:
 		ret = EXIT_ERR;
 out_ring:
 	fmt_cleanup(&d.fmt);
-	fmt_names_fini(&d.names);
+	strace_names_free(d.names);
 	free(d.copy);
 	strace_ring_close(d.ring);
 	return ret;
@@ -1057,6 +1065,7 @@ enum {
 	OPT_LIST_TYPES,
 	OPT_FROM_END,
 	OPT_NO_COMM,
+	OPT_VERSION,
 };
 
 int main(int argc, char **argv)
@@ -1076,6 +1085,7 @@ int main(int argc, char **argv)
 		{"stat", no_argument, NULL, OPT_STAT},
 		{"list-types", no_argument, NULL, OPT_LIST_TYPES},
 		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, OPT_VERSION},
 		{NULL, 0, NULL, 0},
 	};
 	struct opts o;
@@ -1174,6 +1184,9 @@ int main(int argc, char **argv)
 		case 'h':
 			fputs(usage_text, stdout);
 			fputs(help_text, stdout);
+			return EXIT_OK;
+		case OPT_VERSION:
+			printf(PROG " (ptrace toolkit) %s\n", strace_version());
 			return EXIT_OK;
 		default:
 			fputs(usage_text, stderr);

@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "strace/decoder.h"
+#include "decoder/decoder.h"
 
 /* The errata worked around when the trace's processor is not known (or
  * not in libipt 2.0.5's table: a newer model). */

@@ -5,8 +5,8 @@
 # that the run-time library suffices, no g++ needed)
 DECODER_SRCS := $(wildcard decoder/*.c)
 DECODER_OBJS := $(call objs,$(DECODER_SRCS))
-decoder_CFLAGS := -I. $(shell $(PKG_CONFIG) --cflags capstone)
-DECODER_LIBS := -pthread -lipt -lelf -l:libstdc++.so.6 $(shell $(PKG_CONFIG) --libs capstone)
+decoder_CFLAGS = $(CAPSTONE_CFLAGS)
+DECODER_LIBS = -pthread -lipt -lelf -l:libstdc++.so.6 $(CAPSTONE_LIBS)
 
 $(O)/lib/libstrace_decoder.a: $(DECODER_OBJS)
 	$(call msg,AR,$@)
@@ -17,7 +17,7 @@ LIBS += $(O)/lib/libstrace_decoder.a
 
 # Unit tests of the decoder (tests/unit/test_decoder_*.c).
 DECODER_TESTS := $(patsubst tests/unit/%.c,$(O)/tests/%,$(wildcard tests/unit/test_decoder_*.c))
-tests_unit_CFLAGS += -I. -Itests $(shell $(PKG_CONFIG) --cflags capstone)
+tests_unit_CFLAGS += -Itests $(CAPSTONE_CFLAGS)
 
 $(DECODER_TESTS): $(O)/tests/%: $(O)/obj/tests/unit/%.o $(O)/lib/libstrace_decoder.a $(O)/lib/libstrace.a
 	$(call msg,LD,$@)

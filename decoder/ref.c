@@ -17,7 +17,7 @@
  * instructions: in a damaged trace, a loop of direct jumps would never
  * end. The fast walker gives up after MAX_BLOCKS_PER_ADVANCE blocks
  * without a packet; here, after this many instructions without the
- * decoder moving on in the trace: an error (STRACE_DE_LOOP), then the
+ * decoder moving on in the trace: an error (STRACE_E_LOOP), then the
  * next PSB.
  */
 #define MAX_INSNS_STILL (1u << 22)
@@ -168,7 +168,7 @@ static void emit(struct ref *r, unsigned type, unsigned flags, uint64_t a,
 		err = strace_writer_emit(r->o->writer, ev.type, ev.flags,
 					 ev.tid, ev.time, ev.a, ev.b);
 	if (err) {
-		r->sink_err = err < 0 ? err : -STRACE_DE_EMIT;
+		r->sink_err = err < 0 ? err : -STRACE_E_EMIT;
 		return;
 	}
 	r->events++;
@@ -543,7 +543,7 @@ long strace_walker_decode_ref(struct strace_image *img,
 		if (status < 0) {
 			if (!synced) {
 				pt_blk_free_decoder(r.dec);
-				return -STRACE_DE_NOSYNC;
+				return -STRACE_E_NOSYNC;
 			}
 			break;
 		}
@@ -586,7 +586,7 @@ long strace_walker_decode_ref(struct strace_image *img,
 					r.last_ip = blk.end_ip;
 				}
 				resolve_pending_return(&r);
-				emit(&r, STRACE_EV_ERROR, STRACE_DE_BADPKT,
+				emit(&r, STRACE_EV_ERROR, STRACE_E_BADPKT,
 				     r.last_ip, off);
 				st->errors++;
 				/* the damage may have carried a bogus TSC:
@@ -611,7 +611,7 @@ long strace_walker_decode_ref(struct strace_image *img,
 					   MAX_INSNS_STILL) {
 					resolve_pending_return(&r);
 					emit(&r, STRACE_EV_ERROR,
-					     STRACE_DE_LOOP, r.last_ip, off);
+					     STRACE_E_LOOP, r.last_ip, off);
 					st->errors++;
 					r.last_time = 0;
 					r.have_adv = 0;

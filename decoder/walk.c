@@ -296,7 +296,7 @@ put_event(struct strace_walker *w, unsigned type, unsigned flags,
 	else
 		err = 0;
 	if (err) {
-		w->sink_err = err < 0 ? err : -STRACE_DE_EMIT;
+		w->sink_err = err < 0 ? err : -STRACE_E_EMIT;
 		return;
 	}
 	w->events++;
@@ -422,7 +422,7 @@ static int needs_packet(unsigned kind)
  * or, when stop_at is non-zero, as soon as stop_at lies in the block at
  * hand (ip = stop_at), or, when pgd_to is non-zero, after a direct branch
  * to pgd_to (a TIP.PGD's target: returns 1, w->last_direct is the
- * branch). Returns 0, or -STRACE_DE_* (nothing is emitted for the failure
+ * branch). Returns 0, or -STRACE_E_* of the decoder (nothing is emitted for the failure
  * here; the caller reports it).
  */
 static inline __attribute__((always_inline)) int
@@ -437,7 +437,7 @@ advance(struct strace_walker *w, uint64_t stop_at, uint64_t pgd_to)
 			w->parked = 0;
 			return 0;
 		}
-		return stop_at ? -STRACE_DE_DESYNC : 0;
+		return stop_at ? -STRACE_E_DESYNC : 0;
 	}
 	for (;;) {
 		const struct strace_block *b = l0_get(w, w->ip);
@@ -449,14 +449,14 @@ advance(struct strace_walker *w, uint64_t stop_at, uint64_t pgd_to)
 			return 0;
 		}
 		if (unlikely(b->kind == STRACE_BK_NOCODE))
-			return -STRACE_DE_NOMAP;
+			return -STRACE_E_NOMAP;
 		if (unlikely(b->kind == STRACE_BK_BAD))
-			return -STRACE_DE_BADINSN;
+			return -STRACE_E_BADINSN;
 		w->st.insns += b->ninsn;
 		if (needs_packet(b->kind)) {
 			w->park = *b;
 			w->parked = 1;
-			return stop_at ? -STRACE_DE_DESYNC : 0;
+			return stop_at ? -STRACE_E_DESYNC : 0;
 		}
 		term = b->start + b->len - b->term_len;
 		switch (b->kind) {
@@ -503,7 +503,7 @@ advance(struct strace_walker *w, uint64_t stop_at, uint64_t pgd_to)
 			break;
 		}
 		if (unlikely(++n > MAX_BLOCKS_PER_ADVANCE))
-			return -STRACE_DE_LOOP;
+			return -STRACE_E_LOOP;
 	}
 }
 
@@ -555,7 +555,7 @@ static int tnt_bit(struct strace_walker *w, int taken)
 	}
 	if (b->kind == STRACE_BK_RET) {
 		if (!taken || rs_pop(w, &to))
-			return fail(w, STRACE_DE_DESYNC);
+			return fail(w, STRACE_E_DESYNC);
 		w->parked = 0;
 		emit(w, STRACE_EV_RETURN, 0, term, to);
 		w->ip = to;
@@ -570,7 +570,7 @@ static int tnt_bit(struct strace_walker *w, int taken)
 		w->deferring = 1;
 		return 0;
 	}
-	return fail(w, STRACE_DE_NOTIP);
+	return fail(w, STRACE_E_NOTIP);
 }
 
 /* --- the TNT run cache: lookup and replay ----------------------------- */
@@ -699,7 +699,7 @@ tc_replay(struct strace_walker *w, const struct tc_slot *e)
 					w->ip = e->end_ip;
 					w->st.branches += e->branches - 1;
 					w->st.insns += e->insns;
-					return fail(w, STRACE_DE_DESYNC);
+					return fail(w, STRACE_E_DESYNC);
 				}
 				b = to;
 			}
@@ -982,9 +982,9 @@ static int tip(struct strace_walker *w, uint64_t to, int suppressed,
 
 		w->pending_fup = w->pending_abort = 0;
 		if (suppressed)
-			return fail(w, STRACE_DE_NOIP);
+			return fail(w, STRACE_E_NOIP);
 		if (w->dtnt_n) /* the deferred TIP never came */
-			return fail(w, STRACE_DE_NOTIP);
+			return fail(w, STRACE_E_NOTIP);
 		emit(w, STRACE_EV_INTERRUPT, fl, w->fup_ip, to);
 		w->ip = to;
 		w->parked = 0;
@@ -1001,7 +1001,7 @@ static int tip(struct strace_walker *w, uint64_t to, int suppressed,
 		return 0;
 	}
 	if (suppressed)
-		return fail(w, STRACE_DE_NOIP);
+		return fail(w, STRACE_E_NOIP);
 	err = advance(w, 0, 0);
 	if (err)
 		return fail(w, -err);
@@ -1013,7 +1013,7 @@ static int tip(struct strace_walker *w, uint64_t to, int suppressed,
 	if (indirect_branch(w, b, b->start + b->len - b->term_len, to) < 0) {
 		/* a conditional branch wanted a TNT bit */
 		w->parked = 1;
-		return fail(w, STRACE_DE_NOTNT);
+		return fail(w, STRACE_E_NOTNT);
 	}
 	w->ip = to;
 	w->adv_time = now(w);
@@ -1065,11 +1065,11 @@ static int pge(struct strace_walker *w, uint64_t to, int suppressed)
 	 * -pte_noip). Both come of damaged trace; not in sync after an
 	 * error, there is nothing more to lose. */
 	if (w->enabled && w->have_ip)
-		return fail(w, STRACE_DE_DESYNC);
+		return fail(w, STRACE_E_DESYNC);
 	if (suppressed) {
 		if (w->enabled)
 			return 0;
-		return fail(w, STRACE_DE_NOIP);
+		return fail(w, STRACE_E_NOIP);
 	}
 	begin(w, to, w->begin_reason);
 	return 0;
@@ -1117,7 +1117,7 @@ static int pgd(struct strace_walker *w, uint64_t to, int suppressed)
 		return 0;
 	}
 	if (w->dtnt_n)
-		return fail(w, STRACE_DE_NOTIP);
+		return fail(w, STRACE_E_NOTIP);
 	w->last_direct = 0;
 	err = advance(w, 0, suppressed ? PGD_NOIP : to);
 	if (err == 1) { /* a direct branch to `to` */
@@ -1129,7 +1129,7 @@ static int pgd(struct strace_walker *w, uint64_t to, int suppressed)
 		 * walk ran past it into code that did not run */
 		if (suppressed && w->last_direct &&
 		    (w->errata & STRACE_ERRATUM_SKL014) &&
-		    (err == -STRACE_DE_NOMAP || err == -STRACE_DE_BADINSN)) {
+		    (err == -STRACE_E_NOMAP || err == -STRACE_E_BADINSN)) {
 			disable(w, w->last_direct);
 			return 0;
 		}
@@ -1196,7 +1196,7 @@ static int fup(struct strace_walker *w, uint64_t ip, int suppressed,
 		err = advance(w, ip, 0);
 		w->adv_time = now(w);
 		if (err) {
-			error_event(w, STRACE_DE_DESYNC);
+			error_event(w, STRACE_E_DESYNC);
 			w->parked = 0;
 			w->rs_n = 0;
 			w->dtnt_n = 0;
@@ -1215,7 +1215,7 @@ static int fup(struct strace_walker *w, uint64_t ip, int suppressed,
 		return 0;
 	}
 	if (w->dtnt_n)
-		return fail(w, STRACE_DE_NOTIP);
+		return fail(w, STRACE_E_NOTIP);
 	err = advance(w, ip, 0);
 	if (err) {
 		/* BDM64: the TIP or TNT just before a TSX abort may be wrong;
@@ -1367,10 +1367,10 @@ static int slow_packet(struct strace_walker *w)
 
 	w->st.slow_packets++;
 	if (pt_pkt_sync_set(w->pkt, w->pos) < 0)
-		return -STRACE_DE_BADPKT;
+		return -STRACE_E_BADPKT;
 	n = pt_pkt_next(w->pkt, &p, sizeof(p));
 	if (n <= 0)
-		return -STRACE_DE_BADPKT;
+		return -STRACE_E_BADPKT;
 	switch (p.type) {
 	case ppt_tma:
 		on_tma(w, p.payload.tma.ctc, p.payload.tma.fc);
@@ -1462,7 +1462,7 @@ static int run(struct strace_walker *w)
 			int supp = ipc == 0;
 
 			if (nb < 0)
-				return fail(w, STRACE_DE_BADPKT);
+				return fail(w, STRACE_E_BADPKT);
 			if (i + 1 + (size_t)nb > len)
 				return 0; /* truncated at the end */
 			v = get_le(buf + i + 1, nb);
@@ -1553,7 +1553,7 @@ static int run(struct strace_walker *w)
 					return 0;
 				v = get_le(buf + i + 2, 6);
 				if (!v)
-					return fail(w, STRACE_DE_BADPKT);
+					return fail(w, STRACE_E_BADPKT);
 				top = 63 - __builtin_clzll(v);
 				err = tnt_run(w, v & ((1ull << top) - 1), top);
 				w->pending_fup = 0;
@@ -1673,7 +1673,7 @@ static long decode_range(struct strace_walker *w, const uint8_t *buf,
 	if (off < 0) {
 		pt_pkt_free_decoder(w->pkt);
 		w->pkt = NULL;
-		return -STRACE_DE_NOSYNC;
+		return -STRACE_E_NOSYNC;
 	}
 	for (;;) {
 		w->pos = (size_t)off;
@@ -1710,7 +1710,7 @@ static long decode_range(struct strace_walker *w, const uint8_t *buf,
 			w->pos = w->fup_at; /* where the sequential decode
 					     * would be */
 			if (advance(w, next_fup, 0)) {
-				error_event(w, STRACE_DE_DESYNC);
+				error_event(w, STRACE_E_DESYNC);
 				w->parked = 0;
 				w->ip = next_fup;
 			}
@@ -1935,7 +1935,7 @@ static int sink(struct strace_walker *w, const struct strace_event *ev)
 		err = strace_writer_emit(w->o.writer, e.type, e.flags, e.tid,
 					 e.time, e.a, e.b);
 	if (err)
-		return err < 0 ? err : -STRACE_DE_EMIT;
+		return err < 0 ? err : -STRACE_E_EMIT;
 	w->events++;
 	w->st.events++;
 	return 0;
@@ -2123,7 +2123,7 @@ long strace_walker_decode_parallel(struct strace_walker *w,
 		while (!p.done[k % p.R])
 			pthread_cond_wait(&p.cv_done, &p.mu);
 		pthread_mutex_unlock(&p.mu);
-		if (j->ret < 0 && j->ret != -STRACE_DE_NOSYNC) {
+		if (j->ret < 0 && j->ret != -STRACE_E_NOSYNC) {
 			ret = j->ret;
 			break;
 		}
@@ -2275,7 +2275,7 @@ long strace_walker_decode_stream(struct strace_walker *w, const uint8_t *buf,
 	*w->stream_ev = j.ev; /* keep the vector's storage */
 	if (!j.ret && j.ev.err)
 		j.ret = j.ev.err;
-	if (j.ret < 0 && j.ret != -STRACE_DE_NOSYNC)
+	if (j.ret < 0 && j.ret != -STRACE_E_NOSYNC)
 		return j.ret;
 	err = merge(w, &j, w->stream_first, w->stream_S);
 	if (!err && final)
@@ -2318,29 +2318,3 @@ size_t strace_pt_split(const uint8_t *buf, size_t len, size_t min_bytes,
 	return n;
 }
 
-const char *strace_decoder_strerror(int err)
-{
-	switch (-err) {
-	case STRACE_DE_NOSYNC:
-		return "no PSB found in the trace";
-	case STRACE_DE_BADPKT:
-		return "undecodable PT packet";
-	case STRACE_DE_NOMAP:
-		return "the trace went to an address with no code in the image";
-	case STRACE_DE_BADINSN:
-		return "undecodable instruction on the traced path";
-	case STRACE_DE_NOTNT:
-		return "a conditional branch found no TNT bit in the trace";
-	case STRACE_DE_NOTIP:
-		return "an indirect branch found no TIP in the trace";
-	case STRACE_DE_NOIP:
-		return "a packet needed an IP the trace did not give";
-	case STRACE_DE_DESYNC:
-		return "the trace and the code disagree";
-	case STRACE_DE_LOOP:
-		return "too many instructions without a packet";
-	case STRACE_DE_EMIT:
-		return "the event sink failed";
-	}
-	return strace_strerror(err);
-}

@@ -3,7 +3,7 @@
 #ifndef DECODER_WALK_H
 #define DECODER_WALK_H
 
-#include "strace/decoder.h"
+#include "decoder/decoder.h"
 
 /* The reference path: libipt's block decoder over img, same events. */
 long strace_walker_decode_ref(struct strace_image *img,

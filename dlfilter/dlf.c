@@ -11,7 +11,7 @@
 
 #include "dlf.h"
 #include "perf_abi.h"
-#include "strace/decoder.h"
+#include "decoder/decoder.h"
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -838,7 +838,7 @@ static int check(struct strace_dlf *d, struct thr *t,
 	if (want(d, STRACE_EV_ERROR)) {
 		if ((rc = need_sym(d, where->sym)) < 0)
 			return rc;
-		if ((rc = put(d, STRACE_EV_ERROR, STRACE_DE_DESYNC, s->tid,
+		if ((rc = put(d, STRACE_EV_ERROR, STRACE_E_DESYNC, s->tid,
 			      s->time, t->last_to, 0)) < 0)
 			return rc;
 	}

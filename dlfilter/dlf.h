@@ -14,7 +14,7 @@
  * returns, jumps between symbols, syscalls/sysrets, interrupts, trace
  * begin/end. A sample whose source address does not follow from the
  * previous branch target (checked on Capstone block summaries cached by
- * DSO and offset) becomes an error event (STRACE_DE_DESYNC) followed by a
+ * DSO and offset) becomes an error event (STRACE_E_DESYNC) followed by a
  * trace_begin with reason "error": the gap is shown, not hidden.
  *
  * Threading: one struct strace_dlf belongs to one thread (perf script is

@@ -2,7 +2,7 @@
 #   libstrace_dlfcore.a  the logic (dlf.c), linked by the unit tests
 #   libstrace_dlf.so     perf's entry points (dlfilter.c) + the core; only
 #                        perf's symbols are exported (exports.map)
-dlfilter_CFLAGS := -I. -fvisibility=hidden $(shell $(PKG_CONFIG) --cflags capstone)
+dlfilter_CFLAGS = -fvisibility=hidden $(CAPSTONE_CFLAGS)
 DLF_CORE_OBJS := $(call objs,dlfilter/dlf.c)
 
 $(O)/lib/libstrace_dlfcore.a: $(DLF_CORE_OBJS)
@@ -33,3 +33,4 @@ $(DLF_TESTS): $(O)/tests/%: $(O)/obj/tests/unit/%.o $(O)/lib/libstrace_dlfcore.a
 		$(O)/lib/libstrace_decoder.a $(O)/lib/libstrace.a $(DECODER_LIBS)
 
 TEST_BINS += $(DLF_TESTS)
+MANPAGES += docs/man/libstrace_dlf.1

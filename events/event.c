@@ -104,32 +104,3 @@ bad:
 	}
 }
 
-const char *strace_strerror(int err)
-{
-	static const char *const msgs[] = {
-		[STRACE_E_MAGIC - STRACE_E_BASE] = "not a ring file (bad magic)",
-		[STRACE_E_VERSION - STRACE_E_BASE] =
-			"ring file of an unsupported format version",
-		[STRACE_E_TRUNCATED - STRACE_E_BASE] =
-			"ring file is shorter than its header says (truncated)",
-		[STRACE_E_CORRUPT - STRACE_E_BASE] =
-			"ring file header has an out-of-range field (corrupt)",
-		[STRACE_E_FULL - STRACE_E_BASE] =
-			"no room left (string table, reader or writer slots)",
-		[STRACE_E_CLOSED - STRACE_E_BASE] =
-			"the ring no longer accepts events",
-		[STRACE_E_STOPPED - STRACE_E_BASE] = "stopped while waiting",
-		[STRACE_E_FOREIGN - STRACE_E_BASE] =
-			"the path exists and is not a ring file this user may use",
-		[STRACE_E_BADARG - STRACE_E_BASE] = "an option is out of range",
-		[STRACE_E_BUSY - STRACE_E_BASE] =
-			"the ring's lock stayed held by another live process",
-	};
-	if (err < 0)
-		err = -err;
-	if (err > STRACE_E_BASE && err < STRACE_E_MAX)
-		return msgs[err - STRACE_E_BASE];
-	if (err == 0)
-		return "success";
-	return strerror(err);
-}

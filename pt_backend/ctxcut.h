@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "strace/decoder.h"
+#include "decoder/decoder.h"
 
 #define STRACE_CTX_NONE UINT64_MAX
 

@@ -178,9 +178,9 @@ static void decode(struct strace_live_decoder *ld, struct ld_thread *t,
 	if (rc == 0) {
 		long k = strace_walker_decode_stream(t->walker, t->buf, t->len,
 						     final, &used);
-		if (k < 0 && k != -STRACE_DE_NOSYNC)
+		if (k < 0 && k != -STRACE_E_NOSYNC)
 			rc = (int)k;
-		if (k == -STRACE_DE_NOSYNC)
+		if (k == -STRACE_E_NOSYNC)
 			used = t->len;
 	}
 	if (rc < 0) {

@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "live/live.h"
-#include "strace/decoder.h"
+#include "decoder/decoder.h"
 #include "strace/ring.h"
 
 struct strace_live_decoder;

@@ -261,7 +261,7 @@ static int scan(struct ctx *c, uint64_t *err_off)
 			const char *path = strace_perf_string(
 				(const char *)r.body + hdr, blen - hdr);
 			if (!path)
-				return -STRACE_PE_RECORD;
+				return -STRACE_E_PERF_RECORD;
 			BODY(r, m1);
 			if (v2)
 				BODY(r, m2);
@@ -288,7 +288,7 @@ static int scan(struct ctx *c, uint64_t *err_off)
 				(const char *)r.body + sizeof(cm),
 				blen - sizeof(cm));
 			if (!name)
-				return -STRACE_PE_RECORD;
+				return -STRACE_E_PERF_RECORD;
 			if (!(name = keep_name(c, name)))
 				return -ENOMEM;
 			BODY(r, cm);
@@ -371,7 +371,7 @@ static int scan(struct ctx *c, uint64_t *err_off)
 			/* out: the body names the next task; in: the record's */
 			int out = !!(r.misc & PFMT_MISC_SWITCH_OUT);
 			if (blen < sizeof(sw))
-				return -STRACE_PE_RECORD;
+				return -STRACE_E_PERF_RECORD;
 			BODY(r, sw);
 			if (note_sched(c, &r, out ? sw.next_prev_pid : r.sid.pid,
 				       out ? sw.next_prev_tid : r.sid.tid))
@@ -430,7 +430,7 @@ static int scan(struct ctx *c, uint64_t *err_off)
 			break;
 		}
 	}
-	if (rc == -STRACE_PE_TRUNCATED && c->queues.n) {
+	if (rc == -STRACE_E_PERF_TRUNCATED && c->queues.n) {
 		/* Decode what the file holds; say where it stops. */
 		warnf(c, "the file is cut off at offset 0x%llx (inside a "
 			 "record): decoding what comes before",
@@ -572,7 +572,7 @@ static void add_one_map(struct ctx *c, struct strace_image *img,
 		warnf(c,
 		      "pid %u: cannot read %s (%s): code there cannot "
 		      "be decoded; copy the file to this path",
-		      pid, file, strace_decoder_strerror(rc));
+		      pid, file, strace_strerror(rc));
 		(*missing)++;
 	}
 }
@@ -1008,11 +1008,11 @@ static int walk_queue(struct ctx *c, struct queue *q,
 					   walker, data, (size_t)len,
 					   c->seg_threads, c->o->piece_bytes)
 				 : strace_walker_decode(walker, data, (size_t)len);
-		if (n < 0 && n != -STRACE_DE_NOSYNC) {
+		if (n < 0 && n != -STRACE_E_NOSYNC) {
 			rc = (int)n;
 			break;
 		}
-		run_done(c, q, len, prog->told, n == -STRACE_DE_NOSYNC);
+		run_done(c, q, len, prog->told, n == -STRACE_E_NOSYNC);
 	}
 	free(joined);
 	return rc;
@@ -1518,12 +1518,12 @@ static int feed(struct ctx *c, struct cpu_events *ce, uint64_t *missing)
 		final = piece == ce->len - ce->used;
 		n = strace_walker_decode_stream(ce->walker, ce->data + ce->used,
 						piece, final, &u);
-		if (n < 0 && n != -STRACE_DE_NOSYNC)
+		if (n < 0 && n != -STRACE_E_NOSYNC)
 			return (int)n;
 		if (final) {
 			if (ce->segs.n == 1)
 				run_done(c, ce->q, ce->len, 0,
-					 n == -STRACE_DE_NOSYNC);
+					 n == -STRACE_E_NOSYNC);
 			else
 				add_done(c, ce->seg_bytes);
 			ce->in_seg = 0;
@@ -1852,7 +1852,7 @@ out:
 		uint64_t cut = strace_perf_cut(&c->perf, 1, NULL);
 		if (cut != UINT64_MAX) {
 			*err_off = cut;
-			rc = -STRACE_PE_SHRANK;
+			rc = -STRACE_E_PERF_SHRANK;
 		} else if (strace_perf_modified(&c->perf)) {
 			warnf(c, "%s was written to while it was read: the "
 				 "events may not be those of the recording; "

@@ -21,7 +21,7 @@
 
 #include <stdint.h>
 
-#include "strace/decoder.h"
+#include "decoder/decoder.h"
 #include "strace/event.h"
 #include "strace/ring.h"
 
@@ -76,10 +76,10 @@ struct strace_offline_stats {
  * first touch of a lost page kills it. With one, the lost pages read as
  * zeros, the decode runs to its end, each thread's (CPU's) stream missing
  * trace ends with a LOST event (STRACE_LOST_AUX, a = bytes), every writer
- * is closed, and the result is -STRACE_PE_SHRANK with *err_off the offset
+ * is closed, and the result is -STRACE_E_PERF_SHRANK with *err_off the offset
  * from which the data was lost.
  *
- * Returns 0, -STRACE_PE_* (perf_read.h), -STRACE_E_*, -errno.
+ * Returns 0, -STRACE_E_PERF_*, -STRACE_E_*, -errno.
  */
 int strace_offline_decode(const struct strace_offline_opts *opts,
 			  struct strace_offline_stats *st, uint64_t *err_off);

@@ -16,47 +16,6 @@
 #define ATTR_MIN 64u
 #define ATTR_MAX 4096u
 
-const char *strace_perf_strerror(int err)
-{
-	static const char *const msgs[] = {
-		[STRACE_PE_MAGIC - STRACE_PE_BASE] =
-			"not a perf.data file (bad magic)",
-		[STRACE_PE_ENDIAN - STRACE_PE_BASE] =
-			"perf.data written on a machine of the other byte order",
-		[STRACE_PE_PIPE - STRACE_PE_BASE] =
-			"pipe-mode perf.data is not supported (record with -o FILE)",
-		[STRACE_PE_HEADER - STRACE_PE_BASE] =
-			"perf.data header has out-of-range fields",
-		[STRACE_PE_TRUNCATED - STRACE_PE_BASE] =
-			"perf.data is truncated (a section or record runs past "
-			"the end of the file)",
-		[STRACE_PE_RECORD - STRACE_PE_BASE] = "malformed perf.data record",
-		[STRACE_PE_NOPT - STRACE_PE_BASE] =
-			"no Intel PT data in this perf.data (record with "
-			"perf record -e intel_pt//u)",
-		[STRACE_PE_PERCPU - STRACE_PE_BASE] =
-			"per-CPU Intel PT recording of several processes: only "
-			"one process per file is decoded so far (record with "
-			"perf record --per-thread -e intel_pt//u)",
-		[STRACE_PE_SHRANK - STRACE_PE_BASE] =
-			"the file shrank while it was read (something "
-			"truncated or rewrote it): decode a copy that nothing "
-			"writes to",
-		[STRACE_PE_TIME - STRACE_PE_BASE] =
-			"AUXTRACE_INFO's time conversion is out of range "
-			"(time_shift of 64 or more): the file is damaged; "
-			"record it again",
-		[STRACE_PE_NOTREG - STRACE_PE_BASE] =
-			"not a regular file (a FIFO, a device or a directory): "
-			"give the perf.data file that perf record -o FILE "
-			"writes (pipe mode is not supported)",
-	};
-	int e = err < 0 ? -err : err;
-	if (e > STRACE_PE_BASE && e < STRACE_PE_MAX)
-		return msgs[e - STRACE_PE_BASE];
-	return strace_decoder_strerror(err);
-}
-
 const char *strace_perf_string(const void *s, size_t max)
 {
 	return memchr(s, '\0', max) ? s : NULL;
@@ -196,11 +155,11 @@ static int read_attrs(struct strace_perf *p, uint64_t *err_off)
 	    esz > ATTR_MAX + sizeof(struct pfmt_section) || esz % 8 ||
 	    h->attrs.size % esz || h->attrs.size == 0) {
 		*err_off = 16;
-		return -STRACE_PE_HEADER;
+		return -STRACE_E_PERF_HEADER;
 	}
 	if (!inside(h->attrs.offset, h->attrs.size, p->size)) {
 		*err_off = 24;
-		return -STRACE_PE_TRUNCATED;
+		return -STRACE_E_PERF_TRUNCATED;
 	}
 	p->nattrs = h->attrs.size / esz;
 	p->attrs = calloc(p->nattrs, sizeof(*p->attrs));
@@ -218,7 +177,7 @@ static int read_attrs(struct strace_perf *p, uint64_t *err_off)
 		if (ids.size % 8 || !inside(ids.offset, ids.size, p->size) ||
 		    ids.offset % 8) {
 			*err_off = off + asz;
-			return -STRACE_PE_TRUNCATED;
+			return -STRACE_E_PERF_TRUNCATED;
 		}
 		p->attrs[i].ids = (const uint64_t *)(const void *)(p->map +
 								    ids.offset);
@@ -338,13 +297,13 @@ int strace_perf_next(struct strace_perf *p, struct strace_perf_rec *rec)
 	if (off >= end)
 		return 0;
 	if (end - off < sizeof(eh))
-		return -STRACE_PE_TRUNCATED;
+		return -STRACE_E_PERF_TRUNCATED;
 	memcpy(&eh, p->map + off, sizeof(eh));
 	if (eh.size < sizeof(eh) || eh.size % 8 ||
 	    eh.size - sizeof(eh) < body_min(eh.type))
-		return -STRACE_PE_RECORD;
+		return -STRACE_E_PERF_RECORD;
 	if (end - off < eh.size)
-		return -STRACE_PE_TRUNCATED;
+		return -STRACE_E_PERF_TRUNCATED;
 	rec->type = eh.type;
 	rec->misc = eh.misc;
 	rec->size = eh.size;
@@ -385,7 +344,7 @@ static uint64_t priv(const struct strace_perf_rec *r, size_t i)
 }
 
 /* AUXTRACE_INFO of intel_pt: the PT attr and the time conversion.
- * Returns 0, or -STRACE_PE_TIME and *err_off (a time_shift of 64 or more
+ * Returns 0, or -STRACE_E_PERF_TIME and *err_off (a time_shift of 64 or more
  * would be an undefined shift in the conversion, wrong times at best). */
 static int read_pt_info(struct strace_perf *p, const struct strace_perf_rec *r,
 			uint64_t *err_off)
@@ -399,7 +358,7 @@ static int read_pt_info(struct strace_perf *p, const struct strace_perf_rec *r,
 	if (priv(r, PFMT_IPT_TIME_SHIFT) > 63) {
 		*err_off = r->offset + 8 + sizeof(ai) +
 			   8 * (uint64_t)PFMT_IPT_TIME_SHIFT;
-		return -STRACE_PE_TIME;
+		return -STRACE_E_PERF_TIME;
 	}
 	for (size_t i = 0; i < p->nattrs; i++)
 		if (p->attrs[i].attr.type == priv(r, PFMT_IPT_PMU_TYPE)) {
@@ -462,7 +421,7 @@ int strace_perf_open(const char *path, struct strace_perf *p, uint64_t *err_off)
 	if (stat(path, &st) < 0)
 		return -errno;
 	if (!S_ISREG(st.st_mode))
-		return -STRACE_PE_NOTREG;
+		return -STRACE_E_PERF_NOTREG;
 	p->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (p->fd < 0)
 		return -errno;
@@ -471,17 +430,17 @@ int strace_perf_open(const char *path, struct strace_perf *p, uint64_t *err_off)
 		goto fail;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		rc = -STRACE_PE_NOTREG;
+		rc = -STRACE_E_PERF_NOTREG;
 		goto fail;
 	}
 	p->size = (size_t)st.st_size;
 	p->mtime = st.st_mtim;
 	if (p->size < 16) {
-		rc = p->size >= 8 ? -STRACE_PE_TRUNCATED : -STRACE_PE_MAGIC;
+		rc = p->size >= 8 ? -STRACE_E_PERF_TRUNCATED : -STRACE_E_PERF_MAGIC;
 		if (p->size >= 8) {
 			uint64_t m;
 			if (pread(p->fd, &m, 8, 0) == 8 && m != PFMT_MAGIC)
-				rc = -STRACE_PE_MAGIC;
+				rc = -STRACE_E_PERF_MAGIC;
 		}
 		goto fail;
 	}
@@ -496,21 +455,21 @@ int strace_perf_open(const char *path, struct strace_perf *p, uint64_t *err_off)
 	       p->size < sizeof(p->hdr) ? p->size : sizeof(p->hdr));
 	if (p->hdr.magic != PFMT_MAGIC) {
 		rc = __builtin_bswap64(p->hdr.magic) == PFMT_MAGIC
-			     ? -STRACE_PE_ENDIAN
-			     : -STRACE_PE_MAGIC;
+			     ? -STRACE_E_PERF_ENDIAN
+			     : -STRACE_E_PERF_MAGIC;
 		goto fail;
 	}
 	if (p->hdr.size == 16) {
-		rc = -STRACE_PE_PIPE;
+		rc = -STRACE_E_PERF_PIPE;
 		goto fail;
 	}
 	if (p->size < sizeof(p->hdr)) {
-		rc = -STRACE_PE_TRUNCATED;
+		rc = -STRACE_E_PERF_TRUNCATED;
 		goto fail;
 	}
 	if (p->hdr.size != sizeof(p->hdr)) {
 		*err_off = 8;
-		rc = -STRACE_PE_HEADER;
+		rc = -STRACE_E_PERF_HEADER;
 		goto fail;
 	}
 	rc = read_attrs(p, err_off);
@@ -520,7 +479,7 @@ int strace_perf_open(const char *path, struct strace_perf *p, uint64_t *err_off)
 		/* perf leaves data.size 0 when killed before it finished; a
 		 * size past the end is a truncated copy. */
 		*err_off = 40;
-		rc = -STRACE_PE_TRUNCATED;
+		rc = -STRACE_E_PERF_TRUNCATED;
 		goto fail;
 	}
 	/* First pass: AUXTRACE_INFO (perf writes it before the data). */
@@ -539,7 +498,7 @@ int strace_perf_open(const char *path, struct strace_perf *p, uint64_t *err_off)
 	}
 	strace_perf_rewind(p);
 	if (p->pt_attr < 0) {
-		rc = -STRACE_PE_NOPT;
+		rc = -STRACE_E_PERF_NOPT;
 		goto fail;
 	}
 	return 0;
@@ -549,7 +508,7 @@ fail:
 		uint64_t cut = strace_perf_cut(p, 1, NULL);
 		if (cut != UINT64_MAX) {
 			*err_off = cut;
-			rc = -STRACE_PE_SHRANK;
+			rc = -STRACE_E_PERF_SHRANK;
 		}
 	}
 	strace_perf_close(p);
@@ -570,10 +529,10 @@ int strace_perf_feature(const struct strace_perf *p, unsigned feat,
 		if ((bits[i / 64] >> (i % 64)) & 1)
 			at += sizeof(sec);
 	if (at < p->hdr.data.offset || at + sizeof(sec) > p->size)
-		return -STRACE_PE_TRUNCATED;
+		return -STRACE_E_PERF_TRUNCATED;
 	memcpy(&sec, p->map + at, sizeof(sec));
 	if (sec.offset > p->size || sec.size > p->size - sec.offset)
-		return -STRACE_PE_TRUNCATED;
+		return -STRACE_E_PERF_TRUNCATED;
 	*data = p->map + sec.offset;
 	*size = sec.size;
 	return 1;

@@ -17,28 +17,9 @@
 #include <time.h>
 
 #include "perf_format.h"
-#include "strace/decoder.h"
+#include "decoder/decoder.h"
 
-/* Error codes of the reader (also see -STRACE_E_* and -errno). */
-enum strace_perf_error {
-	STRACE_PE_BASE = 4300,
-	STRACE_PE_MAGIC,     /* not a perf.data file */
-	STRACE_PE_ENDIAN,    /* perf.data of the other byte order */
-	STRACE_PE_PIPE,      /* pipe-mode perf.data (perf record -o -) */
-	STRACE_PE_HEADER,    /* header fields out of range */
-	STRACE_PE_TRUNCATED, /* a section or record runs past the file end */
-	STRACE_PE_RECORD,    /* a record's size or body is malformed */
-	STRACE_PE_NOPT,      /* no intel_pt event / AUXTRACE_INFO in the file */
-	STRACE_PE_PERCPU,    /* (no longer returned: per-CPU recordings of
-			      * several processes are decoded) */
-	STRACE_PE_NOTREG,    /* the path is a FIFO, a device, a directory */
-	STRACE_PE_SHRANK,    /* the file shrank while it was mapped */
-	STRACE_PE_TIME,      /* AUXTRACE_INFO's time_shift is 64 or more */
-	STRACE_PE_MAX
-};
-
-/* strace_perf_strerror() - text for the codes above, ring codes, errno. */
-const char *strace_perf_strerror(int err);
+/* Errors: -STRACE_E_PERF_* (strace/error.h), -STRACE_E_*, -errno. */
 
 /* One event attribute of the file. */
 struct strace_perf_attr {
@@ -95,11 +76,11 @@ struct strace_perf {
  * attrs, and (by a first pass over the records) AUXTRACE_INFO. On error
  * *err_off receives the file offset at fault (0 if none applies). Only a
  * regular file is opened: anything else (a FIFO, whose open would block)
- * gives -STRACE_PE_NOTREG at once. A file cut short meanwhile gives
- * -STRACE_PE_SHRANK, *err_off where its data was lost. An AUXTRACE_INFO
+ * gives -STRACE_E_PERF_NOTREG at once. A file cut short meanwhile gives
+ * -STRACE_E_PERF_SHRANK, *err_off where its data was lost. An AUXTRACE_INFO
  * whose time_shift no conversion can use (64 or more) gives
- * -STRACE_PE_TIME, *err_off the offset of that 64-bit word.
- * Returns 0, -errno, -STRACE_PE_*.
+ * -STRACE_E_PERF_TIME, *err_off the offset of that 64-bit word.
+ * Returns 0, -errno, -STRACE_E_PERF_*.
  */
 int strace_perf_open(const char *path, struct strace_perf *p, uint64_t *err_off);
 void strace_perf_close(struct strace_perf *p);
@@ -143,7 +124,7 @@ int strace_perf_modified(const struct strace_perf *p);
 /*
  * strace_perf_feature() - the payload of header feature feat (PFMT_FEAT_*)
  * in the map: *data and *size. Returns 1, 0 if the file has no such
- * feature, -STRACE_PE_TRUNCATED if its section lies outside the file.
+ * feature, -STRACE_E_PERF_TRUNCATED if its section lies outside the file.
  */
 int strace_perf_feature(const struct strace_perf *p, unsigned feat,
 			const uint8_t **data, uint64_t *size);
@@ -153,7 +134,7 @@ void strace_perf_rewind(struct strace_perf *p);
 
 /*
  * strace_perf_next() - the next record. Returns 1 and *rec, 0 at the end of
- * the data section, or -STRACE_PE_TRUNCATED / -STRACE_PE_RECORD with
+ * the data section, or -STRACE_E_PERF_TRUNCATED / -STRACE_E_PERF_RECORD with
  * rec->offset set to the fault (iteration cannot continue past it).
  * An AUXTRACE record whose data the file cuts short is returned with the
  * bytes that are there and aux_missing set; the next call then returns 0.

@@ -14,29 +14,6 @@
 #include "rawpt.h"
 #include "sink.h"
 
-const char *strace_raw_strerror(int err)
-{
-	switch (-err) {
-	case STRACE_RAW_SYNTAX:
-		return "bad section syntax";
-	case STRACE_RAW_RANGE:
-		return "offset or size past the end of the file";
-	case STRACE_RAW_OVERLAP:
-		return "sections overlap";
-	case STRACE_RAW_NOTELF:
-		return "not a 64-bit ELF file";
-	case STRACE_RAW_NOLOAD:
-		return "no PT_LOAD segment with bytes in the file";
-	case STRACE_RAW_NOTPIE:
-		return "a fixed-address (ET_EXEC) ELF file cannot be moved";
-	case STRACE_RAW_EMPTY:
-		return "empty file";
-	case STRACE_RAW_NOPSB:
-		return "no PSB packet in the trace";
-	}
-	return strace_decoder_strerror(err);
-}
-
 /* A number in C syntax that fills [s, e). Returns 0 or -1. */
 static int parse_num(const char *s, const char *e, uint64_t *v)
 {
@@ -60,11 +37,11 @@ int strace_raw_parse_section(char *s, int elf, struct strace_raw_section *out)
 	out->elf = elf;
 	if (at) {
 		if (parse_num(at + 1, end, &out->addr))
-			return -STRACE_RAW_SYNTAX;
+			return -STRACE_E_RAW_SYNTAX;
 		out->has_addr = 1;
 		pend = at;
 	} else if (!elf) {
-		return -STRACE_RAW_SYNTAX; /* a raw section needs its address */
+		return -STRACE_E_RAW_SYNTAX; /* a raw section needs its address */
 	}
 	if (!elf) {
 		/* ":OFFSET[-SIZE]" before the '@', when what follows the
@@ -81,12 +58,12 @@ int strace_raw_parse_section(char *s, int elf, struct strace_raw_section *out)
 				      &out->offset) ||
 			    (dash && (parse_num(dash + 1, pend, &out->size) ||
 				      !out->size)))
-				return -STRACE_RAW_SYNTAX;
+				return -STRACE_E_RAW_SYNTAX;
 			pend = colon;
 		}
 	}
 	if (pend == s)
-		return -STRACE_RAW_SYNTAX;
+		return -STRACE_E_RAW_SYNTAX;
 	*pend = 0;
 	out->path = s;
 	return 0;
@@ -118,7 +95,7 @@ static int push_range(struct rctx *c, uint64_t start, uint64_t len,
 		c->cap = nc;
 	}
 	if (start + len < start)
-		return -STRACE_RAW_RANGE;
+		return -STRACE_E_RAW_RANGE;
 	c->r[c->n++] = (struct range){start, start + len, pgoff, sec, exec};
 	return 0;
 }
@@ -159,11 +136,11 @@ static int elf_ranges(struct rctx *c, int sec, int fd, uint64_t fsize)
 	if (!elf || elf_kind(elf) != ELF_K_ELF ||
 	    gelf_getclass(elf) != ELFCLASS64 || !gelf_getehdr(elf, &eh) ||
 	    elf_getphdrnum(elf, &nph) < 0) {
-		rc = -STRACE_RAW_NOTELF;
+		rc = -STRACE_E_RAW_NOTELF;
 		goto out;
 	}
 	if (eh.e_type == ET_EXEC && s->has_addr && s->addr) {
-		rc = -STRACE_RAW_NOTPIE;
+		rc = -STRACE_E_RAW_NOTPIE;
 		goto out;
 	}
 	for (size_t i = 0; i < nph && rc == 0; i++) {
@@ -173,7 +150,7 @@ static int elf_ranges(struct rctx *c, int sec, int fd, uint64_t fsize)
 			continue;
 		if (ph.p_offset > fsize || ph.p_filesz > fsize - ph.p_offset) {
 			c->fault->file_size = fsize;
-			rc = -STRACE_RAW_RANGE;
+			rc = -STRACE_E_RAW_RANGE;
 			break;
 		}
 		uint64_t bias = eh.e_type == ET_DYN ? s->addr : 0;
@@ -182,7 +159,7 @@ static int elf_ranges(struct rctx *c, int sec, int fd, uint64_t fsize)
 		loads++;
 	}
 	if (rc == 0 && !loads)
-		rc = -STRACE_RAW_NOLOAD;
+		rc = -STRACE_E_RAW_NOLOAD;
 out:
 	elf_end(elf);
 	return rc;
@@ -199,7 +176,7 @@ static int section_ranges(struct rctx *c, int sec)
 	c->fault->file_size = fsize;
 	if (!fsize) {
 		close(fd);
-		return -STRACE_RAW_EMPTY;
+		return -STRACE_E_RAW_EMPTY;
 	}
 	if (s->elf) {
 		rc = elf_ranges(c, sec, fd, fsize);
@@ -208,10 +185,10 @@ static int section_ranges(struct rctx *c, int sec)
 	}
 	close(fd);
 	if (s->offset >= fsize)
-		return -STRACE_RAW_RANGE;
+		return -STRACE_E_RAW_RANGE;
 	len = s->size ? s->size : fsize - s->offset;
 	if (len > fsize - s->offset)
-		return -STRACE_RAW_RANGE;
+		return -STRACE_E_RAW_RANGE;
 	return push_range(c, s->addr, len, s->offset, sec, 1);
 }
 
@@ -248,7 +225,7 @@ static int build_ranges(struct rctx *c)
 			c->fault->other = a->sec > b->sec ? b->sec : a->sec;
 			c->fault->start = b->start;
 			c->fault->end = a->end < b->end ? a->end : b->end;
-			rc = -STRACE_RAW_OVERLAP;
+			rc = -STRACE_E_RAW_OVERLAP;
 			break;
 		}
 	free(sorted);
@@ -266,7 +243,7 @@ static int read_trace(const char *path, uint8_t **buf, size_t *len)
 		return fd;
 	if (!size || size > SIZE_MAX) {
 		close(fd);
-		return size ? -EFBIG : -STRACE_RAW_EMPTY;
+		return size ? -EFBIG : -STRACE_E_RAW_EMPTY;
 	}
 	*buf = malloc((size_t)size);
 	if (!*buf) {
@@ -283,7 +260,7 @@ static int read_trace(const char *path, uint8_t **buf, size_t *len)
 	}
 	close(fd);
 	*len = (size_t)got;
-	return got ? 0 : -STRACE_RAW_EMPTY;
+	return got ? 0 : -STRACE_E_RAW_EMPTY;
 }
 
 /* The process name: opts->comm, else the first section's file name, cut
@@ -382,7 +359,7 @@ int strace_raw_decode(const struct strace_raw_opts *o,
 		goto out;
 	st->pt_bytes = prog.total = len;
 	if (!strace_pt_split(pt, len, 0, &psb, 1)) {
-		rc = -STRACE_RAW_NOPSB;
+		rc = -STRACE_E_RAW_NOPSB;
 		goto out;
 	}
 	rc = strace_image_new(NULL, &img);
@@ -431,7 +408,7 @@ int strace_raw_decode(const struct strace_raw_opts *o,
 							(unsigned)o->jobs,
 							o->piece_bytes)
 			: strace_walker_decode(walker, pt, len);
-	if (n == -STRACE_DE_NOSYNC) {
+	if (n == -STRACE_E_NOSYNC) {
 		st->nosync = 1; /* a PSB+ with nothing after it, say */
 	} else if (n < 0) {
 		rc = (int)n;

@@ -21,27 +21,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "strace/decoder.h"
+#include "decoder/decoder.h"
 #include "strace/event.h"
 #include "strace/ring.h"
 
-/* Error codes (also -STRACE_E_*, -STRACE_DE_* and -errno). */
-enum strace_raw_error {
-	STRACE_RAW_BASE = 4350,
-	STRACE_RAW_SYNTAX,   /* a --raw/--elf argument does not parse */
-	STRACE_RAW_RANGE,    /* OFFSET/SIZE reach past the end of the file */
-	STRACE_RAW_OVERLAP,  /* two sections overlap */
-	STRACE_RAW_NOTELF,   /* --elf of a file that is not a 64-bit ELF */
-	STRACE_RAW_NOLOAD,   /* --elf of an ELF without PT_LOAD segments */
-	STRACE_RAW_NOTPIE,   /* --elf FILE@BASE of a fixed-address program */
-	STRACE_RAW_EMPTY,    /* an empty file (trace or section) */
-	STRACE_RAW_NOPSB,    /* the trace holds no PSB packet */
-	STRACE_RAW_MAX
-};
-
-/* strace_raw_strerror() - text for the codes above and every code
- * strace_decoder_strerror() knows. */
-const char *strace_raw_strerror(int err);
+/* Errors: -STRACE_E_RAW_* (strace/error.h), the decoder's and the
+ * ring's -STRACE_E_*, -errno. */
 
 /* One piece of the image. */
 struct strace_raw_section {
@@ -58,7 +43,7 @@ struct strace_raw_section {
  * "FILE[@BASE]" (elf) into *out; numbers in C syntax (0x ok), SIZE not 0.
  * The path is what comes before the last '@' (and before the last ':'
  * when what follows it is OFFSET[-SIZE]): s is cut there in place (a NUL)
- * and out->path points into it. Returns 0, -STRACE_RAW_SYNTAX (s is left
+ * and out->path points into it. Returns 0, -STRACE_E_RAW_SYNTAX (s is left
  * as it was).
  */
 int strace_raw_parse_section(char *s, int elf,
@@ -96,9 +81,9 @@ struct strace_raw_stats {
 /* Which input an error is about (for the caller's message). */
 struct strace_raw_fault {
 	int section;  /* index in secs, -1: the trace file (or none) */
-	int other;    /* STRACE_RAW_OVERLAP: the section it overlaps */
-	uint64_t file_size; /* STRACE_RAW_RANGE: the file's size */
-	uint64_t start, end; /* STRACE_RAW_OVERLAP: the overlapping range */
+	int other;    /* STRACE_E_RAW_OVERLAP: the section it overlaps */
+	uint64_t file_size; /* STRACE_E_RAW_RANGE: the file's size */
+	uint64_t start, end; /* STRACE_E_RAW_OVERLAP: the overlapping range */
 };
 
 /*
@@ -107,8 +92,8 @@ struct strace_raw_fault {
  * the definitions, decode the trace into opts->ring. On failure *fault
  * says which input was at fault.
  * Returns 0, -errno (a file cannot be opened or read; ENODEV: not a
- * regular file), -STRACE_RAW_* (above), -STRACE_E_* (the ring),
- * -STRACE_DE_EMIT.
+ * regular file), -STRACE_E_RAW_*, -STRACE_E_* (the ring),
+ * -STRACE_E_EMIT.
  */
 int strace_raw_decode(const struct strace_raw_opts *opts,
 		      struct strace_raw_stats *st,

@@ -11,7 +11,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "strace/decoder.h"
+#include "decoder/decoder.h"
 #include "strace/event.h"
 #include "strace/ring.h"
 

@@ -24,7 +24,8 @@
  * each reader handle belongs to one thread at a time.
  *
  * Errors: functions return >= 0 on success, -errno for system failures and
- * -STRACE_E_* for format problems; strace_strerror() describes both.
+ * -STRACE_E_* for format problems (strace/error.h); strace_strerror()
+ * describes both.
  */
 #ifndef STRACE_RING_H
 #define STRACE_RING_H
@@ -32,30 +33,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "error.h"
 #include "event.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* Project error codes, above the errno range. */
-enum strace_error {
-	STRACE_E_BASE = 4096,
-	STRACE_E_MAGIC,     /* not a ring file (bad magic) */
-	STRACE_E_VERSION,   /* ring file of another format version */
-	STRACE_E_TRUNCATED, /* file shorter than its header says */
-	STRACE_E_CORRUPT,   /* a header field is out of range */
-	STRACE_E_FULL,      /* string table full, or too many readers/writers */
-	STRACE_E_CLOSED,    /* the ring no longer accepts events */
-	STRACE_E_STOPPED,   /* a wait was cut short by the stop callback */
-	STRACE_E_FOREIGN,   /* the path exists and is not ours to use */
-	STRACE_E_BADARG,    /* an option is out of range */
-	STRACE_E_BUSY,      /* the ring's lock stayed held by a live process */
-	STRACE_E_MAX
-};
-
-/* strace_strerror() - text for -errno or -STRACE_E_*; never NULL. */
-const char *strace_strerror(int err);
 
 enum strace_ring_mode {
 	STRACE_RING_LOSSLESS = 0,

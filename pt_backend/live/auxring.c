@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errors.h"
+#include <strace/error.h>
 
 /* C: pairs with the kernel's smp_wmb() before it stores the head (B). */
 static uint64_t load_acquire(const __u64 *p)

@@ -46,10 +46,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include <strace/decoder.h> /* struct strace_time_conv */
+#include "decoder/decoder.h" /* struct strace_time_conv */
 
 #include "auxring.h"
-#include "errors.h"
+#include <strace/error.h>
 #include "pmu.h"
 #include "unwind.h"
 

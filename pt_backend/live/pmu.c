@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "errors.h"
+#include <strace/error.h>
 
 static void seterr(char *buf, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

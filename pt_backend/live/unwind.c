@@ -11,7 +11,7 @@
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 
-#include "errors.h"
+#include <strace/error.h>
 #include "vdso.h"
 
 static int wait_stop(pid_t tid)

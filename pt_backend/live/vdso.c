@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "errors.h"
+#include <strace/error.h>
 
 int strace_live_access_error(const char *procfs_root, int err)
 {

@@ -331,7 +331,7 @@ int main(int argc, char **argv)
 	if (rc < 0) {
 		fprintf(stderr, "bench_libipt_loop: %s: %s (offset 0x%" PRIx64
 				")\n",
-			argv[1], strace_perf_strerror(rc), err_off);
+			argv[1], strace_strerror(rc), err_off);
 		return 1;
 	}
 	iscache = pt_iscache_alloc("bench");
@@ -431,7 +431,7 @@ int main(int argc, char **argv)
 	if (rc < 0) {
 		fprintf(stderr, "bench_libipt_loop: %s: %s at offset 0x%" PRIx64
 				"\n",
-			argv[1], strace_perf_strerror(rc), r.offset);
+			argv[1], strace_strerror(rc), r.offset);
 		goto out;
 	}
 	if (!nq) {

@@ -257,7 +257,7 @@ static int bench_read(uint64_t n, int what, uint64_t cap)
 	char path[128], name[64];
 	struct strace_ring *ring = full_ring(path, sizeof(path), cap);
 	struct kinds kinds[STRACE_EV_MAX];
-	struct fmt_names nm;
+	struct strace_names *nm;
 	struct fmt f;
 	char *buf = NULL, *p = NULL, *limit = NULL;
 	int devnull = -1;
@@ -269,8 +269,9 @@ static int bench_read(uint64_t n, int what, uint64_t cap)
 		kinds[t].a_mask = in && in->a_kind == STRACE_FK_ADDR ? ~0ull : 0;
 		kinds[t].b_shift = in && in->b_kind == STRACE_FK_BLOCK ? 32 : 0;
 	}
-	fmt_names_init(&nm, ring);
-	fmt_setup(&f, getenv("BENCH_NO_NAMES") ? NULL : &nm, 1);
+	if (strace_names_new(ring, &nm) < 0)
+		die("names", -ENOMEM);
+	fmt_setup(&f, getenv("BENCH_NO_NAMES") ? NULL : nm, 1);
 	if (what >= TEXT) {
 		buf = malloc(BENCH_OUT_BUF + FMT_LINE_MAX);
 		devnull = open("/dev/null", O_WRONLY);
@@ -288,7 +289,7 @@ static int bench_read(uint64_t n, int what, uint64_t cap)
 		int rc = strace_reader_open(ring, 0, &r);
 		if (rc < 0)
 			die("reader", rc);
-		if (what >= TEXT && fmt_names_refresh(&nm) < 0)
+		if (what >= TEXT && strace_names_update(nm) < 0)
 			die("names", -ENOMEM);
 		while (done < n) {
 			size_t max = n - done < 16384 ? (size_t)(n - done)
@@ -369,7 +370,7 @@ static int bench_read(uint64_t n, int what, uint64_t cap)
 	strcat(name, "_cpu");
 	result(name, done, c1 - c0);
 	fmt_cleanup(&f);
-	fmt_names_fini(&nm);
+	strace_names_free(nm);
 	free(buf);
 	if (devnull >= 0)
 		close(devnull);

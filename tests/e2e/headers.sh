@@ -2,11 +2,14 @@
 # tests/e2e/headers.sh - every public header (include/strace/*.h, what
 # make install puts in $(PREFIX)/include/strace) compiles alone, as C11
 # and as C++17, with warnings as errors: event.h says it is both.
+# Env: INCDIR, the directory holding strace/ (default: the source's
+# include/; tests/e2e/install.sh passes the installed one).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for h in "$top"/include/strace/*.h; do
+inc=${INCDIR:-$top/include}
+for h in "$inc"/strace/*.h; do
 	name=$(basename "$h")
 	for lang in c11 c++17; do
 		case $lang in
@@ -18,7 +21,7 @@ for h in "$top"/include/strace/*.h; do
 			continue
 		fi
 		printf '#include <strace/%s>\nint main(void) { return 0; }\n' "$name" >"$src"
-		if "$cc" $std -Wall -Wextra -pedantic -Werror -I"$top/include" \
+		if "$cc" $std -Wall -Wextra -pedantic -Werror -I"$inc" \
 			-c -o "$work/t.o" "$src" 2>"$work/err"; then
 			echo "PASS: headers/$name/$lang"
 		else

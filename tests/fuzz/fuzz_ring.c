@@ -289,7 +289,7 @@ static void check_lines(const char *buf, const char *end, int json)
 struct rd {
 	struct strace_ring *ring;
 	struct strace_reader *r;
-	struct fmt_names names;
+	struct strace_names *names;
 	struct fmt text, json;
 	struct fmt_filter flt;
 	int flight;
@@ -353,8 +353,8 @@ static void one_batch(struct rd *d, const struct strace_batch *b)
 		show_lost(d, b->lost, b->seq - b->lost);
 	if (!b->n)
 		return;
-	if (!d->names.corrupt)
-		(void)fmt_names_refresh(&d->names);
+	if (d->names)
+		(void)strace_names_update(d->names);
 	if (d->dst)
 		(void)strace_ring_sync_strings(d->dst, d->ring);
 	if (!d->flight) {
@@ -444,9 +444,10 @@ static void read_ring(struct rd *d, const struct strace_ring_stat *st)
 	memset(&d->flt.set, 0xff, sizeof(d->flt.set));
 	d->flt.set.bits[0] &= ~1ull;
 	d->flt.unknown = 1;
-	fmt_names_init(&d->names, d->ring);
-	fmt_setup(&d->text, &d->names, 1);
-	fmt_setup(&d->json, &d->names, 1);
+	d->names = NULL;
+	(void)strace_names_new(d->ring, &d->names);
+	fmt_setup(&d->text, d->names, 1);
+	fmt_setup(&d->json, d->names, 1);
 	save_create(d, st);
 	if (strace_reader_open(d->ring, 0, &d->r) == 0) {
 		for (int i = 0; i < READ_ROUNDS && follow < FOLLOW_ROUNDS;
@@ -477,7 +478,7 @@ static void read_ring(struct rd *d, const struct strace_ring_stat *st)
 	strace_ring_close(d->dst);
 	fmt_cleanup(&d->json);
 	fmt_cleanup(&d->text);
-	fmt_names_fini(&d->names);
+	strace_names_free(d->names);
 	free(d->copy);
 }
 

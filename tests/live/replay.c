@@ -348,7 +348,7 @@ int main(int argc, char **argv)
 	rc = strace_perf_open(argv[1], &in, &off);
 	if (rc < 0 || in.pt_attr < 0) {
 		fprintf(stderr, "live_replay: %s: %s\n", argv[1],
-			strace_perf_strerror(rc));
+			strace_strerror(rc));
 		return 1;
 	}
 	in_sample_type = in.attrs[in.pt_attr].attr.sample_type;
@@ -426,7 +426,7 @@ int main(int argc, char **argv)
 	o.sys = &fake;
 	rc = strace_live_open(&o, &l, err, sizeof(err));
 	if (rc < 0) {
-		fprintf(stderr, "live_replay: %s %s\n", strace_live_strerror(rc),
+		fprintf(stderr, "live_replay: %s %s\n", strace_strerror(rc),
 			err);
 		return 1;
 	}
@@ -493,7 +493,7 @@ int main(int argc, char **argv)
 		}
 	strace_perf_close(&in);
 	if (rc < 0) {
-		fprintf(stderr, "live_replay: %s\n", strace_live_strerror(rc));
+		fprintf(stderr, "live_replay: %s\n", strace_strerror(rc));
 		return 1;
 	}
 	return 0;

@@ -1,7 +1,7 @@
 # tests/ptsynth/: the PT trace synthesizer (build/bin/ptsynth, not
 # installed) and ptblk, the libipt block-decoder checker (a test tool).
-tests_ptsynth_CFLAGS := $(shell $(PKG_CONFIG) --cflags capstone)
-PTSYNTH_LIBS := $(shell $(PKG_CONFIG) --libs capstone) -lipt
+tests_ptsynth_CFLAGS = $(CAPSTONE_CFLAGS)
+PTSYNTH_LIBS = $(CAPSTONE_LIBS) -lipt
 
 $(O)/bin/ptsynth: $(call objs,tests/ptsynth/ptsynth.c tests/ptsynth/ptstep.c) $(O)/lib/libptbackend.a
 	$(call msg,LD,$@)

@@ -127,7 +127,7 @@ static void read_input(struct input *x, int idx)
 	int rc = strace_perf_open(x->path, &x->p, &err_off);
 
 	if (rc < 0)
-		die("%s: %s (offset 0x%llx)", x->path, strace_perf_strerror(rc),
+		die("%s: %s (offset 0x%llx)", x->path, strace_strerror(rc),
 		    (unsigned long long)err_off);
 	if (!x->p.per_cpu)
 		die("%s: not a per-CPU recording: make it with ptsynth --per-cpu",
@@ -212,7 +212,7 @@ static void read_input(struct input *x, int idx)
 		}
 	}
 	if (rc < 0)
-		die("%s: %s", x->path, strace_perf_strerror(rc));
+		die("%s: %s", x->path, strace_strerror(rc));
 	if (!x->pid || !x->first_s)
 		die("%s: no COMM|EXEC record or no trace", x->path);
 }

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "strace/decoder.h"
+#include "decoder/decoder.h"
 
 /* Map every PT_LOAD segment of path at bias, page-aligned like ld.so. */
 __attribute__((unused)) static int tl_map_elf(struct strace_image *img, const char *path,

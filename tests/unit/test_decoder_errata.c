@@ -21,7 +21,7 @@
 #include <intel-pt.h>
 
 #include "harness.h"
-#include "strace/decoder.h"
+#include "decoder/decoder.h"
 #include "strace/event.h"
 
 #define BASE 0x1000
@@ -470,7 +470,7 @@ TEST(bdm70_async_stop_psb_fup)
 	}
 	/* Goldmont has no BDM70: the PSB+ FUP says tracing is on, and the
 	 * TIP.PGE that follows is an error, as libipt says */
-	expect_error(common_code, &en, "6/92", STRACE_DE_DESYNC);
+	expect_error(common_code, &en, "6/92", STRACE_E_DESYNC);
 }
 
 /* BDM70 when the decode starts at that PSB+. */
@@ -597,7 +597,7 @@ TEST(apl12_ovf_fup_then_pge)
 		       W(TRACE_BEGIN, 0, 0x1005, R(OVERFLOW)),
 		       W(SYSCALL, 0, 0x1006, 0));
 	}
-	expect_error(common_code, &en, "6/142", STRACE_DE_DESYNC);
+	expect_error(common_code, &en, "6/142", STRACE_E_DESYNC);
 }
 
 /* SKD010: the FUP after an overflow may be dropped; a TIP says where
@@ -863,7 +863,7 @@ TEST(skl014_direct_call_pgd_without_ip)
 	       W(TRACE_BEGIN, 0, 0x1039, R(START)),
 	       W(CALL, 0, 0x1039, 0x1040),
 	       W(TRACE_END, 0, 0x1039, R(DISABLE)));
-	expect_error(common_code, &en, "6/92", STRACE_DE_NOMAP);
+	expect_error(common_code, &en, "6/92", STRACE_E_NOMAP);
 }
 
 /* A TIP.PGD without IP binds to a MOV to CR3 too. */

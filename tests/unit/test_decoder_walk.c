@@ -530,7 +530,7 @@ TEST(corrupt_bytes_resume_at_next_psb)
 		if (fast.v[i].type == STRACE_EV_ERROR && err_at < 0) {
 			err_at = (int)i;
 			CHECK_U64(fast.v[i].b, ==, a - 2);
-			CHECK_INT(fast.v[i].flags, ==, STRACE_DE_BADPKT);
+			CHECK_INT(fast.v[i].flags, ==, STRACE_E_BADPKT);
 		}
 	}
 	REQUIRE(err_at > 0);
@@ -577,7 +577,7 @@ TEST(desync_is_an_error)
 	for (size_t i = 0; i < fast.n; i++)
 		if (fast.v[i].type == STRACE_EV_ERROR) {
 			errs++;
-			CHECK_INT(fast.v[i].flags, ==, STRACE_DE_NOTNT);
+			CHECK_INT(fast.v[i].flags, ==, STRACE_E_NOTNT);
 		}
 	CHECK_INT(errs, ==, 1);
 	/* no PSB at all */
@@ -585,10 +585,10 @@ TEST(desync_is_an_error)
 		uint8_t junk[64];
 		memset(junk, 0x55, sizeof(junk));
 		CHECK_INT(decode(junk, sizeof(junk), 0, &fast, NULL), ==,
-			  -STRACE_DE_NOSYNC);
+			  -STRACE_E_NOSYNC);
 		CHECK_INT(decode(junk, sizeof(junk), STRACE_WALK_REFERENCE,
 				 &fast, NULL),
-			  ==, -STRACE_DE_NOSYNC);
+			  ==, -STRACE_E_NOSYNC);
 	}
 }
 
@@ -626,7 +626,7 @@ TEST(run_cache_replays_exactly)
 	for (size_t i = 0; i < fast.n; i++)
 		if (fast.v[i].type == STRACE_EV_ERROR) {
 			errs++;
-			CHECK_INT(fast.v[i].flags, ==, STRACE_DE_DESYNC);
+			CHECK_INT(fast.v[i].flags, ==, STRACE_E_DESYNC);
 			CHECK_U64(fast.v[i].a, ==, addr[S_NOP]); /* the ret's block */
 		}
 	CHECK_INT(errs, ==, 1);
@@ -730,7 +730,7 @@ TEST(fuzz_no_crash)
 		for (int k = 0; k < 1 + (int)(next_rand() % 4); k++)
 			buf[next_rand() % len] = (uint8_t)next_rand();
 		n = decode(buf, len, 0, &fast, NULL);
-		ok += n >= 0 || n == -STRACE_DE_NOSYNC;
+		ok += n >= 0 || n == -STRACE_E_NOSYNC;
 		if (it % 10 == 0) {
 			n = decode(buf, len, STRACE_WALK_REFERENCE, &fast,
 				   NULL);

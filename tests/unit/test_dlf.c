@@ -13,7 +13,7 @@
 #include "../harness.h"
 #include "dlfilter/dlf.h"
 #include "dlfilter/perf_abi.h"
-#include "strace/decoder.h"
+#include "decoder/decoder.h"
 
 /*
  * The program (DSO "/fake/prog" mapped with bias 0x400000):
@@ -297,7 +297,7 @@ static const struct want want_default[] = {
 	{E(SYSCALL), 0, 0x401012, 0},
 	{E(SYSRET), 0, 0, 0x401014},
 	{E(JUMP), 0, 0x401080, FOO},
-	{E(ERROR), STRACE_DE_DESYNC, FOO, 0},
+	{E(ERROR), STRACE_E_DESYNC, FOO, 0},
 	{E(TRACE_BEGIN), 0, 0x401003, R(ERROR)},
 	{E(CALL), 0, 0x401003, FOO},
 	{E(INTERRUPT), STRACE_F_ASYNC, FOO, 0},
@@ -395,7 +395,7 @@ TEST(flow_all_branches)
 		{E(SYSRET), 0, 0, 0x401014},
 		{E(JUMP), STRACE_F_INTRA, 0x401014, 0x401080},
 		{E(JUMP), 0, 0x401080, FOO},
-		{E(ERROR), STRACE_DE_DESYNC, FOO, 0},
+		{E(ERROR), STRACE_E_DESYNC, FOO, 0},
 		{E(TRACE_BEGIN), 0, 0x401003, R(ERROR)},
 		{E(CALL), 0, 0x401003, FOO},
 		{E(INTERRUPT), STRACE_F_ASYNC, FOO, 0},

@@ -4,8 +4,8 @@
  *
  * The fast hand-written formatting is checked against slow references
  * built with snprintf from the same event table, for every type and many
- * operand values; escaping against RFC 8259's rules; the name tables
- * against a real ring's string table.
+ * operand values; escaping against RFC 8259's rules; names from a real
+ * ring's string table (the lookups themselves: test_names.c).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -91,7 +91,7 @@ static void name_json(const char *in, size_t len, const char *want_json,
 	struct fmt_name out;
 	char j[256], t[256];
 
-	fmt_names_init(&n, NULL);
+	memset(&n, 0, sizeof(n));
 	REQUIRE(fmt_name_make(&n, in, len, &out) == 0);
 	snprintf(j, sizeof(j), "%.*s", (int)out.json_len, out.json);
 	snprintf(t, sizeof(t), "%.*s", (int)out.text_len, out.text);
@@ -123,7 +123,7 @@ TEST(long_name_cut)
 	struct fmt_name out;
 
 	memset(big, 'a', sizeof(big));
-	fmt_names_init(&n, NULL);
+	memset(&n, 0, sizeof(n));
 	REQUIRE(fmt_name_make(&n, big, sizeof(big), &out) == 0);
 	CHECK_INT(out.text_len, ==, FMT_NAME_MAX + 3);
 	CHECK_INT(out.json_len, ==, FMT_NAME_MAX + 3);
@@ -299,98 +299,12 @@ static int add(struct strace_ring *r, unsigned kind, uint64_t key,
 				      off ? off : &o);
 }
 
-static void sym_is(struct fmt_names *n, uint64_t addr, const char *want)
-{
-	const struct fmt_range *r = fmt_names_symbol(n, addr);
-	char got[128];
-
-	if (!r) {
-		CHECK_STR("(none)", want);
-		return;
-	}
-	snprintf(got, sizeof(got), "%.*s+%" PRIu64, (int)r->name.text_len,
-		 r->name.text, addr - r->start);
-	CHECK_STR(got, want);
-}
-
-TEST(names_from_ring)
-{
-	char path[128];
-	struct strace_ring *ring = tmp_ring(path, sizeof(path));
-	struct fmt_names n;
-	const struct fmt_name *t;
-	const struct fmt_range *d;
-
-	REQUIRE(ring);
-	REQUIRE(add(ring, STRACE_EV_SYMBOL, 0x2000, 0x10, "second", NULL) ==
-		0);
-	REQUIRE(add(ring, STRACE_EV_SYMBOL, 0x1000, 0x100, "first", NULL) ==
-		0);
-	REQUIRE(add(ring, STRACE_EV_SYMBOL, 0x3000, 0, "sizeless", NULL) == 0);
-	REQUIRE(add(ring, STRACE_EV_DSO, 0x0, 0x10000, "/lib/libx.so", NULL) ==
-		0);
-	REQUIRE(add(ring, STRACE_EV_PROCESS, 10, 0, "proc", NULL) == 0);
-	REQUIRE(add(ring, STRACE_EV_THREAD, 10, 10, "main-thread", NULL) == 0);
-	REQUIRE(add(ring, STRACE_EV_THREAD, 11, 10, "worker", NULL) == 0);
-	REQUIRE(add(ring, STRACE_EV_PROCESS, 11, 0, "not-this", NULL) == 0);
-
-	fmt_names_init(&n, ring);
-	CHECK_INT(fmt_names_refresh(&n), ==, 8);
-	CHECK_INT(fmt_names_refresh(&n), ==, 0);
-	sym_is(&n, 0x1000, "first+0");
-	sym_is(&n, 0x10ff, "first+255");
-	sym_is(&n, 0x1100, "(none)");
-	sym_is(&n, 0xfff, "(none)");
-	sym_is(&n, 0x2008, "second+8");
-	sym_is(&n, 0x2010, "(none)");
-	sym_is(&n, 0x3000, "sizeless+0");
-	sym_is(&n, 0x3001, "(none)");
-	d = fmt_names_dso(&n, 0x1100);
-	REQUIRE(d);
-	CHECK_INT(d->name.text_len, ==, 7); /* basename */
-	CHECK(!memcmp(d->name.text, "libx.so", 7));
-	CHECK(fmt_names_dso(&n, 0x10000) == NULL);
-	t = fmt_names_thread(&n, 11);
-	REQUIRE(t);
-	CHECK(t->text_len == 6 && !memcmp(t->text, "worker", 6));
-	t = fmt_names_thread(&n, 10);
-	REQUIRE(t);
-	CHECK(t->text_len == 11 && !memcmp(t->text, "main-thread", 11));
-	CHECK(fmt_names_thread(&n, 12) == NULL);
-
-	/* entries added later are picked up incrementally */
-	REQUIRE(add(ring, STRACE_EV_SYMBOL, 0x1100, 0x20, "late", NULL) == 0);
-	REQUIRE(add(ring, STRACE_EV_THREAD, 12, 10, "late-thread", NULL) ==
-		0);
-	CHECK_INT(fmt_names_refresh(&n), ==, 2);
-	sym_is(&n, 0x1108, "late+8");
-	sym_is(&n, 0x1000, "first+0");
-	CHECK(fmt_names_thread(&n, 12) != NULL);
-
-	/* a second, shorter entry at one start applies (a producer found
-	 * an address inside it that has no symbol) */
-	sym_is(&n, 0x20f0, "(none)");
-	REQUIRE(add(ring, STRACE_EV_SYMBOL, 0x2000, 0x100, "second", NULL) ==
-		0);
-	REQUIRE(add(ring, STRACE_EV_SYMBOL, 0x2000, 0x8, "second", NULL) ==
-		0);
-	CHECK_INT(fmt_names_refresh(&n), ==, 2);
-	sym_is(&n, 0x2000, "second+0");
-	sym_is(&n, 0x2007, "second+7");
-	sym_is(&n, 0x2008, "(none)");
-	sym_is(&n, 0x20f0, "(none)");
-
-	fmt_names_fini(&n);
-	strace_ring_close(ring);
-	unlink(path);
-}
-
 /* a line with names: symbols, the DSO fallback, strings, thread names */
 TEST(line_with_names)
 {
 	char path[128], line[FMT_LINE_MAX];
 	struct strace_ring *ring = tmp_ring(path, sizeof(path));
-	struct fmt_names n;
+	struct strace_names *n;
 	struct fmt f;
 	struct strace_event e;
 	uint64_t off;
@@ -401,9 +315,9 @@ TEST(line_with_names)
 	REQUIRE(add(ring, STRACE_EV_DSO, 0x0, 0x10000, "/lib/libx.so", &off) ==
 		0);
 	REQUIRE(add(ring, STRACE_EV_THREAD, 7, 7, "t7", NULL) == 0);
-	fmt_names_init(&n, ring);
-	REQUIRE(fmt_names_refresh(&n) == 3);
-	fmt_setup(&f, &n, 1);
+	REQUIRE(strace_names_new(ring, &n) == 0);
+	REQUIRE(strace_names_update(n) == 3);
+	fmt_setup(&f, n, 1);
 
 	memset(&e, 0, sizeof(e));
 	e.type = STRACE_EV_CALL;
@@ -435,11 +349,11 @@ TEST(line_with_names)
 	CHECK(strstr(line, "\"path\":null") != NULL);
 
 	fmt_cleanup(&f);
-	fmt_names_fini(&n);
+	strace_names_free(n);
 	strace_ring_close(ring);
 	unlink(path);
 }
 
 RUN_TESTS("test_format", T(decimal), T(hex), T(time), T(escape),
 	  T(long_name_cut), T(text_lines_every_type),
-	  T(json_lines_every_type), T(names_from_ring), T(line_with_names))
+	  T(json_lines_every_type), T(line_with_names))

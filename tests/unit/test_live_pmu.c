@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../pt_backend/live/errors.h"
+#include "strace/error.h"
 #include "../../pt_backend/live/pmu.h"
 #include "../harness.h"
 
@@ -49,7 +49,7 @@ TEST(no_intel_pt)
 		SKIP("this machine has an intel_pt PMU");
 	CHECK_INT(strace_pmu_load(NULL, &pmu), ==, -STRACE_E_NOPT);
 	CHECK_INT(strace_pmu_load("/nonexistent", &pmu), ==, -STRACE_E_NOPT);
-	CHECK(strstr(strace_live_strerror(-STRACE_E_NOPT),
+	CHECK(strstr(strace_strerror(-STRACE_E_NOPT),
 		     "no intel_pt PMU under /sys/bus/event_source/devices"));
 }
 

@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../pt_backend/live/errors.h"
+#include "strace/error.h"
 #include "../../pt_backend/live/unwind.h"
 #include "../../pt_backend/live/vdso.h"
 #include "../harness.h"
@@ -162,7 +162,7 @@ TEST(errors_missing_pid)
 	CHECK_INT(strace_vdso_read(NULL, dead, &s, &b, &l), ==, -STRACE_E_NOPID);
 	CHECK_INT(strace_unwind_thread(NULL, dead, &st), ==, -STRACE_E_NOPID);
 	CHECK_INT(strace_unwind_process(NULL, dead, &v, &n), ==, -STRACE_E_NOPID);
-	CHECK_STR(strace_live_strerror(-STRACE_E_NOPID), "no such process");
+	CHECK_STR(strace_strerror(-STRACE_E_NOPID), "no such process");
 }
 
 TEST(errors_ptrace_scope_fake_procfs)

@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #include "../../pt_backend/live/auxring.h"
-#include "../../pt_backend/live/errors.h"
+#include "strace/error.h"
 #include "../harness.h"
 #include "ptgen.h"
 

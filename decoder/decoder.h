@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * strace/decoder.h - the PT decoder: process image, block summaries, and
+ * decoder/decoder.h - the PT decoder: process image, block summaries, and
  * the flow walker that turns a raw Intel PT byte stream into strace events.
  *
  * Three layers, each usable alone:
@@ -21,8 +21,8 @@
  * longer modified (strace_image_add_* and _remove need exclusive access).
  * A block cache and a walker belong to one thread at a time.
  *
- * Errors: >= 0 success, -errno, or -STRACE_E_* / -STRACE_DE_* codes;
- * strace_decoder_strerror() describes all of them.
+ * Errors: >= 0 success, -errno, or -STRACE_E_* codes (strace/error.h);
+ * strace_strerror() describes all of them.
  */
 #ifndef STRACE_DECODER_H
 #define STRACE_DECODER_H
@@ -30,35 +30,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "event.h"
-#include "ring.h"
+#include "strace/event.h"
+#include "strace/ring.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Decode error codes: stored in the flags of STRACE_EV_ERROR events and
- * returned (negated) by the decoder functions. */
-enum strace_decode_error {
-	STRACE_DE_BASE = 4200,
-	STRACE_DE_NOSYNC,   /* no PSB found: nothing to decode */
-	STRACE_DE_BADPKT,   /* a packet could not be decoded */
-	STRACE_DE_NOMAP,    /* the trace went to an address with no code */
-	STRACE_DE_BADINSN,  /* undecodable instruction bytes on the path */
-	STRACE_DE_NOTNT,    /* a conditional branch or return needed a TNT bit
-			     * and the trace had something else */
-	STRACE_DE_NOTIP,    /* an indirect branch needed a TIP, and the trace
-			     * had something else */
-	STRACE_DE_NOIP,     /* a packet needed the last IP and there was none */
-	STRACE_DE_DESYNC,   /* the trace and the code disagree (e.g. a FUP
-			     * at an address the walk never reached) */
-	STRACE_DE_LOOP,     /* too many instructions without a packet */
-	STRACE_DE_EMIT,     /* the event sink returned an error */
-	STRACE_DE_MAX
-};
-
-/* strace_decoder_strerror() - text for any decoder, ring or errno code. */
-const char *strace_decoder_strerror(int err);
 
 /* --- process image ------------------------------------------------------ */
 
@@ -137,7 +115,7 @@ void strace_image_free(struct strace_image *img);
  * is not a regular file (a FIFO, a device, a directory) is never opened:
  * it gives -ENODEV, without blocking.
  * Returns 0, -errno (open/mmap failure: the caller may go on without this
- * file; the walker reports STRACE_DE_NOMAP if the trace goes there),
+ * file; the walker reports STRACE_E_NOMAP if the trace goes there),
  * -ENODEV (not a regular file), -STRACE_E_BADARG for len 0 or a wrapping
  * range.
  */
@@ -426,8 +404,8 @@ void strace_walker_free(struct strace_walker *w);
  * emits an error event and resumes at the next PSB; an OVF packet gives an
  * overflow event. The call stack for return compression carries over from
  * the previous call (a thread's next buffer). The buffer is only read
- * during the call. Returns the number of events emitted, -STRACE_DE_NOSYNC
- * when the buffer has no PSB at all, -STRACE_DE_EMIT (or the sink's error)
+ * during the call. Returns the number of events emitted, -STRACE_E_NOSYNC
+ * when the buffer has no PSB at all, -STRACE_E_EMIT (or the sink's error)
  * when the sink failed, -ENOMEM.
  */
 long strace_walker_decode(struct strace_walker *w, const uint8_t *buf,
