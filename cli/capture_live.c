@@ -246,7 +246,7 @@ int capture_live_error(FILE *err, int code, pid_t pid, const char *detail,
 			     "perf.data -- CMD      (or -p PID)\n"
 			     "then decode it here:\n"
 			     "  " PROG " -i perf.data\n");
-		return 2;
+		return CAPTURE_EXIT_NOTRACE;
 	case STRACE_E_PARANOID:
 		v = read_sysctl(procfs_root, "sys/kernel/perf_event_paranoid");
 		fprintf(err,
@@ -256,7 +256,7 @@ int capture_live_error(FILE *err, int code, pid_t pid, const char *detail,
 			     "  sudo sysctl -w kernel.perf_event_paranoid=1\n"
 			     "or run as root or with CAP_PERFMON.\n",
 			v);
-		return 2;
+		return CAPTURE_EXIT_NOTRACE;
 	case STRACE_E_PTRACE_SCOPE:
 		v = read_sysctl(procfs_root, "sys/kernel/yama/ptrace_scope");
 		fprintf(err,
@@ -267,25 +267,25 @@ int capture_live_error(FILE *err, int code, pid_t pid, const char *detail,
 			     "or run as root (scope 1 and 2), or start the "
 			     "program under " PROG " -- CMD.\n",
 			v, (int)pid);
-		return 2;
+		return CAPTURE_EXIT_NOTRACE;
 	case STRACE_E_NOPID:
 		fprintf(err,
 			PROG ": no process with pid %d (it may have exited; "
 			     "check with: ps -p %d).\n",
 			(int)pid, (int)pid);
-		return 2;
+		return 1;
 	case STRACE_E_PERM:
 		fprintf(err,
 			PROG ": permission denied tracing process %d: it must "
 			     "belong to you (or run as root).\n",
 			(int)pid);
-		return 2;
+		return CAPTURE_EXIT_NOTRACE;
 	case STRACE_E_AUXMAP:
 		fprintf(err,
 			PROG ": cannot map the AUX area: the locked-memory "
 			     "limit is too small. Use a smaller --aux-size, "
 			     "raise kernel.perf_event_mlock_kb, or run as root.\n");
-		return 2;
+		return CAPTURE_EXIT_NOTRACE;
 	case STRACE_E_BADARG:
 		fprintf(err, PROG ": %s\n", detail && *detail ? detail
 							      : "bad option");
@@ -392,6 +392,23 @@ int capture_live_run(struct capture_live_opts *o, pid_t pid, char **argv,
 		o->lo.event = terms;
 	} else {
 		o->lo.event = o->event ? o->event : o->terms;
+	}
+	/* A process that is not there: say so first, then whether Intel PT
+	 * would have been there, so that one run tells both. */
+	if (pid > 0 && strace_live_check_access(o->lo.procfs_root, pid, 1) ==
+			       -STRACE_E_NOPID) {
+		struct strace_pmu pmu;
+		status = capture_live_error(err, -STRACE_E_NOPID, pid, NULL,
+					    o->lo.procfs_root);
+		if (strace_pmu_load(o->lo.sysfs_root, &pmu) == -STRACE_E_NOPT)
+			fprintf(err,
+				PROG ": also, Intel PT is not available on this "
+				     "machine (no intel_pt PMU under "
+				     "/sys/bus/event_source/devices): trace the "
+				     "process where it is, with perf record -e "
+				     "intel_pt//u -p PID, and decode that file "
+				     "here with " PROG " -i\n");
+		return status;
 	}
 	rc = strace_live_open(&o->lo, &l, detail, sizeof(detail));
 	if (rc < 0)

@@ -19,6 +19,11 @@
 
 #define CAPTURE_LIVE_OPT_BASE 0x4c00
 
+/* ptrace-capture's exit status when tracing cannot run here: no Intel
+ * PT, or no permission (perf_event_paranoid, ptrace_scope, ownership,
+ * the locked-memory limit). 2 is a usage error. */
+#define CAPTURE_EXIT_NOTRACE 4
+
 struct capture_live_opts {
 	struct strace_live_opts lo; /* passed to strace_live_open() */
 	char terms[512];            /* event terms built from the options */
@@ -53,8 +58,9 @@ void capture_live_usage(FILE *f);
  * (sysctl for perf_event_paranoid and ptrace_scope, how to record with
  * perf elsewhere and decode with -i when there is no Intel PT).
  * procfs_root: NULL for /proc (where the sysctl values are read).
- * Returns the exit status to use: 2 for "cannot trace here" (no PT,
- * permissions, no such pid, bad options), 1 otherwise.
+ * Returns the exit status to use: CAPTURE_EXIT_NOTRACE for "cannot trace
+ * here" (no Intel PT, no permission), 2 for bad options, 1 otherwise
+ * (no such process, a failure while tracing).
  */
 int capture_live_error(FILE *err, int code, pid_t pid, const char *detail,
 		       const char *procfs_root);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "format.h"
+#include "strace/error.h"
 
 /* --- numbers ------------------------------------------------------------ */
 
@@ -446,7 +447,8 @@ struct tinfo {
 	struct pfx json_op[2]; /* ,"from": */
 	struct pfx json_sym[2]; /* ,"from_sym":" */
 	uint8_t kind[2];
-	uint8_t unknown; /* a value the table does not name */
+	uint8_t unknown;    /* a value the table does not name */
+	uint8_t flags_kind; /* enum strace_flags_kind */
 };
 
 /* reason names, text and JSON (quoted); values above 15 are "unknown" */
@@ -507,6 +509,7 @@ void fmt_init(void)
 			tinfo_set(&tinfos[v], "unknown", "a", STRACE_FK_HEX,
 				  "b", STRACE_FK_HEX);
 		tinfos[v].unknown = !in;
+		tinfos[v].flags_kind = in ? in->flags_kind : STRACE_FLK_BITS;
 	}
 	for (unsigned r = 0; r < NREASONS; r++) {
 		pfx_set(&reason_text[r], strace_reason_name(r), "", "");
@@ -720,6 +723,18 @@ static inline __attribute__((always_inline)) char *text_operand(struct fmt *f, c
 	return put_hex(put_pfx(p, &t->text_op[i]), v);
 }
 
+/* JSON addresses and hex values are strings ("0x401032"), as perf's JSON
+ * export writes them: JSON numbers above 2^53 lose precision in jq and
+ * JavaScript */
+static inline __attribute__((always_inline)) char *put_json_hex(char *p,
+								uint64_t v)
+{
+	*p++ = '"';
+	p = put_hex(p, v);
+	*p++ = '"';
+	return p;
+}
+
 static inline __attribute__((always_inline)) char *json_operand(struct fmt *f, char *p,
 				 const struct tinfo *t, int i, uint64_t v)
 {
@@ -730,10 +745,10 @@ static inline __attribute__((always_inline)) char *json_operand(struct fmt *f, c
 		struct fmt_acache *c;
 		p = put_pfx(p, &t->json_op[i]);
 		if (!f->names)
-			return put_u64(p, v);
+			return put_json_hex(p, v);
 		c = acache_slot(f, v);
 		if (c->valid == 2 && c->addr == v) {
-			/* digits, then the name after this operand's key */
+			/* the value, then the name after this operand's key */
 			memcpy(p, c->s, sizeof(c->s));
 			p += c->split;
 			if (c->len == c->split)
@@ -745,7 +760,7 @@ static inline __attribute__((always_inline)) char *json_operand(struct fmt *f, c
 			return p;
 		}
 		start = p;
-		p = put_u64(p, v);
+		p = put_json_hex(p, v);
 		s = put_pfx(p, &t->json_sym[i]);
 		q = put_sym(f, s, v, 1);
 		if (!q) {
@@ -753,7 +768,7 @@ static inline __attribute__((always_inline)) char *json_operand(struct fmt *f, c
 				    (size_t)(p - start), 2);
 			return p;
 		}
-		/* keep digits and name side by side in the cache */
+		/* keep the value and the name side by side in the cache */
 		if (c && (size_t)(p - start) + (size_t)(q - s) <= sizeof(c->s)) {
 			c->valid = 2;
 			c->addr = v;
@@ -770,8 +785,11 @@ static inline __attribute__((always_inline)) char *json_operand(struct fmt *f, c
 	if (k == STRACE_FK_NONE) {
 		return p;
 	}
-	if (k == STRACE_FK_HEX || k == STRACE_FK_DEC) {
+	if (k == STRACE_FK_DEC) {
 		return put_u64(put_pfx(p, &t->json_op[i]), v);
+	}
+	if (k == STRACE_FK_HEX) {
+		return put_json_hex(put_pfx(p, &t->json_op[i]), v);
 	}
 	if (k == STRACE_FK_BLOCK) {
 		p = put_pfx(p, &t->json_op[i]);
@@ -789,7 +807,7 @@ static inline __attribute__((always_inline)) char *json_operand(struct fmt *f, c
 	if (k == STRACE_FK_STR) {
 		return put_str_operand(f, put_pfx(p, &t->json_op[i]), v, 1);
 	}
-	return put_u64(put_pfx(p, &t->json_op[i]), v);
+	return put_json_hex(put_pfx(p, &t->json_op[i]), v);
 }
 
 static inline __attribute__((always_inline)) const struct tinfo *tinfo_of(unsigned type, int *unknown)
@@ -798,6 +816,44 @@ static inline __attribute__((always_inline)) const struct tinfo *tinfo_of(unsign
 							     : STRACE_EV_MAX];
 	*unknown = t->unknown;
 	return t;
+}
+
+/* --- error codes (the flags of error events) ----------------------------- */
+
+/* " code=BAD_PACKET (0x106a): undecodable PT packet"; an unknown code
+ * as " code=0x..." */
+static __attribute__((noinline)) char *put_error_text(char *p, unsigned code)
+{
+	const char *name = strace_error_name((int)code);
+
+	memcpy(p, " code=", 6);
+	p += 6;
+	if (!name)
+		return put_hex(p, code);
+	for (; *name; name++)
+		*p++ = (char)(*name >= 'a' && *name <= 'z' ? *name - 32 : *name);
+	memcpy(p, " (", 2);
+	p = put_hex(p + 2, code);
+	memcpy(p, "): ", 3);
+	p += 3;
+	for (const char *t = strace_strerror((int)code); *t; t++)
+		*p++ = *t;
+	return p;
+}
+
+/* ,"error":"bad_packet" (nothing for a code that has no name) */
+static __attribute__((noinline)) char *put_error_json(char *p, unsigned code)
+{
+	const char *name = strace_error_name((int)code);
+
+	if (!name)
+		return p;
+	memcpy(p, ",\"error\":\"", 10);
+	p += 10;
+	for (; *name; name++)
+		*p++ = *name;
+	*p++ = '"';
+	return p;
 }
 
 /* --- lines --------------------------------------------------------------- */
@@ -992,8 +1048,12 @@ text_line(struct fmt *f, char *p, const struct strace_event *e, uint64_t seq)
 	p = text_operand(f, p, t, 0, e->a);
 	p = text_operand(f, p, t, 1, e->b);
 	if (e->flags) {
-		memcpy(p, " flags=", 7);
-		p = put_hex(p + 7, e->flags);
+		if (__builtin_expect(t->flags_kind == STRACE_FLK_ERROR, 0)) {
+			p = put_error_text(p, e->flags);
+		} else {
+			memcpy(p, " flags=", 7);
+			p = put_hex(p + 7, e->flags);
+		}
 	}
 	*p++ = '\n';
 	return p;
@@ -1026,6 +1086,8 @@ json_line(struct fmt *f, char *p, const struct strace_event *e, uint64_t seq)
 	if (e->flags) {
 		memcpy(p, ",\"flags\":", 9);
 		p = put_u64(p + 9, e->flags);
+		if (__builtin_expect(t->flags_kind == STRACE_FLK_ERROR, 0))
+			p = put_error_json(p, e->flags);
 	}
 	p = json_operand(f, p, t, 0, e->a);
 	p = json_operand(f, p, t, 1, e->b);

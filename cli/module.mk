@@ -2,7 +2,7 @@
 #   ptrace-read: read a ring (text, jsonl, raw, saved ring), --generate,
 #   --stat. format.c and sample.c are shared with tests/unit/test_format*
 #   and the benchmarks in tests/bench/.
-CLI_COMMON_OBJS := $(call objs,cli/format.c cli/sample.c)
+CLI_COMMON_OBJS := $(call objs,cli/format.c cli/sample.c cli/ringmsg.c)
 
 $(O)/bin/ptrace-read: $(call objs,cli/ptrace-read.c) $(CLI_COMMON_OBJS) \
 		$(O)/lib/libstrace.a

@@ -9,7 +9,8 @@
  *   ptrace-capture [options] -- CMD [ARGS...]          trace a command
  *
  * Exit status: 0 success; 1 the input could not be decoded (message says
- * where and why); 2 usage error, or Intel PT is not available here.
+ * where and why), or a runtime failure; 2 usage error; 4 tracing cannot
+ * run here (no Intel PT, no permission: CAPTURE_EXIT_NOTRACE).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +27,7 @@
 #include <unistd.h>
 
 #include "cli/capture_live.h"
+#include "cli/ringmsg.h"
 #include "pt_backend/buildid.h"
 #include "pt_backend/live_decode.h"
 #include "pt_backend/offline.h"
@@ -127,8 +129,10 @@ static void usage(FILE *f)
 		"      --version         the version\n"
 		"\n");
 	capture_live_usage(f);
-	fprintf(f, "\nExit status: 0 ok, 1 decoding failed, 2 usage error, no "
-		   "Intel PT, or no permission to trace.\n");
+	fprintf(f, "\nExit status: 0 ok; 1 decoding or tracing failed (no "
+		   "such file,\nprocess or thread, a damaged input); 2 usage "
+		   "error; 4 tracing cannot\nrun here (no Intel PT, no "
+		   "permission to trace).\n");
 }
 
 static void die_usage(const char *fmt, ...)
@@ -551,16 +555,9 @@ int main(int argc, char **argv)
 	struct strace_ring_opts ro = {sizeof(ro), capacity, 0,
 				      mode < 0 ? STRACE_RING_ARCHIVE : mode, 0};
 	struct strace_ring *ring;
-	int rc = strace_ring_create(output, &ro, &ring);
-	if (rc < 0) {
-		fprintf(stderr, PROG ": cannot create ring %s: %s%s\n",
-			output ? output : "(default path)", strace_strerror(rc),
-			rc == -EEXIST || rc == -ELOOP
-				? " (choose another path with -o, or remove "
-				  "the file)"
-				: "");
+	int rc = ringmsg_create(PROG, output, "-o", &ro, &ring);
+	if (rc < 0)
 		return 1;
-	}
 	/* Say where the events go (live: once the session could open). */
 	if (!output && !live)
 		printf("%s\n", strace_ring_path(ring));
@@ -694,11 +691,11 @@ int main(int argc, char **argv)
 	if (ui.shown)
 		fputc('\n', stderr);
 	double t = now_s() - ui.t0;
-	if (rc == -ENOSPC || rc == -EDQUOT) {
-		fprintf(stderr,
-			PROG ": cannot write the ring %s: %s; it is removed: "
-			     "make room there, or write it elsewhere with -o\n",
-			strace_ring_path(ring), strerror(-rc));
+	if (rc == -ENOSPC || rc == -EDQUOT || rc == -EFBIG) {
+		ringmsg_write_error(PROG, strace_ring_path(ring), rc, "-o",
+				    NULL);
+		fprintf(stderr, PROG ": %s: removed (incomplete)\n",
+			strace_ring_path(ring));
 		unlink(strace_ring_path(ring));
 		strace_ring_close(ring);
 		return 1;
@@ -752,6 +749,48 @@ int main(int argc, char **argv)
 			"file is damaged: record it again, or decode an "
 			"undamaged copy\n",
 			(unsigned long long)err_off);
+		unlink(strace_ring_path(ring));
+		strace_ring_close(ring);
+		return 1;
+	}
+	if (rc == -STRACE_E_PERF_NOTREG) {
+		struct stat fst;
+		const char *what = "not a regular file";
+		int isdir = 0;
+		if (stat(input, &fst) == 0) {
+			isdir = S_ISDIR(fst.st_mode);
+			what = S_ISDIR(fst.st_mode)    ? "a directory"
+			       : S_ISCHR(fst.st_mode)  ? "a character device"
+			       : S_ISBLK(fst.st_mode)  ? "a block device"
+			       : S_ISFIFO(fst.st_mode) ? "a FIFO (a pipe)"
+			       : S_ISSOCK(fst.st_mode) ? "a socket"
+						       : what;
+		}
+		fprintf(stderr,
+			PROG ": -i %s: %s, not a perf.data file: give the file "
+			     "that 'perf record -o FILE' wrote%s (a recording "
+			     "piped with 'perf record -o -' cannot be decoded: "
+			     "record into a file)\n",
+			input, what,
+			isdir ? ", e.g. perf.data in that directory" : "");
+		unlink(strace_ring_path(ring));
+		strace_ring_close(ring);
+		return 1;
+	}
+	if (rc == -STRACE_E_PERF_NOTID) {
+		fprintf(stderr, PROG ": %s: the recording has no thread %u; ",
+			input, tid);
+		if (!st.nthreads)
+			fprintf(stderr, "it names no thread at all (no COMM "
+					"records): decode it without --tid\n");
+		for (uint32_t i = 0; i < st.nthreads && i < 8; i++)
+			fprintf(stderr, "%s%u (%s, pid %u)",
+				i ? ", " : "its threads are ", st.threads[i].tid,
+				st.threads[i].comm, st.threads[i].pid);
+		if (st.nthreads > 8)
+			fprintf(stderr, " and %u more", st.nthreads - 8);
+		if (st.nthreads)
+			fprintf(stderr, ": give --tid one of them\n");
 		unlink(strace_ring_path(ring));
 		strace_ring_close(ring);
 		return 1;

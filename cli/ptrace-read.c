@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "format.h"
+#include "ringmsg.h"
 #include "sample.h"
 #include "strace/event.h"
 #include "strace/ring.h"
@@ -191,8 +192,7 @@ static void ring_error(const char *path, int rc, const char *doing)
 		break;
 	case ENOSPC:
 	case ENOMEM:
-		hint = "; free space in the file system (/dev/shm is memory) "
-		       "or choose a smaller --capacity";
+		hint = "; free space in the file system (/dev/shm is memory)";
 		break;
 	case STRACE_E_MAGIC:
 		hint = "; pass a ring written by a strace writer or by "
@@ -363,8 +363,7 @@ static int ring_put(struct rd *d, const struct strace_event *e)
 
 	if (!s) {
 		int rc = ((struct strace_wbuf *)(void *)d->w)->err;
-		err("%s: cannot write the saved ring: %s", d->o->output,
-		    strace_strerror(rc));
+		ringmsg_write_error(PROG, d->o->output, rc, "-o", NULL);
 		return -1;
 	}
 	*s = *e;
@@ -558,8 +557,10 @@ static int open_ring(const struct opts *o, const char *path,
 		}
 		if (stop_flag)
 			return rc;
-		if (!said && rc == -ENOENT && isatty(2)) {
-			err("%s: waiting for the ring to be created", path);
+		if (!said && rc == -ENOENT && waited >= 1000) {
+			err("%s: no such ring yet: waiting for a writer to "
+			    "create it (Ctrl-C stops; --timeout MS gives up)",
+			    path);
 			said = 1;
 		}
 		usleep(5000);
@@ -588,11 +589,9 @@ static int save_ring_create(struct rd *d)
 	if (!ro.strings_size)
 		ro.strings_size = 4096;
 	ro.no_populate = 1;
-	rc = strace_ring_create(d->o->output, &ro, &d->dst);
-	if (rc < 0) {
-		ring_error(d->o->output, rc, "create the saved ring");
+	rc = ringmsg_create(PROG, d->o->output, "-o", &ro, &d->dst);
+	if (rc < 0)
 		return -1;
-	}
 	rc = strace_writer_open(d->dst, &d->w);
 	if (rc < 0) {
 		ring_error(d->o->output, rc, "write the saved ring");
@@ -769,8 +768,7 @@ out_out:
 	if (d.w) {
 		rc = strace_writer_close(d.w);
 		if (rc < 0 && ret != EXIT_ERR) {
-			err("%s: cannot finish the saved ring: %s",
-			    o->output, strace_strerror(rc));
+			ringmsg_write_error(PROG, o->output, rc, "-o", NULL);
 			ret = EXIT_ERR;
 		}
 	}
@@ -820,8 +818,7 @@ static uint64_t pow2_ceil(uint64_t v)
 
 static int cmd_generate(const struct opts *o)
 {
-	char pathbuf[4096];
-	const char *path = o->output;
+	const char *path;
 	struct strace_ring_opts ro;
 	struct strace_ring *ring;
 	struct strace_writer *w;
@@ -829,16 +826,6 @@ static int cmd_generate(const struct opts *o)
 	uint64_t n = (uint64_t)o->generate;
 	int rc, ret = EXIT_OK;
 
-	if (!path) {
-		rc = strace_ring_default_path(pathbuf, sizeof(pathbuf));
-		if (rc < 0) {
-			err("cannot make the default ring path: %s; set "
-			    "$STRACE_RING or use -o",
-			    strace_strerror(rc));
-			return EXIT_ERR;
-		}
-		path = pathbuf;
-	}
 	memset(&ro, 0, sizeof(ro));
 	ro.size = sizeof(ro);
 	ro.mode = o->mode;
@@ -850,12 +837,11 @@ static int cmd_generate(const struct opts *o)
 		if (need > STRACE_RING_DEFAULT_CAPACITY)
 			ro.capacity = need > (1ull << 26) ? (1ull << 26) : need;
 	}
-	catch_sigbus(path);
-	rc = strace_ring_create(path, &ro, &ring);
-	if (rc < 0) {
-		ring_error(path, rc, "create the ring");
+	rc = ringmsg_create(PROG, o->output, "-o", &ro, &ring);
+	if (rc < 0)
 		return EXIT_ERR;
-	}
+	path = strace_ring_path(ring);
+	catch_sigbus(path);
 	rc = strace_writer_open(ring, &w);
 	if (rc < 0) {
 		ring_error(path, rc, "open a writer on the ring");

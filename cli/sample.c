@@ -122,7 +122,8 @@ static void make(struct strace_event *e, unsigned t, const struct offs *o,
 		flags = (unsigned)(rnd(x) & 1); /* taken */
 		break;
 	case STRACE_EV_ERROR:
-		flags = (unsigned)(1 + rnd(x) % 20); /* error code */
+		/* a decoder error code (strace/error.h) */
+		flags = (unsigned)(STRACE_E_NOSYNC + rnd(x) % 10);
 		break;
 	default:
 		if (in && in->family == STRACE_FAM_FLOW)

@@ -347,6 +347,27 @@ static inline int put(struct strace_dlf *d, unsigned type, unsigned flags,
 	return 0;
 }
 
+static inline int want(const struct strace_dlf *d, unsigned type)
+{
+	return !d->o.has_types || strace_typeset_has(&d->o.types, type);
+}
+
+/* A definition: its name, then its event unless types= leaves it out. */
+static int define(struct strace_dlf *d, uint16_t type, uint32_t tid,
+		  uint64_t time, uint64_t a, uint64_t key, uint64_t aux,
+		  const char *name)
+{
+	struct strace_definition def = {type, tid, time, a, key, aux, name};
+	int rc = strace_writer_define(d->w, &def,
+				      d->o.has_types ? &d->o.types : NULL);
+
+	if (rc < 0)
+		return d->err = rc;
+	if (want(d, type))
+		d->st.events++;
+	return 0;
+}
+
 static int define_dso(struct strace_dlf *d, uint32_t pid, uint32_t dso,
 		      uint64_t bias)
 {
@@ -383,13 +404,9 @@ static int define_dso(struct strace_dlf *d, uint32_t pid, uint32_t dso,
 	d->pdsos_n++;
 
 	const struct dso *x = &d->dsos[dso];
-	uint64_t start = bias + x->exec_off, off;
-	int rc = strace_ring_add_string(d->ring, STRACE_EV_DSO, start,
-					x->exec_len, x->name, strlen(x->name),
-					&off);
-	if (rc < 0)
-		return rc;
-	return put(d, STRACE_EV_DSO, 0, pid, 0, start, off);
+	uint64_t start = bias + x->exec_off;
+	return define(d, STRACE_EV_DSO, pid, 0, start, start, x->exec_len,
+		      x->name);
 }
 
 /* The first of the n sorted keys v[] above x (n if none). */
@@ -435,15 +452,9 @@ static size_t defs_above(const struct strace_dlf *d, uint64_t x)
 static int define_sym(struct strace_dlf *d, struct sym *s, uint64_t size)
 {
 	size_t i = upper_bound(d->holes, d->holes_n, s->start);
-	uint64_t off;
-	int rc;
 
 	if (i < d->holes_n && d->holes[i] - s->start < size)
 		size = d->holes[i] - s->start;
-	rc = strace_ring_add_string(d->ring, STRACE_EV_SYMBOL, s->start, size,
-				    s->name, strlen(s->name), &off);
-	if (rc < 0)
-		return d->err = rc;
 	if (!s->defined) {
 		if (grow((void **)&d->defs, &d->defs_cap, d->defs_n,
 			 sizeof(*d->defs)))
@@ -456,8 +467,8 @@ static int define_sym(struct strace_dlf *d, struct sym *s, uint64_t size)
 	}
 	s->defined = 1;
 	s->shown = size;
-	return put(d, STRACE_EV_SYMBOL, 0, d->cur_tid, d->cur_time, s->start,
-		   off);
+	return define(d, STRACE_EV_SYMBOL, d->cur_tid, d->cur_time, s->start,
+		      s->start, size, s->name);
 }
 
 /* perf names no symbol at addr: a hole in whatever defined symbol starts
@@ -581,11 +592,6 @@ static inline int lookup(struct strace_dlf *d, uint32_t pid, uint64_t addr,
 	return 0;
 }
 
-static inline int want(const struct strace_dlf *d, unsigned type)
-{
-	return !d->o.has_types || strace_typeset_has(&d->o.types, type);
-}
-
 /* A flow event with two addresses (either may be 0, no address). */
 static int flow(struct strace_dlf *d, unsigned type, unsigned flags,
 		const struct strace_dlf_sample *s, const struct aent *ea,
@@ -609,17 +615,12 @@ static int flow(struct strace_dlf *d, unsigned type, unsigned flags,
 static int define_thread(struct strace_dlf *d, struct thr *t, const char *comm)
 {
 	int proc = t->tid == t->pid;
-	unsigned type = proc ? STRACE_EV_PROCESS : STRACE_EV_THREAD;
-	uint64_t off;
+	uint16_t type = proc ? STRACE_EV_PROCESS : STRACE_EV_THREAD;
 	int rc;
 
 	if (!comm)
 		comm = "";
-	rc = strace_ring_add_string(d->ring, type, t->tid, t->pid, comm,
-				    strlen(comm), &off);
-	if (rc < 0)
-		return d->err = rc;
-	rc = put(d, type, 0, t->tid, 0, t->pid, off);
+	rc = define(d, type, t->tid, 0, t->pid, t->tid, t->pid, comm);
 	if (rc < 0)
 		return rc;
 	free(t->comm);
@@ -812,7 +813,11 @@ static int check(struct strace_dlf *d, struct thr *t,
 {
 	*kind = STRACE_BK_NONE;
 	*ok = 0;
-	if (d->o.no_check || !t->have_last || !s->ip)
+	/* perf gives every taken branch only with --itrace=b; its default
+	 * gives calls alone, whose sources never follow from the previous
+	 * targets: the check starts once a return or jump shows that the
+	 * samples are every branch (strace_dlf_stats.others) */
+	if (d->o.no_check || !t->have_last || !s->ip || !d->st.others)
 		return 0;
 	if (t->last_to == s->ip && async) {
 		d->st.checked++;
@@ -885,9 +890,14 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 	if (unlikely(d->err))
 		return d->err;
 	if (unlikely(!(f & (DLF_FLAG_BRANCH | DLF_FLAG_TRACE_BEGIN |
-			    DLF_FLAG_TRACE_END))))
+			    DLF_FLAG_TRACE_END)))) {
+		d->st.ignored++;
 		return 0;
+	}
 	d->st.samples++;
+	if (!(f & (DLF_FLAG_CALL | DLF_FLAG_TRACE_BEGIN | DLF_FLAG_TRACE_END |
+		   DLF_FLAG_ASYNC | DLF_FLAG_INTERRUPT | DLF_FLAG_SYSCALLRET)))
+		d->st.others++;
 	d->cur_tid = s->tid;
 	d->cur_time = s->time;
 	t = thread(d, s, h, ctx);

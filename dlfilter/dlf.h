@@ -94,6 +94,11 @@ struct strace_dlf_sample {
 
 struct strace_dlf_stats {
 	uint64_t samples;   /* branch samples seen */
+	uint64_t ignored;   /* samples that are no branch (--itrace=i...) */
+	uint64_t others;    /* branch samples that are neither calls nor
+			     * trace begins and ends: returns and jumps; 0
+			     * after many samples means perf was not asked
+			     * for every branch (no --itrace=b) */
 	uint64_t events;    /* events written, definitions included */
 	uint64_t gaps;      /* discontinuities found by the check */
 	uint64_t checked;   /* samples whose source was checked and followed */

@@ -9,6 +9,7 @@
  * sizes perf passes so that perf 6.1 and newer work alike.
  */
 #include <errno.h>
+#include <linux/perf_event.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,12 @@ struct state {
 	struct strace_dlf *d;
 	int print, late, stats;
 	int bad_size; /* a sample too small was reported */
+	/* the event of the last sample, and whether it is perf's
+	 * "branches" (--itrace=b): others (instructions with --itrace=i,
+	 * ptwrite, power events) are no branches, whatever their flags */
+	const void *last_attr;
+	int last_is_branches;
+	uint64_t not_branches;
 };
 
 static int al_ok(const struct perf_dlfilter_al *al)
@@ -205,6 +212,21 @@ static int work(struct state *st, const struct perf_dlfilter_sample *sample,
 	 * written the sample, and a wider load spanning several of its
 	 * stores (what the compiler does for a plain copy) stalls on store
 	 * forwarding - it cost 5 ns a sample. */
+	if (perf_dlfilter_fns.attr) {
+		const void *attr = perf_dlfilter_fns.attr(ctx);
+		if (attr != st->last_attr) {
+			const struct perf_event_attr *a = attr;
+			st->last_attr = attr;
+			st->last_is_branches =
+				!a || (a->type == PERF_TYPE_HARDWARE &&
+				       a->config ==
+					       PERF_COUNT_HW_BRANCH_INSTRUCTIONS);
+		}
+		if (!st->last_is_branches) {
+			st->not_branches++;
+			return 1;
+		}
+	}
 	s.ip = LOAD(sample->ip);
 	s.addr = LOAD(sample->addr);
 	s.time = LOAD(sample->time);
@@ -276,6 +298,21 @@ int stop(void *data, void *ctx)
 			PROG ": %llu discontinuities in perf's branches; "
 			     "marked as error events in the ring\n",
 			(unsigned long long)s.gaps);
+	if (!s.samples && (s.ignored || st->not_branches))
+		fprintf(stderr,
+			PROG ": perf gave no branch samples (%llu samples of "
+			     "other kinds: instructions, power or ptwrite "
+			     "events), so the ring holds no flow; run perf "
+			     "script with --itrace=b\n",
+			(unsigned long long)(s.ignored + st->not_branches));
+	else if (s.samples && !s.others)
+		fprintf(stderr,
+			PROG ": perf gave %llu branch samples, none of them a "
+			     "return or a jump: it was not asked for every "
+			     "branch (its default --itrace gives calls only), "
+			     "so the ring lacks them; run perf script with "
+			     "--itrace=b\n",
+			(unsigned long long)s.samples);
 	rc = strace_dlf_free(st->d);
 	free(st);
 	if (rc < 0) {

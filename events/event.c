@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* events/event.c - the event type table, type filters and error strings. */
+/* events/event.c - the event type table and type filters. */
 #include <errno.h>
 #include <fnmatch.h>
 #include <string.h>
@@ -7,10 +7,13 @@
 #include "strace/event.h"
 #include "strace/ring.h"
 
+/* the types whose flags are not STRACE_FLK_BITS */
+#define FLAGS_KIND(VAL) ((VAL) == STRACE_EV_ERROR ? STRACE_FLK_ERROR : STRACE_FLK_BITS)
+
 static const struct strace_event_info infos[STRACE_EV_MAX] = {
 #define STRACE_X_INFO(ID, VAL, NAME, FAM, AN, AK, BN, BK, DESC)                \
 	[VAL] = {NAME,           AN,  BN, DESC, STRACE_FK_##AK, STRACE_FK_##BK, \
-		 STRACE_FAM_##FAM},
+		 STRACE_FAM_##FAM, FLAGS_KIND(VAL)},
 	STRACE_EVENT_TYPES(STRACE_X_INFO)
 #undef STRACE_X_INFO
 };

@@ -1589,6 +1589,11 @@ struct strace_ring *strace_reader_ring(const struct strace_reader *r)
 	return r->ring;
 }
 
+struct strace_ring *strace_writer_ring(const struct strace_writer *w)
+{
+	return w->ring;
+}
+
 uint64_t strace_reader_lost(const struct strace_reader *r)
 {
 	return r->lost;

@@ -49,7 +49,7 @@ struct strace_live_decoder {
 	const struct strace_typeset *types;
 	struct strace_time_conv tc;
 	int has_time;
-	struct strace_symset syms;
+	struct strace_symset *syms;
 	struct strace_sink names; /* definitions that belong to no thread */
 	struct ld_proc *procs;
 	struct ld_thread *threads;
@@ -152,7 +152,7 @@ static int thread_walker(struct strace_live_decoder *ld, struct ld_thread *t)
 	t->sink->w = ld->w;
 	t->sink->img = img;
 	t->sink->types = ld->types;
-	t->sink->syms = &ld->syms;
+	t->sink->syms = ld->syms;
 	struct strace_walk_opts wo;
 	memset(&wo, 0, sizeof(wo));
 	wo.size = sizeof(wo);
@@ -245,13 +245,13 @@ static void define_name(struct strace_live_decoder *ld, unsigned type,
 			uint32_t tid, uint64_t a, uint64_t key, uint64_t aux,
 			const char *name)
 {
-	uint64_t off;
-	int rc = strace_ring_add_string(ld->ring, type, key, aux, name,
-					strlen(name), &off);
-	if (rc == 0) {
-		struct strace_event e = {(uint16_t)type, 0, tid, 0, a, off};
-		rc = strace_sink_emit(&ld->names, &e);
-	}
+	struct strace_definition d = {(uint16_t)type, tid, 0, a, key, aux,
+				      name};
+
+	int rc = strace_writer_define(ld->w, &d, ld->types);
+
+	if (rc == 0 && (!ld->types || strace_typeset_has(ld->types, type)))
+		ld->names.events++;
 	note(ld, rc);
 }
 
@@ -379,18 +379,20 @@ int strace_live_decoder_new(struct strace_ring *ring, unsigned walk_flags,
 	if (!ld)
 		return -ENOMEM;
 	int rc = strace_writer_open(ring, &ld->w);
+	if (rc == 0)
+		rc = strace_symset_new(&ld->syms);
 	if (rc < 0) {
+		strace_writer_close(ld->w);
 		free(ld);
 		return rc;
 	}
 	ld->ring = ring;
 	ld->flags = walk_flags;
 	ld->types = types;
-	strace_symset_init(&ld->syms);
 	ld->names.ring = ring;
 	ld->names.w = ld->w;
 	ld->names.types = types;
-	ld->names.syms = &ld->syms;
+	ld->names.syms = ld->syms;
 	*out = ld;
 	return 0;
 }
@@ -455,7 +457,7 @@ int strace_live_decoder_finish(struct strace_live_decoder *ld,
 	}
 	ld->st.events += ld->names.events;
 	note(ld, strace_writer_close(ld->w));
-	strace_symset_fini(&ld->syms);
+	strace_symset_free(ld->syms);
 	if (st)
 		*st = ld->st;
 	int rc = ld->err;

@@ -151,7 +151,7 @@ struct ctx {
 	VEC(char *) strs; /* names copied out of the file */
 	const char *vdso;     /* the [vdso] image to map, NULL: none */
 	char vdso_hint[4096]; /* the build-id cache's path for it, or "" */
-	struct strace_symset syms;
+	struct strace_symset *syms;
 	struct strace_pt_cpu cpu; /* the recording's (its CPUID header) */
 	struct strace_objcache *objects; /* o->objects, or our own */
 	struct strace_objcache *own_objects;
@@ -1068,7 +1068,7 @@ static int decode_queue(struct ctx *c, struct queue *q)
 		return -ENOMEM;
 	s->ring = o->ring;
 	s->types = o->types;
-	s->syms = &c->syms;
+	s->syms = c->syms;
 	rc = strace_writer_open(o->ring, &s->w);
 	if (rc < 0)
 		goto out;
@@ -1678,7 +1678,7 @@ static int decode_percpu(struct ctx *c)
 	/* Merge by time (ties: CPU order) through one sink. */
 	s->ring = o->ring;
 	s->types = o->types;
-	s->syms = &c->syms;
+	s->syms = c->syms;
 	rc = strace_writer_open(o->ring, &s->w);
 	if (rc < 0)
 		goto out;
@@ -1748,24 +1748,56 @@ out:
  * after another, and a reader following the ring that found every writer
  * closed between two of them would take it for the end.
  */
+/* The recording's threads into st (as far as it has room), from their
+ * PROCESS and THREAD definitions; -STRACE_E_PERF_NOTID when o->tid is
+ * none of them and has no trace. */
+static int list_threads(struct ctx *c, struct strace_offline_stats *st)
+{
+	const size_t room = sizeof(st->threads) / sizeof(st->threads[0]);
+	int found = 0;
+
+	for (size_t i = 0; i < c->defs.n; i++) {
+		const struct def *d = &c->defs.v[i];
+		size_t k;
+		if (d->type != STRACE_EV_PROCESS && d->type != STRACE_EV_THREAD)
+			continue;
+		found |= d->tid == c->o->tid;
+		for (k = 0; k < st->nthreads && k < room; k++)
+			if (st->threads[k].tid == d->tid)
+				break;
+		if (k < st->nthreads && k < room) {
+			/* a later name (an exec) */
+			snprintf(st->threads[k].comm, sizeof(st->threads[k].comm),
+				 "%s", d->name);
+			continue;
+		}
+		if (st->nthreads < room) {
+			st->threads[k].tid = d->tid;
+			st->threads[k].pid = (uint32_t)d->a;
+			snprintf(st->threads[k].comm, sizeof(st->threads[k].comm),
+				 "%s", d->name);
+		}
+		st->nthreads++;
+	}
+	for (size_t i = 0; i < c->queues.n; i++)
+		found |= c->queues.v[i].tid == c->o->tid;
+	return c->o->tid && !found ? -STRACE_E_PERF_NOTID : 0;
+}
+
 static int define_names(struct ctx *c, struct strace_writer **out)
 {
-	struct strace_ring *ring = c->o->ring;
 	struct strace_writer *w;
-	uint64_t off;
-	int rc = strace_writer_open(ring, &w);
+	int rc = strace_writer_open(c->o->ring, &w);
 	if (rc < 0)
 		return rc;
 	*out = w;
 	for (size_t i = 0; i < c->defs.n && rc >= 0; i++) {
 		const struct def *d = &c->defs.v[i];
+		struct strace_definition sd = {d->type, d->tid, 0, d->a,
+					       d->key, d->aux, d->name};
 		if (c->o->tid && d->type != STRACE_EV_DSO && d->tid != c->o->tid)
 			continue;
-		rc = strace_ring_add_string(ring, d->type, d->key, d->aux,
-					    d->name, strlen(d->name), &off);
-		if (rc >= 0)
-			rc = strace_writer_emit(w, d->type, 0, d->tid, 0, d->a,
-						off);
+		rc = strace_writer_define(w, &sd, c->o->types);
 	}
 	/* Losses that belong to no thread (a cut-off record). */
 	for (size_t i = 0; i < c->losts.n && rc >= 0; i++)
@@ -1790,7 +1822,10 @@ int strace_offline_decode(const struct strace_offline_opts *o,
 	if (!c)
 		return -ENOMEM;
 	c->o = o;
-	strace_symset_init(&c->syms);
+	if (strace_symset_new(&c->syms) < 0) {
+		free(c);
+		return -ENOMEM;
+	}
 	pthread_mutex_init(&c->stats_lock, NULL);
 
 	c->objects = o->objects;
@@ -1809,6 +1844,11 @@ int strace_offline_decode(const struct strace_offline_opts *o,
 		goto out;
 	find_vdso(c);
 	find_cpu(c);
+	rc = list_threads(c, &c->st);
+	if (rc < 0) {
+		*st = c->st;
+		goto out;
+	}
 	rc = define_names(c, &names);
 	if (rc < 0)
 		goto out;
@@ -1883,7 +1923,7 @@ out:
 	strace_perf_close(&c->perf);
 out_free:
 	strace_objcache_free(c->own_objects);
-	strace_symset_fini(&c->syms);
+	strace_symset_free(c->syms);
 	pthread_mutex_destroy(&c->stats_lock);
 	free(c);
 	return rc;

@@ -65,6 +65,13 @@ struct strace_offline_stats {
 	uint64_t lost;       /* perf LOST records / truncated AUX, and gaps */
 	uint64_t missing;    /* mappings whose file could not be read */
 	uint64_t file_size;  /* bytes of the perf.data when it was opened */
+	/* The first threads the recording names (COMM records), to say
+	 * which there are when opts->tid is none of them. */
+	struct strace_offline_thread {
+		uint32_t pid, tid;
+		char comm[16];
+	} threads[8];
+	uint32_t nthreads; /* in the recording (may be more than 8) */
 };
 
 /*
@@ -79,7 +86,9 @@ struct strace_offline_stats {
  * is closed, and the result is -STRACE_E_PERF_SHRANK with *err_off the offset
  * from which the data was lost.
  *
- * Returns 0, -STRACE_E_PERF_*, -STRACE_E_*, -errno.
+ * Returns 0, -STRACE_E_PERF_NOTID if opts->tid is no thread of the
+ * recording (st->threads says which are), other -STRACE_E_PERF_*,
+ * -STRACE_E_*, -errno.
  */
 int strace_offline_decode(const struct strace_offline_opts *opts,
 			  struct strace_offline_stats *st, uint64_t *err_off);

@@ -278,15 +278,13 @@ static void comm_of(const struct strace_raw_opts *o, char *buf, size_t len)
 	snprintf(buf, len, "%.15s", name);
 }
 
-static int define(struct strace_ring *ring, struct strace_writer *w,
+static int define(const struct strace_raw_opts *o, struct strace_writer *w,
 		  uint16_t type, uint32_t tid, uint64_t a, uint64_t key,
 		  uint64_t aux, const char *name)
 {
-	uint64_t off;
-	int rc = strace_ring_add_string(ring, type, key, aux, name,
-					strlen(name), &off);
+	struct strace_definition d = {type, tid, 0, a, key, aux, name};
 
-	return rc < 0 ? rc : strace_writer_emit(w, type, 0, tid, 0, a, off);
+	return strace_writer_define(w, &d, o->types);
 }
 
 /* PROCESS, THREAD and DSO definitions, as -i writes them. */
@@ -297,14 +295,14 @@ static int define_names(struct rctx *c, struct strace_writer *w)
 	int rc;
 
 	comm_of(o, comm, sizeof(comm));
-	rc = define(o->ring, w, STRACE_EV_PROCESS, o->tid, o->pid, o->tid,
+	rc = define(o, w, STRACE_EV_PROCESS, o->tid, o->pid, o->tid,
 		    o->pid, comm);
 	if (rc >= 0 && o->tid != o->pid)
-		rc = define(o->ring, w, STRACE_EV_THREAD, o->tid, o->pid,
+		rc = define(o, w, STRACE_EV_THREAD, o->tid, o->pid,
 			    o->tid, o->pid, comm);
 	for (size_t i = 0; i < c->n && rc >= 0; i++)
 		if (c->r[i].exec)
-			rc = define(o->ring, w, STRACE_EV_DSO, o->pid,
+			rc = define(o, w, STRACE_EV_DSO, o->pid,
 				    c->r[i].start, c->r[i].start,
 				    c->r[i].end - c->r[i].start,
 				    o->secs[c->r[i].sec].path);
@@ -331,7 +329,7 @@ int strace_raw_decode(const struct strace_raw_opts *o,
 	struct strace_image *img = NULL;
 	struct strace_walker *walker = NULL;
 	struct strace_sink *s = NULL;
-	struct strace_symset syms;
+	struct strace_symset *syms = NULL;
 	struct strace_walk_opts wo;
 	struct strace_walk_stats ws;
 	struct prog prog = {o, 0};
@@ -344,12 +342,14 @@ int strace_raw_decode(const struct strace_raw_opts *o,
 	memset(st, 0, sizeof(*st));
 	memset(fault, 0, sizeof(*fault));
 	fault->section = fault->other = -1;
-	strace_symset_init(&syms);
 	if (!o || o->size < sizeof(*o) || !o->pt_path || !o->ring ||
 	    (o->nsecs && !o->secs)) {
 		rc = -STRACE_E_BADARG;
 		goto out;
 	}
+	rc = strace_symset_new(&syms);
+	if (rc < 0)
+		goto out;
 	rc = build_ranges(&c);
 	if (rc < 0)
 		goto out;
@@ -381,7 +381,7 @@ int strace_raw_decode(const struct strace_raw_opts *o,
 	s->ring = o->ring;
 	s->img = img;
 	s->types = o->types;
-	s->syms = &syms;
+	s->syms = syms;
 	rc = strace_writer_open(o->ring, &s->w);
 	if (rc < 0)
 		goto out;
@@ -435,7 +435,7 @@ out:
 	}
 	strace_walker_free(walker);
 	strace_image_free(img);
-	strace_symset_fini(&syms);
+	strace_symset_free(syms);
 	free(s);
 	free(pt);
 	free(c.r);

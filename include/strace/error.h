@@ -88,6 +88,8 @@ extern "C" {
 	X(PERF_TIME, 4311, "bad_time_conv",                                    \
 	  "AUXTRACE_INFO's time conversion is out of range (time_shift of "    \
 	  "64 or more): the file is damaged; record it again")                 \
+	X(PERF_NOTID, 4312, "no_thread",                                       \
+	  "the recording has no thread of that id")                            \
 	/* raw PT (ptrace-capture --pt) */                                     \
 	X(RAW_SYNTAX, 4351, "raw_syntax", "bad section syntax")                \
 	X(RAW_RANGE, 4352, "raw_range",                                        \

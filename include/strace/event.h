@@ -187,6 +187,12 @@ enum strace_reason {
 #undef STRACE_X_REASON
 };
 
+/* What a type's flags hold, for a reader that shows them. */
+enum strace_flags_kind {
+	STRACE_FLK_BITS = 0, /* STRACE_F_* bits, or a small type-specific value */
+	STRACE_FLK_ERROR,    /* an error code (STRACE_E_*, strace/error.h) */
+};
+
 /* Static description of one event type, built from the table. */
 struct strace_event_info {
 	const char *name;        /* e.g. "call"; NULL for unknown values */
@@ -195,7 +201,8 @@ struct strace_event_info {
 	const char *description; /* one line for --help and docs */
 	uint8_t a_kind;          /* enum strace_field_kind */
 	uint8_t b_kind;
-	uint8_t family; /* enum strace_family */
+	uint8_t family;     /* enum strace_family */
+	uint8_t flags_kind; /* enum strace_flags_kind */
 };
 
 /*

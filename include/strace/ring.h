@@ -251,6 +251,9 @@ int strace_writer_flush(struct strace_writer *w);
  */
 int strace_writer_close(struct strace_writer *w);
 
+/* strace_writer_ring() - the ring a writer writes. */
+struct strace_ring *strace_writer_ring(const struct strace_writer *w);
+
 /* strace_writer_slot() - room for one event, or NULL on a flush error. */
 static inline struct strace_event *strace_writer_slot(struct strace_writer *w)
 {
@@ -277,6 +280,62 @@ static inline int strace_writer_emit(struct strace_writer *w, uint16_t type,
 	e->b = b;
 	return 0;
 }
+
+/* --- definitions -------------------------------------------------------- */
+
+/*
+ * A definition names something events refer to (docs/events.md): a
+ * string-table entry (kind type, key, aux) that readers find by address
+ * or id, then an event {type, 0, tid, time, a, the entry's offset}. The
+ * name is written first, so a reader that sees the event finds the name.
+ */
+struct strace_definition {
+	uint16_t type;     /* STRACE_EV_PROCESS, _THREAD, _DSO, _SYMBOL, ... */
+	uint32_t tid;      /* the event's thread */
+	uint64_t time;     /* the event's time (0: none) */
+	uint64_t a;        /* the event's a: a pid, or a start address */
+	uint64_t key, aux; /* the entry's: process: pid, 0; thread: tid, pid;
+			    * DSO and symbol: start, size */
+	const char *name;  /* NUL-terminated: the name, or a DSO's path */
+};
+
+/*
+ * strace_writer_define() - write definition d through w. With types (NULL:
+ * every type), a type it leaves out gets its name in the string table but
+ * no event: readers still name what it defines.
+ * Returns 0, -STRACE_E_FULL if the string table has no room, or the
+ * writer's flush error (strace_writer_flush).
+ */
+int strace_writer_define(struct strace_writer *w,
+			 const struct strace_definition *d,
+			 const struct strace_typeset *types);
+
+/*
+ * struct strace_symset - the symbols a producer has defined in a ring, by
+ * start address, so that each is defined once however many threads find
+ * it. Safe to share between threads (a lock, taken for each add).
+ */
+struct strace_symset;
+
+/* strace_symset_new() - an empty set. Returns 0 and *out, or -ENOMEM. */
+int strace_symset_new(struct strace_symset **out);
+
+/* strace_symset_free() - free the set (NULL is fine). */
+void strace_symset_free(struct strace_symset *s);
+
+/*
+ * strace_writer_define_symbol() - the SYMBOL definition of the function
+ * [start, start + size) named name, unless set (may be NULL) says it was
+ * defined already; tid and time are the event's (the first event that
+ * refers to it).
+ * Returns 1 if it was written now, 0 if it was defined before,
+ * -ENOMEM, or strace_writer_define()'s errors.
+ */
+int strace_writer_define_symbol(struct strace_writer *w,
+				struct strace_symset *set,
+				const struct strace_typeset *types,
+				uint32_t tid, uint64_t time, uint64_t start,
+				uint64_t size, const char *name);
 
 /* --- readers ----------------------------------------------------------- */
 

@@ -131,7 +131,7 @@ import json, sys
 for l in sys.stdin:
     e = json.loads(l)
     if e["type"] in ("call", "return", "jump", "error"):
-        print(e["type"], "%x" % e.get("from", e.get("ip", 0)), "%x" % e.get("to", 0))')
+        print(e["type"], "%x" % int(e.get("from", e.get("ip", "0x0")), 16), "%x" % int(e.get("to", "0x0"), 16))')
 	# libipt's block decoder (the reference) reports the last branch
 	# before the end of the trace without its successor (docs/decoder.md):
 	# the final indirect jump is not in its events

@@ -29,13 +29,20 @@ Exit 0 if so.
 import json
 import sys
 
+
+def hexints(e):
+    """Our JSON writes addresses as "0x..." strings: make them numbers."""
+    return {k: int(v, 16) if isinstance(v, str) and v.startswith("0x")
+            and k not in ("path", "name", "comm") and not k.endswith("_sym")
+            else v for k, v in e.items()}
+
 FLOW = ("call", "return", "jump", "syscall", "sysret")
 
 
 def load(path):
     out = {}
     for line in open(path):
-        e = json.loads(line)
+        e = json.loads(line, object_hook=hexints)
         if e["type"] in FLOW or e["type"] in ("error", "trace_begin", "overflow"):
             out.setdefault(e["tid"], []).append(
                 (e["type"], e.get("from", e.get("ip", 0)), e.get("to", 0),

@@ -30,6 +30,13 @@ import json
 import sys
 
 
+def hexints(e):
+    """Our JSON writes addresses as "0x..." strings: make them numbers."""
+    return {k: int(v, 16) if isinstance(v, str) and v.startswith("0x")
+            and k not in ("path", "name", "comm") and not k.endswith("_sym")
+            else v for k, v in e.items()}
+
+
 def is_hex(w):
     try:
         int(w, 16)
@@ -113,7 +120,7 @@ def our_events(path):
     out = {}
     with open(path) as f:
         for line in f:
-            e = json.loads(line)
+            e = json.loads(line, object_hook=hexints)
             kind = e["type"]
             if kind not in ("call", "return", "jump", "syscall", "sysret"):
                 continue

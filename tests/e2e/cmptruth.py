@@ -13,6 +13,13 @@ jump are both our jump; begin is trace_begin); gaps that the truth marks
 import json
 import sys
 
+
+def hexints(e):
+    """Our JSON writes addresses as "0x..." strings: make them numbers."""
+    return {k: int(v, 16) if isinstance(v, str) and v.startswith("0x")
+            and k not in ("path", "name", "comm") and not k.endswith("_sym")
+            else v for k, v in e.items()}
+
 KINDS = {"call": "call", "return": "return", "jump": "jump", "cond": "jump",
          "syscall": "syscall", "sysret": "sysret"}
 
@@ -45,7 +52,7 @@ def ours(path):
     out = {}
     with open(path) as f:
         for line in f:
-            e = json.loads(line)
+            e = json.loads(line, object_hook=hexints)
             if e["type"] == "overflow":
                 out.setdefault(e["tid"], []).append(("gap", 0, 0))
             elif e["type"] in ("call", "return", "jump", "syscall", "sysret"):

@@ -41,6 +41,13 @@ import struct
 import subprocess
 import sys
 
+
+def hexints(e):
+    """Our JSON writes addresses as "0x..." strings: make them numbers."""
+    return {k: int(v, 16) if isinstance(v, str) and v.startswith("0x")
+            and k not in ("path", "name", "comm") and not k.endswith("_sym")
+            else v for k, v in e.items()}
+
 FLOW = {"trace_begin", "trace_end", "call", "return", "jump", "syscall",
         "sysret", "interrupt", "overflow", "error", "lost"}
 F_ASYNC, F_COND, F_INTRA, F_IND = 1, 2, 4, 8
@@ -59,7 +66,7 @@ def load(path, capture=False):
     flow, defs = {}, []
     with open(path) as f:
         for line in f:
-            e = json.loads(line)
+            e = json.loads(line, object_hook=hexints)
             if capture and e["type"] in ("overflow", "error"):
                 NORMALIZED[0] += 1
                 continue

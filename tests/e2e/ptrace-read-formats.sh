@@ -61,6 +61,12 @@ reasons = {}
 for m in re.finditer(r'X\((\w+), (\d+), "(\w+)"\)', hdr):
     reasons[int(m[2])] = m[3]
 assert len(types) >= 28 and len(reasons) >= 11, "cannot parse event.h"
+# error codes: value -> (name, text), from include/strace/error.h
+eh = re.sub(r'\\\n', '\n', open("include/strace/error.h").read())
+codes = {}
+for m in re.finditer(r'X\((\w+), (\d+), "(\w+)",\s*((?:"(?:[^"\\]|\\.)*"\s*)+)\)', eh):
+    codes[int(m[2])] = (m[3], "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', m[4])))
+assert len(codes) >= 40, "cannot parse error.h"
 
 raw = open(sys.argv[1], "rb").read()
 lines = open(sys.argv[2], encoding="utf-8").read().splitlines()
@@ -80,11 +86,12 @@ for i, line in enumerate(lines):
     except ValueError as e:
         err("line %d is not JSON: %s: %r" % (i, e, line))
 syms, dsos, seen = {}, {}, set()
+n_err = [0]
 for o in objs:
     if o["type"] == "symbol":
-        syms.setdefault(o["name"], set()).add(o["start"])
+        syms.setdefault(o["name"], set()).add(int(o["start"], 16))
     if o["type"] == "dso":
-        dsos.setdefault(o["path"].rsplit("/", 1)[-1], set()).add(o["start"])
+        dsos.setdefault(o["path"].rsplit("/", 1)[-1], set()).add(int(o["start"], 16))
 
 def sym_ok(s, addr):
     m = re.fullmatch(r"(.*?)(?:\+0x([0-9a-f]+))?", s, re.S)
@@ -100,10 +107,14 @@ for i, o in enumerate(objs):
     want = {"seq": i, "type": name, "tid": tid, "time": tm}
     if fl:
         want["flags"] = fl
+    if fl and name == "error" and fl in codes:
+        want["error"] = codes[fl][0]
     for n, k, v in ((an, ak, a), (bn, bk, b)):
         if not n:
             continue
-        if k in ("ADDR", "HEX", "DEC"):
+        if k in ("ADDR", "HEX"):
+            want[n] = "0x%x" % v  # strings: exact beyond 2^53
+        elif k == "DEC":
             want[n] = v
         elif k == "REASON":
             want[n] = reasons.get(v, "unknown")
@@ -150,12 +161,20 @@ for i, (line, o) in enumerate(zip(text, objs)):
     for k, v in o.items():
         if k.endswith("_sym"):
             base = k[:-4]
-            frag = "%s=0x%x <%s>" % (base, o[base], textform(v))
+            frag = "%s=%s <%s>" % (base, o[base], textform(v))
             if frag not in line:
                 err("text line %d: %r lacks %r" % (i, line, frag))
+    if "error" in o:
+        nm, txt = codes[o["flags"]]
+        frag = " code=%s (0x%x): %s" % (nm.upper(), o["flags"], txt)
+        if not line.endswith(frag):
+            err("text line %d: %r does not end in %r" % (i, line, frag))
+        n_err[0] += 1
 if errors:
     print("\n".join(errors)); sys.exit(1)
-print("checked %d events, %d names" % (len(objs), n_sym))
+if not n_err[0]:
+    err("no error event with a named code")
+print("checked %d events, %d names, %d named error codes" % (len(objs), n_sym, n_err[0]))
 EOF
 if out=$(python3 "$tmp/check.py" "$tmp/raw" "$tmp/jsonl" "$tmp/text" 2>&1); then
 	pass jsonl_matches_raw_and_text

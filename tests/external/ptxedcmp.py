@@ -30,6 +30,13 @@ import json
 import re
 import sys
 
+
+def hexints(e):
+    """Our JSON writes addresses as "0x..." strings: make them numbers."""
+    return {k: int(v, 16) if isinstance(v, str) and v.startswith("0x")
+            and k not in ("path", "name", "comm") and not k.endswith("_sym")
+            else v for k, v in e.items()}
+
 INSN = re.compile(r'^(\? )?([0-9a-f]{16})\b')
 EVENT = re.compile(r'^\[(?:[0-9a-f]{16}\s+)?(.*)\]')
 
@@ -100,7 +107,7 @@ def ptxed_tokens(exp, lens):
 
 def our_tokens(jsonl, lens):
     toks = []
-    evs = [json.loads(line) for line in open(jsonl)]
+    evs = [json.loads(line, object_hook=hexints) for line in open(jsonl)]
     flow = ('call', 'return', 'jump', 'syscall', 'sysret', 'interrupt',
             'trace_begin', 'trace_end', 'overflow', 'error')
     evs = [e for e in evs if e['type'] in flow]

@@ -32,9 +32,9 @@ tests_fuzz_CFLAGS := -I.
 # order), and which defines its object is compiled with.
 FUZZ_perf_DEPS := $(O)/lib/libptbackend.a $(O)/lib/libstrace_decoder.a \
 	$(O)/lib/libstrace.a
-FUZZ_perf_LDLIBS := $(DECODER_LIBS)
+FUZZ_perf_LDLIBS = $(DECODER_LIBS)
 FUZZ_perf_ref_DEPS := $(FUZZ_perf_DEPS)
-FUZZ_perf_ref_LDLIBS := $(DECODER_LIBS)
+FUZZ_perf_ref_LDLIBS = $(DECODER_LIBS)
 FUZZ_perf_ref_SRC := tests/fuzz/fuzz_perf.c
 FUZZ_perf_ref_DEFS := -DFUZZ_PERF_REFERENCE
 # the ring target reads as ptrace-read does: cli/format.c's formatters

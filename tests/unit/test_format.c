@@ -7,6 +7,7 @@
  * operand values; escaping against RFC 8259's rules; names from a real
  * ring's string table (the lookups themselves: test_names.c).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -141,7 +142,9 @@ static size_t ref_operand(char *p, size_t room, const char *name,
 		return 0;
 	case STRACE_FK_ADDR:
 	case STRACE_FK_HEX:
-		return (size_t)(json ? snprintf(p, room, ",\"%s\":%" PRIu64,
+		/* JSON: hex strings, exact beyond 2^53 */
+		return (size_t)(json ? snprintf(p, room,
+						",\"%s\":\"0x%" PRIx64 "\"",
 						name, v)
 				     : snprintf(p, room, " %s=0x%" PRIx64,
 						name, v));
@@ -203,6 +206,11 @@ static void ref_line(char *p, size_t room, const struct strace_event *e,
 		if (e->flags)
 			n += (size_t)snprintf(p + n, room - n, ",\"flags\":%u",
 					      e->flags);
+		if (e->flags && e->type == STRACE_EV_ERROR &&
+		    strace_error_name(e->flags))
+			n += (size_t)snprintf(p + n, room - n,
+					      ",\"error\":\"%s\"",
+					      strace_error_name(e->flags));
 	} else {
 		char tname[32];
 		if (in)
@@ -219,12 +227,26 @@ static void ref_line(char *p, size_t room, const struct strace_event *e,
 		n += ref_operand(p + n, room - n, an, ak, e->a, json);
 	if (bn[0])
 		n += ref_operand(p + n, room - n, bn, bk, e->b, json);
-	if (json)
+	if (json) {
 		snprintf(p + n, room - n, "}\n");
-	else if (e->flags)
+	} else if (e->flags && e->type == STRACE_EV_ERROR) {
+		/* the code by name: " code=BAD_PACKET (0x106a): text" */
+		const char *nm = strace_error_name(e->flags);
+		char up[64];
+		size_t k;
+		for (k = 0; nm && nm[k] && k < sizeof(up) - 1; k++)
+			up[k] = (char)toupper((unsigned char)nm[k]);
+		up[k] = '\0';
+		if (nm)
+			snprintf(p + n, room - n, " code=%s (0x%x): %s\n", up,
+				 e->flags, strace_strerror(e->flags));
+		else
+			snprintf(p + n, room - n, " code=0x%x\n", e->flags);
+	} else if (e->flags) {
 		snprintf(p + n, room - n, " flags=0x%x\n", e->flags);
-	else
+	} else {
 		snprintf(p + n, room - n, "\n");
+	}
 }
 
 static void check_lines(int json)
@@ -247,6 +269,8 @@ static void check_lines(int json)
 			char *end;
 			e.type = (uint16_t)values[i];
 			e.flags = (uint16_t)(rep % 3 ? 0 : rnd());
+			if (rep % 6 == 3) /* a code that has a name */
+				e.flags = (uint16_t)(STRACE_E_NOSYNC + rep % 10);
 			e.tid = (uint32_t)rnd();
 			e.time = interesting(rep);
 			e.a = interesting(rep * 7 % 200);
@@ -330,8 +354,8 @@ TEST(line_with_names)
 			"<fn\"q+0x10> to=0x20000\n");
 	*fmt_json_event(&f, line, &e, 5) = '\0';
 	CHECK_STR(line, "{\"seq\":5,\"type\":\"call\",\"tid\":7,"
-			"\"time\":1500000000,\"from\":4112,"
-			"\"from_sym\":\"fn\\\"q+0x10\",\"to\":131072,"
+			"\"time\":1500000000,\"from\":\"0x1010\","
+			"\"from_sym\":\"fn\\\"q+0x10\",\"to\":\"0x20000\","
 			"\"comm\":\"t7\"}\n");
 	e.a = 0x2000; /* only the DSO covers it */
 	e.b = 0x1000;

@@ -96,13 +96,15 @@ TEST(no_intel_pt_here)
 	if (access("/sys/bus/event_source/devices/intel_pt", F_OK) == 0)
 		SKIP("this machine has Intel PT");
 	capture_live_init(&o);
-	CHECK_INT(run_capture(&o, getpid(), NULL, msg, sizeof(msg)), ==, 2);
+	CHECK_INT(run_capture(&o, getpid(), NULL, msg, sizeof(msg)), ==,
+		  CAPTURE_EXIT_NOTRACE);
 	CHECK(strstr(msg, "Intel PT is not available (no intel_pt PMU under "
 			  "/sys/bus/event_source/devices"));
 	CHECK(strstr(msg, "perf record --per-thread -e intel_pt//u"));
 	CHECK(strstr(msg, "ptrace-capture -i perf.data"));
 	capture_live_init(&o);
-	CHECK_INT(run_capture(&o, 0, cmd, msg, sizeof(msg)), ==, 2);
+	CHECK_INT(run_capture(&o, 0, cmd, msg, sizeof(msg)), ==,
+		  CAPTURE_EXIT_NOTRACE);
 	CHECK(strstr(msg, "Intel PT is not available"));
 }
 
@@ -118,9 +120,33 @@ TEST(pid_does_not_exist)
 	waitpid(dead, NULL, 0);
 	capture_live_init(&o);
 	o.lo.sysfs_root = "tests/live/sysfs"; /* past the PMU check */
-	CHECK_INT(run_capture(&o, dead, NULL, msg, sizeof(msg)), ==, 2);
+	CHECK_INT(run_capture(&o, dead, NULL, msg, sizeof(msg)), ==, 1);
 	snprintf(want, sizeof(want), "no process with pid %d", (int)dead);
 	CHECK(strstr(msg, want));
+	CHECK(!strstr(msg, "Intel PT is not available"));
+}
+
+/* No such process, and no Intel PT either: one run says both. */
+TEST(pid_does_not_exist_and_no_pt)
+{
+	struct capture_live_opts o;
+	char msg[2048], want[128];
+	pid_t dead = fork();
+
+	REQUIRE(dead >= 0);
+	if (!dead)
+		_exit(0);
+	waitpid(dead, NULL, 0);
+	capture_live_init(&o);
+	o.lo.sysfs_root = "/nonexistent-sysfs"; /* no intel_pt PMU */
+	CHECK_INT(run_capture(&o, dead, NULL, msg, sizeof(msg)), ==, 1);
+	snprintf(want, sizeof(want), "ptrace-capture: no process with pid %d",
+		 (int)dead);
+	CHECK(strstr(msg, want));
+	CHECK(strstr(msg, "ptrace-capture: also, Intel PT is not available on "
+			  "this machine"));
+	/* the process comes first */
+	CHECK(strstr(msg, want) < strstr(msg, "also, Intel PT"));
 }
 
 TEST(kernel_does_not_know_pmu)
@@ -134,7 +160,8 @@ TEST(kernel_does_not_know_pmu)
 
 	capture_live_init(&o);
 	o.lo.sysfs_root = "tests/live/sysfs";
-	CHECK_INT(run_capture(&o, 0, cmd, msg, sizeof(msg)), ==, 2);
+	CHECK_INT(run_capture(&o, 0, cmd, msg, sizeof(msg)), ==,
+		  CAPTURE_EXIT_NOTRACE);
 	CHECK(strstr(msg, "Intel PT is not available"));
 	/* The held child was killed, not left behind. */
 	child = waitpid(-1, NULL, WNOHANG);
@@ -148,7 +175,8 @@ TEST(kernel_does_not_know_pmu)
 	capture_live_init(&o);
 	o.lo.sysfs_root = "tests/live/sysfs";
 	o.lo.no_stacks = 1;
-	CHECK_INT(run_capture(&o, child, NULL, msg, sizeof(msg)), ==, 2);
+	CHECK_INT(run_capture(&o, child, NULL, msg, sizeof(msg)), ==,
+		  CAPTURE_EXIT_NOTRACE);
 	CHECK(strstr(msg, "Intel PT is not available"));
 	CHECK_INT(kill(child, 0), ==, 0); /* still running */
 	kill(child, SIGKILL);
@@ -189,10 +217,13 @@ TEST(permission_messages)
 	fputs("2\n", f);
 	fclose(f);
 	m = open_memstream(&buf, &n);
-	CHECK_INT(capture_live_error(m, -STRACE_E_PARANOID, 42, NULL, dir), ==, 2);
+	CHECK_INT(capture_live_error(m, -STRACE_E_PARANOID, 42, NULL, dir), ==,
+		  CAPTURE_EXIT_NOTRACE);
 	CHECK_INT(capture_live_error(m, -STRACE_E_PTRACE_SCOPE, 42, NULL, dir),
-		  ==, 2);
-	CHECK_INT(capture_live_error(m, -STRACE_E_PERM, 42, NULL, dir), ==, 2);
+		  ==, CAPTURE_EXIT_NOTRACE);
+	CHECK_INT(capture_live_error(m, -STRACE_E_PERM, 42, NULL, dir), ==,
+		  CAPTURE_EXIT_NOTRACE);
+	CHECK_INT(capture_live_error(m, -STRACE_E_NOPID, 42, NULL, dir), ==, 1);
 	CHECK_INT(capture_live_error(m, -EIO, 42, NULL, dir), ==, 1);
 	fclose(m);
 	fprintf(stderr, "%s", buf);
@@ -208,5 +239,6 @@ TEST(permission_messages)
 }
 
 RUN_TESTS("test_live_cli", T(options_to_terms), T(no_intel_pt_here),
-	  T(pid_does_not_exist), T(kernel_does_not_know_pmu),
+	  T(pid_does_not_exist), T(pid_does_not_exist_and_no_pt),
+	  T(kernel_does_not_know_pmu),
 	  T(bad_terms_message), T(permission_messages))
