@@ -25,7 +25,11 @@ if [ ! -x "$chromium" ]; then
 	exit 77
 fi
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-	echo "skip: node and npm are needed (Node.js 18 or later)"
+	echo "skip: node and npm are needed (Node.js 20 or later)"
+	exit 77
+fi
+if ! node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)'; then
+	echo "skip: playwright-core needs Node.js 20 or later, this is $(node --version)"
 	exit 77
 fi
 # npm ci only when node_modules is missing or was installed from another
