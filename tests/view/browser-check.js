@@ -196,7 +196,9 @@ async function main() {
       viewport: { width: 1200, height: 700 },
       timeout: 60000,
       args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+        '--disable-background-networking', '--disable-component-update', '--disable-sync',
+        // speedscope draws with WebGL: SwiftShader (software) stands in for the GPU
+        '--enable-unsafe-swiftshader'],
     });
   } catch (e) {
     server.close();
@@ -205,7 +207,7 @@ async function main() {
     process.exit(77);
   }
   const tLaunch = Date.now() - t0;
-  const seen = { dialogs: [], warnings: [], errors: [] };
+  const seen = { dialogs: [], warnings: [], errors: [], webgl: false };
   let code = 1;
   const out = [];
   try {
@@ -214,6 +216,7 @@ async function main() {
     page.on('pageerror', (e) => seen.errors.push(e.message));
     page.on('console', (m) => {
       const t = m.text();
+      if (t.startsWith('WebGL initialized')) seen.webgl = true;
       if (m.type() === 'warning' && /Tried to end|still open at end of profile/.test(t)) seen.warnings.push(t);
       if (m.type() === 'error') seen.errors.push(t);
     });
@@ -236,7 +239,8 @@ async function main() {
       const why = st.error ? 'speedscope shows "Something went wrong."'
         : seen.dialogs.length ? `speedscope said: ${seen.dialogs.join(' | ')}`
         : `not loaded after ${TIMEOUT} ms`;
-      out.push(`not ok: ${profile} did not load: ${why}; page title "${st.title}"`);
+      out.push(`not ok: ${profile} did not load: ${why}; page title "${st.title}"; WebGL ` +
+        (seen.webgl ? 'initialized' : 'never initialized (speedscope needs it to load anything)'));
       if (seen.errors.length) out.push(`  errors: ${seen.errors.slice(0, 5).join(' | ')}`);
       await page.screenshot({ path: shot }).catch(() => {});
       return;
