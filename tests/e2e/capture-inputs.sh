@@ -36,12 +36,12 @@ decode() {
 mkfifo "$work/fifo.data"
 decode "$work/fifo.data" fifo
 rc=$?
-[ $rc -eq 1 ] && grep -q "fifo.data: not a regular file" "$work/fifo.err" &&
+[ $rc -eq 1 ] && grep -q "fifo.data: a FIFO (a pipe), not a perf.data file" "$work/fifo.err" &&
 	pass input-fifo-refused || fail input-fifo-refused "exit $rc: $(cat "$work/fifo.err")"
 mkdir "$work/dir.data"
 decode "$work/dir.data" dir
 rc=$?
-[ $rc -eq 1 ] && grep -q "dir.data: not a regular file" "$work/dir.err" &&
+[ $rc -eq 1 ] && grep -q "dir.data: a directory, not a perf.data file" "$work/dir.err" &&
 	pass input-directory-refused || fail input-directory-refused "exit $rc: $(cat "$work/dir.err")"
 
 # A program whose .symtab is in a separate debug file in its .debug/, found

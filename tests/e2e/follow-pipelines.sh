@@ -227,7 +227,12 @@ run_pipeline() {
 	wpid=$!; pids+=($wpid)
 	deadline=$((SECONDS + LIMIT))
 	wait_for $wpid $deadline; rc=$?
-	if [ $rc -eq 0 ] && [ ! -s "$w/writer.err" ] && [ ! -s "$w/writer.out" ]; then
+	# a lossless writer held back a second by the slow reader says so
+	# (once, by design): on a loaded machine that happens; nothing else
+	# may be said
+	grep -v "the lossless ring is full: waiting for the slowest reader" \
+		"$w/writer.err" > "$w/writer.other" || true
+	if [ $rc -eq 0 ] && [ ! -s "$w/writer.other" ] && [ ! -s "$w/writer.out" ]; then
 		pass "$name/writer_exit"
 	else
 		fail "$name/writer_exit" "writer $(ended $rc); output: $(head -c 300 "$w/writer.out" "$w/writer.err")"

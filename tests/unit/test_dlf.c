@@ -427,8 +427,11 @@ TEST(types)
 	static struct strace_event ev[256], fl[256];
 	struct strace_dlf_stats st;
 	struct strace_ring *ring = NULL;
-	const char *args[] = {"types=call,sys*"};
-	size_t n;
+	const char *args[] = {"types=call,sys*,symbol"};
+	const char *nosym[] = {"types=call,sys*"};
+	struct strace_string str;
+	uint64_t off = 0;
+	size_t n, nsym = 0;
 
 	REQUIRE(run("types", 1, args, ev, 256, &n, &st, &ring) == 0);
 	size_t m = flow_only(ring, ev, n, fl);
@@ -440,6 +443,21 @@ TEST(types)
 		{E(CALL), 0, 0x401003, FOO},
 	};
 	check_seq(fl, m, w, sizeof(w) / sizeof(w[0]));
+	strace_ring_close(ring);
+
+	/* without symbol: the same flow, no symbol events, and the names
+	 * still in the string table for readers */
+	REQUIRE(run("types", 1, nosym, ev, 256, &n, &st, &ring) == 0);
+	for (size_t i = 0; i < n; i++) {
+		CHECK(ev[i].type != STRACE_EV_SYMBOL);
+		CHECK(ev[i].type == STRACE_EV_CALL ||
+		      ev[i].type == STRACE_EV_SYSCALL ||
+		      ev[i].type == STRACE_EV_SYSRET);
+	}
+	CHECK_INT(n, ==, 5);
+	while (strace_ring_string_next(ring, &off, &str) > 0)
+		nsym += str.kind == STRACE_EV_SYMBOL;
+	CHECK_INT(nsym, ==, 2); /* main and foo */
 	strace_ring_close(ring);
 }
 
