@@ -6,6 +6,8 @@
 #   make SAN=thread check-ring   ThreadSanitizer on the ring and its
 #                        readers and writers, into build/tsan/
 #   make check           install test dependencies if needed, build, run tests
+#                        (make check-unit: the quick tier, make check-e2e:
+#                        the scripts)
 #   make bench           benchmarks; figures go to docs/performance.md
 #   make demo            trace a bundled program (ptsynth), decode, read back
 #   make libipt-suite LIBIPT_SRC=DIR [LIBIPT_OUT=DIR]
@@ -97,9 +99,8 @@ endif
 # Filled by the module.mk files.
 BINS :=        # installed commands: $(O)/bin/...
 LIBS :=        # libraries built: $(O)/lib/... (installed: see install)
-TEST_BINS :=   # test programs, run by tests/run.sh
+TEST_BINS :=   # test programs, run by tests/run.sh (tests/module.mk)
 TEST_TOOLS :=  # built for tests, not installed
-BENCH_BINS :=
 MANPAGES :=    # man page sources docs/man/NAME.SECTION (@VERSION@ filled in)
 
 all: build
@@ -113,7 +114,31 @@ $(O)/obj/%.o: %.c
 # $(call objs,files.c) -> object paths
 objs = $(patsubst %.c,$(O)/obj/%.o,$(1))
 
-include $(sort $(wildcard */module*.mk) $(wildcard tests/*/module*.mk))
+# $(call archive,LIB,OBJS): the rule of a static library.
+define archive
+$(1): $(2)
+	$$(call msg,AR,$$@)
+	@mkdir -p $$(@D)
+	$$(Q)rm -f $$@ && $$(AR) rcs $$@ $$^
+endef
+
+NO_LDLIBS :=
+PTHREAD := -lpthread
+
+# $(call program,OUT,SOURCES,LIBS,LDLIBS-VARIABLE): the rule of a program
+# linked from SOURCES' objects, the static LIBS (in link order, each once)
+# and the system libraries in the variable named last (expanded when the
+# program is linked: it may ask pkg-config).
+define program
+$(1): $(call objs,$(2)) $(3)
+	$$(call msg,LD,$$@)
+	@mkdir -p $$(@D)
+	$$(Q)$$(CC) $$(ALL_LDFLAGS) -o $$@ $(call objs,$(2)) $(3) $$($(4))
+endef
+
+# One module.mk per top-level folder; tests/module.mk registers every test.
+include events/module.mk decoder/module.mk pt_backend/module.mk \
+	dlfilter/module.mk cli/module.mk tests/module.mk
 
 # Man pages with the version and the documents' place filled in, as
 # installed ($(O)/man for `man -l`); the documents they name.
@@ -137,15 +162,25 @@ deps-build:
 deps-test:
 	@scripts/install-deps test
 
+# make check: both tiers, one summary line. make check-unit: the unit
+# tests and the fuzz replays (under a minute). make check-e2e: the
+# scripts (tests/e2e/*.sh, tests/*/e2e-*.sh), which use the corpus.
 check: deps-test
 	@$(MAKE) --no-print-directory build tests
 	@O=$(O) tests/run.sh $(TEST_BINS)
+
+check-unit: deps-test
+	@$(MAKE) --no-print-directory build $(TEST_BINS)
+	@O=$(O) SCRIPTS="" tests/run.sh $(TEST_BINS)
+
+check-e2e: deps-test
+	@$(MAKE) --no-print-directory build tests
+	@O=$(O) tests/run.sh
 
 tests: $(BINS) $(LIBS) $(TEST_BINS) $(TEST_TOOLS)
 
 # The ring alone: its unit tests, its stress matrix and a following reader,
 # what CI runs under ThreadSanitizer (make SAN=thread check-ring).
-RING_TESTS = $(O)/tests/test_ring $(O)/tests/test_ring_stress
 check-ring: deps-test
 	@$(MAKE) --no-print-directory $(O)/bin/ptrace-read $(RING_TESTS)
 	@O=$(O) SCRIPTS="tests/e2e/ptrace-read-follow.sh" tests/run.sh $(RING_TESTS)
@@ -196,5 +231,5 @@ format:
 clean:
 	rm -rf $(O)
 
-.PHONY: all build check check-ring tests bench demo libipt-suite install format clean deps-build deps-test
+.PHONY: all build check check-unit check-e2e check-ring tests bench demo libipt-suite install format clean deps-build deps-test
 .DELETE_ON_ERROR:

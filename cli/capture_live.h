@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cli/capture_live.h - the live-capture part of ptrace-capture: its
- * options, its error messages and its run loop, over pt_backend/live.
+ * options, its error messages and its run loop, over pt_backend/capture.
  *
  * ptrace-capture appends capture_live_longopts to its getopt_long table,
  * passes each option whose val is >= CAPTURE_LIVE_OPT_BASE (and 'w') to
@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "pt_backend/live/live.h"
+#include "pt_backend/capture/capture.h"
 
 #define CAPTURE_LIVE_OPT_BASE 0x4c00
 

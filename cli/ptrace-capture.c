@@ -28,11 +28,8 @@
 
 #include "cli/capture_live.h"
 #include "cli/ringmsg.h"
-#include "pt_backend/buildid.h"
-#include "pt_backend/live_decode.h"
-#include "pt_backend/offline.h"
-#include "pt_backend/perf_read.h"
-#include "pt_backend/rawpt.h"
+#include "pt_backend/perf/perf.h"
+#include "pt_backend/pipeline/pipeline.h"
 #include "decoder/decoder.h"
 #include "strace/ring.h"
 #include "strace/version.h"

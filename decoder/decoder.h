@@ -78,7 +78,7 @@ enum strace_plt_style {
 };
 
 struct strace_image_opts {
-	size_t size;   /* sizeof(struct strace_image_opts) */
+	size_t size;   /* sizeof(struct strace_image_opts) (strace/opts.h) */
 	int plt_style; /* enum strace_plt_style */
 	/* Do not look for separate debug files. By default, a file without
 	 * .symtab gets its symbols where perf 6.1 finds them: the

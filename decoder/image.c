@@ -113,24 +113,19 @@ static uint64_t new_generation(void)
 int strace_image_new(const struct strace_image_opts *opts,
 		     struct strace_image **out)
 {
+	struct strace_image_opts o;
 	struct strace_image *img;
+	int rc = strace_opts_load(&o, sizeof(o), opts);
 
-	if (opts && opts->size < sizeof(size_t) + sizeof(int))
-		return -STRACE_E_BADARG;
+	if (rc < 0)
+		return rc;
 	img = calloc(1, sizeof(*img));
 	if (!img)
 		return -ENOMEM;
-	if (opts)
-		img->plt_style = opts->plt_style;
-	if (opts && opts->size >= offsetof(struct strace_image_opts,
-					   no_debuginfo) + sizeof(int))
-		img->no_debuginfo = opts->no_debuginfo;
-	if (opts && opts->size >= offsetof(struct strace_image_opts,
-					   no_demangle) + sizeof(int))
-		img->no_demangle = opts->no_demangle;
-	if (opts && opts->size >= offsetof(struct strace_image_opts, objects) +
-					  sizeof(opts->objects))
-		img->cache = opts->objects;
+	img->plt_style = o.plt_style;
+	img->no_debuginfo = o.no_debuginfo;
+	img->no_demangle = o.no_demangle;
+	img->cache = o.objects;
 	img->generation = new_generation();
 	elf_version(EV_CURRENT);
 	*out = img;

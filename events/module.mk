@@ -1,15 +1,13 @@
-# events/: event table, shared ring, string table, errors -> libstrace
-# (libc only): libstrace.a, and libstrace.so.$(VERSION) with its
-# .so.MAJOR (the SONAME) and .so links, exporting only the API
+# events/: event table, shared ring, string table, names, definitions,
+# errors -> libstrace (libc only): libstrace.a, and libstrace.so.$(VERSION)
+# with its .so.MAJOR (the SONAME) and .so links, exporting only the API
 # (libstrace.map).
 LIBSTRACE_SRCS := $(wildcard events/*.c)
 LIBSTRACE_OBJS := $(call objs,$(LIBSTRACE_SRCS))
+LIBSTRACE_A := $(O)/lib/libstrace.a
 LIBSTRACE_SO := $(O)/lib/libstrace.so.$(VERSION)
 
-$(O)/lib/libstrace.a: $(LIBSTRACE_OBJS)
-	$(call msg,AR,$@)
-	@mkdir -p $(@D)
-	$(Q)rm -f $@ && $(AR) rcs $@ $^
+$(eval $(call archive,$(LIBSTRACE_A),$(LIBSTRACE_OBJS)))
 
 $(LIBSTRACE_SO): $(LIBSTRACE_OBJS) events/libstrace.map
 	$(call msg,LD,$@)
@@ -24,14 +22,6 @@ $(O)/lib/libstrace.so.$(VERSION_MAJOR): $(LIBSTRACE_SO)
 $(O)/lib/libstrace.so: $(O)/lib/libstrace.so.$(VERSION_MAJOR)
 	$(Q)ln -sf $(notdir $<) $@
 
-LIBS += $(O)/lib/libstrace.a $(LIBSTRACE_SO) $(O)/lib/libstrace.so.$(VERSION_MAJOR) \
+LIBS += $(LIBSTRACE_A) $(LIBSTRACE_SO) $(O)/lib/libstrace.so.$(VERSION_MAJOR) \
 	$(O)/lib/libstrace.so
-
-$(O)/tests/test_ring $(O)/tests/test_names: $(O)/tests/%: \
-		$(O)/obj/tests/unit/%.o $(O)/lib/libstrace.a
-	$(call msg,LD,$@)
-	@mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ -lpthread
-
-TEST_BINS += $(O)/tests/test_ring $(O)/tests/test_names
 MANPAGES += docs/man/libstrace.3

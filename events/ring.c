@@ -442,16 +442,15 @@ static int add_map(struct strace_ring *r, uint64_t slots)
 int strace_ring_create(const char *path, const struct strace_ring_opts *opts,
 		       struct strace_ring **out)
 {
-	struct strace_ring_opts o = {sizeof(o), 0, 0, STRACE_RING_LOSSLESS, 0};
+	struct strace_ring_opts o;
 	char defpath[PATH_MAX];
 	struct strace_ring *r;
 	int err;
 
 	*out = NULL;
-	if (opts) {
-		size_t n = opts->size < sizeof(o) ? opts->size : sizeof(o);
-		memcpy(&o, opts, n);
-	}
+	err = strace_opts_load(&o, sizeof(o), opts);
+	if (err < 0)
+		return err;
 	if (!o.capacity) /* an archive grows: start small */
 		o.capacity = o.mode == STRACE_RING_ARCHIVE
 				     ? 4096

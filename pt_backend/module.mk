@@ -1,11 +1,25 @@
-# pt_backend/: perf.data format and writer (later: capture, reader,
-# process image) -> libptbackend.a.
-PTBACKEND_SRCS := $(wildcard pt_backend/*.c)
-PTBACKEND_OBJS := $(call objs,$(PTBACKEND_SRCS))
+# pt_backend/: three stages, a library each. A stage includes another
+# only through its stage header (tests/layout/e2e-includes.sh checks):
+#   perf/      the perf.data codec: read, write, format, build-ids
+#              -> libptperf.a
+#   capture/   perf_event_open on intel_pt, the AUX and data rings, the
+#              vDSO, the stacks at attach (libunwind-ptrace)
+#              -> libptcapture.a (uses perf/)
+#   pipeline/  perf.data, raw PT and live streams through the decoder's
+#              walkers into a ring -> libptpipeline.a (uses capture/,
+#              perf/, decoder/)
+PTPERF_A := $(O)/lib/libptperf.a
+PTCAPTURE_A := $(O)/lib/libptcapture.a
+PTPIPELINE_A := $(O)/lib/libptpipeline.a
 
-$(O)/lib/libptbackend.a: $(PTBACKEND_OBJS)
-	$(call msg,AR,$@)
-	@mkdir -p $(@D)
-	$(Q)rm -f $@ && $(AR) rcs $@ $^
+$(eval $(call archive,$(PTPERF_A),$(call objs,$(wildcard pt_backend/perf/*.c))))
+$(eval $(call archive,$(PTCAPTURE_A),$(call objs,$(wildcard pt_backend/capture/*.c))))
+$(eval $(call archive,$(PTPIPELINE_A),$(call objs,$(wildcard pt_backend/pipeline/*.c))))
 
-LIBS += $(O)/lib/libptbackend.a
+PTCAPTURE_LDLIBS := -lunwind-ptrace -lunwind-generic -lunwind -lipt -lpthread
+# What a program of the whole pipeline links, in order, each once.
+PIPELINE_LINK := $(PTPIPELINE_A) $(PTCAPTURE_A) $(PTPERF_A) $(DECODER_A) \
+	$(LIBSTRACE_A)
+PIPELINE_LDLIBS = $(PTCAPTURE_LDLIBS) $(DECODER_LIBS)
+
+LIBS += $(PTPERF_A) $(PTCAPTURE_A) $(PTPIPELINE_A)

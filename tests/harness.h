@@ -2,7 +2,8 @@
 /*
  * tests/harness.h - the small test harness.
  *
- * A test program is a list of TEST(name) functions run by RUN_TESTS().
+ * A test program is TEST(name) functions, each registered once by its
+ * definition, and RUN_TESTS("prog"), which runs them in file order.
  * Each prints one line: "PASS: prog/name", "FAIL: prog/name" (after the
  * failed checks, each with both values), or "SKIP: prog/name (why)".
  * tests/run.sh counts those lines across all programs.
@@ -15,15 +16,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A test, registered by TEST() before main() runs (a constructor). */
 struct th_case {
 	const char *name;
 	void (*fn)(void);
+	int line; /* tests run in the order of their lines in the file */
+	struct th_case *next;
 };
 
+extern struct th_case *th_cases;
 extern int th_failed_checks;
 extern const char *th_skip_reason;
 
-#define TEST(name) static void test_##name(void)
+#define TEST(name)                                                             \
+	static void test_##name(void);                                         \
+	static struct th_case th_case_##name = {#name, test_##name, __LINE__,  \
+						NULL};                         \
+	__attribute__((constructor)) static void th_add_##name(void)          \
+	{                                                                      \
+		th_case_##name.next = th_cases;                                \
+		th_cases = &th_case_##name;                                    \
+	}                                                                      \
+	static void test_##name(void)
 
 #define CHECK(cond)                                                            \
 	do {                                                                   \
@@ -90,30 +104,42 @@ extern const char *th_skip_reason;
 		return;                                                        \
 	} while (0)
 
-#define T(name) {#name, test_##name}
-
-#define RUN_TESTS(prog, ...)                                                   \
+/*
+ * RUN_TESTS("prog") - main(): every TEST() of the file, in the order of
+ * the file; with an argument, only the tests whose name contains it.
+ */
+#define RUN_TESTS(prog)                                                        \
 	int th_failed_checks;                                                  \
 	const char *th_skip_reason;                                            \
+	struct th_case *th_cases;                                              \
+	static int th_by_line(const void *a, const void *b)                    \
+	{                                                                      \
+		const struct th_case *x = *(const struct th_case *const *)a;   \
+		const struct th_case *y = *(const struct th_case *const *)b;   \
+		return (x->line > y->line) - (x->line < y->line);              \
+	}                                                                      \
 	int main(int argc, char **argv)                                        \
 	{                                                                      \
-		static const struct th_case cases[] = {__VA_ARGS__};           \
+		struct th_case *v[1024];                                       \
+		size_t n = 0;                                                  \
 		int failed = 0;                                                \
-		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]);       \
-		     i++) {                                                    \
-			if (argc > 1 && !strstr(cases[i].name, argv[1]))       \
+		for (struct th_case *c = th_cases; c && n < 1024; c = c->next) \
+			v[n++] = c;                                            \
+		qsort(v, n, sizeof(v[0]), th_by_line);                         \
+		for (size_t i = 0; i < n; i++) {                               \
+			if (argc > 1 && !strstr(v[i]->name, argv[1]))          \
 				continue;                                      \
 			th_failed_checks = 0;                                  \
 			th_skip_reason = NULL;                                 \
-			cases[i].fn();                                         \
+			v[i]->fn();                                            \
 			if (th_failed_checks) {                                \
-				printf("FAIL: %s/%s\n", prog, cases[i].name);  \
+				printf("FAIL: %s/%s\n", prog, v[i]->name);     \
 				failed++;                                      \
 			} else if (th_skip_reason) {                           \
 				printf("SKIP: %s/%s (%s)\n", prog,             \
-				       cases[i].name, th_skip_reason);         \
+				       v[i]->name, th_skip_reason);            \
 			} else {                                               \
-				printf("PASS: %s/%s\n", prog, cases[i].name);  \
+				printf("PASS: %s/%s\n", prog, v[i]->name);     \
 			}                                                      \
 			fflush(stdout);                                        \
 		}                                                              \

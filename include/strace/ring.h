@@ -35,6 +35,7 @@
 
 #include "error.h"
 #include "event.h"
+#include "opts.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -59,7 +60,8 @@ enum strace_ring_mode {
 #define STRACE_RING_DEFAULT_STRINGS (16u << 20)
 
 struct strace_ring_opts {
-	size_t size;           /* sizeof(struct strace_ring_opts) */
+	size_t size;           /* sizeof(struct strace_ring_opts): the rule of
+				* strace/opts.h */
 	uint64_t capacity;     /* events, power of two; 0: default (archive:
 				* 4096, it grows) */
 	uint64_t strings_size; /* bytes for the string table; 0: default */

@@ -13,7 +13,7 @@
 #include <intel-pt.h>
 #include <time.h>
 
-#include "../unit/decoder_testlib.h"
+#include "unit/decoder_testlib.h"
 
 static const char *asm_src =
 	"	.text\n"

@@ -50,7 +50,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "pt_backend/perf_read.h"
+#include "pt_backend/perf/perf.h"
 
 /* One AUXTRACE record's data. */
 struct aux {

@@ -33,8 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../cli/format.h"
-#include "../../cli/sample.h"
+#include "cli/format.h"
+#include "cli/sample.h"
 #include "strace/event.h"
 #include "strace/ring.h"
 

@@ -49,7 +49,7 @@ soname=$(readelf -d "$libdir/libstrace.so.$version" | sed -n 's/.*SONAME.*\[\(.*
 [ "$soname" = "libstrace.so.$major" ] || ok=1
 check layout-library $ok "libstrace.so.$version, .so.$major -> it, .so -> .so.$major, SONAME $soname, libstrace.a"
 
-internal=$(cd "$libdir" && ls libptbackend.a libptlive.a libstrace_decoder.a libstrace_dlfcore.a 2>/dev/null)
+internal=$(cd "$libdir" && ls libptperf.a libptcapture.a libptpipeline.a libstrace_decoder.a libstrace_dlfcore.a 2>/dev/null)
 [ -z "$internal" ] && [ ! -e "$root/include/strace/decoder.h" ]
 check no-internal-archives $? "${internal:-none installed}"
 

@@ -27,8 +27,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "pt_backend/offline.h"
-#include "pt_backend/perf_read.h"
+#include "pt_backend/pipeline/pipeline.h"
+#include "pt_backend/perf/perf.h"
 
 #ifdef FUZZ_PERF_REFERENCE
 #define WALK_FLAGS STRACE_WALK_REFERENCE

@@ -2,7 +2,7 @@
 # tests/live/e2e-live-replay.sh - live capture end to end without PT
 # hardware: a real program's execution encoded as PT by ptsynth (a
 # perf.data), replayed through the whole live path by live_replay (fake
-# kernel -> pt_backend/live rings, thread following, -w perf.data writer),
+# kernel -> pt_backend/capture rings, thread following, -w perf.data writer),
 # must decode to the same result as the recording itself:
 #   - perf script --itrace=b on both files: identical branches;
 #   - ptrace-capture -i on both files: identical events. The default -w

@@ -4,7 +4,7 @@
  * program) through the whole live-capture path: a fake kernel serves
  * perf_event_open/mmap/ioctl/poll from the file's per-thread PT bytes and
  * sideband records, following perf's ring protocol; the live session
- * (pt_backend/live) attaches to the recorded pid (a fake procfs holds its
+ * (pt_backend/capture) attaches to the recorded pid (a fake procfs holds its
  * task list), follows its threads through the FORK records, consumes the
  * rings and writes a perf.data with -w. e2e-live-replay.sh then decodes
  * both files with ptrace-capture -i and requires the same events.
@@ -12,7 +12,7 @@
  *   live_replay IN.data OUT.data [AUX_BYTES [RING]]
  *
  * With RING, the session's callbacks also go to the live decoder
- * (pt_backend/live_decode.h), which decodes the PT bytes as they come into
+ * (pt_backend/pipeline/live_decode.h), which decodes the PT bytes as they come into
  * a new ring at RING: what `ptrace-capture -p` does with real hardware.
  *
  * The AUX area is small by default (16 KiB) so that it wraps many times;
@@ -28,10 +28,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "pt_backend/live/auxring.h"
-#include "pt_backend/live/live.h"
-#include "pt_backend/live_decode.h"
-#include "pt_backend/perf_read.h"
+#include "pt_backend/capture/auxring.h"
+#include "pt_backend/capture/capture.h"
+#include "pt_backend/pipeline/pipeline.h"
+#include "pt_backend/perf/perf.h"
 
 #define PAGE 4096
 #define MAXT 64

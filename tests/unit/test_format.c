@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../cli/format.h"
+#include "cli/format.h"
 #include "../harness.h"
 #include "strace/event.h"
 #include "strace/ring.h"
@@ -378,6 +378,4 @@ TEST(line_with_names)
 	unlink(path);
 }
 
-RUN_TESTS("test_format", T(decimal), T(hex), T(time), T(escape),
-	  T(long_name_cut), T(text_lines_every_type),
-	  T(json_lines_every_type), T(line_with_names))
+RUN_TESTS("test_format")

@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../cli/capture_live.h"
+#include "cli/capture_live.h"
 #include "../harness.h"
 
 /* argv from string literals (getopt wants char *). */
@@ -238,7 +238,4 @@ TEST(permission_messages)
 	CHECK_INT(system(path), ==, 0);
 }
 
-RUN_TESTS("test_live_cli", T(options_to_terms), T(no_intel_pt_here),
-	  T(pid_does_not_exist), T(pid_does_not_exist_and_no_pt),
-	  T(kernel_does_not_know_pmu),
-	  T(bad_terms_message), T(permission_messages))
+RUN_TESTS("test_live_cli")

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "strace/error.h"
-#include "../../pt_backend/live/pmu.h"
+#include "pt_backend/capture/pmu.h"
 #include "../harness.h"
 
 #define SYSFS "tests/live/sysfs"
@@ -283,5 +283,4 @@ TEST(filters)
 				    sizeof(err)), ==, -ENOSPC);
 }
 
-RUN_TESTS("test_live_pmu", T(load_fake_sysfs), T(no_intel_pt),
-	  T(format_ranges), T(config_terms), T(attrs_equal_perf61), T(filters))
+RUN_TESTS("test_live_pmu")

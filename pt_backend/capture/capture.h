@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pt_backend/capture/capture.h - live capture of a process with Intel PT through
+ * perf_event_open, one event and AUX area per thread.
+ *
+ * A session: strace_live_open() (finds the PMU, builds the attrs), then
+ * strace_live_attach() (a running process: every thread, its vDSO and its
+ * stacks) or strace_live_spawn() + strace_live_go() (a command, traced
+ * from its exec), then strace_live_poll() in a loop (and
+ * strace_live_snapshot() on demand in snapshot mode), then
+ * strace_live_stop() and strace_live_close(). The traced process keeps
+ * running when the session ends.
+ *
+ * Per thread the session opens, like `perf record --per-thread`:
+ *  - the intel_pt event (attr from pmu.h), its data ring (1 + 2^n pages)
+ *    and its AUX area (read-write: full trace; read-only: snapshot);
+ *  - a dummy tracking event (MMAP2, COMM, FORK, EXIT, ...) whose records
+ *    go to the same data ring (PERF_EVENT_IOC_SET_OUTPUT).
+ * Threads created later are seen as FORK records of their creator and get
+ * their events then (the few instructions in between are not traced).
+ *
+ * What the session hands to its callbacks, per thread (tid):
+ *  - sideband: every record of the data ring, raw and parsed (MMAP2,
+ *    COMM, FORK, EXIT, ITRACE_START, AUX with its TRUNCATED, PARTIAL,
+ *    COLLISION, OVERWRITE flags, LOST, SWITCH), in ring order;
+ *  - aux: the PT bytes, in order, with their offset in that thread's AUX
+ *    stream (full trace: kernel positions, contiguous unless an AUX record
+ *    said TRUNCATED; snapshot: each snapshot is a new chunk whose flags
+ *    say if the buffer had wrapped, i.e. the chunk starts mid-stream and
+ *    the decoder must sync at a PSB). For one thread, the AUX records
+ *    describing bytes are delivered before those bytes;
+ *  - vdso: the traced process's vDSO bytes (attach and spawn);
+ *  - stack: each thread's stack at attach (strace_stack_events() turns it
+ *    into STACK_FRAME events).
+ * Time: strace_live_time_conv() gives the mmap page's conversion from TSC
+ * (PT's TSC/MTC/CYC packets) to perf time (sideband sample time).
+ *
+ * Not thread-safe: one thread drives a session; strace_live_request_*()
+ * are the only calls that are async-signal-safe (they set flags that the
+ * next poll acts on).
+ */
+#ifndef PT_BACKEND_CAPTURE_CAPTURE_H
+#define PT_BACKEND_CAPTURE_CAPTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "decoder/decoder.h" /* struct strace_time_conv */
+
+#include "auxring.h"
+#include <strace/error.h>
+#include "pmu.h"
+#include "unwind.h"
+
+struct strace_live;
+struct pollfd;
+
+/*
+ * The system calls a session makes on perf events. NULL in the options
+ * means the real ones; tests pass a fake kernel (tests/unit/
+ * test_live_session.c) to run the whole session without Intel PT.
+ * Each returns like the system call but with -errno instead of -1/errno
+ * (mmap: NULL and *err).
+ */
+struct strace_live_sys {
+	void *arg;
+	int (*event_open)(void *arg, struct perf_event_attr *attr, pid_t pid,
+			  int cpu, int group_fd, unsigned long flags);
+	void *(*map)(void *arg, size_t len, int prot, int fd, off_t off,
+		     int *err);
+	int (*unmap)(void *arg, void *p, size_t len);
+	int (*ioctl)(void *arg, int fd, unsigned long req, unsigned long val);
+	int (*close)(void *arg, int fd);
+	int (*poll)(void *arg, struct pollfd *fds, unsigned long n,
+		    int timeout_ms);
+};
+
+struct strace_live_opts {
+	const char *sysfs_root;  /* NULL: /sys */
+	const char *procfs_root; /* NULL: /proc */
+	const char *event;       /* "intel_pt/cyc,mtc=0/u" or "cyc,mtc=0"; NULL: default */
+	const char *filter;      /* perf --filter syntax; NULL: none */
+	int snapshot;            /* AUX as an overwrite ring */
+	size_t aux_bytes;        /* power of two; 0: perf's default */
+	size_t data_bytes;       /* power of two; 0: perf's default */
+	size_t snapshot_bytes;   /* bytes per snapshot; 0: the AUX size */
+	int sideband_time;       /* PERF_SAMPLE_TIME|CPU on sideband (perf: no) */
+	int context_switch;      /* PERF_RECORD_SWITCH records (perf: no) */
+	int no_stacks;           /* skip the libunwind pass at attach */
+	const char *write_path;  /* -w: also write a perf.data here */
+	const char *buildid_dir; /* with -w: perf's build-id cache, where the
+				  * vDSO goes (as perf record puts it) */
+	const struct strace_live_sys *sys; /* NULL: the real system calls */
+};
+
+struct strace_live_cb {
+	void *arg;
+	int (*sideband)(void *arg, pid_t tid, const struct pfmt_event_header *rec,
+			const struct strace_sb *sb);
+	int (*aux)(void *arg, pid_t tid, uint64_t offset, const void *p,
+		   size_t len, unsigned flags /* STRACE_AUX_SNAP_* */);
+	int (*vdso)(void *arg, pid_t pid, uint64_t start, const void *p,
+		    size_t len);
+	int (*stack)(void *arg, const struct strace_stack *st);
+};
+
+struct strace_live_stats {
+	uint64_t threads;      /* threads traced so far */
+	uint64_t aux_bytes;    /* PT bytes delivered */
+	uint64_t records;      /* sideband records delivered */
+	uint64_t lost_records; /* sum of PERF_RECORD_LOST */
+	uint64_t truncated;    /* AUX records with TRUNCATED (data lost) */
+	uint64_t partial;      /* AUX records with PARTIAL */
+	uint64_t collisions;   /* AUX records with COLLISION */
+	uint64_t snapshots;    /* snapshots taken */
+	uint64_t torn;         /* snapshots where the producer had not stopped */
+	uint64_t reenabled;    /* events re-enabled after a truncation */
+};
+
+
+/*
+ * Set up a session: load the PMU, parse event and filter, check the
+ * permission settings that can be checked before trying.
+ * errbuf receives details for -STRACE_E_BADARG.
+ * Returns 0, -STRACE_E_NOPT (no intel_pt PMU), -STRACE_E_BADARG,
+ * -STRACE_E_PARANOID (perf_event_paranoid > 2 and not privileged),
+ * -ENOMEM.
+ */
+int strace_live_open(const struct strace_live_opts *o, struct strace_live **out,
+		     char *errbuf, size_t errlen);
+
+/*
+ * Whether perf and ptrace settings allow tracing pid (pid 0: a child we
+ * start). privileged: root or CAP_PERFMON/CAP_SYS_ADMIN. Reads
+ * <procfs>/sys/kernel/perf_event_paranoid and .../yama/ptrace_scope.
+ * Returns 0, -STRACE_E_NOPID, -STRACE_E_PARANOID, -STRACE_E_PTRACE_SCOPE.
+ */
+int strace_live_check_access(const char *procfs_root, pid_t pid,
+			     int privileged);
+
+/* Whether this process counts as privileged for perf (euid 0 or caps). */
+int strace_live_privileged(void);
+
+/*
+ * Trace every thread of running process pid: events, rings, vDSO (cb->vdso),
+ * stacks (cb->stack), then enable.
+ * Returns 0, -STRACE_E_NOPID, -STRACE_E_PARANOID, -STRACE_E_PTRACE_SCOPE,
+ * -STRACE_E_PERM, -STRACE_E_AUXMAP, -errno.
+ */
+int strace_live_attach(struct strace_live *l, pid_t pid,
+		       const struct strace_live_cb *cb);
+
+/*
+ * Start argv[0] (PATH searched) held before exec; its events are opened
+ * with enable_on_exec. strace_live_go() lets it exec. *pid: the child.
+ * Returns 0 or like strace_live_attach(); on an exec failure the child
+ * exits 127.
+ */
+int strace_live_spawn(struct strace_live *l, char *const argv[], pid_t *pid);
+int strace_live_go(struct strace_live *l);
+
+/*
+ * Wait up to timeout_ms for data (poll on the events), then consume every
+ * thread's rings into cb; opens events for new threads (FORK), closes
+ * exited ones, re-enables an event after a truncation, takes a snapshot
+ * when one was requested. Returns the number of threads still traced
+ * (0: the process is gone), or a negative code.
+ */
+int strace_live_poll(struct strace_live *l, int timeout_ms,
+		     const struct strace_live_cb *cb);
+
+/*
+ * Snapshot mode: stop each thread's event, deliver its newest AUX bytes
+ * (at most snapshot_bytes) and pending sideband, restart it.
+ * Returns the number of threads snapshotted or a negative code.
+ */
+int strace_live_snapshot(struct strace_live *l, const struct strace_live_cb *cb);
+
+/* Async-signal-safe requests (SIGUSR2, SIGINT handlers). */
+void strace_live_request_snapshot(struct strace_live *l);
+void strace_live_request_stop(struct strace_live *l);
+int strace_live_stop_requested(const struct strace_live *l);
+
+/*
+ * Disable every event, drain what is left (and take the final snapshot in
+ * snapshot mode), unmap and close. The traced threads keep running.
+ * Returns 0 or the first error met while draining.
+ */
+int strace_live_stop(struct strace_live *l, const struct strace_live_cb *cb);
+
+/*
+ * The decoder's time conversion (include/strace/decoder.h): time_shift,
+ * time_mult, time_zero, cap_user_time_zero/short, time_cycles, time_mask
+ * from the first thread's mmap page (read under its sequence lock), the
+ * TSC/CTC ratio from CPUID leaf 0x15, mtc_period from the PT config and
+ * max_nonturbo_ratio from sysfs. Returns 0, -ENOENT before any thread,
+ * -ERANGE if the page's time_shift is 64 or more (a broken page: *tc is
+ * then all zeros, no conversion, and the perf.data the session writes
+ * says so too).
+ */
+int strace_live_time_conv(const struct strace_live *l,
+			  struct strace_time_conv *tc);
+/* perf time of a TSC value (perf's tsc_to_perf_time, without the
+ * cap_user_time_short wrap-around that strace_tsc_to_perf_time() adds);
+ * time_zero for a time_shift of 64 or more, as that function. */
+uint64_t strace_live_tsc_to_perf(const struct strace_time_conv *tc,
+				 uint64_t tsc);
+
+void strace_live_get_stats(const struct strace_live *l,
+			   struct strace_live_stats *st);
+
+/* The PT attr used (for a perf.data writer or the decoder's config). */
+const struct perf_event_attr *strace_live_pt_attr(const struct strace_live *l);
+
+/* Free the session (strace_live_stop() first to drain); NULL is fine. */
+void strace_live_close(struct strace_live *l);
+
+#endif

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pt_backend/pipeline/sink.h - where decoded events go: the type filter, then a
+ * SYMBOL definition (string table entry + event) before the first event
+ * that refers to each symbol, then the ring writer. Used by the offline
+ * decoder (perf.data) and the live one.
+ */
+#ifndef PT_BACKEND_PIPELINE_SINK_H
+#define PT_BACKEND_PIPELINE_SINK_H
+
+#include <stdint.h>
+
+#include "decoder/decoder.h"
+#include "strace/event.h"
+#include "strace/ring.h"
+
+#define STRACE_SINK_CACHE 4096
+
+/* One per writing thread; zero it, then set the first five fields. */
+struct strace_sink {
+	struct strace_ring *ring;
+	struct strace_writer *w;
+	struct strace_image *img;           /* names addresses */
+	const struct strace_typeset *types; /* NULL: every type */
+	struct strace_symset *syms;         /* symbols defined (shared) */
+	uint64_t events;                    /* events written */
+	uint64_t cache[STRACE_SINK_CACHE];  /* addresses already handled */
+};
+
+/* strace_sink_emit() - a strace_emit_fn (arg: the sink). Returns 0 or the
+ * ring's error (-STRACE_E_FULL for a full string table, ...). */
+int strace_sink_emit(void *arg, const struct strace_event *ev);
+
+#endif /* PT_BACKEND_PIPELINE_SINK_H */

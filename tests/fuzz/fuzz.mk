@@ -1,0 +1,144 @@
+# tests/fuzz/fuzz.mk (included by tests/module.mk): fuzz targets. Each
+# is built two ways:
+#
+#   $(O)/tests/fuzz_<target>  with fuzz_main.c, the replay driver that
+#       make check runs: the target's corpus and deterministic mutants of
+#       it; FUZZ_REPRO=1 adds tests/fuzz/repro/<corpus>/, reproducers of
+#       bugs not fixed yet (make check FUZZ_REPRO=1)
+#   build/fuzz/fuzz_<target>  for libFuzzer (make fuzz): clang, the static
+#       libraries instrumented with -fsanitize=fuzzer-no-link,address,
+#       undefined, the target linked with -fsanitize=fuzzer,address,undefined
+#
+# The targets, and the corpus (tests/fuzz/corpus/<corpus>/) each reads:
+#   perf      perf.data -> ring with the fast walker (ptrace-capture -i)  perf
+#   perf_ref  the same with libipt's reference decoder (--decoder
+#             reference): about 5 times slower, so a target of its own   perf
+#   ring      a ring file, read as ptrace-read reads it                  ring
+#
+#   make fuzz                                  build every libFuzzer target
+#   make fuzz-run FUZZ_TARGET=ring FUZZ_SECONDS=900
+#       fuzz one target (default perf) in one process at a time, from a
+#       copy of its corpus in build/fuzz/corpus-<target>; crashes, hangs
+#       and leaks are saved in build/fuzz/artifacts-<target>/
+#   make fuzz-merge FUZZ_TARGET=ring
+#       add to tests/fuzz/corpus/<corpus>/ what fuzz-run found that covers
+#       more (libFuzzer's -merge=1), none over FUZZ_MAX_LEN bytes
+FUZZ_TARGETS := perf perf_ref ring
+FUZZ_CORPUS_perf := perf
+FUZZ_CORPUS_perf_ref := perf
+FUZZ_CORPUS_ring := ring
+
+# What each target links besides its object (static libraries in link
+# order), and which defines its object is compiled with.
+FUZZ_perf_DEPS := $(PTPIPELINE_A) $(PTPERF_A) $(DECODER_A) $(LIBSTRACE_A)
+FUZZ_perf_LDLIBS = $(DECODER_LIBS)
+FUZZ_perf_ref_DEPS := $(FUZZ_perf_DEPS)
+FUZZ_perf_ref_LDLIBS = $(DECODER_LIBS)
+FUZZ_perf_ref_SRC := tests/fuzz/fuzz_perf.c
+FUZZ_perf_ref_DEFS := -DFUZZ_PERF_REFERENCE
+# the ring target reads as ptrace-read does: cli/format.c's formatters
+FUZZ_ring_DEPS := $(CLI_COMMON_OBJS) $(LIBSTRACE_A)
+FUZZ_ring_LDLIBS :=
+
+# Per target: its object, the replay driver compiled for it (FUZZ_TARGET
+# names it, FUZZ_CORPUS its corpus), and what each program links.
+define FUZZ_TARGET_RULES
+$(O)/obj/tests/fuzz/target_$(1).o: $(or $(FUZZ_$(1)_SRC),tests/fuzz/fuzz_$(1).c)
+	$$(call msg,CC,$$@)
+	@mkdir -p $$(@D)
+	$$(Q)$$(CC) $$(ALL_CFLAGS) $$(tests_fuzz_CFLAGS) $(FUZZ_$(1)_DEFS) \
+		-MMD -MP -c -o $$@ $$<
+
+$(O)/obj/tests/fuzz/replay_$(1).o: tests/fuzz/fuzz_main.c
+	$$(call msg,CC,$$@)
+	@mkdir -p $$(@D)
+	$$(Q)$$(CC) $$(ALL_CFLAGS) $$(tests_fuzz_CFLAGS) -DFUZZ_TARGET='"$(1)"' \
+		-DFUZZ_CORPUS='"$(FUZZ_CORPUS_$(1))"' -MMD -MP -c -o $$@ $$<
+
+$(O)/tests/fuzz_$(1): $(O)/obj/tests/fuzz/replay_$(1).o
+$(O)/tests/fuzz_$(1) $(O)/fuzz_$(1): $(O)/obj/tests/fuzz/target_$(1).o \
+	$(FUZZ_$(1)_DEPS)
+endef
+$(foreach t,$(FUZZ_TARGETS),$(eval $(call FUZZ_TARGET_RULES,$(t))))
+
+# The replay programs (make check) and the libFuzzer ones (make fuzz, with
+# O=build/fuzz): objects first, then the static libraries.
+$(O)/tests/fuzz_%:
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(filter %.a,$^) \
+		$(FUZZ_$*_LDLIBS)
+
+FUZZ_LINK := -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer
+
+$(O)/fuzz_%:
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(FUZZ_LINK) $(LDFLAGS) -o $@ $(filter %.o,$^) \
+		$(filter %.a,$^) $(FUZZ_$*_LDLIBS)
+
+FUZZ_REPLAYS := $(foreach t,$(FUZZ_TARGETS),$(O)/tests/fuzz_$(t))
+
+# The ring target's seeds (tests/fuzz/corpus/ring/) come from this tool;
+# capture.srb from a ring of make check's trace corpus:
+#   build/bin/ptrace-capture -i build/corpus/threads-percpu.data -o CAP.srb
+#   build/tests/ring_seeds tests/fuzz/corpus/ring CAP.srb
+$(eval $(call tool,$(O)/tests/ring_seeds,tests/fuzz/ring_seeds.c $(CLI_COMMON),$(LIBSTRACE_A),NO_LDLIBS))
+
+# libFuzzer builds: `make fuzz` runs make again with O=build/fuzz, clang and
+# the sanitizers, for the fuzz targets only: not the shared libraries (an
+# -fsanitize=address .so does not link with -z defs) nor anything else the
+# targets do not need.
+FUZZ_O := build/fuzz
+FUZZ_SAN := fuzzer-no-link,address,undefined
+
+fuzz-bins: $(foreach t,$(FUZZ_TARGETS),$(O)/fuzz_$(t))
+
+deps-fuzz:
+	@scripts/install-deps fuzz
+
+fuzz: deps-fuzz
+	@$(MAKE) --no-print-directory O=$(FUZZ_O) CC=clang SAN=$(FUZZ_SAN) \
+		fuzz-bins
+
+FUZZ_TARGET ?= perf
+FUZZ_SECONDS ?= 60
+FUZZ_MAX_LEN ?= 65536
+# -timeout: an input that takes longer is a hang (saved as timeout-*).
+# -fork=1: one process at a time (the machines this runs on are shared),
+# going on after a crash, a hang or a leak, each saved in FUZZ_ARTIFACTS.
+FUZZ_FLAGS ?= -timeout=10 -rss_limit_mb=4096 -max_len=$(FUZZ_MAX_LEN) \
+	-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1
+FUZZ_SRC_CORPUS = tests/fuzz/corpus/$(FUZZ_CORPUS_$(FUZZ_TARGET))
+FUZZ_CORPUS_DIR = $(FUZZ_O)/corpus-$(FUZZ_TARGET)
+FUZZ_ARTIFACTS = $(FUZZ_O)/artifacts-$(FUZZ_TARGET)
+
+fuzz-check-target:
+	@case " $(FUZZ_TARGETS) " in *" $(FUZZ_TARGET) "*) ;; \
+	*) echo "FUZZ_TARGET=$(FUZZ_TARGET): no such target (one of: $(FUZZ_TARGETS))" >&2; \
+	   exit 2;; esac
+
+fuzz-run: fuzz-check-target fuzz
+	mkdir -p $(FUZZ_CORPUS_DIR) $(FUZZ_ARTIFACTS)
+	cp -n $(FUZZ_SRC_CORPUS)/* $(FUZZ_CORPUS_DIR)/
+	$(FUZZ_O)/fuzz_$(FUZZ_TARGET) $(FUZZ_FLAGS) \
+		-max_total_time=$(FUZZ_SECONDS) \
+		-artifact_prefix=$(FUZZ_ARTIFACTS)/ $(FUZZ_CORPUS_DIR)
+
+# -merge=1 adds to the first directory only the inputs of the others that
+# cover something it does not; -use_counters=0: code it does not reach at
+# all (not the same code more often), so that the corpus stays small;
+# inputs over FUZZ_MAX_LEN stay out.
+FUZZ_MERGE_FLAGS ?= -use_counters=0
+fuzz-merge: fuzz-check-target fuzz
+	@test -d $(FUZZ_CORPUS_DIR) || \
+		{ echo "$(FUZZ_CORPUS_DIR): nothing to merge (make fuzz-run FUZZ_TARGET=$(FUZZ_TARGET) first)" >&2; exit 2; }
+	rm -rf $(FUZZ_O)/merge-$(FUZZ_TARGET)
+	mkdir -p $(FUZZ_O)/merge-$(FUZZ_TARGET)
+	find $(FUZZ_CORPUS_DIR) -type f -size -$$(($(FUZZ_MAX_LEN) + 1))c \
+		-exec cp {} $(FUZZ_O)/merge-$(FUZZ_TARGET)/ \;
+	$(FUZZ_O)/fuzz_$(FUZZ_TARGET) -merge=1 $(FUZZ_MERGE_FLAGS) -timeout=10 \
+		-rss_limit_mb=4096 -max_len=$(FUZZ_MAX_LEN) $(FUZZ_SRC_CORPUS) \
+		$(FUZZ_O)/merge-$(FUZZ_TARGET)
+
+.PHONY: fuzz fuzz-bins fuzz-run fuzz-merge fuzz-check-target deps-fuzz

@@ -1,0 +1,124 @@
+# tests/: every test program, test tool and benchmark, registered once,
+# each with what it links (see docs/testing.md).
+#
+#   $(call unit,NAME,SOURCES,LIBS,LDLIBS-VARIABLE)
+#       a unit test: $(O)/tests/NAME from SOURCES (the first is its
+#       tests/unit/NAME.c), run by make check and make check-unit
+#   $(call tool,OUT,SOURCES,LIBS,LDLIBS-VARIABLE)
+#       a program the tests or benchmarks run, built by make tests
+#
+# The scripts need no registration: tests/run.sh runs every
+# tests/e2e/*.sh and tests/*/e2e-*.sh (make check and make check-e2e).
+# A tests/unit/test_*.c that no line below names stops the build.
+
+tests_unit_CFLAGS = -Itests $(CAPSTONE_CFLAGS)
+tests_live_CFLAGS := -O0 -fno-omit-frame-pointer -fno-inline
+tests_bench_CFLAGS := -Itests
+tests_ptsynth_CFLAGS = $(CAPSTONE_CFLAGS)
+tests_fuzz_CFLAGS :=
+
+UNIT_TESTS :=
+UNIT_SOURCES :=
+define unit
+$(call program,$(O)/tests/$(1),$(2),$(3),$(4))
+UNIT_TESTS += $(O)/tests/$(1)
+UNIT_SOURCES += $(firstword $(2))
+endef
+define tool
+$(call program,$(1),$(2),$(3),$(4))
+TEST_TOOLS += $(1)
+endef
+
+CAPTURE_TEST_LINK := $(PTCAPTURE_A) $(PTPERF_A) $(LIBSTRACE_A)
+DECODER_LINK := $(DECODER_A) $(LIBSTRACE_A)
+PTSYNTH_LIBS = $(CAPSTONE_LIBS) -lipt
+
+# --- unit tests ---------------------------------------------------------------
+# libstrace: the ring (unit and stress), names, the formatter of ptrace-read
+$(eval $(call unit,test_ring,tests/unit/test_ring.c,$(LIBSTRACE_A),PTHREAD))
+$(eval $(call unit,test_ring_stress,tests/unit/test_ring_stress.c,$(LIBSTRACE_A),PTHREAD))
+$(eval $(call unit,test_names,tests/unit/test_names.c,$(LIBSTRACE_A),NO_LDLIBS))
+$(eval $(call unit,test_opts,tests/unit/test_opts.c,$(LIBSTRACE_A),NO_LDLIBS))
+$(eval $(call unit,test_format,tests/unit/test_format.c $(CLI_COMMON),$(LIBSTRACE_A),NO_LDLIBS))
+# the decoder
+$(foreach t,block errata flow image walk,$(eval $(call unit,test_decoder_$(t),tests/unit/test_decoder_$(t).c,$(DECODER_LINK),DECODER_LIBS)))
+# the dlfilter's logic, with a fake perf
+$(eval $(call unit,test_dlf,tests/unit/test_dlf.c,$(DLFCORE_A) $(DECODER_LINK),DECODER_LIBS))
+# the live capture, against fake sysfs, procfs and kernel rings
+$(foreach t,pmu proc rings session,$(eval $(call unit,test_live_$(t),tests/unit/test_live_$(t).c,$(CAPTURE_TEST_LINK),PTCAPTURE_LDLIBS)))
+$(eval $(call unit,test_live_cli,tests/unit/test_live_cli.c cli/capture_live.c,$(CAPTURE_TEST_LINK),PTCAPTURE_LDLIBS))
+
+UNREGISTERED := $(filter-out $(UNIT_SOURCES),$(wildcard tests/unit/test_*.c))
+ifneq ($(UNREGISTERED),)
+$(error $(UNREGISTERED): a unit test that tests/module.mk does not register: add a line for it there (docs/testing.md))
+endif
+
+# The ring and its readers under ThreadSanitizer (make check-ring SAN=thread).
+RING_TESTS := $(O)/tests/test_ring $(O)/tests/test_ring_stress
+
+# --- tools the tests run ------------------------------------------------------
+# ptsynth: real Intel PT traces of real programs, with their ground truth
+# (docs/ptsynth.md); ptblk: libipt's block decoder over a raw stream;
+# ptfork: a per-CPU recording of several processes made of ptsynth ones
+$(eval $(call tool,$(O)/bin/ptsynth,tests/ptsynth/ptsynth.c tests/ptsynth/ptstep.c,$(PTPERF_A),PTSYNTH_LIBS))
+$(eval $(call tool,$(O)/tests/ptblk,tests/ptsynth/ptblk.c,,PTSYNTH_LIBS))
+$(eval $(call tool,$(O)/bin/ptfork,tests/ptsynth/ptfork.c,$(PTPERF_A) $(DECODER_LINK),DECODER_LIBS))
+# live tests: a child with a known call chain; a recorded perf.data
+# through the whole live path (fake kernel) into a -w perf.data
+$(eval $(call tool,$(O)/tests/live_victim,tests/live/victim.c,,PTHREAD))
+$(eval $(call tool,$(O)/tests/live_replay,tests/live/replay.c,$(PIPELINE_LINK),PIPELINE_LDLIBS))
+
+# The corpus traces other tests use ($(O)/corpus/NAME.{data,truth,sideband},
+# see tests/corpus/corpus.sh link), made by `make tests`; cached by input
+# hash under $(O)/corpus/traces/, so a rerun only checks the hashes.
+$(O)/corpus/.linked: $(O)/bin/ptsynth tests/corpus/corpus.sh $(wildcard tests/corpus/*.c tests/corpus/*.cpp tests/corpus/*.ml)
+	$(call msg,CORPUS,$(O)/corpus)
+	$(Q)O=$(O) tests/corpus/corpus.sh link
+	$(Q)touch $@
+
+TEST_TOOLS += $(O)/corpus/.linked
+
+# --- benchmarks (make bench, tests/bench/run.sh) ------------------------------
+#   bench_baseline     an ipmpsc-style ring (one shared mutex + condvar)
+#   bench_ring         our ring: pipe, produce, consume, cast, text, json,
+#                      populate, memory bandwidth
+#   libdlf_null.so     the null perf dlfilter (drops every sample): the
+#                      floor that tests/bench/dlfilter.sh compares with
+#   bench_libipt_loop  the bare libipt loop (pt_blk_* over an image section
+#                      cache, blocks and instructions counted): the floor
+#                      under any libipt-based decoder
+#   bench_decoder_walk the fast walker against the reference on a
+#                      synthetic stream
+BENCH_BINS :=
+define bench
+$(call program,$(1),$(2),$(3),$(4))
+BENCH_BINS += $(1)
+endef
+$(eval $(call bench,$(O)/bench/bench_baseline,tests/bench/bench_baseline.c,,PTHREAD))
+$(eval $(call bench,$(O)/bench/bench_ring,tests/bench/bench_ring.c $(CLI_COMMON),$(LIBSTRACE_A),PTHREAD))
+$(eval $(call bench,$(O)/bench/bench_libipt_loop,tests/bench/bench_libipt_loop.c,$(PTPERF_A) $(DECODER_LINK),DECODER_LIBS))
+$(eval $(call bench,$(O)/bench/bench_decoder_walk,tests/bench/bench_decoder_walk.c,$(DECODER_LINK),DECODER_LIBS))
+
+$(O)/bench/libdlf_null.so: $(call objs,tests/bench/dlf_null.c)
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -shared $(ALL_LDFLAGS) -o $@ $^
+
+BENCH_BINS += $(O)/bench/libdlf_null.so
+
+# The benchmark trace: >= 20M instructions of a real workload (sort of
+# 5000 lines, 31M instructions), about a minute on an idle 2-core box.
+# Kept out of $(O)/corpus/ so corpus-wide tests skip it.
+#   make bench-trace -> $(O)/bench/bench.data (+ bench.truth, bench.sideband)
+$(O)/bench/bench.data: $(O)/bin/ptsynth tests/corpus/corpus.sh
+	$(call msg,PTSYNTH,$@)
+	$(Q)O=$(O) tests/corpus/corpus.sh bench >/dev/null
+
+bench-trace: $(O)/bench/bench.data
+
+.PHONY: bench-trace
+
+# --- fuzz targets: replayed as tests, and libFuzzer builds ----------------------
+include tests/fuzz/fuzz.mk
+
+TEST_BINS := $(UNIT_TESTS) $(FUZZ_REPLAYS)
