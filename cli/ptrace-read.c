@@ -19,10 +19,14 @@
 #include <unistd.h>
 
 #include "format.h"
+#include "out.h"
+#include "views.h"
 #include "ringmsg.h"
 #include "sample.h"
 #include "strace/event.h"
+#include "strace/filter.h"
 #include "strace/ring.h"
+#include "strace/stack.h"
 #include "strace/version.h"
 
 #define PROG "ptrace-read"
@@ -36,7 +40,6 @@ enum {
 };
 
 #define BATCH_MAX 16384 /* events per reader batch */
-#define OUT_CAP (256u << 10) /* stays in L2; write(2) per 256 KiB */
 
 static volatile sig_atomic_t stop_flag;
 
@@ -108,7 +111,10 @@ __attribute__((format(printf, 1, 2))) static void err(const char *fmt, ...)
 
 static const char usage_text[] =
 	"usage: " PROG " [-f text|jsonl|raw|ring] [--follow] [--timeout MS]\n"
-	"                   [--types PATTERNS] [--from-end] [-o FILE] RING\n"
+	"                   [--types PATTERNS] [--from-end] [FILTERS] [-o FILE] RING\n"
+	"       " PROG " -f tree|report|folded [--depth N] [--sort KEY]\n"
+	"                   [--by function|thread|dso] [--weight ns|calls]\n"
+	"                   [--follow] [FILTERS] [-o FILE] RING\n"
 	"       " PROG " --generate N [-o RING] [--readers K]\n"
 	"                   [--mode lossless|flight] [--capacity EVENTS]\n"
 	"       " PROG " --stat RING\n"
@@ -122,7 +128,18 @@ static const char help_text[] =
 	"                     jsonl: one JSON object per line;\n"
 	"                     raw: the 32-byte records exactly as stored;\n"
 	"                     ring: save to a ring file (-o) that " PROG "\n"
-	"                     reads again later, names included\n"
+	"                     reads again later, names included;\n"
+	"                     tree: the call tree per thread with durations,\n"
+	"                     threads merged in time order (uftrace replay);\n"
+	"                     report: per function: calls, total and self\n"
+	"                     time, average, maximum (uftrace report);\n"
+	"                     folded: collapsed stacks for flame graphs\n"
+	"                     (main;qsort;cmp NS), docs/stacks.md\n"
+	"  --depth N          tree: show frames down to depth N-1\n"
+	"  --sort KEY         report: total (default), self or calls\n"
+	"  --by WHAT          report: rows per function (default), thread\n"
+	"                     or dso\n"
+	"  --weight W         folded: ns of self time (default) or calls\n"
 	"  -o, --output FILE  write there instead of standard output\n"
 	"  --follow           wait for more events until every writer has\n"
 	"                     closed; wait for RING to appear\n"
@@ -132,6 +149,16 @@ static const char help_text[] =
 	"                     'call,ret*'; '-block' excludes\n"
 	"  --from-end         start at the newest event, not the oldest\n"
 	"  --no-comm          do not show thread names\n"
+	"\n"
+	"Filters, for every format (docs/stacks.md):\n"
+	"  --time START,END   perf time in seconds (either may be empty), or\n"
+	"                     percentages of the trace: A%-B%[,C%-D%], P%/N\n"
+	"  --tid TID[,TID]    these threads\n"
+	"  --pid PID[,PID]    these processes\n"
+	"  --comm PATTERNS    threads whose name matches (globs)\n"
+	"  --sym PATTERNS     the functions that match and what they call\n"
+	"  --no-sym PATTERNS  not the functions that match, nor their callees\n"
+	"  --dso PATTERNS     code in the DSOs that match (libc.so.6, *libm*)\n"
 	"\n"
 	"  --generate N       write N sample events of every type into a new\n"
 	"                     ring (-o RING, default $STRACE_RING or\n"
@@ -226,84 +253,6 @@ static void ring_error(const char *path, int rc, const char *doing)
 	err("%s: cannot %s: %s%s", path, doing, strace_strerror(rc), hint);
 }
 
-/* --- output -------------------------------------------------------------- */
-
-struct out {
-	int fd;
-	const char *path; /* for messages */
-	char *buf, *p, *limit;
-	size_t cap;
-	int failed;
-};
-
-static int out_open(struct out *o, const char *path)
-{
-	memset(o, 0, sizeof(*o));
-	o->path = path ? path : "standard output";
-	o->fd = 1;
-	if (path) {
-		o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			     0644);
-		if (o->fd < 0) {
-			err("%s: cannot create the output file: %s; check the "
-			    "directory exists and is writable",
-			    path, strerror(errno));
-			return -1;
-		}
-	}
-	o->cap = OUT_CAP + FMT_LINE_MAX;
-	o->buf = malloc(o->cap);
-	if (!o->buf) {
-		err("out of memory for the output buffer");
-		return -1;
-	}
-	o->p = o->buf;
-	o->limit = o->buf + OUT_CAP;
-	return 0;
-}
-
-static int out_write(struct out *o, const void *data, size_t len)
-{
-	const char *s = data;
-
-	while (len && !o->failed) {
-		ssize_t n = write(o->fd, s, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			err("%s: write failed: %s; check free space and that "
-			    "the reader of the output is still running",
-			    o->path, strerror(errno));
-			o->failed = 1;
-			return -1;
-		}
-		s += n;
-		len -= (size_t)n;
-	}
-	return o->failed ? -1 : 0;
-}
-
-static int out_flush(struct out *o)
-{
-	size_t len = (size_t)(o->p - o->buf);
-
-	o->p = o->buf;
-	return len ? out_write(o, o->buf, len) : 0;
-}
-
-static int out_close(struct out *o)
-{
-	int rc = out_flush(o);
-
-	if (o->fd > 2 && close(o->fd) < 0 && !o->failed) {
-		err("%s: close failed: %s", o->path, strerror(errno));
-		rc = -1;
-	}
-	free(o->buf);
-	o->buf = NULL;
-	return rc;
-}
-
 /* --- reading ------------------------------------------------------------- */
 
 struct opts {
@@ -322,6 +271,15 @@ struct opts {
 	unsigned long long capacity;
 	int stat;
 	int list_types;
+	/* stack views (-f tree, report, folded) */
+	int view; /* 0: none, else 1 + enum view_kind */
+	struct view_opts vo;
+	/* read-side filters, in the order given */
+	struct {
+		int kind; /* enum strace_filter_kind */
+		const char *value;
+	} filters[64];
+	int nfilters;
 };
 
 struct rd {
@@ -342,6 +300,11 @@ struct rd {
 	uint64_t first_seq;  /* where this reader started */
 	int started;
 	uint64_t ring_lost;  /* events lost by writers (lost events in the ring) */
+	/* read-side filters (--time, --tid, --sym, ...): NULL when none */
+	struct strace_filter *filt;
+	struct strace_stack *fstack; /* the stacks --sym / --no-sym need */
+	struct view *view;           /* -f tree, report, folded */
+	int usage;                   /* a setup failed on the command line */
 };
 
 /* Losses that happened in the ring itself, recorded there as lost events
@@ -398,7 +361,59 @@ static int show_lost(struct rd *d, uint64_t count, uint64_t first)
 	return 0;
 }
 
-/* Format n events at ev (positions seq...). The hot loop. */
+/* Whether the read-side filters keep e (fed to their stacks in order). */
+static int filter_keeps(struct rd *d, const struct strace_event *e)
+{
+	const struct strace_frame *fr;
+	size_t n;
+	int keep = strace_filter_event(d->filt, e), in;
+
+	if (!d->fstack)
+		return keep;
+	/* in the functions --sym asks for before the event or after it (a
+	 * call into them, a return out of them) */
+	n = strace_stack_frames(d->fstack, e->tid, &fr);
+	in = strace_filter_in_scope(d->filt, fr, n, NULL);
+	strace_stack_feed(d->fstack, e, 1);
+	n = strace_stack_frames(d->fstack, e->tid, &fr);
+	in |= strace_filter_in_scope(d->filt, fr, n, NULL);
+	return keep && (in || (e->type >= STRACE_EV_PROCESS &&
+			       e->type <= STRACE_EV_SYMBOL));
+}
+
+/* Events one by one through the filters (the slow path of --time,
+ * --tid, --sym ...). */
+static int show_filtered(struct rd *d, const struct strace_event *ev,
+			 size_t n, uint64_t seq)
+{
+	struct out *o = &d->out;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct strace_event *e = &ev[i];
+		if (!filter_keeps(d, e) || !fmt_wanted(&d->flt, e->type))
+			continue;
+		switch (d->o->format) {
+		case FMT_TEXT:
+			o->p = fmt_text_event(&d->fmt, o->p, e, seq + i);
+			break;
+		case FMT_JSONL:
+			o->p = fmt_json_event(&d->fmt, o->p, e, seq + i);
+			break;
+		case FMT_RAW:
+			memcpy(o->p, e, sizeof(*e));
+			o->p += sizeof(*e);
+			break;
+		case FMT_RING:
+			if (ring_put(d, e) < 0)
+				return -1;
+			continue;
+		}
+		if (out_room(o) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Format n events at ev (positions seq...): the hot path. */
 static int show_events(struct rd *d, const struct strace_event *ev, size_t n,
 		       uint64_t seq)
@@ -407,6 +422,10 @@ static int show_events(struct rd *d, const struct strace_event *ev, size_t n,
 	char *p = o->p;
 	size_t i, done;
 
+	if (d->view)
+		return view_feed(d->view, ev, n) == 0 ? 0 : -1;
+	if (d->filt)
+		return show_filtered(d, ev, n, seq);
 	switch (d->o->format) {
 	case FMT_TEXT:
 	case FMT_JSONL:
@@ -609,6 +628,274 @@ static int same_file(const char *a, const char *b)
 	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* The first and last times of a saved ring's flow (for --time A%-B%). */
+static int trace_span(struct rd *d, uint64_t *first, uint64_t *last)
+{
+	struct strace_reader *r;
+	struct strace_batch b;
+	long n;
+	int rc = strace_reader_open(d->ring, 0, &r);
+
+	if (rc < 0) {
+		ring_error(d->path, rc, "attach a reader to the ring");
+		return -1;
+	}
+	*first = UINT64_MAX;
+	*last = 0;
+	while ((n = strace_reader_next(r, &b, BATCH_MAX, 0)) > 0) {
+		for (long i = 0; i < n; i++) {
+			uint64_t t = b.ev[i].time;
+			if (!t)
+				continue;
+			if (t < *first)
+				*first = t;
+			if (t > *last)
+				*last = t;
+		}
+		strace_reader_release(r, &b);
+	}
+	strace_reader_close(r);
+	if (*first == UINT64_MAX)
+		*first = *last = 0;
+	return 0;
+}
+
+/* The read-side filters of the command line (d->filt stays NULL when
+ * there are none). */
+static int setup_filters(struct rd *d)
+{
+	const struct opts *o = d->o;
+	char msg[256];
+	static const char *const opt[] = {"--time", "--tid",    "--pid",
+					  "--comm", "--sym",    "--no-sym",
+					  "--dso"};
+
+	if (!o->nfilters)
+		return 0;
+	if (strace_filter_new(d->names, &d->filt) < 0) {
+		err("out of memory");
+		return -1;
+	}
+	for (int i = 0; i < o->nfilters; i++) {
+		int rc = strace_filter_add(d->filt, o->filters[i].kind,
+					   o->filters[i].value, msg,
+					   sizeof(msg));
+		if (rc == -ENOMEM) {
+			err("out of memory");
+			return -1;
+		}
+		if (rc < 0) {
+			usage_error("%s %s", opt[o->filters[i].kind], msg);
+			d->usage = 1;
+			return -1;
+		}
+	}
+	if (strace_filter_needs_span(d->filt)) {
+		uint64_t first, last;
+		if (o->follow) {
+			usage_error("--time in percentages needs the whole "
+				    "trace: not with --follow (give seconds)");
+			d->usage = 1;
+			return -1;
+		}
+		if (trace_span(d, &first, &last) < 0)
+			return -1;
+		strace_filter_set_span(d->filt, first, last);
+	}
+	if (strace_filter_needs_stack(d->filt) && !o->view &&
+	    strace_stack_new(d->names, NULL, NULL, &d->fstack) < 0) {
+		err("out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+static int setup_view(struct rd *d)
+{
+	if (!d->o->view)
+		return 0;
+	if (view_new(&d->o->vo, d->names, d->filt, &d->out, &d->view) < 0) {
+		err("out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* --- a saved ring's threads, merged by time (-f tree) --------------------- */
+
+/* A run of one thread's events: positions [start, end). */
+struct run {
+	uint64_t start, end;
+	uint32_t tid;
+	uint32_t next; /* the thread's next run, or UINT32_MAX */
+};
+
+struct mthread {
+	uint32_t tid;
+	uint32_t run;  /* the current run, UINT32_MAX when done */
+	uint64_t pos;  /* the next position to read */
+	uint64_t head; /* the time of the event at pos */
+	uint32_t last; /* the thread's last run (while building) */
+};
+
+/* Feed events from pos on while they are not later than limit (or until
+ * the run ends); the thread's pos and head move on. */
+static int merge_step(struct rd *d, struct mthread *t, const struct run *runs,
+		      uint64_t limit)
+{
+	struct strace_batch b;
+
+	while (t->run != UINT32_MAX) {
+		const struct run *r = &runs[t->run];
+		long n;
+		size_t k = 0;
+		if (t->pos >= r->end) {
+			t->run = r->next;
+			if (t->run != UINT32_MAX)
+				t->pos = runs[t->run].start;
+			continue;
+		}
+		strace_reader_seek(d->r, t->pos);
+		n = strace_reader_next(d->r, &b, (size_t)(r->end - t->pos), 0);
+		if (n <= 0) {
+			if (n < 0)
+				ring_error(d->path, (int)n, "read the ring");
+			return n < 0 ? -1 : 0;
+		}
+		/* a thread's events stay in its order; definitions (time 0)
+		 * go with the events around them */
+		while (k < (size_t)n && (!b.ev[k].time || b.ev[k].time <= limit))
+			k++;
+		count_ring_losses(d, b.ev, k);
+		if (k && show_events(d, b.ev, k, b.seq) < 0)
+			return -1;
+		t->pos += k;
+		if (k < (size_t)n) {
+			t->head = b.ev[k].time;
+			return 0;
+		}
+	}
+	t->head = UINT64_MAX;
+	return 0;
+}
+
+/*
+ * Read a saved ring with each thread's events in its order and the
+ * threads merged by time: a first pass notes where each thread's runs
+ * of events are (memory: the runs, not the events); when the ring is in
+ * time order already, or has one thread, it is read straight.
+ */
+static int read_merged(struct rd *d)
+{
+	struct strace_batch b;
+	struct run *runs = NULL;
+	struct mthread *th = NULL;
+	size_t nruns = 0, rcap = 0, nth = 0, tcap = 0;
+	uint64_t prev = 0, pos = 0;
+	int ordered = 1, rc = 0;
+	long n;
+
+	while ((n = strace_reader_next(d->r, &b, BATCH_MAX, 0)) > 0) {
+		for (long i = 0; i < n; i++, pos++) {
+			const struct strace_event *e = &b.ev[i];
+			if (e->time) {
+				ordered &= e->time >= prev;
+				prev = e->time;
+			}
+			if (nruns && runs[nruns - 1].tid == e->tid &&
+			    runs[nruns - 1].end == b.seq + (uint64_t)i) {
+				runs[nruns - 1].end++;
+				continue;
+			}
+			if (nruns == rcap) {
+				rcap = rcap ? 2 * rcap : 1024;
+				struct run *nr = realloc(runs, rcap * sizeof(*nr));
+				if (!nr)
+					goto nomem;
+				runs = nr;
+			}
+			runs[nruns] = (struct run){b.seq + (uint64_t)i,
+						   b.seq + (uint64_t)i + 1,
+						   e->tid, UINT32_MAX};
+			size_t k;
+			for (k = 0; k < nth && th[k].tid != e->tid; k++)
+				;
+			if (k == nth) {
+				if (nth == tcap) {
+					tcap = tcap ? 2 * tcap : 64;
+					struct mthread *nt =
+						realloc(th, tcap * sizeof(*nt));
+					if (!nt)
+						goto nomem;
+					th = nt;
+				}
+				th[nth++] = (struct mthread){
+					e->tid, (uint32_t)nruns, 0, 0,
+					(uint32_t)nruns};
+			} else {
+				runs[th[k].last].next = (uint32_t)nruns;
+				th[k].last = (uint32_t)nruns;
+			}
+			nruns++;
+		}
+		strace_reader_release(d->r, &b);
+	}
+	if (n < 0) {
+		ring_error(d->path, (int)n, "read the ring");
+		rc = -1;
+		goto out;
+	}
+	if (d->names)
+		(void)strace_names_update(d->names);
+	/* the second pass: straight, or the threads by time */
+	for (size_t k = 0; k < nth; k++) {
+		th[k].pos = nruns ? runs[th[k].run].start : 0;
+		th[k].head = 0;
+	}
+	if (ordered || nth < 2) {
+		strace_reader_seek(d->r, nruns ? runs[0].start : 0);
+		while ((n = strace_reader_next(d->r, &b, BATCH_MAX, 0)) > 0) {
+			count_ring_losses(d, b.ev, (size_t)n);
+			if (show_events(d, b.ev, (size_t)n, b.seq) < 0) {
+				rc = -1;
+				goto out;
+			}
+			strace_reader_release(d->r, &b);
+		}
+		goto out;
+	}
+	for (;;) {
+		size_t best = nth, second = nth;
+		for (size_t k = 0; k < nth; k++) {
+			if (th[k].head == UINT64_MAX)
+				continue;
+			if (best == nth || th[k].head < th[best].head) {
+				second = best;
+				best = k;
+			} else if (second == nth ||
+				   th[k].head < th[second].head) {
+				second = k;
+			}
+		}
+		if (best == nth)
+			break;
+		if (merge_step(d, &th[best], runs,
+			       second == nth ? UINT64_MAX
+					     : th[second].head) < 0) {
+			rc = -1;
+			break;
+		}
+	}
+	goto out;
+nomem:
+	err("out of memory merging the threads of %s", d->path);
+	rc = -1;
+out:
+	free(runs);
+	free(th);
+	return rc;
+}
+
 static int cmd_read(const struct opts *o, const char *path)
 {
 	struct rd d;
@@ -685,7 +972,7 @@ static int cmd_read(const struct opts *o, const char *path)
 			ret = EXIT_ERR;
 			goto out_ring;
 		}
-	} else if (out_open(&d.out, o->output) < 0) {
+	} else if (out_open(&d.out, PROG, o->output) < 0) {
 		ret = EXIT_ERR;
 		goto out_ring;
 	}
@@ -696,8 +983,23 @@ static int cmd_read(const struct opts *o, const char *path)
 		ret = EXIT_ERR;
 		goto out_out;
 	}
+	if (setup_filters(&d) < 0 || setup_view(&d) < 0) {
+		ret = d.usage ? EXIT_USAGE : EXIT_ERR;
+		goto out_reader;
+	}
 	if (o->follow)
 		catch_signals();
+	if (d.view && o->vo.kind == VIEW_TREE && !o->follow &&
+	    !o->from_end) {
+		/* a saved ring: threads merged by time */
+		rc = read_merged(&d);
+		if (rc < 0) {
+			ret = EXIT_ERR;
+			goto out_reader;
+		}
+		status = strace_reader_status(d.r);
+		goto done;
+	}
 
 	for (;;) {
 		int pending = d.out.buf && d.out.p != d.out.buf;
@@ -739,6 +1041,9 @@ static int cmd_read(const struct opts *o, const char *path)
 		}
 	}
 
+done:
+	if (d.view && ret == EXIT_OK && view_finish(d.view) < 0)
+		ret = EXIT_ERR;
 	if (ret == EXIT_OK &&
 	    (d.nlost || d.ring_lost || status == STRACE_READER_WRITER_GONE))
 		ret = EXIT_INCOMPLETE;
@@ -763,6 +1068,7 @@ static int cmd_read(const struct opts *o, const char *path)
 		    path, st.committed, d.started ? d.first_seq : st.committed,
 		    d.nread, d.nlost);
 
+out_reader:
 	strace_reader_close(d.r);
 out_out:
 	if (d.w) {
@@ -777,6 +1083,9 @@ out_out:
 	if (d.out.buf && out_close(&d.out) < 0)
 		ret = EXIT_ERR;
 out_ring:
+	view_free(d.view);
+	strace_stack_free(d.fstack);
+	strace_filter_free(d.filt);
 	fmt_cleanup(&d.fmt);
 	strace_names_free(d.names);
 	free(d.copy);
@@ -1052,6 +1361,17 @@ enum {
 	OPT_FROM_END,
 	OPT_NO_COMM,
 	OPT_VERSION,
+	OPT_DEPTH,
+	OPT_SORT,
+	OPT_BY,
+	OPT_WEIGHT,
+	OPT_TIME,
+	OPT_TID,
+	OPT_PID,
+	OPT_COMM,
+	OPT_SYM,
+	OPT_NO_SYM,
+	OPT_DSO,
 };
 
 int main(int argc, char **argv)
@@ -1072,11 +1392,22 @@ int main(int argc, char **argv)
 		{"list-types", no_argument, NULL, OPT_LIST_TYPES},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, OPT_VERSION},
+		{"depth", required_argument, NULL, OPT_DEPTH},
+		{"sort", required_argument, NULL, OPT_SORT},
+		{"by", required_argument, NULL, OPT_BY},
+		{"weight", required_argument, NULL, OPT_WEIGHT},
+		{"time", required_argument, NULL, OPT_TIME},
+		{"tid", required_argument, NULL, OPT_TID},
+		{"pid", required_argument, NULL, OPT_PID},
+		{"comm", required_argument, NULL, OPT_COMM},
+		{"sym", required_argument, NULL, OPT_SYM},
+		{"no-sym", required_argument, NULL, OPT_NO_SYM},
+		{"dso", required_argument, NULL, OPT_DSO},
 		{NULL, 0, NULL, 0},
 	};
 	struct opts o;
 	long long v;
-	int c, gen_opts = 0;
+	int c, gen_opts = 0, view_opts = 0;
 
 	memset(&o, 0, sizeof(o));
 	o.format = FMT_TEXT;
@@ -1099,10 +1430,80 @@ int main(int argc, char **argv)
 				o.format = FMT_RAW;
 			else if (!strcmp(optarg, "ring"))
 				o.format = FMT_RING;
+			else if (!strcmp(optarg, "tree"))
+				o.view = 1 + VIEW_TREE;
+			else if (!strcmp(optarg, "report"))
+				o.view = 1 + VIEW_REPORT;
+			else if (!strcmp(optarg, "folded"))
+				o.view = 1 + VIEW_FOLDED;
 			else
 				return usage_error("-f: unknown format '%s' "
-						   "(text, jsonl, raw, ring)",
+						   "(text, jsonl, raw, ring, tree, "
+						   "report, folded)",
 						   optarg);
+			if (o.view)
+				o.format = FMT_TEXT;
+			break;
+		case OPT_DEPTH:
+			if (parse_num("--depth", optarg, 1, 1 << 20, &v))
+				return EXIT_USAGE;
+			o.vo.depth = (uint32_t)v;
+			view_opts++;
+			break;
+		case OPT_SORT:
+			if (!strcmp(optarg, "total"))
+				o.vo.sort = VIEW_SORT_TOTAL;
+			else if (!strcmp(optarg, "self"))
+				o.vo.sort = VIEW_SORT_SELF;
+			else if (!strcmp(optarg, "calls"))
+				o.vo.sort = VIEW_SORT_CALLS;
+			else
+				return usage_error("--sort: '%s': sort by total, "
+						   "self or calls",
+						   optarg);
+			view_opts++;
+			break;
+		case OPT_BY:
+			if (!strcmp(optarg, "function"))
+				o.vo.by = VIEW_BY_FUNCTION;
+			else if (!strcmp(optarg, "thread"))
+				o.vo.by = VIEW_BY_THREAD;
+			else if (!strcmp(optarg, "dso"))
+				o.vo.by = VIEW_BY_DSO;
+			else
+				return usage_error("--by: '%s': rows per function, "
+						   "thread or dso",
+						   optarg);
+			view_opts++;
+			break;
+		case OPT_WEIGHT:
+			if (!strcmp(optarg, "calls"))
+				o.vo.weight_calls = 1;
+			else if (strcmp(optarg, "ns"))
+				return usage_error("--weight: '%s': ns (self time) "
+						   "or calls",
+						   optarg);
+			view_opts++;
+			break;
+		case OPT_TIME:
+		case OPT_TID:
+		case OPT_PID:
+		case OPT_COMM:
+		case OPT_SYM:
+		case OPT_NO_SYM:
+		case OPT_DSO:
+			if (o.nfilters == (int)(sizeof(o.filters) /
+						sizeof(o.filters[0])))
+				return usage_error("at most 64 filters");
+			o.filters[o.nfilters].kind =
+				c == OPT_TIME	  ? STRACE_FILTER_TIME
+				: c == OPT_TID	  ? STRACE_FILTER_TID
+				: c == OPT_PID	  ? STRACE_FILTER_PID
+				: c == OPT_COMM	  ? STRACE_FILTER_COMM
+				: c == OPT_SYM	  ? STRACE_FILTER_SYM
+				: c == OPT_NO_SYM ? STRACE_FILTER_NO_SYM
+						  : STRACE_FILTER_DSO;
+			o.filters[o.nfilters++].value = optarg;
 			break;
 		case 'o':
 			o.output = optarg;
@@ -1201,6 +1602,15 @@ int main(int argc, char **argv)
 				   argv[optind + 1]);
 	if (o.stat)
 		return cmd_stat(&o, argv[optind]);
+	if (view_opts && !o.view)
+		return usage_error("--depth, --sort, --by and --weight go with "
+				   "-f tree, report or folded");
+	if (o.view && o.types)
+		return usage_error("--types does not go with -f tree, report "
+				   "or folded: the stacks need every call and "
+				   "return (filter with --sym, --tid, --time ...)");
+	if (o.view)
+		o.vo.kind = o.view - 1;
 	if (o.format == FMT_RING && !o.output)
 		return usage_error("-f ring saves to a new ring file: give it "
 				   "with -o FILE");

@@ -1767,6 +1767,19 @@ size_t strace_reader_release(struct strace_reader *r,
 	return bad;
 }
 
+int strace_reader_seek(struct strace_reader *r, uint64_t pos)
+{
+	uint64_t c = atomic_load_explicit(&r->ring->h->committed,
+					  memory_order_acquire);
+
+	if (pos > c)
+		return -STRACE_E_BADARG;
+	/* published at the next release; a position no longer kept is
+	 * counted as lost by the next strace_reader_next() */
+	r->cursor = pos;
+	return 0;
+}
+
 int strace_reader_status(struct strace_reader *r)
 {
 	struct strace_ring *ring = r->ring;

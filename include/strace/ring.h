@@ -400,6 +400,16 @@ void strace_batch_copy(struct strace_event *dst, const struct strace_batch *b);
 size_t strace_reader_release(struct strace_reader *r,
 			     const struct strace_batch *b);
 
+/*
+ * strace_reader_seek() - the next strace_reader_next() starts at position
+ * pos instead of where the reader is, so that a saved ring can be read in
+ * any order (a view that merges threads by time goes back and forth).
+ * Positions before the oldest event kept are counted as lost, as usual.
+ * Returns 0.
+ * Returns -STRACE_E_BADARG if pos is past the committed end.
+ */
+int strace_reader_seek(struct strace_reader *r, uint64_t pos);
+
 enum strace_reader_status {
 	STRACE_READER_LIVE = 0,    /* more may come */
 	STRACE_READER_END = 1,     /* every writer closed; all was read */

@@ -1,0 +1,653 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli/views.c - the stack views of ptrace-read (views.h).
+ *
+ * All three are callbacks of one strace_stack. A frame's user[0] holds
+ * the time its callees took (for self times); user[1] holds the view's
+ * mark of the frame: for the tree, whether it is shown and its line is
+ * still to print; for folded, the hash of its stack.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format.h"
+#include "views.h"
+
+#define KEPT 2u    /* user[1]: the frame is shown */
+#define PENDING 1u /* user[1]: the tree has not printed its line yet */
+
+/* labels of frames without a function of their own */
+#define ID_UNKNOWN (1ull << 63)
+#define ID_SYSCALL (1ull << 62)
+#define ID_SIGNAL (1ull << 61)
+
+struct row {
+	uint64_t key;
+	const struct strace_name *fn;
+	uint64_t addr;
+	uint16_t kind;
+	uint32_t tid;
+	uint64_t calls, total, self, max;
+	uint32_t active;
+};
+
+struct path {
+	uint64_t hash;
+	uint64_t weight;
+	uint32_t off, len; /* ids in the pool */
+};
+
+struct view {
+	struct view_opts o;
+	struct strace_names *names;
+	struct strace_filter *flt;
+	struct out *out;
+	struct strace_stack *stack;
+	int err;
+	int header;
+	/* report */
+	struct row *rows;
+	size_t nrows, rcap;
+	/* folded */
+	struct path *paths;
+	size_t npaths, pcap;
+	uint64_t *pool;
+	size_t npool, poolcap;
+	uint64_t *ids; /* scratch: one path */
+	size_t idscap;
+};
+
+/* --- frames ------------------------------------------------------------- */
+
+static uint64_t label_id(const struct strace_frame *f)
+{
+	if (f->kind == STRACE_FRAME_SYSCALL)
+		return ID_SYSCALL;
+	if (f->kind == STRACE_FRAME_SIGNAL)
+		return ID_SIGNAL;
+	return f->fn ? f->fn->id : (f->addr | ID_UNKNOWN);
+}
+
+/* The name of a frame, or of a label id, into p (no more than 256 bytes
+ * plus the name). */
+static char *put_label(struct view *v, char *p, uint64_t id)
+{
+	const struct strace_name *fn, *dso;
+	uint64_t addr;
+	size_t len;
+
+	if (id == ID_SYSCALL) {
+		memcpy(p, "[syscall]", 9);
+		return p + 9;
+	}
+	if (id == ID_SIGNAL) {
+		memcpy(p, "[signal]", 8);
+		return p + 8;
+	}
+	if (!(id & ID_UNKNOWN)) {
+		fn = strace_names_get(v->names, (uint32_t)id);
+		len = fn->len < FMT_NAME_MAX ? fn->len : FMT_NAME_MAX;
+		memcpy(p, fn->str, len);
+		return p + len;
+	}
+	addr = id & ~ID_UNKNOWN;
+	dso = v->names ? strace_names_dso(v->names, addr) : NULL;
+	if (dso) {
+		const char *b = strrchr(dso->str, '/');
+		b = b ? b + 1 : dso->str;
+		len = strlen(b) < FMT_NAME_MAX ? strlen(b) : FMT_NAME_MAX;
+		*p++ = '[';
+		memcpy(p, b, len);
+		p += len;
+		*p++ = ']';
+		*p++ = '+';
+		return fmt_put_hex(p, addr - dso->key);
+	}
+	return fmt_put_hex(p, addr);
+}
+
+/* Whether f is shown (the filter's time, thread and DSO, and --sym /
+ * --no-sym on its stack); *rd its depth as shown. */
+static int kept(struct view *v, const struct strace_frame *f, uint32_t *rd)
+{
+	uint32_t d0 = 0;
+
+	if (v->flt && (!strace_filter_frame(v->flt, f) ||
+		       !strace_filter_in_scope(v->flt, f - f->depth,
+					       f->depth + 1, &d0)))
+		return 0;
+	*rd = f->depth - d0;
+	return 1;
+}
+
+/* --- durations ----------------------------------------------------------- */
+
+/* "  1.234 us" (10 characters) as uftrace prints a duration */
+static char *put_duration(char *p, uint64_t ns)
+{
+	static const char *const unit[] = {" us", " ms", "  s"};
+	uint64_t whole, frac;
+	int u;
+	char num[32], *e;
+	size_t len;
+
+	if (ns < 1000000u) {
+		whole = ns / 1000u, frac = ns % 1000u, u = 0;
+	} else if (ns < 1000000000u) {
+		whole = ns / 1000000u, frac = ns / 1000u % 1000u, u = 1;
+	} else {
+		whole = ns / 1000000000u, frac = ns / 1000000u % 1000u, u = 2;
+	}
+	e = fmt_put_u64(num, whole);
+	*e++ = '.';
+	*e++ = (char)('0' + frac / 100);
+	*e++ = (char)('0' + frac / 10 % 10);
+	*e++ = (char)('0' + frac % 10);
+	len = (size_t)(e - num);
+	if (len < 7) {
+		memset(p, ' ', 7 - len);
+		p += 7 - len;
+	}
+	memcpy(p, num, len);
+	memcpy(p + len, unit[u], 3);
+	return p + len + 3;
+}
+
+/* --- tree ----------------------------------------------------------------- */
+
+/* "   1.234 us [  1234] |   " then the caller's text */
+static char *tree_prefix(struct view *v, char *p, int with_dur, uint64_t dur,
+			 uint32_t tid, uint32_t depth)
+{
+	char num[24], *e;
+	size_t len;
+
+	if (!v->header) {
+		static const char h[] = "# DURATION     TID     FUNCTION\n";
+		memcpy(p, h, sizeof(h) - 1);
+		p += sizeof(h) - 1;
+		v->header = 1;
+	}
+	if (with_dur) {
+		p = put_duration(p, dur);
+	} else {
+		memset(p, ' ', 10);
+		p += 10;
+	}
+	memcpy(p, " [", 2);
+	p += 2;
+	e = fmt_put_u64(num, tid);
+	len = (size_t)(e - num);
+	if (len < 6) {
+		memset(p, ' ', 6 - len);
+		p += 6 - len;
+	}
+	memcpy(p, num, len);
+	p += len;
+	memcpy(p, "] | ", 4);
+	p += 4;
+	if (depth > 512) /* keep a line within FMT_LINE_MAX */
+		depth = 512;
+	memset(p, ' ', 2 * depth);
+	return p + 2 * depth;
+}
+
+static void tree_line(struct view *v, const struct strace_frame *f, int what)
+{
+	struct out *o = v->out;
+	uint32_t rd = (uint32_t)(f->user[1] >> 8);
+	char *p = o->p;
+
+	if (what == 0) { /* an open frame with callees: "name() {" */
+		p = tree_prefix(v, p, 0, 0, f->tid, rd);
+		p = put_label(v, p, label_id(f));
+		memcpy(p, "() {\n", 5);
+		p += 5;
+	} else if (what == 1) { /* a leaf: "name();" */
+		p = tree_prefix(v, p, 1, f->end - f->begin, f->tid, rd);
+		p = put_label(v, p, label_id(f));
+		memcpy(p, "();\n", 4);
+		p += 4;
+	} else { /* "} /" "* name *" "/" */
+		p = tree_prefix(v, p, 1, f->end - f->begin, f->tid, rd);
+		memcpy(p, "} /* ", 5);
+		p = put_label(v, p + 5, label_id(f));
+		memcpy(p, " */\n", 4);
+		p += 4;
+	}
+	if (f->kind == STRACE_FRAME_ROOT && what != 2) {
+		/* began before the trace: say so where it is first shown */
+		p--;
+		static const char r[] = " /* began before the trace */\n";
+		memcpy(p, r, sizeof(r) - 1);
+		p += sizeof(r) - 1;
+	}
+	o->p = p;
+	if (out_room(o) < 0)
+		v->err = -1;
+}
+
+static void tree_enter(void *arg, const struct strace_frame *f)
+{
+	struct view *v = arg;
+	struct strace_frame *m = (struct strace_frame *)(uintptr_t)f;
+	uint32_t rd;
+
+	if (!kept(v, f, &rd) || (v->o.depth && rd >= v->o.depth))
+		return;
+	/* the caller has a callee shown: its line opens a block */
+	if (f->depth && (f[-1].user[1] & PENDING)) {
+		tree_line(v, f - 1, 0);
+		m[-1].user[1] &= ~(uint64_t)PENDING;
+	}
+	m->user[1] = KEPT | PENDING | (uint64_t)rd << 8;
+}
+
+static void tree_leave(void *arg, const struct strace_frame *f)
+{
+	struct view *v = arg;
+
+	if (f->user[1] & KEPT)
+		tree_line(v, f, f->user[1] & PENDING ? 1 : 2);
+}
+
+/* --- report --------------------------------------------------------------- */
+
+static uint64_t row_key(struct view *v, const struct strace_frame *f)
+{
+	const struct strace_name *d;
+
+	switch (v->o.by) {
+	case VIEW_BY_THREAD:
+		return f->tid;
+	case VIEW_BY_DSO:
+		if (f->kind == STRACE_FRAME_SYSCALL)
+			return ID_SYSCALL;
+		if (f->kind == STRACE_FRAME_SIGNAL)
+			return ID_SIGNAL;
+		d = v->names ? strace_names_dso(v->names, f->addr) : NULL;
+		return d ? d->id : ID_UNKNOWN;
+	}
+	return label_id(f);
+}
+
+/* The row of key, made from f when new (open addressing over rows[],
+ * which the map indexes). */
+static struct row *row_of(struct view *v, uint64_t key,
+			  const struct strace_frame *f)
+{
+	/* a linear probe over a power-of-two table kept at most half full */
+	if (2 * (v->nrows + 1) > v->rcap) {
+		size_t cap = v->rcap ? 2 * v->rcap : 1024;
+		struct row *n = calloc(cap, sizeof(*n));
+		if (!n) {
+			v->err = -ENOMEM;
+			return NULL;
+		}
+		for (size_t i = 0; i < v->rcap; i++) {
+			if (!v->rows[i].calls && !v->rows[i].active)
+				continue;
+			size_t j = (size_t)(v->rows[i].key *
+					    0x9e3779b97f4a7c15ull >> 32) &
+				   (cap - 1);
+			while (n[j].calls || n[j].active)
+				j = (j + 1) & (cap - 1);
+			n[j] = v->rows[i];
+		}
+		free(v->rows);
+		v->rows = n;
+		v->rcap = cap;
+	}
+	size_t j = (size_t)(key * 0x9e3779b97f4a7c15ull >> 32) & (v->rcap - 1);
+	while (v->rows[j].calls || v->rows[j].active) {
+		if (v->rows[j].key == key)
+			return &v->rows[j];
+		j = (j + 1) & (v->rcap - 1);
+	}
+	struct row *r = &v->rows[j];
+	memset(r, 0, sizeof(*r));
+	r->key = key;
+	r->fn = f->fn;
+	r->addr = f->addr;
+	r->kind = f->kind;
+	r->tid = f->tid;
+	v->nrows++;
+	return r;
+}
+
+static void report_enter(void *arg, const struct strace_frame *f)
+{
+	struct view *v = arg;
+	struct strace_frame *m = (struct strace_frame *)(uintptr_t)f;
+	struct row *r;
+	uint32_t rd;
+
+	if (!kept(v, f, &rd))
+		return;
+	r = row_of(v, row_key(v, f), f);
+	if (!r)
+		return;
+	r->active++;
+	m->user[1] = KEPT;
+}
+
+static void report_leave(void *arg, const struct strace_frame *f)
+{
+	struct view *v = arg;
+	uint64_t dur = f->end - f->begin;
+	struct row *r;
+
+	if (f->depth)
+		((struct strace_frame *)(uintptr_t)f)[-1].user[0] += dur;
+	if (!(f->user[1] & KEPT))
+		return;
+	r = row_of(v, row_key(v, f), f);
+	if (!r)
+		return;
+	r->calls++;
+	r->self += dur > f->user[0] ? dur - f->user[0] : 0;
+	if (dur > r->max)
+		r->max = dur;
+	/* recursion: the outermost of a row's frames counts its total */
+	if (r->active && --r->active == 0)
+		r->total += dur;
+}
+
+static int view_sort_key;
+
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	uint64_t kx = view_sort_key == VIEW_SORT_SELF    ? x->self
+		      : view_sort_key == VIEW_SORT_CALLS ? x->calls
+							 : x->total;
+	uint64_t ky = view_sort_key == VIEW_SORT_SELF    ? y->self
+		      : view_sort_key == VIEW_SORT_CALLS ? y->calls
+							 : y->total;
+
+	if (kx != ky)
+		return kx > ky ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static int report_print(struct view *v)
+{
+	struct out *o = v->out;
+	size_t n = 0;
+	static const char *const first[] = {"Function", "Thread", "DSO"};
+
+	for (size_t i = 0; i < v->rcap; i++)
+		if (v->rows[i].calls)
+			v->rows[n++] = v->rows[i];
+	view_sort_key = v->o.sort;
+	qsort(v->rows, n, sizeof(*v->rows), cmp_rows);
+	o->p += sprintf(o->p,
+			"  Total time   Self time       Calls     Average     "
+			"Maximum  %s\n"
+			"  ==========  ==========  ==========  ==========  "
+			"==========  ====================\n",
+			first[v->o.by]);
+	for (size_t i = 0; i < n; i++) {
+		const struct row *r = &v->rows[i];
+		char *p = o->p;
+		p = put_duration(p, r->total);
+		*p++ = ' ';
+		*p++ = ' ';
+		p = put_duration(p, r->self);
+		p += sprintf(p, "  %10llu  ", (unsigned long long)r->calls);
+		p = put_duration(p, r->total / r->calls);
+		*p++ = ' ';
+		*p++ = ' ';
+		p = put_duration(p, r->max);
+		*p++ = ' ';
+		*p++ = ' ';
+		if (v->o.by == VIEW_BY_THREAD) {
+			const struct strace_name *t =
+				v->names ? strace_names_thread(v->names,
+							       (uint32_t)r->key)
+					 : NULL;
+			p += sprintf(p, "%u", (unsigned)r->key);
+			if (t)
+				p += sprintf(p, " %.*s", (int)(t->len < 256 ? t->len : 256),
+					     t->str);
+		} else if (v->o.by == VIEW_BY_DSO) {
+			if (r->key == ID_SYSCALL || r->key == ID_SIGNAL) {
+				p = put_label(v, p, r->key);
+			} else if (r->key == ID_UNKNOWN) {
+				memcpy(p, "[unknown]", 9);
+				p += 9;
+			} else {
+				const struct strace_name *d = strace_names_get(
+					v->names, (uint32_t)r->key);
+				p += sprintf(p, "%.*s",
+					     (int)(d->len < 1024 ? d->len : 1024),
+					     d->str);
+			}
+		} else {
+			p = put_label(v, p, r->key);
+		}
+		*p++ = '\n';
+		o->p = p;
+		if (out_room(o) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* --- folded --------------------------------------------------------------- */
+
+static uint64_t mix(uint64_t h, uint64_t id)
+{
+	h ^= id + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdull | 1; /* never 0: 0 is "not kept" */
+}
+
+static void folded_enter(void *arg, const struct strace_frame *f)
+{
+	struct view *v = arg;
+	struct strace_frame *m = (struct strace_frame *)(uintptr_t)f;
+	uint32_t rd;
+
+	if (!kept(v, f, &rd))
+		return;
+	/* the stack's hash: the caller's when shown, else a fresh one */
+	m->user[1] = mix(rd && f->depth ? f[-1].user[1] : 0, label_id(f));
+}
+
+/* The path of f: the ids of the shown frames from the outermost. */
+static int path_ids(struct view *v, const struct strace_frame *f, size_t *n)
+{
+	size_t k = 0;
+
+	if (v->idscap < (size_t)f->depth + 1) {
+		uint64_t *ids = realloc(v->ids, ((size_t)f->depth + 1) * 8);
+		if (!ids)
+			return -ENOMEM;
+		v->ids = ids;
+		v->idscap = (size_t)f->depth + 1;
+	}
+	for (const struct strace_frame *x = f - f->depth; x <= f; x++)
+		if (x->user[1])
+			v->ids[k++] = label_id(x);
+	*n = k;
+	return 0;
+}
+
+static void folded_add(struct view *v, const struct strace_frame *f,
+		       uint64_t weight)
+{
+	uint64_t h = f->user[1];
+	size_t j, n;
+
+	if (2 * (v->npaths + 1) > v->pcap) {
+		size_t cap = v->pcap ? 2 * v->pcap : 4096;
+		struct path *np = calloc(cap, sizeof(*np));
+		if (!np) {
+			v->err = -ENOMEM;
+			return;
+		}
+		for (size_t i = 0; i < v->pcap; i++) {
+			if (!v->paths[i].hash)
+				continue;
+			j = (size_t)(v->paths[i].hash >> 17) & (cap - 1);
+			while (np[j].hash)
+				j = (j + 1) & (cap - 1);
+			np[j] = v->paths[i];
+		}
+		free(v->paths);
+		v->paths = np;
+		v->pcap = cap;
+	}
+	j = (size_t)(h >> 17) & (v->pcap - 1);
+	while (v->paths[j].hash && v->paths[j].hash != h)
+		j = (j + 1) & (v->pcap - 1);
+	if (v->paths[j].hash) {
+		v->paths[j].weight += weight;
+		return;
+	}
+	if (path_ids(v, f, &n) < 0) {
+		v->err = -ENOMEM;
+		return;
+	}
+	if (v->npool + n > v->poolcap) {
+		size_t cap = v->poolcap ? 2 * v->poolcap : 65536;
+		while (cap < v->npool + n)
+			cap *= 2;
+		uint64_t *pool = realloc(v->pool, cap * sizeof(*pool));
+		if (!pool) {
+			v->err = -ENOMEM;
+			return;
+		}
+		v->pool = pool;
+		v->poolcap = cap;
+	}
+	memcpy(v->pool + v->npool, v->ids, n * sizeof(*v->ids));
+	v->paths[j].hash = h;
+	v->paths[j].weight = weight;
+	v->paths[j].off = (uint32_t)v->npool;
+	v->paths[j].len = (uint32_t)n;
+	v->npool += n;
+	v->npaths++;
+}
+
+static void folded_leave(void *arg, const struct strace_frame *f)
+{
+	struct view *v = arg;
+	uint64_t dur = f->end - f->begin;
+
+	if (f->depth)
+		((struct strace_frame *)(uintptr_t)f)[-1].user[0] += dur;
+	if (!f->user[1])
+		return;
+	if (v->o.weight_calls)
+		folded_add(v, f, 1);
+	else if (dur > f->user[0])
+		folded_add(v, f, dur - f->user[0]);
+}
+
+static int folded_print(struct view *v)
+{
+	struct out *o = v->out;
+
+	for (size_t i = 0; i < v->pcap; i++) {
+		const struct path *pa = &v->paths[i];
+		char *p;
+		if (!pa->hash || !pa->weight)
+			continue;
+		p = o->p;
+		for (uint32_t k = 0; k < pa->len; k++) {
+			if (k)
+				*p++ = ';';
+			p = put_label(v, p, v->pool[pa->off + k]);
+			if (p - o->p > (long)(FMT_LINE_MAX - 2048)) {
+				/* too deep for one line: written in parts */
+				o->p = p;
+				if (out_flush(o) < 0)
+					return -1;
+				p = o->p;
+			}
+		}
+		*p++ = ' ';
+		p = fmt_put_u64(p, pa->weight);
+		*p++ = '\n';
+		o->p = p;
+		if (out_room(o) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* --- the view -------------------------------------------------------------- */
+
+int view_new(const struct view_opts *o, struct strace_names *names,
+	     struct strace_filter *flt, struct out *out, struct view **out_v)
+{
+	struct view *v = calloc(1, sizeof(*v));
+	struct strace_stack_cb cb = {NULL, NULL, v};
+	int rc;
+
+	if (!v)
+		return -ENOMEM;
+	v->o = *o;
+	v->names = names;
+	v->flt = flt;
+	v->out = out;
+	switch (o->kind) {
+	case VIEW_TREE:
+		cb.enter = tree_enter;
+		cb.leave = tree_leave;
+		break;
+	case VIEW_REPORT:
+		cb.enter = report_enter;
+		cb.leave = report_leave;
+		break;
+	default:
+		cb.enter = folded_enter;
+		cb.leave = folded_leave;
+	}
+	rc = strace_stack_new(names, NULL, &cb, &v->stack);
+	if (rc < 0) {
+		free(v);
+		return rc;
+	}
+	*out_v = v;
+	return 0;
+}
+
+int view_feed(struct view *v, const struct strace_event *ev, size_t n)
+{
+	int rc = strace_stack_feed(v->stack, ev, n);
+
+	return rc < 0 ? rc : v->err;
+}
+
+int view_finish(struct view *v)
+{
+	strace_stack_end(v->stack);
+	if (v->err)
+		return v->err;
+	if (v->o.kind == VIEW_REPORT)
+		return report_print(v);
+	if (v->o.kind == VIEW_FOLDED)
+		return folded_print(v);
+	return 0;
+}
+
+void view_stack_stats(const struct view *v, struct strace_stack_stats *st)
+{
+	strace_stack_stats(v->stack, st);
+}
+
+void view_free(struct view *v)
+{
+	if (!v)
+		return;
+	strace_stack_free(v->stack);
+	free(v->rows);
+	free(v->paths);
+	free(v->pool);
+	free(v->ids);
+	free(v);
+}

@@ -1,0 +1,708 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * events/stack.c - call stacks from events (strace/stack.h); the rules
+ * are in docs/stacks.md.
+ *
+ * Per thread: an array of open frames (outermost first) that grows to
+ * max_depth, the OCaml handlers pushed, a pending asynchronous transfer,
+ * and the stack_frame events of the attach until the first flow event.
+ * Threads are found through a small open-addressing map, the last one
+ * cached; call targets' symbols through a direct-mapped cache.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strace/stack.h"
+
+#define DEFAULT_DEPTH 4096
+/* the longest x86 instruction: a return lands at most this far after its
+ * call's first byte */
+#define CALL_MAX 15
+#define SYMCACHE_BITS 12
+
+struct seed {
+	uint64_t ip;
+	uint64_t depth;
+};
+
+struct handler {
+	uint64_t addr;  /* where a raise lands */
+	uint32_t frame; /* the frame it was pushed in (its index) */
+};
+
+struct thr {
+	uint32_t tid;
+	int started; /* a flow event was seen: no more seeds */
+	struct strace_frame *v;
+	uint32_t n, cap;
+	uint64_t extra; /* frames entered beyond max_depth, still open */
+	uint64_t first, last;
+	uint64_t async_ip, async_time;
+	int async;
+	struct handler *h;
+	uint32_t nh, hcap;
+	struct seed *seeds;
+	uint32_t nseeds, seeds_cap;
+};
+
+struct symcache {
+	uint64_t addr;
+	const struct strace_name *fn;
+	int valid;
+};
+
+struct strace_stack {
+	struct strace_names *names;
+	struct strace_stack_cb cb;
+	uint32_t max_depth;
+	struct thr *t;
+	uint32_t nt, tcap;
+	uint32_t *map; /* tid -> index + 1 in t, open addressing */
+	uint32_t mapcap;
+	struct thr *last;
+	struct symcache *sc;
+	uint64_t sc_gen;
+	struct strace_stack_stats st;
+	int err;
+};
+
+int strace_stack_new(struct strace_names *names,
+		     const struct strace_stack_opts *opts,
+		     const struct strace_stack_cb *cb,
+		     struct strace_stack **out)
+{
+	struct strace_stack_opts o;
+	struct strace_stack *s;
+	int rc = strace_opts_load(&o, sizeof(o), opts);
+
+	if (rc < 0)
+		return rc;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->names = names;
+	if (cb)
+		s->cb = *cb;
+	s->max_depth = o.max_depth ? o.max_depth : DEFAULT_DEPTH;
+	s->sc = calloc(1u << SYMCACHE_BITS, sizeof(*s->sc));
+	if (!s->sc) {
+		free(s);
+		return -ENOMEM;
+	}
+	*out = s;
+	return 0;
+}
+
+void strace_stack_free(struct strace_stack *s)
+{
+	if (!s)
+		return;
+	for (uint32_t i = 0; i < s->nt; i++) {
+		free(s->t[i].v);
+		free(s->t[i].h);
+		free(s->t[i].seeds);
+	}
+	free(s->t);
+	free(s->map);
+	free(s->sc);
+	free(s);
+}
+
+/* --- names ------------------------------------------------------------- */
+
+static const struct strace_name *sym(struct strace_stack *s, uint64_t addr)
+{
+	struct symcache *c;
+	uint64_t gen;
+
+	if (!s->names)
+		return NULL;
+	gen = strace_names_generation(s->names);
+	if (gen != s->sc_gen) {
+		memset(s->sc, 0, (1u << SYMCACHE_BITS) * sizeof(*s->sc));
+		s->sc_gen = gen;
+	}
+	c = &s->sc[(addr * 0x9e3779b97f4a7c15ull) >> (64 - SYMCACHE_BITS)];
+	if (c->valid && c->addr == addr)
+		return c->fn;
+	c->addr = addr;
+	c->fn = strace_names_symbol(s->names, addr);
+	c->valid = 1;
+	return c->fn;
+}
+
+/* whether f's function covers addr */
+static int covers(const struct strace_frame *f, uint64_t addr)
+{
+	const struct strace_name *fn = f->fn;
+
+	if (!fn || f->kind == STRACE_FRAME_SYSCALL ||
+	    f->kind == STRACE_FRAME_SIGNAL)
+		return 0;
+	return addr >= fn->key && (addr - fn->key < fn->aux || addr == fn->key);
+}
+
+const char *strace_frame_name(const struct strace_frame *f)
+{
+	if (f->kind == STRACE_FRAME_SYSCALL)
+		return "[syscall]";
+	if (f->kind == STRACE_FRAME_SIGNAL)
+		return "[signal]";
+	return f->fn ? f->fn->str : NULL;
+}
+
+/* --- threads ----------------------------------------------------------- */
+
+static struct thr *thread(struct strace_stack *s, uint32_t tid)
+{
+	uint32_t mask, i;
+
+	if (s->last && s->last->tid == tid)
+		return s->last;
+	if (2 * (s->nt + 1) > s->mapcap) {
+		uint32_t cap = s->mapcap ? 2 * s->mapcap : 64;
+		uint32_t *m = calloc(cap, sizeof(*m));
+		if (!m)
+			return NULL;
+		for (uint32_t k = 0; k < s->nt; k++) {
+			i = (s->t[k].tid * 0x9e3779b9u) & (cap - 1);
+			while (m[i])
+				i = (i + 1) & (cap - 1);
+			m[i] = k + 1;
+		}
+		free(s->map);
+		s->map = m;
+		s->mapcap = cap;
+	}
+	mask = s->mapcap - 1;
+	i = (tid * 0x9e3779b9u) & mask;
+	while (s->map[i]) {
+		if (s->t[s->map[i] - 1].tid == tid)
+			return s->last = &s->t[s->map[i] - 1];
+		i = (i + 1) & mask;
+	}
+	if (s->nt == s->tcap) {
+		uint32_t cap = s->tcap ? 2 * s->tcap : 16;
+		struct thr *t = realloc(s->t, cap * sizeof(*t));
+		if (!t)
+			return NULL;
+		s->t = t;
+		s->tcap = cap;
+		s->last = NULL; /* the array moved */
+	}
+	memset(&s->t[s->nt], 0, sizeof(s->t[s->nt]));
+	s->t[s->nt].tid = tid;
+	s->map[i] = ++s->nt;
+	s->st.threads = s->nt;
+	return s->last = &s->t[s->nt - 1];
+}
+
+/* --- frames ------------------------------------------------------------ */
+
+static void enter_cb(struct strace_stack *s, const struct strace_frame *f)
+{
+	s->st.frames++;
+	if (s->cb.enter)
+		s->cb.enter(s->cb.arg, f);
+}
+
+/* Room for one more frame at the top (or at the bottom): NULL when the
+ * thread is at max_depth (the frame is then counted in t->extra). */
+static struct strace_frame *grow(struct strace_stack *s, struct thr *t)
+{
+	if (t->n == t->cap) {
+		uint32_t cap = t->cap ? 2 * t->cap : 32;
+		struct strace_frame *v;
+		if (cap > s->max_depth)
+			cap = s->max_depth;
+		if (t->n >= cap)
+			return NULL;
+		v = realloc(t->v, cap * sizeof(*v));
+		if (!v) {
+			s->err = -ENOMEM;
+			return NULL;
+		}
+		t->v = v;
+		t->cap = cap;
+	}
+	return &t->v[t->n];
+}
+
+static void push(struct strace_stack *s, struct thr *t, uint16_t kind,
+		 uint16_t flags, uint64_t addr, uint64_t call_site,
+		 uint64_t time)
+{
+	struct strace_frame *f;
+
+	if (t->extra || !(f = grow(s, t))) {
+		t->extra++;
+		s->st.truncated++;
+		if (t->n)
+			t->v[t->n - 1].flags |= STRACE_FRAME_TRUNCATED;
+		return;
+	}
+	f->fn = kind == STRACE_FRAME_SYSCALL || kind == STRACE_FRAME_SIGNAL
+			? NULL
+			: sym(s, addr);
+	f->addr = addr;
+	f->call_site = call_site;
+	f->begin = time;
+	f->end = 0;
+	f->tid = t->tid;
+	f->depth = t->n;
+	f->kind = kind;
+	f->flags = flags;
+	f->handlers = 0;
+	f->user[0] = f->user[1] = 0;
+	t->n++;
+	if (t->n > s->st.max_depth)
+		s->st.max_depth = t->n;
+	enter_cb(s, f);
+}
+
+/* The top frame leaves at time, with flags added. */
+static void pop(struct strace_stack *s, struct thr *t, uint64_t time,
+		uint16_t flags)
+{
+	struct strace_frame *f;
+
+	if (t->extra) {
+		t->extra--;
+		return;
+	}
+	if (!t->n)
+		return;
+	f = &t->v[--t->n];
+	/* its OCaml handlers go with it */
+	while (t->nh && t->h[t->nh - 1].frame >= t->n)
+		t->nh--;
+	f->end = time < f->begin ? f->begin : time;
+	f->flags |= flags;
+	if (s->cb.leave)
+		s->cb.leave(s->cb.arg, f);
+}
+
+/* Frames above index i leave (unwound); frame i stays the top. */
+static void unwind_to(struct strace_stack *s, struct thr *t, uint32_t i,
+		      uint64_t time)
+{
+	while (t->extra)
+		pop(s, t, time, STRACE_FRAME_UNWOUND);
+	while (t->n > i + 1) {
+		pop(s, t, time, STRACE_FRAME_UNWOUND);
+		s->st.unwinds++;
+	}
+}
+
+/*
+ * A ROOT frame for the function of addr under every frame of the thread
+ * (they shift one deeper), begun at the thread's first event. Returns 0
+ * when the thread has no room (its frames are then left as they are).
+ */
+static int root(struct strace_stack *s, struct thr *t, uint64_t addr)
+{
+	struct strace_frame *f;
+	const struct strace_name *fn = sym(s, addr);
+
+	while (t->extra)
+		pop(s, t, t->last, STRACE_FRAME_UNWOUND);
+	if (t->n == s->max_depth)
+		pop(s, t, t->last, STRACE_FRAME_UNWOUND);
+	if (!grow(s, t))
+		return 0;
+	memmove(&t->v[1], &t->v[0], t->n * sizeof(*t->v));
+	for (uint32_t i = 1; i <= t->n; i++)
+		t->v[i].depth = i;
+	for (uint32_t i = 0; i < t->nh; i++)
+		t->h[i].frame++;
+	t->n++;
+	if (t->n > s->st.max_depth)
+		s->st.max_depth = t->n;
+	f = &t->v[0];
+	memset(f, 0, sizeof(*f));
+	f->fn = fn;
+	f->addr = fn ? fn->key : addr;
+	f->begin = t->first;
+	f->tid = t->tid;
+	f->kind = STRACE_FRAME_ROOT;
+	enter_cb(s, f);
+	return 1;
+}
+
+/* The innermost frame whose function covers addr, or -1. */
+static long frame_covering(const struct thr *t, uint64_t addr)
+{
+	for (long i = (long)t->n - 1; i >= 0; i--)
+		if (covers(&t->v[i], addr))
+			return i;
+	return -1;
+}
+
+/* The syscall on top returned: any flow event of the thread says so. */
+static void end_syscall(struct strace_stack *s, struct thr *t, uint64_t time)
+{
+	if (!t->extra && t->n && t->v[t->n - 1].kind == STRACE_FRAME_SYSCALL)
+		pop(s, t, time, 0);
+}
+
+/* The interrupted code goes on at ip: a signal frame interrupted there
+ * ends (rt_sigreturn came back), with everything above it. */
+static void resume(struct strace_stack *s, struct thr *t, uint64_t ip,
+		   uint64_t time)
+{
+	for (long i = (long)t->n - 1; i >= 0; i--) {
+		if (t->v[i].kind != STRACE_FRAME_SIGNAL)
+			continue;
+		if (t->v[i].call_site != ip)
+			return; /* the innermost signal is not over */
+		while (t->n > (uint32_t)i + 1)
+			pop(s, t, time, 0);
+		pop(s, t, time, 0);
+		return;
+	}
+}
+
+/* The stack_frame events of the attach become the bottom frames, the
+ * outermost first, begun at the thread's first event. */
+static void seed(struct strace_stack *s, struct thr *t)
+{
+	/* deepest (outermost) first */
+	for (uint32_t i = 0; i < t->nseeds; i++)
+		for (uint32_t k = i + 1; k < t->nseeds; k++)
+			if (t->seeds[k].depth > t->seeds[i].depth) {
+				struct seed x = t->seeds[i];
+				t->seeds[i] = t->seeds[k];
+				t->seeds[k] = x;
+			}
+	for (uint32_t i = 0; i < t->nseeds; i++) {
+		const struct strace_name *fn = sym(s, t->seeds[i].ip);
+		/* a frame returns to where its caller's frame stopped */
+		uint64_t ret = i ? t->seeds[i - 1].ip : 0;
+		push(s, t, STRACE_FRAME_SEED, 0, fn ? fn->key : t->seeds[i].ip,
+		     ret, t->first);
+	}
+	free(t->seeds);
+	t->seeds = NULL;
+	t->nseeds = t->seeds_cap = 0;
+}
+
+/* --- events ------------------------------------------------------------ */
+
+static void on_return(struct strace_stack *s, struct thr *t,
+		      const struct strace_event *e)
+{
+	uint64_t to = e->b;
+	long i;
+
+	if (t->extra) { /* the deepest frame, not kept, returns */
+		t->extra--;
+		return;
+	}
+	/* the frame whose call it returns after, innermost first */
+	for (i = (long)t->n - 1; i >= 0; i--) {
+		const struct strace_frame *f = &t->v[i];
+		if (f->kind == STRACE_FRAME_SEED
+			    ? f->call_site && to == f->call_site
+			    : f->call_site && f->kind == STRACE_FRAME_CALL &&
+				      to > f->call_site &&
+				      to - f->call_site <= CALL_MAX)
+			break;
+	}
+	if (i >= 0) {
+		while (t->n > (uint32_t)i + 1) {
+			pop(s, t, e->time, STRACE_FRAME_UNWOUND);
+			s->st.unwinds++;
+		}
+		pop(s, t, e->time, 0);
+		return;
+	}
+	/* into a function deeper on the stack: an unwind (an OCaml raise
+	 * lands with a return) */
+	i = frame_covering(t, to);
+	if (i >= 0 && i < (long)t->n - 1) {
+		unwind_to(s, t, (uint32_t)i, e->time);
+		return;
+	}
+	if (i >= 0)
+		return; /* already there (after exc_raise) */
+	/* a frame entered without a call (a handler, the first function)
+	 * returns */
+	if (t->n > 1 && (t->v[t->n - 1].kind == STRACE_FRAME_ENTRY ||
+			 t->v[t->n - 1].kind == STRACE_FRAME_ROOT) &&
+	    (covers(&t->v[t->n - 2], to) ||
+	     t->v[t->n - 2].kind == STRACE_FRAME_SIGNAL)) {
+		/* (a handler returns to the signal trampoline) */
+		pop(s, t, e->time, 0);
+		return;
+	}
+	/* no frame: the trace began inside the function it returns to,
+	 * which becomes the thread's outermost frame; the top frame
+	 * returned, and those between were left without a trace of it */
+	s->st.roots++;
+	if (!root(s, t, to))
+		return;
+	if (t->n > 1)
+		pop(s, t, e->time, 0);
+	while (t->n > 1) {
+		pop(s, t, e->time, STRACE_FRAME_UNWOUND);
+		s->st.unwinds++;
+	}
+}
+
+static void on_jump(struct strace_stack *s, struct thr *t,
+		    const struct strace_event *e)
+{
+	uint64_t to = e->b;
+	const struct strace_name *fn;
+	long i;
+
+	if (e->flags & STRACE_F_INTRA)
+		return;
+	fn = sym(s, to);
+	if (fn && fn->key == to && !(t->n && covers(&t->v[t->n - 1], to))) {
+		/* to another function's entry: a tail call replaces the top
+		 * frame and returns where it would have */
+		struct strace_frame top;
+		s->st.tails++;
+		if (t->extra || !t->n ||
+		    t->v[t->n - 1].kind == STRACE_FRAME_SYSCALL ||
+		    t->v[t->n - 1].kind == STRACE_FRAME_SIGNAL) {
+			push(s, t, STRACE_FRAME_ENTRY, STRACE_FRAME_TAIL, to, 0,
+			     e->time);
+			return;
+		}
+		top = t->v[t->n - 1];
+		pop(s, t, e->time, 0);
+		push(s, t, top.kind, STRACE_FRAME_TAIL, to, top.call_site,
+		     e->time);
+		return;
+	}
+	/* into the middle of a function deeper on the stack: an unwind
+	 * (longjmp, a C++ landing pad); elsewhere (a .cold part) the top
+	 * frame goes on */
+	i = frame_covering(t, to);
+	if (i >= 0 && i < (long)t->n - 1)
+		unwind_to(s, t, (uint32_t)i, e->time);
+}
+
+static void on_begin(struct strace_stack *s, struct thr *t,
+		     const struct strace_event *e)
+{
+	uint64_t ip = e->a;
+
+	if (t->async) {
+		t->async = 0;
+		if (ip != t->async_ip) {
+			/* a signal handler: the kernel entered it */
+			push(s, t, STRACE_FRAME_SIGNAL, 0, ip, t->async_ip,
+			     t->async_time);
+			push(s, t, STRACE_FRAME_ENTRY, 0, ip, 0, e->time);
+			return;
+		}
+	}
+	resume(s, t, ip, e->time);
+}
+
+/* The gap events: what ran then is not in the trace. */
+static void gap(struct strace_stack *s, struct thr *t)
+{
+	s->st.gaps++;
+	for (uint32_t i = 0; i < t->n; i++)
+		t->v[i].flags |= STRACE_FRAME_GAP;
+}
+
+static int add_seed(struct strace_stack *s, struct thr *t,
+		    const struct strace_event *e)
+{
+	if (t->nseeds >= s->max_depth)
+		return 0;
+	if (t->nseeds == t->seeds_cap) {
+		uint32_t cap = t->seeds_cap ? 2 * t->seeds_cap : 16;
+		struct seed *v = realloc(t->seeds, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		t->seeds = v;
+		t->seeds_cap = cap;
+	}
+	t->seeds[t->nseeds].ip = e->a;
+	t->seeds[t->nseeds].depth = e->b;
+	t->nseeds++;
+	return 0;
+}
+
+static void close_all(struct strace_stack *s, struct thr *t, uint64_t time)
+{
+	while (t->extra || t->n)
+		pop(s, t, time, STRACE_FRAME_CLOSED);
+	t->nh = 0;
+	t->async = 0;
+}
+
+static void on_exc(struct strace_stack *s, struct thr *t,
+		   const struct strace_event *e)
+{
+	if (e->type == STRACE_EV_EXC_PUSH) {
+		if (!t->n)
+			return;
+		if (t->nh == t->hcap) {
+			uint32_t cap = t->hcap ? 2 * t->hcap : 16;
+			struct handler *h;
+			if (cap > s->max_depth)
+				return;
+			h = realloc(t->h, cap * sizeof(*h));
+			if (!h) {
+				s->err = -ENOMEM;
+				return;
+			}
+			t->h = h;
+			t->hcap = cap;
+		}
+		t->h[t->nh].addr = e->b;
+		t->h[t->nh].frame = t->n - 1;
+		t->nh++;
+		t->v[t->n - 1].handlers++;
+	} else if (e->type == STRACE_EV_EXC_POP) {
+		if (t->nh) {
+			t->nh--;
+			if (t->h[t->nh].frame < t->n)
+				t->v[t->h[t->nh].frame].handlers--;
+		}
+	} else if (t->nh) { /* raise: to the frame of the innermost handler */
+		uint32_t f = t->h[t->nh - 1].frame;
+		t->nh--;
+		if (f < t->n) {
+			t->v[f].handlers--;
+			unwind_to(s, t, f, e->time);
+		}
+	}
+}
+
+static void event(struct strace_stack *s, const struct strace_event *e)
+{
+	struct thr *t;
+	unsigned type = e->type;
+
+	if (type == STRACE_EV_LOST && !e->tid) {
+		/* a loss of the ring's: every thread has a gap */
+		for (uint32_t i = 0; i < s->nt; i++)
+			gap(s, &s->t[i]);
+		return;
+	}
+	if (type == STRACE_EV_PAD || type >= STRACE_EV_MAX ||
+	    (type >= STRACE_EV_PROCESS && type <= STRACE_EV_SYMBOL &&
+	     type != STRACE_EV_THREAD_EXIT))
+		return;
+	t = thread(s, e->tid);
+	if (!t) {
+		s->err = -ENOMEM;
+		return;
+	}
+	if (!t->first)
+		t->first = e->time;
+	if (e->time > t->last)
+		t->last = e->time;
+	if (type == STRACE_EV_STACK_FRAME) {
+		if (!t->started && add_seed(s, t, e) < 0)
+			s->err = -ENOMEM;
+		return;
+	}
+	if (!t->started) {
+		t->started = 1;
+		if (t->nseeds)
+			seed(s, t);
+		else if (type == STRACE_EV_TRACE_BEGIN && e->a)
+			/* the function the thread's trace starts in */
+			push(s, t, STRACE_FRAME_ENTRY, 0, e->a, 0, e->time);
+	}
+	switch (type) {
+	case STRACE_EV_CALL:
+		end_syscall(s, t, e->time);
+		t->async = 0;
+		/* a call to the next instruction, inside one function,
+		 * reads the PC: no frame */
+		if (e->b > e->a && e->b - e->a <= CALL_MAX &&
+		    sym(s, e->b) == sym(s, e->a))
+			return;
+		push(s, t, STRACE_FRAME_CALL, 0, e->b, e->a, e->time);
+		return;
+	case STRACE_EV_RETURN:
+		end_syscall(s, t, e->time);
+		t->async = 0;
+		on_return(s, t, e);
+		return;
+	case STRACE_EV_JUMP:
+		end_syscall(s, t, e->time);
+		t->async = 0;
+		on_jump(s, t, e);
+		return;
+	case STRACE_EV_SYSCALL:
+		end_syscall(s, t, e->time);
+		t->async = 0;
+		push(s, t, STRACE_FRAME_SYSCALL, 0, e->a, e->a, e->time);
+		return;
+	case STRACE_EV_SYSRET:
+		end_syscall(s, t, e->time);
+		resume(s, t, e->b, e->time);
+		return;
+	case STRACE_EV_INTERRUPT:
+		end_syscall(s, t, e->time);
+		t->async = 1;
+		t->async_ip = e->a;
+		t->async_time = e->time;
+		return;
+	case STRACE_EV_TRACE_BEGIN:
+		end_syscall(s, t, e->time);
+		on_begin(s, t, e);
+		return;
+	case STRACE_EV_TRACE_END:
+	case STRACE_EV_OVERFLOW:
+	case STRACE_EV_ERROR:
+	case STRACE_EV_LOST:
+		if (type != STRACE_EV_TRACE_END ||
+		    e->b != STRACE_REASON_END)
+			gap(s, t);
+		return;
+	case STRACE_EV_THREAD_EXIT:
+		close_all(s, t, e->time);
+		return;
+	case STRACE_EV_EXC_PUSH:
+	case STRACE_EV_EXC_POP:
+	case STRACE_EV_EXC_RAISE:
+		on_exc(s, t, e);
+		return;
+	}
+}
+
+int strace_stack_feed(struct strace_stack *s, const struct strace_event *ev,
+		      size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		event(s, &ev[i]);
+	s->st.events += n;
+	return s->err;
+}
+
+void strace_stack_end(struct strace_stack *s)
+{
+	for (uint32_t i = 0; i < s->nt; i++)
+		close_all(s, &s->t[i], s->t[i].last);
+}
+
+size_t strace_stack_frames(struct strace_stack *s, uint32_t tid,
+			   const struct strace_frame **out)
+{
+	struct thr *t = NULL;
+
+	for (uint32_t i = 0; i < s->nt; i++)
+		if (s->t[i].tid == tid)
+			t = &s->t[i];
+	*out = t ? t->v : NULL;
+	return t ? t->n : 0;
+}
+
+void strace_stack_stats(const struct strace_stack *s,
+			struct strace_stack_stats *st)
+{
+	*st = s->st;
+}

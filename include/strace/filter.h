@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * strace/filter.h - which events and frames a reader keeps: a time range
+ * (perf's --time syntax), threads, processes, thread names, functions
+ * (the subtree under them, like uftrace -F; or not, like -N) and DSOs.
+ *
+ * A filter is set up from strings, as a command line gives them, then
+ * asked about each event (strace_filter_event) and, in stack views, about
+ * each frame (strace_filter_frame). Every condition that is set must
+ * hold; within one condition (several tids, several patterns) one
+ * match is enough.
+ *
+ * Patterns are globs (fnmatch): "cmp", "qsort*", "*@plt". A thread name
+ * is the THREAD entry's, else its process's; a DSO is matched by its file
+ * name ("libc.so.6") or its path.
+ *
+ * Lifetimes: the filter keeps names (strace/names.h), which must outlive
+ * it. Threading: one instance belongs to one thread at a time.
+ */
+#ifndef STRACE_FILTER_H
+#define STRACE_FILTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "event.h"
+#include "names.h"
+#include "stack.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct strace_filter;
+
+/* strace_filter_new() - a filter that keeps everything, naming with
+ * names. Returns 0 and *out, or -ENOMEM. */
+int strace_filter_new(struct strace_names *names, struct strace_filter **out);
+
+/* strace_filter_free() - NULL is fine. */
+void strace_filter_free(struct strace_filter *f);
+
+/* What a filter can be given (strace_filter_add). */
+enum strace_filter_kind {
+	STRACE_FILTER_TIME,   /* perf's --time: "START,END" in seconds (perf
+			       * time; either may be empty), or percentages
+			       * of the trace: "A%-B%[,C%-D%...]", "P%/N" (the
+			       * Nth slice of P%) */
+	STRACE_FILTER_TID,    /* "TID[,TID...]" */
+	STRACE_FILTER_PID,    /* "PID[,PID...]" */
+	STRACE_FILTER_COMM,   /* "PATTERN[,PATTERN...]": thread names */
+	STRACE_FILTER_SYM,    /* "PATTERN[,...]": the subtree under the
+			       * functions that match */
+	STRACE_FILTER_NO_SYM, /* "PATTERN[,...]": not the subtree under the
+			       * functions that match */
+	STRACE_FILTER_DSO,    /* "PATTERN[,...]": events and frames whose
+			       * address lies in a matching DSO */
+};
+
+/*
+ * strace_filter_add() - one more condition, from a string. Several of
+ * one kind add to it.
+ * Returns 0.
+ * Returns -STRACE_E_BADARG if the string does not parse; err (len bytes,
+ * may be NULL) receives why, e.g. "'12x': not a number of seconds".
+ * Returns -ENOMEM if memory runs out.
+ */
+int strace_filter_add(struct strace_filter *f, enum strace_filter_kind kind,
+		      const char *value, char *err, size_t len);
+
+/*
+ * strace_filter_needs_span() - 1 when the time range is given in
+ * percentages: the reader must then say what the trace's time span is,
+ * with strace_filter_set_span(), before asking about events.
+ */
+int strace_filter_needs_span(const struct strace_filter *f);
+void strace_filter_set_span(struct strace_filter *f, uint64_t first,
+			    uint64_t last);
+
+/* strace_filter_needs_stack() - 1 when --sym or --no-sym is set: the
+ * reader then keeps call stacks and asks with strace_filter_in_scope(). */
+int strace_filter_needs_stack(const struct strace_filter *f);
+
+/* strace_filter_empty() - 1 when it keeps everything. */
+int strace_filter_empty(const struct strace_filter *f);
+
+/*
+ * strace_filter_event() - 1 to keep event e by its time, thread, process,
+ * thread name and DSO, else 0. Definitions and losses (events of no
+ * thread's flow) are always kept; function conditions are not looked at
+ * here (see strace_filter_in_scope).
+ */
+int strace_filter_event(struct strace_filter *f, const struct strace_event *e);
+
+/*
+ * strace_filter_in_scope() - 1 when a thread whose open frames are
+ * frames[0..n) (outermost first) is inside the functions a --sym asks
+ * for (or no --sym is set) and outside those of --no-sym; *depth
+ * receives the depth of the outermost frame in scope (what a tree view
+ * shows at depth 0).
+ */
+int strace_filter_in_scope(struct strace_filter *f,
+			   const struct strace_frame *frames, size_t n,
+			   uint32_t *depth);
+
+/*
+ * strace_filter_frame() - 1 to keep frame fr (its time, thread, process,
+ * thread name and DSO); stack views ask this and strace_filter_in_scope()
+ * of the frames up to it.
+ */
+int strace_filter_frame(struct strace_filter *f, const struct strace_frame *fr);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STRACE_FILTER_H */

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * strace/stack.h - call stacks from events: per thread, the frames that
+ * are open, with their function, call site, times and depth, and a
+ * callback when each frame is entered and when it is left.
+ *
+ * A reader feeds it the events of a ring in order (from a saved ring or
+ * while following one); the rules that turn calls, returns, jumps,
+ * syscalls, signals, gaps and unwinds into frames are in docs/stacks.md:
+ * in short, a call pushes; a return pops to the frame whose call it
+ * returns after; a jump to another function's entry replaces the top
+ * frame (a tail call, PLT stubs included); a jump or return into a
+ * function deeper on the stack unwinds to it (longjmp, exceptions); a
+ * return that matches no frame makes the function it returns to a new
+ * root, begun at the thread's first event; exc_raise unwinds to the frame
+ * of the active OCaml handler; syscalls and signals are frames of their
+ * own; stack_frame events (the unwind at attach) seed the stack; gaps
+ * keep it; thread_exit and strace_stack_end() close every frame.
+ *
+ * Memory: a thread's frames, up to max_depth; deeper frames are counted,
+ * not kept (STRACE_FRAME_TRUNCATED on the frame at the cap). Nothing
+ * grows with the length of the trace.
+ *
+ * Lifetimes: a frame passed to a callback, or returned by
+ * strace_stack_frames(), is valid until the next call into the stack.
+ * Its fn points into names (strace/names.h), valid until the names are
+ * freed.
+ *
+ * Threading: one instance belongs to one thread at a time, with its
+ * names.
+ */
+#ifndef STRACE_STACK_H
+#define STRACE_STACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "event.h"
+#include "names.h"
+#include "opts.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How a frame was entered. */
+enum strace_frame_kind {
+	STRACE_FRAME_CALL = 0, /* a call; a tail call keeps the kind */
+	STRACE_FRAME_ENTRY,    /* no call: a thread's first function, a signal
+				* handler, a tail call on an empty stack */
+	STRACE_FRAME_ROOT,     /* found by a return that matched no frame: it
+				* was running before the trace began */
+	STRACE_FRAME_SEED,     /* from a stack_frame event (the unwind at
+				* attach); call_site is its return address */
+	STRACE_FRAME_SYSCALL,  /* [syscall]: from the syscall to its return */
+	STRACE_FRAME_SIGNAL,   /* [signal]: an asynchronous transfer to a
+				* handler, until the interrupted code goes on */
+};
+
+/* Frame flags. */
+#define STRACE_FRAME_TAIL 0x0001      /* entered by a tail call (a jump) */
+#define STRACE_FRAME_GAP 0x0002       /* a gap (trace_end, overflow, error,
+				       * lost) happened while it was open:
+				       * what ran then is not in the trace */
+#define STRACE_FRAME_UNWOUND 0x0004   /* left by an unwind (longjmp, an
+				       * exception), not by its return */
+#define STRACE_FRAME_CLOSED 0x0008    /* left because the thread exited or
+				       * the trace ended */
+#define STRACE_FRAME_TRUNCATED 0x0010 /* deeper frames were not kept */
+
+struct strace_frame {
+	const struct strace_name *fn; /* the SYMBOL entry of addr; NULL if
+				       * no symbol covers it */
+	uint64_t addr;      /* where it was entered: the call's target */
+	uint64_t call_site; /* the call instruction; SEED: the return
+			     * address; SIGNAL: the interrupted address;
+			     * 0: none */
+	uint64_t begin;     /* time entered (ns) */
+	uint64_t end;       /* time left; 0 while open */
+	uint32_t tid;
+	uint32_t depth;     /* 0: the outermost frame of the thread */
+	uint16_t kind;      /* enum strace_frame_kind */
+	uint16_t flags;     /* STRACE_FRAME_* */
+	uint32_t handlers;  /* OCaml exception handlers pushed in it */
+	uint64_t user[2];   /* the caller's (a view's sums): 0 when entered,
+			     * kept while the frame is open */
+};
+
+/*
+ * Callbacks (each may be NULL): a frame was entered; a frame is left
+ * (f->end is set; its callees have left already). In a callback, the
+ * open frames under f, its callers, are f[-1], f[-2], ... f[-f->depth]
+ * (the outermost); the callback may change their user fields.
+ */
+struct strace_stack_cb {
+	void (*enter)(void *arg, const struct strace_frame *f);
+	void (*leave)(void *arg, const struct strace_frame *f);
+	void *arg;
+};
+
+struct strace_stack_opts {
+	size_t size;        /* sizeof(struct strace_stack_opts) (opts.h) */
+	uint32_t max_depth; /* frames kept per thread; 0: 4096 */
+};
+
+struct strace_stack;
+
+/*
+ * strace_stack_new() - stacks named by names (may be NULL: frames have no
+ * fn, and the rules that need function ranges use none), calling cb
+ * (may be NULL).
+ * Returns 0 and *out.
+ * Returns -STRACE_E_BADARG if opts break the rule of strace/opts.h.
+ * Returns -ENOMEM if memory runs out.
+ */
+int strace_stack_new(struct strace_names *names,
+		     const struct strace_stack_opts *opts,
+		     const struct strace_stack_cb *cb,
+		     struct strace_stack **out);
+
+/* strace_stack_free() - free the stacks without closing frames (NULL is
+ * fine); call strace_stack_end() first to have every frame left. */
+void strace_stack_free(struct strace_stack *s);
+
+/*
+ * strace_stack_feed() - the next n events, in ring order (each thread's
+ * in its order). Names defined so far must be in names (the caller runs
+ * strace_names_update() before each batch).
+ * Returns 0.
+ * Returns -ENOMEM if memory runs out (the stacks are then incomplete).
+ */
+int strace_stack_feed(struct strace_stack *s, const struct strace_event *ev,
+		      size_t n);
+
+/* strace_stack_end() - the trace ended: every open frame of every thread
+ * is left, at that thread's last time, flagged STRACE_FRAME_CLOSED. */
+void strace_stack_end(struct strace_stack *s);
+
+/*
+ * strace_stack_frames() - the open frames of thread tid, outermost first;
+ * returns how many (0 for a thread not seen), *out the array.
+ */
+size_t strace_stack_frames(struct strace_stack *s, uint32_t tid,
+			   const struct strace_frame **out);
+
+struct strace_stack_stats {
+	uint64_t events;    /* fed */
+	uint64_t frames;    /* entered */
+	uint64_t roots;     /* returns that matched no frame */
+	uint64_t unwinds;   /* frames left by unwinds */
+	uint64_t tails;     /* tail calls */
+	uint64_t truncated; /* frames not kept (beyond max_depth) */
+	uint64_t gaps;      /* gap events */
+	uint32_t threads;
+	uint32_t max_depth; /* the deepest stack seen */
+};
+
+/* strace_stack_stats() - counts so far. */
+void strace_stack_stats(const struct strace_stack *s,
+			struct strace_stack_stats *st);
+
+/* strace_frame_name() - fn's name, "[syscall]", "[signal]", or NULL when
+ * the frame's function has no symbol. */
+const char *strace_frame_name(const struct strace_frame *f);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STRACE_STACK_H */
