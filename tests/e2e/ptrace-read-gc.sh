@@ -8,7 +8,11 @@
 #  - ptrace-read --gc [DIR]: each removed ring with its bytes, a total, what
 #    was left and why; everything but the stale rings is still there; a
 #    ring it cannot remove: a message naming it, exit 1.
-# Everything happens in a temporary directory.
+#  - the last line of ptrace-capture's summary (-i, --pt) and of the
+#    dlfilter's: where the ring is, how much it holds, in memory or on
+#    disk, how to remove it.
+# Everything happens in a temporary directory, but for two rings this test
+# makes in /dev/shm (to see "in memory") and removes.
 set -u
 O=${O:-build}
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -163,5 +167,52 @@ expect gc_no_dir_message "$tmp/err" "ptrace-read: $(re "$tmp/nothere"): cannot l
 "$PR" --stat --gc > /dev/null 2> "$tmp/err"; rc=$?
 check stat_and_gc_usage_exit_2 [ $rc -eq 2 ]
 expect stat_and_gc_usage_message "$tmp/err" "ptrace-read: --stat lists the rings, --gc removes the stale ones: give one"
+
+# --- ptrace-capture's last summary line ---------------------------------
+data=$top/$O/corpus/recurse.data
+if [ ! -f "$data" ]; then
+	echo "SKIP: $T/capture (no $data: make tests)"
+else
+	C=$bin/ptrace-capture
+	ring_line() { # PATH WHERE GC
+		local gc=""
+		[ "$3" = gc ] && gc=" or 'ptrace-read --gc'"
+		echo "ptrace-capture: ring: $(re "$1") \($(re "$(awk -v b="$(mem "$1")" 'BEGIN { printf "%.1f", b / 1e6 }') MB $2"); read it with 'ptrace-read RING', remove it with rm$(re "$gc") once done\)"
+	}
+	"$C" -i "$data" -o "$tmp/c.srb" > /dev/null 2> "$tmp/cerr"; rc=$?
+	check capture_exit_0 [ $rc -eq 0 ]
+	expect_last capture_ring_on_disk "$tmp/cerr" "$(ring_line "$tmp/c.srb" "on disk" no)"
+	check capture_summary_before [ "$(grep -c branches "$tmp/cerr")" -eq 1 ]
+	"$C" -q -i "$data" -o "$tmp/cq.srb" > /dev/null 2> "$tmp/cerr"
+	check capture_quiet_no_ring_line [ ! -s "$tmp/cerr" ]
+	# the default path, in /dev/shm: in memory, and --gc would see it
+	STRACE_RING=$shm "$C" -i "$data" > "$tmp/cout" 2> "$tmp/cerr"
+	expect_last capture_ring_in_memory "$tmp/cerr" "$(ring_line "$shm" "in memory" gc)"
+	rm -f "$shm"
+	"$C" -i "$data" -o /dev/shm/ptrace-read-gc-$$.srb > /dev/null 2> "$tmp/cerr"
+	expect_last capture_named_ring_in_memory "$tmp/cerr" "$(ring_line /dev/shm/ptrace-read-gc-$$.srb "in memory" no)"
+	rm -f /dev/shm/ptrace-read-gc-$$.srb
+	# --pt: the raw stream of the same trace, its code as --raw
+	sb=$top/$O/corpus/recurse.sideband
+	raws=()
+	while read -r kw s e off path; do
+		[ "$kw" = mmap ] || continue
+		raws+=(--raw "$path:0x$off-$(printf 0x%x $((16#$e - 16#$s)))@0x$s")
+	done < "$sb"
+	pt=$(awk '/^thread/ {print $3; exit}' "$sb")
+	"$C" --pt "$pt" "${raws[@]}" -o "$tmp/pt.srb" > /dev/null 2> "$tmp/cerr"; rc=$?
+	check capture_pt_exit_0 [ $rc -eq 0 ]
+	expect_last capture_pt_ring_line "$tmp/cerr" "$(ring_line "$tmp/pt.srb" "on disk" no)"
+	# the dlfilter's end of run, with its summary (stats)
+	lib=$top/$O/lib/libstrace_dlf.so
+	if command -v perf > /dev/null && [ -f "$lib" ]; then
+		. "$top/tests/e2e/perfdl.inc"
+		perfdl script -i "$data" --itrace=b --dlfilter "$lib" \
+			--dlarg "ring=$tmp/d.srb" --dlarg stats > /dev/null 2> "$tmp/derr"
+		expect_last dlfilter_ring_line "$tmp/derr" "$(ring_line "$tmp/d.srb" "on disk" no | sed 's/^ptrace-capture/libstrace_dlf/')"
+	else
+		echo "SKIP: $T/dlfilter_ring_line (no perf)"
+	fi
+fi
 
 [ $nfail -eq 0 ]
