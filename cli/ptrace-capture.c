@@ -225,6 +225,25 @@ struct live_ctx {
 	int print_path;
 };
 
+/*
+ * The summary's last line: where the ring is and what it holds. Rings made
+ * without -o pile up in /dev/shm, in memory, until someone removes them.
+ */
+static void say_ring(const struct strace_ring *ring)
+{
+	struct strace_ring_entry e;
+	const char *path = strace_ring_path(ring);
+
+	if (strace_ring_inspect(path, &e) < 0)
+		return;
+	fprintf(stderr,
+		PROG ": ring: %s (%.1f MB %s; read it with 'ptrace-read RING', "
+		     "remove it with rm%s once done)\n",
+		path, (double)e.mem_bytes / 1e6,
+		e.in_memory ? "in memory" : "on disk",
+		e.default_name ? " or 'ptrace-read --gc'" : "");
+}
+
 /* The session is open: say where the events go, give the decoder its time
  * conversion. */
 static void live_opened(void *arg, struct strace_live *l)
@@ -610,6 +629,8 @@ int main(int argc, char **argv)
 				(unsigned long long)ds.errors,
 				(unsigned long long)ds.overflows,
 				(unsigned long long)ds.lost);
+		if (!quiet && status == 0 && rc >= 0)
+			say_ring(ring);
 		strace_ring_close(ring);
 		return status ? status : (rc < 0 ? 1 : 0);
 	}
@@ -664,6 +685,8 @@ int main(int argc, char **argv)
 					   : " (processor unknown: the "
 					     "safe errata workarounds only; "
 					     "--cpu F/M names it)");
+		if (!quiet)
+			say_ring(ring);
 		strace_ring_close(ring);
 		return 0;
 	}
@@ -828,6 +851,8 @@ int main(int argc, char **argv)
 			(unsigned long long)st.overflows,
 			(unsigned long long)st.lost,
 			(unsigned long long)st.missing);
+	if (!quiet)
+		say_ring(ring);
 	strace_ring_close(ring);
 	return 0;
 }

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -117,7 +118,8 @@ static const char usage_text[] =
 	"                   [--follow] [FILTERS] [-o FILE] RING\n"
 	"       " PROG " --generate N [-o RING] [--readers K]\n"
 	"                   [--mode lossless|flight] [--capacity EVENTS]\n"
-	"       " PROG " --stat RING\n"
+	"       " PROG " --stat [RING|DIR]\n"
+	"       " PROG " --gc [DIR]\n"
 	"       " PROG " --list-types\n";
 
 static const char help_text[] =
@@ -166,14 +168,22 @@ static const char help_text[] =
 	"  --readers K        with --generate, wait for K readers first\n"
 	"  --mode MODE        with --generate: lossless (default) or flight\n"
 	"  --capacity EVENTS  with --generate: ring size, a power of two\n"
-	"  --stat             print a ring's header, counts, readers, writers\n"
+	"  --stat             print a ring's header, counts, readers, writers;\n"
+	"                     with no RING, or a directory, list the rings\n"
+	"                     there (default: where rings are made, the\n"
+	"                     directory of $STRACE_RING or /dev/shm): memory,\n"
+	"                     mode, created, live or stale\n"
+	"  --gc               remove the stale rings of DIR (default: as\n"
+	"                     --stat): yours, of this format, with every\n"
+	"                     writer and reader and the creator gone\n"
 	"  --list-types       print the event type table\n"
 	"  -h, --help         this text\n"
 	"      --version      the version\n"
 	"\n"
 	"Exit status: 0 all events read; 1 runtime error (the message names\n"
-	"the file); 2 usage error; 3 events were lost or a writer died (a\n"
-	"summary is printed on standard error).\n";
+	"the file; --gc: a stale ring could not be removed); 2 usage error;\n"
+	"3 events were lost or a writer died (a summary is printed on\n"
+	"standard error).\n";
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int usage_error(const char *fmt, ...)
@@ -270,6 +280,7 @@ struct opts {
 	int mode;
 	unsigned long long capacity;
 	int stat;
+	int gc;
 	int list_types;
 	/* stack views (-f tree, report, folded) */
 	int view; /* 0: none, else 1 + enum view_kind */
@@ -1308,6 +1319,340 @@ static int cmd_stat(const struct opts *o, const char *path)
 	return EXIT_OK;
 }
 
+/* --- the rings of a directory: --stat [DIR], --gc [DIR] ------------------ */
+
+/* Bytes in decimal units, as the other figures of the toolkit (MB of PT). */
+static const char *human(uint64_t b, char *buf, size_t len)
+{
+	if (b < 1000)
+		snprintf(buf, len, "%" PRIu64 " B", b);
+	else if (b < 1000000)
+		snprintf(buf, len, "%.1f kB", (double)b / 1e3);
+	else if (b < 1000000000)
+		snprintf(buf, len, "%.1f MB", (double)b / 1e6);
+	else
+		snprintf(buf, len, "%.1f GB", (double)b / 1e9);
+	return buf;
+}
+
+/* A path as text that cannot forge lines: anybody may name a file in
+ * /dev/shm, so control bytes are shown escaped. */
+static void put_path(FILE *f, const char *path)
+{
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f || *p == '\\')
+			fprintf(f, "\\x%02x", *p);
+		else
+			fputc(*p, f);
+	}
+}
+
+static void user_name(uint32_t uid, char *buf, size_t len)
+{
+	struct passwd *pw = getpwuid((uid_t)uid);
+
+	if (pw)
+		snprintf(buf, len, "%s", pw->pw_name);
+	else
+		snprintf(buf, len, "uid %u", uid);
+}
+
+/* The STATE column: why a file is kept, or how a ring became stale. */
+static void entry_state(const struct strace_ring_entry *e, char *buf,
+			size_t len)
+{
+	const struct strace_ring_stat *st = &e->stat;
+	char who[64];
+	size_t n;
+
+	switch (e->kind) {
+	case STRACE_RING_KIND_VERSION:
+		snprintf(buf, len, "ring of format version %u", st->version);
+		return;
+	case STRACE_RING_KIND_DAMAGED:
+		snprintf(buf, len, "damaged ring: %s", strace_strerror(e->err));
+		return;
+	case STRACE_RING_KIND_FOREIGN:
+		snprintf(buf, len, "not a ring");
+		return;
+	case STRACE_RING_KIND_SPECIAL:
+		snprintf(buf, len, "%s",
+			 S_ISLNK(e->file_mode)    ? "symlink, not followed"
+			 : S_ISFIFO(e->file_mode) ? "FIFO, not opened"
+			 : S_ISDIR(e->file_mode)  ? "directory"
+						  : "not a regular file");
+		return;
+	case STRACE_RING_KIND_UNREADABLE:
+		snprintf(buf, len, "unreadable: %s", strace_strerror(e->err));
+		return;
+	}
+	switch (e->keep) {
+	case STRACE_RING_KEEP_NONE:
+		snprintf(buf, len, "stale: %s",
+			 st->writers_dead     ? "writer died"
+			 : st->writers_closed ? "writers closed"
+					      : "never written");
+		return;
+	case STRACE_RING_KEEP_OWNER:
+		user_name(e->uid, who, sizeof(who));
+		snprintf(buf, len, "another user's (%s)", who);
+		return;
+	case STRACE_RING_KEEP_WRITER:
+		n = (size_t)snprintf(buf, len, "live: writer%s ",
+				     st->writers_live == 1 ? "" : "s");
+		for (uint32_t i = 0; i < st->writers_live && n < len; i++)
+			n += (size_t)snprintf(
+				buf + n, len - n,
+				i >= STRACE_RING_ENTRY_PIDS ? ",..." : "%s%u",
+				i ? "," : "", e->pids[i]);
+		return;
+	case STRACE_RING_KEEP_READER:
+		snprintf(buf, len, "live: reader %u", e->pids[0]);
+		return;
+	case STRACE_RING_KEEP_CREATOR:
+		snprintf(buf, len, "live: creator %u", e->pids[0]);
+		return;
+	case STRACE_RING_KEEP_LOCKED:
+		snprintf(buf, len, "busy: lock held by %u", e->pids[0]);
+		return;
+	}
+	snprintf(buf, len, "?");
+}
+
+struct listing {
+	unsigned files, stale;
+	uint64_t stale_bytes;
+	int in_memory;
+};
+
+static int list_one(void *arg, const struct strace_ring_entry *e)
+{
+	struct listing *l = arg;
+	char mem[32], when[32] = "-", state[96];
+	const char *mode = "-";
+
+	if (!l->files++)
+		printf("%-9s %-8s %-19s %-29s %s\n", "MEMORY", "MODE",
+		       "CREATED (UTC)", "STATE", "PATH");
+	if (e->kind == STRACE_RING_KIND_RING) {
+		time_t t = (time_t)(e->stat.created_ns / 1000000000u);
+		struct tm tm;
+		mode = mode_name(e->stat.mode);
+		if (gmtime_r(&t, &tm))
+			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+	}
+	if (e->keep == STRACE_RING_KEEP_NONE) {
+		l->stale++;
+		l->stale_bytes += e->mem_bytes;
+		l->in_memory = e->in_memory;
+	}
+	entry_state(e, state, sizeof(state));
+	printf("%-9s %-8s %-19s %-29s ", human(e->mem_bytes, mem, sizeof(mem)),
+	       mode, when, state);
+	put_path(stdout, e->path);
+	putchar('\n');
+	return 0;
+}
+
+/* 'ptrace-read OPT' or 'ptrace-read OPT DIR', as the user would type it. */
+static void command(FILE *f, const char *opt, const char *dir)
+{
+	fprintf(f, "'" PROG " %s", opt);
+	if (dir) {
+		fputc(' ', f);
+		put_path(f, dir);
+	}
+	fputc('\'', f);
+}
+
+static void scan_error(const char *dir, int rc)
+{
+	char def[4096];
+
+	if (!dir && strace_ring_default_dir(def, sizeof(def)) >= 0)
+		dir = def;
+	err("%s: cannot list the directory: %s; pass the directory that holds "
+	    "the rings (by default the directory of $STRACE_RING, else "
+	    "/dev/shm)",
+	    dir ? dir : "the default directory", strace_strerror(rc));
+}
+
+/* Where the listing looks, for its messages. */
+static const char *scan_where(const char *dir, char *buf, size_t len)
+{
+	if (dir)
+		return dir;
+	if (strace_ring_default_dir(buf, len) < 0)
+		snprintf(buf, len, "the default directory");
+	return buf;
+}
+
+static int cmd_list(const char *dir)
+{
+	struct listing l;
+	char mem[32], where[4096];
+	int rc;
+
+	memset(&l, 0, sizeof(l));
+	rc = strace_ring_scan(dir, list_one, &l);
+	if (rc < 0) {
+		fflush(stdout);
+		scan_error(dir, rc);
+		return EXIT_ERR;
+	}
+	if (!l.files) {
+		printf("no %s in ", dir ? "files" : "rings");
+		put_path(stdout, scan_where(dir, where, sizeof(where)));
+		printf("%s\n", dir ? "" : " (named strace_<pid>_<id>.srb)");
+	} else if (!l.stale) {
+		printf("no stale rings (%u file%s listed)\n", l.files,
+		       l.files == 1 ? "" : "s");
+	} else {
+		printf("%u stale ring%s hold%s %s %s: ", l.stale,
+		       l.stale == 1 ? "" : "s", l.stale == 1 ? "s" : "",
+		       human(l.stale_bytes, mem, sizeof(mem)),
+		       l.in_memory ? "in memory" : "on disk");
+		command(stdout, "--gc", dir);
+		printf(" removes %s\n", l.stale == 1 ? "it" : "them");
+	}
+	if (fflush(stdout) != 0) {
+		err("standard output: write failed: %s", strerror(errno));
+		return EXIT_ERR;
+	}
+	return EXIT_OK;
+}
+
+struct gc {
+	unsigned removed, failed, live, others, version, damaged, foreign;
+	uint64_t freed;
+	int in_memory;
+};
+
+static void gc_keep(struct gc *g, const struct strace_ring_entry *e)
+{
+	switch (e->kind) {
+	case STRACE_RING_KIND_RING:
+		if (e->keep == STRACE_RING_KEEP_OWNER)
+			g->others++;
+		else
+			g->live++;
+		break;
+	case STRACE_RING_KIND_VERSION:
+		g->version++;
+		break;
+	case STRACE_RING_KIND_DAMAGED:
+		g->damaged++;
+		break;
+	default:
+		g->foreign++;
+	}
+}
+
+static int gc_one(void *arg, const struct strace_ring_entry *scanned)
+{
+	struct gc *g = arg;
+	struct strace_ring_entry e;
+	char mem[32];
+	int rc;
+
+	if (scanned->keep != STRACE_RING_KEEP_NONE) {
+		gc_keep(g, scanned);
+		return 0;
+	}
+	rc = strace_ring_remove_stale(scanned->path, &e);
+	if (rc == 1) {
+		g->removed++;
+		g->freed += e.mem_bytes;
+		g->in_memory = e.in_memory;
+		printf("removed ");
+		put_path(stdout, scanned->path);
+		printf(" (%s)\n", human(e.mem_bytes, mem, sizeof(mem)));
+		return 0;
+	}
+	if (rc == 0) {
+		gc_keep(g, &e); /* came alive since the scan */
+		return 0;
+	}
+	if (rc == -ENOENT)
+		return 0; /* gone meanwhile (another --gc?) */
+	g->failed++;
+	fflush(stdout);
+	fprintf(stderr, PROG ": ");
+	put_path(stderr, scanned->path);
+	fprintf(stderr, ": cannot remove the stale ring: %s; %s\n",
+		strace_strerror(rc),
+		rc == -EACCES || rc == -EPERM || rc == -EROFS
+			? "the directory does not let you remove it "
+			  "(permissions, sticky bit, read-only or immutable "
+			  "file system): remove it as a user who may"
+		: rc == -STRACE_E_BUSY
+			? "a process holds its lock and does not let go "
+			  "('" PROG " --stat RING' names it): end that process, "
+			  "then run --gc again"
+		: rc == -EAGAIN ? "it was replaced while being removed: run "
+				  "--gc again"
+				: "remove it with rm once you are sure nothing "
+				  "uses it");
+	return 0;
+}
+
+/* One part of "left N: 1 live, 2 not rings": n counts down the parts. */
+static void left_part(int *n, unsigned count, const char *one,
+		      const char *many)
+{
+	if (!count)
+		return;
+	*n -= (int)count;
+	printf(" %u %s%s", count, count == 1 ? one : many, *n ? "," : "");
+}
+
+static int cmd_gc(const char *dir)
+{
+	struct gc g;
+	char mem[32], where[4096];
+	int rc, n;
+
+	memset(&g, 0, sizeof(g));
+	rc = strace_ring_scan(dir, gc_one, &g);
+	if (rc < 0) {
+		fflush(stdout);
+		scan_error(dir, rc);
+		return EXIT_ERR;
+	}
+	if (g.removed) {
+		printf("freed %s %s: %u stale ring%s removed",
+		       human(g.freed, mem, sizeof(mem)),
+		       g.in_memory ? "of memory" : "on disk", g.removed,
+		       g.removed == 1 ? "" : "s");
+	} else if (g.failed) {
+		printf("no stale ring removed");
+	} else {
+		printf("no stale rings in ");
+		put_path(stdout, scan_where(dir, where, sizeof(where)));
+	}
+	if (g.failed)
+		printf("; %u could not be removed (see above)", g.failed);
+	n = (int)(g.live + g.others + g.version + g.damaged + g.foreign);
+	if (n) {
+		printf("; left %d:", n);
+		left_part(&n, g.live, "live", "live");
+		left_part(&n, g.others, "another user's", "other users'");
+		left_part(&n, g.version, "of another format version",
+			  "of other format versions");
+		left_part(&n, g.damaged, "damaged", "damaged");
+		left_part(&n, g.foreign, "not a ring", "not rings");
+		printf(" (");
+		command(stdout, "--stat", dir);
+		printf(" lists them)");
+	}
+	putchar('\n');
+	if (fflush(stdout) != 0) {
+		err("standard output: write failed: %s", strerror(errno));
+		return EXIT_ERR;
+	}
+	return g.failed ? EXIT_ERR : EXIT_OK;
+}
+
 static int cmd_list_types(void)
 {
 	printf("%-5s %-12s %-8s %-8s %-7s %-8s %-7s %s\n", "value", "name",
@@ -1357,6 +1702,7 @@ enum {
 	OPT_MODE,
 	OPT_CAPACITY,
 	OPT_STAT,
+	OPT_GC,
 	OPT_LIST_TYPES,
 	OPT_FROM_END,
 	OPT_NO_COMM,
@@ -1389,6 +1735,7 @@ int main(int argc, char **argv)
 		{"mode", required_argument, NULL, OPT_MODE},
 		{"capacity", required_argument, NULL, OPT_CAPACITY},
 		{"stat", no_argument, NULL, OPT_STAT},
+		{"gc", no_argument, NULL, OPT_GC},
 		{"list-types", no_argument, NULL, OPT_LIST_TYPES},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, OPT_VERSION},
@@ -1565,6 +1912,9 @@ int main(int argc, char **argv)
 		case OPT_STAT:
 			o.stat = 1;
 			break;
+		case OPT_GC:
+			o.gc = 1;
+			break;
 		case OPT_LIST_TYPES:
 			o.list_types = 1;
 			break;
@@ -1594,14 +1944,26 @@ int main(int argc, char **argv)
 	if (gen_opts)
 		return usage_error("--readers, --mode and --capacity go with "
 				   "--generate");
+	if (o.stat && o.gc)
+		return usage_error("--stat lists the rings, --gc removes the "
+				   "stale ones: give one");
+	if (optind + 1 < argc)
+		return usage_error("one %s at a time; unexpected argument '%s'",
+				   o.stat || o.gc ? "ring or directory"
+						  : "ring",
+				   argv[optind + 1]);
+	if (o.gc)
+		return cmd_gc(optind < argc ? argv[optind] : NULL);
+	if (o.stat) {
+		struct stat dst;
+		if (optind == argc)
+			return cmd_list(NULL);
+		if (stat(argv[optind], &dst) == 0 && S_ISDIR(dst.st_mode))
+			return cmd_list(argv[optind]);
+		return cmd_stat(&o, argv[optind]);
+	}
 	if (optind == argc)
 		return usage_error("which ring? pass its path");
-	if (optind + 1 != argc)
-		return usage_error("one ring at a time; unexpected argument "
-				   "'%s'",
-				   argv[optind + 1]);
-	if (o.stat)
-		return cmd_stat(&o, argv[optind]);
 	if (view_opts && !o.view)
 		return usage_error("--depth, --sort, --by and --weight go with "
 				   "-f tree, report or folded");

@@ -37,7 +37,8 @@ EXPORT const char *filter_description(const char **long_description);
 struct state {
 	struct strace_dlf *d;
 	int print, late, stats;
-	int bad_size; /* a sample too small was reported */
+	int auto_path; /* the ring's path was made, not given */
+	int bad_size;  /* a sample too small was reported */
 	/* the event of the last sample, and whether it is perf's
 	 * "branches" (--itrace=b): others (instructions with --itrace=i,
 	 * ptwrite, power events) are no branches, whatever their flags */
@@ -188,6 +189,7 @@ int start(void **data, void *ctx)
 	st->print = o.print;
 	st->late = o.late;
 	st->stats = o.stats;
+	st->auto_path = auto_path;
 	*data = st;
 	return 0;
 }
@@ -264,10 +266,29 @@ int filter_event(void *data, const struct perf_dlfilter_sample *sample,
 	return work(st, sample, ctx);
 }
 
+/*
+ * The summary's last line: where the ring is and what it holds (rings made
+ * without ring=PATH pile up in /dev/shm, in memory, until removed).
+ */
+static void say_ring(const char *path)
+{
+	struct strace_ring_entry e;
+
+	if (!path || strace_ring_inspect(path, &e) < 0)
+		return;
+	fprintf(stderr,
+		PROG ": ring: %s (%.1f MB %s; read it with 'ptrace-read RING', "
+		     "remove it with rm%s once done)\n",
+		path, (double)e.mem_bytes / 1e6,
+		e.in_memory ? "in memory" : "on disk",
+		e.default_name ? " or 'ptrace-read --gc'" : "");
+}
+
 int stop(void *data, void *ctx)
 {
 	struct state *st = data;
 	struct strace_dlf_stats s;
+	char *path;
 	int rc;
 
 	(void)ctx;
@@ -313,13 +334,20 @@ int stop(void *data, void *ctx)
 			     "so the ring lacks them; run perf script with "
 			     "--itrace=b\n",
 			(unsigned long long)s.samples);
+	/* Said once the ring is complete, which is after it is freed. */
+	path = st->stats || st->auto_path
+		       ? strdup(strace_dlf_ring_path(st->d))
+		       : NULL;
 	rc = strace_dlf_free(st->d);
 	free(st);
 	if (rc < 0) {
 		fprintf(stderr, PROG ": finishing the ring: %s\n",
 			strace_strerror(rc));
+		free(path);
 		return -1;
 	}
+	say_ring(path);
+	free(path);
 	return 0;
 }
 

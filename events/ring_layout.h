@@ -16,6 +16,7 @@
 
 #include <stdalign.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "strace/ring.h"
@@ -80,6 +81,10 @@ struct ring_hdr {
 	_Atomic uint32_t readers_live;
 	_Atomic uint32_t writers_opened;
 	_Atomic uint32_t writers_closed;
+	/* Set under the lock by strace_ring_remove_stale() before it unlinks
+	 * the file: no writer registers after (0 in files made before it
+	 * existed: the line had room, nothing moved). */
+	_Atomic uint32_t removed;
 	/* Futex words: bumped by the other side when *_waiters is non-zero. */
 	alignas(RING_LINE) _Atomic uint32_t data_futex;
 	_Atomic uint32_t data_waiters; /* readers asleep on data_futex */
@@ -97,6 +102,8 @@ struct ring_hdr {
 _Static_assert(sizeof(struct ring_wslot) == 64, "writer slot size");
 _Static_assert(sizeof(struct ring_rslot) == RING_LINE, "reader slot size");
 _Static_assert(sizeof(struct ring_hdr) <= RING_HDR_SIZE, "header fits");
+_Static_assert(offsetof(struct ring_hdr, data_futex) == 4 * RING_LINE,
+	       "the lock's line holds removed without moving a field");
 
 /* A string table entry; len_plus1 is stored last (release) to publish it. */
 struct ring_sentry {

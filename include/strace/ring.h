@@ -137,6 +137,125 @@ struct strace_reader_info {
 int strace_ring_reader_info(struct strace_ring *ring,
 			    struct strace_reader_info *info, int max);
 
+/* --- finding rings, removing stale ones -------------------------------- */
+
+/*
+ * Rings are files: every capture made without a path leaves one in the
+ * default directory (/dev/shm: memory), and nothing removes them. The
+ * scan lists the files of a directory and says of each what it is and
+ * whether it is STALE: a ring of this format, owned by the calling user
+ * (its effective uid), with no live writer, no live reader, its creator
+ * gone and its lock not held by a live process. Liveness is checked as
+ * everywhere in the ring: by pid and start time, so a reused pid is no
+ * longer the process the ring named. Only stale rings may be removed.
+ *
+ * The scan only reads: a file is opened O_RDONLY | O_NOFOLLOW |
+ * O_NONBLOCK, only when lstat() calls it a regular file, and its header
+ * is copied with pread() and checked before use; no lock is taken, no
+ * page mapped. So a symlink, a FIFO or a hostile file in the directory
+ * can neither hang the scan nor crash it.
+ */
+
+/* What a file met by the scan is. */
+enum strace_ring_kind {
+	STRACE_RING_KIND_RING = 0,   /* a ring of this format version */
+	STRACE_RING_KIND_VERSION,    /* a ring of another format version
+				      * (stat.version): not read further */
+	STRACE_RING_KIND_DAMAGED,    /* this format's magic and version, a
+				      * header that does not hold (err) */
+	STRACE_RING_KIND_FOREIGN,    /* not a ring: another magic, or short */
+	STRACE_RING_KIND_SPECIAL,    /* not a regular file (symlink, FIFO,
+				      * directory, ...): never opened */
+	STRACE_RING_KIND_UNREADABLE, /* could not be opened or read (err) */
+};
+
+/* Why a file is kept: 0 (STRACE_RING_KEEP_NONE) means stale. */
+enum strace_ring_keep {
+	STRACE_RING_KEEP_NONE = 0, /* stale: may be removed */
+	STRACE_RING_KEEP_KIND,     /* not a ring of this format (kind) */
+	STRACE_RING_KEEP_OWNER,    /* another user's (uid) */
+	STRACE_RING_KEEP_WRITER,   /* a writer's process runs (pids) */
+	STRACE_RING_KEEP_READER,   /* a reader's process runs (pids[0]) */
+	STRACE_RING_KEEP_CREATOR,  /* its creator runs, and may open a
+				    * writer yet (pids[0]) */
+	STRACE_RING_KEEP_LOCKED,   /* a live process holds its lock: it
+				    * is attaching now (pids[0]) */
+};
+
+#define STRACE_RING_ENTRY_PIDS 4
+
+/* One file of a scan. */
+struct strace_ring_entry {
+	const char *path;   /* dir/name: valid until fn returns */
+	const char *name;   /* the last component of path */
+	int kind;           /* enum strace_ring_kind */
+	int err;            /* DAMAGED, UNREADABLE: -errno or -STRACE_E_* */
+	int keep;           /* enum strace_ring_keep */
+	uint32_t file_mode; /* st_mode: type and permission bits */
+	uint32_t uid;       /* the file's owner */
+	uint64_t size;      /* st_size */
+	uint64_t mem_bytes; /* st_blocks * 512: what the file really holds
+			     * (a sparse or growing archive holds less than
+			     * its size) */
+	int in_memory;      /* on tmpfs or ramfs: the bytes are RAM */
+	int default_name;   /* in the default directory, named as default
+			     * rings are: the default scan lists it */
+	/* keep WRITER: live writers' pids (stat.writers_live counts them
+	 * all); READER, CREATOR, LOCKED: that process's pid in pids[0] */
+	uint32_t pids[STRACE_RING_ENTRY_PIDS];
+	/* kind RING: the header, as strace_ring_stat() gives it;
+	 * kind VERSION: version only */
+	struct strace_ring_stat stat;
+};
+
+/*
+ * strace_ring_default_dir() - where rings made without a path go: the
+ * directory of $STRACE_RING if set, else /dev/shm. Writes at most len
+ * bytes to buf. Returns the length, or -ENAMETOOLONG.
+ */
+int strace_ring_default_dir(char *buf, size_t len);
+
+/*
+ * strace_ring_scan() - call fn once per file of dir, in name order.
+ * dir NULL: the default directory, and there only the files named as
+ * default rings are (strace_<pid>_<id>.srb, and the name $STRACE_RING
+ * gives): other programs keep their own files in /dev/shm. A dir given
+ * explicitly: every entry but "." and "..". fn returns 0 to go on, or a
+ * negative value to stop the scan, which then returns that value. The
+ * entry and its strings are valid until fn returns. Nothing is changed
+ * on disk, and no ring's lock is taken.
+ * Returns the number of entries passed to fn, -ENOMEM, or the -errno of
+ * opening or reading dir (-ENOENT, -ENOTDIR, -EACCES).
+ */
+int strace_ring_scan(const char *dir,
+		     int (*fn)(void *arg, const struct strace_ring_entry *e),
+		     void *arg);
+
+/*
+ * strace_ring_inspect() - the scan's entry for one file (e->path is
+ * path, e->name points into it). Use it for a ring of your own, e.g. to
+ * say how much memory it holds.
+ * Returns 0 (the file's kind, whatever it is, is in *e), or -errno of
+ * lstat() (-ENOENT, ...).
+ */
+int strace_ring_inspect(const char *path, struct strace_ring_entry *e);
+
+/*
+ * strace_ring_remove_stale() - unlink path if it is a stale ring, and
+ * fill *e as strace_ring_inspect() does (e->mem_bytes: what removing it
+ * frees). The staleness is checked again under the ring's lock, and the
+ * ring is marked removed before the lock is released: a writer that
+ * attaches meanwhile either registered before (the ring is kept) or has
+ * strace_writer_open() fail with -STRACE_E_CLOSED; never does it write
+ * into a file nobody can find (docs/design.md, "Stale rings").
+ * Returns 1 when removed, 0 when kept (e->keep says why), -ENOENT (the
+ * file went away meanwhile), -EAGAIN (it was replaced or changed while
+ * being judged: scan again), -STRACE_E_BUSY (a live process kept the
+ * ring's lock for seconds), or the -errno of opening it read-write or of
+ * unlink() (-EACCES, -EPERM: the directory does not let us, -EROFS).
+ */
+int strace_ring_remove_stale(const char *path, struct strace_ring_entry *e);
+
 /* --- string table ------------------------------------------------------ */
 
 /*
@@ -205,7 +324,8 @@ struct strace_writer;
 /*
  * strace_writer_open() - register a writer. Its batches are at most half
  * the ring's capacity. Returns 0, -STRACE_E_FULL, -STRACE_E_BUSY (see
- * strace_reader_open).
+ * strace_reader_open), -STRACE_E_CLOSED (the file was removed as stale
+ * since it was opened: strace_ring_remove_stale).
  */
 int strace_writer_open(struct strace_ring *ring, struct strace_writer **out);
 

@@ -4,8 +4,11 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -924,6 +927,603 @@ TEST(default_path)
 	CHECK_STR(a, "/tmp/x.srb");
 	CHECK_INT(strace_ring_default_path(a, 4), ==, -ENAMETOOLONG);
 	unsetenv("STRACE_RING");
+}
+
+/* --- finding rings, removing stale ones ---------------------------------- */
+
+enum { RING_CLOSED, RING_KILLED, RING_NO_WRITER };
+
+/*
+ * A ring made by a child process that has exited since: its writer closed,
+ * SIGKILLed while it held its writer, or never opened. Returns 0.
+ */
+static int child_ring(const char *path, int how)
+{
+	int ws;
+	pid_t p = fork();
+
+	if (p < 0)
+		return -1;
+	if (p == 0) {
+		struct strace_ring_opts o = {sizeof(o), 64, 4096,
+					     STRACE_RING_LOSSLESS, 0};
+		struct strace_ring *r;
+		struct strace_writer *w;
+		unlink(path);
+		if (strace_ring_create(path, &o, &r) < 0)
+			_exit(1);
+		if (how == RING_NO_WRITER)
+			_exit(0);
+		if (strace_writer_open(r, &w) < 0)
+			_exit(1);
+		for (uint64_t i = 0; i < 10; i++)
+			strace_writer_emit(w, STRACE_EV_CALL, 0, 1, i, i, 0);
+		if (strace_writer_flush(w) < 0)
+			_exit(1);
+		if (how == RING_KILLED)
+			raise(SIGKILL);
+		strace_writer_close(w);
+		strace_ring_close(r);
+		_exit(0);
+	}
+	if (waitpid(p, &ws, 0) != p)
+		return -1;
+	if (how == RING_KILLED)
+		return WIFSIGNALED(ws) ? 0 : -1;
+	return WIFEXITED(ws) && WEXITSTATUS(ws) == 0 ? 0 : -1;
+}
+
+/* The entries of a scan, by name. */
+struct scanned {
+	int n;
+	struct {
+		char name[64];
+		struct strace_ring_entry e;
+	} f[32];
+};
+
+static int collect(void *arg, const struct strace_ring_entry *e)
+{
+	struct scanned *s = arg;
+
+	if (s->n < 32) {
+		snprintf(s->f[s->n].name, sizeof(s->f[0].name), "%s", e->name);
+		s->f[s->n].e = *e;
+		s->f[s->n].e.path = s->f[s->n].e.name = NULL; /* not kept */
+		s->n++;
+	}
+	return 0;
+}
+
+static const struct strace_ring_entry *found(const struct scanned *s,
+					     const char *name)
+{
+	for (int i = 0; i < s->n; i++)
+		if (!strcmp(s->f[i].name, name))
+			return &s->f[i].e;
+	fprintf(stderr, "  %s: not in the scan\n", name);
+	return NULL;
+}
+
+/* dir/name, in one of 8 buffers used in turn. */
+static const char *in_dir(const char *d, const char *name)
+{
+	static char buf[8][512];
+	static int i;
+	i = (i + 1) % 8;
+	snprintf(buf[i], sizeof(buf[i]), "%s/%s", d, name);
+	return buf[i];
+}
+
+static int exists(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) == 0;
+}
+
+/* A copy of the ring at from, at to, with n bytes at off replaced. */
+static int patched(const char *from, const char *to, size_t off,
+		   const void *val, size_t n)
+{
+	struct stat st;
+	int fd = open(from, O_RDONLY);
+	uint8_t *buf;
+	int rc = -1;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		goto out;
+	buf = malloc((size_t)st.st_size);
+	if (buf && pread(fd, buf, (size_t)st.st_size, 0) == st.st_size) {
+		memcpy(buf + off, val, n);
+		rc = write_file(to, buf, (size_t)st.st_size);
+	}
+	free(buf);
+out:
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* Start time of a process (/proc/PID/stat field 22), as the ring records
+ * it. */
+static uint64_t starttime_of(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');
+	for (int field = 2; p && *p && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	return p ? strtoull(p, NULL, 10) : 0;
+}
+
+/*
+ * A directory of every kind of file: the scan classifies each, and
+ * remove_stale removes exactly the stale rings (of the format, the
+ * user's, every writer, reader and the creator gone).
+ */
+TEST(scan_and_remove_stale)
+{
+	char d[300], other[300];
+	struct strace_ring *live, *rdr = NULL;
+	struct strace_writer *lw;
+	struct strace_reader *rd;
+	struct scanned s;
+	int pipefd[2], gofd[2], chowned;
+	char c;
+
+	snprintf(d, sizeof(d), "%s/scan", dir);
+	snprintf(other, sizeof(other), "%s/elsewhere", dir);
+	mkdir(d, 0700);
+	mkdir(other, 0700);
+#define F(name) in_dir(d, name)
+	/* a live ring: its writer is this process */
+	struct strace_ring_opts o = {sizeof(o), 64, 4096, STRACE_RING_LOSSLESS, 0};
+	REQUIRE(strace_ring_create(F("live.srb"), &o, &live) == 0);
+	REQUIRE(strace_writer_open(live, &lw) == 0);
+	/* stale: writer closed, writer SIGKILLed, never written */
+	REQUIRE(child_ring(F("closed.srb"), RING_CLOSED) == 0);
+	REQUIRE(child_ring(F("killed.srb"), RING_KILLED) == 0);
+	REQUIRE(child_ring(F("unwritten.srb"), RING_NO_WRITER) == 0);
+	/* no writer, but a live reader (this process) */
+	REQUIRE(child_ring(F("read.srb"), RING_CLOSED) == 0);
+	REQUIRE(strace_ring_open(F("read.srb"), &rdr) == 0);
+	REQUIRE(strace_reader_open(rdr, 0, &rd) == 0);
+	/* no writer yet, and its creator runs */
+	REQUIRE(pipe(pipefd) == 0 && pipe(gofd) == 0);
+	pid_t creator = fork();
+	if (creator == 0) {
+		struct strace_ring *r;
+		close(pipefd[0]);
+		close(gofd[1]);
+		if (strace_ring_create(F("creator.srb"), &o, &r) < 0)
+			_exit(1);
+		if (write(pipefd[1], "x", 1) != 1 || read(gofd[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(pipefd[1]);
+	close(gofd[0]);
+	REQUIRE(read(pipefd[0], &c, 1) == 1);
+	/* another user's stale ring (root can make one) */
+	REQUIRE(child_ring(F("nobody.srb"), RING_CLOSED) == 0);
+	chowned = chown(F("nobody.srb"), 65534, 65534) == 0;
+	/* not rings, or not ours to judge */
+	REQUIRE(write_file(F("notes.txt"), "hello\n", 6) == 0);
+	uint8_t junk[20000];
+	srand(7);
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (uint8_t)rand();
+	REQUIRE(write_file(F("strace_1_garbage.srb"), junk, sizeof(junk)) == 0);
+	REQUIRE(write_file(F("magic-only.srb"), "STRACERB", 8) == 0);
+	uint32_t v1 = 1;
+	REQUIRE(child_ring(F("closed.srb.tmp"), RING_CLOSED) == 0);
+	REQUIRE(patched(F("closed.srb.tmp"), F("version1.srb"),
+			offsetof(struct ring_hdr, version), &v1, 4) == 0);
+	uint64_t badcap = 1000;
+	REQUIRE(patched(F("closed.srb.tmp"), F("damaged.srb"),
+			offsetof(struct ring_hdr, capacity), &badcap, 8) == 0);
+	/* hostile but valid: a writer slot, the creator and the lock name
+	 * pid 1 with a start time it does not have: all dead, so stale */
+	struct ring_hdr hh;
+	int hfd = open(F("closed.srb.tmp"), O_RDONLY);
+	REQUIRE(hfd >= 0 && pread(hfd, &hh, sizeof(hh), 0) == sizeof(hh));
+	close(hfd);
+	hh.writers[5].pid = 1;
+	hh.writers[5].starttime = 12345678;
+	atomic_store(&hh.writers[5].state, SLOT_LIVE);
+	hh.creator_pid = 1;
+	hh.creator_starttime = 12345678;
+	atomic_store(&hh.lock, (uint64_t)12345678 << LOCK_PID_BITS | 1);
+	REQUIRE(patched(F("closed.srb.tmp"), F("forged.srb"), 0, &hh,
+			sizeof(hh)) == 0);
+	unlink(F("closed.srb.tmp"));
+	/* a symlink to a stale ring elsewhere, a FIFO, a directory */
+	char target[400];
+	snprintf(target, sizeof(target), "%s/target.srb", other);
+	REQUIRE(child_ring(target, RING_CLOSED) == 0);
+	REQUIRE(symlink(target, F("strace_2_link.srb")) == 0);
+	REQUIRE(mkfifo(F("strace_3_fifo.srb"), 0600) == 0);
+	REQUIRE(mkdir(F("subdir.srb"), 0700) == 0);
+
+	memset(&s, 0, sizeof(s));
+	CHECK_INT(strace_ring_scan(d, collect, &s), ==, 16);
+	CHECK_INT(s.n, ==, 16);
+	for (int i = 1; i < s.n; i++) /* in name order */
+		CHECK(strcmp(s.f[i - 1].name, s.f[i].name) < 0);
+	const struct strace_ring_entry *e;
+	if ((e = found(&s, "live.srb"))) {
+		CHECK_INT(e->kind, ==, STRACE_RING_KIND_RING);
+		CHECK_INT(e->keep, ==, STRACE_RING_KEEP_WRITER);
+		CHECK_INT(e->stat.writers_live, ==, 1);
+		CHECK_INT(e->pids[0], ==, getpid());
+		CHECK_INT(e->uid, ==, geteuid());
+		CHECK_INT(e->in_memory, ==, 0); /* /tmp here is a disk */
+		CHECK_U64(e->mem_bytes, >, 0);
+		CHECK_INT(e->default_name, ==, 0);
+	}
+	if ((e = found(&s, "closed.srb"))) {
+		CHECK_INT(e->kind, ==, STRACE_RING_KIND_RING);
+		CHECK_INT(e->keep, ==, STRACE_RING_KEEP_NONE);
+		CHECK_INT(e->stat.writers_closed, ==, 1);
+		CHECK_INT(e->stat.writers_dead, ==, 0);
+		CHECK_U64(e->stat.committed, ==, 10);
+		CHECK(e->stat.creator_pid != 0 &&
+		      e->stat.creator_pid != (uint64_t)getpid());
+		CHECK(e->stat.created_ns != 0);
+	}
+	if ((e = found(&s, "killed.srb"))) {
+		CHECK_INT(e->keep, ==, STRACE_RING_KEEP_NONE);
+		CHECK_INT(e->stat.writers_dead, ==, 1);
+		CHECK_INT(e->stat.writers_live, ==, 0);
+	}
+	if ((e = found(&s, "unwritten.srb"))) {
+		CHECK_INT(e->keep, ==, STRACE_RING_KEEP_NONE);
+		CHECK_INT(e->stat.writers_closed + e->stat.writers_dead, ==, 0);
+	}
+	if ((e = found(&s, "read.srb"))) {
+		CHECK_INT(e->keep, ==, STRACE_RING_KEEP_READER);
+		CHECK_INT(e->pids[0], ==, getpid());
+	}
+	if ((e = found(&s, "creator.srb"))) {
+		CHECK_INT(e->keep, ==, STRACE_RING_KEEP_CREATOR);
+		CHECK_INT(e->pids[0], ==, creator);
+	}
+	if ((e = found(&s, "nobody.srb"))) {
+		CHECK_INT(e->kind, ==, STRACE_RING_KIND_RING);
+		CHECK_INT(e->keep, ==,
+			  chowned ? STRACE_RING_KEEP_OWNER : STRACE_RING_KEEP_NONE);
+	}
+	if ((e = found(&s, "notes.txt"))) {
+		CHECK_INT(e->kind, ==, STRACE_RING_KIND_FOREIGN);
+		CHECK_INT(e->keep, ==, STRACE_RING_KEEP_KIND);
+	}
+	if ((e = found(&s, "strace_1_garbage.srb")))
+		CHECK_INT(e->kind, ==, STRACE_RING_KIND_FOREIGN);
+	if ((e = found(&s, "magic-only.srb"))) {
+		CHECK_INT(e->kind, ==, STRACE_RING_KIND_DAMAGED);
+		CHECK_INT(e->err, ==, -STRACE_E_TRUNCATED);
+	}
+	if ((e = found(&s, "version1.srb"))) {
+		CHECK_INT(e->kind, ==, STRACE_RING_KIND_VERSION);
+		CHECK_INT(e->stat.version, ==, 1);
+		CHECK_INT(e->keep, ==, STRACE_RING_KEEP_KIND);
+	}
+	if ((e = found(&s, "damaged.srb"))) {
+		CHECK_INT(e->kind, ==, STRACE_RING_KIND_DAMAGED);
+		CHECK_INT(e->err, ==, -STRACE_E_CORRUPT);
+	}
+	if ((e = found(&s, "forged.srb"))) {
+		CHECK_INT(e->kind, ==, STRACE_RING_KIND_RING);
+		CHECK_INT(e->keep, ==, STRACE_RING_KEEP_NONE);
+		CHECK_INT(e->stat.writers_dead, ==, 1);
+	}
+	if ((e = found(&s, "strace_2_link.srb"))) {
+		CHECK_INT(e->kind, ==, STRACE_RING_KIND_SPECIAL);
+		CHECK(S_ISLNK(e->file_mode));
+	}
+	if ((e = found(&s, "strace_3_fifo.srb"))) {
+		CHECK_INT(e->kind, ==, STRACE_RING_KIND_SPECIAL);
+		CHECK(S_ISFIFO(e->file_mode));
+	}
+	if ((e = found(&s, "subdir.srb")))
+		CHECK_INT(e->kind, ==, STRACE_RING_KIND_SPECIAL);
+
+	/* Remove what is stale: exactly those. */
+	int removed = 0;
+	for (int i = 0; i < s.n; i++) {
+		struct strace_ring_entry re;
+		int rc = strace_ring_remove_stale(F(s.f[i].name), &re);
+		CHECK_INT(rc, >=, 0);
+		CHECK_INT(rc, ==, s.f[i].e.keep == STRACE_RING_KEEP_NONE);
+		if (rc == 1) {
+			removed++;
+			CHECK_U64(re.mem_bytes, ==, s.f[i].e.mem_bytes);
+		} else {
+			CHECK_INT(re.keep, ==, s.f[i].e.keep);
+		}
+		CHECK_INT(exists(F(s.f[i].name)), ==, rc != 1);
+	}
+	CHECK_INT(removed, ==, chowned ? 4 : 5);
+	CHECK(exists(target)); /* a symlink is never followed */
+
+	/* Once its reader and its creator are gone, a ring is stale. */
+	strace_reader_close(rd);
+	strace_ring_close(rdr);
+	struct strace_ring_entry re;
+	CHECK_INT(strace_ring_remove_stale(F("read.srb"), &re), ==, 1);
+	CHECK_INT(strace_ring_remove_stale(F("creator.srb"), &re), ==, 0);
+	CHECK_INT(re.keep, ==, STRACE_RING_KEEP_CREATOR);
+	close(gofd[1]);
+	waitpid(creator, NULL, 0);
+	CHECK_INT(strace_ring_remove_stale(F("creator.srb"), &re), ==, 1);
+	CHECK_INT(strace_ring_remove_stale(F("creator.srb"), &re), ==, -ENOENT);
+	/* A live writer keeps it; closed, it goes. */
+	CHECK_INT(strace_ring_remove_stale(F("live.srb"), &re), ==, 0);
+	CHECK_INT(strace_writer_close(lw), ==, 0);
+	CHECK_INT(strace_ring_remove_stale(F("live.srb"), &re), ==, 0);
+	CHECK_INT(re.keep, ==, STRACE_RING_KEEP_CREATOR); /* we made it */
+	strace_ring_close(live);
+	close(pipefd[0]);
+	CHECK_INT(strace_ring_scan(F("nothere"), collect, &s), ==, -ENOENT);
+	CHECK_INT(strace_ring_scan(F("notes.txt"), collect, &s), ==, -ENOTDIR);
+#undef F
+}
+
+/* A lock word naming a live process: it is attaching, so the ring is not
+ * stale whatever its slots say. */
+TEST(scan_lock_held)
+{
+	char path[300];
+	struct strace_ring_entry e;
+	struct ring_hdr hh;
+	int pipefd[2];
+	char c;
+
+	snprintf(path, sizeof(path), "%s/locked.srb", dir);
+	REQUIRE(child_ring(path, RING_CLOSED) == 0);
+	REQUIRE(pipe(pipefd) == 0);
+	pid_t holder = fork();
+	if (holder == 0) {
+		close(pipefd[1]);
+		if (read(pipefd[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(pipefd[0]);
+	int fd = open(path, O_RDWR);
+	REQUIRE(fd >= 0 && pread(fd, &hh, sizeof(hh), 0) == sizeof(hh));
+	uint64_t word = starttime_of(holder) << LOCK_PID_BITS | (uint64_t)holder;
+	REQUIRE(pwrite(fd, &word, 8, offsetof(struct ring_hdr, lock)) == 8);
+	close(fd);
+	CHECK_INT(strace_ring_inspect(path, &e), ==, 0);
+	CHECK_INT(e.keep, ==, STRACE_RING_KEEP_LOCKED);
+	CHECK_INT(e.pids[0], ==, holder);
+	CHECK_INT(e.stat.lock_pid, ==, holder);
+	close(pipefd[1]);
+	waitpid(holder, NULL, 0);
+	/* the holder died holding it: stale, and removed (the lock is taken
+	 * over, as any waiter takes over a dead holder's) */
+	CHECK_INT(strace_ring_inspect(path, &e), ==, 0);
+	CHECK_INT(e.keep, ==, STRACE_RING_KEEP_NONE);
+	CHECK_INT(strace_ring_remove_stale(path, &e), ==, 1);
+}
+
+/* The default directory and its names; memory against size. */
+TEST(scan_default_dir)
+{
+	char d[300], p[400], buf[512];
+	struct scanned s;
+	struct strace_ring_entry e;
+
+	unsetenv("STRACE_RING");
+	CHECK_INT(strace_ring_default_dir(buf, sizeof(buf)), ==, 8);
+	CHECK_STR(buf, "/dev/shm");
+	CHECK_INT(strace_ring_default_dir(buf, 8), ==, -ENAMETOOLONG);
+	setenv("STRACE_RING", "x.srb", 1);
+	CHECK_INT(strace_ring_default_dir(buf, sizeof(buf)), ==, 1);
+	CHECK_STR(buf, ".");
+
+	snprintf(d, sizeof(d), "%s/default", dir);
+	mkdir(d, 0700);
+	snprintf(p, sizeof(p), "%s/mine.srb", d);
+	setenv("STRACE_RING", p, 1);
+	CHECK_INT(strace_ring_default_dir(buf, sizeof(buf)), ==, (int)strlen(d));
+	CHECK_STR(buf, d);
+#define F(name) in_dir(d, name)
+	static const char *const names[] = {
+		"strace_12_ab.srb", "mine.srb",     "other.srb",
+		"strace_x_ab.srb",  "strace_12.srb", "strace_12_ab.srbx",
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		REQUIRE(child_ring(F(names[i]), RING_CLOSED) == 0);
+	memset(&s, 0, sizeof(s));
+	CHECK_INT(strace_ring_scan(NULL, collect, &s), ==, 2);
+	CHECK_STR(s.f[0].name, "mine.srb");
+	CHECK_STR(s.f[1].name, "strace_12_ab.srb");
+	CHECK_INT(s.f[0].e.default_name, ==, 1);
+	CHECK_INT(s.f[1].e.default_name, ==, 1);
+	/* Given explicitly, the same directory lists every file, and says
+	 * which the default scan would see. */
+	memset(&s, 0, sizeof(s));
+	CHECK_INT(strace_ring_scan(d, collect, &s), ==, 6);
+	for (int i = 0; i < s.n; i++)
+		CHECK_INT(s.f[i].e.default_name, ==,
+			  !strcmp(s.f[i].name, "mine.srb") ||
+				  !strcmp(s.f[i].name, "strace_12_ab.srb"));
+	CHECK_INT(strace_ring_inspect(F("strace_12_ab.srb"), &e), ==, 0);
+	CHECK_INT(e.default_name, ==, 1);
+	CHECK_STR(e.name, "strace_12_ab.srb");
+	CHECK_INT(strace_ring_inspect(F("other.srb"), &e), ==, 0);
+	CHECK_INT(e.default_name, ==, 0);
+	CHECK_INT(strace_ring_inspect(F("missing.srb"), &e), ==, -ENOENT);
+	unsetenv("STRACE_RING");
+	CHECK_INT(strace_ring_inspect(F("strace_12_ab.srb"), &e), ==, 0);
+	CHECK_INT(e.default_name, ==, 0); /* not in /dev/shm */
+#undef F
+
+	/* In /dev/shm (memory): a sparse ring holds less than its size. */
+	char shm[128];
+	snprintf(shm, sizeof(shm), "/dev/shm/test_ring_scan_%d.srb",
+		 (int)getpid());
+	struct strace_ring_opts o = {sizeof(o), 1 << 16, 4096,
+				     STRACE_RING_LOSSLESS, 1};
+	struct strace_ring *r;
+	unlink(shm);
+	if (strace_ring_create(shm, &o, &r) == 0) {
+		CHECK_INT(strace_ring_inspect(shm, &e), ==, 0);
+		CHECK_INT(e.in_memory, ==, 1);
+		CHECK_U64(e.size, >=, (1u << 16) * 32);
+		CHECK_U64(e.mem_bytes, <, e.size / 8);
+		CHECK_U64(e.mem_bytes, >=, 4096);
+		CHECK_INT(e.keep, ==, STRACE_RING_KEEP_CREATOR);
+		strace_ring_close(r);
+		unlink(shm);
+	}
+}
+
+/*
+ * The race: a process that opened a ring before it was removed must not
+ * register a writer in the unlinked file, and a writer that registered
+ * before keeps its ring.
+ */
+TEST(remove_stale_race)
+{
+	char path[300];
+	struct strace_ring *r;
+	struct strace_writer *w;
+	struct strace_reader *rd;
+	struct strace_ring_entry e;
+
+	snprintf(path, sizeof(path), "%s/race.srb", dir);
+	/* opened before the removal, writer after: refused */
+	REQUIRE(child_ring(path, RING_CLOSED) == 0);
+	REQUIRE(strace_ring_open(path, &r) == 0);
+	CHECK_INT(strace_ring_remove_stale(path, &e), ==, 1);
+	CHECK(!exists(path));
+	CHECK_INT(strace_writer_open(r, &w), ==, -STRACE_E_CLOSED);
+	/* a reader still reads what the mapping holds, to the end */
+	REQUIRE(strace_reader_open(r, 0, &rd) == 0);
+	struct seqcheck sc = {0};
+	CHECK_INT(drain(rd, 2000, check_seq, &sc, NULL), ==, STRACE_READER_END);
+	CHECK_U64(sc.count, ==, 10);
+	strace_reader_close(rd);
+	strace_ring_close(r);
+
+	/* writer registered before: kept */
+	REQUIRE(child_ring(path, RING_CLOSED) == 0);
+	REQUIRE(strace_ring_open(path, &r) == 0);
+	REQUIRE(strace_writer_open(r, &w) == 0);
+	CHECK_INT(strace_ring_remove_stale(path, &e), ==, 0);
+	CHECK_INT(e.keep, ==, STRACE_RING_KEEP_WRITER);
+	CHECK(exists(path));
+	strace_writer_close(w);
+	strace_ring_close(r);
+	CHECK_INT(strace_ring_remove_stale(path, &e), ==, 1);
+}
+
+/* An unlink that fails leaves the ring usable: not marked removed. */
+TEST(remove_stale_unlink_fails)
+{
+	char d[300], path[400];
+	struct strace_ring *r;
+	struct strace_writer *w;
+	struct strace_ring_entry e;
+	int flags, fd;
+
+	snprintf(d, sizeof(d), "%s/immutable", dir);
+	snprintf(path, sizeof(path), "%s/stale.srb", d);
+	mkdir(d, 0700);
+	REQUIRE(child_ring(path, RING_CLOSED) == 0);
+	fd = open(d, O_RDONLY | O_DIRECTORY);
+	REQUIRE(fd >= 0);
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0 ||
+	    (flags |= FS_IMMUTABLE_FL, ioctl(fd, FS_IOC_SETFLAGS, &flags) < 0)) {
+		close(fd);
+		SKIP("cannot make a directory immutable here");
+	}
+	CHECK_INT(strace_ring_remove_stale(path, &e), ==, -EPERM);
+	flags &= ~FS_IMMUTABLE_FL;
+	CHECK_INT(ioctl(fd, FS_IOC_SETFLAGS, &flags), ==, 0);
+	close(fd);
+	CHECK(exists(path));
+	REQUIRE(strace_ring_open(path, &r) == 0);
+	CHECK_INT(strace_writer_open(r, &w), ==, 0);
+	strace_writer_close(w);
+	strace_ring_close(r);
+	CHECK_INT(strace_ring_remove_stale(path, &e), ==, 1);
+}
+
+struct race {
+	const char *path;
+	atomic_int go;
+	int refused, registered, lost_file;
+};
+
+static void *race_writer(void *arg)
+{
+	struct race *x = arg;
+	struct strace_ring *r;
+	struct strace_writer *w;
+
+	while (!atomic_load(&x->go))
+		;
+	if (strace_ring_open(x->path, &r) < 0)
+		return NULL; /* removed before it could open it */
+	int rc = strace_writer_open(r, &w);
+	if (rc == 0) {
+		x->registered = 1;
+		/* registered: nobody may remove the file now */
+		x->lost_file = !exists(x->path);
+		strace_writer_close(w);
+	} else {
+		x->refused = rc == -STRACE_E_CLOSED;
+	}
+	strace_ring_close(r);
+	return NULL;
+}
+
+/*
+ * Threads: a writer attaching while the ring is removed. Either it
+ * registered first, and the file stays while it is registered, or it is
+ * refused (-STRACE_E_CLOSED): never does it write into a removed file.
+ */
+TEST(remove_stale_race_threads)
+{
+	char path[300];
+	int removed = 0, refused = 0, registered = 0;
+
+	snprintf(path, sizeof(path), "%s/race2.srb", dir);
+	for (int i = 0; i < 40; i++) {
+		struct race x = {path, 0, 0, 0, 0};
+		struct strace_ring_entry e;
+		pthread_t t;
+		REQUIRE(child_ring(path, RING_CLOSED) == 0);
+		REQUIRE(pthread_create(&t, NULL, race_writer, &x) == 0);
+		usleep((useconds_t)(i % 8) * 50); /* let it spin, or not */
+		atomic_store(&x.go, 1);
+		for (int k = 0; k < (i % 4) * 20000; k++)
+			atomic_load(&x.go); /* and start it ahead of us */
+		int rc = strace_ring_remove_stale(path, &e);
+		pthread_join(t, NULL);
+		CHECK_INT(rc, >=, 0);
+		CHECK_INT(x.lost_file, ==, 0);
+		if (rc == 0)
+			CHECK(exists(path) && x.registered);
+		removed += rc == 1;
+		refused += x.refused;
+		registered += x.registered;
+		unlink(path);
+	}
+	fprintf(stderr, "  %d removed, %d writers refused, %d registered\n",
+		removed, refused, registered);
 }
 
 static void setup(void) __attribute__((constructor));
