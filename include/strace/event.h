@@ -236,8 +236,9 @@ const char *strace_family_name(unsigned family);
  * ("call,ret*"); a pattern starting with '-' removes its matches
  * ("-block"). A list that starts with an exclusion starts from all types.
  * A pattern that matches no type is an error so typos do not go unnoticed.
- * Returns 0, or -EINVAL with *bad pointing at the offending pattern (inside
- * the caller's string, length in *bad_len).
+ * Returns 0.
+ * Returns -EINVAL if a pattern matches no type; *bad then points at it
+ * (inside the caller's string, length in *bad_len).
  */
 struct strace_typeset {
 	uint64_t bits[STRACE_EV_MAX / 64];

@@ -58,7 +58,8 @@ struct strace_names;
 /*
  * strace_names_new() - empty names for ring (read nothing yet). The ring
  * must stay open while the names are used.
- * Returns 0 and *out, or -ENOMEM.
+ * Returns 0 and *out.
+ * Returns -ENOMEM if memory runs out.
  */
 int strace_names_new(const struct strace_ring *ring, struct strace_names **out);
 
@@ -69,9 +70,10 @@ void strace_names_free(struct strace_names *n);
  * strace_names_update() - read the string-table entries added since the
  * last call (a reader calls it before each batch; it costs a load when
  * nothing was added).
- * Returns the number of entries added (0 if none), -ENOMEM, or
- * -STRACE_E_CORRUPT if the table holds a damaged entry: the entries
- * before it stay usable, and later calls return 0.
+ * Returns the number of entries added (0 if none).
+ * Returns -ENOMEM if memory runs out.
+ * Returns -STRACE_E_CORRUPT if the table holds a damaged entry: the
+ * entries before it stay usable, and later calls return 0.
  */
 int strace_names_update(struct strace_names *n);
 

@@ -74,7 +74,8 @@ struct strace_ring;
 /*
  * strace_ring_default_path() - $STRACE_RING if set, else
  * /dev/shm/strace_<pid>_<random>.srb. Writes at most len bytes to buf.
- * Returns the length, or -ENAMETOOLONG.
+ * Returns the length.
+ * Returns -ENAMETOOLONG if the path does not fit in len bytes.
  */
 int strace_ring_default_path(char *buf, size_t len);
 
@@ -83,8 +84,12 @@ int strace_ring_default_path(char *buf, size_t len);
  * path) and map it. The file is created with O_EXCL|O_NOFOLLOW, mode 0600;
  * an existing file or symlink at path is refused with -EEXIST/-ELOOP.
  * opts may be NULL for defaults. Pages are faulted in unless no_populate.
- * Returns 0 and *out, -STRACE_E_BADARG for a capacity that is not a power
- * of two, or -errno.
+ * Returns 0 and *out.
+ * Returns -STRACE_E_BADARG if the capacity is not a power of two of at
+ * least STRACE_RING_MIN_CAPACITY, or opts break the rule of strace/opts.h.
+ * Returns -EEXIST if a file is at path; -ELOOP if path is a symbolic link.
+ * Returns -errno if the file cannot be created, sized or mapped (-ENOENT
+ * for a missing directory, -EACCES, -ENOSPC ...).
  */
 int strace_ring_create(const char *path, const struct strace_ring_opts *opts,
 		       struct strace_ring **out);
@@ -92,9 +97,14 @@ int strace_ring_create(const char *path, const struct strace_ring_opts *opts,
 /*
  * strace_ring_open() - map an existing ring file to read or write it.
  * Every header field is checked against the file size before use.
- * Returns 0 and *out, -STRACE_E_MAGIC, -STRACE_E_VERSION,
- * -STRACE_E_TRUNCATED, -STRACE_E_CORRUPT, -STRACE_E_FOREIGN (not a regular
- * file), or -errno.
+ * Returns 0 and *out.
+ * Returns -STRACE_E_MAGIC if the file is not a ring.
+ * Returns -STRACE_E_VERSION if it is a ring of another format version.
+ * Returns -STRACE_E_TRUNCATED if it is shorter than its header says.
+ * Returns -STRACE_E_CORRUPT if a header field is out of range.
+ * Returns -STRACE_E_FOREIGN if path is not a regular file.
+ * Returns -errno if it cannot be opened or mapped (-ENOENT, -EACCES,
+ * -ELOOP for a symbolic link ...).
  */
 int strace_ring_open(const char *path, struct strace_ring **out);
 
@@ -133,7 +143,8 @@ struct strace_reader_info {
 	uint64_t lost;
 };
 
-/* strace_ring_reader_info() - fill up to max entries; returns the count. */
+/* strace_ring_reader_info() - fill up to max entries.
+ * Returns the number of entries filled. */
 int strace_ring_reader_info(struct strace_ring *ring,
 			    struct strace_reader_info *info, int max);
 
@@ -211,7 +222,9 @@ struct strace_ring_entry {
 /*
  * strace_ring_default_dir() - where rings made without a path go: the
  * directory of $STRACE_RING if set, else /dev/shm. Writes at most len
- * bytes to buf. Returns the length, or -ENAMETOOLONG.
+ * bytes to buf.
+ * Returns the length.
+ * Returns -ENAMETOOLONG if the directory does not fit in len bytes.
  */
 int strace_ring_default_dir(char *buf, size_t len);
 
@@ -224,8 +237,11 @@ int strace_ring_default_dir(char *buf, size_t len);
  * negative value to stop the scan, which then returns that value. The
  * entry and its strings are valid until fn returns. Nothing is changed
  * on disk, and no ring's lock is taken.
- * Returns the number of entries passed to fn, -ENOMEM, or the -errno of
- * opening or reading dir (-ENOENT, -ENOTDIR, -EACCES).
+ * Returns the number of entries passed to fn.
+ * Returns fn's negative value if fn stopped the scan.
+ * Returns -ENOMEM if memory runs out.
+ * Returns -errno if dir cannot be opened or read (-ENOENT, -ENOTDIR,
+ * -EACCES).
  */
 int strace_ring_scan(const char *dir,
 		     int (*fn)(void *arg, const struct strace_ring_entry *e),
@@ -235,8 +251,8 @@ int strace_ring_scan(const char *dir,
  * strace_ring_inspect() - the scan's entry for one file (e->path is
  * path, e->name points into it). Use it for a ring of your own, e.g. to
  * say how much memory it holds.
- * Returns 0 (the file's kind, whatever it is, is in *e), or -errno of
- * lstat() (-ENOENT, ...).
+ * Returns 0 (the file's kind, whatever it is, is in *e).
+ * Returns -errno if path cannot be looked at (lstat: -ENOENT, ...).
  */
 int strace_ring_inspect(const char *path, struct strace_ring_entry *e);
 
@@ -248,11 +264,14 @@ int strace_ring_inspect(const char *path, struct strace_ring_entry *e);
  * attaches meanwhile either registered before (the ring is kept) or has
  * strace_writer_open() fail with -STRACE_E_CLOSED; never does it write
  * into a file nobody can find (docs/design.md, "Stale rings").
- * Returns 1 when removed, 0 when kept (e->keep says why), -ENOENT (the
- * file went away meanwhile), -EAGAIN (it was replaced or changed while
- * being judged: scan again), -STRACE_E_BUSY (a live process kept the
- * ring's lock for seconds), or the -errno of opening it read-write or of
- * unlink() (-EACCES, -EPERM: the directory does not let us, -EROFS).
+ * Returns 1 when removed, 0 when kept (e->keep says why).
+ * Returns -ENOENT if the file went away meanwhile.
+ * Returns -EAGAIN if it was replaced or changed while being judged (scan
+ * again).
+ * Returns -STRACE_E_BUSY if a live process kept the ring's lock for
+ * seconds.
+ * Returns -errno if it cannot be opened read-write or unlinked (-EACCES,
+ * -EPERM: the directory does not let us; -EROFS).
  */
 int strace_ring_remove_stale(const char *path, struct strace_ring_entry *e);
 
@@ -275,7 +294,8 @@ struct strace_string {
 /*
  * strace_ring_add_string() - append an entry; *off receives its offset,
  * to be stored in a definition event. Safe from many writers at once.
- * Returns 0, or -STRACE_E_FULL when the table has no room.
+ * Returns 0.
+ * Returns -STRACE_E_FULL if the table has no room for the entry.
  */
 int strace_ring_add_string(struct strace_ring *ring, unsigned kind,
 			   uint64_t key, uint64_t aux, const char *str,
@@ -283,16 +303,17 @@ int strace_ring_add_string(struct strace_ring *ring, unsigned kind,
 
 /*
  * strace_ring_string() - the entry at off (from a definition event).
- * Returns 0, or -STRACE_E_CORRUPT for an offset that is not a complete
- * entry inside the table (a reader must not trust offsets in events).
+ * Returns 0.
+ * Returns -STRACE_E_CORRUPT if off is not a complete entry inside the
+ * table (a reader must not trust offsets in events).
  */
 int strace_ring_string(const struct strace_ring *ring, uint64_t off,
 		       struct strace_string *out);
 
 /*
  * strace_ring_string_next() - iterate entries: start with *off = 0.
- * Returns 1 and the entry, 0 at the end of what is complete, or
- * -STRACE_E_CORRUPT.
+ * Returns 1 and the entry, 0 at the end of what is complete.
+ * Returns -STRACE_E_CORRUPT if the entry at *off is damaged.
  */
 int strace_ring_string_next(const struct strace_ring *ring, uint64_t *off,
 			    struct strace_string *out);
@@ -302,7 +323,9 @@ int strace_ring_string_next(const struct strace_ring *ring, uint64_t *off,
  * appends the bytes of src's table that dst does not have yet, so that
  * string offsets in events copied from src stay valid in dst. dst must
  * have been filled only by this function. Used to save what a reader read.
- * Returns 0, or -STRACE_E_FULL if dst's table is smaller.
+ * Returns 0.
+ * Returns -STRACE_E_FULL if dst's table is too small.
+ * Returns -STRACE_E_CORRUPT if src's table is damaged.
  */
 int strace_ring_sync_strings(struct strace_ring *dst,
 			     const struct strace_ring *src);
@@ -323,9 +346,14 @@ struct strace_writer;
 
 /*
  * strace_writer_open() - register a writer. Its batches are at most half
- * the ring's capacity. Returns 0, -STRACE_E_FULL, -STRACE_E_BUSY (see
- * strace_reader_open), -STRACE_E_CLOSED (the file was removed as stale
- * since it was opened: strace_ring_remove_stale).
+ * the ring's capacity.
+ * Returns 0 and *out.
+ * Returns -STRACE_E_FULL if every writer slot is taken.
+ * Returns -STRACE_E_BUSY if another live process holds the ring's lock
+ * for seconds (see strace_reader_open).
+ * Returns -STRACE_E_CLOSED if the file was removed as stale since it was
+ * opened (strace_ring_remove_stale).
+ * Returns -ENOMEM if memory runs out.
  */
 int strace_writer_open(struct strace_ring *ring, struct strace_writer **out);
 
@@ -359,8 +387,13 @@ void strace_ring_set_wait_notice(struct strace_ring *ring,
 
 /*
  * strace_writer_flush() - publish the buffered events. In lossless mode it
- * waits while the ring is full. Returns 0, -STRACE_E_STOPPED, or
- * -STRACE_E_CLOSED.
+ * waits while the ring is full.
+ * Returns 0.
+ * Returns -STRACE_E_STOPPED if the stop callback ended a wait (the batch
+ * stays buffered).
+ * Returns -STRACE_E_CLOSED if the ring no longer accepts events.
+ * Returns -ENOSPC, -EDQUOT or -EFBIG if an archive could not grow (the
+ * batch is lost, and a lost event says so).
  */
 int strace_writer_flush(struct strace_writer *w);
 
@@ -369,7 +402,7 @@ int strace_writer_flush(struct strace_writer *w);
  * every writer that opened has closed, readers see a clean end of stream:
  * a producer that opens writers one after another keeps one open across
  * the gaps, or a reader may end there.
- * Returns the result of the final flush.
+ * Returns 0, or strace_writer_flush()'s error of the final flush.
  */
 int strace_writer_close(struct strace_writer *w);
 
@@ -386,7 +419,8 @@ static inline struct strace_event *strace_writer_slot(struct strace_writer *w)
 	return b->pos++;
 }
 
-/* strace_writer_emit() - append one event; returns 0 or a flush error. */
+/* strace_writer_emit() - append one event.
+ * Returns 0, or strace_writer_flush()'s error when the batch was full. */
 static inline int strace_writer_emit(struct strace_writer *w, uint16_t type,
 				     uint16_t flags, uint32_t tid,
 				     uint64_t time, uint64_t a, uint64_t b)
@@ -425,8 +459,9 @@ struct strace_definition {
  * strace_writer_define() - write definition d through w. With types (NULL:
  * every type), a type it leaves out gets its name in the string table but
  * no event: readers still name what it defines.
- * Returns 0, -STRACE_E_FULL if the string table has no room, or the
- * writer's flush error (strace_writer_flush).
+ * Returns 0.
+ * Returns -STRACE_E_FULL if the string table has no room.
+ * Returns strace_writer_flush()'s errors.
  */
 int strace_writer_define(struct strace_writer *w,
 			 const struct strace_definition *d,
@@ -439,7 +474,9 @@ int strace_writer_define(struct strace_writer *w,
  */
 struct strace_symset;
 
-/* strace_symset_new() - an empty set. Returns 0 and *out, or -ENOMEM. */
+/* strace_symset_new() - an empty set.
+ * Returns 0 and *out.
+ * Returns -ENOMEM if memory runs out. */
 int strace_symset_new(struct strace_symset **out);
 
 /* strace_symset_free() - free the set (NULL is fine). */
@@ -450,8 +487,9 @@ void strace_symset_free(struct strace_symset *s);
  * [start, start + size) named name, unless set (may be NULL) says it was
  * defined already; tid and time are the event's (the first event that
  * refers to it).
- * Returns 1 if it was written now, 0 if it was defined before,
- * -ENOMEM, or strace_writer_define()'s errors.
+ * Returns 1 if it was written now, 0 if it was defined before.
+ * Returns -ENOMEM if memory runs out.
+ * Returns strace_writer_define()'s errors.
  */
 int strace_writer_define_symbol(struct strace_writer *w,
 				struct strace_symset *set,
@@ -466,10 +504,13 @@ struct strace_reader;
 /*
  * strace_reader_open() - attach a reader. It starts at the oldest event
  * still in the ring (every event, in lossless and archive modes), or at
- * the newest when from_end is set. Returns 0, -STRACE_E_FULL (no free
- * reader slot), -STRACE_E_BUSY (another live process has held the ring's
- * lock for seconds: stopped, or a damaged file; strace_ring_stat() gives
- * its pid).
+ * the newest when from_end is set.
+ * Returns 0 and *out.
+ * Returns -STRACE_E_FULL if every reader slot is taken.
+ * Returns -STRACE_E_BUSY if another live process has held the ring's lock
+ * for seconds (stopped, or a damaged file; strace_ring_stat() gives its
+ * pid).
+ * Returns -ENOMEM if memory runs out.
  */
 int strace_reader_open(struct strace_ring *ring, int from_end,
 		       struct strace_reader **out);
@@ -488,16 +529,16 @@ struct strace_batch {
  * strace_reader_next() - the next committed events, at most max (0: no
  * limit), contiguous in memory. Waits up to timeout_ms (-1: forever, 0:
  * not at all) when there is nothing to read.
- * Returns the number of events (> 0), or 0 when there is none (then
- * b->lost may still report a loss; strace_reader_status() tells whether
- * the stream has ended).
- *
  * The events stay valid until strace_reader_release(); in flight-recorder
  * mode a writer may overwrite them meanwhile, which release reports (see
  * strace_batch_copy). The pointer stays inside this process's mappings
  * until strace_ring_close(), even when an archive grows.
- * Returns -STRACE_E_CORRUPT or -STRACE_E_TRUNCATED for an archive whose
+ * Returns the number of events (> 0), or 0 when there is none (then
+ * b->lost may still report a loss; strace_reader_status() tells whether
+ * the stream has ended).
+ * Returns -STRACE_E_CORRUPT or -STRACE_E_TRUNCATED if an archive's
  * header claims events its file does not hold.
+ * Returns -errno if an archive that grew cannot be mapped further.
  */
 long strace_reader_next(struct strace_reader *r, struct strace_batch *b,
 			size_t max, int timeout_ms);
@@ -546,7 +587,8 @@ uint64_t strace_reader_lost(const struct strace_reader *r);
 struct strace_ring *strace_reader_ring(const struct strace_reader *r);
 
 /* strace_ring_wait_readers() - wait until n readers are attached.
- * Returns 0, or -ETIMEDOUT after timeout_ms (-1: forever). */
+ * Returns 0.
+ * Returns -ETIMEDOUT if they did not within timeout_ms (-1: forever). */
 int strace_ring_wait_readers(struct strace_ring *ring, int n, int timeout_ms);
 
 #ifdef __cplusplus
