@@ -50,6 +50,10 @@ struct view {
 	/* report */
 	struct row *rows;
 	size_t nrows, rcap;
+	uint32_t *map; /* key -> index + 1 in rows */
+	size_t mapcap;
+	uint32_t *byid; /* functions: names id -> index + 1 in rows */
+	size_t bycap;
 	/* folded */
 	struct path *paths;
 	size_t npaths, pcap;
@@ -273,64 +277,90 @@ static uint64_t row_key(struct view *v, const struct strace_frame *f)
 	return label_id(f);
 }
 
-/* The row of key, made from f when new (open addressing over rows[],
- * which the map indexes). */
-static struct row *row_of(struct view *v, uint64_t key,
-			  const struct strace_frame *f)
+/* The index of key's row, made from f when new: rows[] only grows, so
+ * an index stays good; map[] finds it by key (open addressing, at most
+ * half full). Returns -1 when out of memory. */
+static long row_of(struct view *v, uint64_t key, const struct strace_frame *f)
 {
-	/* a linear probe over a power-of-two table kept at most half full */
-	if (2 * (v->nrows + 1) > v->rcap) {
-		size_t cap = v->rcap ? 2 * v->rcap : 1024;
-		struct row *n = calloc(cap, sizeof(*n));
-		if (!n) {
-			v->err = -ENOMEM;
-			return NULL;
-		}
-		for (size_t i = 0; i < v->rcap; i++) {
-			if (!v->rows[i].calls && !v->rows[i].active)
-				continue;
-			size_t j = (size_t)(v->rows[i].key *
-					    0x9e3779b97f4a7c15ull >> 32) &
-				   (cap - 1);
-			while (n[j].calls || n[j].active)
+	size_t j;
+
+	/* functions by their dense names id: an array, no probing */
+	if (key < v->bycap && v->byid[key])
+		return v->byid[key] - 1;
+	if (v->o.by == VIEW_BY_FUNCTION && key < (1u << 24) &&
+	    key >= v->bycap) {
+		size_t cap = v->bycap ? v->bycap : 1024;
+		while (cap <= key)
+			cap *= 2;
+		uint32_t *b = realloc(v->byid, cap * sizeof(*b));
+		if (!b)
+			goto nomem;
+		memset(b + v->bycap, 0, (cap - v->bycap) * sizeof(*b));
+		v->byid = b;
+		v->bycap = cap;
+	}
+
+	if (2 * (v->nrows + 1) > v->mapcap) {
+		size_t cap = v->mapcap ? 2 * v->mapcap : 1024;
+		uint32_t *m = calloc(cap, sizeof(*m));
+		if (!m)
+			goto nomem;
+		for (size_t i = 0; i < v->nrows; i++) {
+			j = (size_t)(v->rows[i].key * 0x9e3779b97f4a7c15ull >>
+				     32) &
+			    (cap - 1);
+			while (m[j])
 				j = (j + 1) & (cap - 1);
-			n[j] = v->rows[i];
+			m[j] = (uint32_t)i + 1;
 		}
-		free(v->rows);
+		free(v->map);
+		v->map = m;
+		v->mapcap = cap;
+	}
+	j = (size_t)(key * 0x9e3779b97f4a7c15ull >> 32) & (v->mapcap - 1);
+	while (v->map[j]) {
+		if (v->rows[v->map[j] - 1].key == key)
+			return v->map[j] - 1;
+		j = (j + 1) & (v->mapcap - 1);
+	}
+	if (v->nrows == v->rcap) {
+		size_t cap = v->rcap ? 2 * v->rcap : 512;
+		struct row *n = realloc(v->rows, cap * sizeof(*n));
+		if (!n)
+			goto nomem;
 		v->rows = n;
 		v->rcap = cap;
 	}
-	size_t j = (size_t)(key * 0x9e3779b97f4a7c15ull >> 32) & (v->rcap - 1);
-	while (v->rows[j].calls || v->rows[j].active) {
-		if (v->rows[j].key == key)
-			return &v->rows[j];
-		j = (j + 1) & (v->rcap - 1);
-	}
-	struct row *r = &v->rows[j];
+	struct row *r = &v->rows[v->nrows];
 	memset(r, 0, sizeof(*r));
 	r->key = key;
 	r->fn = f->fn;
 	r->addr = f->addr;
 	r->kind = f->kind;
 	r->tid = f->tid;
-	v->nrows++;
-	return r;
+	v->map[j] = (uint32_t)v->nrows + 1;
+	if (v->o.by == VIEW_BY_FUNCTION && key < v->bycap)
+		v->byid[key] = (uint32_t)v->nrows + 1;
+	return (long)v->nrows++;
+nomem:
+	v->err = -ENOMEM;
+	return -1;
 }
 
 static void report_enter(void *arg, const struct strace_frame *f)
 {
 	struct view *v = arg;
 	struct strace_frame *m = (struct strace_frame *)(uintptr_t)f;
-	struct row *r;
 	uint32_t rd;
+	long i;
 
 	if (!kept(v, f, &rd))
 		return;
-	r = row_of(v, row_key(v, f), f);
-	if (!r)
+	i = row_of(v, row_key(v, f), f);
+	if (i < 0)
 		return;
-	r->active++;
-	m->user[1] = KEPT;
+	v->rows[i].active++;
+	m->user[1] = (uint64_t)i + 1;
 }
 
 static void report_leave(void *arg, const struct strace_frame *f)
@@ -341,11 +371,9 @@ static void report_leave(void *arg, const struct strace_frame *f)
 
 	if (f->depth)
 		((struct strace_frame *)(uintptr_t)f)[-1].user[0] += dur;
-	if (!(f->user[1] & KEPT))
+	if (!f->user[1])
 		return;
-	r = row_of(v, row_key(v, f), f);
-	if (!r)
-		return;
+	r = &v->rows[f->user[1] - 1];
 	r->calls++;
 	r->self += dur > f->user[0] ? dur - f->user[0] : 0;
 	if (dur > r->max)
@@ -378,7 +406,7 @@ static int report_print(struct view *v)
 	size_t n = 0;
 	static const char *const first[] = {"Function", "Thread", "DSO"};
 
-	for (size_t i = 0; i < v->rcap; i++)
+	for (size_t i = 0; i < v->nrows; i++)
 		if (v->rows[i].calls)
 			v->rows[n++] = v->rows[i];
 	view_sort_key = v->o.sort;
@@ -646,6 +674,8 @@ void view_free(struct view *v)
 		return;
 	strace_stack_free(v->stack);
 	free(v->rows);
+	free(v->map);
+	free(v->byid);
 	free(v->paths);
 	free(v->pool);
 	free(v->ids);

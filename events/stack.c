@@ -34,6 +34,7 @@ struct handler {
 struct thr {
 	uint32_t tid;
 	int started; /* a flow event was seen: no more seeds */
+	int syscalls; /* [syscall] frames open */
 	struct strace_frame *v;
 	uint32_t n, cap;
 	uint64_t extra; /* frames entered beyond max_depth, still open */
@@ -111,25 +112,39 @@ void strace_stack_free(struct strace_stack *s)
 
 /* --- names ------------------------------------------------------------- */
 
-static const struct strace_name *sym(struct strace_stack *s, uint64_t addr)
+/* The symbol cache matches the names (checked once per feed: names only
+ * grow between batches). */
+static void sym_sync(struct strace_stack *s)
 {
-	struct symcache *c;
 	uint64_t gen;
 
 	if (!s->names)
-		return NULL;
+		return;
 	gen = strace_names_generation(s->names);
 	if (gen != s->sc_gen) {
 		memset(s->sc, 0, (1u << SYMCACHE_BITS) * sizeof(*s->sc));
 		s->sc_gen = gen;
 	}
-	c = &s->sc[(addr * 0x9e3779b97f4a7c15ull) >> (64 - SYMCACHE_BITS)];
-	if (c->valid && c->addr == addr)
-		return c->fn;
+}
+
+static __attribute__((noinline)) const struct strace_name *
+sym_slow(struct strace_stack *s, struct symcache *c, uint64_t addr)
+{
 	c->addr = addr;
-	c->fn = strace_names_symbol(s->names, addr);
+	c->fn = s->names ? strace_names_symbol(s->names, addr) : NULL;
 	c->valid = 1;
 	return c->fn;
+}
+
+static inline const struct strace_name *sym(struct strace_stack *s,
+					    uint64_t addr)
+{
+	struct symcache *c =
+		&s->sc[(addr * 0x9e3779b97f4a7c15ull) >> (64 - SYMCACHE_BITS)];
+
+	if (__builtin_expect(c->valid && c->addr == addr, 1))
+		return c->fn;
+	return sym_slow(s, c, addr);
 }
 
 /* whether f's function covers addr */
@@ -209,9 +224,10 @@ static void enter_cb(struct strace_stack *s, const struct strace_frame *f)
 
 /* Room for one more frame at the top (or at the bottom): NULL when the
  * thread is at max_depth (the frame is then counted in t->extra). */
-static struct strace_frame *grow(struct strace_stack *s, struct thr *t)
+static __attribute__((noinline)) struct strace_frame *
+grow_slow(struct strace_stack *s, struct thr *t)
 {
-	if (t->n == t->cap) {
+	{
 		uint32_t cap = t->cap ? 2 * t->cap : 32;
 		struct strace_frame *v;
 		if (cap > s->max_depth)
@@ -229,7 +245,14 @@ static struct strace_frame *grow(struct strace_stack *s, struct thr *t)
 	return &t->v[t->n];
 }
 
-static void push(struct strace_stack *s, struct thr *t, uint16_t kind,
+static inline struct strace_frame *grow(struct strace_stack *s, struct thr *t)
+{
+	if (__builtin_expect(t->n < t->cap, 1))
+		return &t->v[t->n];
+	return grow_slow(s, t);
+}
+
+static inline void push(struct strace_stack *s, struct thr *t, uint16_t kind,
 		 uint16_t flags, uint64_t addr, uint64_t call_site,
 		 uint64_t time)
 {
@@ -255,6 +278,7 @@ static void push(struct strace_stack *s, struct thr *t, uint16_t kind,
 	f->flags = flags;
 	f->handlers = 0;
 	f->user[0] = f->user[1] = 0;
+	t->syscalls += kind == STRACE_FRAME_SYSCALL;
 	t->n++;
 	if (t->n > s->st.max_depth)
 		s->st.max_depth = t->n;
@@ -274,6 +298,7 @@ static void pop(struct strace_stack *s, struct thr *t, uint64_t time,
 	if (!t->n)
 		return;
 	f = &t->v[--t->n];
+	t->syscalls -= f->kind == STRACE_FRAME_SYSCALL;
 	/* its OCaml handlers go with it */
 	while (t->nh && t->h[t->nh - 1].frame >= t->n)
 		t->nh--;
@@ -340,9 +365,11 @@ static long frame_covering(const struct thr *t, uint64_t addr)
 }
 
 /* The syscall on top returned: any flow event of the thread says so. */
-static void end_syscall(struct strace_stack *s, struct thr *t, uint64_t time)
+static inline void end_syscall(struct strace_stack *s, struct thr *t,
+			       uint64_t time)
 {
-	if (!t->extra && t->n && t->v[t->n - 1].kind == STRACE_FRAME_SYSCALL)
+	if (__builtin_expect(t->syscalls, 0) && !t->extra && t->n &&
+	    t->v[t->n - 1].kind == STRACE_FRAME_SYSCALL)
 		pop(s, t, time, 0);
 }
 
@@ -578,7 +605,7 @@ static void on_exc(struct strace_stack *s, struct thr *t,
 	}
 }
 
-static void event(struct strace_stack *s, const struct strace_event *e)
+static inline void event(struct strace_stack *s, const struct strace_event *e)
 {
 	struct thr *t;
 	unsigned type = e->type;
@@ -677,6 +704,7 @@ static void event(struct strace_stack *s, const struct strace_event *e)
 int strace_stack_feed(struct strace_stack *s, const struct strace_event *ev,
 		      size_t n)
 {
+	sym_sync(s);
 	for (size_t i = 0; i < n; i++)
 		event(s, &ev[i]);
 	s->st.events += n;
