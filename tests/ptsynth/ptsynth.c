@@ -1672,8 +1672,45 @@ static void on_strace(char *line)
 }
 
 static struct gbuf sline; /* strace text being assembled */
+static struct gbuf sheld; /* a record waiting for its " = ret" meanwhile */
+
+/* "PID name(": the start of a strace record. */
+static bool starts_record(const char *s, size_t n)
+{
+	size_t i = 0, k;
+
+	while (i < n && s[i] >= '0' && s[i] <= '9')
+		i++;
+	if (i == 0 || i == n || s[i++] != ' ')
+		return false;
+	for (k = i; k < n && ((s[k] >= 'a' && s[k] <= 'z') || s[k] == '_' ||
+			      (s[k] >= '0' && s[k] <= '9'));
+	     k++)
+		;
+	return k > i && k < n && s[k] == '(';
+}
+
 static void strace_text(const char *s, size_t n, bool eol)
 {
+	/*
+	 * QEMU prints a syscall's "PID name(args)" and its " = ret" apart:
+	 * another thread's whole record can come between (a clone's result
+	 * after the new thread's first syscalls). The waiting record is held
+	 * until a " = " comes with no other record open.
+	 */
+	if (sline.n && starts_record(s, n)) {
+		struct gbuf tmp = sheld;
+
+		sheld = sline;
+		sline = tmp;
+		sline.n = 0;
+	} else if (!sline.n && sheld.n && n >= 3 && !memcmp(s, " = ", 3)) {
+		struct gbuf tmp = sline;
+
+		sline = sheld;
+		sheld = tmp;
+		sheld.n = 0;
+	}
 	gb_put(&sline, s, n);
 	if (eol) {
 		gb_put(&sline, "", 1);
