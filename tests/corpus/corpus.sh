@@ -23,7 +23,10 @@
 # Cache keys: a program's key hashes its source, its build command and the
 # compiler's version; a trace's key hashes the program file, its arguments
 # and input files, the ptsynth binary and the options. Remove $O/corpus to
-# start afresh.
+# start afresh. Traced programs run in $O/corpus/run (what they write,
+# such as the gmon.out of a -pg program, stays there; one directory for
+# all, so that their environment, PWD included, is the same in every
+# variant).
 set -euo pipefail
 O=${O:-build}
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -31,11 +34,15 @@ cd "$top"
 src=tests/corpus
 out=$O/corpus
 PTSYNTH=${PTSYNTH:-$O/bin/ptsynth}
-mkdir -p "$out/bin" "$out/traces" "$out/input"
+mkdir -p "$out/bin" "$out/traces" "$out/input" "$out/run"
 
 NAMES="static staticpie dynpie recurse fptr tailcall longjmp exceptions signals threads plt ocaml ls sort gzip"
 
 hash() { sha256sum | cut -c1-16; }
+abs() { case $1 in /*) echo "$1" ;; *) echo "$top/$1" ;; esac; }
+# the arguments, with paths under $O made absolute (the program runs
+# elsewhere)
+abs_args() { for a; do case $a in "$O"/*) abs "$a" ;; *) echo "$a" ;; esac; done; }
 
 # The build command of each program (from sources in $src).
 build_cmd() {
@@ -142,9 +149,10 @@ cmd_trace() {
 			[ -d "$old" ] && [ "$old" != "$dir" ] && rm -rf "$old"
 		done
 		rm -rf "$dir"; mkdir -p "$dir"
-		# shellcheck disable=SC2086
-		"$PTSYNTH" $opts -o "$dir/trace.data" --truth "$dir/trace.truth" \
-			-- "$prog" $args >"$dir/stdout" 2>"$dir/stderr" ||
+		# shellcheck disable=SC2086,SC2046
+		(d=$(abs "$dir") && cd "$out/run" &&
+			"$(abs "$PTSYNTH")" $opts -o "$d/trace.data" --truth "$d/trace.truth" \
+				-- "$(abs "$prog")" $(abs_args $args) >"$d/stdout" 2>"$d/stderr") ||
 			{ cat "$dir/stderr" >&2; return 1; }
 		touch "$dir/done"
 	fi
