@@ -36,7 +36,7 @@ out=$O/corpus
 PTSYNTH=${PTSYNTH:-$O/bin/ptsynth}
 mkdir -p "$out/bin" "$out/traces" "$out/input" "$out/run"
 
-NAMES="static staticpie dynpie recurse fptr tailcall longjmp exceptions signals threads plt ocaml ls sort gzip"
+NAMES="static staticpie dynpie recurse fptr tailcall longjmp exceptions signals threads plt ocaml ls sort gzip pgqsort pgtree"
 
 hash() { sha256sum | cut -c1-16; }
 abs() { case $1 in /*) echo "$1" ;; *) echo "$top/$1" ;; esac; }
@@ -60,6 +60,9 @@ build_cmd() {
 	threads) echo "gcc -O1 -pthread -o @OUT@ $src/threads.c" ;;
 	plt) echo "gcc -O1 -fno-builtin -Wl,-z,lazy -o @OUT@ $src/plt.c" ;;
 	ocaml) echo "ocamlfind-less @OUT@ $src/exceptions.ml" ;;
+	# -pg: mcount at every function entry, for uftrace (tests/stack/)
+	pgqsort) echo "gcc -O1 -pg -fno-omit-frame-pointer -o @OUT@ $src/pg_qsort.c" ;;
+	pgtree) echo "gcc -O1 -pg -fno-omit-frame-pointer -o @OUT@ $src/pg_tree.c" ;;
 	*) return 1 ;;
 	esac
 }
