@@ -3,12 +3,14 @@
 # under $O/corpus/ by a hash of their inputs.
 #
 #   corpus.sh list                 names of the corpus programs
+#   corpus.sh stack-list           those with a stack truth in the standard set
 #   corpus.sh bin NAME             build NAME, print the program's path
 #   corpus.sh trace NAME VARIANT   trace NAME, print the trace directory
 #   corpus.sh bench                the benchmark trace, print its directory
 #   corpus.sh link                 trace the standard set and link each as
 #                                  $O/corpus/NAME[-VARIANT].{data,truth,sideband}
-#                                  (what `make tests` does for other tests)
+#                                  (what `make tests` does for other tests;
+#                                  NAME-stack.* for the stack-list)
 #
 # A trace directory holds trace.data (perf.data), trace.truth,
 # trace.sideband and trace.TID.pt (see docs/ptsynth.md). Variants:
@@ -20,6 +22,7 @@
 #   cyc        --cyc (CYC packets)     tsconly  --mtc-period 0 (no MTC)
 #   drop       --drop 3000:37          corrupt  --corrupt 2500
 #   percpu     --per-cpu (2 CPUs, threads migrate every 3rd syscall)
+#   stack      --stack (RSP in the truth; QEMU's -d cpu, several times slower)
 # Cache keys: a program's key hashes its source, its build command and the
 # compiler's version; a trace's key hashes the program file, its arguments
 # and input files, the ptsynth binary and the options. Remove $O/corpus to
@@ -132,6 +135,7 @@ variant_opts() {
 	drop) echo "--drop 3000:37" ;;
 	corrupt) echo "--corrupt 2500" ;;
 	percpu) echo "--per-cpu" ;;
+	stack) echo "--stack" ;;
 	*) echo "corpus: unknown variant $1" >&2; return 1 ;;
 	esac
 }
@@ -163,8 +167,9 @@ cmd_trace() {
 }
 
 # The standard set linked under $O/corpus: every program (default
-# variant) and a few variants.
+# variant) and a few variants; the stack truth of the programs in STACK.
 LINKED_EXTRA="static:notiming threads:noretcomp signals:psb256 longjmp:notiming threads:percpu recurse:percpu"
+STACK="static staticpie dynpie recurse fptr tailcall longjmp exceptions signals threads plt ocaml pgqsort pgtree"
 
 cmd_link() {
 	local jobs="" j p v d base
@@ -173,6 +178,10 @@ cmd_link() {
 		jobs="$jobs $p:default"
 	done
 	jobs="$jobs $LINKED_EXTRA"
+	for p in $STACK; do
+		[ "$p" = ocaml ] && ! command -v ocamlopt >/dev/null && continue
+		jobs="$jobs $p:stack"
+	done
 	# two at a time: QEMU and ptsynth are single-threaded
 	echo $jobs | tr ' ' '\n' | xargs -P 2 -I{} sh -c \
 		'p=${1%%:*}; v=${1#*:}; "$2" trace "$p" "$v" >/dev/null' sh {} "$0"
@@ -188,6 +197,7 @@ cmd_link() {
 
 case ${1:-} in
 list) echo "$NAMES" ;;
+stack-list) echo "$STACK" ;;
 link) cmd_link ;;
 bin) cmd_bin "$2" ;;
 trace) shift; cmd_trace "$@" ;;
@@ -212,5 +222,5 @@ bench)
 	done
 	echo "$dir"
 	;;
-*) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+*) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac
