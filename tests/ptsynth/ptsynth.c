@@ -2825,7 +2825,7 @@ static void usage(FILE *f)
 		"                        clone and exec; a per-CPU recording of every\n"
 		"                        process (no raw streams and sideband file)\n"
 		"      --stack           RSP at every truth line's target (QEMU: -d cpu,\n"
-		"                        about 7 times slower)\n"
+		"                        4 to 7 times the CPU time)\n"
 		"  -v, --verbose\n");
 }
 
