@@ -143,12 +143,16 @@ variant_opts() {
 # trace NAME VARIANT [extra ptsynth options...]
 cmd_trace() {
 	local name=$1 variant=$2; shift 2
-	local prog args opts key dir
+	local prog args opts key dir run=()
 	make_inputs
 	prog=$(cmd_bin "$name")
 	args=$(prog_args "$name")
 	opts="$(variant_opts "$variant") $*"
-	key=$( { sha256sum "$prog" "$PTSYNTH"; echo "$args|$opts"; [ -z "$args" ] || cat $out/input/*.txt; } | hash)
+	# -pg programs: glibc's profil() sends SIGPROF every 10 ms of CPU
+	# time, a handler run at places that differ every run; blocked, it
+	# never comes (gmon.out is still written)
+	case $name in pg*) run=(env --block-signal=PROF) ;; esac
+	key=$( { sha256sum "$prog" "$PTSYNTH"; echo "$args|$opts|${run[*]}"; [ -z "$args" ] || cat $out/input/*.txt; } | hash)
 	dir=$out/traces/$name-$variant-$key
 	if [ ! -e "$dir/done" ]; then
 		# older keys of this trace are stale: keep the cache small
@@ -158,7 +162,7 @@ cmd_trace() {
 		rm -rf "$dir"; mkdir -p "$dir"
 		# shellcheck disable=SC2086,SC2046
 		(d=$(abs "$dir") && cd "$out/run" &&
-			"$(abs "$PTSYNTH")" $opts -o "$d/trace.data" --truth "$d/trace.truth" \
+			"${run[@]}" "$(abs "$PTSYNTH")" $opts -o "$d/trace.data" --truth "$d/trace.truth" \
 				-- "$(abs "$prog")" $(abs_args $args) >"$d/stdout" 2>"$d/stderr") ||
 			{ cat "$dir/stderr" >&2; return 1; }
 		touch "$dir/done"
