@@ -13,7 +13,8 @@
 #                                  NAME-stack.* for the stack-list)
 #
 # A trace directory holds trace.data (perf.data), trace.truth,
-# trace.sideband and trace.TID.pt (see docs/ptsynth.md). Variants:
+# trace.sideband, trace.TID.pt (see docs/ptsynth.md) and env (a hash of
+# the environment's variable names and lengths). Variants:
 #   default    return compression, timing packets, PSB every 4096 bytes
 #   noretcomp  --no-retcomp
 #   notiming   --no-timing
@@ -42,6 +43,10 @@ mkdir -p "$out/bin" "$out/traces" "$out/input" "$out/run"
 NAMES="static staticpie dynpie recurse fptr tailcall longjmp exceptions signals threads plt ocaml ls sort gzip pgqsort pgtree"
 
 hash() { sha256sum | cut -c1-16; }
+# The shape of the environment (names and lengths): ld.so and libc walk
+# it, so a trace made under make (MAKEFLAGS, MAKELEVEL, MFLAGS) runs other
+# instructions than one made by hand. Kept beside each trace ("env").
+env_shape() { env | awk '{ i = index($0, "="); if (i) print substr($0, 1, i) length($0) }' | LC_ALL=C sort | hash; }
 abs() { case $1 in /*) echo "$1" ;; *) echo "$top/$1" ;; esac; }
 # the arguments, with paths under $O made absolute (the program runs
 # elsewhere)
@@ -165,6 +170,7 @@ cmd_trace() {
 			"${run[@]}" "$(abs "$PTSYNTH")" $opts -o "$d/trace.data" --truth "$d/trace.truth" \
 				-- "$(abs "$prog")" $(abs_args $args) >"$d/stdout" 2>"$d/stderr") ||
 			{ cat "$dir/stderr" >&2; return 1; }
+		env_shape >"$dir/env"
 		touch "$dir/done"
 	fi
 	echo "$dir"
