@@ -3,15 +3,18 @@
 # under $O/corpus/ by a hash of their inputs.
 #
 #   corpus.sh list                 names of the corpus programs
+#   corpus.sh stack-list           those with a stack truth in the standard set
 #   corpus.sh bin NAME             build NAME, print the program's path
 #   corpus.sh trace NAME VARIANT   trace NAME, print the trace directory
 #   corpus.sh bench                the benchmark trace, print its directory
 #   corpus.sh link                 trace the standard set and link each as
 #                                  $O/corpus/NAME[-VARIANT].{data,truth,sideband}
-#                                  (what `make tests` does for other tests)
+#                                  (what `make tests` does for other tests;
+#                                  NAME-stack.* for the stack-list)
 #
 # A trace directory holds trace.data (perf.data), trace.truth,
-# trace.sideband and trace.TID.pt (see docs/ptsynth.md). Variants:
+# trace.sideband, trace.TID.pt (see docs/ptsynth.md) and env (a hash of
+# the environment's variable names and lengths). Variants:
 #   default    return compression, timing packets, PSB every 4096 bytes
 #   noretcomp  --no-retcomp
 #   notiming   --no-timing
@@ -20,10 +23,14 @@
 #   cyc        --cyc (CYC packets)     tsconly  --mtc-period 0 (no MTC)
 #   drop       --drop 3000:37          corrupt  --corrupt 2500
 #   percpu     --per-cpu (2 CPUs, threads migrate every 3rd syscall)
+#   stack      --stack (RSP in the truth; QEMU's -d cpu, several times slower)
 # Cache keys: a program's key hashes its source, its build command and the
 # compiler's version; a trace's key hashes the program file, its arguments
 # and input files, the ptsynth binary and the options. Remove $O/corpus to
-# start afresh.
+# start afresh. Traced programs run in $O/corpus/run (what they write,
+# such as the gmon.out of a -pg program, stays there; one directory for
+# all, so that their environment, PWD included, is the same in every
+# variant).
 set -euo pipefail
 O=${O:-build}
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -31,11 +38,19 @@ cd "$top"
 src=tests/corpus
 out=$O/corpus
 PTSYNTH=${PTSYNTH:-$O/bin/ptsynth}
-mkdir -p "$out/bin" "$out/traces" "$out/input"
+mkdir -p "$out/bin" "$out/traces" "$out/input" "$out/run"
 
-NAMES="static staticpie dynpie recurse fptr tailcall longjmp exceptions signals threads plt ocaml ls sort gzip"
+NAMES="static staticpie dynpie recurse fptr tailcall longjmp exceptions signals threads plt ocaml ls sort gzip pgqsort pgtree"
 
 hash() { sha256sum | cut -c1-16; }
+# The shape of the environment (names and lengths): ld.so and libc walk
+# it, so a trace made under make (MAKEFLAGS, MAKELEVEL, MFLAGS) runs other
+# instructions than one made by hand. Kept beside each trace ("env").
+env_shape() { env | awk '{ i = index($0, "="); if (i) print substr($0, 1, i) length($0) }' | LC_ALL=C sort | hash; }
+abs() { case $1 in /*) echo "$1" ;; *) echo "$top/$1" ;; esac; }
+# the arguments, with paths under $O made absolute (the program runs
+# elsewhere)
+abs_args() { for a; do case $a in "$O"/*) abs "$a" ;; *) echo "$a" ;; esac; done; }
 
 # The build command of each program (from sources in $src).
 build_cmd() {
@@ -53,6 +68,9 @@ build_cmd() {
 	threads) echo "gcc -O1 -pthread -o @OUT@ $src/threads.c" ;;
 	plt) echo "gcc -O1 -fno-builtin -Wl,-z,lazy -o @OUT@ $src/plt.c" ;;
 	ocaml) echo "ocamlfind-less @OUT@ $src/exceptions.ml" ;;
+	# -pg: mcount at every function entry, for uftrace (tests/stack/)
+	pgqsort) echo "gcc -O1 -pg -fno-omit-frame-pointer -o @OUT@ $src/pg_qsort.c" ;;
+	pgtree) echo "gcc -O1 -pg -fno-omit-frame-pointer -o @OUT@ $src/pg_tree.c" ;;
 	*) return 1 ;;
 	esac
 }
@@ -122,6 +140,7 @@ variant_opts() {
 	drop) echo "--drop 3000:37" ;;
 	corrupt) echo "--corrupt 2500" ;;
 	percpu) echo "--per-cpu" ;;
+	stack) echo "--stack" ;;
 	*) echo "corpus: unknown variant $1" >&2; return 1 ;;
 	esac
 }
@@ -129,12 +148,16 @@ variant_opts() {
 # trace NAME VARIANT [extra ptsynth options...]
 cmd_trace() {
 	local name=$1 variant=$2; shift 2
-	local prog args opts key dir
+	local prog args opts key dir run=()
 	make_inputs
 	prog=$(cmd_bin "$name")
 	args=$(prog_args "$name")
 	opts="$(variant_opts "$variant") $*"
-	key=$( { sha256sum "$prog" "$PTSYNTH"; echo "$args|$opts"; [ -z "$args" ] || cat $out/input/*.txt; } | hash)
+	# -pg programs: glibc's profil() sends SIGPROF every 10 ms of CPU
+	# time, a handler run at places that differ every run; blocked, it
+	# never comes (gmon.out is still written)
+	case $name in pg*) run=(env --block-signal=PROF) ;; esac
+	key=$( { sha256sum "$prog" "$PTSYNTH"; echo "$args|$opts|${run[*]}"; [ -z "$args" ] || cat $out/input/*.txt; } | hash)
 	dir=$out/traces/$name-$variant-$key
 	if [ ! -e "$dir/done" ]; then
 		# older keys of this trace are stale: keep the cache small
@@ -142,18 +165,21 @@ cmd_trace() {
 			[ -d "$old" ] && [ "$old" != "$dir" ] && rm -rf "$old"
 		done
 		rm -rf "$dir"; mkdir -p "$dir"
-		# shellcheck disable=SC2086
-		"$PTSYNTH" $opts -o "$dir/trace.data" --truth "$dir/trace.truth" \
-			-- "$prog" $args >"$dir/stdout" 2>"$dir/stderr" ||
+		# shellcheck disable=SC2086,SC2046
+		(d=$(abs "$dir") && cd "$out/run" &&
+			"${run[@]}" "$(abs "$PTSYNTH")" $opts -o "$d/trace.data" --truth "$d/trace.truth" \
+				-- "$(abs "$prog")" $(abs_args $args) >"$d/stdout" 2>"$d/stderr") ||
 			{ cat "$dir/stderr" >&2; return 1; }
+		env_shape >"$dir/env"
 		touch "$dir/done"
 	fi
 	echo "$dir"
 }
 
 # The standard set linked under $O/corpus: every program (default
-# variant) and a few variants.
+# variant) and a few variants; the stack truth of the programs in STACK.
 LINKED_EXTRA="static:notiming threads:noretcomp signals:psb256 longjmp:notiming threads:percpu recurse:percpu"
+STACK="static staticpie dynpie recurse fptr tailcall longjmp exceptions signals threads plt ocaml pgqsort pgtree"
 
 cmd_link() {
 	local jobs="" j p v d base
@@ -162,6 +188,10 @@ cmd_link() {
 		jobs="$jobs $p:default"
 	done
 	jobs="$jobs $LINKED_EXTRA"
+	for p in $STACK; do
+		[ "$p" = ocaml ] && ! command -v ocamlopt >/dev/null && continue
+		jobs="$jobs $p:stack"
+	done
 	# two at a time: QEMU and ptsynth are single-threaded
 	echo $jobs | tr ' ' '\n' | xargs -P 2 -I{} sh -c \
 		'p=${1%%:*}; v=${1#*:}; "$2" trace "$p" "$v" >/dev/null' sh {} "$0"
@@ -177,6 +207,7 @@ cmd_link() {
 
 case ${1:-} in
 list) echo "$NAMES" ;;
+stack-list) echo "$STACK" ;;
 link) cmd_link ;;
 bin) cmd_bin "$2" ;;
 trace) shift; cmd_trace "$@" ;;
@@ -201,5 +232,5 @@ bench)
 	done
 	echo "$dir"
 	;;
-*) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+*) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

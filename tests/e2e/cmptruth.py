@@ -4,7 +4,7 @@
 usage: cmptruth.py TRUTH OUR_JSONL
 
 TRUTH is ptsynth's --truth file: per thread ("# section thread TID"), one
-line per taken branch "from to kind" in execution order. OUR_JSONL is
+line per taken branch "from to kind [sp]" in execution order. OUR_JSONL is
 `ptrace-read -f jsonl` of a ring written with --all-branches. Every taken
 branch of the truth must be there, in order, with the same kind (cond and
 jump are both our jump; begin is trace_begin); gaps that the truth marks
@@ -41,7 +41,8 @@ def truth(path):
             elif line.startswith("#") or tid is None or in_gap:
                 continue
             else:
-                frm, to, kind = line.split()
+                # v2: a fourth field, RSP (ptsynth --stack)
+                frm, to, kind = line.split()[:3]
                 if kind in KINDS:
                     out[tid].append((KINDS[kind], int(frm, 16), int(to, 16)))
     return out

@@ -214,10 +214,29 @@ static int decode(const char *ptfile, unsigned tid, struct pt_image *image)
 				have_prev = false;
 				break;
 			}
-			case ptev_async_disabled:
-				fprintf(o, "%" PRIx64 " 0 end\n", ev.variant.async_disabled.at);
+			case ptev_async_disabled: {
+				uint64_t at = ev.variant.async_disabled.at;
+
+				/*
+				 * The last block's branch went to at, where the
+				 * interrupt came before anything ran: no block
+				 * starts there to report it (a signal right after
+				 * a jump, a call or a return).
+				 */
+				if (have_prev) {
+					unsigned sz;
+					uint64_t tg;
+					enum kind k = insn_at(prev, &sz, &tg);
+
+					if ((k == K_UNCOND_JMP || k == K_CALL || k == K_RET) ||
+					    (k == K_COND && at == tg && at != prev + sz))
+						fprintf(o, "%" PRIx64 " %" PRIx64 " %s\n", prev,
+							at, kname[k]);
+				}
+				fprintf(o, "%" PRIx64 " 0 end\n", at);
 				have_prev = false;
 				break;
+			}
 			case ptev_overflow:
 				if (have_prev) {
 					/*

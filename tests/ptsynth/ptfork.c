@@ -587,7 +587,7 @@ static void write_truth(const char *out)
 
 	if (!o)
 		die("cannot create %s: %s", out, strerror(errno));
-	fprintf(o, "# ptsynth truth v1\n# ptfork: %d processes\n", nin);
+	fprintf(o, "# ptsynth truth v2\n# ptfork: %d processes\n", nin);
 	for (int k = 0; k < nin; k++) {
 		char path[4096];
 		size_t n = strlen(in[k].path);

@@ -186,13 +186,13 @@ static void exe_of(pid_t pid, char *buf, size_t n)
 	buf[k > 0 ? k : 0] = 0;
 }
 
-/* Report ip as tid's next instruction unless it is the repeated report
- * of an event stop. */
+/* Report ip (and the stack pointer sp there) as tid's next instruction
+ * unless it is the repeated report of an event stop. */
 static void at(const struct ptstep_ops *ops, void *ctx, struct task *t,
-	       uint64_t ip, bool event)
+	       uint64_t ip, uint64_t sp, bool event)
 {
 	if (!(t->dup_on && t->dup == ip))
-		ops->insn(ctx, t->pid, t->tid, ip);
+		ops->insn(ctx, t->pid, t->tid, ip, sp);
 	t->dup_on = event;
 	t->dup = ip;
 }
@@ -211,7 +211,7 @@ static void first_stop(const struct ptstep_ops *ops, void *ctx, struct task *t)
 	struct user_regs_struct r;
 
 	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &r) == 0)
-		at(ops, ctx, t, r.rip, true);
+		at(ops, ctx, t, r.rip, r.rsp, true);
 	resume(t, 0);
 }
 
@@ -279,7 +279,7 @@ int ptstep_run(char **argv, const struct ptstep_ops *ops, void *ctx,
 		if (ptrace(PTRACE_GETREGS, child, NULL, &r) == 0) {
 			hide_vdso(child, r.rsp);
 			read_maps(ops, ctx, child, child, st);
-			at(ops, ctx, t, r.rip, true);
+			at(ops, ctx, t, r.rip, r.rsp, true);
 		}
 	}
 	resume(t, 0);
@@ -332,7 +332,7 @@ int ptstep_run(char **argv, const struct ptstep_ops *ops, void *ctx,
 			 * any other instruction) */
 			if (r.orig_rax == 9 || r.orig_rax == 10 || r.orig_rax == 11)
 				read_maps(ops, ctx, t->pid, tid, st);
-			at(ops, ctx, t, r.rip, false);
+			at(ops, ctx, t, r.rip, r.rsp, false);
 			resume(t, 0);
 			break;
 		case PTRACE_EVENT_FORK:
@@ -350,7 +350,7 @@ int ptstep_run(char **argv, const struct ptstep_ops *ops, void *ctx,
 			c->known = true;
 			st->tasks++;
 			ops->task(ctx, c->pid, ctid, t->pid, tid);
-			at(ops, ctx, t, r.rip, true);
+			at(ops, ctx, t, r.rip, r.rsp, true);
 			resume(t, 0);
 			/* the child's first instruction: after its creator's
 			 * last one, in the order of reports */
@@ -363,7 +363,7 @@ int ptstep_run(char **argv, const struct ptstep_ops *ops, void *ctx,
 			ops->exec(ctx, t->pid, tid, exe);
 			hide_vdso(tid, r.rsp);
 			read_maps(ops, ctx, t->pid, tid, st);
-			at(ops, ctx, t, r.rip, true);
+			at(ops, ctx, t, r.rip, r.rsp, true);
 			resume(t, 0);
 			break;
 		case PTRACE_EVENT_EXIT:

@@ -21,8 +21,8 @@ struct ptstep_map {
 
 struct ptstep_ops {
 	/* tid (of process pid) is about to execute the instruction at ip
-	 * (the previous one it reported retired) */
-	void (*insn)(void *ctx, pid_t pid, pid_t tid, uint64_t ip);
+	 * with RSP = sp (the previous one it reported retired) */
+	void (*insn)(void *ctx, pid_t pid, pid_t tid, uint64_t ip, uint64_t sp);
 	/* a new task: a thread of pid (pid == ppid) or a new process;
 	 * before its first instruction */
 	void (*task)(void *ctx, pid_t pid, pid_t tid, pid_t ppid, pid_t ptid);

@@ -6,6 +6,7 @@
  *   ptsynth [options] -o OUT.data [--truth OUT.truth] -- PROG [ARGS...]
  *
  * Runs PROG under qemu-x86_64 -singlestep -d exec,nochain,page -strace
+ * (--stack: also -d cpu, for RSP at every branch target in the truth)
  * with QEMU's log streamed through a pipe, classifies every executed
  * instruction with Capstone, encodes the control flow as Intel PT packets
  * with libipt's encoder (as user-only tracing would produce them) and
@@ -115,6 +116,7 @@ static struct {
 	const char *wrap;       /* --wrap: this PT stream, no QEMU run */
 	const char *cpuid;      /* the CPUID header, e.g. GenuineIntel,6,85,4 */
 	bool ptrace;            /* --ptrace: ptrace single-stepping, not QEMU */
+	bool stack;             /* --stack: RSP in the truth (QEMU's -d cpu) */
 } opt = {
 	.psb_period = 4096,
 	.retcomp = true,
@@ -375,7 +377,7 @@ enum kind {
 
 struct insn {
 	uint64_t addr; /* 0 = empty slot */
-	uint64_t target;
+	uint64_t target; /* K_RET: the bytes `ret imm16` pops besides RIP */
 	uint8_t len; /* 0 = unknown (Capstone failed) */
 	uint8_t kind;
 	uint8_t rep; /* REP-prefixed string instruction */
@@ -462,6 +464,9 @@ static const struct insn *classify(uint64_t addr)
 			s->kind = K_SYSCALL;
 		} else if (ret && (ci->id == X86_INS_RET)) {
 			s->kind = K_RET;
+			if (d->x86.op_count == 1 &&
+			    d->x86.operands[0].type == X86_OP_IMM)
+				s->target = (uint64_t)d->x86.operands[0].imm;
 		} else if (call && ci->id == X86_INS_CALL) {
 			if (d->x86.op_count == 1 &&
 			    d->x86.operands[0].type == X86_OP_IMM) {
@@ -536,6 +541,11 @@ struct thread {
 	uint64_t mark_insn; /* ninsn then */
 	/* truth */
 	struct gbuf truth;
+	/* --stack: RSP before pend ran, and before the instruction after it */
+	uint64_t sp, sp_next;
+	/* --stack: calls and returns, and those that moved RSP by exactly
+	 * the return address (a check of the register dumps' pairing) */
+	uint64_t calls, pushed, rets, popped;
 	/* --per-cpu */
 	int pcpu;            /* CPU it runs on */
 	unsigned nsys;       /* syscalls traced (migration every n-th) */
@@ -844,33 +854,41 @@ static void sched_in(struct thread *t, int cpu)
 		put_timing(t);
 }
 
-static void truth(struct thread *t, uint64_t from, uint64_t to, const char *kind)
+/* A truth line; sp: RSP at `to` (--stack; docs/ptsynth.md 7). */
+static void truth(struct thread *t, uint64_t from, uint64_t to, const char *kind,
+		  uint64_t sp)
 {
 	t->nbranches++;
-	if (opt.truth)
+	if (opt.truth && opt.stack)
+		gb_printf(&t->truth, "%" PRIx64 " %" PRIx64 " %s %" PRIx64 "\n", from,
+			  to, kind, sp);
+	else if (opt.truth)
 		gb_printf(&t->truth, "%" PRIx64 " %" PRIx64 " %s\n", from, to, kind);
 }
 
-/* Tracing (re)starts at ip: MODE.Exec + TIP.PGE. */
-static void trace_enable(struct thread *t, uint64_t ip, const char *kind)
+/* Tracing (re)starts at ip (RSP sp there): MODE.Exec + TIP.PGE. */
+static void trace_enable(struct thread *t, uint64_t ip, const char *kind,
+			 uint64_t sp)
 {
 	t->rs_n = 0;
 	put_mtc_if_due(t);
 	put_mode_exec(t);
 	put_ip(t, ppt_tip_pge, ip);
 	t->in_trace = true;
-	truth(t, 0, ip, kind);
+	truth(t, 0, ip, kind, sp);
 }
 
-/* Asynchronous exit from the traced context before `at` executed. */
-static void trace_async(struct thread *t, uint64_t at, uint64_t resume)
+/* Asynchronous exit from the traced context before `at` executed (RSP
+ * at_sp), resuming at resume (RSP resume_sp). */
+static void trace_async(struct thread *t, uint64_t at, uint64_t at_sp,
+			uint64_t resume, uint64_t resume_sp)
 {
 	put_ip(t, ppt_fup, at);
 	put_ip(t, ppt_tip_pgd, 0);
 	t->in_trace = false;
-	truth(t, at, 0, "async");
+	truth(t, at, 0, "async", at_sp);
 	if (resume)
-		trace_enable(t, resume, "resume");
+		trace_enable(t, resume, "resume", resume_sp);
 }
 
 static void push_ret(struct thread *t, uint64_t ra)
@@ -919,6 +937,7 @@ static void finalize(struct thread *t, uint64_t x, uint64_t next)
 	const struct insn *in = classify(x);
 	uint64_t len = in->len, fall;
 	bool quiet = t->gap_left > 0; /* inside an injected gap: no packets */
+	uint64_t sp = t->sp, after = t->sp_next; /* RSP at x, at next */
 	struct gbuf save;
 
 	t->made_tip = false;
@@ -969,7 +988,7 @@ static void finalize(struct thread *t, uint64_t x, uint64_t next)
 			 * the exception is taken at x.
 			 */
 			t->ninsn--;
-			trace_async(t, x, next);
+			trace_async(t, x, sp, next, after);
 		}
 		break;
 	case K_COND:
@@ -979,34 +998,41 @@ static void finalize(struct thread *t, uint64_t x, uint64_t next)
 			put_tnt(t, false);
 		} else if (next == in->target) {
 			put_tnt(t, true);
-			truth(t, x, next, "cond");
+			truth(t, x, next, "cond", after);
 		} else {
 			put_tnt(t, false);
-			trace_async(t, fall, next);
+			trace_async(t, fall, sp, next, after);
 		}
 		break;
 	case K_JMP:
-		truth(t, x, in->target, "jump");
+		truth(t, x, in->target, "jump", next == in->target ? after : sp);
 		if (next && next != in->target)
-			trace_async(t, in->target, next);
+			trace_async(t, in->target, sp, next, after);
 		break;
 	case K_CALL:
 		/* a call to the next instruction is not pushed for return
 		 * compression (SDM; libipt and perf follow it) */
 		if (in->target != fall)
 			push_ret(t, fall);
-		truth(t, x, in->target, "call");
+		truth(t, x, in->target, "call", next == in->target ? after : sp - 8);
+		if (next == in->target) {
+			t->calls++;
+			t->pushed += after == sp - 8;
+		}
 		if (next && next != in->target)
-			trace_async(t, in->target, next);
+			trace_async(t, in->target, sp - 8, next, after);
 		break;
 	case K_JMP_IND:
 	case K_CALL_IND:
 		if (!next)
 			break;
-		if (in->kind == K_CALL_IND)
+		if (in->kind == K_CALL_IND) {
 			push_ret(t, fall);
+			t->calls++;
+			t->pushed += after == sp - 8;
+		}
 		put_ip(t, ppt_tip, next);
-		truth(t, x, next, in->kind == K_CALL_IND ? "call" : "jump");
+		truth(t, x, next, in->kind == K_CALL_IND ? "call" : "jump", after);
 		break;
 	case K_RET: {
 		bool comp = false;
@@ -1022,7 +1048,9 @@ static void finalize(struct thread *t, uint64_t x, uint64_t next)
 			put_tnt(t, true);
 		else
 			put_ip(t, ppt_tip, next);
-		truth(t, x, next, "return");
+		truth(t, x, next, "return", after);
+		t->rets++;
+		t->popped += after == sp + 8 + in->target;
 		break;
 	}
 	case K_SYSCALL: {
@@ -1033,7 +1061,7 @@ static void finalize(struct thread *t, uint64_t x, uint64_t next)
 		t->last_syscall = x;
 		put_ip(t, ppt_tip_pgd, 0);
 		t->in_trace = false;
-		truth(t, x, 0, "syscall");
+		truth(t, x, 0, "syscall", sp);
 		if (migrate)
 			chunk_end(t, now_cycles);
 		now_cycles += opt.syscall_cycles;
@@ -1043,9 +1071,9 @@ static void finalize(struct thread *t, uint64_t x, uint64_t next)
 			if (quiet) {
 				/* the gap swallows the syscall: keep tracing */
 				t->in_trace = true;
-				truth(t, 0, next, "sysret");
+				truth(t, 0, next, "sysret", after);
 			} else {
-				trace_enable(t, next, "sysret");
+				trace_enable(t, next, "sysret", after);
 			}
 		}
 		break;
@@ -1106,7 +1134,8 @@ static void thread_end(struct thread *t)
 		by_cpu[t->cpu] = NULL;
 }
 
-static void on_exec(int cpu, uint64_t addr)
+/* vCPU cpu is about to execute addr with RSP = sp (--stack, else 0). */
+static void on_exec(int cpu, uint64_t addr, uint64_t sp)
 {
 	struct thread *t;
 
@@ -1118,6 +1147,7 @@ static void on_exec(int cpu, uint64_t addr)
 		t->stopped = false;
 		if (addr == t->pend) {
 			t->seen = now_cycles;
+			t->sp = sp;
 			return; /* now it really runs */
 		}
 		/*
@@ -1126,12 +1156,13 @@ static void on_exec(int cpu, uint64_t addr)
 		 * then TIP.PGE at the handler.
 		 */
 		{
-			uint64_t at = t->pend;
+			uint64_t at = t->pend, at_sp = t->sp;
 
 			t->pend = addr;
+			t->sp = sp;
 			t->seen = now_cycles;
 			if (!t->gap_left)
-				trace_async(t, at, addr);
+				trace_async(t, at, at_sp, addr, sp);
 		}
 		return;
 	}
@@ -1183,14 +1214,17 @@ static void on_exec(int cpu, uint64_t addr)
 		if (opt.per_cpu) /* a new thread's first start: PSB+ */
 			chunk_begin(t, t->seq % NCPUS);
 		put_psb(t, 0);
-		trace_enable(t, addr, "begin");
+		trace_enable(t, addr, "begin", sp);
 		t->pend = addr;
+		t->sp = sp;
 		t->seen = now_cycles;
 		return;
 	}
+	t->sp_next = sp;
 	if (t->pend)
 		finalize(t, t->pend, addr);
 	t->pend = addr;
+	t->sp = sp;
 	t->seen = now_cycles;
 	boundary(t, addr);
 }
@@ -1430,7 +1464,7 @@ static void pt_maps(void *ctx, pid_t p, pid_t tid, const struct ptstep_map *m,
 		as_use(was);
 }
 
-static void pt_insn(void *ctx, pid_t p, pid_t tid, uint64_t addr)
+static void pt_insn(void *ctx, pid_t p, pid_t tid, uint64_t addr, uint64_t sp)
 {
 	struct thread *t = thread_of((uint32_t)tid);
 
@@ -1442,13 +1476,15 @@ static void pt_insn(void *ctx, pid_t p, pid_t tid, uint64_t addr)
 		t->started = true;
 		chunk_begin(t, t->seq % NCPUS); /* a new thread: PSB+ */
 		put_psb(t, 0);
-		trace_enable(t, addr, "begin");
+		trace_enable(t, addr, "begin", sp);
 		t->pend = addr;
+		t->sp = sp;
 		t->seen = now_cycles;
 		return;
 	}
 	if (t->pend == addr && !t->exec_pending && classify(addr)->rep)
 		return; /* another iteration of a REP string instruction */
+	t->sp_next = sp;
 	if (t->pend)
 		finalize(t, t->pend, addr);
 	if (t->exec_pending) {
@@ -1462,6 +1498,7 @@ static void pt_insn(void *ctx, pid_t p, pid_t tid, uint64_t addr)
 		as_use(pr->as);
 	}
 	t->pend = addr;
+	t->sp = sp;
 	t->seen = now_cycles;
 	boundary(t, addr);
 }
@@ -1635,9 +1672,45 @@ static void on_strace(char *line)
 }
 
 static struct gbuf sline; /* strace text being assembled */
+static struct gbuf sheld; /* a record waiting for its " = ret" meanwhile */
+
+/* "PID name(": the start of a strace record. */
+static bool starts_record(const char *s, size_t n)
+{
+	size_t i = 0, k;
+
+	while (i < n && s[i] >= '0' && s[i] <= '9')
+		i++;
+	if (i == 0 || i == n || s[i++] != ' ')
+		return false;
+	for (k = i; k < n && ((s[k] >= 'a' && s[k] <= 'z') || s[k] == '_' ||
+			      (s[k] >= '0' && s[k] <= '9'));
+	     k++)
+		;
+	return k > i && k < n && s[k] == '(';
+}
 
 static void strace_text(const char *s, size_t n, bool eol)
 {
+	/*
+	 * QEMU prints a syscall's "PID name(args)" and its " = ret" apart:
+	 * another thread's whole record can come between (a clone's result
+	 * after the new thread's first syscalls). The waiting record is held
+	 * until a " = " comes with no other record open.
+	 */
+	if (sline.n && starts_record(s, n)) {
+		struct gbuf tmp = sheld;
+
+		sheld = sline;
+		sline = tmp;
+		sline.n = 0;
+	} else if (!sline.n && sheld.n && n >= 3 && !memcmp(s, " = ", 3)) {
+		struct gbuf tmp = sline;
+
+		sline = sheld;
+		sheld = tmp;
+		sheld.n = 0;
+	}
 	gb_put(&sline, s, n);
 	if (eol) {
 		gb_put(&sline, "", 1);
@@ -1651,11 +1724,155 @@ static bool is_hexdigit(char c)
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
 }
 
+/* The 16 lower-case hex digits at p; false if they are not. */
+static bool hex16(const char *p, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	for (int i = 0; i < 16; i++) {
+		if (!is_hexdigit(p[i]))
+			return false;
+		x = (x << 4) | (uint64_t)(p[i] <= '9' ? p[i] - '0' : p[i] - 'a' + 10);
+	}
+	*v = x;
+	return true;
+}
+
+/*
+ * --stack: with -d cpu QEMU dumps the registers (as they are before the
+ * instruction runs) after each Trace line, 20 lines from "RAX=" to
+ * "EFER=", but under a log lock of its own: Trace lines of other threads
+ * and strace text can come between a Trace line and its dump (never
+ * inside a dump). A Trace line waits here for its dump, which names no
+ * vCPU: it is matched by RIP, and when several threads wait at one RIP
+ * (a creator and its new thread right after clone, workers in one loop)
+ * by the FS base, each thread's own TLS.
+ */
+#define MAX_WAITING 256
+
+static struct {
+	int cpu;
+	uint64_t pc;
+} waiting[MAX_WAITING];
+static size_t nwaiting;
+static uint64_t cpu_fs[MAX_CPUS];
+static bool cpu_fs_known[MAX_CPUS];
+static struct {
+	bool on;
+	uint64_t rax, rsp, rip, fs;
+} dump;
+static uint64_t ndumps_by_fs, ndumps_missing;
+
+static void wait_dump(int cpu, uint64_t pc)
+{
+	size_t i;
+
+	if (cpu < 0 || cpu >= MAX_CPUS)
+		die("QEMU vCPU index %d out of range", cpu);
+	for (i = 0; i < nwaiting; i++)
+		if (waiting[i].cpu == cpu)
+			die("QEMU's log: two Trace lines of vCPU %d without a register "
+			    "dump between them", cpu);
+	if (nwaiting == MAX_WAITING)
+		die("QEMU's log: more than %d threads wait for their register dump",
+		    MAX_WAITING);
+	waiting[nwaiting].cpu = cpu;
+	waiting[nwaiting].pc = pc;
+	nwaiting++;
+}
+
+static void dump_end(void)
+{
+	size_t i, first = SIZE_MAX, same_fs = SIZE_MAX, fresh = SIZE_MAX, pick, nrip = 0;
+	int cpu;
+	uint64_t pc;
+
+	dump.on = false;
+	for (i = 0; i < nwaiting; i++) {
+		int c = waiting[i].cpu;
+
+		if (waiting[i].pc != dump.rip)
+			continue;
+		nrip++;
+		if (first == SIZE_MAX)
+			first = i;
+		if (same_fs == SIZE_MAX && cpu_fs_known[c] && cpu_fs[c] == dump.fs)
+			same_fs = i;
+		if (fresh == SIZE_MAX && !cpu_fs_known[c])
+			fresh = i;
+	}
+	if (first == SIZE_MAX)
+		die("QEMU's log: a register dump at %" PRIx64 " that no Trace line "
+		    "waits for", dump.rip);
+	/* the thread with that FS base, else one new on its vCPU (its FS
+	 * not known yet), else the first to wait */
+	pick = same_fs != SIZE_MAX ? same_fs : fresh != SIZE_MAX ? fresh : first;
+	ndumps_by_fs += nrip > 1;
+	cpu = waiting[pick].cpu;
+	pc = waiting[pick].pc;
+	memmove(&waiting[pick], &waiting[pick + 1],
+		(nwaiting - pick - 1) * sizeof(waiting[0]));
+	nwaiting--;
+	/* exit (60) at a syscall: the next thread on this vCPU has its own TLS */
+	cpu_fs[cpu] = dump.fs;
+	cpu_fs_known[cpu] = !(dump.rax == 60 && classify(pc)->kind == K_SYSCALL);
+	on_exec(cpu, pc, dump.rsp);
+}
+
+/* A line of a register dump (dump.on), or its first line "RAX=...". */
+static void dump_line(const char *line, size_t n)
+{
+	bool ok = true;
+
+	if (n >= 4 && !memcmp(line, "RAX=", 4)) {
+		dump.on = true;
+		ok = n >= 20 && hex16(line + 4, &dump.rax);
+	} else if (n >= 4 && !memcmp(line, "RSI=", 4)) {
+		ok = n >= 83 && !memcmp(line + 63, "RSP=", 4) && hex16(line + 67, &dump.rsp);
+	} else if (n >= 4 && !memcmp(line, "RIP=", 4)) {
+		ok = n >= 20 && hex16(line + 4, &dump.rip);
+	} else if (n >= 4 && !memcmp(line, "FS =", 4)) {
+		ok = n >= 25 && hex16(line + 9, &dump.fs);
+	} else if (n >= 5 && !memcmp(line, "EFER=", 5)) {
+		dump_end();
+	} else if (n < 4 || line[3] != '=') {
+		ok = false; /* every other line: "R8 =", "GDT=", "CCS=", ... */
+	}
+	if (!ok)
+		die("QEMU's log: unexpected line in a register dump: %.*s", (int)n, line);
+}
+
+/* End of the log: a thread killed between its Trace line and its dump
+ * (at exit) runs that instruction with an unknown RSP (0). */
+static void flush_waiting(void)
+{
+	while (nwaiting) {
+		ndumps_missing++;
+		dump.rip = waiting[0].pc;
+		dump.rsp = 0;
+		dump.fs = 0;
+		dump.rax = 0;
+		dump_end();
+	}
+}
+
+/* "RAX=" + 16 hex digits + " RBX=": a register dump begins at p. */
+static bool is_dump_start(const char *p)
+{
+	uint64_t v;
+
+	return !memcmp(p, "RAX=", 4) && hex16(p + 4, &v) && !memcmp(p + 20, " RBX=", 5);
+}
+
 static void on_line(char *line, size_t n)
 {
 	char *tr;
 
 	/* n excludes the newline */
+	if (dump.on || (opt.stack && n >= 25 && is_dump_start(line))) {
+		dump_line(line, n);
+		return;
+	}
 	if (n >= 6 && !memcmp(line, "Trace ", 6)) {
 		tr = line;
 	} else {
@@ -1668,6 +1885,16 @@ static void on_line(char *line, size_t n)
 			if (b)
 				on_stopped(strtoull(b + 1, NULL, 16));
 			return;
+		}
+		if (opt.stack) {
+			/* a dump right after unfinished strace text */
+			char *r = strstr(line, "RAX=");
+
+			if (r && (size_t)(r - line) + 25 <= n && is_dump_start(r)) {
+				strace_text(line, (size_t)(r - line), false);
+				dump_line(r, n - (size_t)(r - line));
+				return;
+			}
 		}
 		tr = strstr(line, "Trace ");
 		if (tr) {
@@ -1707,7 +1934,10 @@ static void on_line(char *line, size_t n)
 		}
 		if (!maps_ready)
 			setup_initial_maps();
-		on_exec(cpu, pc);
+		if (opt.stack)
+			wait_dump(cpu, pc);
+		else
+			on_exec(cpu, pc, 0);
 	}
 }
 
@@ -1753,7 +1983,7 @@ static int run_qemu(char **argv)
 	qargv[i++] = xstrdup(qemu);
 	qargv[i++] = xstrdup("-singlestep");
 	qargv[i++] = xstrdup("-d");
-	qargv[i++] = xstrdup("exec,nochain,page");
+	qargv[i++] = xstrdup(opt.stack ? "exec,nochain,page,cpu" : "exec,nochain,page");
 	qargv[i++] = xstrdup("-strace");
 	qargv[i++] = xstrdup("-D");
 	qargv[i++] = xstrdup("/dev/fd/3");
@@ -1804,6 +2034,14 @@ static int run_qemu(char **argv)
 		on_line(rbuf, have); /* last line without a newline */
 	if (sline.n)
 		strace_text("", 0, true); /* e.g. an exec never returns */
+	flush_waiting();
+	if (ndumps_missing)
+		fprintf(stderr, "%s: %" PRIu64 " instruction(s) without QEMU's register "
+			"dump (threads killed at exit): RSP 0 in the truth\n", prog_name,
+			ndumps_missing);
+	if (opt.verbose && opt.stack)
+		fprintf(stderr, "stack: %" PRIu64 " register dump(s) matched to their "
+			"thread by FS base\n", ndumps_by_fs);
 	close(pfd[0]);
 	for (i = 0; i < nown; i++)
 		free(qargv[i]);
@@ -2519,19 +2757,24 @@ truth:
 	tf = fopen(opt.truth, "w");
 	if (!tf)
 		die("cannot write %s: %s", opt.truth, strerror(errno));
-	fprintf(tf, "# ptsynth truth v1\n");
+	fprintf(tf, "# ptsynth truth v2\n");
 	fprintf(tf, "# program %s\n", prog_path);
 	fprintf(tf, "# pid %u exit %d\n", pid, exit_code);
 	for (i = 0; i < nprocs; i++)
 		fprintf(tf, "# process %u parent %u comm %s\n", procs[i]->pid,
 			procs[i]->ppid, procs[i]->comm);
-	fprintf(tf, "# options retcomp %d timing %d cyc %d psb-period %lu\n",
-		opt.retcomp, opt.timing, opt.cyc, opt.psb_period);
+	fprintf(tf, "# options retcomp %d timing %d cyc %d psb-period %lu stack %d\n",
+		opt.retcomp, opt.timing, opt.cyc, opt.psb_period, opt.stack);
 	for (i = 0; i < nthreads; i++)
 		fprintf(tf, "# thread %u instructions %" PRIu64 " lost %" PRIu64
 			" branches %" PRIu64 "\n",
 			tid_of(threads[i]), threads[i]->ninsn, threads[i]->nlost,
 			threads[i]->nbranches);
+	for (i = 0; opt.stack && i < nthreads; i++)
+		fprintf(tf, "# stack thread %u calls %" PRIu64 " pushed %" PRIu64
+			" returns %" PRIu64 " popped %" PRIu64 "\n",
+			tid_of(threads[i]), threads[i]->calls, threads[i]->pushed,
+			threads[i]->rets, threads[i]->popped);
 	if (opt.drop)
 		fprintf(tf, "# fault drop thread %u offset %" PRIu64 " len %" PRIu64 "\n",
 			pid, opt.drop_off, opt.drop_len);
@@ -2581,6 +2824,8 @@ static void usage(FILE *f)
 		"      --ptrace          no QEMU: ptrace single-stepping, following fork,\n"
 		"                        clone and exec; a per-CPU recording of every\n"
 		"                        process (no raw streams and sideband file)\n"
+		"      --stack           RSP at every truth line's target (QEMU: -d cpu,\n"
+		"                        4 to 7 times the CPU time)\n"
 		"  -v, --verbose\n");
 }
 
@@ -2634,6 +2879,7 @@ int main(int argc, char **argv)
 		{ "wrap", required_argument, NULL, 14 },
 		{ "cpuid", required_argument, NULL, 15 },
 		{ "ptrace", no_argument, NULL, 16 },
+		{ "stack", no_argument, NULL, 17 },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -2674,6 +2920,7 @@ int main(int argc, char **argv)
 		case 14: opt.wrap = optarg; opt.timing = false; break;
 		case 15: opt.cpuid = optarg; break;
 		case 16: opt.ptrace = opt.per_cpu = true; break;
+		case 17: opt.stack = true; break;
 		case 'v': opt.verbose = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -2696,6 +2943,8 @@ int main(int argc, char **argv)
 		    "--drop or --corrupt");
 	if (opt.ptrace && opt.wrap)
 		die("--ptrace runs a program: no --wrap");
+	if (opt.stack && opt.wrap)
+		die("--wrap runs nothing: no --stack");
 	if (opt.per_cpu && !opt.migrate_every)
 		die("--migrate-every must be at least 1");
 	if (!opt.raw) {

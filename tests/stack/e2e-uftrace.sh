@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# tests/stack/e2e-uftrace.sh - uftrace, natively, and ptsynth's stack
+# truth, under QEMU, give the -pg corpus programs (tests/corpus/pg_*.c)
+# the same call tree: tests/stack/uftrace-tree.sh against
+# tests/stack/truthtree.py on $O/corpus/NAME-stack.{truth,sideband}
+# (linked by `make tests`). Running under QEMU must not change a
+# deterministic program's own call sequence. Also: no run leaves a
+# gmon.out (glibc's gcrt writes one at exit) in the source tree.
+set -u
+O=${O:-build}
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fails=0
+
+pass() { echo "PASS: uftrace/$1"; }
+fail() { echo "FAIL: uftrace/$1"; fails=$((fails + 1)); }
+
+if ! command -v uftrace >/dev/null; then
+	echo "SKIP: uftrace/all (uftrace not installed: scripts/install-deps test)"
+	exit 0
+fi
+ob=$O; case $ob in /*) ;; *) ob=$top/$O ;; esac
+gmons() { find "$top" -path "$ob" -prune -o -name gmon.out -print | sort; }
+before=$(gmons)
+for p in pgqsort pgtree; do
+	base=$O/corpus/$p-stack
+	if ! prog=$(O=$O tests/corpus/corpus.sh bin "$p" 2>"$work/err"); then
+		fail "$p (corpus.sh bin: $(head -c 300 "$work/err"))"
+		continue
+	fi
+	if [ ! -e "$base.truth" ]; then
+		fail "$p (no $base.truth: run make tests)"
+		continue
+	fi
+	if ! tests/stack/uftrace-tree.sh "$prog" >"$work/uf" 2>"$work/err"; then
+		fail "$p/uftrace-tree ($(tail -c 300 "$work/err"))"
+		continue
+	fi
+	if ! python3 tests/stack/truthtree.py "$base.truth" "$base.sideband" >"$work/tt" 2>"$work/err"; then
+		fail "$p/truthtree ($(tail -c 300 "$work/err"))"
+		continue
+	fi
+	what=$(awk '/^#/ { nt++; next }
+		{ n++; f[$2] = 1; if ($1 > d) d = $1; if ($1 == 0) top_[$2]++ }
+		END { for (k in f) nf++; printf "%d thread(s), %d entries of %d functions, depth 0..%d, %s at depth 0 %d time(s)", nt, n, nf, d, "main", top_["main"] }' "$work/uf")
+	if [ "$(grep -c '^#' "$work/uf")" = 1 ] && [ "$(grep -vc '^#' "$work/uf")" -gt 50 ] &&
+		[ "$(grep -c '^0 ' "$work/uf")" = 1 ] && grep -q '^0 main$' "$work/uf"; then
+		pass "$p/uftrace-tree ($what)"
+	else
+		fail "$p/uftrace-tree ($what; want 1 thread, main alone at depth 0, > 50 entries)"
+	fi
+	if cmp -s <(grep -v '^#' "$work/uf") <(grep -v '^#' "$work/tt"); then
+		pass "$p/uftrace-vs-truth (the same $(grep -vc '^#' "$work/tt") entries and depths)"
+	else
+		fail "$p/uftrace-vs-truth (uftrace $(grep -vc '^#' "$work/uf"), truth $(grep -vc '^#' "$work/tt") entries; first difference: $(diff <(grep -v '^#' "$work/uf") <(grep -v '^#' "$work/tt") | head -4 | tr '\n' ' '))"
+	fi
+done
+after=$(gmons)
+if [ "$before" = "$after" ]; then
+	pass "no-gmon-out-in-source-tree (the corpus's runs write theirs in $O/corpus/run$([ -e "$O/corpus/run/gmon.out" ] && echo ", there now"))"
+else
+	fail "no-gmon-out-in-source-tree (new: $(comm -13 <(echo "$before") <(echo "$after") | tr '\n' ' '))"
+fi
+[ "$fails" -eq 0 ]
