@@ -416,6 +416,37 @@ static void seed(struct strace_stack *s, struct thr *t)
 
 /* --- events ------------------------------------------------------------ */
 
+/*
+ * The thread runs code at from (a branch's source): when that lies outside
+ * the top frame's function, the frame went on into another function
+ * without a call (it fell through into the next symbol, or jumped into
+ * the middle of one: _start into _dl_start_user, foo into foo.cold). The
+ * frame then is that function's: the old one is left and the new one
+ * entered in its place, returning where it would have.
+ */
+static inline void moved(struct strace_stack *s, struct thr *t, uint64_t from,
+			 uint64_t time)
+{
+	struct strace_frame *f;
+	const struct strace_name *fn;
+
+	if (!t->n || t->extra || !from)
+		return;
+	f = &t->v[t->n - 1];
+	if (f->kind == STRACE_FRAME_SYSCALL || f->kind == STRACE_FRAME_SIGNAL)
+		return;
+	/* the function names the code at from as readers name addresses:
+	 * the shortest symbol covering it (_dl_start_user inside _start) */
+	fn = sym(s, from);
+	if (fn == f->fn || (!fn && (!f->fn || covers(f, from))))
+		return;
+	struct strace_frame top = *f;
+	pop(s, t, time, STRACE_FRAME_TAIL);
+	push(s, t, top.kind, STRACE_FRAME_TAIL, fn ? fn->key : from,
+	     top.call_site, time);
+	t->v[t->n - 1].handlers = top.handlers;
+}
+
 static void on_return(struct strace_stack *s, struct thr *t,
 		      const struct strace_event *e)
 {
@@ -477,6 +508,21 @@ static void on_return(struct strace_stack *s, struct thr *t,
 	}
 }
 
+/*
+ * Whether a jump from from to to goes through the PLT, not back into a
+ * caller: from a PLT stub (name@plt), or into code named _init (perf 6.1
+ * extends _init's symbol over .plt, so the PLT's first entry, the lazy
+ * binder's way in, and stubs it has no name for are "_init+0x..."). An
+ * unwind (longjmp, a landing pad) never does either.
+ */
+static int through_plt(struct strace_stack *s, uint64_t from, uint64_t to)
+{
+	const struct strace_name *a = sym(s, from), *b = sym(s, to);
+
+	return (a && a->len > 4 && !memcmp(a->str + a->len - 4, "@plt", 4)) ||
+	       (b && b->len == 5 && !memcmp(b->str, "_init", 5));
+}
+
 static void on_jump(struct strace_stack *s, struct thr *t,
 		    const struct strace_event *e)
 {
@@ -507,10 +553,12 @@ static void on_jump(struct strace_stack *s, struct thr *t,
 	}
 	/* into the middle of a function deeper on the stack: an unwind
 	 * (longjmp, a C++ landing pad); elsewhere (a .cold part) the top
-	 * frame goes on */
+	 * frame goes on in that function */
 	i = frame_covering(t, to);
-	if (i >= 0 && i < (long)t->n - 1)
+	if (i >= 0 && i < (long)t->n - 1 && !through_plt(s, e->a, to))
 		unwind_to(s, t, (uint32_t)i, e->time);
+	else if (i != (long)t->n - 1)
+		moved(s, t, to, e->time);
 }
 
 static void on_begin(struct strace_stack *s, struct thr *t,
@@ -529,6 +577,36 @@ static void on_begin(struct strace_stack *s, struct thr *t,
 		}
 	}
 	resume(s, t, ip, e->time);
+}
+
+/*
+ * A return from the kernel: to the instruction after the syscall (a
+ * syscall instruction is 2 bytes) as usual; to code a signal interrupted
+ * (rt_sigreturn ends the signal); or elsewhere: a signal was delivered as
+ * the syscall returned, and its handler starts there.
+ */
+static void on_sysret(struct strace_stack *s, struct thr *t,
+		      const struct strace_event *e)
+{
+	uint64_t site = 0;
+
+	if (t->syscalls && !t->extra && t->n &&
+	    t->v[t->n - 1].kind == STRACE_FRAME_SYSCALL) {
+		site = t->v[t->n - 1].addr + 2;
+		pop(s, t, e->time, 0);
+	}
+	if (!site || e->b == site)
+		return;
+	for (long i = (long)t->n - 1; i >= 0; i--)
+		if (t->v[i].kind == STRACE_FRAME_SIGNAL) {
+			if (t->v[i].call_site == e->b) {
+				resume(s, t, e->b, e->time);
+				return;
+			}
+			break;
+		}
+	push(s, t, STRACE_FRAME_SIGNAL, 0, e->b, site, e->time);
+	push(s, t, STRACE_FRAME_ENTRY, 0, e->b, 0, e->time);
 }
 
 /* The gap events: what ran then is not in the trace. */
@@ -646,6 +724,7 @@ static inline void event(struct strace_stack *s, const struct strace_event *e)
 	case STRACE_EV_CALL:
 		end_syscall(s, t, e->time);
 		t->async = 0;
+		moved(s, t, e->a, e->time);
 		/* a call to the next instruction, inside one function,
 		 * reads the PC: no frame */
 		if (e->b > e->a && e->b - e->a <= CALL_MAX &&
@@ -661,16 +740,17 @@ static inline void event(struct strace_stack *s, const struct strace_event *e)
 	case STRACE_EV_JUMP:
 		end_syscall(s, t, e->time);
 		t->async = 0;
+		moved(s, t, e->a, e->time);
 		on_jump(s, t, e);
 		return;
 	case STRACE_EV_SYSCALL:
 		end_syscall(s, t, e->time);
 		t->async = 0;
+		moved(s, t, e->a, e->time);
 		push(s, t, STRACE_FRAME_SYSCALL, 0, e->a, e->a, e->time);
 		return;
 	case STRACE_EV_SYSRET:
-		end_syscall(s, t, e->time);
-		resume(s, t, e->b, e->time);
+		on_sysret(s, t, e);
 		return;
 	case STRACE_EV_INTERRUPT:
 		end_syscall(s, t, e->time);

@@ -69,6 +69,9 @@ $(eval $(call tool,$(O)/bin/ptfork,tests/ptsynth/ptfork.c,$(PTPERF_A) $(DECODER_
 $(eval $(call tool,$(O)/tests/live_victim,tests/live/victim.c,,PTHREAD))
 $(eval $(call tool,$(O)/tests/live_replay,tests/live/replay.c,$(PIPELINE_LINK),PIPELINE_LDLIBS))
 
+# the call stacks of strace_stack against the truth of the stack pointer
+$(eval $(call tool,$(O)/tests/stackcmp,tests/stack/stackcmp.c,$(LIBSTRACE_A),NO_LDLIBS))
+
 # The corpus traces other tests use ($(O)/corpus/NAME.{data,truth,sideband},
 # see tests/corpus/corpus.sh link), made by `make tests`; cached by input
 # hash under $(O)/corpus/traces/, so a rerun only checks the hashes.

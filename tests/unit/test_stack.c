@@ -185,16 +185,22 @@ TEST(longjmp_unwinds)
 }
 
 /* a jump to the middle of a function not on the stack (a .cold part)
- * keeps the frame */
-TEST(jump_elsewhere_keeps_frame)
+ * moves the frame into that function and back, returning where it would
+ * have; so does running on into the next symbol (seen at a call from it) */
+TEST(jump_elsewhere_moves_frame)
 {
 	struct strace_event ev[] = {
 		E(CALL, MAIN + 0x10, F),
 		E(JUMP, F + 0x10, H + 0x30),
 		E(JUMP, H + 0x40, F + 0x18),
 		E(RETURN, F + 0x40, MAIN + 0x15),
+		E(CALL, MAIN + 0x20, F),
+		E(CALL, G + 0x10, H), /* f ran on into g */
+		E(RETURN, H + 0x10, G + 0x15),
+		E(RETURN, G + 0x40, MAIN + 0x25),
 	};
-	CHECK_STR(RUN(ev, 0), "+0 f -0 f");
+	CHECK_STR(RUN(ev, 0), "+0 f -0 f +0 h -0 h +0 f -0 f +0 f -0 f +0 g "
+			      "+1 h -1 h -0 g");
 }
 
 /* the trace began inside g, called from f, called from main */
@@ -245,6 +251,24 @@ TEST(signal_frame)
 	CHECK_STR(RUN(ev, 0), "+0 f +1 [signal] +2 on_signal +3 g -3 g "
 			      "-2 on_signal +2 [syscall] -2 [syscall] "
 			      "-1 [signal] -0 f");
+}
+
+/* a signal delivered as a syscall returned: the handler starts at the
+ * sysret; rt_sigreturn comes back after the syscall */
+TEST(signal_at_syscall_return)
+{
+	struct strace_event ev[] = {
+		E(CALL, MAIN + 0x10, F),
+		E(SYSCALL, F + 0x8, 0),
+		E(SYSRET, 0, HANDLER),
+		E(RETURN, HANDLER + 0x30, RESTORE),
+		E(SYSCALL, RESTORE + 0x7, 0),
+		E(SYSRET, 0, F + 0xa),
+		E(RETURN, F + 0x40, MAIN + 0x15),
+	};
+	CHECK_STR(RUN(ev, 0), "+0 f +1 [syscall] -1 [syscall] +1 [signal] "
+			      "+2 on_signal -2 on_signal +2 [syscall] "
+			      "-2 [syscall] -1 [signal] -0 f");
 }
 
 /* siglongjmp out of a handler unwinds the signal frame */
