@@ -3,7 +3,9 @@
 # truth, under QEMU, give the -pg corpus programs (tests/corpus/pg_*.c)
 # the same call tree: tests/stack/uftrace-tree.sh against
 # tests/stack/truthtree.py on $O/corpus/NAME-stack.{truth,sideband}
-# (linked by `make tests`). Running under QEMU must not change a
+# (linked by `make tests`); and uftrace is the judge of our call tree:
+# `ptrace-read -f tree` of the program's trace, cut down to the
+# program's own functions, equals `uftrace replay`'s. Running under QEMU must not change a
 # deterministic program's own call sequence. Also: no run leaves a
 # gmon.out (glibc's gcrt writes one at exit) in the source tree.
 set -u
@@ -55,6 +57,39 @@ for p in pgqsort pgtree; do
 		pass "$p/uftrace-vs-truth (the same $(grep -vc '^#' "$work/tt") entries and depths)"
 	else
 		fail "$p/uftrace-vs-truth (uftrace $(grep -vc '^#' "$work/uf"), truth $(grep -vc '^#' "$work/tt") entries; first difference: $(diff <(grep -v '^#' "$work/uf") <(grep -v '^#' "$work/tt") | head -4 | tr '\n' ' '))"
+	fi
+	# our call tree (ptrace-read -f tree) of the program's default trace,
+	# cut down to the functions uftrace shows (the program's own, those
+	# that call mcount), depths counted among them
+	data=$O/corpus/$p.data
+	if ! "$O/bin/ptrace-capture" -q -i "$data" -o "$work/$p.srb" 2>"$work/err" ||
+		! "$O/bin/ptrace-read" -f tree "$work/$p.srb" >"$work/tree" 2>>"$work/err"; then
+		fail "$p/tree-vs-uftrace (ptrace-capture or ptrace-read: $(head -c 300 "$work/err"))"
+		continue
+	fi
+	awk '!/^#/ { print $2 }' "$work/uf" | sort -u >"$work/own"
+	awk -v own="$work/own" '
+	BEGIN { while ((getline f < own) > 0) keep[f] = 1 }
+	/^#/ { next }
+	{
+		if (!match($0, /\] \| /)) next
+		body = substr($0, RSTART + RLENGTH); sub(/^ +/, "", body)
+		if (body ~ /^} \/\* /) {
+			name = body; sub(/^} \/\* /, "", name); sub(/ \*\/.*$/, "", name)
+			if (name in keep) d--
+			next
+		}
+		open_ = body ~ /\(\) \{/
+		name = body; sub(/\(\).*$/, "", name)
+		if (!(name in keep)) next
+		print d + 0 " " name
+		if (open_) d++
+	}' "$work/tree" >"$work/ours"
+	if [ "$(wc -l <"$work/ours")" -gt 50 ] &&
+		cmp -s <(grep -v '^#' "$work/uf") "$work/ours"; then
+		pass "$p/tree-vs-uftrace (ptrace-read -f tree cut to the program's functions: the same $(wc -l <"$work/ours") entries, depths and order as uftrace replay)"
+	else
+		fail "$p/tree-vs-uftrace (uftrace $(grep -vc '^#' "$work/uf"), ours $(wc -l <"$work/ours") entries; first difference: $(diff <(grep -v '^#' "$work/uf") "$work/ours" | head -4 | tr '\n' ' ')"
 	fi
 done
 after=$(gmons)
