@@ -47,6 +47,16 @@ struct view {
 	struct strace_stack *stack;
 	int err;
 	int header;
+	/* the tree's thread column of the last thread */
+	uint32_t tid_last;
+	uint8_t tid_len;
+	char tid_txt[32];
+	/* labels of addresses without a symbol, direct-mapped */
+	struct {
+		uint64_t id;
+		uint8_t len;
+		char s[63];
+	} lcache[256];
 	/* report */
 	struct row *rows;
 	size_t nrows, rcap;
@@ -97,6 +107,13 @@ static char *put_label(struct view *v, char *p, uint64_t id)
 		return p + len;
 	}
 	addr = id & ~ID_UNKNOWN;
+	/* names only grow: a label made once stays right */
+	size_t slot = (size_t)(addr * 0x9e3779b97f4a7c15ull >> 56);
+	if (v->lcache[slot].id == id && v->lcache[slot].len) {
+		memcpy(p, v->lcache[slot].s, v->lcache[slot].len);
+		return p + v->lcache[slot].len;
+	}
+	char *start = p;
 	dso = v->names ? strace_names_dso(v->names, addr) : NULL;
 	if (dso) {
 		const char *b = strrchr(dso->str, '/');
@@ -107,9 +124,16 @@ static char *put_label(struct view *v, char *p, uint64_t id)
 		p += len;
 		*p++ = ']';
 		*p++ = '+';
-		return fmt_put_hex(p, addr - dso->key);
+		p = fmt_put_hex(p, addr - dso->key);
+	} else {
+		p = fmt_put_hex(p, addr);
 	}
-	return fmt_put_hex(p, addr);
+	if (p - start <= (long)sizeof(v->lcache[slot].s)) {
+		v->lcache[slot].id = id;
+		v->lcache[slot].len = (uint8_t)(p - start);
+		memcpy(v->lcache[slot].s, start, (size_t)(p - start));
+	}
+	return p;
 }
 
 /* Whether f is shown (the filter's time, thread and DSO, and --sym /
@@ -129,13 +153,11 @@ static int kept(struct view *v, const struct strace_frame *f, uint32_t *rd)
 /* --- durations ----------------------------------------------------------- */
 
 /* "  1.234 us" (10 characters) as uftrace prints a duration */
-static char *put_duration(char *p, uint64_t ns)
+static inline char *put_duration(char *p, uint64_t ns)
 {
-	static const char *const unit[] = {" us", " ms", "  s"};
+	static const char unit[3][4] = {" us", " ms", "  s"};
 	uint64_t whole, frac;
 	int u;
-	char num[32], *e;
-	size_t len;
 
 	if (ns < 1000000u) {
 		whole = ns / 1000u, frac = ns % 1000u, u = 0;
@@ -144,19 +166,20 @@ static char *put_duration(char *p, uint64_t ns)
 	} else {
 		whole = ns / 1000000000u, frac = ns / 1000000u % 1000u, u = 2;
 	}
-	e = fmt_put_u64(num, whole);
-	*e++ = '.';
-	*e++ = (char)('0' + frac / 100);
-	*e++ = (char)('0' + frac / 10 % 10);
-	*e++ = (char)('0' + frac % 10);
-	len = (size_t)(e - num);
-	if (len < 7) {
-		memset(p, ' ', 7 - len);
-		p += 7 - len;
+	if (whole < 1000) { /* "123.456" (%7.3f): the usual case, by hand */
+		p[0] = whole >= 100 ? (char)('0' + whole / 100) : ' ';
+		p[1] = whole >= 10 ? (char)('0' + whole / 10 % 10) : ' ';
+		p[2] = (char)('0' + whole % 10);
+		p += 3;
+	} else {
+		p = fmt_put_u64(p, whole);
 	}
-	memcpy(p, num, len);
-	memcpy(p + len, unit[u], 3);
-	return p + len + 3;
+	p[0] = '.';
+	p[1] = (char)('0' + frac / 100);
+	p[2] = (char)('0' + frac / 10 % 10);
+	p[3] = (char)('0' + frac % 10);
+	memcpy(p + 4, unit[u], 3);
+	return p + 7;
 }
 
 /* --- tree ----------------------------------------------------------------- */
@@ -165,9 +188,6 @@ static char *put_duration(char *p, uint64_t ns)
 static char *tree_prefix(struct view *v, char *p, int with_dur, uint64_t dur,
 			 uint32_t tid, uint32_t depth)
 {
-	char num[24], *e;
-	size_t len;
-
 	if (!v->header) {
 		static const char h[] = "# DURATION     TID     FUNCTION\n";
 		memcpy(p, h, sizeof(h) - 1);
@@ -180,18 +200,23 @@ static char *tree_prefix(struct view *v, char *p, int with_dur, uint64_t dur,
 		memset(p, ' ', 10);
 		p += 10;
 	}
-	memcpy(p, " [", 2);
-	p += 2;
-	e = fmt_put_u64(num, tid);
-	len = (size_t)(e - num);
-	if (len < 6) {
-		memset(p, ' ', 6 - len);
-		p += 6 - len;
+	if (tid != v->tid_last || !v->tid_len) {
+		/* " [  1234] | ", kept for the next lines of the thread */
+		char num[24], *e = fmt_put_u64(num, tid), *q = v->tid_txt;
+		size_t len = (size_t)(e - num);
+		memcpy(q, " [", 2);
+		q += 2;
+		if (len < 6) {
+			memset(q, ' ', 6 - len);
+			q += 6 - len;
+		}
+		memcpy(q, num, len);
+		memcpy(q + len, "] | ", 4);
+		v->tid_len = (uint8_t)(q + len + 4 - v->tid_txt);
+		v->tid_last = tid;
 	}
-	memcpy(p, num, len);
-	p += len;
-	memcpy(p, "] | ", 4);
-	p += 4;
+	memcpy(p, v->tid_txt, sizeof(v->tid_txt));
+	p += v->tid_len;
 	if (depth > 512) /* keep a line within FMT_LINE_MAX */
 		depth = 512;
 	memset(p, ' ', 2 * depth);
@@ -420,6 +445,8 @@ static int report_print(struct view *v)
 	for (size_t i = 0; i < n; i++) {
 		const struct row *r = &v->rows[i];
 		char *p = o->p;
+		*p++ = ' ';
+		*p++ = ' ';
 		p = put_duration(p, r->total);
 		*p++ = ' ';
 		*p++ = ' ';

@@ -435,10 +435,10 @@ static inline void moved(struct strace_stack *s, struct thr *t, uint64_t from,
 	f = &t->v[t->n - 1];
 	if (f->kind == STRACE_FRAME_SYSCALL || f->kind == STRACE_FRAME_SIGNAL)
 		return;
-	/* the function names the code at from as readers name addresses:
-	 * the shortest symbol covering it (_dl_start_user inside _start) */
+	if (covers(f, from))
+		return;
 	fn = sym(s, from);
-	if (fn == f->fn || (!fn && (!f->fn || covers(f, from))))
+	if (fn == f->fn || (!fn && !f->fn))
 		return;
 	struct strace_frame top = *f;
 	pop(s, t, time, STRACE_FRAME_TAIL);

@@ -101,6 +101,7 @@ endef
 $(eval $(call bench,$(O)/bench/bench_baseline,tests/bench/bench_baseline.c,,PTHREAD))
 $(eval $(call bench,$(O)/bench/bench_ring,tests/bench/bench_ring.c $(CLI_COMMON),$(LIBSTRACE_A),PTHREAD))
 $(eval $(call bench,$(O)/bench/bench_libipt_loop,tests/bench/bench_libipt_loop.c,$(PTPERF_A) $(DECODER_LINK),DECODER_LIBS))
+$(eval $(call bench,$(O)/bench/bench_stack,tests/bench/bench_stack.c $(CLI_COMMON),$(LIBSTRACE_A),NO_LDLIBS))
 $(eval $(call bench,$(O)/bench/bench_decoder_walk,tests/bench/bench_decoder_walk.c,$(DECODER_LINK),DECODER_LIBS))
 
 $(O)/bench/libdlf_null.so: $(call objs,tests/bench/dlf_null.c)
