@@ -38,3 +38,12 @@ perf script -i "$dir/demo.data" --itrace=b -F ip,sym,addr 2>/dev/null | grep -m3
 echo
 echo "== ptrace-read --stat $ring"
 "$bin/ptrace-read" --stat "$ring"
+echo
+echo "== ptrace-read -f report --sym main $ring | head -n 12   (where main's time went)"
+"$bin/ptrace-read" -f report --sym main "$ring" | head -n 12
+echo
+echo "== ptrace-read -f tree --sym main --depth 3 $ring | head -n 25"
+"$bin/ptrace-read" -f tree --sym main --depth 3 "$ring" | head -n 25
+echo
+echo "== ptrace-read -f folded --sym main $ring | sort -k2 -n -r | head -n 5   (for flamegraph.pl, speedscope)"
+"$bin/ptrace-read" -f folded --sym main "$ring" | sort -t' ' -k2 -n -r | head -n 5
