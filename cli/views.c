@@ -71,6 +71,9 @@ struct view {
 	size_t npool, poolcap;
 	uint64_t *ids; /* scratch: one path */
 	size_t idscap;
+	/* a viewer format (chrome, fxt, uftrace) */
+	const struct view_format *fmt;
+	void *state;
 };
 
 /* --- frames ------------------------------------------------------------- */
@@ -634,6 +637,73 @@ static int folded_print(struct view *v)
 	return 0;
 }
 
+/* --- viewer formats (view_format) ------------------------------------------ */
+
+static void format_enter(void *arg, const struct strace_frame *f)
+{
+	struct view *v = arg;
+	uint32_t rd;
+
+	if (!kept(v, f, &rd))
+		return;
+	((struct strace_frame *)(uintptr_t)f)->user[1] = KEPT | (uint64_t)rd << 8;
+	v->fmt->enter(v, f, rd);
+}
+
+static void format_leave(void *arg, const struct strace_frame *f)
+{
+	struct view *v = arg;
+
+	if (f->user[1] & KEPT)
+		v->fmt->leave(v, f, (uint32_t)(f->user[1] >> 8));
+}
+
+void *view_state(const struct view *v)
+{
+	return v->state;
+}
+
+void view_set_state(struct view *v, void *state)
+{
+	v->state = state;
+}
+
+const struct view_opts *view_opts(const struct view *v)
+{
+	return &v->o;
+}
+
+struct strace_names *view_names(const struct view *v)
+{
+	return v->names;
+}
+
+struct out *view_out(const struct view *v)
+{
+	return v->out;
+}
+
+void view_fail(struct view *v, int err)
+{
+	if (!v->err)
+		v->err = err;
+}
+
+char *view_put_name(struct view *v, char *p, const struct strace_frame *f)
+{
+	return put_label(v, p, label_id(f));
+}
+
+uint64_t view_name_id(const struct strace_frame *f)
+{
+	return label_id(f);
+}
+
+char *view_put_name_id(struct view *v, char *p, uint64_t id)
+{
+	return put_label(v, p, id);
+}
+
 /* --- the view -------------------------------------------------------------- */
 
 int view_new(const struct view_opts *o, struct strace_names *names,
@@ -658,14 +728,26 @@ int view_new(const struct view_opts *o, struct strace_names *names,
 		cb.enter = report_enter;
 		cb.leave = report_leave;
 		break;
-	default:
+	case VIEW_FOLDED:
 		cb.enter = folded_enter;
 		cb.leave = folded_leave;
+		break;
+	default:
+		v->fmt = o->kind == VIEW_CHROME ? &view_chrome
+			 : o->kind == VIEW_FXT  ? &view_fxt
+						: &view_uftrace;
+		cb.enter = format_enter;
+		cb.leave = format_leave;
 	}
 	rc = strace_stack_new(names, NULL, &cb, &v->stack);
 	if (rc < 0) {
 		free(v);
 		return rc;
+	}
+	if (v->fmt && v->fmt->open(v) < 0) {
+		strace_stack_free(v->stack);
+		free(v);
+		return -1;
 	}
 	*out_v = v;
 	return 0;
@@ -673,8 +755,19 @@ int view_new(const struct view_opts *o, struct strace_names *names,
 
 int view_feed(struct view *v, const struct strace_event *ev, size_t n)
 {
-	int rc = strace_stack_feed(v->stack, ev, n);
+	int rc;
 
+	if (v->fmt && v->fmt->event) {
+		/* event by event: a format's instants sit among the frames */
+		for (size_t i = 0; i < n && !v->err; i++) {
+			v->fmt->event(v, &ev[i]);
+			rc = strace_stack_feed(v->stack, &ev[i], 1);
+			if (rc < 0)
+				return rc;
+		}
+		return v->err;
+	}
+	rc = strace_stack_feed(v->stack, ev, n);
 	return rc < 0 ? rc : v->err;
 }
 
@@ -687,6 +780,8 @@ int view_finish(struct view *v)
 		return report_print(v);
 	if (v->o.kind == VIEW_FOLDED)
 		return folded_print(v);
+	if (v->fmt)
+		return v->fmt->finish(v) < 0 || v->err ? -1 : 0;
 	return 0;
 }
 
@@ -699,6 +794,8 @@ void view_free(struct view *v)
 {
 	if (!v)
 		return;
+	if (v->fmt && v->fmt->close)
+		v->fmt->close(v);
 	strace_stack_free(v->stack);
 	free(v->rows);
 	free(v->map);

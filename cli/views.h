@@ -22,6 +22,9 @@ enum view_kind {
 	VIEW_TREE,
 	VIEW_REPORT,
 	VIEW_FOLDED,
+	VIEW_CHROME,  /* Chrome trace event JSON (cli/fmt_chrome.c) */
+	VIEW_FXT,     /* Fuchsia trace format (cli/fmt_fxt.c) */
+	VIEW_UFTRACE, /* a uftrace data directory (cli/fmt_uftrace.c) */
 };
 
 enum view_sort { VIEW_SORT_TOTAL, VIEW_SORT_SELF, VIEW_SORT_CALLS };
@@ -34,7 +37,7 @@ struct view_opts {
 	int sort;          /* report: enum view_sort */
 	int by;            /* report: enum view_by */
 	int weight_calls;  /* folded: weigh by calls, not nanoseconds */
-	int no_comm;       /* tree: no thread names */
+	const char *dir;   /* uftrace: the directory to write (-o) */
 };
 
 struct view;
@@ -51,6 +54,52 @@ int view_feed(struct view *v, const struct strace_event *ev, size_t n);
 /* view_finish() - the end of the trace: every frame left; the report and
  * the folded stacks printed. Returns 0 or -1. */
 int view_finish(struct view *v);
+
+/*
+ * A format of frames: what the viewer formats (Chrome JSON, FXT, uftrace)
+ * implement, each in its own file; the view keeps the call stacks, the
+ * filters and the names, and calls these in the order of the events:
+ *   open    once, before any event; may keep state (view_set_state)
+ *   event   every event, before the stacks see it (gaps, losses, thread
+ *           names: what is not a frame); NULL: none
+ *   enter   a frame that is shown was entered; rd is its depth as shown
+ *           (0 at the outermost shown frame: --sym moves it)
+ *   leave   that frame is left (f->end is set; its callees have left)
+ *   finish  the trace ended: every frame has left; write what remains
+ *   close   free the state (after finish, or after an error)
+ * open and finish return 0, or -1 after a message on stderr.
+ */
+struct view_format {
+	int (*open)(struct view *v);
+	void (*event)(struct view *v, const struct strace_event *e);
+	void (*enter)(struct view *v, const struct strace_frame *f, uint32_t rd);
+	void (*leave)(struct view *v, const struct strace_frame *f, uint32_t rd);
+	int (*finish)(struct view *v);
+	void (*close)(struct view *v);
+};
+
+extern const struct view_format view_chrome, view_fxt, view_uftrace;
+
+/* What a format uses of its view. */
+void *view_state(const struct view *v);
+void view_set_state(struct view *v, void *state);
+const struct view_opts *view_opts(const struct view *v);
+struct strace_names *view_names(const struct view *v);
+struct out *view_out(const struct view *v);
+/* view_fail() - a format's write failed (or memory ran out): the view
+ * stops with err (-1 after a message on stderr, or -ENOMEM). */
+void view_fail(struct view *v, int err);
+/*
+ * view_put_name() - the frame's name at p, as every view names frames:
+ * its function, else "[dso]+0xOFF", else the address; "[syscall]" and
+ * "[signal]" for those frames. Writes at most FMT_NAME_MAX + 64 bytes.
+ */
+char *view_put_name(struct view *v, char *p, const struct strace_frame *f);
+/* view_name_id() - one number per distinct name view_put_name() gives
+ * (a names id, or the address with bit 63 set, or a pseudo-frame's) */
+uint64_t view_name_id(const struct strace_frame *f);
+/* view_put_name_id() - the name of an id from view_name_id() */
+char *view_put_name_id(struct view *v, char *p, uint64_t id);
 
 /* view_stack_stats() - the stacks' counts. */
 void view_stack_stats(const struct view *v, struct strace_stack_stats *st);
