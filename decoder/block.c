@@ -399,13 +399,14 @@ static int same_sym(struct strace_image *img, uint64_t a, uint64_t b)
 	return x.start == y.start && x.dso == y.dso;
 }
 
-const struct strace_block *bcache_miss(struct strace_bcache *c,
-				       struct strace_image *img, uint64_t ip)
+const struct strace_block *strace_dec_bcache_miss(struct strace_bcache *c,
+						  struct strace_image *img,
+						  uint64_t ip)
 {
 	struct strace_block nb;
 
 	c->st.misses++;
-	if (image_block(img, ip, &nb) < 0)
+	if (strace_dec_image_block(img, ip, &nb) < 0)
 		nb.kind = STRACE_BK_BAD; /* out of memory */
 	if ((nb.kind == STRACE_BK_JMP || nb.kind == STRACE_BK_JCC ||
 	     nb.kind == STRACE_BK_CALL) &&
@@ -414,7 +415,8 @@ const struct strace_block *bcache_miss(struct strace_bcache *c,
 	return strace_bcache_put(c, ip, &nb);
 }
 
-void bcache_sync(struct strace_bcache *c, const struct strace_image *img)
+void strace_dec_bcache_sync(struct strace_bcache *c,
+			    const struct strace_image *img)
 {
 	if (c->img != img || c->generation != strace_image_generation(img)) {
 		if (c->used || c->has_zero)
@@ -430,17 +432,17 @@ const struct strace_block *strace_bcache_get(struct strace_bcache *c,
 {
 	const struct strace_block *b;
 
-	bcache_sync(c, img);
+	strace_dec_bcache_sync(c, img);
 	b = strace_bcache_find(c, ip);
 	if (likely(b != NULL)) {
 		c->st.hits++;
 		return b;
 	}
-	return bcache_miss(c, img, ip);
+	return strace_dec_bcache_miss(c, img, ip);
 }
 
-const struct strace_block *bcache_find_counted(struct strace_bcache *c,
-					       uint64_t ip)
+const struct strace_block *
+strace_dec_bcache_find_counted(struct strace_bcache *c, uint64_t ip)
 {
 	size_t i;
 
@@ -462,7 +464,7 @@ const struct strace_block *strace_bcache_lookup(struct strace_bcache *c,
 						uint64_t key, uint64_t ip,
 						strace_code_fn code, void *arg)
 {
-	const struct strace_block *b = bcache_find_counted(c, key);
+	const struct strace_block *b = strace_dec_bcache_find_counted(c, key);
 	struct strace_block nb;
 	const uint8_t *bytes;
 	size_t avail = 0;

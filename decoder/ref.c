@@ -513,7 +513,7 @@ long strace_walker_decode_ref(struct strace_image *img,
 	{
 		/* the workarounds the walker applies (for a cpu libipt's
 		 * table lists, libipt's own) */
-		unsigned e = cpu_workarounds(&o->cpu);
+		unsigned e = strace_dec_cpu_workarounds(&o->cpu);
 
 		if (o->cpu.family) {
 			cfg.cpu.vendor = pcv_intel;

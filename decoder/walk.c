@@ -333,7 +333,7 @@ static inline const struct strace_block *l0_get(struct strace_walker *w,
 
 	if (likely(w->l0[i].ip == ip))
 		return &w->l0[i].b;
-	b = bcache_get_fast(w->cache, w->img, ip);
+	b = strace_dec_bcache_get_fast(w->cache, w->img, ip);
 	w->l0[i].ip = ip;
 	w->l0[i].b = *b;
 	return &w->l0[i].b;
@@ -1668,7 +1668,7 @@ static long decode_range(struct strace_walker *w, const uint8_t *buf,
 		w->l0_gen = strace_image_generation(w->img);
 		tc_flush(w->tc);
 	}
-	bcache_sync(w->cache, w->img);
+	strace_dec_bcache_sync(w->cache, w->img);
 	off = next_psb(w, start);
 	if (off < 0) {
 		pt_pkt_free_decoder(w->pkt);
@@ -2071,7 +2071,7 @@ long strace_walker_decode_parallel(struct strace_walker *w,
 		free(offs);
 		return strace_walker_decode(w, buf, len);
 	}
-	image_load_all_symbols(w->img);
+	strace_dec_image_load_all_symbols(w->img);
 	memset(&p, 0, sizeof(p));
 	p.R = (size_t)nthreads * 4;
 	p.offs = offs;
@@ -2185,7 +2185,7 @@ int strace_walker_new(struct strace_image *img,
 	/* a processor the table does not know gets the workarounds that
 	 * only ever turn a decode error into a decode (a trace without the
 	 * erratum never meets their condition) */
-	w->errata = cpu_workarounds(&opts->cpu);
+	w->errata = strace_dec_cpu_workarounds(&opts->cpu);
 	w->adv_mark = opts->emit == vec_push ? F_ADV : 0;
 	w->cache = opts->cache;
 	if (!w->cache) {
