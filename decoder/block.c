@@ -460,26 +460,6 @@ strace_dec_bcache_find_counted(struct strace_bcache *c, uint64_t ip)
 	return NULL;
 }
 
-const struct strace_block *strace_bcache_lookup(struct strace_bcache *c,
-						uint64_t key, uint64_t ip,
-						strace_code_fn code, void *arg)
-{
-	const struct strace_block *b = strace_dec_bcache_find_counted(c, key);
-	struct strace_block nb;
-	const uint8_t *bytes;
-	size_t avail = 0;
-
-	if (likely(b != NULL))
-		return b;
-	if (!key && c->has_zero)
-		return &c->zero.b;
-	c->st.misses++;
-	bytes = code ? code(arg, ip, &avail) : NULL;
-	if (strace_block_decode(bytes, bytes ? avail : 0, ip, 0, &nb) < 0)
-		nb.kind = STRACE_BK_BAD;
-	return strace_bcache_put(c, key, &nb);
-}
-
 void strace_bcache_stats(const struct strace_bcache *c,
 			 struct strace_bcache_stats *st)
 {
