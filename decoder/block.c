@@ -386,19 +386,6 @@ const struct strace_block *strace_bcache_put(struct strace_bcache *c,
 	}
 }
 
-static int same_sym(struct strace_image *img, uint64_t a, uint64_t b)
-{
-	struct strace_symbol x, y;
-	int rx = strace_image_symbol(img, a, &x);
-	int ry = strace_image_symbol(img, b, &y);
-
-	if (rx && ry)
-		return 1;
-	if (rx || ry)
-		return 0;
-	return x.start == y.start && x.dso == y.dso;
-}
-
 const struct strace_block *strace_dec_bcache_miss(struct strace_bcache *c,
 						  struct strace_image *img,
 						  uint64_t ip)
@@ -410,7 +397,8 @@ const struct strace_block *strace_dec_bcache_miss(struct strace_bcache *c,
 		nb.kind = STRACE_BK_BAD; /* out of memory */
 	if ((nb.kind == STRACE_BK_JMP || nb.kind == STRACE_BK_JCC ||
 	     nb.kind == STRACE_BK_CALL) &&
-	    same_sym(img, nb.start + nb.len - nb.term_len, nb.target))
+	    strace_dec_same_symbol(img, nb.start + nb.len - nb.term_len,
+				   nb.target))
 		nb.flags |= STRACE_BF_SAME_SYM;
 	return strace_bcache_put(c, ip, &nb);
 }

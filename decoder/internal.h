@@ -54,6 +54,13 @@ static inline uint64_t time_forward(const struct strace_time_conv *tc,
  * each other's first lookups). */
 void strace_dec_image_load_all_symbols(struct strace_image *img);
 
+/* strace_dec_same_symbol() - whether from and to lie in one symbol of img
+ * (the same start in the same object); two addresses without a symbol
+ * count as the same, one without and one with as different. Both decoders
+ * drop the jump events inside one symbol by it. */
+int strace_dec_same_symbol(struct strace_image *img, uint64_t from,
+			   uint64_t to);
+
 /*
  * The summary of the block at ip, as strace_block_decode() gives it from
  * the image's code (NOCODE where there is none), decoded once for all the

@@ -27,10 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decoder/internal.h"
+#include "decoder/emit.h"
 #include "decoder/walk.h"
 
-#define RETSTACK 64
 #define L0_SIZE 1024 /* blocks kept in the walker itself (40 KiB) */
 #define MAX_BLOCKS_PER_ADVANCE 1000000
 
@@ -74,8 +73,7 @@ struct strace_walker {
 	struct strace_block park; /* the block we stand at (kind needs a
 				   * packet), valid when parked */
 	int parked;
-	uint64_t retstack[RETSTACK];
-	unsigned rs_top, rs_n;
+	struct retstack rs;
 	int pending_fup;
 	uint64_t fup_ip;
 	int fup_binds;     /* the next FUP only says where the walk is: it
@@ -288,15 +286,9 @@ put_event(struct strace_walker *w, unsigned type, unsigned flags,
 
 	if (w->sink_err)
 		return;
-	if (w->o.emit)
-		err = w->o.emit(w->o.emit_arg, &ev);
-	else if (w->o.writer)
-		err = strace_writer_emit(w->o.writer, ev.type, ev.flags, ev.tid,
-					 ev.time, ev.a, ev.b);
-	else
-		err = 0;
+	err = sink_put(&w->o, &ev);
 	if (err) {
-		w->sink_err = err < 0 ? err : -STRACE_E_EMIT;
+		w->sink_err = err;
 		return;
 	}
 	w->events++;
@@ -339,31 +331,13 @@ static inline const struct strace_block *l0_get(struct strace_walker *w,
 	return &w->l0[i].b;
 }
 
-/* Same symbol? Unknown on both sides counts as the same. */
-static int same_symbol(struct strace_walker *w, uint64_t from, uint64_t to)
-{
-	struct strace_symbol a, b;
-	int ra = strace_image_symbol(w->img, from, &a);
-	int rb = strace_image_symbol(w->img, to, &b);
-
-	if (ra && rb)
-		return 1;
-	if (ra || rb)
-		return 0;
-	return a.start == b.start && a.dso == b.dso;
-}
-
+/* A jump from one address to another, as jump_kept() says. */
 static void emit_jump(struct strace_walker *w, uint64_t from, uint64_t to,
 		      unsigned flags)
 {
-	int all = w->o.flags & STRACE_WALK_ALL_BRANCHES;
-
-	if (same_symbol(w, from, to)) {
-		if (all)
-			emit(w, STRACE_EV_JUMP, flags | STRACE_F_INTRA, from, to);
-	} else {
+	if (jump_kept(strace_dec_same_symbol(w->img, from, to), w->o.flags,
+		      &flags))
 		emit(w, STRACE_EV_JUMP, flags, from, to);
-	}
 }
 
 static void error_event(struct strace_walker *w, int code)
@@ -375,26 +349,22 @@ static void error_event(struct strace_walker *w, int code)
 
 /* --- flow ------------------------------------------------------------------ */
 
+/* The return stack, recorded when a TNT run is. */
 static void rs_push(struct strace_walker *w, uint64_t ret)
 {
 	if (unlikely(w->rec != NULL))
 		rec_push(w->rec, ret);
-	w->rs_top = (w->rs_top + 1) % RETSTACK;
-	w->retstack[w->rs_top] = ret;
-	if (w->rs_n < RETSTACK)
-		w->rs_n++;
+	retstack_push(&w->rs, ret);
 }
 
+/* Returns 0, or -1 if the stack is empty. */
 static int rs_pop(struct strace_walker *w, uint64_t *ret)
 {
-	if (!w->rs_n)
+	if (!w->rs.n)
 		return -1;
 	if (unlikely(w->rec != NULL))
 		rec_pop(w->rec);
-	*ret = w->retstack[w->rs_top];
-	w->rs_top = (w->rs_top + RETSTACK - 1) % RETSTACK;
-	w->rs_n--;
-	return 0;
+	return retstack_pop(&w->rs, ret);
 }
 
 static void lose_sync(struct strace_walker *w)
@@ -404,7 +374,7 @@ static void lose_sync(struct strace_walker *w)
 	w->pending_fup = 0;
 	w->fup_binds = w->tsx_abort = w->pending_abort = 0;
 	w->dtnt_n = w->deferring = 0;
-	w->rs_n = 0;
+	retstack_clear(&w->rs);
 }
 
 static int needs_packet(unsigned kind)
@@ -442,6 +412,7 @@ advance(struct strace_walker *w, uint64_t stop_at, uint64_t pgd_to)
 	for (;;) {
 		const struct strace_block *b = l0_get(w, w->ip);
 		uint64_t term;
+		unsigned fl;
 
 		if (stop_at && stop_at >= b->start &&
 		    stop_at < b->start + b->len) {
@@ -461,11 +432,7 @@ advance(struct strace_walker *w, uint64_t stop_at, uint64_t pgd_to)
 		term = b->start + b->len - b->term_len;
 		switch (b->kind) {
 		case STRACE_BK_CALL:
-			/* a call to the next instruction (PIC code reading
-			 * its address, or a noreturn call to the function
-			 * that follows) is not pushed for return compression
-			 * (SDM; libipt and perf do the same) */
-			if (likely(b->target != b->start + b->len))
+			if (likely(call_pushes(b->target, b->start + b->len)))
 				rs_push(w, b->start + b->len);
 			w->in_adv = 1;
 			emit(w, STRACE_EV_CALL, 0, term, b->target);
@@ -478,11 +445,10 @@ advance(struct strace_walker *w, uint64_t stop_at, uint64_t pgd_to)
 			break;
 		case STRACE_BK_JMP:
 			w->in_adv = 1;
-			if (!(b->flags & STRACE_BF_SAME_SYM))
-				emit(w, STRACE_EV_JUMP, 0, term, b->target);
-			else if (w->o.flags & STRACE_WALK_ALL_BRANCHES)
-				emit(w, STRACE_EV_JUMP, STRACE_F_INTRA, term,
-				     b->target);
+			fl = 0;
+			if (jump_kept(b->flags & STRACE_BF_SAME_SYM, w->o.flags,
+				      &fl))
+				emit(w, STRACE_EV_JUMP, fl, term, b->target);
 			w->in_adv = 0;
 			w->last_direct = term;
 			w->ip = b->target;
@@ -538,13 +504,11 @@ static int tnt_bit(struct strace_walker *w, int taken)
 	if (b->kind == STRACE_BK_JCC) {
 		w->parked = 0;
 		if (taken) {
-			if (!(b->flags & STRACE_BF_SAME_SYM))
-				emit(w, STRACE_EV_JUMP, STRACE_F_CONDITIONAL,
-				     term, b->target);
-			else if (w->o.flags & STRACE_WALK_ALL_BRANCHES)
-				emit(w, STRACE_EV_JUMP,
-				     STRACE_F_CONDITIONAL | STRACE_F_INTRA,
-				     term, b->target);
+			unsigned fl = STRACE_F_CONDITIONAL;
+
+			if (jump_kept(b->flags & STRACE_BF_SAME_SYM, w->o.flags,
+				      &fl))
+				emit(w, STRACE_EV_JUMP, fl, term, b->target);
 			w->ip = b->target;
 			w->st.branches++;
 		} else {
@@ -1150,14 +1114,12 @@ static int pgd(struct strace_walker *w, uint64_t to, int suppressed)
 		return 0;
 	case STRACE_BK_JCC:
 		if (!suppressed && to == b->target) {
+			unsigned fl = STRACE_F_CONDITIONAL;
+
 			w->st.branches++;
-			if (!(b->flags & STRACE_BF_SAME_SYM))
-				emit(w, STRACE_EV_JUMP, STRACE_F_CONDITIONAL,
-				     term, to);
-			else if (w->o.flags & STRACE_WALK_ALL_BRANCHES)
-				emit(w, STRACE_EV_JUMP,
-				     STRACE_F_CONDITIONAL | STRACE_F_INTRA,
-				     term, to);
+			if (jump_kept(b->flags & STRACE_BF_SAME_SYM, w->o.flags,
+				      &fl))
+				emit(w, STRACE_EV_JUMP, fl, term, to);
 		}
 		break;
 	default:
@@ -1198,7 +1160,7 @@ static int fup(struct strace_walker *w, uint64_t ip, int suppressed,
 		if (err) {
 			error_event(w, STRACE_E_DESYNC);
 			w->parked = 0;
-			w->rs_n = 0;
+			retstack_clear(&w->rs);
 			w->dtnt_n = 0;
 			w->ip = ip;
 		}
@@ -1579,7 +1541,7 @@ static int run(struct strace_walker *w)
 				 * since the last PSB are compressed; so each
 				 * PSB starts an empty stack, and a segment
 				 * cut at a PSB decodes on its own */
-				w->rs_n = 0;
+				retstack_clear(&w->rs);
 				i += 16;
 				continue;
 			}
@@ -1924,18 +1886,14 @@ static int psb_plus(const uint8_t *buf, size_t len, size_t off, uint64_t *ip,
 static int sink(struct strace_walker *w, const struct strace_event *ev)
 {
 	struct strace_event e = *ev;
-	int err = 0;
+	int err;
 
 	e.time = time_forward(&w->o.time, &w->last_time, e.time);
 	if (e.type == STRACE_EV_ERROR)
 		w->last_time = 0; /* time may go back: see fail() */
-	if (w->o.emit)
-		err = w->o.emit(w->o.emit_arg, &e);
-	else if (w->o.writer)
-		err = strace_writer_emit(w->o.writer, e.type, e.flags, e.tid,
-					 e.time, e.a, e.b);
+	err = sink_put(&w->o, &e);
 	if (err)
-		return err < 0 ? err : -STRACE_E_EMIT;
+		return err;
 	w->events++;
 	w->st.events++;
 	return 0;
