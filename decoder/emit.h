@@ -33,8 +33,8 @@ sink_put(const struct strace_walk_opts *o, const struct strace_event *ev)
 	if (o->emit)
 		err = o->emit(o->emit_arg, ev);
 	else if (o->writer)
-		err = strace_writer_emit(o->writer, ev->type, ev->flags, ev->tid,
-					 ev->time, ev->a, ev->b);
+		err = strace_writer_emit(o->writer, ev->type, ev->flags,
+					 ev->tid, ev->time, ev->a, ev->b);
 	else
 		return 0;
 	if (err)

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * decoder/internal.h - shared between the decoder's files; not installed.
- * Functions here are strace_dec_*: the decoder's archive exports no name
- * without the project prefix.
+ * The process image's and the block cache's internals, the errata set,
+ * perf's symbol choice. Functions here are strace_dec_*: the decoder's
+ * archive exports no name without the project prefix. The walker's own
+ * headers are walker.h and the layer headers it includes.
  */
 #ifndef DECODER_INTERNAL_H
 #define DECODER_INTERNAL_H
@@ -24,27 +26,6 @@ unsigned strace_dec_cpu_workarounds(const struct strace_pt_cpu *cpu);
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
-
-/* Event times never go backwards within a stream: a time a little
- * earlier than the last (an MTC or CYC estimate ran ahead of the next TSC)
- * is raised to it. A jump back by more than perf's TSC slip (0x10000
- * ticks) means the later times so far came from a damaged timing packet:
- * the new time is believed, as perf does. */
-static inline uint64_t time_forward(const struct strace_time_conv *tc,
-				    uint64_t *last, uint64_t t)
-{
-	if (unlikely(t < *last)) {
-		uint64_t slip = !tc->time_mult ? 0x10000
-				: tc->time_shift < 64
-					? (0x10000ull * tc->time_mult) >>
-						  tc->time_shift
-					: 0; /* see strace_tsc_to_perf_time() */
-		if (*last - t <= slip)
-			t = *last;
-	}
-	*last = t;
-	return t;
-}
 
 /* Bytes of trace between two calls of strace_walk_opts.progress. */
 #define PROGRESS_STEP (256u << 10)

@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "decoder/emit.h"
-#include "decoder/walk.h"
+#include "decoder/packet.h"
+#include "decoder/ref.h"
+#include "decoder/timing.h"
 
 /*
  * libipt follows code that needs no packet (straight code, direct jumps
@@ -79,13 +81,9 @@ static void sync_state(struct ref *r, uint64_t off, const struct pt_config *c)
 		     k++) {
 			if (!ended && p.type == ppt_fup &&
 			    p.payload.ip.ipc != pt_ipc_suppressed) {
-				uint64_t v = p.payload.ip.ip;
-
-				if (p.payload.ip.ipc == pt_ipc_sext_48)
-					v = (uint64_t)((int64_t)(v << 16) >>
-						       16);
 				r->sync_on = 1;
-				r->sync_ip = v;
+				/* last IP is 0 after a PSB */
+				r->sync_ip = pkt_ip_ipt(&p.payload.ip, 0);
 			} else if (p.type == ppt_ovf) {
 				break; /* it ends the PSB+ */
 			} else if (p.type == ppt_psbend) {
