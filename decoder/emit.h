@@ -21,25 +21,26 @@
 
 /*
  * sink_put() - hand ev to o's sink: the callback o->emit, else the ring
- * writer o->writer, else nowhere (0).
- * Returns 0, the callback's or writer's negative error, or -STRACE_E_EMIT
- * if the callback returned a positive value.
+ * writer o->writer, else nowhere (0). Returns 0, or what the sink said
+ * when it failed (the decoder's error for it: sink_error()).
  */
 static inline __attribute__((always_inline)) int
 sink_put(const struct strace_walk_opts *o, const struct strace_event *ev)
 {
-	int err;
-
 	if (o->emit)
-		err = o->emit(o->emit_arg, ev);
-	else if (o->writer)
-		err = strace_writer_emit(o->writer, ev->type, ev->flags,
-					 ev->tid, ev->time, ev->a, ev->b);
-	else
-		return 0;
-	if (err)
-		return err < 0 ? err : -STRACE_E_EMIT;
+		return o->emit(o->emit_arg, ev);
+	if (o->writer)
+		return strace_writer_emit(o->writer, ev->type, ev->flags,
+					  ev->tid, ev->time, ev->a, ev->b);
 	return 0;
+}
+
+/* sink_error() - the error a decode returns after sink_put() said err
+ * (non-zero): the writer's or callback's negative error, -STRACE_E_EMIT
+ * for a callback's positive value. */
+static inline int sink_error(int err)
+{
+	return err < 0 ? err : -STRACE_E_EMIT;
 }
 
 /*

@@ -54,7 +54,7 @@ put_event(struct strace_walker *w, unsigned type, unsigned flags,
 		return;
 	err = sink_put(&w->o, &ev);
 	if (err) {
-		w->out.sink_err = err;
+		w->out.sink_err = sink_error(err);
 		return;
 	}
 	w->out.events++;

@@ -143,7 +143,7 @@ static void emit(struct ref *r, unsigned type, unsigned flags, uint64_t a,
 	ev.b = b;
 	err = sink_put(r->o, &ev);
 	if (err) {
-		r->sink_err = err;
+		r->sink_err = sink_error(err);
 		return;
 	}
 	r->events++;

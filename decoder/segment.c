@@ -70,7 +70,7 @@ static int sink(struct strace_walker *w, const struct strace_event *ev)
 					* strace_dec_fail() */
 	err = sink_put(&w->o, &e);
 	if (err)
-		return err;
+		return sink_error(err);
 	w->out.events++;
 	w->st.events++;
 	return 0;
