@@ -31,7 +31,8 @@ struct strace_dec_time {
 	uint64_t conv_tsc, conv_time; /* last conversion */
 	int conv_valid;
 	uint64_t adv_time; /* time of the last resolved branch */
-	int time_exact;    /* a TSC/MTC came since the last resolved branch */
+	int time_exact;    /* a TSC/MTC came: the next branch resolved by a
+			    * packet is STRACE_F_TIME_EXACT */
 };
 
 /* Event times never go backwards within a stream: a time a little
