@@ -1510,20 +1510,6 @@ static int symbol_lookup(struct strace_image *img, uint64_t addr,
 	return -ENOENT;
 }
 
-int strace_dec_same_symbol(struct strace_image *img, uint64_t from,
-			   uint64_t to)
-{
-	struct strace_symbol a, b;
-	int ra = strace_image_symbol(img, from, &a);
-	int rb = strace_image_symbol(img, to, &b);
-
-	if (ra && rb)
-		return 1;
-	if (ra || rb)
-		return 0;
-	return a.start == b.start && a.dso == b.dso;
-}
-
 void strace_dec_image_load_all_symbols(struct strace_image *img)
 {
 	for (size_t i = 0; i < img->nmaps; i++)

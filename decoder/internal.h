@@ -38,9 +38,21 @@ void strace_dec_image_load_all_symbols(struct strace_image *img);
 /* strace_dec_same_symbol() - whether from and to lie in one symbol of img
  * (the same start in the same object); two addresses without a symbol
  * count as the same, one without and one with as different. Both decoders
- * drop the jump events inside one symbol by it. */
-int strace_dec_same_symbol(struct strace_image *img, uint64_t from,
-			   uint64_t to);
+ * drop the jump events inside one symbol by it. Inline: a jump of the
+ * reference decoder asks it. */
+static inline int strace_dec_same_symbol(struct strace_image *img,
+					 uint64_t from, uint64_t to)
+{
+	struct strace_symbol a, b;
+	int ra = strace_image_symbol(img, from, &a);
+	int rb = strace_image_symbol(img, to, &b);
+
+	if (ra && rb)
+		return 1;
+	if (ra || rb)
+		return 0;
+	return a.start == b.start && a.dso == b.dso;
+}
 
 /*
  * The summary of the block at ip, as strace_block_decode() gives it from
