@@ -386,35 +386,25 @@ const struct strace_block *strace_bcache_put(struct strace_bcache *c,
 	}
 }
 
-static int same_sym(struct strace_image *img, uint64_t a, uint64_t b)
-{
-	struct strace_symbol x, y;
-	int rx = strace_image_symbol(img, a, &x);
-	int ry = strace_image_symbol(img, b, &y);
-
-	if (rx && ry)
-		return 1;
-	if (rx || ry)
-		return 0;
-	return x.start == y.start && x.dso == y.dso;
-}
-
-const struct strace_block *bcache_miss(struct strace_bcache *c,
-				       struct strace_image *img, uint64_t ip)
+const struct strace_block *strace_dec_bcache_miss(struct strace_bcache *c,
+						  struct strace_image *img,
+						  uint64_t ip)
 {
 	struct strace_block nb;
 
 	c->st.misses++;
-	if (image_block(img, ip, &nb) < 0)
+	if (strace_dec_image_block(img, ip, &nb) < 0)
 		nb.kind = STRACE_BK_BAD; /* out of memory */
 	if ((nb.kind == STRACE_BK_JMP || nb.kind == STRACE_BK_JCC ||
 	     nb.kind == STRACE_BK_CALL) &&
-	    same_sym(img, nb.start + nb.len - nb.term_len, nb.target))
+	    strace_dec_same_symbol(img, nb.start + nb.len - nb.term_len,
+				   nb.target))
 		nb.flags |= STRACE_BF_SAME_SYM;
 	return strace_bcache_put(c, ip, &nb);
 }
 
-void bcache_sync(struct strace_bcache *c, const struct strace_image *img)
+void strace_dec_bcache_sync(struct strace_bcache *c,
+			    const struct strace_image *img)
 {
 	if (c->img != img || c->generation != strace_image_generation(img)) {
 		if (c->used || c->has_zero)
@@ -430,17 +420,17 @@ const struct strace_block *strace_bcache_get(struct strace_bcache *c,
 {
 	const struct strace_block *b;
 
-	bcache_sync(c, img);
+	strace_dec_bcache_sync(c, img);
 	b = strace_bcache_find(c, ip);
 	if (likely(b != NULL)) {
 		c->st.hits++;
 		return b;
 	}
-	return bcache_miss(c, img, ip);
+	return strace_dec_bcache_miss(c, img, ip);
 }
 
-const struct strace_block *bcache_find_counted(struct strace_bcache *c,
-					       uint64_t ip)
+const struct strace_block *
+strace_dec_bcache_find_counted(struct strace_bcache *c, uint64_t ip)
 {
 	size_t i;
 
@@ -456,26 +446,6 @@ const struct strace_block *bcache_find_counted(struct strace_bcache *c,
 		}
 	}
 	return NULL;
-}
-
-const struct strace_block *strace_bcache_lookup(struct strace_bcache *c,
-						uint64_t key, uint64_t ip,
-						strace_code_fn code, void *arg)
-{
-	const struct strace_block *b = bcache_find_counted(c, key);
-	struct strace_block nb;
-	const uint8_t *bytes;
-	size_t avail = 0;
-
-	if (likely(b != NULL))
-		return b;
-	if (!key && c->has_zero)
-		return &c->zero.b;
-	c->st.misses++;
-	bytes = code ? code(arg, ip, &avail) : NULL;
-	if (strace_block_decode(bytes, bytes ? avail : 0, ip, 0, &nb) < 0)
-		nb.kind = STRACE_BK_BAD;
-	return strace_bcache_put(c, key, &nb);
 }
 
 void strace_bcache_stats(const struct strace_bcache *c,

@@ -139,7 +139,7 @@ unsigned strace_pt_cpu_errata(const struct strace_pt_cpu *cpu)
 	return e < 0 ? 0 : (unsigned)e;
 }
 
-unsigned cpu_workarounds(const struct strace_pt_cpu *cpu)
+unsigned strace_dec_cpu_workarounds(const struct strace_pt_cpu *cpu)
 {
 	long e = lookup(cpu);
 

@@ -252,10 +252,17 @@ int strace_bcache_new(size_t capacity, struct strace_bcache **out);
 void strace_bcache_free(struct strace_bcache *c);
 void strace_bcache_flush(struct strace_bcache *c);
 
-/* strace_bcache_find() - the cached summary for key, or NULL. */
+/*
+ * strace_bcache_find() - the cached summary for key, or NULL. With
+ * strace_bcache_put(), a cache of code that is not in a struct
+ * strace_image: the dlfilter keys blocks by DSO and offset, decodes a miss
+ * with strace_block_decode() from perf's object_code() and puts it, and
+ * relocates a summary found by ip - start. Neither counts hits or misses.
+ */
 const struct strace_block *strace_bcache_find(struct strace_bcache *c,
 					      uint64_t key);
-/* strace_bcache_put() - store a copy; returns the cached copy. */
+/* strace_bcache_put() - store a copy; returns the cached copy, valid until
+ * the next get or put. */
 const struct strace_block *strace_bcache_put(struct strace_bcache *c,
 					     uint64_t key,
 					     const struct strace_block *b);
@@ -269,23 +276,6 @@ const struct strace_block *strace_bcache_put(struct strace_bcache *c,
 const struct strace_block *strace_bcache_get(struct strace_bcache *c,
 					     struct strace_image *img,
 					     uint64_t ip);
-
-/*
- * strace_bcache_lookup() - for code that is not in a struct strace_image
- * (the perf dlfilter): the summary of the block at run-time address ip,
- * cached under key (e.g. a hash of the DSO's build-id and ip's offset in
- * it, so that code mapped by several processes or at several addresses is
- * decoded once). On a miss code(arg, ip, &avail) supplies the bytes
- * (perf's object_code()), or NULL. The summary's start and target are
- * those of the first decode: relocate them by ip - start. STRACE_BF_SAME_SYM
- * is not computed here. Never NULL; valid until the next get or put.
- */
-typedef const uint8_t *(*strace_code_fn)(void *arg, uint64_t ip,
-					 size_t *avail);
-const struct strace_block *strace_bcache_lookup(struct strace_bcache *c,
-						uint64_t key, uint64_t ip,
-						strace_code_fn code,
-						void *arg);
 
 struct strace_bcache_stats {
 	uint64_t hits, misses, flushes, entries;
@@ -322,8 +312,6 @@ uint64_t strace_tsc_to_perf_time(const struct strace_time_conv *tc,
 #define STRACE_WALK_ALL_BRANCHES 0x1 /* emit every taken branch as jump,
 				      * also inside one symbol */
 #define STRACE_WALK_REFERENCE 0x2    /* use libipt's block decoder */
-#define STRACE_WALK_NO_RETCOMP 0x4   /* the trace has no return compression
-				      * (informational; both are handled) */
 #define STRACE_WALK_BIT_BY_BIT 0x8   /* walk one TNT bit at a time, without
 				      * the cache of recorded runs (the same
 				      * events, slower: for cross-checks) */

@@ -64,7 +64,7 @@ struct object {
 	char *strpool; /* synthesized names */
 	size_t pool_len, pool_cap;
 	/* block summaries by file offset, for the walkers of every image
-	 * that maps the object (image_block()) */
+	 * that maps the object (strace_dec_image_block()) */
 	pthread_mutex_t blocks_lock;
 	struct oblock *blocks;
 	size_t blocks_mask, blocks_used;
@@ -628,8 +628,8 @@ static int straddle(struct strace_image *img, uint64_t ip, size_t avail,
 	return strace_block_decode(buf, n, ip, 1, out) < 0 ? -ENOMEM : 0;
 }
 
-int image_block(struct strace_image *img, uint64_t ip,
-		struct strace_block *out)
+int strace_dec_image_block(struct strace_image *img, uint64_t ip,
+			   struct strace_block *out)
 {
 	const struct mapping *m = find_map(img, ip);
 	const uint8_t *code = NULL;
@@ -1253,8 +1253,8 @@ static int prefix_underscores(const char *s)
 	return n;
 }
 
-int perf_choose_best(uint64_t la, int binda, const char *namea, uint64_t lb,
-		     int bindb, const char *nameb)
+int strace_dec_perf_choose_best(uint64_t la, int binda, const char *namea,
+				uint64_t lb, int bindb, const char *nameb)
 {
 	if (lb == 0 && la > 0)
 		return 0;
@@ -1272,8 +1272,9 @@ int perf_choose_best(uint64_t la, int binda, const char *namea, uint64_t lb,
 /* perf's choose_best_symbol() on our entries: 1 if b beats a. */
 static int better(const struct sym *a, const struct sym *b)
 {
-	return perf_choose_best(a->end - a->start, a->bind, a->name,
-				b->end - b->start, b->bind, b->name);
+	return strace_dec_perf_choose_best(a->end - a->start, a->bind,
+					   a->name, b->end - b->start, b->bind,
+					   b->name);
 }
 
 static int cmp_sym(const void *a, const void *b)
@@ -1351,8 +1352,8 @@ static void load_symbols(struct object *o)
 							sv.v[i].end,
 							sv.v[i].name,
 							sv.v[i].bind, 0};
-		if (perf61_index(o->psyms, n_symtab, n_elf, sv.n, &o->iv,
-				 &o->niv) < 0) {
+		if (strace_dec_perf61_index(o->psyms, n_symtab, n_elf, sv.n,
+					    &o->iv, &o->niv) < 0) {
 			free(o->psyms);
 			o->psyms = NULL;
 			goto fail;
@@ -1504,7 +1505,7 @@ static int symbol_lookup(struct strace_image *img, uint64_t addr,
 	return -ENOENT;
 }
 
-void image_load_all_symbols(struct strace_image *img)
+void strace_dec_image_load_all_symbols(struct strace_image *img)
 {
 	for (size_t i = 0; i < img->nmaps; i++)
 		ensure_symbols(img->maps[i].obj);

@@ -1,5 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* decoder/internal.h - shared between the decoder's files; not installed. */
+/*
+ * decoder/internal.h - shared between the decoder's files; not installed.
+ * The process image's and the block cache's internals, the errata set,
+ * perf's symbol choice. Functions here are strace_dec_*: the decoder's
+ * archive exports no name without the project prefix. The walker's own
+ * headers are walker.h and the layer headers it includes.
+ */
 #ifndef DECODER_INTERNAL_H
 #define DECODER_INTERNAL_H
 
@@ -13,40 +19,40 @@
 	(STRACE_ERRATUM_BDM70 | STRACE_ERRATUM_BDM64 | STRACE_ERRATUM_SKD010 |  \
 	 STRACE_ERRATUM_SKD022 | STRACE_ERRATUM_SKL014 | STRACE_ERRATUM_APL12)
 
-/* cpu_workarounds() - the STRACE_ERRATUM_* bits both decoders apply to a
- * trace of cpu: its errata when the table lists it, else the set above. */
-unsigned cpu_workarounds(const struct strace_pt_cpu *cpu);
+/* strace_dec_cpu_workarounds() - the STRACE_ERRATUM_* bits both decoders
+ * apply to a trace of cpu: its errata when the table lists it, else the
+ * set above. */
+unsigned strace_dec_cpu_workarounds(const struct strace_pt_cpu *cpu);
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
-/* Event times never go backwards within a stream: a time a little
- * earlier than the last (an MTC or CYC estimate ran ahead of the next TSC)
- * is raised to it. A jump back by more than perf's TSC slip (0x10000
- * ticks) means the later times so far came from a damaged timing packet:
- * the new time is believed, as perf does. */
-static inline uint64_t time_forward(const struct strace_time_conv *tc,
-				    uint64_t *last, uint64_t t)
-{
-	if (unlikely(t < *last)) {
-		uint64_t slip = !tc->time_mult ? 0x10000
-				: tc->time_shift < 64
-					? (0x10000ull * tc->time_mult) >>
-						  tc->time_shift
-					: 0; /* see strace_tsc_to_perf_time() */
-		if (*last - t <= slip)
-			t = *last;
-	}
-	*last = t;
-	return t;
-}
-
 /* Bytes of trace between two calls of strace_walk_opts.progress. */
 #define PROGRESS_STEP (256u << 10)
 
-/* Read every object's symbols now (before walkers on several threads
- * share the image: they would wait for each other's first lookups). */
-void image_load_all_symbols(struct strace_image *img);
+/* strace_dec_image_load_all_symbols() - read every object's symbols now
+ * (before walkers on several threads share the image: they would wait for
+ * each other's first lookups). */
+void strace_dec_image_load_all_symbols(struct strace_image *img);
+
+/* strace_dec_same_symbol() - whether from and to lie in one symbol of img
+ * (the same start in the same object); two addresses without a symbol
+ * count as the same, one without and one with as different. Both decoders
+ * drop the jump events inside one symbol by it. Inline: a jump of the
+ * reference decoder asks it. */
+static inline int strace_dec_same_symbol(struct strace_image *img,
+					 uint64_t from, uint64_t to)
+{
+	struct strace_symbol a, b;
+	int ra = strace_image_symbol(img, from, &a);
+	int rb = strace_image_symbol(img, to, &b);
+
+	if (ra && rb)
+		return 1;
+	if (ra || rb)
+		return 0;
+	return a.start == b.start && a.dso == b.dso;
+}
 
 /*
  * The summary of the block at ip, as strace_block_decode() gives it from
@@ -54,14 +60,14 @@ void image_load_all_symbols(struct strace_image *img);
  * images that map the same file (see image.c). STRACE_BF_SAME_SYM is not
  * set. Safe from walkers on several threads. Returns 0, -ENOMEM.
  */
-int image_block(struct strace_image *img, uint64_t ip,
-		struct strace_block *out);
+int strace_dec_image_block(struct strace_image *img, uint64_t ip,
+			   struct strace_block *out);
 
 /* perf's choose_best_symbol() between two symbols at one address (length,
  * ELF binding, name): 1 if the second wins. Shared by the image's own
  * table and the replay of perf's symbol tree. */
-int perf_choose_best(uint64_t la, int binda, const char *namea, uint64_t lb,
-		     int bindb, const char *nameb);
+int strace_dec_perf_choose_best(uint64_t la, int binda, const char *namea,
+				uint64_t lb, int bindb, const char *nameb);
 
 /* perf 6.1's symbol tree, replayed (decoder/perfsym.c). s[0..n_symtab)
  * are the .symtab symbols in table order, s[n_symtab..n_elf) the .dynsym
@@ -73,37 +79,43 @@ struct perf_sym {
 	uint64_t start, end;
 	const char *name;
 	uint8_t bind;
-	/* set by perf61_index(): perf's lookup answers this symbol for every
-	 * address of [start, vis_end), and not at vis_end - a symbol
-	 * definition of that size names addresses as perf does */
+	/* set by strace_dec_perf61_index(): perf's lookup answers this
+	 * symbol for every address of [start, vis_end), and not at vis_end -
+	 * a symbol definition of that size names addresses as perf does */
 	uint64_t vis_end;
 };
 struct perf_iv {
 	uint64_t at;
 	int point, after;
 };
-int perf61_index(struct perf_sym *s, size_t n_symtab, size_t n_elf,
-		 size_t n_all, struct perf_iv **out, size_t *nout);
+int strace_dec_perf61_index(struct perf_sym *s, size_t n_symtab,
+			    size_t n_elf, size_t n_all, struct perf_iv **out,
+			    size_t *nout);
 
 /* strace_demangle() - perf 6.1's demangled name of sym (C++, OCaml) in
  * buf, or sym itself when it is not mangled. */
 const char *strace_demangle(const char *sym, char *buf, size_t max);
 
-/* Block cache internals for the walker's hot loop: bcache_sync() once per
- * decode call (the image does not change during one), then
- * bcache_get_fast() per block. */
+/* Block cache internals for the walker's hot loop: strace_dec_bcache_sync()
+ * once per decode call (the image does not change during one), then
+ * strace_dec_bcache_get_fast() per block (strace_dec_bcache_find_counted()
+ * counts a hit; strace_dec_bcache_miss() decodes and keeps the block, and
+ * sets STRACE_BF_SAME_SYM). */
 struct strace_bcache;
-void bcache_sync(struct strace_bcache *c, const struct strace_image *img);
-const struct strace_block *bcache_miss(struct strace_bcache *c,
-				       struct strace_image *img, uint64_t ip);
-const struct strace_block *bcache_find_counted(struct strace_bcache *c,
-					       uint64_t ip);
+void strace_dec_bcache_sync(struct strace_bcache *c,
+			    const struct strace_image *img);
+const struct strace_block *strace_dec_bcache_miss(struct strace_bcache *c,
+						  struct strace_image *img,
+						  uint64_t ip);
+const struct strace_block *
+strace_dec_bcache_find_counted(struct strace_bcache *c, uint64_t ip);
 
 static inline const struct strace_block *
-bcache_get_fast(struct strace_bcache *c, struct strace_image *img, uint64_t ip)
+strace_dec_bcache_get_fast(struct strace_bcache *c, struct strace_image *img,
+			   uint64_t ip)
 {
-	const struct strace_block *b = bcache_find_counted(c, ip);
-	return likely(b != NULL) ? b : bcache_miss(c, img, ip);
+	const struct strace_block *b = strace_dec_bcache_find_counted(c, ip);
+	return likely(b != NULL) ? b : strace_dec_bcache_miss(c, img, ip);
 }
 
 #endif

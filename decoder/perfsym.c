@@ -270,8 +270,9 @@ static void erase(struct tree *t, int z)
 /* perf's choose_best_symbol(): 0 keeps a, 1 keeps b. */
 static int choose_b(const struct perf_sym *a, const struct perf_sym *b)
 {
-	return perf_choose_best(a->end - a->start, a->bind, a->name,
-				b->end - b->start, b->bind, b->name);
+	return strace_dec_perf_choose_best(a->end - a->start, a->bind,
+					   a->name, b->end - b->start, b->bind,
+					   b->name);
 }
 
 /* perf's symbols__find(). */
@@ -337,8 +338,9 @@ again:
 	}
 }
 
-int perf61_index(struct perf_sym *s, size_t n_symtab, size_t n_elf,
-		 size_t n_all, struct perf_iv **out, size_t *nout)
+int strace_dec_perf61_index(struct perf_sym *s, size_t n_symtab,
+			    size_t n_elf, size_t n_all, struct perf_iv **out,
+			    size_t *nout)
 {
 	struct tree t = {0};
 	uint64_t *pts = NULL;

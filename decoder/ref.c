@@ -8,8 +8,10 @@
 #include <intel-pt.h>
 #include <string.h>
 
-#include "decoder/internal.h"
-#include "decoder/walk.h"
+#include "decoder/emit.h"
+#include "decoder/packet.h"
+#include "decoder/ref.h"
+#include "decoder/timing.h"
 
 /*
  * libipt follows code that needs no packet (straight code, direct jumps
@@ -47,8 +49,7 @@ struct ref {
 	/* the return addresses of calls, as the hardware's compression
 	 * stack holds them: the target of a return libipt reports without
 	 * its successor (before an overflow, an error, the end) */
-	uint64_t rs[64];
-	unsigned rs_top, rs_n;
+	struct retstack rs;
 	uint64_t end_at; /* where the last resolved branch went */
 	const uint8_t *buf;
 	uint64_t ev_tsc; /* the time of the event being handled */
@@ -80,13 +81,9 @@ static void sync_state(struct ref *r, uint64_t off, const struct pt_config *c)
 		     k++) {
 			if (!ended && p.type == ppt_fup &&
 			    p.payload.ip.ipc != pt_ipc_suppressed) {
-				uint64_t v = p.payload.ip.ip;
-
-				if (p.payload.ip.ipc == pt_ipc_sext_48)
-					v = (uint64_t)((int64_t)(v << 16) >>
-						       16);
 				r->sync_on = 1;
-				r->sync_ip = v;
+				/* last IP is 0 after a PSB */
+				r->sync_ip = pkt_ip_ipt(&p.payload.ip, 0);
 			} else if (p.type == ppt_ovf) {
 				break; /* it ends the PSB+ */
 			} else if (p.type == ppt_psbend) {
@@ -107,24 +104,6 @@ static void sync_state(struct ref *r, uint64_t off, const struct pt_config *c)
 	pt_pkt_free_decoder(d);
 }
 
-static void rs_push(struct ref *r, uint64_t a)
-{
-	r->rs_top = (r->rs_top + 1) % 64;
-	r->rs[r->rs_top] = a;
-	if (r->rs_n < 64)
-		r->rs_n++;
-}
-
-static int rs_pop(struct ref *r, uint64_t *a)
-{
-	if (!r->rs_n)
-		return -1;
-	*a = r->rs[r->rs_top];
-	r->rs_top = (r->rs_top + 63) % 64;
-	r->rs_n--;
-	return 0;
-}
-
 static int read_mem(uint8_t *buffer, size_t size, const struct pt_asid *asid,
 		    uint64_t ip, void *ctx)
 {
@@ -141,7 +120,7 @@ static void emit(struct ref *r, unsigned type, unsigned flags, uint64_t a,
 	struct strace_event ev = {0};
 	uint64_t tsc = 0;
 	uint32_t lm, lc;
-	int err = 0;
+	int err;
 
 	if (r->sink_err)
 		return;
@@ -162,38 +141,20 @@ static void emit(struct ref *r, unsigned type, unsigned flags, uint64_t a,
 	}
 	ev.a = a;
 	ev.b = b;
-	if (r->o->emit)
-		err = r->o->emit(r->o->emit_arg, &ev);
-	else if (r->o->writer)
-		err = strace_writer_emit(r->o->writer, ev.type, ev.flags,
-					 ev.tid, ev.time, ev.a, ev.b);
+	err = sink_put(r->o, &ev);
 	if (err) {
-		r->sink_err = err < 0 ? err : -STRACE_E_EMIT;
+		r->sink_err = sink_error(err);
 		return;
 	}
 	r->events++;
 	r->st->events++;
 }
 
-static int same_symbol(struct ref *r, uint64_t from, uint64_t to)
-{
-	struct strace_symbol a, b;
-	int ra = strace_image_symbol(r->img, from, &a);
-	int rb = strace_image_symbol(r->img, to, &b);
-
-	if (ra && rb)
-		return 1;
-	if (ra || rb)
-		return 0;
-	return a.start == b.start && a.dso == b.dso;
-}
-
 static void jump(struct ref *r, uint64_t from, uint64_t to, unsigned flags)
 {
-	if (!same_symbol(r, from, to))
+	if (jump_kept(strace_dec_same_symbol(r->img, from, to), r->o->flags,
+		      &flags))
 		emit(r, STRACE_EV_JUMP, flags, from, to);
-	else if (r->o->flags & STRACE_WALK_ALL_BRANCHES)
-		emit(r, STRACE_EV_JUMP, flags | STRACE_F_INTRA, from, to);
 }
 
 static void mark_time(struct ref *r)
@@ -234,13 +195,12 @@ static void resolve(struct ref *r, uint64_t ip)
 	case ptic_call:
 		emit(r, STRACE_EV_CALL, r->pend_ind ? STRACE_F_INDIRECT : 0,
 		     r->pend_ip, ip);
-		/* not a call to the next instruction (see the walker) */
-		if (ip != r->pend_next)
-			rs_push(r, r->pend_next);
+		if (call_pushes(ip, r->pend_next))
+			retstack_push(&r->rs, r->pend_next);
 		break;
 	case ptic_return:
 		emit(r, STRACE_EV_RETURN, 0, r->pend_ip, ip);
-		rs_pop(r, &dummy);
+		retstack_pop(&r->rs, &dummy);
 		break;
 	case ptic_jump:
 		jump(r, r->pend_ip, ip, r->pend_ind ? STRACE_F_INDIRECT : 0);
@@ -276,7 +236,7 @@ static void resolve_pending_return(struct ref *r)
 {
 	uint64_t to;
 
-	if (r->pend - 1 == ptic_return && !rs_pop(r, &to)) {
+	if (r->pend - 1 == ptic_return && !retstack_pop(&r->rs, &to)) {
 		r->pend = 0;
 		r->st->branches++;
 		emit(r, STRACE_EV_RETURN, 0, r->pend_ip, to);
@@ -308,8 +268,8 @@ static void follow_direct(struct ref *r, const struct pt_block *blk)
 			r->in_adv = 1;
 			emit(r, STRACE_EV_CALL, 0, term, b->target);
 			r->in_adv = 0;
-			if (b->target != b->start + b->len)
-				rs_push(r, b->start + b->len);
+			if (call_pushes(b->target, b->start + b->len))
+				retstack_push(&r->rs, b->start + b->len);
 			ip = b->target;
 			r->st->branches++;
 			break;
@@ -435,7 +395,7 @@ static void handle_event_timed(struct ref *r, const struct pt_event *ev,
 		begin_at_sync(r);
 		resolve_pending_return(r);
 		r->pend = 0;
-		r->rs_n = 0;
+		retstack_clear(&r->rs);
 		pt_blk_get_offset(r->dec, &off);
 		/* libipt is past the packets that follow the OVF: report
 		 * the OVF packet's own offset, as the fast walker does */
@@ -513,7 +473,7 @@ long strace_walker_decode_ref(struct strace_image *img,
 	{
 		/* the workarounds the walker applies (for a cpu libipt's
 		 * table lists, libipt's own) */
-		unsigned e = cpu_workarounds(&o->cpu);
+		unsigned e = strace_dec_cpu_workarounds(&o->cpu);
 
 		if (o->cpu.family) {
 			cfg.cpu.vendor = pcv_intel;

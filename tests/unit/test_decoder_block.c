@@ -368,14 +368,10 @@ TEST(cache)
 	strace_bcache_free(c);
 }
 
-static const uint8_t *code_from_image(void *arg, uint64_t ip, size_t *avail)
-{
-	return strace_image_code(arg, ip, avail);
-}
-
-/* The dlfilter's way: keyed by (object, offset), bytes from a callback;
- * the same code at another address is not decoded again. */
-TEST(lookup_by_key)
+/* The dlfilter's way (dlfilter/dlf.c, block_at()): keyed by (object,
+ * offset), a miss decoded from the code bytes and put; the same code at
+ * another address is found under its key, to be relocated by the caller. */
+TEST(find_put_by_key)
 {
 	struct strace_bcache *c;
 	struct strace_bcache_stats st;
@@ -393,23 +389,32 @@ TEST(lookup_by_key)
 
 		code = strace_image_code(libc_img, ins[i].addr, &avail);
 		REQUIRE(code);
+		CHECK(strace_bcache_find(c, key) == NULL);
 		strace_block_decode(code, avail, ins[i].addr, 0, &want);
-		b = strace_bcache_lookup(c, key, ins[i].addr, code_from_image,
-					 libc_img);
+		b = strace_bcache_put(c, key, &want);
 		CHECK(b->kind == want.kind && b->len == want.len &&
 		      b->ninsn == want.ninsn && b->target == want.target);
-		/* same key from elsewhere: a hit, relocatable */
-		b = strace_bcache_lookup(c, key, ins[i].addr + 0x5000, NULL,
-					 NULL);
+		/* same key from elsewhere: found, relocatable */
+		b = strace_bcache_find(c, key);
+		REQUIRE(b);
 		CHECK_U64(b->start, ==, ins[i].addr);
 		checked++;
 	}
 	strace_bcache_stats(c, &st);
-	CHECK_U64(st.misses, ==, checked);
-	CHECK_U64(st.hits, ==, checked);
-	/* no bytes: NOCODE, cached too */
-	CHECK_INT(strace_bcache_lookup(c, 12345, 0x1000, NULL, NULL)->kind, ==,
-		  STRACE_BK_NOCODE);
+	CHECK_U64(st.entries, ==, checked);
+	CHECK_U64(st.hits + st.misses, ==, 0); /* find and put count none */
+	/* key 0 is a key too; no bytes: NOCODE, kept as any summary */
+	{
+		struct strace_block nb;
+
+		CHECK(strace_bcache_find(c, 0) == NULL);
+		strace_block_decode(NULL, 0, 0x1000, 0, &nb);
+		CHECK_INT(nb.kind, ==, STRACE_BK_NOCODE);
+		strace_bcache_put(c, 0, &nb);
+		REQUIRE(strace_bcache_find(c, 0));
+		CHECK_INT(strace_bcache_find(c, 0)->kind, ==,
+			  STRACE_BK_NOCODE);
+	}
 	strace_bcache_free(c);
 }
 

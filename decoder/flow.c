@@ -1,0 +1,493 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * decoder/flow.c - the walker's flow off its hot path (flow.h has the
+ * rest): errors, single TNT bits and the recording of TNT runs, enable
+ * (TIP.PGE), disable (TIP.PGD), FUP, overflow, the packets libipt decodes,
+ * and the errata that look ahead in the trace (docs/decoder.md, "Packets
+ * and errata").
+ */
+#include "decoder/flow.h"
+#include "decoder/packet.h"
+
+/* --- errors -------------------------------------------------------------- */
+
+void strace_dec_error_event(struct strace_walker *w, int code)
+{
+	emit(w, STRACE_EV_ERROR, (unsigned)code,
+	     w->flow.have_ip ? w->flow.ip : 0, w->in.pos);
+	w->st.errors++;
+}
+
+int strace_dec_fail(struct strace_walker *w, int code)
+{
+	if (w->seg.first_idx < 0)
+		w->seg.err_before = 1;
+	strace_dec_error_event(w, code);
+	lose_sync(w);
+	/* The damage may have carried a bogus TSC: after the resync, time
+	 * follows the PSB+ again, even if that is earlier. */
+	w->time.last_time = 0;
+	w->flow.begin_reason = STRACE_REASON_ERROR;
+	return -code;
+}
+
+/* --- TNT ---------------------------------------------------------------- */
+
+int strace_dec_tnt_bit(struct strace_walker *w, int taken)
+{
+	struct walk_flow *f = &w->flow;
+	const struct strace_block *b;
+	uint64_t term, to;
+	int err;
+
+	if (!f->have_ip || !f->enabled)
+		return 0; /* not synchronised yet: nothing to follow */
+	err = advance(w, 0, 0);
+	if (err)
+		return strace_dec_fail(w, -err);
+	b = &f->park;
+	term = b->start + b->len - b->term_len;
+	if (b->kind == STRACE_BK_JCC) {
+		f->parked = 0;
+		if (taken) {
+			unsigned fl = STRACE_F_CONDITIONAL;
+
+			if (jump_kept(b->flags & STRACE_BF_SAME_SYM, w->o.flags,
+				      &fl))
+				emit(w, STRACE_EV_JUMP, fl, term, b->target);
+			f->ip = b->target;
+			w->st.branches++;
+		} else {
+			f->ip = b->start + b->len; /* not taken: no event */
+		}
+		w->time.adv_time = time_now(&w->time, &w->o);
+		return 0;
+	}
+	if (b->kind == STRACE_BK_RET) {
+		if (!taken || flow_pop(w, &to))
+			return strace_dec_fail(w, STRACE_E_DESYNC);
+		f->parked = 0;
+		emit(w, STRACE_EV_RETURN, 0, term, to);
+		f->ip = to;
+		w->st.branches++;
+		w->time.adv_time = time_now(&w->time, &w->o);
+		return 0;
+	}
+	if (!f->dtnt_n && (b->kind == STRACE_BK_CALL_IND ||
+			   b->kind == STRACE_BK_JMP_IND)) {
+		/* a deferred TIP: these bits are for the branches after
+		 * the indirect one; tnt_run() keeps them for tip() */
+		f->deferring = 1;
+		return 0;
+	}
+	return strace_dec_fail(w, STRACE_E_NOTIP);
+}
+
+int strace_dec_tnt_record(struct strace_walker *w, unsigned chunk, int c,
+			  unsigned key)
+{
+	struct tcache *t = w->tnt.tc;
+	struct tc_rec *r = &t->rec;
+	uint64_t ip0 = w->flow.ip, br0 = w->st.branches, in0 = w->st.insns;
+	int k = 0, err = 0;
+
+	tc_rec_start(r);
+	w->tnt.rec = r;
+	while (k < c) {
+		err = strace_dec_tnt_bit(w, (int)(chunk >> (c - 1 - k)) & 1);
+		if (w->flow.deferring) {
+			w->tnt.rec = NULL;
+			return k; /* not kept: it ends at a deferred TIP */
+		}
+		k++;
+		if (err)
+			break;
+		r->bits_done = 1;
+		if (r->outer)
+			break;
+	}
+	w->tnt.rec = NULL;
+	if (err)
+		return err;
+	if (r->full || !w->flow.have_ip || w->out.sink_err)
+		return k; /* not whole: events the sink refused are not in it */
+	strace_dec_tc_keep(t, ip0, key, k,
+			   r->outer ? w->flow.park.start : w->flow.ip,
+			   w->st.branches - br0, w->st.insns - in0);
+	return k;
+}
+
+/* --- looking ahead (errata) --------------------------------------------- */
+
+/* BDM70: a PSB+ before a TIP.PGE may hold a FUP (and MODE.Exec) although
+ * tracing is off. True when the FUP ending at next is one: only status,
+ * timing and PSBEND stand between it and a TIP.PGE. */
+static int bdm70_fup(struct strace_walker *w, size_t next)
+{
+	struct pt_packet p;
+
+	return strace_dec_pkt_peek(
+		       w->in.pkt, next,
+		       PKT_MASK(ppt_pad) | PKT_MASK(ppt_tsc) |
+			       PKT_MASK(ppt_cbr) | PKT_MASK(ppt_psbend) |
+			       PKT_MASK(ppt_pip) | PKT_MASK(ppt_mode) |
+			       PKT_MASK(ppt_vmcs) | PKT_MASK(ppt_tma) |
+			       PKT_MASK(ppt_mtc) | PKT_MASK(ppt_cyc) |
+			       PKT_MASK(ppt_mnt),
+		       &p) == 0 &&
+	       p.type == ppt_tip_pge;
+}
+
+/* APL12: an overflow that resolves while the code is filtered out may be
+ * followed by a FUP all the same. True when tracing is off after the FUP
+ * ending at next: the next packet that tells is a TIP.PGE or STOP, or a
+ * PSB+ without FUP; a TNT, TIP or TIP.PGD says it is on. */
+static int apl12_fup(struct strace_walker *w, size_t next)
+{
+	struct pt_packet p;
+	uint64_t ip;
+	size_t at;
+	int has_fup;
+
+	if (strace_dec_pkt_peek(
+		    w->in.pkt, next,
+		    ~(PKT_MASK(ppt_stop) | PKT_MASK(ppt_tip_pge) |
+		      PKT_MASK(ppt_tnt_8) | PKT_MASK(ppt_tnt_64) |
+		      PKT_MASK(ppt_tip) | PKT_MASK(ppt_tip_pgd) |
+		      PKT_MASK(ppt_psb) | PKT_MASK(ppt_psbend) |
+		      PKT_MASK(ppt_ovf) | PKT_MASK(ppt_invalid) |
+		      PKT_MASK(ppt_unknown)),
+		    &p) < 0)
+		return 0;
+	if (p.type == ppt_stop || p.type == ppt_tip_pge)
+		return 1;
+	if (p.type == ppt_psb) {
+		uint64_t off;
+
+		if (pt_pkt_get_offset(w->in.pkt, &off) < 0 ||
+		    !strace_dec_psb_plus(w->in.buf, w->in.all,
+					 (size_t)off - 16, &ip, &at, &has_fup))
+			return 0;
+		return !has_fup;
+	}
+	return 0;
+}
+
+/* Straight code (no branch) leads from a to b, within 256 instructions. */
+static int contiguous(struct strace_walker *w, uint64_t a, uint64_t b)
+{
+	unsigned n = 0;
+
+	while (n < 256) {
+		const struct strace_block *k = block_at(w, a);
+
+		if (b >= k->start && b < k->start + k->len)
+			return 1;
+		if ((k->kind != STRACE_BK_NONE &&
+		     k->kind != STRACE_BK_MOV_CR3) ||
+		    !k->len)
+			return 0;
+		n += k->ninsn;
+		a = k->start + k->len;
+	}
+	return 0;
+}
+
+/* BDM64: the TIP (target to) of a branch that a TSX abort follows at once
+ * may be wrong. When the abort's FUP cannot be reached from to, the branch
+ * went where the abort happened (libipt does the same). */
+uint64_t strace_dec_bdm64_target(struct strace_walker *w, uint64_t to,
+				 size_t next)
+{
+	const uint64_t timing = PKT_MASK(ppt_pad) | PKT_MASK(ppt_tsc) |
+				PKT_MASK(ppt_mtc) | PKT_MASK(ppt_cyc) |
+				PKT_MASK(ppt_cbr) | PKT_MASK(ppt_tma) |
+				PKT_MASK(ppt_mnt);
+	struct pt_packet p;
+	uint64_t off, at;
+
+	if (strace_dec_pkt_peek(w->in.pkt, next, timing, &p) < 0 ||
+	    p.type != ppt_mode || p.payload.mode.leaf != pt_mol_tsx ||
+	    !p.payload.mode.bits.tsx.abrt ||
+	    pt_pkt_get_offset(w->in.pkt, &off) < 0 ||
+	    strace_dec_pkt_peek(w->in.pkt, (size_t)off, timing, &p) < 0 ||
+	    p.type != ppt_fup || p.payload.ip.ipc == pt_ipc_suppressed)
+		return to;
+	at = pkt_ip_ipt(&p.payload.ip, to);
+	return contiguous(w, to, at) ? to : at;
+}
+
+/* SKD022: the instruction at ip is VMLAUNCH or VMRESUME. */
+static int is_vmentry(struct strace_walker *w, uint64_t ip)
+{
+	uint8_t c[3];
+
+	return strace_image_read(w->img, ip, c, 3) == 3 && c[0] == 0x0f &&
+	       c[1] == 0x01 && (c[2] == 0xc2 || c[2] == 0xc3);
+}
+
+/* --- enable, disable, FUP ------------------------------------------------ */
+
+void strace_dec_begin(struct strace_walker *w, uint64_t ip, int reason)
+{
+	struct walk_flow *f = &w->flow;
+	int first = w->seg.first_idx < 0;
+
+	if (first) {
+		w->seg.first_idx = w->out.events;
+		w->seg.first_ip = ip;
+		w->seg.first_from_psb0 = f->in_psb && w->seg.psbs == 1;
+	}
+	if (f->pending_ovf) {
+		emit(w, STRACE_EV_OVERFLOW, 0, ip, f->ovf_offset);
+		f->pending_ovf = 0;
+		reason = STRACE_REASON_OVERFLOW;
+	}
+	if (f->pending_syscall) {
+		emit(w, STRACE_EV_SYSRET, 0, 0, ip);
+		f->pending_syscall = 0;
+	} else {
+		emit(w, STRACE_EV_TRACE_BEGIN, 0, ip, (uint64_t)reason);
+	}
+	if (first)
+		w->seg.first_n = (int)(w->out.events - w->seg.first_idx);
+	f->ip = ip;
+	f->have_ip = 1;
+	f->enabled = 1;
+	f->parked = 0;
+	f->begin_reason = STRACE_REASON_ENABLE;
+	w->time.adv_time = time_now(&w->time, &w->o);
+}
+
+int strace_dec_pge(struct strace_walker *w, uint64_t to, int suppressed)
+{
+	struct walk_flow *f = &w->flow;
+
+	f->pending_fup = f->pending_abort = 0;
+	/* Tracing cannot be enabled while it is on, and a start with no IP
+	 * loses what follows up to the next PSB (libipt: -pte_bad_context,
+	 * -pte_noip). Both come of damaged trace; not in sync after an
+	 * error, there is nothing more to lose. */
+	if (f->enabled && f->have_ip)
+		return strace_dec_fail(w, STRACE_E_DESYNC);
+	if (suppressed) {
+		if (f->enabled)
+			return 0;
+		return strace_dec_fail(w, STRACE_E_NOIP);
+	}
+	strace_dec_begin(w, to, f->begin_reason);
+	return 0;
+}
+
+/* Tracing stops after the branch at ip (TIP.PGD). */
+static void disable(struct strace_walker *w, uint64_t ip)
+{
+	emit(w, STRACE_EV_TRACE_END, 0, ip, STRACE_REASON_DISABLE);
+	w->flow.enabled = 0;
+	w->flow.have_ip = 0;
+	w->flow.parked = 0;
+}
+
+/*
+ * TIP.PGD: tracing stops, at the branch we stand at or at the next one
+ * that can stop it. With an IP, a direct branch to that IP (the branch
+ * left the filtered range) or the indirect branch we stand at, which goes
+ * there: either keeps its event and target. Without, a system call, a far
+ * branch, a MOV to CR3, or (SKL014) a direct branch.
+ */
+int strace_dec_pgd(struct strace_walker *w, uint64_t to, int suppressed)
+{
+	struct walk_flow *f = &w->flow;
+	const struct strace_block *b;
+	uint64_t term;
+	int err;
+
+	if (f->pending_fup) {
+		/* asynchronous disable: an interrupt or fault into the
+		 * kernel while only user space is traced, or a TSX abort
+		 * to a handler outside the filter */
+		unsigned fl = STRACE_F_ASYNC |
+			      (f->pending_abort ? STRACE_F_TX_ABORT : 0);
+
+		f->pending_fup = f->pending_abort = 0;
+		f->dtnt_n = 0;
+		if ((f->errata & STRACE_ERRATUM_SKD022) &&
+		    is_vmentry(w, f->fup_ip)) {
+			/* SKD022: a VM entry that clears TraceEn sends a
+			 * FUP first; the disable is the VM entry's own */
+			disable(w, f->fup_ip);
+			return 0;
+		}
+		emit(w, STRACE_EV_INTERRUPT, fl, f->fup_ip,
+		     suppressed ? 0 : to);
+		w->st.branches++;
+		f->enabled = 0;
+		f->parked = 0;
+		f->have_ip = 0;
+		return 0;
+	}
+	if (!f->have_ip || !f->enabled) {
+		f->enabled = 0;
+		return 0;
+	}
+	if (f->dtnt_n)
+		return strace_dec_fail(w, STRACE_E_NOTIP);
+	f->last_direct = 0;
+	err = advance(w, 0, suppressed ? PGD_NOIP : to);
+	if (err == 1) { /* a direct branch to `to` */
+		disable(w, f->last_direct);
+		return 0;
+	}
+	if (err) {
+		/* SKL014: the TIP.PGD of a direct branch may have no IP; the
+		 * walk ran past it into code that did not run */
+		if (suppressed && f->last_direct &&
+		    (f->errata & STRACE_ERRATUM_SKL014) &&
+		    (err == -STRACE_E_NOMAP || err == -STRACE_E_BADINSN)) {
+			disable(w, f->last_direct);
+			return 0;
+		}
+		return strace_dec_fail(w, -err);
+	}
+	b = &f->park;
+	term = b->start + b->len - b->term_len;
+	f->parked = 0;
+	switch (b->kind) {
+	case STRACE_BK_SYSCALL:
+	case STRACE_BK_SYSENTER:
+	case STRACE_BK_INT:
+		emit(w, STRACE_EV_SYSCALL, 0, term, suppressed ? 0 : to);
+		w->st.branches++;
+		f->pending_syscall = 1;
+		f->enabled = 0;
+		f->have_ip = 0;
+		return 0;
+	case STRACE_BK_JCC:
+		if (!suppressed && to == b->target) {
+			unsigned fl = STRACE_F_CONDITIONAL;
+
+			w->st.branches++;
+			if (jump_kept(b->flags & STRACE_BF_SAME_SYM, w->o.flags,
+				      &fl))
+				emit(w, STRACE_EV_JUMP, fl, term, to);
+		}
+		break;
+	default:
+		if (!suppressed)
+			indirect_branch(w, b, term, to);
+		break;
+	}
+	disable(w, term);
+	return 0;
+}
+
+int strace_dec_fup(struct strace_walker *w, uint64_t ip, int suppressed,
+		   size_t next)
+{
+	struct walk_flow *f = &w->flow;
+	int binds = f->fup_binds, abort = f->tsx_abort;
+	int err;
+
+	f->fup_binds = f->tsx_abort = 0;
+	if (suppressed)
+		return 0;
+	if (f->in_psb) {
+		if (!f->have_ip) {
+			if ((f->errata & STRACE_ERRATUM_BDM70) &&
+			    bdm70_fup(w, next))
+				return 1;
+			f->psb_fup = 1;
+			strace_dec_begin(w, ip, f->begin_reason);
+			return 0;
+		}
+		f->psb_fup = 1;
+		/* the trace says where we are: check we got there. The
+		 * branches walked to get there keep the previous time; those
+		 * walked from here on take the PSB+'s (as perf gives them) */
+		err = advance(w, ip, 0);
+		w->time.adv_time = time_now(&w->time, &w->o);
+		if (err) {
+			strace_dec_error_event(w, STRACE_E_DESYNC);
+			f->parked = 0;
+			retstack_clear(&f->rs);
+			f->dtnt_n = 0;
+			f->ip = ip;
+		}
+		return 0;
+	}
+	if (!f->have_ip || !f->enabled) {
+		if (f->pending_ovf) {
+			if ((f->errata & STRACE_ERRATUM_APL12) &&
+			    apl12_fup(w, next))
+				return 0; /* tracing stays off */
+			/* resume after an overflow */
+			strace_dec_begin(w, ip, STRACE_REASON_OVERFLOW);
+		}
+		return 0;
+	}
+	if (f->dtnt_n)
+		return strace_dec_fail(w, STRACE_E_NOTIP);
+	err = advance(w, ip, 0);
+	if (err) {
+		/* BDM64: the TIP or TNT just before a TSX abort may be wrong;
+		 * the abort's FUP says where the code was */
+		if (!abort || !(f->errata & STRACE_ERRATUM_BDM64))
+			return strace_dec_fail(w, -err);
+		f->parked = 0;
+		f->ip = ip;
+	}
+	if (binds && !abort)
+		return 0; /* MODE.TSX begin/commit, PTW, EXSTOP: a location */
+	f->pending_fup = 1;
+	f->pending_abort = abort;
+	f->fup_ip = ip;
+	return 0;
+}
+
+/* --- overflow and the other packets --------------------------------------- */
+
+void strace_dec_overflow(struct strace_walker *w)
+{
+	if (w->seg.first_idx < 0) {
+		w->seg.ovf_before = 1;
+		w->seg.ovf_before_off = w->in.pos;
+	}
+	w->flow.pending_ovf = 1;
+	w->flow.ovf_offset = w->in.pos;
+	w->st.overflows++;
+	lose_sync(w);
+	w->flow.enabled = 0;
+	w->flow.in_psb = 0; /* an OVF ends a PSB+ */
+}
+
+void strace_dec_other_packet(struct strace_walker *w,
+			     const struct pt_packet *p)
+{
+	switch (p->type) {
+	case ppt_tma:
+		strace_dec_time_on_tma(&w->time, p->payload.tma.ctc,
+				       p->payload.tma.fc);
+		break;
+	case ppt_ovf:
+		strace_dec_overflow(w);
+		break;
+	case ppt_pip:
+	case ppt_vmcs:
+	case ppt_mnt:
+		/* status: they may stand between an asynchronous branch's
+		 * FUP and its TIP (they bind to it) */
+		break;
+	case ppt_ptw:
+	case ppt_exstop:
+		/* with IP set, a FUP follows that says where it happened */
+		if (p->type == ppt_ptw ? p->payload.ptw.ip
+				       : p->payload.exstop.ip)
+			w->flow.fup_binds = 1;
+		w->flow.pending_fup = 0;
+		break;
+	default:
+		/* MWAIT, PWRE, PWRX, STOP: nothing for the flow */
+		w->flow.pending_fup = 0;
+		break;
+	}
+}

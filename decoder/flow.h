@@ -1,0 +1,543 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * decoder/flow.h - the walker's flow: where it stands in the code, and
+ * how packets move it (docs/decoder.md, "The walker"). Not installed.
+ *
+ * The walker is lazy: it stands at an address and moves only when a
+ * packet tells it how: a TNT bit or a TIP is consumed by first advancing
+ * through blocks that need no packet (straight code, direct calls and
+ * jumps) to the next block that does, then resolving it. A FUP advances to
+ * exactly its address. So no event is emitted ahead of an asynchronous
+ * event that cuts the flow short.
+ *
+ * Return compression mirrors the hardware (and libipt): every call pushes
+ * its return address on a 64-entry stack; a return resolved by a taken
+ * TNT bit pops it; a return resolved by a TIP leaves the stack alone; a
+ * PSB empties it (the hardware compresses only returns to calls made since
+ * the last PSB).
+ *
+ * What runs per packet, per block or per event is here, static inline,
+ * so that it is compiled into the packet loop (walk.c) as it was when one
+ * file held the walker: emit, the block lookup, advance, the replay of
+ * cached TNT runs (tnt_run()), TIP; none of them calls out but to the
+ * sink, the shared block cache on an L0 miss, and the time conversion
+ * when the estimate moved. What runs per enable, disable, FUP, error,
+ * single TNT bit or cache miss is in flow.c.
+ *
+ * Errors: the flow functions return 0, or after a decode error -code of
+ * STRACE_E_* with the error event emitted and sync dropped (the caller
+ * resyncs at the next PSB).
+ *
+ * Threading: a walker belongs to one thread at a time.
+ */
+#ifndef DECODER_FLOW_H
+#define DECODER_FLOW_H
+
+#include <intel-pt.h>
+
+#include "decoder/walker.h"
+
+#define MAX_BLOCKS_PER_ADVANCE 1000000
+
+/* --- events -------------------------------------------------------------- */
+
+/* Hand one event, its time and flags decided, to the sink. */
+static inline __attribute__((always_inline)) void
+put_event(struct strace_walker *w, unsigned type, unsigned flags,
+	  uint64_t time, uint64_t a, uint64_t b)
+{
+	struct strace_event ev = {(uint16_t)type, (uint16_t)flags, w->o.tid,
+				  time, a, b};
+	int err;
+
+	if (w->out.sink_err)
+		return;
+	err = sink_put(&w->o, &ev);
+	if (err) {
+		w->out.sink_err = sink_error(err);
+		return;
+	}
+	w->out.events++;
+	w->st.events++;
+}
+
+/* An event of the flow: timed, recorded when a TNT run is. */
+static inline __attribute__((always_inline)) void
+emit(struct strace_walker *w, unsigned type, unsigned flags, uint64_t a,
+     uint64_t b)
+{
+	if (unlikely(w->tnt.rec != NULL))
+		strace_dec_tc_rec_event(w->tnt.rec, w->flow.in_adv, type, flags,
+					a, b);
+	if (w->flow.in_adv) {
+		/* a direct branch walked on the way to the next branch that
+		 * needs a packet: it ran before the timing packets read since
+		 * the last resolved branch, so it keeps that branch's time
+		 * (as perf's eager walk gives it) */
+		put_event(w, type, flags | w->seg.adv_mark, w->time.adv_time, a,
+			  b);
+	} else if (type == STRACE_EV_ERROR) {
+		/* the error code, nothing else */
+		put_event(w, type, flags, time_now(&w->time, &w->o), a, b);
+	} else {
+		unsigned ex = w->time.time_exact ? STRACE_F_TIME_EXACT : 0;
+		w->time.time_exact = 0;
+		put_event(w, type, flags | ex, time_now(&w->time, &w->o), a, b);
+	}
+}
+
+/* A jump from one address to another, as jump_kept() says. */
+static inline void emit_jump(struct strace_walker *w, uint64_t from,
+			     uint64_t to, unsigned flags)
+{
+	if (jump_kept(strace_dec_same_symbol(w->img, from, to), w->o.flags,
+		      &flags))
+		emit(w, STRACE_EV_JUMP, flags, from, to);
+}
+
+/* The return stack, recorded when a TNT run is. */
+static inline void flow_push(struct strace_walker *w, uint64_t ret)
+{
+	if (unlikely(w->tnt.rec != NULL))
+		tc_rec_push(w->tnt.rec, ret);
+	retstack_push(&w->flow.rs, ret);
+}
+
+/* Returns 0, or -1 if the stack is empty. */
+static inline int flow_pop(struct strace_walker *w, uint64_t *ret)
+{
+	if (!w->flow.rs.n)
+		return -1;
+	if (unlikely(w->tnt.rec != NULL))
+		tc_rec_pop(w->tnt.rec);
+	return retstack_pop(&w->flow.rs, ret);
+}
+
+/* --- blocks and the advance ---------------------------------------------- */
+
+/* The summary of the block at ip: the L0 copy, else the shared cache. */
+static inline const struct strace_block *block_at(struct strace_walker *w,
+						  uint64_t ip)
+{
+	unsigned i = (unsigned)(ip ^ (ip >> 8)) & (L0_SIZE - 1);
+	const struct strace_block *b;
+
+	if (likely(w->blk.l0[i].ip == ip))
+		return &w->blk.l0[i].b;
+	b = strace_dec_bcache_get_fast(w->blk.cache, w->img, ip);
+	w->blk.l0[i].ip = ip;
+	w->blk.l0[i].b = *b;
+	return &w->blk.l0[i].b;
+}
+
+static inline int needs_packet(unsigned kind)
+{
+	return kind != STRACE_BK_NONE && kind != STRACE_BK_CALL &&
+	       kind != STRACE_BK_JMP && kind != STRACE_BK_MOV_CR3;
+}
+
+/* Sync is lost: nothing is known of where the walk stands. */
+static inline void lose_sync(struct strace_walker *w)
+{
+	w->flow.have_ip = 0;
+	w->flow.parked = 0;
+	w->flow.pending_fup = 0;
+	w->flow.fup_binds = w->flow.tsx_abort = w->flow.pending_abort = 0;
+	w->flow.dtnt_n = w->flow.deferring = 0;
+	retstack_clear(&w->flow.rs);
+}
+
+/* advance()'s pgd_to for a TIP.PGD without IP: stop at a MOV to CR3 too */
+#define PGD_NOIP 1
+
+/*
+ * Advance from the walker's ip through blocks that need no packet,
+ * emitting their direct calls and jumps. Stops at a block that needs a
+ * packet (parked), or, when stop_at is non-zero, as soon as stop_at lies
+ * in the block at hand (ip = stop_at), or, when pgd_to is non-zero, after
+ * a direct branch to pgd_to (a TIP.PGD's target: returns 1,
+ * flow.last_direct is the branch). Returns 0, or -STRACE_E_* of the
+ * decoder (nothing is emitted for the failure here; the caller reports
+ * it).
+ */
+static inline __attribute__((always_inline)) int
+advance(struct strace_walker *w, uint64_t stop_at, uint64_t pgd_to)
+{
+	struct walk_flow *f = &w->flow;
+	long n = 0;
+
+	if (f->parked) {
+		if (stop_at && stop_at >= f->park.start &&
+		    stop_at < f->park.start + f->park.len) {
+			f->ip = stop_at;
+			f->parked = 0;
+			return 0;
+		}
+		return stop_at ? -STRACE_E_DESYNC : 0;
+	}
+	for (;;) {
+		const struct strace_block *b = block_at(w, f->ip);
+		uint64_t term;
+		unsigned fl;
+
+		if (stop_at && stop_at >= b->start &&
+		    stop_at < b->start + b->len) {
+			f->ip = stop_at;
+			return 0;
+		}
+		if (unlikely(b->kind == STRACE_BK_NOCODE))
+			return -STRACE_E_NOMAP;
+		if (unlikely(b->kind == STRACE_BK_BAD))
+			return -STRACE_E_BADINSN;
+		w->st.insns += b->ninsn;
+		if (needs_packet(b->kind)) {
+			f->park = *b;
+			f->parked = 1;
+			return stop_at ? -STRACE_E_DESYNC : 0;
+		}
+		term = b->start + b->len - b->term_len;
+		switch (b->kind) {
+		case STRACE_BK_CALL:
+			if (likely(call_pushes(b->target, b->start + b->len)))
+				flow_push(w, b->start + b->len);
+			f->in_adv = 1;
+			emit(w, STRACE_EV_CALL, 0, term, b->target);
+			f->in_adv = 0;
+			f->last_direct = term;
+			f->ip = b->target;
+			w->st.branches++;
+			if (pgd_to > PGD_NOIP && b->target == pgd_to)
+				return 1;
+			break;
+		case STRACE_BK_JMP:
+			f->in_adv = 1;
+			fl = 0;
+			if (jump_kept(b->flags & STRACE_BF_SAME_SYM, w->o.flags,
+				      &fl))
+				emit(w, STRACE_EV_JUMP, fl, term, b->target);
+			f->in_adv = 0;
+			f->last_direct = term;
+			f->ip = b->target;
+			w->st.branches++;
+			if (pgd_to > PGD_NOIP && b->target == pgd_to)
+				return 1;
+			break;
+		case STRACE_BK_MOV_CR3:
+			if (pgd_to == PGD_NOIP) {
+				f->park = *b;
+				f->parked = 1;
+				return 0;
+			}
+			f->ip = b->start + b->len;
+			break;
+		default: /* NONE: a cut block, go on */
+			f->ip = b->start + b->len;
+			break;
+		}
+		if (unlikely(++n > MAX_BLOCKS_PER_ADVANCE))
+			return -STRACE_E_LOOP;
+	}
+}
+
+/* --- what flow.c does ----------------------------------------------------- */
+
+/* strace_dec_error_event() - an error event: code at the walker's ip (0
+ * when it has none) and the packet's offset. */
+void strace_dec_error_event(struct strace_walker *w, int code);
+
+/* strace_dec_fail() - report the decode error code and drop sync: the
+ * caller resumes at the next PSB. Returns -code. */
+int strace_dec_fail(struct strace_walker *w, int code);
+
+/* strace_dec_tnt_bit() - one TNT bit, walked (no cache). Stops with
+ * flow.deferring set, the bit unused, at an indirect branch that waits
+ * for a deferred TIP. Returns 0 or -code. */
+int strace_dec_tnt_bit(struct strace_walker *w, int taken);
+
+/* strace_dec_tnt_record() - walk c bits (chunk's low c, the first the
+ * highest) from where the walker stands, recording it; keep the record
+ * (under key) when it is whole. Returns the bits used (fewer than c after
+ * a return that popped an address pushed before the run, or at a
+ * deferred TIP), or -code of the bit that failed. */
+int strace_dec_tnt_record(struct strace_walker *w, unsigned chunk, int c,
+			  unsigned key);
+
+/* strace_dec_begin() - tracing is on at ip: trace_begin (or sysret, or
+ * overflow + trace_begin) for reason. */
+void strace_dec_begin(struct strace_walker *w, uint64_t ip, int reason);
+
+/* strace_dec_bdm64_target() - BDM64: the target of the TIP ending at next
+ * (to), or where the TSX abort after it happened when its FUP cannot be
+ * reached from to. */
+uint64_t strace_dec_bdm64_target(struct strace_walker *w, uint64_t to,
+				 size_t next);
+
+/* strace_dec_pge(), strace_dec_pgd(), strace_dec_fup() - a TIP.PGE,
+ * TIP.PGD or FUP at ip (suppressed: without IP); next: the offset after
+ * the packet. strace_dec_fup() returns 1 when the FUP is to be ignored
+ * altogether (its IP does not even update the last IP: BDM70). Return 0
+ * or -code. */
+int strace_dec_pge(struct strace_walker *w, uint64_t to, int suppressed);
+int strace_dec_pgd(struct strace_walker *w, uint64_t to, int suppressed);
+int strace_dec_fup(struct strace_walker *w, uint64_t ip, int suppressed,
+		   size_t next);
+
+/* strace_dec_overflow() - an OVF packet at the packet offset. */
+void strace_dec_overflow(struct strace_walker *w);
+
+/* strace_dec_other_packet() - what a packet libipt decoded (not parsed
+ * inline: TMA, PIP, VMCS, MNT, PTW, EXSTOP, MWAIT, PWRE, PWRX, STOP, ...)
+ * does to the flow and the time. */
+void strace_dec_other_packet(struct strace_walker *w,
+			     const struct pt_packet *p);
+
+/* --- TNT ----------------------------------------------------------------- */
+
+/* Do what the record e says, as strace_dec_tnt_record() walked it.
+ * Returns the bits used, or -code (the return of e found the stack
+ * empty). */
+static inline __attribute__((always_inline)) int
+tc_replay(struct strace_walker *w, const struct tc_slot *e)
+{
+	const struct tc_item *it = &w->tnt.tc->item[e->first];
+	unsigned k, n = e->nev;
+	uint64_t to = 0, t_pre; /* with e->outer, its TC_DYN event sets it */
+
+	for (k = n; k < n + e->nops; k++) {
+		if (it[k].a)
+			flow_push(w, it[k].a);
+		else
+			flow_pop(w, &to);
+	}
+	/* as emit() times them: the walk on to the first bit keeps the time
+	 * of the branch resolved before; the rest take this packet's */
+	t_pre = w->time.adv_time;
+	w->time.adv_time = time_now(&w->time, &w->o);
+	for (k = 0; k < e->npre; k++)
+		put_event(w, it[k].type, it[k].flags | w->seg.adv_mark, t_pre,
+			  it[k].a, it[k].b);
+	for (; k < n; k++) {
+		unsigned flags = it[k].flags;
+		uint64_t b = it[k].b;
+
+		if (it[k].cls == TC_ADV) {
+			flags |= w->seg.adv_mark;
+		} else {
+			if (it[k].cls == TC_DYN) {
+				if (flow_pop(w, &to)) {
+					/* a deep recursion before the run
+					 * emptied the stack: the walk failed
+					 * here */
+					w->flow.ip = e->end_ip;
+					w->st.branches += e->branches - 1;
+					w->st.insns += e->insns;
+					return strace_dec_fail(w,
+							       STRACE_E_DESYNC);
+				}
+				b = to;
+			}
+			if (w->time.time_exact)
+				flags |= STRACE_F_TIME_EXACT;
+			w->time.time_exact = 0;
+		}
+		put_event(w, it[k].type, flags, w->time.adv_time, it[k].a, b);
+	}
+	w->flow.ip = e->outer ? to : e->end_ip;
+	w->flow.parked = 0;
+	w->st.branches += e->branches;
+	w->st.insns += e->insns;
+	return e->nbits;
+}
+
+/* Keep the n bits left (bits' low n) for after the deferred TIP. */
+static inline int defer_tnt(struct strace_walker *w, uint64_t bits, int n)
+{
+	w->flow.deferring = 0;
+	w->flow.dtnt_bits = n < 64 ? bits & ((1ull << n) - 1) : bits;
+	w->flow.dtnt_n = n;
+	return 0;
+}
+
+/* n TNT bits (bits' low n, the first the highest), through the run cache
+ * unless STRACE_WALK_BIT_BY_BIT (or no memory for it). Returns 0 or
+ * -code. */
+static inline int tnt_run(struct strace_walker *w, uint64_t bits, int n)
+{
+	if (unlikely(!w->tnt.tc)) {
+		if (!(w->o.flags & STRACE_WALK_BIT_BY_BIT))
+			w->tnt.tc = strace_dec_tc_new();
+		if (!w->tnt.tc) {
+			/* asked for, or no memory for the cache */
+			int err = 0;
+			while (n > 0 && !err) {
+				err = strace_dec_tnt_bit(
+					w, (int)(bits >> (n - 1)) & 1);
+				if (w->flow.deferring)
+					return defer_tnt(w, bits, n);
+				n--;
+			}
+			return err;
+		}
+	}
+	while (n > 0) {
+		int c = n < TC_BITS ? n : TC_BITS, used;
+		unsigned chunk, key;
+		struct tc_slot *e;
+
+		if (!w->flow.have_ip || !w->flow.enabled)
+			return 0; /* not synchronised yet: nothing to follow */
+		chunk = (unsigned)(bits >> (n - c)) & ((1u << c) - 1);
+		key = chunk | (unsigned)c << TC_BITS |
+		      (unsigned)w->flow.parked << 31;
+		e = tc_slot_of(w->tnt.tc, w->flow.ip, key);
+		if (likely(e->ip == w->flow.ip && e->key == key)) {
+			used = tc_replay(w, e);
+		} else {
+			used = strace_dec_tnt_record(w, chunk, c, key);
+		}
+		if (used < 0)
+			return used;
+		n -= used;
+		if (unlikely(w->flow.deferring))
+			return defer_tnt(w, bits, n);
+	}
+	return 0;
+}
+
+/* --- TIP ----------------------------------------------------------------- */
+
+/* The indirect branch parked at (b, instruction at term) goes to `to`:
+ * its event. Returns 0, or -1 if b is not such a branch. */
+static inline int indirect_branch(struct strace_walker *w,
+				  const struct strace_block *b, uint64_t term,
+				  uint64_t to)
+{
+	switch (b->kind) {
+	case STRACE_BK_CALL_IND:
+		flow_push(w, b->start + b->len);
+		emit(w, STRACE_EV_CALL, STRACE_F_INDIRECT, term, to);
+		break;
+	case STRACE_BK_RET:
+		emit(w, STRACE_EV_RETURN, STRACE_F_INDIRECT, term, to);
+		break;
+	case STRACE_BK_JMP_IND:
+		emit_jump(w, term, to, STRACE_F_INDIRECT);
+		break;
+	case STRACE_BK_SYSCALL:
+	case STRACE_BK_SYSENTER:
+	case STRACE_BK_INT:
+		emit(w, STRACE_EV_SYSCALL, 0, term, to);
+		break;
+	case STRACE_BK_IRET:
+	case STRACE_BK_FAR:
+		emit(w, STRACE_EV_JUMP, STRACE_F_INDIRECT, term, to);
+		break;
+	default:
+		return -1;
+	}
+	w->st.branches++;
+	return 0;
+}
+
+/* A TIP (not PGE/PGD) to `to` (suppressed: without IP), ending at next:
+ * the target of the indirect branch we stand at, or of the asynchronous
+ * branch a FUP announced. Returns 0 or -code. */
+static inline int tip(struct strace_walker *w, uint64_t to, int suppressed,
+		      size_t next)
+{
+	struct walk_flow *f = &w->flow;
+	const struct strace_block *b;
+	int err;
+
+	if (f->pending_fup) {
+		/* asynchronous branch: interrupt, signal, fault, TSX abort */
+		unsigned fl = STRACE_F_ASYNC |
+			      (f->pending_abort ? STRACE_F_TX_ABORT : 0);
+
+		f->pending_fup = f->pending_abort = 0;
+		if (suppressed)
+			return strace_dec_fail(w, STRACE_E_NOIP);
+		if (f->dtnt_n) /* the deferred TIP never came */
+			return strace_dec_fail(w, STRACE_E_NOTIP);
+		emit(w, STRACE_EV_INTERRUPT, fl, f->fup_ip, to);
+		f->ip = to;
+		f->parked = 0;
+		w->st.branches++;
+		w->time.adv_time = time_now(&w->time, &w->o);
+		return 0;
+	}
+	if (!f->have_ip || !f->enabled) {
+		/* SKD010: the FUP after an overflow may be missing; a TIP
+		 * says tracing is on, and where it goes on */
+		if (f->pending_ovf && !suppressed &&
+		    (f->errata & STRACE_ERRATUM_SKD010))
+			strace_dec_begin(w, to, STRACE_REASON_OVERFLOW);
+		return 0;
+	}
+	if (suppressed)
+		return strace_dec_fail(w, STRACE_E_NOIP);
+	err = advance(w, 0, 0);
+	if (err)
+		return strace_dec_fail(w, -err);
+	if (unlikely(f->in_tsx) && (f->errata & STRACE_ERRATUM_BDM64)) {
+		/* last_ip stays the TIP's */
+		to = strace_dec_bdm64_target(w, to, next);
+	}
+	b = &f->park;
+	f->parked = 0;
+	if (indirect_branch(w, b, b->start + b->len - b->term_len, to) < 0) {
+		/* a conditional branch wanted a TNT bit */
+		f->parked = 1;
+		return strace_dec_fail(w, STRACE_E_NOTNT);
+	}
+	f->ip = to;
+	w->time.adv_time = time_now(&w->time, &w->o);
+	if (f->dtnt_n) {
+		/* the TNT bits that came before this deferred TIP */
+		int n = f->dtnt_n;
+
+		f->dtnt_n = 0;
+		return tnt_run(w, f->dtnt_bits, n);
+	}
+	return 0;
+}
+
+/* --- PSB+ and MODE ------------------------------------------------------ */
+
+/* A PSB: a PSB+ starts. SDM 36.2.1.2: only returns to calls made since
+ * the last PSB are compressed; so each PSB starts an empty stack, and a
+ * segment cut at a PSB decodes on its own. */
+static inline void flow_psb(struct strace_walker *w)
+{
+	w->flow.in_psb = 1;
+	w->seg.psbs++;
+	w->flow.psb_fup = 0;
+	retstack_clear(&w->flow.rs);
+}
+
+/* A PSBEND: a PSB+ in sync without a FUP says tracing is off here. */
+static inline void flow_psbend(struct strace_walker *w)
+{
+	if (w->flow.in_psb && !w->flow.psb_fup && w->flow.have_ip) {
+		w->flow.enabled = 0;
+		w->flow.have_ip = 0;
+	}
+	w->flow.in_psb = 0;
+}
+
+/* A MODE packet (its payload byte). MODE.Exec: 64-bit code assumed.
+ * MODE.TSX outside PSB+ binds to the FUP after it: begin and commit only
+ * say where, an abort is an asynchronous branch to the abort handler. */
+static inline void flow_mode(struct strace_walker *w, uint8_t mode)
+{
+	if ((mode >> 5) == 1) {
+		w->flow.in_tsx = mode & 1;
+		/* (while tracing is off, no FUP follows) */
+		if (!w->flow.in_psb && w->flow.enabled && w->flow.have_ip) {
+			w->flow.fup_binds = 1;
+			w->flow.tsx_abort = (mode & 2) != 0;
+		}
+	}
+}
+
+#endif

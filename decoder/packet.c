@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * decoder/packet.c - the packet work that goes through libipt's packet
+ * decoder (pt_pkt_*): synchronising at PSBs, the packets the inline parser
+ * (packet.h) leaves to libipt, looking ahead for the errata, reading a
+ * PSB+; and cutting a buffer at its PSBs (strace_pt_split()).
+ */
+#include <string.h>
+
+#include "decoder/packet.h"
+
+long strace_dec_pkt_sync(struct pt_packet_decoder *d, const uint8_t *buf,
+			 size_t len, size_t from)
+{
+	uint64_t off;
+
+	if (from >= len)
+		return -1;
+	/* pt_pkt_sync_forward() looks past a PSB at the position it was
+	 * set to: take one that starts right here ourselves */
+	if (from + 2 <= len && buf[from] == 0x02 && buf[from + 1] == 0x82)
+		return (long)from;
+	if (pt_pkt_sync_set(d, from) < 0)
+		return -1;
+	if (pt_pkt_sync_forward(d) < 0)
+		return -1;
+	if (pt_pkt_get_sync_offset(d, &off) < 0 || off >= len)
+		return -1;
+	return (long)off;
+}
+
+int strace_dec_pkt_decode(struct pt_packet_decoder *d, size_t pos,
+			  struct pt_packet *p)
+{
+	int n;
+
+	if (pt_pkt_sync_set(d, pos) < 0)
+		return -STRACE_E_BADPKT;
+	n = pt_pkt_next(d, p, sizeof(*p));
+	if (n <= 0)
+		return -STRACE_E_BADPKT;
+	return n;
+}
+
+int strace_dec_pkt_peek(struct pt_packet_decoder *d, size_t from,
+			uint64_t skip, struct pt_packet *p)
+{
+	if (pt_pkt_sync_set(d, from) < 0)
+		return -1;
+	for (int k = 0; k < 64; k++) {
+		if (pt_pkt_next(d, p, sizeof(*p)) <= 0)
+			return -1;
+		if (!((skip >> p->type) & 1))
+			return 0;
+	}
+	return -1;
+}
+
+int strace_dec_psb_plus(const uint8_t *buf, size_t len, size_t off,
+			uint64_t *ip, size_t *at, int *has_fup)
+{
+	struct pt_config cfg;
+	struct pt_packet_decoder *d;
+	struct pt_packet p;
+	int complete = 0;
+
+	*has_fup = 0;
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)(uintptr_t)buf;
+	cfg.end = (uint8_t *)(uintptr_t)buf + len;
+	d = pt_pkt_alloc_decoder(&cfg);
+	if (!d)
+		return 0;
+	if (pt_pkt_sync_set(d, off) >= 0) {
+		for (int k = 0; k < 64; k++) {
+			uint64_t here = 0;
+			pt_pkt_get_offset(d, &here);
+			if (pt_pkt_next(d, &p, sizeof(p)) < 0)
+				break;
+			if (p.type == ppt_psbend) {
+				complete = 1;
+				break;
+			}
+			if (p.type == ppt_fup &&
+			    p.payload.ip.ipc != pt_ipc_suppressed) {
+				/* last IP is 0 after a PSB */
+				*ip = pkt_ip_ipt(&p.payload.ip, 0);
+				*at = (size_t)here;
+				*has_fup = 1;
+			}
+		}
+	}
+	pt_pkt_free_decoder(d);
+	return complete;
+}
+
+size_t strace_pt_split(const uint8_t *buf, size_t len, size_t min_bytes,
+		       uint64_t *offs, size_t max)
+{
+	static const uint8_t psb[16] = {2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82,
+					2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82};
+	size_t n = 0;
+	const uint8_t *p = buf, *end = buf + len;
+
+	while (n < max && p + 16 <= end) {
+		const uint8_t *q = memmem(p, (size_t)(end - p), psb, 16);
+		if (!q)
+			break;
+		if (!n || (uint64_t)(q - buf) >= offs[n - 1] + min_bytes)
+			offs[n++] = (uint64_t)(q - buf);
+		p = q + 16;
+	}
+	return n;
+}

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * decoder/segment.c - one segment's decode, and the merge that joins the
+ * segments' events into the sequential decode's (segment.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder/walker.h"
+
+int strace_dec_vec_push(void *arg, const struct strace_event *ev)
+{
+	struct evvec *e = arg;
+
+	if (e->n == e->cap) {
+		size_t nc = e->cap ? e->cap * 2 : 4096;
+		struct strace_event *nv = realloc(e->v, nc * sizeof(*nv));
+		if (!nv)
+			return e->err = -ENOMEM;
+		e->v = nv;
+		e->cap = nc;
+	}
+	e->v[e->n++] = *ev;
+	return 0;
+}
+
+void strace_dec_seg_decode(struct strace_walker *w, const uint8_t *buf,
+			   size_t len, struct seg_job *j)
+{
+	memset(&w->st, 0, sizeof(w->st));
+	w->o.emit_arg = &j->ev;
+	w->flow.begin_reason = STRACE_REASON_START;
+	w->flow.pending_syscall = w->flow.pending_ovf = 0;
+	w->time.have_tsc = w->time.have_ctc = 0;
+	w->time.cbr = 0;
+	w->time.last_time = 0;
+	w->out.events = 0;
+	w->flow.in_psb = 0;
+	w->time.time_exact = 0;
+	w->time.tsc = w->time.tsc_ref = w->time.cyc = 0;
+	w->seg.fup_at = j->fup_at;
+	j->ret = strace_dec_decode_range(w, buf, j->start, j->end, len,
+					 j->last, j->has_next_fup,
+					 j->next_fup);
+	if (!j->ret && j->ev.err)
+		j->ret = j->ev.err;
+	j->notes = w->seg;
+	j->end_state = (struct seg_state){
+		.have_ip = w->flow.have_ip,
+		.enabled = w->flow.enabled,
+		.pending_syscall = w->flow.pending_syscall,
+		.pending_ovf = w->flow.pending_ovf,
+		.begin_reason = w->flow.begin_reason,
+		.ovf_offset = w->flow.ovf_offset,
+	};
+	j->st = w->st;
+}
+
+/* One merged event to the sink, its time kept from going back. Returns 0
+ * or the sink's error. */
+static int sink(struct strace_walker *w, const struct strace_event *ev)
+{
+	struct strace_event e = *ev;
+	int err;
+
+	e.time = time_forward(&w->o.time, &w->time.last_time, e.time);
+	if (e.type == STRACE_EV_ERROR)
+		w->time.last_time = 0; /* time may go back: see
+					* strace_dec_fail() */
+	err = sink_put(&w->o, &e);
+	if (err)
+		return sink_error(err);
+	w->out.events++;
+	w->st.events++;
+	return 0;
+}
+
+int strace_dec_seg_end_overflow(struct strace_walker *w,
+				const struct seg_job *j, struct seg_state *S)
+{
+	struct strace_event e;
+
+	if (!S->pending_ovf || j->notes.ovf_at_end)
+		return 0;
+	memset(&e, 0, sizeof(e));
+	e.type = STRACE_EV_OVERFLOW;
+	e.tid = w->o.tid;
+	e.time = w->time.last_time;
+	e.b = S->ovf_offset;
+	S->pending_ovf = 0;
+	return sink(w, &e);
+}
+
+int strace_dec_seg_merge(struct strace_walker *w, struct seg_job *j,
+			 int first_seg, struct seg_state *S)
+{
+	const struct seg_notes *nt = &j->notes;
+	size_t i;
+	int err;
+	unsigned carry = 0; /* TIME_EXACT of a dropped event goes on */
+
+	for (i = 0; i < j->ev.n; i++) {
+		if (!first_seg && nt->first_idx >= 0 &&
+		    i == (size_t)nt->first_idx && !nt->ovf_before) {
+			struct strace_event e = j->ev.v[i];
+			int reason = nt->err_before ? STRACE_REASON_ERROR
+						    : S->begin_reason;
+			uint64_t ip = nt->first_ip;
+
+			i += (size_t)nt->first_n - 1;
+			if (nt->first_from_psb0 && S->have_ip && S->enabled) {
+				/* in sync: the PSB+ says nothing */
+				carry = e.flags & STRACE_F_TIME_EXACT;
+				continue;
+			}
+			e.flags &= STRACE_F_TIME_EXACT;
+			if (S->pending_ovf) {
+				e.type = STRACE_EV_OVERFLOW;
+				e.a = ip;
+				e.b = S->ovf_offset;
+				if ((err = sink(w, &e)))
+					return err;
+				e.flags = 0;
+				reason = STRACE_REASON_OVERFLOW;
+			}
+			if (S->pending_syscall) {
+				e.type = STRACE_EV_SYSRET;
+				e.a = 0;
+				e.b = ip;
+			} else {
+				e.type = STRACE_EV_TRACE_BEGIN;
+				e.a = ip;
+				e.b = (uint64_t)reason;
+			}
+			if ((err = sink(w, &e)))
+				return err;
+			continue;
+		}
+		if (j->ev.v[i].flags & SEG_F_ADV) {
+			/* as in a sequential decode, TIME_EXACT waits for
+			 * an event resolved by a packet */
+			j->ev.v[i].flags &= (uint16_t)~SEG_F_ADV;
+		} else {
+			j->ev.v[i].flags |= (uint16_t)carry;
+			carry = 0;
+		}
+		if ((err = sink(w, &j->ev.v[i])))
+			return err;
+	}
+	if (first_seg || nt->first_idx >= 0) {
+		*S = j->end_state;
+	} else {
+		/* tracing stayed off through the segment */
+		S->have_ip = S->enabled = 0;
+		if (nt->ovf_before) {
+			S->pending_ovf = 1;
+			S->ovf_offset = nt->ovf_before_off;
+		}
+		if (nt->err_before)
+			S->begin_reason = STRACE_REASON_ERROR;
+	}
+	w->st.bytes += j->st.bytes;
+	w->st.packets += j->st.packets;
+	w->st.slow_packets += j->st.slow_packets;
+	w->st.branches += j->st.branches;
+	w->st.insns += j->st.insns;
+	w->st.errors += j->st.errors;
+	w->st.overflows += j->st.overflows;
+	w->st.syncs += j->st.syncs;
+	return 0;
+}

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * decoder/segment.h - decoding a stream in segments cut at PSBs, and
+ * joining their events into what one sequential decode gives
+ * (docs/decoder.md, "Parallel decode"). The parallel decode (parallel.c)
+ * and the streaming decode (stream.c) are built on it. Not installed.
+ *
+ * A segment decodes on its own because the hardware compresses no return
+ * across a PSB. What it cannot know is the state the sequential decode
+ * would have at its start: its walker notes where its first trace_begin
+ * is and what came before it (struct seg_notes), and the merge replaces
+ * that trace_begin with what the sequential decode would have said there.
+ *
+ * Threading: a job and its walker belong to one thread at a time; the
+ * merge runs on the caller's.
+ */
+#ifndef DECODER_SEGMENT_H
+#define DECODER_SEGMENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decoder/decoder.h"
+
+struct strace_walker;
+
+/* Internal, never in a ring: marks the events of an advance (direct calls
+ * and jumps walked on the way to the next packet) in a segment's vector,
+ * which leave TIME_EXACT to the next event resolved by a packet; the
+ * merge needs to know them and strips the mark. */
+#define SEG_F_ADV 0x8000u
+
+/* What a walker notes, during one decode call, for the merge. */
+struct seg_notes {
+	long first_idx;       /* index of the first begin's events, or -1 */
+	int first_n;          /* how many events that begin emitted */
+	uint64_t first_ip;
+	int first_from_psb0;  /* it came from the segment's first PSB+ FUP */
+	int err_before, ovf_before; /* an error, an overflow before it */
+	uint64_t ovf_before_off;
+	int ovf_at_end;       /* the decode told a pending overflow at its
+			       * end */
+	unsigned psbs;        /* PSBs seen in this decode call */
+	size_t fup_at;        /* offset of the next segment's PSB+ FUP */
+	uint16_t adv_mark;    /* SEG_F_ADV in a segment's walker, else 0 */
+};
+
+/* A segment's events. */
+struct evvec {
+	struct strace_event *v;
+	size_t n, cap;
+	int err;
+};
+
+/* strace_dec_vec_push() - a strace_emit_fn appending to the struct evvec
+ * arg. A walker made with it marks its advance events (SEG_F_ADV).
+ * Returns 0, -ENOMEM (also kept in the vector's err). */
+int strace_dec_vec_push(void *arg, const struct strace_event *ev);
+
+/* What the sequential decode knows at a segment boundary. */
+struct seg_state {
+	int have_ip, enabled, pending_syscall, pending_ovf, begin_reason;
+	uint64_t ovf_offset;
+};
+
+struct seg_job {
+	/* each job on its own cache lines: workers bump ev.n per event */
+	_Alignas(128) size_t start, end;
+	int last, has_next_fup;
+	uint64_t next_fup;
+	size_t fup_at;
+	struct evvec ev;
+	long ret;
+	/* from the segment's walker */
+	struct seg_notes notes;
+	struct seg_state end_state;
+	struct strace_walk_stats st;
+};
+
+/*
+ * strace_dec_seg_decode() - decode the segment [j->start, j->end) of buf
+ * (len bytes in all) with w, a walker made with strace_dec_vec_push(),
+ * into j->ev, from a fresh state (time, stats, begin reason): to the end
+ * (a trace_end) if j->last, else on to the next PSB+'s FUP
+ * (j->has_next_fup, j->next_fup at j->fup_at). Sets j->ret as
+ * strace_walker_decode() returns (or the vector's -ENOMEM), j->notes,
+ * j->end_state and j->st.
+ */
+void strace_dec_seg_decode(struct strace_walker *w, const uint8_t *buf,
+			   size_t len, struct seg_job *j);
+
+/*
+ * strace_dec_seg_merge() - hand segment j's events to w's sink, its first
+ * begin fixed up to what the sequential decode says given the state *S
+ * at the segment's start (first_seg: the stream's first segment, taken as
+ * it is); then *S becomes the state at its end, and j's stats are added
+ * to w's. Times go through time_forward() of w.
+ * Returns 0 or the sink's error.
+ */
+int strace_dec_seg_merge(struct strace_walker *w, struct seg_job *j,
+			 int first_seg, struct seg_state *S);
+
+/*
+ * strace_dec_seg_end_overflow() - after the last segment j: an overflow
+ * an earlier segment left pending in *S, with nothing after it, told as
+ * the sequential decode tells it. Returns 0 or the sink's error.
+ */
+int strace_dec_seg_end_overflow(struct strace_walker *w,
+				const struct seg_job *j, struct seg_state *S);
+
+#endif

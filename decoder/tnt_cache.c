@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * decoder/tnt_cache.c - the cache of recorded TNT runs: making, keeping
+ * and dropping records (tnt_cache.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder/tnt_cache.h"
+
+struct tcache *strace_dec_tc_new(void)
+{
+	struct tcache *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->item = malloc(TC_ITEMS_START * sizeof(*t->item));
+	t->cap = TC_ITEMS_START;
+	if (!t->item) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void strace_dec_tc_free(struct tcache *t)
+{
+	if (t)
+		free(t->item);
+	free(t);
+}
+
+void strace_dec_tc_flush(struct tcache *t)
+{
+	if (!t)
+		return;
+	memset(t->slot, 0, sizeof(t->slot));
+	t->used = 0;
+}
+
+/* Room for more items: twice the array, up to TC_ITEMS (which, full, the
+ * caller flushes). A short trace needs a fraction of it. Returns 0 or -1. */
+static int tc_grow(struct tcache *t)
+{
+	uint32_t n = t->cap * 2;
+	struct tc_item *v;
+
+	if (t->cap >= TC_ITEMS)
+		return -1;
+	v = realloc(t->item, n * sizeof(*v));
+	if (!v)
+		return -1;
+	t->item = v;
+	t->cap = n;
+	return 0;
+}
+
+void strace_dec_tc_rec_event(struct tc_rec *r, int in_adv, unsigned type,
+			     unsigned flags, uint64_t a, uint64_t b)
+{
+	struct tc_item *it;
+
+	if (r->nev == TC_MAX_ITEMS) {
+		r->full = 1;
+		return;
+	}
+	it = &r->ev[r->nev++];
+	it->a = a;
+	it->b = b;
+	it->type = (uint16_t)type;
+	it->flags = (uint16_t)flags;
+	if (in_adv)
+		it->cls = r->bits_done ? TC_ADV : TC_PRE;
+	else
+		it->cls = r->outer ? TC_DYN : TC_RES;
+	r->npre += it->cls == TC_PRE;
+}
+
+void strace_dec_tc_keep(struct tcache *t, uint64_t ip, unsigned key,
+			int nbits, uint64_t end_ip, uint64_t branches,
+			uint64_t insns)
+{
+	struct tc_rec *r = &t->rec;
+	struct tc_slot *e;
+
+	if (t->used + r->nev + r->nops > t->cap && tc_grow(t) < 0)
+		strace_dec_tc_flush(t);
+	e = tc_slot_of(t, ip, key);
+	e->ip = ip;
+	e->key = key;
+	e->end_ip = end_ip;
+	e->first = t->used;
+	e->branches = (uint32_t)branches;
+	e->insns = (uint32_t)insns;
+	e->nbits = (uint8_t)nbits;
+	e->outer = (uint8_t)r->outer;
+	e->nev = (uint8_t)r->nev;
+	e->npre = (uint8_t)r->npre;
+	e->nops = (uint8_t)r->nops;
+	memcpy(&t->item[t->used], r->ev, r->nev * sizeof(r->ev[0]));
+	t->used += r->nev;
+	for (unsigned i = 0; i < r->nops; i++)
+		t->item[t->used++] = (struct tc_item){.a = r->ops[i]};
+}

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * decoder/tnt_cache.h - the cache of recorded TNT runs (docs/decoder.md,
+ * "The cache of recorded TNT runs"). Not installed.
+ *
+ * libxdc's idea, kept exact. What the walk does from one address for one
+ * run of TNT bits is always the same: the same blocks, events and
+ * return-stack pushes and pops, except where a return pops an address
+ * pushed before the run. So the first walk of (address, up to TC_BITS
+ * bits) is recorded as it runs (strace_dec_tc_rec_event() and
+ * tc_rec_push()/_pop(), called from the walker's emit and return stack),
+ * kept (strace_dec_tc_keep()), and later walks replay the record (the
+ * walker's tnt_run(), decoder/flow.h). A record stops after a return that
+ * pops an address pushed before it: the replay pops that address as the
+ * walk did, and the bits after it look up the record of the address
+ * popped.
+ *
+ * This file is the cache: its table, its items, the record being made;
+ * the walker decides what to record and replays. The lookup and the
+ * stack hooks are static inline (per TNT packet, per call and return).
+ *
+ * Threading: a cache belongs to its walker's thread.
+ */
+#ifndef DECODER_TNT_CACHE_H
+#define DECODER_TNT_CACHE_H
+
+#include <stdint.h>
+
+#define TC_BITS 16           /* TNT bits one record covers at most */
+#define TC_LOG 13            /* 8192 records in a direct-mapped table */
+#define TC_ITEMS (1u << 17)  /* events and stack operations of the records
+			      * (3 MiB), all dropped when full */
+#define TC_ITEMS_START 4096  /* ... the array starts with, and doubles */
+#define TC_MAX_ITEMS 64      /* of one record: more are not kept */
+
+enum tc_class {
+	TC_RES = 0, /* resolved by a bit: this packet's time */
+	TC_PRE,     /* walked on the way to the first bit: the time of the
+		     * branch resolved before the run */
+	TC_ADV,     /* walked on the way to a later bit: this packet's time */
+	TC_DYN,     /* the return popping an address pushed before the run:
+		     * its target is what the stack holds */
+};
+
+struct tc_item {
+	uint64_t a, b; /* an event's operands; a stack operation: a is the
+			* address pushed, 0 for a pop */
+	uint16_t type, flags;
+	uint8_t cls; /* enum tc_class */
+};
+
+/* One record: where the run starts and its key, where it ends, its items
+ * (nev events, npre of them TC_PRE and first, then nops stack operations
+ * from item[first]), and the counts it adds to the walker's stats. */
+struct tc_slot {
+	uint64_t ip;     /* where the run starts; 0: empty */
+	uint64_t end_ip; /* where it ends; with outer, the return popping */
+	uint32_t first;  /* items: nev events, then nops stack operations */
+	uint32_t branches, insns;
+	uint32_t key;    /* bits | count << TC_BITS | parked << 31 */
+	uint8_t nbits, outer, nev, npre, nops;
+};
+
+/* The record being made, before it is kept. */
+struct tc_rec {
+	int bits_done; /* a bit of the run resolved */
+	int outer;     /* a return popped an address pushed before the run */
+	int depth;     /* pushes of the run not popped */
+	int full;      /* too many items: the record is not kept */
+	unsigned nev, nops, npre;
+	struct tc_item ev[TC_MAX_ITEMS];
+	uint64_t ops[TC_MAX_ITEMS];
+};
+
+struct tcache {
+	struct tc_slot slot[1u << TC_LOG];
+	struct tc_item *item; /* cap of them, up to TC_ITEMS */
+	uint32_t used, cap;
+	struct tc_rec rec;
+};
+
+/* strace_dec_tc_new() - an empty cache. Returns it, or NULL (no memory). */
+struct tcache *strace_dec_tc_new(void);
+
+/* strace_dec_tc_free() - NULL is fine. */
+void strace_dec_tc_free(struct tcache *t);
+
+/* strace_dec_tc_flush() - drop every record (the image changed); NULL is
+ * fine. */
+void strace_dec_tc_flush(struct tcache *t);
+
+/*
+ * strace_dec_tc_keep() - keep the record t->rec, made from ip with key,
+ * as slot: nbits bits, ending at end_ip, adding branches and insns to the
+ * stats. When the items are full and cannot grow, every record is dropped
+ * first.
+ */
+void strace_dec_tc_keep(struct tcache *t, uint64_t ip, unsigned key,
+			int nbits, uint64_t end_ip, uint64_t branches,
+			uint64_t insns);
+
+/* tc_slot_of() - the slot for (ip, key): the record there is this run's
+ * if its ip and key are these. */
+static inline struct tc_slot *tc_slot_of(struct tcache *t, uint64_t ip,
+					 unsigned key)
+{
+	uint64_t h = ip * 0x9e3779b97f4a7c15ull + key * 0xc2b2ae3d27d4eb4full;
+	return &t->slot[h >> (64 - TC_LOG)];
+}
+
+/* tc_rec_start() - start recording a run into r. */
+static inline void tc_rec_start(struct tc_rec *r)
+{
+	r->bits_done = r->outer = r->depth = r->full = 0;
+	r->nev = r->nops = r->npre = 0;
+}
+
+/* strace_dec_tc_rec_event() - the walk emitted an event into the record
+ * r; in_adv: on the way to the next bit (a direct branch). Out of line:
+ * only a walk being recorded (a cache miss) calls it. */
+void strace_dec_tc_rec_event(struct tc_rec *r, int in_adv, unsigned type,
+			     unsigned flags, uint64_t a, uint64_t b);
+
+static inline void tc_rec_op(struct tc_rec *r, uint64_t a)
+{
+	if (r->nops == TC_MAX_ITEMS)
+		r->full = 1;
+	else
+		r->ops[r->nops++] = a;
+}
+
+/* tc_rec_push() - the walk pushed ret on the return stack. */
+static inline void tc_rec_push(struct tc_rec *r, uint64_t ret)
+{
+	r->depth++;
+	tc_rec_op(r, ret);
+}
+
+/* tc_rec_pop() - the walk popped the return stack. */
+static inline void tc_rec_pop(struct tc_rec *r)
+{
+	if (r->depth) {
+		r->depth--;
+		tc_rec_op(r, 0);
+	} else {
+		r->outer = 1; /* replayed by the TC_DYN event */
+	}
+}
+
+#endif

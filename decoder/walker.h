@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * decoder/walker.h - struct strace_walker: the fast walker's state, one
+ * sub-struct per concern. Not installed.
+ *
+ *   in    the stream being decoded: bytes, position, last IP (packet.h)
+ *   flow  where the walk stands and what the trace has announced
+ *         (flow.h, flow.c)
+ *   time  the TSC estimate and event times (timing.h)
+ *   out   events handed to the sink, the sink's error (emit.h)
+ *   blk   block summaries: the shared cache and an L0 copy (flow.h)
+ *   tnt   the cache of TNT runs and the record being made (tnt_cache.h)
+ *   seg   what a decode notes for the segment merge (segment.h)
+ *   stream  the streaming decode's state (stream.c)
+ *
+ * Threading: a walker belongs to one thread at a time.
+ */
+#ifndef DECODER_WALKER_H
+#define DECODER_WALKER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decoder/decoder.h"
+#include "decoder/emit.h"
+#include "decoder/segment.h"
+#include "decoder/timing.h"
+#include "decoder/tnt_cache.h"
+
+#define L0_SIZE 1024 /* blocks kept in the walker itself (40 KiB) */
+
+struct pt_packet_decoder;
+struct walk_stream;
+
+/* The stream being decoded (one decode call). */
+struct walk_input {
+	const uint8_t *buf;
+	size_t len;
+	size_t all;      /* bytes in buf (len: where this decode stops) */
+	size_t pos;      /* offset of the packet being handled */
+	struct pt_packet_decoder *pkt; /* libipt's, over buf */
+	uint64_t last_ip; /* for IP decompression; 0 at a PSB */
+	size_t prog_at;  /* where o.progress was last told */
+};
+
+/* Where the walk stands, and what the trace said that is still to come. */
+struct walk_flow {
+	uint64_t ip;
+	int have_ip;
+	int enabled;
+	int in_psb;
+	int psb_fup; /* a FUP was seen in this PSB+ */
+	struct strace_block park; /* the block we stand at (kind needs a
+				   * packet), valid when parked */
+	int parked;
+	struct retstack rs;
+	int pending_fup;
+	uint64_t fup_ip;
+	int fup_binds;     /* the next FUP only says where the walk is: it
+			    * binds to a MODE.TSX, PTW or EXSTOP (not an
+			    * asynchronous branch) */
+	int tsx_abort;     /* ... and that MODE.TSX was an abort */
+	int in_tsx;        /* in a transaction (MODE.TSX InTX) */
+	int pending_abort; /* the pending FUP is a TSX abort's */
+	unsigned errata;   /* STRACE_ERRATUM_* of the trace's processor */
+	/* a deferred TIP: TNT bits for the branches after the indirect one
+	 * that waits for its TIP (SDM: TNT may precede a deferred TIP) */
+	uint64_t dtnt_bits;
+	int dtnt_n;
+	int deferring; /* tnt_bit() stopped at an indirect branch */
+	uint64_t last_direct; /* the last direct branch of an advance, 0:
+			       * none (SKL014) */
+	int in_adv;          /* emitting the direct branches of an advance */
+	int pending_syscall; /* last disable was at a syscall */
+	int pending_ovf;
+	uint64_t ovf_offset;
+	int begin_reason; /* reason for the next trace_begin */
+};
+
+/* Events handed to the sink. */
+struct walk_out {
+	long events;
+	int sink_err;
+};
+
+/* Block summaries: the shared cache, and a direct-mapped copy of the
+ * hottest, checked first (loops hit a handful of blocks). */
+struct walk_blocks {
+	struct strace_bcache *cache;
+	int own_cache;
+	uint64_t l0_gen; /* the image generation the copy is of */
+	struct {
+		uint64_t ip; /* 0: empty */
+		struct strace_block b;
+	} l0[L0_SIZE];
+};
+
+/* The cache of TNT runs (allocated at the first TNT packet), and the run
+ * being recorded into it, if any. */
+struct walk_tnt {
+	struct tcache *tc;
+	struct tc_rec *rec;
+};
+
+struct strace_walker {
+	struct strace_image *img;
+	struct strace_walk_opts o;
+	struct walk_input in;
+	struct walk_flow flow;
+	struct strace_dec_time time;
+	struct walk_out out;
+	struct walk_blocks blk;
+	struct walk_tnt tnt;
+	struct seg_notes seg;
+	struct walk_stream *stream; /* NULL until the first streamed piece */
+	struct strace_walk_stats st;
+};
+
+/*
+ * strace_dec_decode_range() - decode [start, end) of buf (all bytes in
+ * all) with w: from its first PSB, on to the next PSB after each error.
+ * At the end: a trace_end event if emit_end, else, when has_next_fup
+ * (next_fup: the FUP of the PSB+ at end), walk on to it as the sequential
+ * decode would at that PSB.
+ * Returns the number of events, -STRACE_E_NOSYNC if there is no PSB,
+ * -ENOMEM, or the sink's error.
+ */
+long strace_dec_decode_range(struct strace_walker *w, const uint8_t *buf,
+			     size_t start, size_t end, size_t all, int emit_end,
+			     int has_next_fup, uint64_t next_fup);
+
+/* strace_dec_stream_free() - the streaming state (stream.c); NULL is
+ * fine. */
+void strace_dec_stream_free(struct walk_stream *s);
+
+#endif
