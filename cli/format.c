@@ -256,6 +256,11 @@ static char *put_json_str(char *p, const char *str, size_t len)
 	return p;
 }
 
+char *fmt_put_json_str(char *p, const char *s, size_t len)
+{
+	return put_json_str(p, s, len);
+}
+
 /* Text form: control bytes (which would break the line) become '?'. */
 static char *put_text_str(char *p, const char *str, size_t len)
 {

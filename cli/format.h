@@ -166,5 +166,7 @@ void fmt_lost_event(struct strace_event *e, uint64_t count, uint64_t first);
 char *fmt_put_u64(char *p, uint64_t v);
 char *fmt_put_hex(char *p, uint64_t v); /* "0x..." lower case */
 char *fmt_put_time(char *p, uint64_t ns); /* seconds "S.NNNNNNNNN" */
+/* the body of a JSON string (no quotes): at most 6 * len bytes */
+char *fmt_put_json_str(char *p, const char *s, size_t len);
 
 #endif /* CLI_FORMAT_H */

@@ -1783,10 +1783,17 @@ int main(int argc, char **argv)
 				o.view = 1 + VIEW_REPORT;
 			else if (!strcmp(optarg, "folded"))
 				o.view = 1 + VIEW_FOLDED;
+			else if (!strcmp(optarg, "chrome"))
+				o.view = 1 + VIEW_CHROME;
+			else if (!strcmp(optarg, "fxt"))
+				o.view = 1 + VIEW_FXT;
+			else if (!strcmp(optarg, "uftrace"))
+				o.view = 1 + VIEW_UFTRACE;
 			else
 				return usage_error("-f: unknown format '%s' "
 						   "(text, jsonl, raw, ring, tree, "
-						   "report, folded)",
+						   "report, folded, chrome, fxt, "
+						   "uftrace)",
 						   optarg);
 			if (o.view)
 				o.format = FMT_TEXT;
