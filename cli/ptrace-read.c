@@ -983,7 +983,9 @@ static int cmd_read(const struct opts *o, const char *path)
 			ret = EXIT_ERR;
 			goto out_ring;
 		}
-	} else if (out_open(&d.out, PROG, o->output) < 0) {
+	} else if (out_open(&d.out, PROG,
+			    o->view == 1 + VIEW_UFTRACE ? NULL : o->output) < 0) {
+		/* (-f uftrace writes its files into the directory -o names) */
 		ret = EXIT_ERR;
 		goto out_ring;
 	}
@@ -1980,6 +1982,10 @@ int main(int argc, char **argv)
 				   "return (filter with --sym, --tid, --time ...)");
 	if (o.view)
 		o.vo.kind = o.view - 1;
+	if (o.view == 1 + VIEW_UFTRACE && !o.output)
+		return usage_error("-f uftrace writes a uftrace data directory: "
+				   "give it with -o DIR");
+	o.vo.dir = o.output;
 	if (o.format == FMT_RING && !o.output)
 		return usage_error("-f ring saves to a new ring file: give it "
 				   "with -o FILE");
