@@ -140,6 +140,8 @@ struct strace_reader {
 	int idx; /* our slot: ring->h->readers[idx]; -1 until taken */
 	uint64_t cursor;
 	uint64_t lost;
+	uint64_t dropped; /* archive: positions below this are unmapped from
+			   * this process (drop_behind()) */
 	uint64_t scan_ms;      /* when status last scanned the writers */
 	uint32_t scan_closed;  /* writers_closed then */
 };
@@ -2153,6 +2155,38 @@ long strace_reader_next(struct strace_reader *r, struct strace_batch *b,
 	}
 }
 
+/* Positions an archive reader reads before it gives their pages back. */
+#define DROP_STEP (1u << 16) /* 2 MiB of events */
+
+/*
+ * An archive's events are read once, front to back (a seek back faults
+ * them in again): the pages of what this reader has released go back, so
+ * that a process reading a ring of any size holds a few MiB of it, not
+ * the whole file (the pages stay in the file: other readers keep theirs).
+ */
+static void drop_behind(struct strace_reader *r)
+{
+	struct strace_ring *ring = r->ring;
+	uint64_t lo, hi;
+
+	if (r->cursor < r->dropped + 2 * DROP_STEP) {
+		if (r->cursor < r->dropped)
+			r->dropped = r->cursor; /* a seek back */
+		return;
+	}
+	lo = ring->events_offset + r->dropped * sizeof(struct strace_event);
+	hi = ring->events_offset +
+	     (r->cursor - DROP_STEP) * sizeof(struct strace_event);
+	lo = (lo + 4095) & ~4095ull;
+	hi &= ~4095ull;
+	for (struct ring_map *m = atomic_load_explicit(&ring->cur,
+						       memory_order_acquire);
+	     m && hi > lo; m = m->older)
+		if (hi <= m->len)
+			madvise(m->base + lo, hi - lo, MADV_DONTNEED);
+	r->dropped = r->cursor - DROP_STEP;
+}
+
 size_t strace_reader_release(struct strace_reader *r,
 			     const struct strace_batch *b)
 {
@@ -2176,6 +2210,8 @@ size_t strace_reader_release(struct strace_reader *r,
 	}
 	r->cursor = b->seq + b->n;
 	reader_publish(r);
+	if (r->ring->mode == STRACE_RING_ARCHIVE)
+		drop_behind(r);
 	return bad;
 }
 
