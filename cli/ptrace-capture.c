@@ -107,6 +107,10 @@ static void usage(FILE *f)
 		"                        of TNT runs (one bit at a time); or\n"
 		"                        libipt's block decoder\n"
 		"      --all-branches    keep jumps inside one function too\n"
+		"      --exact-times     every event keeps the time of the last\n"
+		"                        timing packet (by default the events\n"
+		"                        between two are spread by instruction\n"
+		"                        count; exact ones are flagged)\n"
 		"      --types PATTERNS  keep only these event types (call,ret*,-symbol)\n"
 		"      --tid TID         decode only this thread\n"
 		"  -j, --jobs N          decode N threads' traces in parallel;\n"
@@ -352,7 +356,7 @@ int main(int argc, char **argv)
 	long pid = 0;
 	uint32_t tid = 0;
 	uint64_t capacity = 0, piece = 0;
-	enum { O_MODE = 256, O_CAP, O_DEC, O_ALL, O_TYPES, O_TID, O_VDSO,
+	enum { O_MODE = 256, O_CAP, O_DEC, O_ALL, O_EXACT, O_TYPES, O_TID, O_VDSO,
 	       O_WAIT, O_PIECE, O_PT, O_RAW, O_ELF, O_CPU, O_VERSION };
 	const char *pt = NULL, *cpu_arg = NULL;
 	struct strace_raw_section secs[64];
@@ -366,6 +370,7 @@ int main(int argc, char **argv)
 		{"capacity", required_argument, NULL, O_CAP},
 		{"decoder", required_argument, NULL, O_DEC},
 		{"all-branches", no_argument, NULL, O_ALL},
+		{"exact-times", no_argument, NULL, O_EXACT},
 		{"types", required_argument, NULL, O_TYPES},
 		{"tid", required_argument, NULL, O_TID},
 		{"jobs", required_argument, NULL, 'j'},
@@ -487,6 +492,9 @@ int main(int argc, char **argv)
 			break;
 		case O_ALL:
 			flags |= STRACE_WALK_ALL_BRANCHES;
+			break;
+		case O_EXACT:
+			flags |= STRACE_WALK_EXACT_TIMES;
 			break;
 		case O_TYPES:
 			types_arg = optarg;

@@ -69,15 +69,28 @@ static int op_is_reg(const cs_x86_op *op, x86_reg r)
 	return op->type == X86_OP_REG && op->reg == r;
 }
 
-static int op_is_r14_mem(const cs_x86_op *op)
+/* OCaml's trap pointer: the domain state's third word (r14 points to the
+ * domain state: young_limit, young_ptr, then exception_pointer in 4.10 to
+ * 4.14, exn_handler in 5.x). */
+static int op_is_trap_ptr(const cs_x86_op *op)
 {
 	return op->type == X86_OP_MEM && op->mem.base == X86_REG_R14 &&
-	       op->mem.index == X86_REG_INVALID;
+	       op->mem.index == X86_REG_INVALID && op->mem.disp == 0x10;
 }
 
+/* What a block's instructions say of an OCaml handler being pushed: the
+ * address a `lea disp(%rip),reg` loaded, and the one a `push reg` of that
+ * register pushed. */
+struct ocaml_scan {
+	x86_reg lea_reg;
+	uint64_t lea_addr, pushed;
+};
+
 /* Classify one decoded instruction; returns the block kind it ends the
- * block with (NONE: not a terminator). Updates sp and flags. */
-static int classify(const cs_insn *in, struct strace_block *b)
+ * block with (NONE: not a terminator). Updates sp, flags and the OCaml
+ * scan. */
+static int classify(const cs_insn *in, struct strace_block *b,
+		    struct ocaml_scan *oc)
 {
 	const cs_x86 *x = &in->detail->x86;
 	const cs_x86_op *o0 = x->op_count > 0 ? &x->operands[0] : NULL;
@@ -124,10 +137,13 @@ static int classify(const cs_insn *in, struct strace_block *b)
 	/* stack pointer effect and OCaml exception patterns */
 	switch (in->id) {
 	case X86_INS_PUSH:
+		if (o0 && oc->lea_reg != X86_REG_INVALID &&
+		    op_is_reg(o0, oc->lea_reg))
+			oc->pushed = oc->lea_addr;
 		b->sp_delta -= o0 && o0->size == 2 ? 2 : 8;
 		return STRACE_BK_NONE;
 	case X86_INS_POP:
-		if (o0 && (op_is_reg(o0, X86_REG_R14) || op_is_r14_mem(o0)) &&
+		if (o0 && op_is_trap_ptr(o0) &&
 		    !(b->flags & STRACE_BF_OCAML_RAISE))
 			b->flags |= STRACE_BF_OCAML_POP;
 		if (o0 && op_is_reg(o0, X86_REG_RSP))
@@ -151,6 +167,13 @@ static int classify(const cs_insn *in, struct strace_block *b)
 		}
 		return STRACE_BK_NONE;
 	case X86_INS_LEA:
+		if (o0 && o1 && o0->type == X86_OP_REG &&
+		    o1->type == X86_OP_MEM && o1->mem.base == X86_REG_RIP &&
+		    o1->mem.index == X86_REG_INVALID) {
+			oc->lea_reg = o0->reg;
+			oc->lea_addr = in->address + in->size +
+				       (uint64_t)o1->mem.disp;
+		}
 		if (o0 && o1 && op_is_reg(o0, X86_REG_RSP)) {
 			if (o1->mem.base == X86_REG_RSP &&
 			    o1->mem.index == X86_REG_INVALID)
@@ -167,12 +190,18 @@ static int classify(const cs_insn *in, struct strace_block *b)
 			return STRACE_BK_MOV_CR3;
 		/* Intel operand order: o0 = destination */
 		if (o0 && o1 && op_is_reg(o1, X86_REG_RSP) &&
-		    (op_is_reg(o0, X86_REG_R14) || op_is_r14_mem(o0)))
+		    op_is_trap_ptr(o0)) {
+			int64_t h = (int64_t)(oc->pushed - b->start);
+
 			b->flags |= STRACE_BF_OCAML_PUSH;
+			b->handler = oc->pushed && h >= INT32_MIN &&
+						     h <= INT32_MAX
+					     ? (int32_t)h
+					     : 0;
+		}
 		if (o0 && op_is_reg(o0, X86_REG_RSP)) {
 			b->flags |= STRACE_BF_SP_UNKNOWN;
-			if (o1 && (op_is_reg(o1, X86_REG_R14) ||
-				   op_is_r14_mem(o1)))
+			if (o1 && op_is_trap_ptr(o1))
 				b->flags |= STRACE_BF_OCAML_RAISE;
 		}
 		return STRACE_BK_NONE;
@@ -195,6 +224,7 @@ int strace_block_decode(const uint8_t *code, size_t avail, uint64_t ip,
 	const uint8_t *p = code;
 	size_t left = avail;
 	uint64_t addr = ip;
+	struct ocaml_scan oc = {X86_REG_INVALID, 0, 0};
 
 	memset(b, 0, sizeof(*b));
 	b->start = ip;
@@ -202,8 +232,8 @@ int strace_block_decode(const uint8_t *code, size_t avail, uint64_t ip,
 		b->kind = STRACE_BK_NOCODE;
 		return 0;
 	}
-	if (!max_insn)
-		max_insn = 1024;
+	if (!max_insn || max_insn > 1024)
+		max_insn = 1024; /* ninsn and len fit 16 bits */
 	if (!h) {
 		b->kind = STRACE_BK_BAD;
 		return 0;
@@ -220,7 +250,7 @@ int strace_block_decode(const uint8_t *code, size_t avail, uint64_t ip,
 				* reports NOCODE */
 		if (cs_disasm_iter(h, &p, &left, &addr, in)) {
 			b->ninsn++;
-			kind = classify(in, b);
+			kind = classify(in, b, &oc);
 			if (kind != STRACE_BK_NONE) {
 				b->kind = (uint8_t)kind;
 				b->term_len = (uint8_t)in->size;
@@ -241,7 +271,7 @@ int strace_block_decode(const uint8_t *code, size_t avail, uint64_t ip,
 		b->ninsn++;
 		b->flags |= STRACE_BF_FALLBACK;
 	}
-	b->len = (uint32_t)(p - code);
+	b->len = (uint16_t)(p - code);
 	cs_free(in, 1);
 	return 0;
 }

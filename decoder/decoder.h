@@ -196,10 +196,18 @@ enum strace_block_kind {
 	STRACE_BK_MAX
 };
 
-/* OCaml exception-handler patterns seen in the block (flags). */
-#define STRACE_BF_OCAML_PUSH 0x01 /* push handler; mov %rsp,%r14 */
-#define STRACE_BF_OCAML_POP 0x02  /* pop %r14 (leave a try) */
-#define STRACE_BF_OCAML_RAISE 0x04 /* mov %r14,%rsp; pop %r14; ret */
+/* OCaml exception-handler patterns seen in the block (flags): OCaml 4.10
+ * to 5.x keep the innermost trap in the domain state (r14 points to it,
+ * the trap pointer is its third word, D = 0x10):
+ * a try pushes the handler's address and the trap pointer and points the
+ * latter at them; leaving it pops the trap pointer; a raise loads the stack
+ * pointer from it, pops it and returns or jumps to the handler. */
+#define STRACE_BF_OCAML_PUSH 0x01 /* mov %rsp,D(%r14) (enter a try); the
+				   * handler is the block's handler */
+#define STRACE_BF_OCAML_POP 0x02  /* pop D(%r14), not after a RAISE (leave
+				   * a try) */
+#define STRACE_BF_OCAML_RAISE 0x04 /* mov D(%r14),%rsp: the terminator (ret
+				    * or jmp *reg) goes to the handler */
 #define STRACE_BF_FALLBACK 0x08   /* Capstone rejected some instruction and
 				   * the length decoder measured it */
 #define STRACE_BF_SP_UNKNOWN 0x10 /* the stack pointer moves by an unknown
@@ -211,21 +219,27 @@ enum strace_block_kind {
 struct strace_block {
 	uint64_t start;   /* address of the first instruction */
 	uint64_t target;  /* direct branch target, 0 if none */
-	uint32_t len;     /* bytes, terminator included */
-	uint32_t ninsn;   /* instructions, terminator included */
+	uint16_t len;     /* bytes, terminator included */
+	uint16_t ninsn;   /* instructions, terminator included (<= 1024) */
 	int32_t sp_delta; /* bytes rsp moves before the terminator */
+	int32_t handler;  /* STRACE_BF_OCAML_PUSH: the address of the handler
+			   * pushed (the lea before it), from start; 0: not
+			   * known */
 	uint8_t kind;     /* enum strace_block_kind */
 	uint8_t term_len; /* length of the terminator instruction */
 	uint8_t flags;    /* STRACE_BF_* */
 	uint8_t pad_;
 };
+_Static_assert(sizeof(struct strace_block) == 32, "block summaries are 32 "
+					      "bytes");
 /* the terminator's address: start + len - term_len;
  * the fall-through address: start + len */
 
 /*
  * strace_block_decode() - summarize the block at ip from code bytes (avail
  * of them, starting at ip). Stops at the first branch, after max_insn
- * instructions (0: 1024), or where the bytes end. Pure: no cache.
+ * instructions (0 or more than 1024: 1024), or where the bytes end.
+ * Pure: no cache.
  * Returns 0 (kind BAD and NOCODE are results, not errors).
  */
 int strace_block_decode(const uint8_t *code, size_t avail, uint64_t ip,
@@ -300,6 +314,8 @@ struct strace_time_conv {
 	uint32_t tsc_ctc_ratio_d;
 	uint32_t mtc_period;    /* log2 of CTC ticks per MTC (mtc_freq) */
 	uint32_t max_nonturbo_ratio;
+	int has_mtc; /* the trace has MTC packets (the config's mtc bit):
+		      * the times between spread by it (spread.h) */
 };
 
 /* strace_tsc_to_perf_time() - perf's tsc_to_perf_time(). The kernel's
@@ -315,6 +331,10 @@ uint64_t strace_tsc_to_perf_time(const struct strace_time_conv *tc,
 #define STRACE_WALK_BIT_BY_BIT 0x8   /* walk one TNT bit at a time, without
 				      * the cache of recorded runs (the same
 				      * events, slower: for cross-checks) */
+#define STRACE_WALK_EXACT_TIMES 0x10 /* every event keeps the time of the
+				      * last timing packet: no spreading by
+				      * instruction count (docs/decoder.md,
+				      * "Times between timing packets") */
 
 /*
  * The processor a trace was recorded on. It chooses the errata
@@ -422,7 +442,9 @@ long strace_walker_decode_parallel(struct strace_walker *w,
  * complete in buf, and nothing while there is none after buf's start (call
  * again with more bytes); with final, all of buf, and the next call starts
  * a new stream. The events are the ones a single strace_walker_decode() of
- * the whole stream gives. The reference
+ * the whole stream gives (the last few before a piece's end may wait for
+ * the next piece's timing packets: docs/decoder.md, "Times between timing
+ * packets"). The reference
  * decoder decodes only at final. Do not mix with strace_walker_decode() on
  * one walker. *used: bytes of buf consumed.
  * Returns the number of events, or an error like strace_walker_decode().

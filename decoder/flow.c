@@ -60,17 +60,19 @@ int strace_dec_tnt_bit(struct strace_walker *w, int taken)
 		} else {
 			f->ip = b->start + b->len; /* not taken: no event */
 		}
-		w->time.adv_time = time_now(&w->time, &w->o);
+		time_point(w);
 		return 0;
 	}
 	if (b->kind == STRACE_BK_RET) {
 		if (!taken || flow_pop(w, &to))
 			return strace_dec_fail(w, STRACE_E_DESYNC);
 		f->parked = 0;
+		if (unlikely(b->flags & STRACE_BF_OCAML_RAISE))
+			ocaml_raise(w, term, to);
 		emit(w, STRACE_EV_RETURN, 0, term, to);
 		f->ip = to;
 		w->st.branches++;
-		w->time.adv_time = time_now(&w->time, &w->o);
+		time_point(w);
 		return 0;
 	}
 	if (!f->dtnt_n && (b->kind == STRACE_BK_CALL_IND ||
@@ -91,7 +93,7 @@ int strace_dec_tnt_record(struct strace_walker *w, unsigned chunk, int c,
 	uint64_t ip0 = w->flow.ip, br0 = w->st.branches, in0 = w->st.insns;
 	int k = 0, err = 0;
 
-	tc_rec_start(r);
+	tc_rec_start(r, in0);
 	w->tnt.rec = r;
 	while (k < c) {
 		err = strace_dec_tnt_bit(w, (int)(chunk >> (c - 1 - k)) & 1);
@@ -102,6 +104,11 @@ int strace_dec_tnt_record(struct strace_walker *w, unsigned chunk, int c,
 		k++;
 		if (err)
 			break;
+		if (!r->bits_done) {
+			r->res_off = (uint32_t)(w->st.insns - in0);
+			if (w->st.insns - in0 > UINT16_MAX)
+				r->full = 1;
+		}
 		r->bits_done = 1;
 		if (r->outer)
 			break;
@@ -256,7 +263,7 @@ void strace_dec_begin(struct strace_walker *w, uint64_t ip, int reason)
 	f->enabled = 1;
 	f->parked = 0;
 	f->begin_reason = STRACE_REASON_ENABLE;
-	w->time.adv_time = time_now(&w->time, &w->o);
+	time_point(w);
 }
 
 int strace_dec_pge(struct strace_walker *w, uint64_t to, int suppressed)
@@ -405,7 +412,7 @@ int strace_dec_fup(struct strace_walker *w, uint64_t ip, int suppressed,
 		 * branches walked to get there keep the previous time; those
 		 * walked from here on take the PSB+'s (as perf gives them) */
 		err = advance(w, ip, 0);
-		w->time.adv_time = time_now(&w->time, &w->o);
+		time_point(w);
 		if (err) {
 			strace_dec_error_event(w, STRACE_E_DESYNC);
 			f->parked = 0;

@@ -33,6 +33,7 @@
 #ifndef DECODER_FLOW_H
 #define DECODER_FLOW_H
 
+#include <errno.h>
 #include <intel-pt.h>
 
 #include "decoder/walker.h"
@@ -41,10 +42,11 @@
 
 /* --- events -------------------------------------------------------------- */
 
-/* Hand one event, its time and flags decided, to the sink. */
+/* Hand one event, its time and flags decided, to the sink; ins: the
+ * instruction count when it ran (w->st.insns but in a replayed run). */
 static inline __attribute__((always_inline)) void
 put_event(struct strace_walker *w, unsigned type, unsigned flags,
-	  uint64_t time, uint64_t a, uint64_t b)
+	  uint64_t time, uint64_t a, uint64_t b, uint64_t ins)
 {
 	struct strace_event ev = {(uint16_t)type, (uint16_t)flags, w->o.tid,
 				  time, a, b};
@@ -52,7 +54,12 @@ put_event(struct strace_walker *w, unsigned type, unsigned flags,
 
 	if (w->out.sink_err)
 		return;
-	err = sink_put(&w->o, &ev);
+	if (likely(w->out.to == OUT_SPREAD))
+		err = spread_put(&w->out.sp, &w->o, &ev, ins);
+	else if (w->out.to == OUT_VEC)
+		err = strace_dec_vec_put(w->o.emit_arg, &ev, ins);
+	else
+		err = sink_put(&w->o, &ev);
 	if (err) {
 		w->out.sink_err = sink_error(err);
 		return;
@@ -68,21 +75,23 @@ emit(struct strace_walker *w, unsigned type, unsigned flags, uint64_t a,
 {
 	if (unlikely(w->tnt.rec != NULL))
 		strace_dec_tc_rec_event(w->tnt.rec, w->flow.in_adv, type, flags,
-					a, b);
+					a, b, w->st.insns);
 	if (w->flow.in_adv) {
 		/* a direct branch walked on the way to the next branch that
 		 * needs a packet: it ran before the timing packets read since
 		 * the last resolved branch, so it keeps that branch's time
 		 * (as perf's eager walk gives it) */
 		put_event(w, type, flags | w->seg.adv_mark, w->time.adv_time, a,
-			  b);
+			  b, w->st.insns);
 	} else if (type == STRACE_EV_ERROR) {
 		/* the error code, nothing else */
-		put_event(w, type, flags, time_now(&w->time, &w->o), a, b);
+		put_event(w, type, flags, time_now(&w->time, &w->o), a, b,
+			  w->st.insns);
 	} else {
 		unsigned ex = w->time.time_exact ? STRACE_F_TIME_EXACT : 0;
 		w->time.time_exact = 0;
-		put_event(w, type, flags | ex, time_now(&w->time, &w->o), a, b);
+		put_event(w, type, flags | ex, time_now(&w->time, &w->o), a, b,
+			  w->st.insns);
 	}
 }
 
@@ -93,6 +102,36 @@ static inline void emit_jump(struct strace_walker *w, uint64_t from,
 	if (jump_kept(strace_dec_same_symbol(w->img, from, to), w->o.flags,
 		      &flags))
 		emit(w, STRACE_EV_JUMP, flags, from, to);
+}
+
+/* The time of a packet-resolved point of the flow (a branch, a PSB+'s
+ * FUP, an enable) at instruction count ins: the direct branches walked
+ * next keep it; when the events have not shown it yet (the branch made
+ * no event: not taken, a jump inside one function), the spreader takes it
+ * as a time point (spread.h), or a segment's vector keeps it for the
+ * merge. */
+static inline void time_point_at(struct strace_walker *w, uint64_t t,
+				 uint64_t ins)
+{
+	w->time.adv_time = t;
+	if (likely(t == w->out.anchor_t))
+		return;
+	w->out.anchor_t = t;
+	if (w->out.sink_err)
+		return;
+	if (w->out.to == OUT_SPREAD) {
+		int err = spread_mark(&w->out.sp, &w->o, t, ins);
+		if (err)
+			w->out.sink_err = sink_error(err);
+	} else if (w->out.to == OUT_VEC) {
+		if (strace_dec_vec_mark(w->o.emit_arg, t, ins))
+			w->out.sink_err = -ENOMEM;
+	}
+}
+
+static inline void time_point(struct strace_walker *w)
+{
+	time_point_at(w, time_now(&w->time, &w->o), w->st.insns);
 }
 
 /* The return stack, recorded when a TNT run is. */
@@ -111,6 +150,38 @@ static inline int flow_pop(struct strace_walker *w, uint64_t *ret)
 	if (unlikely(w->tnt.rec != NULL))
 		tc_rec_pop(w->tnt.rec);
 	return retstack_pop(&w->flow.rs, ret);
+}
+
+/* --- OCaml exceptions ----------------------------------------------------- */
+
+/* An OCaml try entered or left in block b (STRACE_BF_OCAML_PUSH, _POP),
+ * walked without a packet: timed as a direct branch (emit()'s in_adv).
+ * The events name the block's start; a push its handler. */
+static inline void ocaml_traps(struct strace_walker *w,
+			       const struct strace_block *b)
+{
+	int adv = w->flow.in_adv;
+
+	w->flow.in_adv = 1;
+	if (b->flags & STRACE_BF_OCAML_PUSH)
+		emit(w, STRACE_EV_EXC_PUSH, 0, b->start,
+		     b->handler ? b->start + (uint64_t)(int64_t)b->handler
+				: 0);
+	if (b->flags & STRACE_BF_OCAML_POP)
+		emit(w, STRACE_EV_EXC_POP, 0, b->start, 0);
+	w->flow.in_adv = adv;
+}
+
+/* The terminator at term of a block with STRACE_BF_OCAML_RAISE goes to
+ * the handler `to`: an exc_raise before its branch's event. A TNT run
+ * that holds one is not kept (its return may pop an address pushed before
+ * the run, which a replay would pop twice). */
+static inline void ocaml_raise(struct strace_walker *w, uint64_t term,
+			       uint64_t to)
+{
+	if (w->tnt.rec)
+		w->tnt.rec->full = 1;
+	emit(w, STRACE_EV_EXC_RAISE, 0, term, to);
 }
 
 /* --- blocks and the advance ---------------------------------------------- */
@@ -190,6 +261,9 @@ advance(struct strace_walker *w, uint64_t stop_at, uint64_t pgd_to)
 		if (unlikely(b->kind == STRACE_BK_BAD))
 			return -STRACE_E_BADINSN;
 		w->st.insns += b->ninsn;
+		if (unlikely(b->flags &
+			     (STRACE_BF_OCAML_PUSH | STRACE_BF_OCAML_POP)))
+			ocaml_traps(w, b);
 		if (needs_packet(b->kind)) {
 			f->park = *b;
 			f->parked = 1;
@@ -302,6 +376,7 @@ tc_replay(struct strace_walker *w, const struct tc_slot *e)
 	const struct tc_item *it = &w->tnt.tc->item[e->first];
 	unsigned k, n = e->nev;
 	uint64_t to = 0, t_pre; /* with e->outer, its TC_DYN event sets it */
+	uint64_t ins0 = w->st.insns; /* + each item's insn_off */
 
 	for (k = n; k < n + e->nops; k++) {
 		if (it[k].a)
@@ -310,12 +385,13 @@ tc_replay(struct strace_walker *w, const struct tc_slot *e)
 			flow_pop(w, &to);
 	}
 	/* as emit() times them: the walk on to the first bit keeps the time
-	 * of the branch resolved before; the rest take this packet's */
+	 * of the branch resolved before; the rest take this packet's, the
+	 * first bit's branch being the time point (time_point()) */
 	t_pre = w->time.adv_time;
-	w->time.adv_time = time_now(&w->time, &w->o);
 	for (k = 0; k < e->npre; k++)
 		put_event(w, it[k].type, it[k].flags | w->seg.adv_mark, t_pre,
-			  it[k].a, it[k].b);
+			  it[k].a, it[k].b, ins0 + it[k].insn_off);
+	time_point_at(w, time_now(&w->time, &w->o), ins0 + e->res_off);
 	for (; k < n; k++) {
 		unsigned flags = it[k].flags;
 		uint64_t b = it[k].b;
@@ -340,7 +416,8 @@ tc_replay(struct strace_walker *w, const struct tc_slot *e)
 				flags |= STRACE_F_TIME_EXACT;
 			w->time.time_exact = 0;
 		}
-		put_event(w, it[k].type, flags, w->time.adv_time, it[k].a, b);
+		put_event(w, it[k].type, flags, w->time.adv_time, it[k].a, b,
+			  ins0 + it[k].insn_off);
 	}
 	w->flow.ip = e->outer ? to : e->end_ip;
 	w->flow.parked = 0;
@@ -412,6 +489,9 @@ static inline int indirect_branch(struct strace_walker *w,
 				  const struct strace_block *b, uint64_t term,
 				  uint64_t to)
 {
+	if (unlikely(b->flags & STRACE_BF_OCAML_RAISE) &&
+	    (b->kind == STRACE_BK_RET || b->kind == STRACE_BK_JMP_IND))
+		ocaml_raise(w, term, to);
 	switch (b->kind) {
 	case STRACE_BK_CALL_IND:
 		flow_push(w, b->start + b->len);
@@ -463,7 +543,7 @@ static inline int tip(struct strace_walker *w, uint64_t to, int suppressed,
 		f->ip = to;
 		f->parked = 0;
 		w->st.branches++;
-		w->time.adv_time = time_now(&w->time, &w->o);
+		time_point(w);
 		return 0;
 	}
 	if (!f->have_ip || !f->enabled) {
@@ -491,7 +571,7 @@ static inline int tip(struct strace_walker *w, uint64_t to, int suppressed,
 		return strace_dec_fail(w, STRACE_E_NOTNT);
 	}
 	f->ip = to;
-	w->time.adv_time = time_now(&w->time, &w->o);
+	time_point(w);
 	if (f->dtnt_n) {
 		/* the TNT bits that came before this deferred TIP */
 		int n = f->dtnt_n;

@@ -652,7 +652,7 @@ int strace_dec_image_block(struct strace_image *img, uint64_t ip,
 	pthread_mutex_lock(&o->blocks_lock);
 	if (o->blocks) {
 		e = oblock_slot(o->blocks, o->blocks_mask, off + 1);
-		if (e->key && e->b.len + INSN_MAX <= avail) {
+		if (e->key && (uint64_t)e->b.len + INSN_MAX <= avail) {
 			*out = e->b;
 			has_target = e->has_target;
 			found = 1;
@@ -666,9 +666,9 @@ int strace_dec_image_block(struct strace_image *img, uint64_t ip,
 	}
 	if (strace_block_decode(code, (size_t)avail, ip, 0, out) < 0)
 		return -ENOMEM;
-	if (out->kind == STRACE_BK_BAD && out->len + INSN_MAX > avail)
+	if (out->kind == STRACE_BK_BAD && (uint64_t)out->len + INSN_MAX > avail)
 		return straddle(img, ip, (size_t)avail, out);
-	if (out->len + INSN_MAX > avail)
+	if ((uint64_t)out->len + INSN_MAX > avail)
 		return 0; /* it read to the end of what this mapping gives */
 	pthread_mutex_lock(&o->blocks_lock);
 	if (oblock_room(o) == 0) {

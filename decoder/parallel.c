@@ -53,7 +53,7 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&p->mu);
 		if (p->stop)
 			break;
-		j->ev.n = 0;
+		j->ev.n = j->ev.nmk = 0;
 		j->ev.err = 0;
 		j->start = (size_t)p->offs[k];
 		j->end = k + 1 < p->nseg ? (size_t)p->offs[k + 1] : p->len;
@@ -178,7 +178,7 @@ long strace_walker_decode_parallel(struct strace_walker *w,
 		pthread_mutex_unlock(&p.mu);
 	}
 	if (ret >= 0)
-		ret = w->out.events - start_events;
+		ret = strace_dec_walk_flush(w, w->out.events - start_events);
 	pthread_mutex_lock(&p.mu);
 	p.stop = 1;
 	pthread_cond_broadcast(&p.cv_free);
@@ -191,7 +191,7 @@ out:
 			strace_walker_free(ws[t]);
 	if (p.jobs)
 		for (size_t i = 0; i < p.R; i++)
-			free(p.jobs[i].ev.v);
+			strace_dec_vec_free(&p.jobs[i].ev);
 	pthread_mutex_destroy(&p.mu);
 	pthread_cond_destroy(&p.cv_done);
 	pthread_cond_destroy(&p.cv_free);

@@ -11,6 +11,7 @@
 #include "decoder/emit.h"
 #include "decoder/packet.h"
 #include "decoder/ref.h"
+#include "decoder/spread.h"
 #include "decoder/timing.h"
 
 /*
@@ -62,6 +63,15 @@ struct ref {
 	/* an overflow that resolved with tracing off: told at the enable */
 	int pending_ovf;
 	uint64_t ovf_off;
+	/* times between timing packets, as the fast walker spreads them;
+	 * adv_ins: instructions of the block at hand up to the direct
+	 * branch follow_direct() emits */
+	int spread;
+	struct strace_dec_spread sp;
+	uint64_t adv_ins;
+	/* the STRACE_BF_* of the summary block that holds the pending
+	 * branch (an OCaml raise) */
+	unsigned pend_flags;
 };
 
 /* After a sync at off: does its PSB+ say tracing is on, and where? A
@@ -141,7 +151,10 @@ static void emit(struct ref *r, unsigned type, unsigned flags, uint64_t a,
 	}
 	ev.a = a;
 	ev.b = b;
-	err = sink_put(r->o, &ev);
+	if (r->spread)
+		err = spread_put(&r->sp, r->o, &ev, r->st->insns + r->adv_ins);
+	else
+		err = sink_put(r->o, &ev);
 	if (err) {
 		r->sink_err = sink_error(err);
 		return;
@@ -191,6 +204,9 @@ static void resolve(struct ref *r, uint64_t ip)
 			r->in_adv = 1;
 	}
 	r->st->branches++; /* taken: all but the two cases below */
+	if ((r->pend_flags & STRACE_BF_OCAML_RAISE) &&
+	    (cls == ptic_return || (cls == ptic_jump && r->pend_ind)))
+		emit(r, STRACE_EV_EXC_RAISE, 0, r->pend_ip, ip);
 	switch (cls) {
 	case ptic_call:
 		emit(r, STRACE_EV_CALL, r->pend_ind ? STRACE_F_INDIRECT : 0,
@@ -239,29 +255,57 @@ static void resolve_pending_return(struct ref *r)
 	if (r->pend - 1 == ptic_return && !retstack_pop(&r->rs, &to)) {
 		r->pend = 0;
 		r->st->branches++;
+		if (r->pend_flags & STRACE_BF_OCAML_RAISE)
+			emit(r, STRACE_EV_EXC_RAISE, 0, r->pend_ip, to);
 		emit(r, STRACE_EV_RETURN, 0, r->pend_ip, to);
 		r->last_ip = to;
 		r->end_at = to;
 	}
 }
 
+/* An OCaml try entered or left in the summary block b, as the fast
+ * walker tells it (ocaml_traps()). */
+static void ocaml_traps(struct ref *r, const struct strace_block *b)
+{
+	if (!(b->flags & (STRACE_BF_OCAML_PUSH | STRACE_BF_OCAML_POP)))
+		return;
+	r->in_adv = 1;
+	if (b->flags & STRACE_BF_OCAML_PUSH)
+		emit(r, STRACE_EV_EXC_PUSH, 0, b->start,
+		     b->handler ? b->start + (uint64_t)(int64_t)b->handler
+				: 0);
+	if (b->flags & STRACE_BF_OCAML_POP)
+		emit(r, STRACE_EV_EXC_POP, 0, b->start, 0);
+	r->in_adv = 0;
+}
+
 /*
  * libipt's blocks run through direct calls and jumps ("users are expected
  * to follow direct branches"): find them with the block summaries, from
- * the block's first instruction to its last.
+ * the block's first instruction to its last, and the OCaml tries entered
+ * and left on the way; nothing without follow (the last block: no packet
+ * vouches for it). Sets pend_flags.
  */
-static void follow_direct(struct ref *r, const struct pt_block *blk)
+static void follow_direct(struct ref *r, const struct pt_block *blk,
+			  int follow)
 {
 	uint64_t ip = blk->ip;
 	int n = 0;
 
+	r->pend_flags = 0;
+	if (!follow)
+		return;
 	while (n++ < 100000) {
 		const struct strace_block *b =
 			strace_bcache_get(r->cache, r->img, ip);
 		uint64_t term;
 
-		if (blk->end_ip >= b->start && blk->end_ip < b->start + b->len)
-			return;
+		r->adv_ins += b->ninsn;
+		ocaml_traps(r, b);
+		if (blk->end_ip >= b->start && blk->end_ip < b->start + b->len) {
+			r->pend_flags = b->flags;
+			break;
+		}
 		term = b->start + b->len - b->term_len;
 		switch (b->kind) {
 		case STRACE_BK_CALL:
@@ -285,9 +329,11 @@ static void follow_direct(struct ref *r, const struct pt_block *blk)
 			ip = b->start + b->len;
 			break;
 		default:
+			r->adv_ins = 0;
 			return; /* not ours to judge: libipt decided */
 		}
 	}
+	r->adv_ins = 0;
 }
 
 static void begin(struct ref *r, uint64_t ip)
@@ -452,6 +498,8 @@ long strace_walker_decode_ref(struct strace_image *img,
 	r.st = st;
 	r.buf = buf;
 	r.begin_reason = STRACE_REASON_START;
+	r.spread = o->has_time && !(o->flags & STRACE_WALK_EXACT_TIMES);
+	r.sp.stop_cap = strace_dec_spread_mtc_ns(&o->time);
 	struct pt_config cfg;
 	struct pt_image *pimg;
 	int status, synced = 0;
@@ -588,8 +636,7 @@ long strace_walker_decode_ref(struct strace_image *img,
 			/* the last block (no trace after it): its direct
 			 * branches are not vouched for by any packet, and the
 			 * fast walker does not walk them either */
-			if (!(status >= 0 && (status & pts_eos)))
-				follow_direct(&r, &blk);
+			follow_direct(&r, &blk, !(status >= 0 && (status & pts_eos)));
 			st->insns += blk.ninsn;
 			r.last_ip = blk.end_ip;
 			if (blk.iclass != ptic_other &&
@@ -619,6 +666,12 @@ long strace_walker_decode_ref(struct strace_image *img,
 		/* an overflow with nothing after it (as the walker) */
 		emit(&r, STRACE_EV_OVERFLOW, 0, 0, r.ovf_off);
 	}
+	if (r.spread && !r.sink_err) {
+		int err = strace_dec_spread_flush(&r.sp, o);
+		if (err)
+			r.sink_err = sink_error(err);
+	}
+	strace_dec_spread_free(&r.sp);
 	st->bytes += len;
 	pt_blk_free_decoder(r.dec);
 	if (r.sink_err)

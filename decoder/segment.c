@@ -9,20 +9,61 @@
 
 #include "decoder/walker.h"
 
-int strace_dec_vec_push(void *arg, const struct strace_event *ev)
+int strace_dec_vec_put(void *arg, const struct strace_event *ev,
+		       uint64_t ins)
 {
 	struct evvec *e = arg;
 
 	if (e->n == e->cap) {
 		size_t nc = e->cap ? e->cap * 2 : 4096;
 		struct strace_event *nv = realloc(e->v, nc * sizeof(*nv));
+		uint64_t *ni;
+
 		if (!nv)
 			return e->err = -ENOMEM;
 		e->v = nv;
+		ni = realloc(e->ins, nc * sizeof(*ni));
+		if (!ni)
+			return e->err = -ENOMEM;
+		e->ins = ni;
 		e->cap = nc;
 	}
+	e->ins[e->n] = ins;
 	e->v[e->n++] = *ev;
 	return 0;
+}
+
+int strace_dec_vec_mark(void *arg, uint64_t t, uint64_t ins)
+{
+	struct evvec *e = arg;
+
+	if (e->nmk == e->capmk) {
+		size_t nc = e->capmk ? e->capmk * 2 : 256;
+		struct seg_mark *nv = realloc(e->mk, nc * sizeof(*nv));
+
+		if (!nv)
+			return e->err = -ENOMEM;
+		e->mk = nv;
+		e->capmk = nc;
+	}
+	e->mk[e->nmk++] = (struct seg_mark){e->n, t, ins};
+	return 0;
+}
+
+int strace_dec_vec_push(void *arg, const struct strace_event *ev)
+{
+	return strace_dec_vec_put(arg, ev, 0);
+}
+
+void strace_dec_vec_free(struct evvec *e)
+{
+	free(e->v);
+	free(e->ins);
+	free(e->mk);
+	e->v = NULL;
+	e->ins = NULL;
+	e->mk = NULL;
+	e->n = e->cap = e->nmk = e->capmk = 0;
 }
 
 void strace_dec_seg_decode(struct strace_walker *w, const uint8_t *buf,
@@ -39,6 +80,7 @@ void strace_dec_seg_decode(struct strace_walker *w, const uint8_t *buf,
 	w->flow.in_psb = 0;
 	w->time.time_exact = 0;
 	w->time.tsc = w->time.tsc_ref = w->time.cyc = 0;
+	w->out.anchor_t = 0;
 	w->seg.fup_at = j->fup_at;
 	j->ret = strace_dec_decode_range(w, buf, j->start, j->end, len,
 					 j->last, j->has_next_fup,
@@ -57,9 +99,11 @@ void strace_dec_seg_decode(struct strace_walker *w, const uint8_t *buf,
 	j->st = w->st;
 }
 
-/* One merged event to the sink, its time kept from going back. Returns 0
- * or the sink's error. */
-static int sink(struct strace_walker *w, const struct strace_event *ev)
+/* One merged event to the sink, its time kept from going back; ins: the
+ * instruction count when it ran, from the segment's start. Returns 0 or
+ * the sink's error. */
+static int sink(struct strace_walker *w, const struct strace_event *ev,
+		uint64_t ins)
 {
 	struct strace_event e = *ev;
 	int err;
@@ -68,12 +112,28 @@ static int sink(struct strace_walker *w, const struct strace_event *ev)
 	if (e.type == STRACE_EV_ERROR)
 		w->time.last_time = 0; /* time may go back: see
 					* strace_dec_fail() */
-	err = sink_put(&w->o, &e);
+	/* the segments' counts follow on from those merged before them */
+	if (w->out.to == OUT_SPREAD)
+		err = spread_put(&w->out.sp, &w->o, &e, w->st.insns + ins);
+	else
+		err = sink_put(&w->o, &e);
 	if (err)
 		return sink_error(err);
 	w->out.events++;
 	w->st.events++;
 	return 0;
+}
+
+/* A segment's time point to the spreader. Returns 0 or the sink's
+ * error. */
+static int mark(struct strace_walker *w, const struct seg_mark *mk)
+{
+	int err;
+
+	if (w->out.to != OUT_SPREAD)
+		return 0;
+	err = spread_mark(&w->out.sp, &w->o, mk->time, w->st.insns + mk->ins);
+	return err ? sink_error(err) : 0;
 }
 
 int strace_dec_seg_end_overflow(struct strace_walker *w,
@@ -89,21 +149,26 @@ int strace_dec_seg_end_overflow(struct strace_walker *w,
 	e.time = w->time.last_time;
 	e.b = S->ovf_offset;
 	S->pending_ovf = 0;
-	return sink(w, &e);
+	return sink(w, &e, 0);
 }
 
 int strace_dec_seg_merge(struct strace_walker *w, struct seg_job *j,
 			 int first_seg, struct seg_state *S)
 {
 	const struct seg_notes *nt = &j->notes;
-	size_t i;
+	size_t i, m = 0;
 	int err;
 	unsigned carry = 0; /* TIME_EXACT of a dropped event goes on */
 
 	for (i = 0; i < j->ev.n; i++) {
+		/* the time points before event i */
+		for (; m < j->ev.nmk && j->ev.mk[m].at <= i; m++)
+			if ((err = mark(w, &j->ev.mk[m])))
+				return err;
 		if (!first_seg && nt->first_idx >= 0 &&
 		    i == (size_t)nt->first_idx && !nt->ovf_before) {
 			struct strace_event e = j->ev.v[i];
+			uint64_t ins = j->ev.ins[i];
 			int reason = nt->err_before ? STRACE_REASON_ERROR
 						    : S->begin_reason;
 			uint64_t ip = nt->first_ip;
@@ -119,7 +184,7 @@ int strace_dec_seg_merge(struct strace_walker *w, struct seg_job *j,
 				e.type = STRACE_EV_OVERFLOW;
 				e.a = ip;
 				e.b = S->ovf_offset;
-				if ((err = sink(w, &e)))
+				if ((err = sink(w, &e, ins)))
 					return err;
 				e.flags = 0;
 				reason = STRACE_REASON_OVERFLOW;
@@ -133,7 +198,7 @@ int strace_dec_seg_merge(struct strace_walker *w, struct seg_job *j,
 				e.a = ip;
 				e.b = (uint64_t)reason;
 			}
-			if ((err = sink(w, &e)))
+			if ((err = sink(w, &e, ins)))
 				return err;
 			continue;
 		}
@@ -145,9 +210,12 @@ int strace_dec_seg_merge(struct strace_walker *w, struct seg_job *j,
 			j->ev.v[i].flags |= (uint16_t)carry;
 			carry = 0;
 		}
-		if ((err = sink(w, &j->ev.v[i])))
+		if ((err = sink(w, &j->ev.v[i], j->ev.ins[i])))
 			return err;
 	}
+	for (; m < j->ev.nmk; m++)
+		if ((err = mark(w, &j->ev.mk[m])))
+			return err;
 	if (first_seg || nt->first_idx >= 0) {
 		*S = j->end_state;
 	} else {

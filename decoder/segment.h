@@ -45,17 +45,42 @@ struct seg_notes {
 	uint16_t adv_mark;    /* SEG_F_ADV in a segment's walker, else 0 */
 };
 
-/* A segment's events. */
+/* A time point without an event (spread.h), before event `at`. */
+struct seg_mark {
+	size_t at;
+	uint64_t time, ins;
+};
+
+/* A segment's events, with the instruction count (from the segment's
+ * start) at each, and its time points: the merge spreads times by them
+ * (spread.h). */
 struct evvec {
 	struct strace_event *v;
+	uint64_t *ins;
 	size_t n, cap;
+	struct seg_mark *mk;
+	size_t nmk, capmk;
 	int err;
 };
 
-/* strace_dec_vec_push() - a strace_emit_fn appending to the struct evvec
- * arg. A walker made with it marks its advance events (SEG_F_ADV).
- * Returns 0, -ENOMEM (also kept in the vector's err). */
+/* strace_dec_vec_put() - append ev, which ran at instruction count ins,
+ * to the struct evvec arg. Returns 0, -ENOMEM (also kept in the vector's
+ * err). */
+int strace_dec_vec_put(void *arg, const struct strace_event *ev,
+		       uint64_t ins);
+
+/* strace_dec_vec_mark() - append the time point (t, ins) to the struct
+ * evvec arg. Returns 0, -ENOMEM (also kept in the vector's err). */
+int strace_dec_vec_mark(void *arg, uint64_t t, uint64_t ins);
+
+/* strace_dec_vec_push() - the strace_emit_fn a segment's walker is made
+ * with: it marks its advance events (SEG_F_ADV) and puts its events with
+ * strace_dec_vec_put(). Called as a callback, it appends ev with count 0.
+ */
 int strace_dec_vec_push(void *arg, const struct strace_event *ev);
+
+/* strace_dec_vec_free() - the vector's storage. */
+void strace_dec_vec_free(struct evvec *e);
 
 /* What the sequential decode knows at a segment boundary. */
 struct seg_state {

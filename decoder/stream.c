@@ -28,7 +28,7 @@ void strace_dec_stream_free(struct walk_stream *s)
 	if (!s)
 		return;
 	strace_walker_free(s->w);
-	free(s->ev.v);
+	strace_dec_vec_free(&s->ev);
 	free(s);
 }
 
@@ -96,7 +96,7 @@ long strace_walker_decode_stream(struct strace_walker *w, const uint8_t *buf,
 			return 0; /* no complete PSB+ after the start yet */
 	}
 	j.ev = s->ev;
-	j.ev.n = 0;
+	j.ev.n = j.ev.nmk = 0;
 	j.ev.err = 0;
 	strace_dec_seg_decode(s->w, buf, len, &j);
 	s->ev = j.ev; /* keep the vector's storage */
@@ -117,5 +117,8 @@ long strace_walker_decode_stream(struct strace_walker *w, const uint8_t *buf,
 		s->first = 1;
 	}
 	*used = j.end;
-	return w->out.events - first;
+	/* the end of a piece is no end of the stream: what the spreader
+	 * holds waits for the next piece's times */
+	return final ? strace_dec_walk_flush(w, w->out.events - first)
+		     : w->out.events - first;
 }

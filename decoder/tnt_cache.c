@@ -56,15 +56,17 @@ static int tc_grow(struct tcache *t)
 }
 
 void strace_dec_tc_rec_event(struct tc_rec *r, int in_adv, unsigned type,
-			     unsigned flags, uint64_t a, uint64_t b)
+			     unsigned flags, uint64_t a, uint64_t b,
+			     uint64_t insns)
 {
 	struct tc_item *it;
 
-	if (r->nev == TC_MAX_ITEMS) {
+	if (r->nev == TC_MAX_ITEMS || insns - r->insns0 > UINT16_MAX) {
 		r->full = 1;
 		return;
 	}
 	it = &r->ev[r->nev++];
+	it->insn_off = (uint16_t)(insns - r->insns0);
 	it->a = a;
 	it->b = b;
 	it->type = (uint16_t)type;
@@ -92,6 +94,7 @@ void strace_dec_tc_keep(struct tcache *t, uint64_t ip, unsigned key,
 	e->first = t->used;
 	e->branches = (uint32_t)branches;
 	e->insns = (uint32_t)insns;
+	e->res_off = (uint16_t)r->res_off;
 	e->nbits = (uint8_t)nbits;
 	e->outer = (uint8_t)r->outer;
 	e->nev = (uint8_t)r->nev;

@@ -46,8 +46,11 @@ struct tc_item {
 	uint64_t a, b; /* an event's operands; a stack operation: a is the
 			* address pushed, 0 for a pop */
 	uint16_t type, flags;
+	uint16_t insn_off; /* an event's instruction count, from the run's
+			    * start (a run of more is not kept) */
 	uint8_t cls; /* enum tc_class */
 };
+_Static_assert(sizeof(struct tc_item) == 24, "TNT run items are 24 bytes");
 
 /* One record: where the run starts and its key, where it ends, its items
  * (nev events, npre of them TC_PRE and first, then nops stack operations
@@ -58,8 +61,10 @@ struct tc_slot {
 	uint32_t first;  /* items: nev events, then nops stack operations */
 	uint32_t branches, insns;
 	uint32_t key;    /* bits | count << TC_BITS | parked << 31 */
+	uint16_t res_off; /* instructions to the first bit's branch */
 	uint8_t nbits, outer, nev, npre, nops;
 };
+_Static_assert(sizeof(struct tc_slot) == 40, "TNT run slots are 40 bytes");
 
 /* The record being made, before it is kept. */
 struct tc_rec {
@@ -68,6 +73,8 @@ struct tc_rec {
 	int depth;     /* pushes of the run not popped */
 	int full;      /* too many items: the record is not kept */
 	unsigned nev, nops, npre;
+	uint64_t insns0; /* the walker's instruction count at the start */
+	uint32_t res_off; /* ... at the first bit's branch, from insns0 */
 	struct tc_item ev[TC_MAX_ITEMS];
 	uint64_t ops[TC_MAX_ITEMS];
 };
@@ -108,18 +115,22 @@ static inline struct tc_slot *tc_slot_of(struct tcache *t, uint64_t ip,
 	return &t->slot[h >> (64 - TC_LOG)];
 }
 
-/* tc_rec_start() - start recording a run into r. */
-static inline void tc_rec_start(struct tc_rec *r)
+/* tc_rec_start() - start recording a run into r, the walker's
+ * instruction count being insns. */
+static inline void tc_rec_start(struct tc_rec *r, uint64_t insns)
 {
 	r->bits_done = r->outer = r->depth = r->full = 0;
 	r->nev = r->nops = r->npre = 0;
+	r->insns0 = insns;
 }
 
 /* strace_dec_tc_rec_event() - the walk emitted an event into the record
- * r; in_adv: on the way to the next bit (a direct branch). Out of line:
- * only a walk being recorded (a cache miss) calls it. */
+ * r; in_adv: on the way to the next bit (a direct branch); insns: the
+ * walker's instruction count at it. Out of line: only a walk being
+ * recorded (a cache miss) calls it. */
 void strace_dec_tc_rec_event(struct tc_rec *r, int in_adv, unsigned type,
-			     unsigned flags, uint64_t a, uint64_t b);
+			     unsigned flags, uint64_t a, uint64_t b,
+			     uint64_t insns);
 
 static inline void tc_rec_op(struct tc_rec *r, uint64_t a)
 {

@@ -203,7 +203,7 @@ long strace_dec_decode_range(struct strace_walker *w, const uint8_t *buf,
 		/* an overflow with nothing after it: still told (ip 0: no
 		 * resume), at the time of the last event */
 		put_event(w, STRACE_EV_OVERFLOW, 0, w->time.last_time, 0,
-			  f->ovf_offset);
+			  f->ovf_offset, w->st.insns);
 		f->pending_ovf = 0;
 		w->seg.ovf_at_end = 1;
 	}
@@ -233,6 +233,20 @@ long strace_dec_decode_range(struct strace_walker *w, const uint8_t *buf,
 	return w->out.events - first;
 }
 
+long strace_dec_walk_flush(struct strace_walker *w, long ret)
+{
+	int err;
+
+	if (w->out.to != OUT_SPREAD || w->out.sink_err)
+		return ret;
+	err = strace_dec_spread_flush(&w->out.sp, &w->o);
+	if (err) {
+		w->out.sink_err = sink_error(err);
+		return w->out.sink_err;
+	}
+	return ret;
+}
+
 long strace_walker_decode(struct strace_walker *w, const uint8_t *buf,
 			  size_t len)
 {
@@ -240,7 +254,8 @@ long strace_walker_decode(struct strace_walker *w, const uint8_t *buf,
 		return strace_walker_decode_ref(w->img, &w->o, w->blk.cache,
 						buf, len, &w->st);
 	w->flow.begin_reason = STRACE_REASON_START;
-	return strace_dec_decode_range(w, buf, 0, len, len, 1, 0, 0);
+	return strace_dec_walk_flush(
+		w, strace_dec_decode_range(w, buf, 0, len, len, 1, 0, 0));
 }
 
 int strace_walker_new(struct strace_image *img,
@@ -260,7 +275,14 @@ int strace_walker_new(struct strace_image *img,
 	 * only ever turn a decode error into a decode (a trace without the
 	 * erratum never meets their condition) */
 	w->flow.errata = strace_dec_cpu_workarounds(&opts->cpu);
-	w->seg.adv_mark = opts->emit == strace_dec_vec_push ? SEG_F_ADV : 0;
+	if (opts->emit == strace_dec_vec_push) {
+		w->seg.adv_mark = SEG_F_ADV;
+		w->out.to = OUT_VEC;
+	} else if (opts->has_time &&
+		   !(opts->flags & STRACE_WALK_EXACT_TIMES)) {
+		w->out.to = OUT_SPREAD;
+		w->out.sp.stop_cap = strace_dec_spread_mtc_ns(&opts->time);
+	}
 	w->blk.cache = opts->cache;
 	if (!w->blk.cache) {
 		if (strace_bcache_new(0, &w->blk.cache) < 0) {
@@ -281,6 +303,7 @@ void strace_walker_free(struct strace_walker *w)
 		strace_bcache_free(w->blk.cache);
 	strace_dec_stream_free(w->stream);
 	strace_dec_tc_free(w->tnt.tc);
+	strace_dec_spread_free(&w->out.sp);
 	free(w);
 }
 

@@ -7,7 +7,8 @@
  *   flow  where the walk stands and what the trace has announced
  *         (flow.h, flow.c)
  *   time  the TSC estimate and event times (timing.h)
- *   out   events handed to the sink, the sink's error (emit.h)
+ *   out   events handed to the sink (emit.h), through the spreader
+ *         (spread.h) or into a segment's vector; the sink's error
  *   blk   block summaries: the shared cache and an L0 copy (flow.h)
  *   tnt   the cache of TNT runs and the record being made (tnt_cache.h)
  *   seg   what a decode notes for the segment merge (segment.h)
@@ -24,6 +25,7 @@
 #include "decoder/decoder.h"
 #include "decoder/emit.h"
 #include "decoder/segment.h"
+#include "decoder/spread.h"
 #include "decoder/timing.h"
 #include "decoder/tnt_cache.h"
 
@@ -77,10 +79,19 @@ struct walk_flow {
 	int begin_reason; /* reason for the next trace_begin */
 };
 
+/* Where events go (walk_out.to): the sink as it is; through the
+ * spreader (times between timing packets, spread.h); a segment's vector,
+ * with the instruction counts the merge spreads by (segment.h). */
+enum walk_out_to { OUT_SINK, OUT_SPREAD, OUT_VEC };
+
 /* Events handed to the sink. */
 struct walk_out {
 	long events;
 	int sink_err;
+	enum walk_out_to to;
+	struct strace_dec_spread sp;
+	uint64_t anchor_t; /* the last time told to the spreader (or the
+			    * vector) as a time point */
 };
 
 /* Block summaries: the shared cache, and a direct-mapped copy of the
@@ -128,6 +139,11 @@ struct strace_walker {
 long strace_dec_decode_range(struct strace_walker *w, const uint8_t *buf,
 			     size_t start, size_t end, size_t all, int emit_end,
 			     int has_next_fup, uint64_t next_fup);
+
+/* strace_dec_walk_flush() - at the end of a decode call that returns
+ * ret: the events the spreader holds go to the sink with the times they
+ * have. Returns ret, or the sink's error. */
+long strace_dec_walk_flush(struct strace_walker *w, long ret);
 
 /* strace_dec_stream_free() - the streaming state (stream.c); NULL is
  * fine. */

@@ -12,6 +12,7 @@
 #include "dlf.h"
 #include "perf_abi.h"
 #include "decoder/decoder.h"
+#include "decoder/spread.h"
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -57,6 +58,11 @@ struct thr {
 	uint64_t last_to;    /* where the last branch went */
 	uint32_t last_sym;   /* its symbol */
 	uint64_t last_time;
+	/* times between perf's: the instructions the thread ran (from the
+	 * block summaries of the continuity check; a branch counts one
+	 * where its path is not known), and its spreader */
+	uint64_t insns;
+	struct strace_dec_spread sp;
 };
 
 /* A branch seen before: the previous target, its source and target, and
@@ -66,16 +72,19 @@ struct thr {
 /* 32 bytes an entry (8192 of them: 256 KiB, 99.9% hits on the benchmark
  * trace, against 94% with 1024): the pid rides in the top 16 bits of ip
  * and addr (user addresses are below 2^47; a branch with any address above
- * that is never memoised); the symbols share their words with the event
- * the branch made (type 0: none, a jump inside one symbol) and its flags,
- * so that a hit decides with one test. */
+ * that is never memoised), the instructions from prev to the branch in
+ * those of prev; the symbols share their words with the event the branch
+ * made (type 0: none, a jump inside one symbol) and its flags, so that a
+ * hit decides with one test. */
 struct memo {
-	uint64_t prev, ip, addr; /* ip, addr: | pid bits << 48 */
+	uint64_t prev, ip, addr; /* ip, addr: | pid bits << 48; prev: |
+				  * instructions << 48 */
 	uint32_t a_type;  /* a_sym | event type << 24 */
 	uint32_t b_flags; /* b_sym | event flags << 24 */
 };
 _Static_assert(sizeof(struct memo) == 32, "memo entries are 32 bytes");
 #define MEMO_ADDR_LIMIT (1ull << 47)
+#define MEMO_LOW48 ((1ull << 48) - 1)
 #define MEMO_SYM_MASK 0xffffffu /* symbol indexes above are not memoised */
 _Static_assert(STRACE_EV_MAX <= 256, "an event type fits 8 bits");
 
@@ -87,6 +96,7 @@ struct strace_dlf {
 	struct strace_dlf_opts o;
 	struct strace_ring *ring;
 	struct strace_writer *w;
+	struct strace_walk_opts wo; /* the writer, as the spreaders' sink */
 	struct strace_bcache *bc;
 	int finished;
 	int err;
@@ -197,12 +207,14 @@ int strace_dlf_parse_args(struct strace_dlf_opts *o, int argc,
 			o->stats = 1;
 		} else if (KEY("no-check") && !v) {
 			o->no_check = 1;
+		} else if (KEY("exact-times") && !v) {
+			o->exact_times = 1;
 		} else {
 			snprintf(err, errlen,
 				 "unknown argument '%s' (expected ring=PATH, "
 				 "mode=lossless|flight|archive, capacity=N, "
 				 "all-branches, types=PATTERNS, print, late, "
-				 "stats, no-check)",
+				 "stats, no-check, exact-times)",
 				 a);
 			return -EINVAL;
 		}
@@ -345,6 +357,35 @@ static inline int put(struct strace_dlf *d, unsigned type, unsigned flags,
 	e->b = b;
 	d->st.events++;
 	return 0;
+}
+
+/* An event of thread t: through its spreader unless exact-times. */
+static inline int put_thr(struct strace_dlf *d, struct thr *t, unsigned type,
+			  unsigned flags, uint64_t time, uint64_t a, uint64_t b)
+{
+	struct strace_event e = {(uint16_t)type, (uint16_t)flags, t->tid,
+				 time, a, b};
+	int rc;
+
+	if (d->o.exact_times)
+		return put(d, type, flags, t->tid, time, a, b);
+	rc = spread_put(&t->sp, &d->wo, &e, t->insns);
+	if (unlikely(rc))
+		return d->err = rc;
+	d->st.events++;
+	return 0;
+}
+
+/* A sample of thread t that makes no event (a jump inside one function,
+ * a type left out): its time is still a time point of the spreader. */
+static inline int quiet(struct strace_dlf *d, struct thr *t, uint64_t time)
+{
+	int rc;
+
+	if (d->o.exact_times)
+		return 0;
+	rc = spread_mark(&t->sp, &d->wo, time, t->insns);
+	return unlikely(rc) ? (d->err = rc) : 0;
 }
 
 static inline int want(const struct strace_dlf *d, unsigned type)
@@ -593,19 +634,20 @@ static inline int lookup(struct strace_dlf *d, uint32_t pid, uint64_t addr,
 }
 
 /* A flow event with two addresses (either may be 0, no address). */
-static int flow(struct strace_dlf *d, unsigned type, unsigned flags,
-		const struct strace_dlf_sample *s, const struct aent *ea,
-		const struct aent *eb, uint64_t a, uint64_t b)
+static int flow(struct strace_dlf *d, struct thr *t, unsigned type,
+		unsigned flags, const struct strace_dlf_sample *s,
+		const struct aent *ea, const struct aent *eb, uint64_t a,
+		uint64_t b)
 {
 	int rc;
 
 	if (!want(d, type))
-		return 0;
+		return quiet(d, t, s->time);
 	if (a && ea && (rc = need_sym(d, ea->sym)) < 0)
 		return rc;
 	if (b && eb && (rc = need_sym(d, eb->sym)) < 0)
 		return rc;
-	rc = put(d, type, flags, s->tid, s->time, a, b);
+	rc = put_thr(d, t, type, flags, s->time, a, b);
 	return rc < 0 ? rc : 1;
 }
 
@@ -668,6 +710,9 @@ static struct thr *thread(struct strace_dlf *d,
 	t->used = 1;
 	t->tid = s->tid;
 	t->pid = s->pid;
+	/* perf's samples say no MTC period: the events before a stop go up
+	 * to the next time at most (perf merges the threads by itself) */
+	t->sp.stop_cap = UINT64_MAX;
 	d->thrs_n++;
 	d->st.threads++;
 	d->last_thr = t;
@@ -767,20 +812,51 @@ static int block_at(struct strace_dlf *d, const struct aent *where,
 
 enum { PATH_OK, PATH_GAP, PATH_UNKNOWN };
 
+/* What the continuity check learns of the path from the last branch's
+ * target to the sample's source. */
+#define PATH_TRAPS 8
+struct path {
+	unsigned kind;   /* of the block whose terminator is the source */
+	unsigned flags;  /* its STRACE_BF_* (an OCaml raise) */
+	uint64_t ninsn;  /* instructions, the branch included */
+	unsigned ntraps; /* OCaml tries entered and left on the way (the
+			  * first PATH_TRAPS) */
+	struct {
+		uint64_t start, handler;
+		unsigned flags;
+	} trap[PATH_TRAPS];
+};
+
+/* Block b is on the path: its instructions, its OCaml tries. */
+static inline void path_add(struct path *p, const struct strace_block *b)
+{
+	p->ninsn += b->ninsn;
+	if (unlikely(b->flags & (STRACE_BF_OCAML_PUSH | STRACE_BF_OCAML_POP)) &&
+	    p->ntraps < PATH_TRAPS) {
+		p->trap[p->ntraps].start = b->start;
+		p->trap[p->ntraps].handler =
+			b->handler ? b->start + (uint64_t)(int64_t)b->handler
+				   : 0;
+		p->trap[p->ntraps++].flags = b->flags;
+	}
+}
+
 /*
  * Does the straight-line path from `from` (the last branch target) reach
  * the branch at ip, through cut blocks and not-taken conditional branches
  * only? For an asynchronous event any instruction on the path will do.
- * *kind receives the kind of the block whose terminator is ip.
+ * Fills *p (zeroed first): the kind and flags of the block whose
+ * terminator is ip, the instructions of the path (up to an asynchronous
+ * event's ip, in proportion of its block's bytes), its OCaml tries.
  */
 static int follows(struct strace_dlf *d, const struct aent *where,
 		   uint64_t from, uint64_t ip, int async,
-		   const struct strace_dlf_host *h, void *ctx, unsigned *kind)
+		   const struct strace_dlf_host *h, void *ctx, struct path *p)
 {
 	struct strace_block b;
 	uint64_t pos = from;
 
-	*kind = STRACE_BK_NONE;
+	memset(p, 0, offsetof(struct path, trap));
 	if (!where || !where->dso)
 		return PATH_UNKNOWN;
 	for (int n = 0; n < MAX_PATH_BLOCKS; n++) {
@@ -788,14 +864,19 @@ static int follows(struct strace_dlf *d, const struct aent *where,
 			return PATH_UNKNOWN;
 		uint64_t end = b.start + b.len;
 		if (ip >= b.start && ip < end) {
-			if (async)
+			if (async) {
+				p->ninsn += b.ninsn * (ip - b.start) / b.len;
 				return PATH_OK;
+			}
 			if (ip == end - b.term_len && b.kind != STRACE_BK_NONE) {
-				*kind = b.kind;
+				p->kind = b.kind;
+				p->flags = b.flags;
+				path_add(p, &b);
 				return PATH_OK;
 			}
 			return PATH_GAP;
 		}
+		path_add(p, &b);
 		if (b.kind != STRACE_BK_JCC && b.kind != STRACE_BK_NONE &&
 		    b.kind != STRACE_BK_MOV_CR3)
 			return PATH_GAP;
@@ -805,13 +886,13 @@ static int follows(struct strace_dlf *d, const struct aent *where,
 }
 
 /* Check that ip follows from the thread's last branch target; on a gap,
- * say so in the ring and start afresh at ip. */
+ * say so in the ring and start afresh at ip. *p: the path when it
+ * follows; else nothing known but 1 instruction. */
 static int check(struct strace_dlf *d, struct thr *t,
 		 const struct strace_dlf_sample *s, int async,
-		 const struct strace_dlf_host *h, void *ctx, unsigned *kind,
-		 int *ok)
+		 const struct strace_dlf_host *h, void *ctx, int *ok,
+		 struct path *p)
 {
-	*kind = STRACE_BK_NONE;
 	*ok = 0;
 	/* perf gives every taken branch only with --itrace=b; its default
 	 * gives calls alone, whose sources never follow from the previous
@@ -827,12 +908,14 @@ static int check(struct strace_dlf *d, struct thr *t,
 	int rc = lookup(d, t->pid, t->last_to, STRACE_DLF_OTHER, h, ctx, &wh);
 	if (rc < 0)
 		return rc;
-	int r = follows(d, where, t->last_to, s->ip, async, h, ctx, kind);
+	int r = follows(d, where, t->last_to, s->ip, async, h, ctx, p);
 	if (r == PATH_OK) {
 		d->st.checked++;
 		*ok = 1;
 		return 0;
 	}
+	memset(p, 0, offsetof(struct path, trap));
+	p->ninsn = 1;
 	if (r == PATH_UNKNOWN) {
 		d->st.unchecked++;
 		return 0;
@@ -843,8 +926,8 @@ static int check(struct strace_dlf *d, struct thr *t,
 	if (want(d, STRACE_EV_ERROR)) {
 		if ((rc = need_sym(d, where->sym)) < 0)
 			return rc;
-		if ((rc = put(d, STRACE_EV_ERROR, STRACE_E_DESYNC, s->tid,
-			      s->time, t->last_to, 0)) < 0)
+		if ((rc = put_thr(d, t, STRACE_EV_ERROR, STRACE_E_DESYNC,
+				  s->time, t->last_to, 0)) < 0)
 			return rc;
 	}
 	if (want(d, STRACE_EV_TRACE_BEGIN)) {
@@ -854,14 +937,58 @@ static int check(struct strace_dlf *d, struct thr *t,
 			return rc;
 		if ((rc = need_sym(d, e.sym)) < 0)
 			return rc;
-		if ((rc = put(d, STRACE_EV_TRACE_BEGIN, 0, s->tid, s->time,
-			      s->ip, STRACE_REASON_ERROR)) < 0)
+		if ((rc = put_thr(d, t, STRACE_EV_TRACE_BEGIN, 0, s->time,
+				  s->ip, STRACE_REASON_ERROR)) < 0)
 			return rc;
 	}
 	return 0;
 }
 
 /* --- samples ---------------------------------------------------------- */
+
+/* An OCaml event of thread t at ip (its symbol defined first). */
+static int ocaml_event(struct strace_dlf *d, struct thr *t,
+		       const struct strace_dlf_sample *s, unsigned type,
+		       uint64_t ip, uint64_t handler,
+		       const struct strace_dlf_host *h, void *ctx)
+{
+	struct aent e = {0};
+	int rc;
+
+	if (!want(d, type))
+		return 0;
+	if ((rc = lookup(d, t->pid, ip, STRACE_DLF_OTHER, h, ctx, &e)) < 0 ||
+	    (rc = need_sym(d, e.sym)) < 0)
+		return rc;
+	return put_thr(d, t, type, 0, s->time, ip, handler);
+}
+
+/* The OCaml tries the path entered and left, and a raise at its end
+ * (the branch to the handler), as the decoder tells them (decoder/flow.h,
+ * ocaml_traps(), ocaml_raise()). */
+static int ocaml_events(struct strace_dlf *d, struct thr *t,
+			const struct strace_dlf_sample *s, const struct path *p,
+			const struct strace_dlf_host *h, void *ctx)
+{
+	int rc;
+
+	for (unsigned k = 0; k < p->ntraps; k++) {
+		if ((p->trap[k].flags & STRACE_BF_OCAML_PUSH) &&
+		    (rc = ocaml_event(d, t, s, STRACE_EV_EXC_PUSH,
+				      p->trap[k].start, p->trap[k].handler, h,
+				      ctx)) < 0)
+			return rc;
+		if ((p->trap[k].flags & STRACE_BF_OCAML_POP) &&
+		    (rc = ocaml_event(d, t, s, STRACE_EV_EXC_POP,
+				      p->trap[k].start, 0, h, ctx)) < 0)
+			return rc;
+	}
+	if ((p->flags & STRACE_BF_OCAML_RAISE) &&
+	    (p->kind == STRACE_BK_RET || p->kind == STRACE_BK_JMP_IND))
+		return ocaml_event(d, t, s, STRACE_EV_EXC_RAISE, s->ip, s->addr,
+				   h, ctx);
+	return 0;
+}
 
 static inline int same_symbol(const struct aent *a, const struct aent *b)
 {
@@ -884,7 +1011,8 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 	struct aent a, b, *ea = NULL, *eb = NULL;
 	struct memo *m = NULL;
 	uint32_t f = s->flags;
-	unsigned kind = STRACE_BK_NONE;
+	unsigned kind;
+	struct path p;
 	int rc, ok = 0, async = 0;
 
 	if (unlikely(d->err))
@@ -921,19 +1049,20 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 		uint64_t kip = s->ip | (uint64_t)(t->pid & 0xffff) << 48;
 		uint64_t kaddr = s->addr | (uint64_t)(t->pid >> 16) << 48;
 		m = &d->memo[memo_slot(t->last_to, s->ip, s->addr)];
-		if (likely(m->prev == t->last_to && m->ip == kip &&
-			   m->addr == kaddr)) {
+		if (likely((m->prev & MEMO_LOW48) == t->last_to &&
+			   m->ip == kip && m->addr == kaddr)) {
 			unsigned type = m->a_type >> 24;
 
 			d->st.checked++;
 			d->st.memo_hits++;
+			t->insns += m->prev >> 48;
 			t->last_to = s->addr;
 			t->last_sym = m->b_flags & MEMO_SYM_MASK;
-			if (!type)
-				return 0; /* a jump inside one symbol */
+			if (!type) /* a jump inside one symbol */
+				return quiet(d, t, s->time);
 			a.sym = m->a_type & MEMO_SYM_MASK;
 			b.sym = t->last_sym;
-			return flow(d, type, m->b_flags >> 24, s, &a, &b, s->ip,
+			return flow(d, t, type, m->b_flags >> 24, s, &a, &b, s->ip,
 				    s->addr);
 		}
 	}
@@ -958,10 +1087,10 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 				       : STRACE_REASON_ENABLE;
 		if (t->pending_syscall) {
 			t->pending_syscall = 0;
-			rc = flow(d, STRACE_EV_SYSRET, 0, s, NULL, eb, 0,
+			rc = flow(d, t, STRACE_EV_SYSRET, 0, s, NULL, eb, 0,
 				  s->addr);
 		} else {
-			rc = flow(d, STRACE_EV_TRACE_BEGIN, 0, s, eb, NULL,
+			rc = flow(d, t, STRACE_EV_TRACE_BEGIN, 0, s, eb, NULL,
 				  s->addr, (uint64_t)reason);
 		}
 		t->begun = 1;
@@ -973,15 +1102,24 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 	}
 
 	async = !!(f & (DLF_FLAG_ASYNC | DLF_FLAG_INTERRUPT));
-	if (t->on && (rc = check(d, t, s, async, h, ctx, &kind, &ok)) < 0)
+	memset(&p, 0, offsetof(struct path, trap));
+	p.ninsn = 1;
+	if (t->on && (rc = check(d, t, s, async, h, ctx, &ok, &p)) < 0)
 		return rc;
-	if (!t->on)
-		kind = STRACE_BK_NONE;
+	t->insns += p.ninsn;
+	kind = t->on ? p.kind : STRACE_BK_NONE;
+	if (unlikely(p.ntraps || (p.flags & STRACE_BF_OCAML_RAISE))) {
+		/* the OCaml tries of the path: never memoised */
+		if ((rc = ocaml_events(d, t, s, &p, h, ctx)) < 0)
+			return rc;
+		m = NULL;
+	}
 	if (m && ok && t->last_to < MEMO_ADDR_LIMIT &&
 	    s->ip < MEMO_ADDR_LIMIT && s->addr < MEMO_ADDR_LIMIT &&
-	    a.sym <= MEMO_SYM_MASK && b.sym <= MEMO_SYM_MASK) {
+	    a.sym <= MEMO_SYM_MASK && b.sym <= MEMO_SYM_MASK &&
+	    p.ninsn <= 0xffff) {
 		/* what the branch makes is filled in below */
-		m->prev = t->last_to;
+		m->prev = t->last_to | p.ninsn << 48;
 		m->ip = s->ip | (uint64_t)(t->pid & 0xffff) << 48;
 		m->addr = s->addr | (uint64_t)(t->pid >> 16) << 48;
 	} else {
@@ -992,13 +1130,13 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 		/* "tr end": the trace stops after ip */
 		if ((f & DLF_FLAG_SYSCALLRET) && (f & DLF_FLAG_CALL)) {
 			t->pending_syscall = 1;
-			rc = flow(d, STRACE_EV_SYSCALL, 0, s, ea, eb, s->ip,
+			rc = flow(d, t, STRACE_EV_SYSCALL, 0, s, ea, eb, s->ip,
 				  s->addr);
 		} else if (async) {
-			rc = flow(d, STRACE_EV_INTERRUPT, STRACE_F_ASYNC, s,
+			rc = flow(d, t, STRACE_EV_INTERRUPT, STRACE_F_ASYNC, s,
 				  ea, eb, s->ip, s->addr);
 		} else {
-			rc = flow(d, STRACE_EV_TRACE_END, 0, s, ea, NULL,
+			rc = flow(d, t, STRACE_EV_TRACE_END, 0, s, ea, NULL,
 				  s->ip, STRACE_REASON_DISABLE);
 		}
 		t->on = 0;
@@ -1039,8 +1177,8 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 		m->b_flags = b.sym | ef << 24;
 	}
 	if (!type)
-		return 0;
-	return flow(d, type, ef, s, ea, eb, s->ip, s->addr);
+		return quiet(d, t, s->time);
+	return flow(d, t, type, ef, s, ea, eb, s->ip, s->addr);
 }
 
 /* --- life cycle ----------------------------------------------------------- */
@@ -1084,6 +1222,8 @@ int strace_dlf_new(const struct strace_dlf_opts *opts, struct strace_dlf **out,
 	rc = strace_writer_open(d->ring, &d->w);
 	if (rc < 0)
 		goto fail;
+	d->wo.size = sizeof(d->wo);
+	d->wo.writer = d->w;
 	rc = strace_bcache_new(0, &d->bc);
 	if (rc < 0)
 		goto fail;
@@ -1135,9 +1275,17 @@ int strace_dlf_finish(struct strace_dlf *d)
 		d->cur_time = t->last_time;
 		if (want(d, STRACE_EV_TRACE_END) &&
 		    need_sym(d, t->last_sym) >= 0)
-			put(d, STRACE_EV_TRACE_END, 0, t->tid, t->last_time,
-			    t->last_to, STRACE_REASON_END);
+			put_thr(d, t, STRACE_EV_TRACE_END, 0, t->last_time,
+				t->last_to, STRACE_REASON_END);
 		t->on = 0;
+	}
+	/* what the spreaders hold: the times they have */
+	for (size_t i = 0; i < d->thrs_cap && !d->err; i++) {
+		int rc = d->thrs[i].used
+				 ? strace_dec_spread_flush(&d->thrs[i].sp, &d->wo)
+				 : 0;
+		if (rc)
+			d->err = rc;
 	}
 	if (d->err)
 		return d->err;
@@ -1171,8 +1319,10 @@ int strace_dlf_free(struct strace_dlf *d)
 	free(d->syms);
 	free(d->symhash);
 	free(d->addrs);
-	for (size_t i = 0; i < d->thrs_cap; i++)
+	for (size_t i = 0; i < d->thrs_cap; i++) {
 		free(d->thrs[i].comm);
+		strace_dec_spread_free(&d->thrs[i].sp);
+	}
 	free(d->thrs);
 	free(d->pdsos);
 	free(d->holes);

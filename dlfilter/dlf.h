@@ -39,6 +39,8 @@ struct strace_dlf_opts {
 	int late;              /* work in filter_event, after perf's filters */
 	int stats;             /* a summary on stderr at the end */
 	int no_check;          /* skip the continuity check */
+	int exact_times;       /* keep perf's times: no spreading between
+				* timing packets by instruction count */
 	int has_types;
 	struct strace_typeset types; /* when has_types */
 };
@@ -46,7 +48,7 @@ struct strace_dlf_opts {
 /*
  * strace_dlf_parse_args() - fill opts from --dlarg strings: ring=PATH,
  * mode=lossless|flight|archive, capacity=N, all-branches, types=PATTERNS,
- * print, late, stats, no-check. The strings must outlive opts (ring=).
+ * print, late, stats, no-check, exact-times. The strings must outlive opts (ring=).
  * Returns 0, or -EINVAL with a message in err (errlen bytes).
  */
 int strace_dlf_parse_args(struct strace_dlf_opts *opts, int argc,

@@ -93,6 +93,8 @@ TEST_TOOLS += $(O)/corpus/.linked
 #                      under any libipt-based decoder
 #   bench_decoder_walk the fast walker against the reference on a
 #                      synthetic stream
+#   bench_stack        strace_stack and the views of ptrace-read -f
+#   ringrep            a big saved ring: a real one's events N times over
 BENCH_BINS :=
 define bench
 $(call program,$(1),$(2),$(3),$(4))
@@ -102,6 +104,7 @@ $(eval $(call bench,$(O)/bench/bench_baseline,tests/bench/bench_baseline.c,,PTHR
 $(eval $(call bench,$(O)/bench/bench_ring,tests/bench/bench_ring.c $(CLI_COMMON),$(LIBSTRACE_A),PTHREAD))
 $(eval $(call bench,$(O)/bench/bench_libipt_loop,tests/bench/bench_libipt_loop.c,$(PTPERF_A) $(DECODER_LINK),DECODER_LIBS))
 $(eval $(call bench,$(O)/bench/bench_stack,tests/bench/bench_stack.c $(CLI_COMMON),$(LIBSTRACE_A),NO_LDLIBS))
+$(eval $(call bench,$(O)/bench/ringrep,tests/bench/ringrep.c,$(LIBSTRACE_A),NO_LDLIBS))
 $(eval $(call bench,$(O)/bench/bench_decoder_walk,tests/bench/bench_decoder_walk.c,$(DECODER_LINK),DECODER_LIBS))
 
 $(O)/bench/libdlf_null.so: $(call objs,tests/bench/dlf_null.c)

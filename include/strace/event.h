@@ -119,14 +119,14 @@ enum strace_family {
 	X(BLOCK, 65, "block", BLOCK, "start", ADDR, "size", BLOCK,                   \
 	  "basic block executed: start address, (instructions << 32) | bytes")       \
 	X(EXC_PUSH, 66, "exc_push", STACK, "ip", ADDR, "handler", ADDR,              \
-	  "an OCaml exception handler was pushed at ip (a try began); a raise "     \
-	  "to it lands at handler")                                                   \
+	  "an OCaml exception handler was pushed in the block at ip (a try "        \
+	  "began); a raise to it lands at handler")                                   \
 	X(EXC_POP, 67, "exc_pop", STACK, "ip", ADDR, "handler", ADDR,                \
-	  "the innermost OCaml exception handler was popped at ip (its try "        \
-	  "ended); handler is 0 when not known")                                      \
+	  "the innermost OCaml exception handler was popped in the block at ip "    \
+	  "(its try ended); handler is 0 when not known")                             \
 	X(EXC_RAISE, 68, "exc_raise", STACK, "ip", ADDR, "handler", ADDR,            \
-	  "an OCaml exception was raised at ip to the innermost handler, at "       \
-	  "handler")                                                                  \
+	  "an OCaml exception was raised by the branch at ip to the innermost "     \
+	  "handler, at handler")                                                      \
 	X(INST_EXEC, 80, "inst_exec", EMU, "pc", ADDR, "insn", HEX,                  \
 	  "emulator executed an instruction; insn holds up to 8 opcode bytes")       \
 	X(INST_FETCH, 81, "inst_fetch", EMU, "pc", ADDR, "size", DEC,                \

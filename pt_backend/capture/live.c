@@ -1315,6 +1315,7 @@ int strace_live_time_conv(const struct strace_live *l,
 		unsigned shift = (unsigned)__builtin_ctzll(mtc_bits);
 
 		tc->mtc_period = (uint32_t)((l->pt.config & mtc_bits) >> shift);
+		tc->has_mtc = 1;
 	}
 	tc->max_nonturbo_ratio = (uint32_t)l->pmu.max_nonturbo_ratio;
 	return 0;

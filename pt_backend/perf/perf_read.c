@@ -383,6 +383,7 @@ static int read_pt_info(struct strace_perf *p, const struct strace_perf_rec *r,
 			tc->mtc_period =
 				(uint32_t)((p->pt_config & bits) >>
 					   __builtin_ctzll(bits));
+		tc->has_mtc = (p->pt_config & priv(r, PFMT_IPT_MTC_BIT)) != 0;
 	}
 	if (n > PFMT_IPT_FILTER_STR_LEN) {
 		/* filter string, then time_cycles, time_mask, time_short */

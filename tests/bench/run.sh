@@ -202,7 +202,8 @@ echo "while its reader is scheduled out.")
     build/bench/bench_ring pipe 100000000
     build/bench/bench_baseline pipe 20000000
 EOF
-# The decoder (issue 4) and the dlfilter (issue 5), in the same run.
+# The decoder (issue 4), the dlfilter (issue 5), the stacks and views
+# (issues 14 and 15), in the same run.
 {
 	echo
 	tests/bench/decoder.sh
@@ -210,6 +211,8 @@ EOF
 	echo "## The dlfilter: \`perf script --dlfilter libstrace_dlf.so\` (issue 5)"
 	echo
 	tests/bench/dlfilter.sh 2>&1 >/dev/null | sed -n '/^|/,$p'
+	echo
+	tests/bench/stacks.sh
 } >>"$OUT"
 echo "bench: wrote $OUT" >&2
 grep -E '^\| (PIPE|PRODUCE|CONSUME|CAST|JSON|TEXT) ' "$OUT" | cut -d'|' -f2,4,5,8 >&2

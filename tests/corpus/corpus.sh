@@ -24,6 +24,8 @@
 #   drop       --drop 3000:37          corrupt  --corrupt 2500
 #   percpu     --per-cpu (2 CPUs, threads migrate every 3rd syscall)
 #   stack      --stack (RSP in the truth; QEMU's -d cpu, several times slower)
+#   times      --truth-times (the time of every branch in the truth)
+#   cyctimes   --cyc --truth-times
 # Cache keys: a program's key hashes its source, its build command and the
 # compiler's version; a trace's key hashes the program file, its arguments
 # and input files, the ptsynth binary and the options. Remove $O/corpus to
@@ -141,6 +143,8 @@ variant_opts() {
 	corrupt) echo "--corrupt 2500" ;;
 	percpu) echo "--per-cpu" ;;
 	stack) echo "--stack" ;;
+	times) echo "--truth-times" ;;
+	cyctimes) echo "--cyc --truth-times" ;;
 	*) echo "corpus: unknown variant $1" >&2; return 1 ;;
 	esac
 }

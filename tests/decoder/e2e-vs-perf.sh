@@ -166,10 +166,12 @@ for n in $names; do
 	ok=1
 	for mode in fast reference j2; do
 		rm -f $W/$n.$mode.ring
+		# the times of the timing packets, as perf gives them (spread
+		# times: tests/decoder/e2e-times.sh)
 		case $mode in
-		fast) args="" ;;
+		fast) args="--exact-times" ;;
 		reference) args="--decoder reference" ;;
-		j2) args="-j 2" ;;
+		j2) args="-j 2 --exact-times" ;;
 		esac
 		if ! $B/ptrace-capture -q -i $W/$n.data -o $W/$n.$mode.ring $args 2>$W/$n.err; then
 			echo "  $n/$mode: ptrace-capture failed: $(tail -1 $W/$n.err)"

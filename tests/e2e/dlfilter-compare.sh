@@ -74,14 +74,18 @@ compare() {
 		say "SKIP: $name/all (perf $(perf version | cut -d' ' -f3) cannot read this trace: $(head -n1 "$w/perf.err"))"
 		return
 	fi
-	"$cap" -q -i "$data" -o "$w/c.srb" 2>"$w/cap.err" &&
-	"$cap" -q -i "$data" --all-branches -o "$w/ca.srb" 2>>"$w/cap.err" ||
+	# the times of the timing packets on both sides: both place a branch
+	# within the same timing-packet period (how each spreads the times
+	# between: tests/decoder/e2e-times.sh)
+	"$cap" -q --exact-times -i "$data" -o "$w/c.srb" 2>"$w/cap.err" &&
+	"$cap" -q --exact-times -i "$data" --all-branches -o "$w/ca.srb" 2>>"$w/cap.err" ||
 		{ say "FAIL: $name/capture (ptrace-capture failed: $(tail -n1 "$w/cap.err"))"; return; }
 	for r in d da; do
 		local extra=()
 		[ $r = da ] && extra=(--dlarg all-branches)
 		perfdl script -i "$data" --itrace=b --dlfilter "$lib" \
-			--dlarg "ring=$w/$r.srb" "${extra[@]}" >"$w/$r.out" 2>"$w/$r.err"
+			--dlarg "ring=$w/$r.srb" --dlarg exact-times "${extra[@]}" \
+			>"$w/$r.out" 2>"$w/$r.err"
 		local rc=$?
 		if [ $rc -ne 0 ] || [ ! -s "$w/$r.srb" ]; then
 			say "FAIL: $name/perf-$r (perf script --dlfilter exit $rc: $(tail -n1 "$w/$r.err"))"

@@ -117,6 +117,7 @@ static struct {
 	const char *cpuid;      /* the CPUID header, e.g. GenuineIntel,6,85,4 */
 	bool ptrace;            /* --ptrace: ptrace single-stepping, not QEMU */
 	bool stack;             /* --stack: RSP in the truth (QEMU's -d cpu) */
+	bool times;             /* --truth-times: the time of every branch */
 } opt = {
 	.psb_period = 4096,
 	.retcomp = true,
@@ -859,7 +860,12 @@ static void truth(struct thread *t, uint64_t from, uint64_t to, const char *kind
 		  uint64_t sp)
 {
 	t->nbranches++;
-	if (opt.truth && opt.stack)
+	if (opt.truth && opt.times)
+		/* the synthetic clock when the branch ran (perf time is the
+		 * TSC: time_mult 1) */
+		gb_printf(&t->truth, "%" PRIx64 " %" PRIx64 " %s t=%" PRIu64 "\n",
+			  from, to, kind, tsc_of(now_cycles));
+	else if (opt.truth && opt.stack)
 		gb_printf(&t->truth, "%" PRIx64 " %" PRIx64 " %s %" PRIx64 "\n", from,
 			  to, kind, sp);
 	else if (opt.truth)
@@ -2763,8 +2769,9 @@ truth:
 	for (i = 0; i < nprocs; i++)
 		fprintf(tf, "# process %u parent %u comm %s\n", procs[i]->pid,
 			procs[i]->ppid, procs[i]->comm);
-	fprintf(tf, "# options retcomp %d timing %d cyc %d psb-period %lu stack %d\n",
-		opt.retcomp, opt.timing, opt.cyc, opt.psb_period, opt.stack);
+	fprintf(tf, "# options retcomp %d timing %d cyc %d psb-period %lu stack %d times %d\n",
+		opt.retcomp, opt.timing, opt.cyc, opt.psb_period, opt.stack,
+		opt.times);
 	for (i = 0; i < nthreads; i++)
 		fprintf(tf, "# thread %u instructions %" PRIu64 " lost %" PRIu64
 			" branches %" PRIu64 "\n",
@@ -2826,6 +2833,8 @@ static void usage(FILE *f)
 		"                        process (no raw streams and sideband file)\n"
 		"      --stack           RSP at every truth line's target (QEMU: -d cpu,\n"
 		"                        4 to 7 times the CPU time)\n"
+		"      --truth-times     the time of every truth line's branch (t=NS,\n"
+		"                        the synthetic clock; not with --stack)\n"
 		"  -v, --verbose\n");
 }
 
@@ -2880,6 +2889,7 @@ int main(int argc, char **argv)
 		{ "cpuid", required_argument, NULL, 15 },
 		{ "ptrace", no_argument, NULL, 16 },
 		{ "stack", no_argument, NULL, 17 },
+		{ "truth-times", no_argument, NULL, 18 },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -2921,6 +2931,7 @@ int main(int argc, char **argv)
 		case 15: opt.cpuid = optarg; break;
 		case 16: opt.ptrace = opt.per_cpu = true; break;
 		case 17: opt.stack = true; break;
+		case 18: opt.times = true; break;
 		case 'v': opt.verbose = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -2930,6 +2941,9 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (opt.stack && opt.times)
+		die("--stack and --truth-times both add a column to the "
+		    "truth: ask for one of them");
 	if (opt.cbr == 0 || opt.cbr > 255 || opt.mtc_period > 15 ||
 	    opt.psb_period < 16)
 		die("bad timing or PSB period option");

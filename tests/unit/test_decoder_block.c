@@ -270,6 +270,11 @@ TEST(specific_blocks)
 	/* syscall; and a truncated instruction */
 	static const uint8_t c5[] = {0x0f, 0x05};
 	static const uint8_t c6[] = {0x48, 0x8b};
+	/* pop %r14; ret */
+	static const uint8_t c7[] = {0x41, 0x5e, 0xc3};
+	/* pop 0xd8(%r14); mov %rsp,0xd0(%r14); jmp *%rax */
+	static const uint8_t c8[] = {0x41, 0x8f, 0x86, 0xd8, 0, 0, 0, 0x49,
+				     0x89, 0xa6, 0xd0, 0, 0, 0, 0xff, 0xe0};
 	struct strace_block b;
 
 	CHECK_INT(strace_block_decode(c1, sizeof(c1), 0x1000, 0, &b), ==, 0);
@@ -285,6 +290,17 @@ TEST(specific_blocks)
 	CHECK_INT(b.kind, ==, STRACE_BK_CALL);
 	CHECK(b.flags & STRACE_BF_OCAML_PUSH);
 	CHECK_INT(b.sp_delta, ==, -16);
+	/* the handler: the lea's target, pushed through %r11 */
+	CHECK_INT(b.handler, ==, 7 + 0x10);
+
+	/* a C epilogue (pop %r14; ret) and OCaml's caml_c_call (pop
+	 * 0xd8(%r14): another word of the domain state) leave no try */
+	CHECK_INT(strace_block_decode(c7, sizeof(c7), 0x7000, 0, &b), ==, 0);
+	CHECK_INT(b.kind, ==, STRACE_BK_RET);
+	CHECK(!(b.flags & (STRACE_BF_OCAML_POP | STRACE_BF_OCAML_PUSH |
+			   STRACE_BF_OCAML_RAISE)));
+	CHECK_INT(strace_block_decode(c8, sizeof(c8), 0x8000, 0, &b), ==, 0);
+	CHECK(!(b.flags & (STRACE_BF_OCAML_POP | STRACE_BF_OCAML_PUSH)));
 
 	CHECK_INT(strace_block_decode(c3, sizeof(c3), 0x3000, 0, &b), ==, 0);
 	CHECK_INT(b.kind, ==, STRACE_BK_JMP_IND);

@@ -431,6 +431,8 @@ static size_t generate(struct gen *g, long steps)
 /* the branches the last decode() counted (strace_walk_stats) */
 static uint64_t last_branches;
 
+/* timed: 0 no times; 1 the times of the timing packets
+ * (STRACE_WALK_EXACT_TIMES); 2 spread between them (the default). */
 static long decode(const uint8_t *buf, size_t len, unsigned flags,
 		   struct evs *out, int timed)
 {
@@ -439,7 +441,7 @@ static long decode(const uint8_t *buf, size_t len, unsigned flags,
 	long n;
 
 	o.size = sizeof(o);
-	o.flags = flags;
+	o.flags = flags | (timed == 1 ? STRACE_WALK_EXACT_TIMES : 0);
 	o.emit = collect;
 	o.emit_arg = out;
 	if (timed) {
@@ -449,6 +451,7 @@ static long decode(const uint8_t *buf, size_t len, unsigned flags,
 		o.time.tsc_ctc_ratio_n = 4;
 		o.time.tsc_ctc_ratio_d = 1;
 		o.time.mtc_period = 3;
+		o.time.has_mtc = 1;
 		o.time.max_nonturbo_ratio = 20;
 	}
 	out->n = 0;
@@ -482,7 +485,72 @@ static void show(const char *who, const struct strace_event *e)
 		(unsigned long long)e->b);
 }
 
-static size_t tail, exact_times, timed_events;
+static size_t tail, exact_times, timed_events, spread_moved, spread_events;
+
+/*
+ * The times spread between timing packets (decoder/spread.h), against
+ * exact, the same decode with the packets' times: the same events; no
+ * time goes backwards; each lies between its packet's time and the next
+ * later packet time of the stream; an event still flagged exact was so
+ * and kept its time (the spreading strips the flag of one it moves).
+ * For the fast walker, the cache of TNT runs gives the same times as the
+ * walk bit by bit (its instruction counts are the walk's).
+ */
+static void spread_checks(uint64_t seed, const uint8_t *buf, size_t len,
+			  int all, const struct evs *exact, unsigned dec)
+{
+	unsigned f = dec | (all ? STRACE_WALK_ALL_BRANCHES : 0);
+	struct evs sp, bit;
+	size_t i, next = 0, bad = 0;
+
+	sp.v = calloc(MAXEV, sizeof(*sp.v));
+	bit.v = calloc(MAXEV, sizeof(*bit.v));
+	CHECK_INT(decode(buf, len, f, &sp, 2), ==, (long)exact->n);
+	for (i = 0; i < sp.n && i < exact->n; i++) {
+		const struct strace_event *e = &exact->v[i], *s = &sp.v[i];
+		uint64_t hi;
+
+		/* the next event with another time: the interval's end if
+		 * later (after damage, time may start again earlier: then
+		 * the events before keep theirs) */
+		if (next <= i)
+			next = i + 1;
+		while (next < exact->n && exact->v[next].time == e->time)
+			next++;
+		hi = next < exact->n && exact->v[next].time > e->time
+			     ? exact->v[next].time
+			     : e->time;
+		if (s->type != e->type || s->a != e->a || s->b != e->b ||
+		    (s->flags | STRACE_F_TIME_EXACT) !=
+			    (e->flags | STRACE_F_TIME_EXACT) ||
+		    s->time < e->time || s->time > hi ||
+		    (i && s->time < sp.v[i - 1].time &&
+		     e->time >= exact->v[i - 1].time) ||
+		    ((s->flags & STRACE_F_TIME_EXACT) &&
+		     (s->time != e->time ||
+		      !(e->flags & STRACE_F_TIME_EXACT)))) {
+			if (bad++ < 3)
+				fprintf(stderr,
+					"  seed %llu%s event %zu (type %u): "
+					"spread %llu, exact %llu, next %llu\n",
+					(unsigned long long)seed,
+					dec ? " (reference)" : "", i, e->type,
+					(unsigned long long)s->time,
+					(unsigned long long)e->time,
+					(unsigned long long)hi);
+		}
+		spread_moved += s->time != e->time;
+		spread_events++;
+	}
+	CHECK_INT(bad, ==, 0);
+	if (!dec) {
+		CHECK_INT(decode(buf, len, f | STRACE_WALK_BIT_BY_BIT, &bit, 2),
+			  ==, (long)sp.n);
+		CHECK(bit.n == sp.n && !memcmp(bit.v, sp.v, sp.n * sizeof(*sp.v)));
+	}
+	free(sp.v);
+	free(bit.v);
+}
 
 static void run_seed(uint64_t seed, int timed, int all, size_t *nev,
 		     size_t *bytes)
@@ -609,6 +677,9 @@ static void run_seed(uint64_t seed, int timed, int all, size_t *nev,
 		for (i = 1; i < fast.n; i++)
 			if (fast.v[i].time < fast.v[i - 1].time)
 				th_failed_checks++;
+		spread_checks(seed, g.buf, len, all, &fast, 0);
+		spread_checks(seed, g.buf, len, all, &ref,
+			      STRACE_WALK_REFERENCE);
 	}
 	free(g.buf);
 	free(g.want.v);
@@ -649,6 +720,11 @@ TEST(random_flow_with_timing)
 	printf("  %zu of %zu event times exactly the truth's\n", exact_times,
 	       timed_events);
 	CHECK(exact_times * 10 > timed_events * 9);
+	printf("  spread: %zu of %zu event times moved between timing "
+	       "packets\n", spread_moved, spread_events);
+	/* most events here have a time point of their own (a timing packet
+	 * every 16 blocks), those between two move */
+	CHECK(spread_moved > 100);
 }
 
 static long decode_par(const uint8_t *buf, size_t len, unsigned nt,
@@ -668,6 +744,7 @@ static long decode_par(const uint8_t *buf, size_t len, unsigned nt,
 		o.time.tsc_ctc_ratio_n = 4;
 		o.time.tsc_ctc_ratio_d = 1;
 		o.time.mtc_period = 3;
+		o.time.has_mtc = 1;
 		o.time.max_nonturbo_ratio = 20;
 	}
 	out->n = 0;

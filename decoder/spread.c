@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * decoder/spread.c - times between timing packets: what the hold in
+ * spread.h leaves out of line.
+ */
+#include <stdlib.h>
+
+#include "decoder/spread.h"
+
+uint64_t strace_dec_spread_mtc_ns(const struct strace_time_conv *tc)
+{
+	uint64_t tsc;
+
+	if (!tc->has_mtc || !tc->tsc_ctc_ratio_d || tc->mtc_period > 15)
+		return 0;
+	tsc = ((uint64_t)tc->tsc_ctc_ratio_n << tc->mtc_period) /
+	      tc->tsc_ctc_ratio_d;
+	if (!tc->time_mult)
+		return tsc;
+	return tc->time_shift < 64 ? (tsc * tc->time_mult) >> tc->time_shift
+				   : 0;
+}
+
+/* Hand on the events held; none is held after. */
+static int emit_held(struct strace_dec_spread *s,
+		     const struct strace_walk_opts *o)
+{
+	unsigned n = s->n;
+
+	s->n = s->gap_n = 0;
+	for (unsigned k = 0; k < n; k++) {
+		int err = sink_put(o, &s->ev[k]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* d (>= 0) as an integer, at most lim. */
+static inline uint64_t at_most(double d, uint64_t lim)
+{
+	return d >= (double)lim ? lim : (uint64_t)d;
+}
+
+/* Events k to n - 1 held: from (ta, ia) to (tb, ib) in proportion of
+ * their instruction counts, never before last. Returns the last time. */
+static uint64_t share(struct strace_dec_spread *s, unsigned k, unsigned n,
+		      uint64_t ta, uint64_t ia, uint64_t tb, uint64_t ib,
+		      uint64_t last)
+{
+	double scale = ib > ia && tb > ta
+			       ? (double)(tb - ta) / (double)(ib - ia)
+			       : 0;
+
+	for (; k < n; k++) {
+		uint64_t c = s->ins[k] > ia ? s->ins[k] - ia : 0;
+		uint64_t t = ta + at_most(scale * (double)c, tb - ta);
+
+		last = t > last ? t : last;
+		s->ev[k].time = last;
+	}
+	return last;
+}
+
+/* The interval from (t0, i0) ends at (t1, i1): the times of the events
+ * held, then hand them on. */
+static int close_interval(struct strace_dec_spread *s,
+			  const struct strace_walk_opts *o, uint64_t t1,
+			  uint64_t i1)
+{
+	uint64_t t0 = s->t0, dt = t1 - t0, last = t0;
+	int clean = !s->gap_n && !s->after_stop;
+
+	if (s->gap_n) {
+		/* up to where the trace stopped: at the pace of the recent
+		 * whole intervals, at most stop_cap after t0 (what follows
+		 * the stop may be another thread's, on a CPU's trace) */
+		uint64_t lim = s->stop_cap < dt ? s->stop_cap : dt;
+		double rate = s->rate_di > 0 ? s->rate_dt / s->rate_di : 0;
+
+		if (lim && rate > 0) {
+			double end = rate * (double)(s->gap_i - s->i0);
+			uint64_t tg = t0 + at_most(end, lim);
+
+			last = share(s, 0, s->gap_n, t0, s->i0, tg, s->gap_i,
+				     last);
+		} else {
+			share(s, 0, s->gap_n, t0, 0, t0, 0, last);
+		}
+		/* the rest: from there to t1 */
+		last = share(s, s->gap_n, s->n, last, s->gap_i, t1, i1, last);
+	} else {
+		last = share(s, 0, s->n, t0, s->i0, t1, i1, last);
+	}
+	/* an event the spreading moved had a time from its packet no more */
+	for (unsigned k = 0; k < s->n; k++)
+		if (s->ev[k].time != t0)
+			s->ev[k].flags &= (uint16_t)~STRACE_F_TIME_EXACT;
+	if (clean && i1 > s->i0 && dt) {
+		/* the pace, over the last million instructions or so */
+		s->rate_dt += (double)dt;
+		s->rate_di += (double)(i1 - s->i0);
+		if (s->rate_di > 1e6) {
+			s->rate_dt /= 2;
+			s->rate_di /= 2;
+		}
+	}
+	s->after_stop = s->gap_n != 0;
+	return emit_held(s, o);
+}
+
+/* Room for more events held (up to SPREAD_MAX). Returns 0, -1. */
+static int grow(struct strace_dec_spread *s)
+{
+	unsigned nc = s->cap ? s->cap * 2 : 256;
+	struct strace_event *ev;
+	uint64_t *ins;
+
+	if (s->cap >= SPREAD_MAX)
+		return -1;
+	ev = realloc(s->ev, nc * sizeof(*ev));
+	if (!ev)
+		return -1;
+	s->ev = ev;
+	ins = realloc(s->ins, nc * sizeof(*ins));
+	if (!ins)
+		return -1;
+	s->ins = ins;
+	s->cap = nc;
+	return 0;
+}
+
+int strace_dec_spread_slow(struct strace_dec_spread *s,
+			   const struct strace_walk_opts *o,
+			   const struct strace_event *ev, uint64_t ins)
+{
+	int err;
+
+	if (s->open && ev->time == s->t0) {
+		if (grow(s) == 0)
+			return spread_put(s, o, ev, ins);
+		/* full (or no memory): what is held keeps the interval's
+		 * start time, and the interval starts again here */
+		err = emit_held(s, o);
+	} else if (s->open && ev->time >= s->t0) {
+		err = close_interval(s, o, ev->time, ins);
+	} else {
+		/* no time, or earlier than the interval's start */
+		err = emit_held(s, o);
+	}
+	if (err)
+		return err;
+	if (!s->open)
+		s->after_stop = 1; /* what came before is not known */
+	s->open = ev->time != 0;
+	s->t0 = ev->time;
+	s->i0 = ins;
+	if (spread_stops(ev->type))
+		s->after_stop = 1;
+	return sink_put(o, ev);
+}
+
+int strace_dec_spread_mark(struct strace_dec_spread *s,
+			   const struct strace_walk_opts *o, uint64_t t,
+			   uint64_t ins)
+{
+	int err = 0;
+
+	if (!t)
+		return 0;
+	if (s->open && t > s->t0)
+		err = close_interval(s, o, t, ins);
+	else if (s->open)
+		return 0; /* earlier: the events will say (damaged trace) */
+	else
+		s->after_stop = 1;
+	s->open = 1;
+	s->t0 = t;
+	s->i0 = ins;
+	return err;
+}
+
+int strace_dec_spread_flush(struct strace_dec_spread *s,
+			    const struct strace_walk_opts *o)
+{
+	s->open = 0;
+	return emit_held(s, o);
+}
+
+void strace_dec_spread_free(struct strace_dec_spread *s)
+{
+	free(s->ev);
+	free(s->ins);
+	s->ev = NULL;
+	s->ins = NULL;
+	s->n = s->cap = 0;
+}
