@@ -11,7 +11,6 @@
 #include "decoder/emit.h"
 #include "decoder/packet.h"
 #include "decoder/ref.h"
-#include "decoder/spread.h"
 #include "decoder/timing.h"
 
 /*

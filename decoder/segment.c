@@ -206,7 +206,9 @@ int strace_dec_seg_merge(struct strace_walker *w, struct seg_job *j,
 			/* as in a sequential decode, TIME_EXACT waits for
 			 * an event resolved by a packet */
 			j->ev.v[i].flags &= (uint16_t)~SEG_F_ADV;
-		} else {
+		} else if (j->ev.v[i].type != STRACE_EV_ERROR) {
+			/* (an error's flags are its code: it takes no
+			 * TIME_EXACT, as in a sequential decode) */
 			j->ev.v[i].flags |= (uint16_t)carry;
 			carry = 0;
 		}

@@ -45,7 +45,7 @@ struct seg_notes {
 	uint16_t adv_mark;    /* SEG_F_ADV in a segment's walker, else 0 */
 };
 
-/* A time point without an event (spread.h), before event `at`. */
+/* A time point without an event (decoder.h, "Times between timing packets"), before event `at`. */
 struct seg_mark {
 	size_t at;
 	uint64_t time, ins;
@@ -53,7 +53,7 @@ struct seg_mark {
 
 /* A segment's events, with the instruction count (from the segment's
  * start) at each, and its time points: the merge spreads times by them
- * (spread.h). */
+ * (decoder.h, "Times between timing packets"). */
 struct evvec {
 	struct strace_event *v;
 	uint64_t *ins;

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * decoder/spread.c - times between timing packets: what the hold in
- * spread.h leaves out of line.
+ * decoder.h leaves out of line.
  */
 #include <stdlib.h>
 
-#include "decoder/spread.h"
+#include "decoder/decoder.h"
+#include "decoder/emit.h"
 
 uint64_t strace_dec_spread_mtc_ns(const struct strace_time_conv *tc)
 {
@@ -92,9 +93,10 @@ static int close_interval(struct strace_dec_spread *s,
 	} else {
 		last = share(s, 0, s->n, t0, s->i0, t1, i1, last);
 	}
-	/* an event the spreading moved had a time from its packet no more */
+	/* an event the spreading moved had a time from its packet no more
+	 * (an error's flags are its code, never TIME_EXACT) */
 	for (unsigned k = 0; k < s->n; k++)
-		if (s->ev[k].time != t0)
+		if (s->ev[k].time != t0 && s->ev[k].type != STRACE_EV_ERROR)
 			s->ev[k].flags &= (uint16_t)~STRACE_F_TIME_EXACT;
 	if (clean && i1 > s->i0 && dt) {
 		/* the pace, over the last million instructions or so */

@@ -8,7 +8,7 @@
  *         (flow.h, flow.c)
  *   time  the TSC estimate and event times (timing.h)
  *   out   events handed to the sink (emit.h), through the spreader
- *         (spread.h) or into a segment's vector; the sink's error
+ *         (decoder.h, "Times between timing packets") or into a segment's vector; the sink's error
  *   blk   block summaries: the shared cache and an L0 copy (flow.h)
  *   tnt   the cache of TNT runs and the record being made (tnt_cache.h)
  *   seg   what a decode notes for the segment merge (segment.h)
@@ -25,7 +25,6 @@
 #include "decoder/decoder.h"
 #include "decoder/emit.h"
 #include "decoder/segment.h"
-#include "decoder/spread.h"
 #include "decoder/timing.h"
 #include "decoder/tnt_cache.h"
 
@@ -80,7 +79,7 @@ struct walk_flow {
 };
 
 /* Where events go (walk_out.to): the sink as it is; through the
- * spreader (times between timing packets, spread.h); a segment's vector,
+ * spreader (times between timing packets, decoder.h); a segment's vector,
  * with the instruction counts the merge spreads by (segment.h). */
 enum walk_out_to { OUT_SINK, OUT_SPREAD, OUT_VEC };
 

@@ -12,7 +12,6 @@
 #include "dlf.h"
 #include "perf_abi.h"
 #include "decoder/decoder.h"
-#include "decoder/spread.h"
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)

@@ -488,11 +488,12 @@ static void show(const char *who, const struct strace_event *e)
 static size_t tail, exact_times, timed_events, spread_moved, spread_events;
 
 /*
- * The times spread between timing packets (decoder/spread.h), against
+ * The times spread between timing packets (decoder/decoder.h), against
  * exact, the same decode with the packets' times: the same events; no
  * time goes backwards; each lies between its packet's time and the next
  * later packet time of the stream; an event still flagged exact was so
- * and kept its time (the spreading strips the flag of one it moves).
+ * and kept its time (the spreading strips the flag of one it moves, and
+ * leaves an error's code whole).
  * For the fast walker, the cache of TNT runs gives the same times as the
  * walk bit by bit (its instruction counts are the walk's).
  */
@@ -520,9 +521,13 @@ static void spread_checks(uint64_t seed, const uint8_t *buf, size_t len,
 		hi = next < exact->n && exact->v[next].time > e->time
 			     ? exact->v[next].time
 			     : e->time;
+		/* an error's flags are its code: all of it is kept */
+		unsigned keep = e->type == STRACE_EV_ERROR
+					? 0xffff
+					: (unsigned)~STRACE_F_TIME_EXACT;
+
 		if (s->type != e->type || s->a != e->a || s->b != e->b ||
-		    (s->flags | STRACE_F_TIME_EXACT) !=
-			    (e->flags | STRACE_F_TIME_EXACT) ||
+		    (s->flags & keep) != (e->flags & keep) ||
 		    s->time < e->time || s->time > hi ||
 		    (i && s->time < sp.v[i - 1].time &&
 		     e->time >= exact->v[i - 1].time) ||
@@ -725,6 +730,49 @@ TEST(random_flow_with_timing)
 	/* most events here have a time point of their own (a timing packet
 	 * every 16 blocks), those between two move */
 	CHECK(spread_moved > 100);
+}
+
+/* The spreader moves the events between two time points and strips
+ * TIME_EXACT from those it moves; an error event's flags are its code
+ * (STRACE_E_DESYNC has the bit of TIME_EXACT set): kept whole. */
+TEST(spread_keeps_error_codes)
+{
+	struct strace_dec_spread sp = {0};
+	struct strace_walk_opts o = {0};
+	struct evs got = {calloc(8, sizeof(struct strace_event)), 0};
+	struct strace_event e = {0};
+
+	o.size = sizeof(o);
+	o.emit = collect;
+	o.emit_arg = &got;
+	sp.stop_cap = UINT64_MAX;
+	e.type = STRACE_EV_CALL;
+	e.flags = STRACE_F_TIME_EXACT;
+	/* a whole interval first: 10 ns per instruction */
+	for (unsigned k = 1; k <= 3; k++) {
+		e.time = 1000 * k;
+		CHECK_INT(spread_put(&sp, &o, &e, 100 * (k - 1)), ==, 0);
+	}
+	/* an error 50 instructions on (a stop: at that pace), a return
+	 * 10 after it, then the next time point */
+	e.type = STRACE_EV_ERROR;
+	e.flags = STRACE_E_DESYNC;
+	CHECK_INT(spread_put(&sp, &o, &e, 250), ==, 0);
+	e.type = STRACE_EV_RETURN;
+	e.flags = STRACE_F_TIME_EXACT;
+	CHECK_INT(spread_put(&sp, &o, &e, 260), ==, 0);
+	e.type = STRACE_EV_CALL;
+	e.time = 4000;
+	CHECK_INT(spread_put(&sp, &o, &e, 300), ==, 0);
+	CHECK_INT(strace_dec_spread_flush(&sp, &o), ==, 0);
+	REQUIRE(got.n == 6);
+	CHECK_INT(got.v[3].time, ==, 3500);
+	CHECK_INT(got.v[3].flags, ==, STRACE_E_DESYNC);
+	CHECK_INT(got.v[4].time, ==, 3600);
+	CHECK_INT(got.v[4].flags, ==, 0);
+	CHECK_INT(got.v[5].flags, ==, STRACE_F_TIME_EXACT);
+	strace_dec_spread_free(&sp);
+	free(got.v);
 }
 
 static long decode_par(const uint8_t *buf, size_t len, unsigned nt,
