@@ -14,9 +14,10 @@
  *   thread's first event; kernel object records naming its process (type
  *   1) and the thread (type 2, with a koid argument "process"), again when
  *   the names change;
- *   per frame, a duration begin (type 2: category the frame's kind, name,
- *   argument addr) when it is entered and a duration end (type 3, no name;
- *   arguments gap / unwound when so) when it is left;
+ *   per frame, a duration begin (type 2: category the frame's kind, name)
+ *   when it is entered and a duration end (type 3, no name; arguments gap
+ *   / unwound when so) when it is left: two words each, no address (a
+ *   name without a symbol is its address: "[dso]+0x..." or "0x...");
  *   an instant event (type 0, category "gap") per overflow, error, loss
  *   and trace resumed after one, as fmt_chrome.c does.
  *
@@ -42,8 +43,9 @@
  * more names or threads (every reference resolves to the record last
  * written at its index, which the specification makes readers handle).
  * Strings: ids (view_name_id()) map to a set of WAYS indexes by hash,
- * replaced by CLOCK (second chance) within the set; threads: CLOCK over
- * the 255 indexes. What grows is one small entry per thread seen.
+ * replaced by CLOCK (second chance) within the set, and a direct-mapped
+ * front table finds the index of a name in use first; threads: CLOCK
+ * over the 255 indexes. What grows is one small entry per thread seen.
  */
 #include <endian.h>
 #include <errno.h>
@@ -88,7 +90,6 @@ enum {
 	FIX_LOST,
 	FIX_RESUMES,
 	FIX_ERROR,
-	FIX_ADDR,
 	FIX_UNWOUND,
 	FIX_IP,
 	FIX_COUNT,
@@ -98,7 +99,7 @@ enum {
 };
 static const char *const fixed[FIX_END] = {
 	"", "process", "call", "entry", "root", "seed", "syscall", "signal",
-	"gap", "overflow", "lost", "trace resumes", "error", "addr", "unwound",
+	"gap", "overflow", "lost", "trace resumes", "error", "unwound",
 	"ip", "count", "[syscall]", "[signal]",
 };
 
@@ -121,7 +122,7 @@ static const char *const fixed[FIX_END] = {
 
 /* a frame at the thread's first time, written at the end */
 struct dfr {
-	uint64_t begin, end, addr, id, seq;
+	uint64_t begin, end, id, seq;
 	uint32_t pid;
 	uint16_t kind, flags;
 };
@@ -201,8 +202,9 @@ static char *put_string(char *p, uint32_t index, const char *s, size_t len)
  * has none: a names id, a label from view_name_id() (named by
  * view_put_name_id()), or an ID_ERROR code (named by s).
  */
-static uint32_t intern(struct view *v, struct fxt *x, uint64_t id,
-		       const char *s)
+static __attribute__((noinline)) uint32_t intern(struct view *v,
+						  struct fxt *x, uint64_t id,
+						  const char *s)
 {
 	uint64_t h = id * 0x9e3779b97f4a7c15ull;
 	uint32_t set = (uint32_t)(((h >> 32) * NSETS) >> 32);
@@ -256,14 +258,14 @@ found:
 	return index;
 }
 
-/* A frame's name as view_name_id() gives it, without the call when it
- * is the names id of its function. */
+/* A frame's name as view_name_id() gives it (views.h: the names id of
+ * its function, else its address with bit 63 set), without the call;
+ * syscall and signal frames have fixed names (FIX_*_NAME). */
 static inline uint64_t frame_id(const struct strace_frame *f)
 {
-	return f->fn && f->kind != STRACE_FRAME_SYSCALL &&
-			       f->kind != STRACE_FRAME_SIGNAL
-		       ? f->fn->id
-		       : view_name_id(f);
+	if (f->kind == STRACE_FRAME_SYSCALL || f->kind == STRACE_FRAME_SIGNAL)
+		return view_name_id(f);
+	return f->fn ? f->fn->id : f->addr | 1ull << 63;
 }
 
 /* The string index of the name of a frame of kind with id. */
@@ -276,13 +278,22 @@ static inline uint32_t name_index(struct view *v, struct fxt *x,
 		return FIX_SYSCALL_NAME;
 	if (kind == STRACE_FRAME_SIGNAL)
 		return FIX_SIGNAL_NAME;
+	/* a hit here leaves the set's second chance alone: the names in use
+	 * most stay here, and one pushed out of its set costs a string */
 	fo = (uint32_t)(id * 0x9e3779b97f4a7c15ull >> (64 - FRONT_BITS));
-	if (x->front[fo].id == id && (index = (uint32_t)x->front[fo].index)) {
-		x->sref[(index - DYN_BASE) / WAYS] |=
-			(uint8_t)(1u << (index % WAYS));
+	if (x->front[fo].id == id && (index = (uint32_t)x->front[fo].index))
 		return index;
-	}
 	return intern(v, x, id, NULL);
+}
+
+/* The string index of f's name (view_put_name()'s). */
+static inline uint32_t frame_name(struct view *v, struct fxt *x,
+				  const struct strace_frame *f)
+{
+	if (__builtin_expect(f->kind >= STRACE_FRAME_SYSCALL, 0))
+		return name_index(v, x, f->kind, 0);
+	return name_index(v, x, f->kind,
+			  f->fn ? f->fn->id : f->addr | 1ull << 63);
 }
 
 /* The entry of tid in the threads seen (added, unused, when new; the
@@ -355,7 +366,9 @@ static void write_names(struct view *v, struct fxt *x, const struct thr *th)
  * when the thread changes, as fmt_chrome.c finds it, so that both
  * formats give a slice the same pid.
  */
-static uint32_t thread_slow(struct view *v, struct fxt *x, uint32_t tid)
+static __attribute__((noinline)) uint32_t thread_slow(struct view *v,
+						      struct fxt *x,
+						      uint32_t tid)
 {
 	struct strace_names *nm;
 	struct thr *th;
@@ -543,26 +556,30 @@ static void fxt_enter(struct view *v, const struct strace_frame *f,
 	(void)rd;
 	if (!thread)
 		return;
-	if (!th->tfirst)
-		th->tfirst = f->begin;
-	if (at_first_time(th, f))
-		return;
+	/* usually: after the thread's first time, a call or an entry */
+	if (__builtin_expect(f->begin <= th->tfirst || !th->tfirst ||
+				     (0xcu >> f->kind & 1),
+			     0)) {
+		if (!th->tfirst)
+			th->tfirst = f->begin;
+		if (at_first_time(th, f))
+			return;
+	}
 	if (!th->nbe++)
 		th->bepid = th->pid;
-	name = name_index(v, x, f->kind, frame_id(f));
-	if (th->bepid == th->pid) {
-		p = put64(o->p, event_header(EV_BEGIN, 1, 4, thread,
+	name = frame_name(v, x, f);
+	if (__builtin_expect(th->bepid == th->pid, 1)) {
+		p = put64(o->p, event_header(EV_BEGIN, 0, 2, thread,
 					     frame_category(f->kind), name));
 		p = put64(p, f->begin);
 	} else {
-		p = put64(o->p, event_header(EV_BEGIN, 1, 6, 0,
+		p = put64(o->p, event_header(EV_BEGIN, 0, 4, 0,
 					     frame_category(f->kind), name));
 		p = put64(p, f->begin);
 		p = put64(p, th->bepid);
 		p = put64(p, f->tid);
 	}
-	p = put64(p, ARG_POINTER | 2u << 4 | FIX_ADDR << 16);
-	o->p = put64(p, f->addr);
+	o->p = p;
 	if (out_room(o) < 0)
 		view_fail(v, -1);
 }
@@ -603,14 +620,14 @@ static void write_dfr(struct view *v, struct fxt *x, struct thr *th)
 	th->ndfr = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t thread = thread_ref(v, x, tid), name;
-		uint64_t nargs = 1 + !!(d[i].flags & STRACE_FRAME_GAP) +
+		uint64_t nargs = !!(d[i].flags & STRACE_FRAME_GAP) +
 				 !!(d[i].flags & STRACE_FRAME_UNWOUND);
 		int in = !thread || d[i].pid != x->cur_th->pid;
 		char *p;
 
 		name = name_index(v, x, d[i].kind, d[i].id);
 		p = put64(o->p, event_header(EV_COMPLETE, nargs,
-					     4 + nargs + (in ? 2 : 0),
+					     3 + nargs + (in ? 2 : 0),
 					     in ? 0 : thread,
 					     frame_category(d[i].kind), name));
 		p = put64(p, d[i].begin);
@@ -618,8 +635,6 @@ static void write_dfr(struct view *v, struct fxt *x, struct thr *th)
 			p = put64(p, d[i].pid);
 			p = put64(p, tid);
 		}
-		p = put64(p, ARG_POINTER | 2u << 4 | FIX_ADDR << 16);
-		p = put64(p, d[i].addr);
 		p = put_flags(p, d[i].flags);
 		o->p = put64(p, d[i].end);
 		if (out_room(o) < 0) {
@@ -629,7 +644,30 @@ static void write_dfr(struct view *v, struct fxt *x, struct thr *th)
 	}
 }
 
-/* A frame's end; a frame at the thread's first time is kept. */
+/* A frame at the thread's first time is kept for the end. */
+static __attribute__((noinline)) void keep(struct view *v, struct fxt *x,
+					   struct thr *th,
+					   const struct strace_frame *f)
+{
+	if (th->ndfr == th->capdfr) {
+		uint32_t cap = th->capdfr ? 2 * th->capdfr : 16;
+		struct dfr *d = cap <= DFR_MAX
+					? realloc(th->dfr, cap * sizeof(*d))
+					: NULL;
+		if (d) {
+			th->dfr = d;
+			th->capdfr = cap;
+		} else {
+			/* full (or no memory): written now */
+			write_dfr(v, x, th);
+		}
+	}
+	th->dfr[th->ndfr++] = (struct dfr){f->begin, f->end,	 frame_id(f),
+					   th->seq++, th->pid, f->kind,
+					   f->flags};
+}
+
+/* A frame's end. */
 static void fxt_leave(struct view *v, const struct strace_frame *f,
 		      uint32_t rd)
 {
@@ -643,28 +681,24 @@ static void fxt_leave(struct view *v, const struct strace_frame *f,
 	(void)rd;
 	if (!thread)
 		return;
-	if (at_first_time(th, f)) {
-		if (th->ndfr == th->capdfr) {
-			uint32_t cap = th->capdfr ? 2 * th->capdfr : 16;
-			struct dfr *d = cap <= DFR_MAX
-						? realloc(th->dfr,
-							  cap * sizeof(*d))
-						: NULL;
-			if (d) {
-				th->dfr = d;
-				th->capdfr = cap;
-			} else {
-				/* full (or no memory): written now */
-				write_dfr(v, x, th);
-			}
-		}
-		th->dfr[th->ndfr++] = (struct dfr){
-			f->begin, f->end,    f->addr, frame_id(f),
-			th->seq++, th->pid, f->kind, f->flags};
+	if (__builtin_expect(f->begin <= th->tfirst || (0xcu >> f->kind & 1),
+			     0) &&
+	    at_first_time(th, f)) {
+		keep(v, x, th, f);
 		return;
 	}
 	if (th->nbe)
 		th->nbe--;
+	if (__builtin_expect(!(f->flags & (STRACE_FRAME_GAP |
+					   STRACE_FRAME_UNWOUND)) &&
+				     th->bepid == th->pid,
+			     1)) {
+		p = put64(o->p, event_header(EV_END, 0, 2, thread, 0, 0));
+		o->p = put64(p, f->end);
+		if (out_room(o) < 0)
+			view_fail(v, -1);
+		return;
+	}
 	nargs = !!(f->flags & STRACE_FRAME_GAP) +
 		!!(f->flags & STRACE_FRAME_UNWOUND);
 	if (th->bepid == th->pid) {

@@ -767,11 +767,12 @@ int view_feed(struct view *v, const struct strace_event *ev, size_t n)
 		/* a format's instants sit among the frames: the stacks take
 		 * the events up to each one the format wants, then it */
 		uint64_t types = v->event_types;
-		size_t from = 0;
-		for (size_t i = 0; i < n && !v->err; i++) {
-			if (types && (ev[i].type >= 64 ||
-				      !(types >> ev[i].type & 1)))
-				continue;
+		size_t from = 0, i = 0;
+		for (;;) {
+			if (types) /* to the next event it wants */
+				while (i < n && (ev[i].type >= 64 ||
+						 !(types >> ev[i].type & 1)))
+					i++;
 			if (i > from) {
 				rc = strace_stack_feed(v->stack, ev + from,
 						       i - from);
@@ -779,12 +780,9 @@ int view_feed(struct view *v, const struct strace_event *ev, size_t n)
 					return rc;
 				from = i;
 			}
-			v->fmt->event(v, &ev[i]);
-		}
-		if (!v->err && n > from) {
-			rc = strace_stack_feed(v->stack, ev + from, n - from);
-			if (rc < 0)
-				return rc;
+			if (i == n || v->err)
+				break;
+			v->fmt->event(v, &ev[i++]);
 		}
 		return v->err;
 	}
