@@ -191,8 +191,8 @@ static void chrome_event(struct view *v, const struct strace_event *e)
 	p = sep(c, o->p);
 	memcpy(p, "{\"name\":", 8);
 	p = put_str(p + 8, what, strlen(what));
-	memcpy(p, ",\"cat\":\"gap\",\"ph\":\"i\",\"s\":\"t\",\"ts\":", 36);
-	p = put_us(p + 36, e->time);
+	memcpy(p, ",\"cat\":\"gap\",\"ph\":\"i\",\"s\":\"t\",\"ts\":", 35);
+	p = put_us(p + 35, e->time);
 	p = put_ids(p, pid, e->tid);
 	memcpy(p, ",\"args\":{\"", 10);
 	p += 10;

@@ -12,6 +12,5 @@ static int todo_open(struct view *v)
 	return -1;
 }
 
-const struct view_format view_fxt = {todo_open, NULL, NULL, NULL, NULL, NULL};
 const struct view_format view_uftrace = {todo_open, NULL, NULL, NULL, NULL,
 					 NULL};

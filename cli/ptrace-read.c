@@ -351,6 +351,8 @@ static int show_lost(struct rd *d, uint64_t count, uint64_t first)
 
 	d->nlost += count;
 	fmt_lost_event(&e, count, first);
+	if (d->view) /* an instant of the viewer formats, not a text line */
+		return view_feed(d->view, &e, 1) == 0 ? 0 : -1;
 	if (!fmt_wanted(&d->flt, STRACE_EV_LOST))
 		return 0;
 	switch (d->o->format) {

@@ -3,7 +3,7 @@
  * tests/bench/bench_stack.c - the call stacks and the views on a saved
  * ring (make bench, tests/bench/stacks.sh).
  *
- *   bench_stack RING stack|report|folded|tree [N]
+ *   bench_stack RING stack|report|folded|tree|fxt [N]
  *
  * The ring's events are read once into memory, then fed again and again
  * (N events in all, default 20M) to strace_stack alone (no callbacks), or
@@ -46,9 +46,10 @@ int main(int argc, char **argv)
 	double t0, t1;
 
 	if (argc < 3 || (strcmp(mode, "stack") && strcmp(mode, "report") &&
-			 strcmp(mode, "folded") && strcmp(mode, "tree"))) {
-		fprintf(stderr,
-			"usage: bench_stack RING stack|report|folded|tree [N]\n");
+			 strcmp(mode, "folded") && strcmp(mode, "tree") &&
+			 strcmp(mode, "fxt"))) {
+		fprintf(stderr, "usage: bench_stack RING "
+				"stack|report|folded|tree|fxt [N]\n");
 		return 2;
 	}
 	if (strace_ring_open(argv[1], &ring) < 0 ||
@@ -89,6 +90,7 @@ int main(int argc, char **argv)
 		memset(&o, 0, sizeof(o));
 		o.kind = !strcmp(mode, "report")   ? VIEW_REPORT
 			 : !strcmp(mode, "folded") ? VIEW_FOLDED
+			 : !strcmp(mode, "fxt")    ? VIEW_FXT
 						   : VIEW_TREE;
 		if (out_open(&out, "bench_stack", "/dev/null") < 0 ||
 		    view_new(&o, names, NULL, &out, &v) < 0)
