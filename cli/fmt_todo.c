@@ -13,5 +13,3 @@ static int todo_open(struct view *v)
 }
 
 const struct view_format view_fxt = {todo_open, NULL, NULL, NULL, NULL, NULL};
-const struct view_format view_uftrace = {todo_open, NULL, NULL, NULL, NULL,
-					 NULL};
