@@ -74,6 +74,7 @@ struct view {
 	/* a viewer format (chrome, fxt, uftrace) */
 	const struct view_format *fmt;
 	void *state;
+	uint64_t event_types; /* view_set_event_types() */
 };
 
 /* --- frames ------------------------------------------------------------- */
@@ -683,6 +684,11 @@ struct out *view_out(const struct view *v)
 	return v->out;
 }
 
+void view_set_event_types(struct view *v, uint64_t types)
+{
+	v->event_types = types;
+}
+
 void view_fail(struct view *v, int err)
 {
 	if (!v->err)
@@ -758,10 +764,25 @@ int view_feed(struct view *v, const struct strace_event *ev, size_t n)
 	int rc;
 
 	if (v->fmt && v->fmt->event) {
-		/* event by event: a format's instants sit among the frames */
+		/* a format's instants sit among the frames: the stacks take
+		 * the events up to each one the format wants, then it */
+		uint64_t types = v->event_types;
+		size_t from = 0;
 		for (size_t i = 0; i < n && !v->err; i++) {
+			if (types && (ev[i].type >= 64 ||
+				      !(types >> ev[i].type & 1)))
+				continue;
+			if (i > from) {
+				rc = strace_stack_feed(v->stack, ev + from,
+						       i - from);
+				if (rc < 0)
+					return rc;
+				from = i;
+			}
 			v->fmt->event(v, &ev[i]);
-			rc = strace_stack_feed(v->stack, &ev[i], 1);
+		}
+		if (!v->err && n > from) {
+			rc = strace_stack_feed(v->stack, ev + from, n - from);
 			if (rc < 0)
 				return rc;
 		}

@@ -61,7 +61,8 @@ int view_finish(struct view *v);
  * filters and the names, and calls these in the order of the events:
  *   open    once, before any event; may keep state (view_set_state)
  *   event   every event, before the stacks see it (gaps, losses, thread
- *           names: what is not a frame); NULL: none
+ *           names: what is not a frame); NULL: none. After
+ *           view_set_event_types(), only the events of those types
  *   enter   a frame that is shown was entered; rd is its depth as shown
  *           (0 at the outermost shown frame: --sym moves it)
  *   leave   that frame is left (f->end is set; its callees have left)
@@ -86,6 +87,10 @@ void view_set_state(struct view *v, void *state);
 const struct view_opts *view_opts(const struct view *v);
 struct strace_names *view_names(const struct view *v);
 struct out *view_out(const struct view *v);
+/* view_set_event_types() - call the format's event only for events of
+ * these types (bit 1 << type, types below 64; 0: every event, the
+ * default); the stacks then take the others in batches, which is faster. */
+void view_set_event_types(struct view *v, uint64_t types);
 /* view_fail() - a format's write failed (or memory ran out): the view
  * stops with err (-1 after a message on stderr, or -ENOMEM). */
 void view_fail(struct view *v, int err);
