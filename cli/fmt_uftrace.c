@@ -106,18 +106,22 @@ static inline uint64_t rec_word(uint64_t type, uint32_t depth, uint64_t addr)
 }
 
 struct uthr {
+	/* the hot part: what a record needs */
+	unsigned char *cur, *end; /* where the next record goes; buf + cap */
+	uint64_t last;            /* the time of the last record */
 	uint32_t tid;
+	uint32_t open;            /* written frames open: the next depth */
+	uint8_t root_pending;     /* a ROOT frame waits for the frames above */
 	int fd;               /* -1 while closed */
 	uint8_t made;         /* the file exists: reopening appends */
-	uint8_t root_pending; /* a ROOT frame waits for the frames above it */
-	uint32_t open;        /* written frames open: the next depth */
-	uint64_t first, last; /* the earliest and the latest record time */
-	uint64_t records;
-	uint32_t len, cap;    /* bytes in buf, its size */
+	uint8_t noalloc;      /* fallocate failed: not tried again */
+	uint64_t size, alloc; /* bytes written, bytes reserved (fallocate) */
+	uint64_t first;       /* the time of the first record */
 	unsigned char *buf;
 };
 
 struct label {
+	uint64_t key;  /* the frame's address */
 	uint64_t id;   /* view_name_id() */
 	uint64_t addr; /* the address written; 0: a free slot */
 };
@@ -139,10 +143,10 @@ struct uft {
 	 * signals), open addressing */
 	struct label *labs;
 	size_t nlabs, labcap;
+	uint64_t sys_addr, sig_addr; /* [syscall], [signal] */
 	/* the labels' module: the label id of each of its addresses */
 	uint64_t *pseudo;
 	size_t npseudo, pcap;
-	uint32_t deepest; /* the deepest depth written */
 	uint64_t deep;    /* frames not written: deeper than UFT_DEPTH_MAX */
 	uint64_t gaps;    /* gap events */
 	char ev[UFT_EVENTS_MAX][48]; /* the names of the gap events */
@@ -269,11 +273,37 @@ static int prepare_dir(struct view *v, struct uft *u)
 
 /* --- threads --------------------------------------------------------------- */
 
-static int thr_flush(struct view *v, struct uft *u, struct uthr *t)
+static const char *thr_file(struct uft *u, const struct uthr *t)
 {
 	char name[32];
 
-	if (!t->len)
+	snprintf(name, sizeof(name), "%u.dat", t->tid);
+	return in_dir(u, name);
+}
+
+/* Close a thread's file; the space reserved past its end is given back
+ * (ftruncate frees what fallocate kept beyond the size). */
+static int thr_close(struct view *v, struct uft *u, struct uthr *t)
+{
+	int rc = 0;
+
+	if (t->fd < 0)
+		return 0;
+	if (t->alloc > t->size && ftruncate(t->fd, (off_t)t->size) < 0)
+		rc = fail_file(v, thr_file(u, t), "cannot truncate the file");
+	if (close(t->fd) < 0 && !rc)
+		rc = fail_file(v, thr_file(u, t), "close failed");
+	t->fd = -1;
+	t->alloc = t->size;
+	u->nfds--;
+	return rc;
+}
+
+static int thr_flush(struct view *v, struct uft *u, struct uthr *t)
+{
+	size_t len = (size_t)(t->cur - t->buf);
+
+	if (!len)
 		return 0;
 	if (t->fd < 0) {
 		if (u->nfds >= UFT_MAX_FDS) {
@@ -283,16 +313,12 @@ static int thr_flush(struct view *v, struct uft *u, struct uthr *t)
 				if (o == t || o->fd < 0)
 					continue;
 				u->victim = (u->victim + k + 1) % u->nt;
-				if (thr_flush(v, u, o) < 0)
+				if (thr_flush(v, u, o) < 0 || thr_close(v, u, o) < 0)
 					return -1;
-				close(o->fd);
-				o->fd = -1;
-				u->nfds--;
 				break;
 			}
 		}
-		snprintf(name, sizeof(name), "%u.dat", t->tid);
-		t->fd = open(in_dir(u, name),
+		t->fd = open(thr_file(u, t),
 			     O_WRONLY | O_CREAT | O_CLOEXEC |
 				     (t->made ? O_APPEND : O_TRUNC),
 			     0644);
@@ -301,12 +327,26 @@ static int thr_flush(struct view *v, struct uft *u, struct uthr *t)
 		t->made = 1;
 		u->nfds++;
 	}
-	if (write_all(t->fd, t->buf, t->len) < 0) {
-		snprintf(name, sizeof(name), "%u.dat", t->tid);
-		return fail_file(v, in_dir(u, name),
-				 "write failed; check free space");
+	if (t->size + len > t->alloc && !t->noalloc) {
+		/* space reserved ahead, in growing steps: the file system
+		 * allocates once per step, not once per page (about a
+		 * third of the kernel's time in writing) */
+		uint64_t step = t->alloc < (256u << 10) ? 256u << 10
+				: t->alloc > (32u << 20) ? 32u << 20
+							   : t->alloc;
+		if (fallocate(t->fd, FALLOC_FL_KEEP_SIZE, (off_t)t->alloc,
+			      (off_t)step) == 0)
+			t->alloc += step;
+		else
+			t->noalloc = 1; /* not on this file system: plain writes */
 	}
-	t->len = 0;
+	if (!t->size)
+		memcpy(&t->first, t->buf, 8); /* its first record's time */
+	if (write_all(t->fd, t->buf, len) < 0)
+		return fail_file(v, thr_file(u, t),
+				 "write failed; check free space");
+	t->size += len;
+	t->cur = t->buf;
 	return 0;
 }
 
@@ -315,7 +355,7 @@ static __attribute__((noinline)) struct uthr *thr_new(struct view *v,
 						      uint32_t tid)
 {
 	struct uthr *t;
-	size_t i;
+	size_t i, bufsize;
 
 	if (2 * (u->nt + 1) > u->tmapcap) {
 		size_t cap = u->tmapcap ? 2 * u->tmapcap : 64;
@@ -344,15 +384,16 @@ static __attribute__((noinline)) struct uthr *thr_new(struct view *v,
 	if (!t)
 		goto nomem;
 	/* the buffers of many threads stay small */
-	t->cap = u->nt < 64 ? 65536 : u->nt < 1024 ? 16384 : 4096;
-	t->buf = malloc(t->cap);
+	bufsize = u->nt < 64 ? 65536 : u->nt < 1024 ? 16384 : 4096;
+	t->buf = malloc(bufsize);
 	if (!t->buf) {
 		free(t);
 		goto nomem;
 	}
+	t->cur = t->buf;
+	t->end = t->buf + bufsize;
 	t->tid = tid;
 	t->fd = -1;
-	t->first = UINT64_MAX;
 	i = (tid * 0x9e3779b9u) & (u->tmapcap - 1);
 	while (u->tmap[i])
 		i = (i + 1) & (u->tmapcap - 1);
@@ -392,21 +433,14 @@ static inline struct uthr *thr_of(struct view *v, struct uft *u, uint32_t tid)
 static inline void put_rec(struct view *v, struct uft *u, struct uthr *t,
 			   uint64_t time, uint64_t word)
 {
-	unsigned char *p;
-
-	if (__builtin_expect(t->len + 16 > t->cap, 0) &&
-	    thr_flush(v, u, t) < 0)
+	if (t->cur == t->end && thr_flush(v, u, t) < 0)
 		return;
 	/* a thread's records in time order, as uftrace reads them */
-	if (__builtin_expect(time < t->last, 0))
+	if (time < t->last)
 		time = t->last;
-	p = t->buf + t->len;
-	memcpy(p, &time, 8);
-	memcpy(p + 8, &word, 8);
-	t->len += 16;
-	t->records++;
-	if (__builtin_expect(time < t->first, 0))
-		t->first = time;
+	memcpy(t->cur, &time, 8);
+	memcpy(t->cur + 8, &word, 8);
+	t->cur += 16;
 	t->last = time;
 }
 
@@ -463,13 +497,23 @@ static __attribute__((noinline)) uint64_t fn_addr(struct view *v,
 	return a;
 }
 
+/* The address of a frame without a function: unnamed code (its own
+ * address in a DSO, else one in the labels' module), [syscall],
+ * [signal]. */
 static __attribute__((noinline)) uint64_t label_addr(struct view *v,
 						     struct uft *u,
 						     const struct strace_frame *f)
 {
-	uint64_t id = view_name_id(f), a;
+	uint64_t key = f->addr, a;
 	size_t j;
 
+	if (f->kind == STRACE_FRAME_SYSCALL || f->kind == STRACE_FRAME_SIGNAL) {
+		uint64_t *c = f->kind == STRACE_FRAME_SYSCALL ? &u->sys_addr
+							     : &u->sig_addr;
+		if (!*c)
+			*c = pseudo_addr(v, u, view_name_id(f));
+		return *c;
+	}
 	if (2 * (u->nlabs + 1) > u->labcap) {
 		size_t cap = u->labcap ? 2 * u->labcap : 1024;
 		struct label *n = calloc(cap, sizeof(*n));
@@ -480,7 +524,7 @@ static __attribute__((noinline)) uint64_t label_addr(struct view *v,
 		for (size_t k = 0; k < u->labcap; k++) {
 			if (!u->labs[k].addr)
 				continue;
-			j = (size_t)(u->labs[k].id * 0x9e3779b97f4a7c15ull >>
+			j = (size_t)(u->labs[k].key * 0x9e3779b97f4a7c15ull >>
 				     32) &
 			    (cap - 1);
 			while (n[j].addr)
@@ -491,19 +535,17 @@ static __attribute__((noinline)) uint64_t label_addr(struct view *v,
 		u->labs = n;
 		u->labcap = cap;
 	}
-	j = (size_t)(id * 0x9e3779b97f4a7c15ull >> 32) & (u->labcap - 1);
+	j = (size_t)(key * 0x9e3779b97f4a7c15ull >> 32) & (u->labcap - 1);
 	while (u->labs[j].addr) {
-		if (u->labs[j].id == id)
+		if (u->labs[j].key == key)
 			return u->labs[j].addr;
 		j = (j + 1) & (u->labcap - 1);
 	}
-	/* unnamed code in a DSO keeps its address (its .sym file names it);
-	 * the rest goes to the labels' module */
-	a = f->kind != STRACE_FRAME_SYSCALL && f->kind != STRACE_FRAME_SIGNAL &&
-			    in_dso(v, f->addr)
-		    ? f->addr
-		    : pseudo_addr(v, u, id);
-	u->labs[j].id = id;
+	/* a new one: in a DSO it keeps its address (the DSO's .sym file names it);
+	 * elsewhere it goes to the labels' module */
+	a = in_dso(v, key) ? key : pseudo_addr(v, u, view_name_id(f));
+	u->labs[j].key = key;
+	u->labs[j].id = view_name_id(f);
 	u->labs[j].addr = a;
 	u->nlabs++;
 	return a;
@@ -513,11 +555,22 @@ static __attribute__((noinline)) uint64_t label_addr(struct view *v,
 static inline uint64_t out_addr(struct view *v, struct uft *u,
 				const struct strace_frame *f)
 {
-	if (f->fn && f->kind != STRACE_FRAME_SYSCALL &&
-	    f->kind != STRACE_FRAME_SIGNAL) {
+	/* (strace_stack gives [syscall] and [signal] frames no fn) */
+	if (__builtin_expect(f->fn != NULL, 1)) {
 		if (f->fn->id < u->fncap && u->fnaddr[f->fn->id])
 			return u->fnaddr[f->fn->id];
-		return fn_addr(v, u, f);
+		if (f->kind != STRACE_FRAME_SYSCALL &&
+		    f->kind != STRACE_FRAME_SIGNAL)
+			return fn_addr(v, u, f);
+	} else if (u->labcap) {
+		/* unnamed code seen before: its first probe */
+		const struct label *l =
+			&u->labs[(size_t)(f->addr * 0x9e3779b97f4a7c15ull >> 32) &
+				 (u->labcap - 1)];
+		if (l->key == f->addr && l->addr &&
+		    f->kind != STRACE_FRAME_SYSCALL &&
+		    f->kind != STRACE_FRAME_SIGNAL)
+			return l->addr;
 	}
 	return label_addr(v, u, f);
 }
@@ -541,6 +594,10 @@ static int uft_open(struct view *v)
 		return -1;
 	}
 	strcpy(u->dir, dir);
+	/* the gaps; the other events go to the stacks in batches */
+	view_set_event_types(v, 1ull << STRACE_EV_OVERFLOW |
+					1ull << STRACE_EV_ERROR |
+					1ull << STRACE_EV_LOST);
 	return prepare_dir(v, u);
 }
 
@@ -553,41 +610,84 @@ static inline void write_entry(struct view *v, struct uft *u, struct uthr *t,
 	put_rec(v, u, t, f->begin, w);
 	/* user[0]: the entry's word (never 0: the magic is in it) */
 	((struct strace_frame *)(uintptr_t)f)->user[0] = w;
-	if (__builtin_expect(t->open > u->deepest, 0))
-		u->deepest = t->open;
 	t->open++;
 }
 
-static void uft_enter(struct view *v, const struct strace_frame *f,
-		      uint32_t rd)
+static __attribute__((noinline)) void enter_slow(struct view *v,
+						   struct uft *u,
+						   const struct strace_frame *f)
 {
-	struct uft *u = view_state(v);
 	struct uthr *t = thr_of(v, u, f->tid);
 
-	(void)rd;
 	if (!t)
 		return;
-	if (__builtin_expect(f->kind == STRACE_FRAME_ROOT, 0) && t->open) {
+	if (f->kind == STRACE_FRAME_ROOT && t->open) {
 		/* under the open frames, which all leave next
 		 * (strace_stack's root()): written after them */
 		t->root_pending = 1;
 		return;
 	}
-	if (__builtin_expect(t->open >= UFT_DEPTH_MAX, 0)) {
+	if (t->open >= UFT_DEPTH_MAX) {
 		u->deep++;
 		return;
 	}
 	write_entry(v, u, t, f);
 }
 
-static void uft_leave(struct view *v, const struct strace_frame *f,
+/* The address of f when it is known already, else 0. */
+static inline uint64_t known_addr(const struct uft *u,
+				  const struct strace_frame *f)
+{
+	if (f->fn)
+		return f->fn->id < u->fncap ? u->fnaddr[f->fn->id] : 0;
+	if (u->labcap && f->kind != STRACE_FRAME_SYSCALL &&
+	    f->kind != STRACE_FRAME_SIGNAL) {
+		const struct label *l =
+			&u->labs[(size_t)(f->addr * 0x9e3779b97f4a7c15ull >> 32) &
+				 (u->labcap - 1)];
+		return l->key == f->addr ? l->addr : 0;
+	}
+	return 0;
+}
+
+/*
+ * The common case in a few instructions, the rest out of line (a frame
+ * of another thread than the last, a ROOT frame, a new name, a full
+ * buffer, a time that goes back, a new depth): the record and the
+ * checks of put_rec() and write_entry().
+ */
+static void uft_enter(struct view *v, const struct strace_frame *f,
 		      uint32_t rd)
 {
 	struct uft *u = view_state(v);
+	struct uthr *t = u->last;
+	uint64_t a = known_addr(u, f), w, time;
+
+	(void)rd;
+	if (__builtin_expect(!a || !t || t->tid != f->tid ||
+				     f->kind == STRACE_FRAME_ROOT ||
+				     t->open >= UFT_DEPTH_MAX || t->cur == t->end,
+			     0)) {
+		enter_slow(v, u, f);
+		return;
+	}
+	time = f->begin > t->last ? f->begin : t->last;
+	w = rec_word(UFT_ENTRY, t->open, a);
+	memcpy(t->cur, &time, 8);
+	memcpy(t->cur + 8, &w, 8);
+	t->cur += 16;
+	t->last = time;
+	((struct strace_frame *)(uintptr_t)f)->user[0] = w;
+	t->open++;
+}
+
+static __attribute__((noinline)) void leave_slow(struct view *v,
+						   struct uft *u,
+						   const struct strace_frame *f)
+{
 	struct uthr *t;
 	uint64_t w = f->user[0];
 
-	(void)rd;
 	if (!w) {
 		/* not written: too deep, or a ROOT frame still waiting */
 		if (f->kind == STRACE_FRAME_ROOT && !f->depth &&
@@ -601,7 +701,7 @@ static void uft_leave(struct view *v, const struct strace_frame *f,
 	/* the written frames leave in the order they came */
 	t->open--;
 	put_rec(v, u, t, f->end, w | UFT_EXIT);
-	if (__builtin_expect(t->root_pending, 0) && !t->open) {
+	if (t->root_pending && !t->open) {
 		/* the frames above the ROOT frame have left: it is the
 		 * thread's outermost (strace/stack.h: f[-f->depth]) */
 		const struct strace_frame *r = f - f->depth;
@@ -609,6 +709,29 @@ static void uft_leave(struct view *v, const struct strace_frame *f,
 		if (f->depth && r->kind == STRACE_FRAME_ROOT && !r->user[0])
 			write_entry(v, u, t, r);
 	}
+}
+
+static void uft_leave(struct view *v, const struct strace_frame *f,
+		      uint32_t rd)
+{
+	struct uft *u = view_state(v);
+	struct uthr *t = u->last;
+	uint64_t w = f->user[0] | UFT_EXIT, time;
+
+	(void)rd;
+	if (__builtin_expect(!f->user[0] || !t || t->tid != f->tid ||
+				     !t->open || t->root_pending ||
+				     t->cur == t->end,
+			     0)) {
+		leave_slow(v, u, f);
+		return;
+	}
+	time = f->end > t->last ? f->end : t->last;
+	t->open--;
+	memcpy(t->cur, &time, 8);
+	memcpy(t->cur + 8, &w, 8);
+	t->cur += 16;
+	t->last = time;
 }
 
 /* The user event of a gap: one per kind (and error code), defined in
@@ -660,14 +783,14 @@ static void uft_event(struct view *v, const struct strace_event *e)
 	id = gap_event(v, u, e);
 	if (e->tid) {
 		struct uthr *t = thr_find(u, e->tid);
-		if (t && t->records)
+		if (t && (t->size || t->cur != t->buf))
 			put_rec(v, u, t, e->time, rec_word(UFT_EVENT, t->open, id));
 		u->gaps++;
 		return;
 	}
 	/* not a thread's (the ring's losses): every thread has the hole */
 	for (size_t k = 0; k < u->nt; k++)
-		if (u->t[k]->records)
+		if (u->t[k]->size || u->t[k]->cur != u->t[k]->buf)
 			put_rec(v, u, u->t[k], e->time,
 				rec_word(UFT_EVENT, u->t[k]->open, id));
 	u->gaps++;
@@ -1176,7 +1299,7 @@ static int write_meta(struct view *v, struct uft *u, struct mod *m, size_t n,
 	if (!th || !s)
 		goto nomem;
 	for (size_t k = 0; k < u->nt; k++)
-		if (u->t[k]->records)
+		if (u->t[k]->size)
 			th[nth++] = u->t[k];
 	qsort(th, nth, sizeof(*th), cmp_thr);
 	/* a session per process, from its earliest record on */
@@ -1253,9 +1376,14 @@ static int write_meta(struct view *v, struct uft *u, struct mod *m, size_t n,
 		time_t now = time(NULL);
 		char date[64];
 
-		/* uftrace keeps max_stack frames per thread */
-		if (u->deepest >= max_stack)
-			max_stack = (uint16_t)(u->deepest + 1);
+		/* uftrace keeps max_stack frames per thread: as many as the
+		 * deepest stack (no frame written is deeper) */
+		struct strace_stack_stats st;
+		view_stack_stats(v, &st);
+		if (st.max_depth > max_stack)
+			max_stack = (uint16_t)(st.max_depth < UFT_DEPTH_MAX
+						       ? st.max_depth
+						       : UFT_DEPTH_MAX);
 		memset(h, 0, sizeof(h));
 		memcpy(h, "Ftrace!", 8);
 		memcpy(h + 8, &version, 4);
@@ -1308,23 +1436,9 @@ static int uft_finish(struct view *v)
 	struct sb map = {0};
 	int rc = -1;
 
-	for (size_t k = 0; k < u->nt; k++) {
-		struct uthr *t = u->t[k];
-		if (thr_flush(v, u, t) < 0)
+	for (size_t k = 0; k < u->nt; k++)
+		if (thr_flush(v, u, u->t[k]) < 0 || thr_close(v, u, u->t[k]) < 0)
 			return -1;
-		if (t->fd >= 0) {
-			if (close(t->fd) < 0) {
-				char name[32];
-				snprintf(name, sizeof(name), "%u.dat", t->tid);
-				t->fd = -1;
-				u->nfds--;
-				return fail_file(v, in_dir(u, name),
-						 "close failed");
-			}
-			t->fd = -1;
-			u->nfds--;
-		}
-	}
 	if (write_modules(v, u, &map, &m, &n) == 0 &&
 	    write_meta(v, u, m, n, &map) == 0)
 		rc = 0;
@@ -1350,8 +1464,13 @@ static void uft_close(struct view *v)
 	if (!u)
 		return;
 	for (size_t k = 0; k < u->nt; k++) {
-		if (u->t[k]->fd >= 0)
+		if (u->t[k]->fd >= 0) {
+			/* after an error: what was written stays */
+			if (u->t[k]->alloc > u->t[k]->size &&
+			    ftruncate(u->t[k]->fd, (off_t)u->t[k]->size) < 0) {
+			}
 			close(u->t[k]->fd);
+		}
 		free(u->t[k]->buf);
 		free(u->t[k]);
 	}
