@@ -583,7 +583,8 @@ static int uft_open(struct view *v)
 	const char *dir = view_opts(v)->dir;
 
 	if (!u) {
-		view_fail(v, -ENOMEM);
+		fprintf(stderr, "%s: out of memory\n", PROG);
+		view_fail(v, -1);
 		return -1;
 	}
 	view_set_state(v, u);

@@ -346,10 +346,19 @@ if [ -e "$work/threads.srb" ]; then
 	mkdir -p "$work/other"
 	echo keep >"$work/other/notes.txt"
 	if ! "$B/ptrace-read" -f uftrace -o "$work/other" "$work/threads.srb" 2>"$work/err" &&
-		grep -q 'not empty' "$work/err" && [ "$(ls "$work/other")" = notes.txt ]; then
-		pass "refuses-a-directory-of-other-files"
+		grep -q 'not empty' "$work/err" && [ "$(wc -l <"$work/err")" = 1 ] &&
+		[ "$(ls "$work/other")" = notes.txt ]; then
+		pass "refuses-a-directory-of-other-files ($(cat "$work/err"))"
 	else
 		fail "refuses-a-directory-of-other-files" "$(cat "$work/err") $(ls "$work/other" | tr '\n' ' ')"
+	fi
+	# -o names a file: one message, exit 1
+	"$B/ptrace-read" -f uftrace -o "$work/other/notes.txt" "$work/threads.srb" 2>"$work/err"
+	rc=$?
+	if [ $rc = 1 ] && [ "$(wc -l <"$work/err")" = 1 ] && grep -q 'notes.txt: not a directory' "$work/err"; then
+		pass "a-file-as-o-is-refused ($(cat "$work/err"))"
+	else
+		fail "a-file-as-o-is-refused" "exit $rc: $(cat "$work/err")"
 	fi
 fi
 
