@@ -299,33 +299,48 @@ static int thr_close(struct view *v, struct uft *u, struct uthr *t)
 	return rc;
 }
 
+static int thr_flush(struct view *v, struct uft *u, struct uthr *t);
+
+/* Close another thread's file than t's (the next in turn). Returns 1,
+ * 0 when none is open, -1 after a message. */
+static int close_other(struct view *v, struct uft *u, const struct uthr *t)
+{
+	for (size_t k = 0; k < u->nt; k++) {
+		struct uthr *o = u->t[(u->victim + k) % u->nt];
+		if (o == t || o->fd < 0)
+			continue;
+		u->victim = (u->victim + k + 1) % u->nt;
+		return thr_flush(v, u, o) < 0 || thr_close(v, u, o) < 0 ? -1 : 1;
+	}
+	return 0;
+}
+
 static int thr_flush(struct view *v, struct uft *u, struct uthr *t)
 {
 	size_t len = (size_t)(t->cur - t->buf);
+	int rc;
 
 	if (!len)
 		return 0;
-	if (t->fd < 0) {
-		if (u->nfds >= UFT_MAX_FDS) {
-			/* too many files open: close another thread's */
-			for (size_t k = 0; k < u->nt; k++) {
-				struct uthr *o = u->t[(u->victim + k) % u->nt];
-				if (o == t || o->fd < 0)
-					continue;
-				u->victim = (u->victim + k + 1) % u->nt;
-				if (thr_flush(v, u, o) < 0 || thr_close(v, u, o) < 0)
-					return -1;
-				break;
-			}
-		}
+	while (t->fd < 0) {
+		/* at most UFT_MAX_FDS files open, fewer if the limit says so */
+		if (u->nfds >= UFT_MAX_FDS && close_other(v, u, t) < 0)
+			return -1;
 		t->fd = open(thr_file(u, t),
 			     O_WRONLY | O_CREAT | O_CLOEXEC |
 				     (t->made ? O_APPEND : O_TRUNC),
 			     0644);
-		if (t->fd < 0)
-			return fail_file(v, u->path, "cannot create the file");
-		t->made = 1;
-		u->nfds++;
+		if (t->fd >= 0) {
+			t->made = 1;
+			u->nfds++;
+			break;
+		}
+		if ((errno != EMFILE && errno != ENFILE) ||
+		    (rc = close_other(v, u, t)) == 0)
+			return fail_file(v, thr_file(u, t),
+					 "cannot create the file");
+		if (rc < 0)
+			return -1;
 	}
 	if (t->size + len > t->alloc && !t->noalloc) {
 		/* space reserved ahead, in growing steps: the file system

@@ -18,7 +18,8 @@
 # And: the read-side filters (--tid, --sym, --dso) shape the directory as
 # they shape -f tree, and uftrace's own filters (--tid, -F) on a whole
 # directory agree with ours; gaps show as ptrace-read:* events where they
-# happened; a longjmp keeps its depth (uftrace's fixup of that name is
+# happened; a ring of sample events (every type, odd names) is read as
+# well; a longjmp keeps its depth (uftrace's fixup of that name is
 # avoided); a directory is replaced, not mixed, when written again, and a
 # non-empty directory of other files is refused.
 # SKIP only when uftrace is not installed.
@@ -48,8 +49,12 @@ DEEP="-D 65534"
 # thread (threads in tid order): "# thread TID", then "DEPTH NAME" per
 # entry in order, DEPTH counted by the blocks open; comments (gaps,
 # "began before the trace") and uftrace's ".nofixup" suffix left out.
+# tree_norm ours|uftrace: our tree adds "()" to every name; uftrace's to
+# those that do not end with ')'.
 tree_norm() {
-	awk '
+	# (a tab in a name is a blank in a .sym file: uftrace cuts names
+	# at tabs)
+	tr '\t' ' ' | awk -v who="$1" '
 /^#/ { next }
 {
 	if (!match($0, /\[ *[0-9]+\] \| /)) next
@@ -59,9 +64,10 @@ tree_norm() {
 	if (!(tid in depth)) { depth[tid] = 0; n[tid] = 0 }
 	if (body ~ /^} \/\* .* \*\/$/) { depth[tid]--; next }
 	if (body ~ /^\/\*/) next
-	if (body ~ /\(\) \{( \/\*.*\*\/)?$/) { o = 1; sub(/\(\) \{( \/\*.*\*\/)?$/, "", body) }
-	else if (body ~ /\(\);( \/\*.*\*\/)?$/) { o = 0; sub(/\(\);( \/\*.*\*\/)?$/, "", body) }
+	if (body ~ /\) \{( \/\*.*\*\/)?$/) { o = 1; sub(/ \{( \/\*.*\*\/)?$/, "", body) }
+	else if (body ~ /\);( \/\*.*\*\/)?$/) { o = 0; sub(/;( \/\*.*\*\/)?$/, "", body) }
 	else next
+	if (who == "ours" || body ~ /[^)]\(\)$/) sub(/\(\)$/, "", body)
 	sub(/\.nofixup$/, "", body)
 	printf "%d\t%d\t%d %s\n", tid, ++n[tid], depth[tid], body
 	if (o) depth[tid]++
@@ -74,7 +80,7 @@ tree_norm() {
 # (fixed columns: calls at 27-36, the name from 63) or uftrace's
 # "report -f call" (calls at 1-12, the name from 15)
 report_norm() {
-	case $1 in
+	tr '\t' ' ' | case $1 in
 	ours) awk 'NR > 2 { s[substr($0, 63)] += substr($0, 27, 10) }
 		END { for (k in s) printf "%s\t%d\n", k, s[k] }' ;;
 	uftrace) awk 'NR > 2 { n = substr($0, 15); sub(/\.nofixup$/, "", n); s[n] += substr($0, 1, 12) }
@@ -154,8 +160,8 @@ print("%d events, %d slices" % (len(ev), b))' "$work/chrome.out" 2>&1); then
 		fail "$tag/dump-chrome" "$why"
 	fi
 	# uftrace's tree and report are ours
-	"$B/ptrace-read" -f tree "$@" "$ring" 2>/dev/null | tree_norm >"$work/ours.tree"
-	tree_norm <"$work/replay.out" >"$work/uft.tree"
+	"$B/ptrace-read" -f tree "$@" "$ring" 2>/dev/null | tree_norm ours >"$work/ours.tree"
+	tree_norm uftrace <"$work/replay.out" >"$work/uft.tree"
 	local n
 	n=$(grep -vc '^#' "$work/ours.tree")
 	if [ "$n" -gt 20 ] && cmp -s "$work/ours.tree" "$work/uft.tree"; then
@@ -224,10 +230,27 @@ done
 make_dir threads-flight "$O/corpus/threads.data" --mode flight --capacity 1024 &&
 	check_dir threads-flight "$work/threads-flight.d" "$work/threads-flight.srb"
 
+# ptrace-read's sample events (--generate): every type, names with
+# quotes, a tab, UTF-8, C++ parameters, code outside every DSO, gaps of
+# every kind, losses of the ring on thread 0, stack seeds
+if "$B/ptrace-read" --generate 40000 -o "$work/gen.srb" >/dev/null 2>"$work/err" &&
+	"$B/ptrace-read" -f uftrace -o "$work/gen.d" "$work/gen.srb" 2>"$work/err"; then
+	check_dir generated "$work/gen.d" "$work/gen.srb"
+	n=$(grep -c '^EVENT: ' "$work/gen.d/events.txt" 2>/dev/null)
+	shown=$(grep -o 'ptrace-read:[a-z_-]*' "$work/replay.out" | sort -u | grep -c .)
+	if [ "${n:-0}" -ge 3 ] && [ "$shown" = "$n" ]; then
+		pass "generated/gaps-shown ($n kinds of gap, each shown by replay)"
+	else
+		fail "generated/gaps-shown" "events.txt: ${n:-none}, shown: $shown"
+	fi
+else
+	fail generated "$(head -c 300 "$work/err")"
+fi
+
 # --- deep stacks: recurse goes deeper than the depth field's 1024 ------------
 if [ -e "$work/recurse.d/info" ]; then
 	max=$(od -An -tu2 -j32 -N2 "$work/recurse.d/info" | tr -d ' ')
-	deepest=$(awk '!/^#/ && $1 > m { m = $1 } END { print m + 0 }' <("$B/ptrace-read" -f tree "$work/recurse.srb" | tree_norm))
+	deepest=$(awk '!/^#/ && $1 > m { m = $1 } END { print m + 0 }' <("$B/ptrace-read" -f tree "$work/recurse.srb" | tree_norm ours))
 	if [ "$deepest" -ge 1024 ] && [ "$max" = $((deepest + 1)) ]; then
 		pass "recurse/deeper-than-1024 (frames down to depth $deepest, max_stack $max)"
 	else
@@ -258,7 +281,7 @@ if [ -e "$work/threads.srb" ]; then
 	fi
 	# uftrace's --tid on the whole directory: the same tree
 	if run rtid uft replay -d "$work/threads.d" --no-pager --tid "$tid" &&
-		cmp -s <(tree_norm <"$work/rtid.out") <("$B/ptrace-read" -f tree --tid "$tid" "$work/threads.srb" | tree_norm); then
+		cmp -s <(tree_norm uftrace <"$work/rtid.out") <("$B/ptrace-read" -f tree --tid "$tid" "$work/threads.srb" | tree_norm ours); then
 		pass "threads/uftrace-tid-equals-ours"
 	else
 		fail "threads/uftrace-tid-equals-ours" "$(head -c 300 "$work/rtid.err")"
@@ -268,9 +291,9 @@ if [ -e "$work/pgqsort.srb" ]; then
 	filtered pgqsort-sym "$work/pgqsort.srb" --sym main
 	# uftrace's -F on the whole directory: the same subtrees
 	if run rsym uft replay -d "$work/pgqsort.d" --no-pager --match glob -F main &&
-		[ "$(tree_norm <"$work/rsym.out" | grep -vc '^#')" -gt 20 ] &&
-		cmp -s <(tree_norm <"$work/rsym.out") <("$B/ptrace-read" -f tree --sym main "$work/pgqsort.srb" | tree_norm); then
-		pass "pgqsort/uftrace-F-equals-ours-sym ($(tree_norm <"$work/rsym.out" | grep -vc '^#') entries)"
+		[ "$(tree_norm uftrace <"$work/rsym.out" | grep -vc '^#')" -gt 20 ] &&
+		cmp -s <(tree_norm uftrace <"$work/rsym.out") <("$B/ptrace-read" -f tree --sym main "$work/pgqsort.srb" | tree_norm ours); then
+		pass "pgqsort/uftrace-F-equals-ours-sym ($(tree_norm uftrace <"$work/rsym.out" | grep -vc '^#') entries)"
 	else
 		fail "pgqsort/uftrace-F-equals-ours-sym" "$(head -c 300 "$work/rsym.err")"
 	fi
@@ -283,10 +306,10 @@ if [ -e "$work/exceptions.srb" ]; then
 	rm -rf "$work/exc-dso.d"
 	if "$B/ptrace-read" -f uftrace --dso 'libstdc++*' -o "$work/exc-dso.d" "$work/exceptions.srb" 2>"$work/err" &&
 		run rdso uft replay -d "$work/exc-dso.d" --no-pager &&
-		[ "$(tree_norm <"$work/rdso.out" | grep -vc '^#')" -gt 10 ] &&
-		cmp -s <(tree_norm <"$work/rdso.out" | cut -d' ' -f2-) \
-			<("$B/ptrace-read" -f tree --dso 'libstdc++*' "$work/exceptions.srb" | tree_norm | cut -d' ' -f2-); then
-		pass "exceptions-dso/names-and-order-equal-ours ($(tree_norm <"$work/rdso.out" | grep -vc '^#') entries)"
+		[ "$(tree_norm uftrace <"$work/rdso.out" | grep -vc '^#')" -gt 10 ] &&
+		cmp -s <(tree_norm uftrace <"$work/rdso.out" | cut -d' ' -f2-) \
+			<("$B/ptrace-read" -f tree --dso 'libstdc++*' "$work/exceptions.srb" | tree_norm ours | cut -d' ' -f2-); then
+		pass "exceptions-dso/names-and-order-equal-ours ($(tree_norm uftrace <"$work/rdso.out" | grep -vc '^#') entries)"
 	else
 		fail "exceptions-dso/names-and-order-equal-ours" "$(head -c 300 "$work/err" "$work/rdso.err" 2>/dev/null)"
 	fi
