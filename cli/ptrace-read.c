@@ -725,10 +725,15 @@ static int setup_filters(struct rd *d)
 
 static int setup_view(struct rd *d)
 {
+	int rc;
+
 	if (!d->o->view)
 		return 0;
-	if (view_new(&d->o->vo, d->names, d->filt, &d->out, &d->view) < 0) {
-		err("out of memory");
+	rc = view_new(&d->o->vo, d->names, d->filt, &d->out, &d->view);
+	if (rc < 0) {
+		/* (-1: a format that could not open said why) */
+		if (rc == -ENOMEM)
+			err("out of memory");
 		return -1;
 	}
 	return 0;

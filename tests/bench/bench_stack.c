@@ -3,19 +3,22 @@
  * tests/bench/bench_stack.c - the call stacks and the views on a saved
  * ring (make bench, tests/bench/stacks.sh).
  *
- *   bench_stack RING stack|report|folded|tree|fxt [N]
+ *   bench_stack RING stack|report|folded|tree|chrome|fxt|uftrace [N]
  *
  * The ring's events are read once into memory, then fed again and again
  * (N events in all, default 20M) to strace_stack alone (no callbacks), or
- * to a view of ptrace-read writing to /dev/null: what is timed is the
- * stacks and the view, not the reading of the file. Prints
+ * to a view of ptrace-read writing to /dev/null (uftrace: a data
+ * directory made under /tmp, its writes timed, removed after): what is
+ * timed is the stacks and the view, not the reading of the file. Prints
  * "RESULT stack_MODE EVENTS SECONDS EVENTS_PER_SECOND" (CPU time of the
  * process) as tests/bench/run.sh collects them.
  */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/out.h"
 #include "cli/views.h"
@@ -31,6 +34,25 @@ static double cpu_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Remove the directory -f uftrace wrote (files only, no subdirectories). */
+static void remove_dir(const char *dir)
+{
+	char path[4096];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (d) {
+		while ((de = readdir(d)) != NULL) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			unlink(path);
+		}
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
 	struct strace_ring *ring;
@@ -42,14 +64,16 @@ int main(int argc, char **argv)
 	uint64_t want = argc > 3 ? strtoull(argv[3], NULL, 0) : 20000000ull;
 	uint64_t done = 0;
 	const char *mode = argc > 2 ? argv[2] : "";
+	char dir[] = "/tmp/bench_stack_uftrace.XXXXXX";
 	long k;
 	double t0, t1;
 
 	if (argc < 3 || (strcmp(mode, "stack") && strcmp(mode, "report") &&
 			 strcmp(mode, "folded") && strcmp(mode, "tree") &&
-			 strcmp(mode, "fxt"))) {
-		fprintf(stderr, "usage: bench_stack RING "
-				"stack|report|folded|tree|fxt [N]\n");
+			 strcmp(mode, "chrome") && strcmp(mode, "fxt") &&
+			 strcmp(mode, "uftrace"))) {
+		fprintf(stderr, "usage: bench_stack RING stack|report|folded|"
+				"tree|chrome|fxt|uftrace [N]\n");
 		return 2;
 	}
 	if (strace_ring_open(argv[1], &ring) < 0 ||
@@ -88,10 +112,19 @@ int main(int argc, char **argv)
 		struct view *v;
 		struct out out;
 		memset(&o, 0, sizeof(o));
-		o.kind = !strcmp(mode, "report")   ? VIEW_REPORT
-			 : !strcmp(mode, "folded") ? VIEW_FOLDED
-			 : !strcmp(mode, "fxt")    ? VIEW_FXT
-						   : VIEW_TREE;
+		o.kind = !strcmp(mode, "report")    ? VIEW_REPORT
+			 : !strcmp(mode, "folded")  ? VIEW_FOLDED
+			 : !strcmp(mode, "chrome")  ? VIEW_CHROME
+			 : !strcmp(mode, "fxt")     ? VIEW_FXT
+			 : !strcmp(mode, "uftrace") ? VIEW_UFTRACE
+						    : VIEW_TREE;
+		if (o.kind == VIEW_UFTRACE) {
+			if (!mkdtemp(dir)) {
+				perror("bench_stack: mkdtemp");
+				return 1;
+			}
+			o.dir = dir;
+		}
 		if (out_open(&out, "bench_stack", "/dev/null") < 0 ||
 		    view_new(&o, names, NULL, &out, &v) < 0)
 			return 1;
@@ -103,6 +136,8 @@ int main(int argc, char **argv)
 		out_close(&out);
 		t1 = cpu_now();
 		view_free(v);
+		if (o.kind == VIEW_UFTRACE)
+			remove_dir(dir);
 	}
 	printf("RESULT stack_%s %llu %.6f %.0f\n", mode,
 	       (unsigned long long)done, t1 - t0, (double)done / (t1 - t0));

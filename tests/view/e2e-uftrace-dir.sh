@@ -1,0 +1,388 @@
+#!/usr/bin/env bash
+# tests/view/e2e-uftrace-dir.sh - ptrace-read -f uftrace -o DIR writes a
+# uftrace data directory that Debian's uftrace (0.13) reads, judged by
+# uftrace itself on corpus traces (docs/viewing.md, "The uftrace data
+# directory"). Per trace (programs with threads, signals, exceptions,
+# longjmp, a C++ and an OCaml runtime, stacks deeper than 1024; variants
+# with a PT overflow, corrupt trace data, per-CPU recording,
+# a flight ring that lost its oldest events):
+#   dir:      ptrace-read exits 0 and writes info, task.txt, sid-*.map, the
+#             .sym files and one TID.dat per thread
+#   replay, report, graph, info, dump --chrome: each exits 0 with nothing
+#             on stderr and real content (the Chrome JSON parses, its B
+#             and E events pair up)
+#   tree:     uftrace replay's call tree (names, depths, order, per
+#             thread) equals ptrace-read -f tree's
+#   report:   uftrace report's calls per function equal ptrace-read -f
+#             report's
+# And: the read-side filters (--tid, --sym, --dso) shape the directory as
+# they shape -f tree, and uftrace's own filters (--tid, -F) on a whole
+# directory agree with ours; gaps show as ptrace-read:* events where they
+# happened; a ring of sample events (every type, odd names) is read as
+# well; a longjmp keeps its depth (uftrace's fixup of that name is
+# avoided); a directory is replaced, not mixed, when written again, and a
+# non-empty directory of other files is refused.
+# SKIP only when uftrace is not installed.
+set -u
+O=${O:-build}
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 1
+T=uftrace-dir
+B=$O/bin
+nfail=0
+pass() { echo "PASS: $T/$1"; }
+fail() { echo "FAIL: $T/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; nfail=$((nfail + 1)); }
+skip() { echo "SKIP: $T/$1 ($2)"; }
+
+if ! command -v uftrace >/dev/null; then
+	skip all "uftrace is not installed: apt-get install uftrace"
+	exit 0
+fi
+work=$(mktemp -d /tmp/uftrace-dir.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+# uftrace looks for ./uftrace.data and writes nothing: run it elsewhere
+uft() { (cd "$work" && uftrace "$@"); }
+# uftrace's replay shows 1024 levels unless told (-D): the deepest it takes
+DEEP="-D 65534"
+
+# Call trees of uftrace replay and ptrace-read -f tree (one layout), per
+# thread (threads in tid order): "# thread TID", then "DEPTH NAME" per
+# entry in order, DEPTH counted by the blocks open; comments (gaps,
+# "began before the trace") and uftrace's ".nofixup" suffix left out.
+# tree_norm ours|uftrace: our tree adds "()" to every name; uftrace's to
+# those that do not end with ')'.
+tree_norm() {
+	# (a tab in a name is a blank in a .sym file: uftrace cuts names
+	# at tabs)
+	tr '\t' ' ' | awk -v who="$1" '
+/^#/ { next }
+{
+	if (!match($0, /\[ *[0-9]+\] \| /)) next
+	head = substr($0, 1, RSTART + RLENGTH - 1); body = substr($0, RSTART + RLENGTH)
+	sub(/^.*\[ */, "", head); sub(/\].*$/, "", head); tid = head + 0
+	sub(/^ +/, "", body)
+	if (!(tid in depth)) { depth[tid] = 0; n[tid] = 0 }
+	if (body ~ /^} \/\* .* \*\/$/) { depth[tid]--; next }
+	if (body ~ /^\/\*/) next
+	if (body ~ /\) \{( \/\*.*\*\/)?$/) { o = 1; sub(/ \{( \/\*.*\*\/)?$/, "", body) }
+	else if (body ~ /\);( \/\*.*\*\/)?$/) { o = 0; sub(/;( \/\*.*\*\/)?$/, "", body) }
+	else next
+	if (who == "ours" || body ~ /[^)]\(\)$/) sub(/\(\)$/, "", body)
+	sub(/\.nofixup$/, "", body)
+	printf "%d\t%d\t%d %s\n", tid, ++n[tid], depth[tid], body
+	if (o) depth[tid]++
+}' | sort -t"$(printf '\t')" -k1,1n -k2,2n | awk -F'\t' '
+	$1 != last { print "# thread " $1; last = $1 }
+	{ print $3 }'
+}
+# "NAME<TAB>CALLS" per function name (calls of same-named functions
+# summed, as uftrace keys its rows by name), sorted; from our report
+# (fixed columns: calls at 27-36, the name from 63) or uftrace's
+# "report -f call" (calls at 1-12, the name from 15)
+report_norm() {
+	tr '\t' ' ' | case $1 in
+	ours) awk 'NR > 2 { s[substr($0, 63)] += substr($0, 27, 10) }
+		END { for (k in s) printf "%s\t%d\n", k, s[k] }' ;;
+	uftrace) awk 'NR > 2 { n = substr($0, 15); sub(/\.nofixup$/, "", n); s[n] += substr($0, 1, 12) }
+		END { for (k in s) printf "%s\t%d\n", k, s[k] }' ;;
+	esac | LC_ALL=C sort
+}
+# first lines of a difference, on one line
+difference() { diff "$1" "$2" | head -${3:-6} | tr '\n' '|' | cut -c1-600; }
+
+# run NAME CMD...: CMD exits 0 and writes nothing on stderr; its stdout
+# in $work/NAME.out
+run() {
+	local name=$1
+	shift
+	"$@" >"$work/$name.out" 2>"$work/$name.err"
+	local rc=$?
+	if [ $rc -ne 0 ] || [ -s "$work/$name.err" ]; then
+		echo "exit $rc: $(head -c 400 "$work/$name.err" | tr '\n' '|')"
+		return 1
+	fi
+	return 0
+}
+
+# check_dir TAG DIR RING [PTRACE-READ FILTERS...]: uftrace reads DIR (made
+# from RING with the filters) and agrees with ptrace-read's views
+check_dir() {
+	local tag=$1 d=$2 ring=$3 why
+	shift 3
+	# what uftrace needs
+	local ntid nmap nsym
+	ntid=$(ls "$d" | grep -c '^[0-9]*\.dat$')
+	nmap=$(ls "$d" | grep -c '^sid-.*\.map$')
+	nsym=$(ls "$d" | grep -c '\.sym$')
+	if [ -s "$d/info" ] && [ -s "$d/task.txt" ] && [ "$ntid" -gt 0 ] &&
+		[ "$nmap" -gt 0 ] && [ "$nsym" -gt 0 ] &&
+		[ "$(grep -c '^TASK ' "$d/task.txt")" = "$ntid" ]; then
+		pass "$tag/dir ($ntid threads, $nmap session(s), $nsym .sym files)"
+	else
+		fail "$tag/dir" "$(ls "$d" | tr '\n' ' ')"
+	fi
+	# each command exits 0, says nothing on stderr, and shows something
+	if why=$(run replay uft replay -d "$d" --no-pager $DEEP) &&
+		[ "$(grep -c '\] | ' "$work/replay.out")" -gt 20 ]; then
+		pass "$tag/replay ($(grep -c '\] | ' "$work/replay.out") lines)"
+	else
+		fail "$tag/replay" "${why:-$(head -5 "$work/replay.out")}"
+	fi
+	if why=$(run report uft report -d "$d" $DEEP -f call) &&
+		[ "$(wc -l <"$work/report.out")" -gt 5 ]; then
+		pass "$tag/report ($(($(wc -l <"$work/report.out") - 2)) functions)"
+	else
+		fail "$tag/report" "${why:-$(head -5 "$work/report.out")}"
+	fi
+	if why=$(run graph uft graph -d "$d" $DEEP) &&
+		grep -q 'FUNCTION CALL GRAPH' "$work/graph.out" &&
+		[ "$(grep -c '(.*[0-9]) ' "$work/graph.out")" -gt 5 ]; then
+		pass "$tag/graph ($(wc -l <"$work/graph.out") lines)"
+	else
+		fail "$tag/graph" "${why:-$(head -5 "$work/graph.out")}"
+	fi
+	if why=$(run info uft info -d "$d") && grep -q 'number of tasks *: [1-9]' "$work/info.out"; then
+		pass "$tag/info"
+	else
+		fail "$tag/info" "${why:-$(head -20 "$work/info.out")}"
+	fi
+	if why=$(run chrome uft dump --chrome -d "$d" $DEEP) &&
+		why=$(python3 -c '
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+b = sum(1 for e in ev if e.get("ph") == "B")
+e = sum(1 for e in ev if e.get("ph") == "E")
+if b == 0 or b != e:
+    sys.exit("%d B and %d E events" % (b, e))
+print("%d events, %d slices" % (len(ev), b))' "$work/chrome.out" 2>&1); then
+		pass "$tag/dump-chrome ($why)"
+	else
+		fail "$tag/dump-chrome" "$why"
+	fi
+	# uftrace's tree and report are ours
+	"$B/ptrace-read" -f tree "$@" "$ring" 2>/dev/null | tree_norm ours >"$work/ours.tree"
+	tree_norm uftrace <"$work/replay.out" >"$work/uft.tree"
+	local n
+	n=$(grep -vc '^#' "$work/ours.tree")
+	if [ "$n" -gt 20 ] && cmp -s "$work/ours.tree" "$work/uft.tree"; then
+		pass "$tag/tree-equals-ours ($n entries, $(grep -c '^#' "$work/ours.tree") thread(s), depth 0..$(awk '!/^#/ && $1 > m { m = $1 } END { print m + 0 }' "$work/ours.tree"))"
+	else
+		fail "$tag/tree-equals-ours" "ours $n entries, uftrace's $(grep -vc '^#' "$work/uft.tree");" \
+			"$(difference "$work/ours.tree" "$work/uft.tree")"
+	fi
+	"$B/ptrace-read" -f report "$@" "$ring" 2>/dev/null | report_norm ours >"$work/ours.report"
+	report_norm uftrace <"$work/report.out" >"$work/uft.report"
+	n=$(wc -l <"$work/ours.report")
+	if [ "$n" -gt 5 ] && cmp -s "$work/ours.report" "$work/uft.report"; then
+		pass "$tag/report-calls-equal-ours ($n functions, $(awk -F'\t' '{ s += $2 } END { print s }' "$work/ours.report") calls)"
+	else
+		fail "$tag/report-calls-equal-ours" "$(difference "$work/ours.report" "$work/uft.report")"
+	fi
+}
+
+# make TAG DATA [CAPTURE OPTIONS]: the ring and the directory of a trace
+make_dir() {
+	local tag=$1 data=$2
+	shift 2
+	if [ ! -e "$data" ]; then
+		fail "$tag" "no $data: run make tests"
+		return 1
+	fi
+	if ! "$B/ptrace-capture" -q "$@" -i "$data" -o "$work/$tag.srb" 2>"$work/err" ||
+		! "$B/ptrace-read" -f uftrace -o "$work/$tag.d" "$work/$tag.srb" 2>"$work/err"; then
+		fail "$tag/ptrace-read" "$(head -c 400 "$work/err")"
+		return 1
+	fi
+	if [ -s "$work/err" ]; then
+		fail "$tag/ptrace-read" "stderr: $(head -c 400 "$work/err")"
+		return 1
+	fi
+	return 0
+}
+
+# --- the corpus -----------------------------------------------------------
+for p in recurse threads exceptions signals pgqsort longjmp ocaml threads-percpu; do
+	[ "$p" = ocaml ] && [ ! -e "$O/corpus/ocaml.data" ] && ! command -v ocamlopt >/dev/null &&
+		{ skip "$p" "no OCaml compiler: the corpus has no OCaml trace"; continue; }
+	make_dir "$p" "$O/corpus/$p.data" && check_dir "$p" "$work/$p.d" "$work/$p.srb"
+done
+# gaps: PT overflows, corrupt trace data (decode errors)
+for v in threads:overflow recurse:overflow exceptions:corrupt signals:corrupt threads:corrupt; do
+	p=${v%:*} var=${v#*:}
+	if ! dir=$(O=$O tests/corpus/corpus.sh trace "$p" "$var" 2>"$work/err"); then
+		fail "$p-$var" "corpus.sh trace $p $var: $(tail -c 300 "$work/err")"
+		continue
+	fi
+	make_dir "$p-$var" "$dir/trace.data" || continue
+	check_dir "$p-$var" "$work/$p-$var.d" "$work/$p-$var.srb"
+	# where the trace has a hole, replay says so at that depth
+	gaps=$("$B/ptrace-read" --types 'overflow,error,lost' "$work/$p-$var.srb" | grep -c .)
+	shown=$(grep -c '/\* ptrace-read:\(overflow\|error-.*\|lost-.*\) \*/' "$work/replay.out")
+	if [ "$gaps" -gt 0 ] && [ "$shown" -gt 0 ] && [ "$shown" -le "$gaps" ] &&
+		grep -q '^EVENT: 1000000 ptrace-read:' "$work/$p-$var.d/events.txt"; then
+		pass "$p-$var/gaps-shown ($gaps gap events, $shown shown by replay: $(grep -o 'ptrace-read:[a-z_-]*' "$work/replay.out" | sort -u | tr '\n' ' '))"
+	else
+		fail "$p-$var/gaps-shown" "$gaps gap events, $shown shown"
+	fi
+done
+# a flight ring that overwrote its oldest events: threads begin inside
+# their calls (ROOT frames, written once the frames above them left)
+make_dir threads-flight "$O/corpus/threads.data" --mode flight --capacity 1024 &&
+	check_dir threads-flight "$work/threads-flight.d" "$work/threads-flight.srb"
+
+# ptrace-read's sample events (--generate): every type, names with
+# quotes, a tab, UTF-8, C++ parameters, code outside every DSO, gaps of
+# every kind, losses of the ring on thread 0, stack seeds
+if "$B/ptrace-read" --generate 40000 -o "$work/gen.srb" >/dev/null 2>"$work/err" &&
+	"$B/ptrace-read" -f uftrace -o "$work/gen.d" "$work/gen.srb" 2>"$work/err"; then
+	check_dir generated "$work/gen.d" "$work/gen.srb"
+	n=$(grep -c '^EVENT: ' "$work/gen.d/events.txt" 2>/dev/null)
+	shown=$(grep -o 'ptrace-read:[a-z_-]*' "$work/replay.out" | sort -u | grep -c .)
+	if [ "${n:-0}" -ge 3 ] && [ "$shown" = "$n" ]; then
+		pass "generated/gaps-shown ($n kinds of gap, each shown by replay)"
+	else
+		fail "generated/gaps-shown" "events.txt: ${n:-none}, shown: $shown"
+	fi
+else
+	fail generated "$(head -c 300 "$work/err")"
+fi
+
+# --- deep stacks: recurse goes deeper than the depth field's 1024 ------------
+if [ -e "$work/recurse.d/info" ]; then
+	max=$(od -An -tu2 -j32 -N2 "$work/recurse.d/info" | tr -d ' ')
+	deepest=$(awk '!/^#/ && $1 > m { m = $1 } END { print m + 0 }' <("$B/ptrace-read" -f tree "$work/recurse.srb" | tree_norm ours))
+	if [ "$deepest" -ge 1024 ] && [ "$max" = $((deepest + 1)) ]; then
+		pass "recurse/deeper-than-1024 (frames down to depth $deepest, max_stack $max)"
+	else
+		fail "recurse/deeper-than-1024" "deepest $deepest, max_stack $max"
+	fi
+fi
+
+# --- filters ---------------------------------------------------------------
+# ours: the directory of a filtered read equals the filtered tree
+filtered() {
+	local tag=$1 ring=$2
+	shift 2
+	rm -rf "$work/$tag.d"
+	if "$B/ptrace-read" -f uftrace "$@" -o "$work/$tag.d" "$ring" 2>"$work/err"; then
+		check_dir "$tag" "$work/$tag.d" "$ring" "$@"
+	else
+		fail "$tag" "$(head -c 300 "$work/err")"
+	fi
+}
+if [ -e "$work/threads.srb" ]; then
+	tid=$(ls "$work/threads.d" | grep '^[0-9]*\.dat$' | sed 's/\.dat//' | sort -n | sed -n 2p)
+	filtered threads-tid "$work/threads.srb" --tid "$tid"
+	got=$(ls "$work/threads-tid.d" | grep '\.dat$' | tr '\n' ' ')
+	if [ "$got" = "$tid.dat " ]; then
+		pass "threads-tid/one-thread ($got)"
+	else
+		fail "threads-tid/one-thread" "$got"
+	fi
+	# uftrace's --tid on the whole directory: the same tree
+	if run rtid uft replay -d "$work/threads.d" --no-pager --tid "$tid" &&
+		cmp -s <(tree_norm uftrace <"$work/rtid.out") <("$B/ptrace-read" -f tree --tid "$tid" "$work/threads.srb" | tree_norm ours); then
+		pass "threads/uftrace-tid-equals-ours"
+	else
+		fail "threads/uftrace-tid-equals-ours" "$(head -c 300 "$work/rtid.err")"
+	fi
+fi
+if [ -e "$work/pgqsort.srb" ]; then
+	filtered pgqsort-sym "$work/pgqsort.srb" --sym main
+	# uftrace's -F on the whole directory: the same subtrees
+	if run rsym uft replay -d "$work/pgqsort.d" --no-pager --match glob -F main &&
+		[ "$(tree_norm uftrace <"$work/rsym.out" | grep -vc '^#')" -gt 20 ] &&
+		cmp -s <(tree_norm uftrace <"$work/rsym.out") <("$B/ptrace-read" -f tree --sym main "$work/pgqsort.srb" | tree_norm ours); then
+		pass "pgqsort/uftrace-F-equals-ours-sym ($(tree_norm uftrace <"$work/rsym.out" | grep -vc '^#') entries)"
+	else
+		fail "pgqsort/uftrace-F-equals-ours-sym" "$(head -c 300 "$work/rsym.err")"
+	fi
+	filtered pgqsort-no-sym "$work/pgqsort.srb" --no-sym '_dl*,_mcount'
+fi
+if [ -e "$work/exceptions.srb" ]; then
+	# --dso keeps frames whose callers it leaves out: uftrace's depths
+	# count the frames written, the tree's the frames of the stack; the
+	# names and their order are the same
+	rm -rf "$work/exc-dso.d"
+	if "$B/ptrace-read" -f uftrace --dso 'libstdc++*' -o "$work/exc-dso.d" "$work/exceptions.srb" 2>"$work/err" &&
+		run rdso uft replay -d "$work/exc-dso.d" --no-pager &&
+		[ "$(tree_norm uftrace <"$work/rdso.out" | grep -vc '^#')" -gt 10 ] &&
+		cmp -s <(tree_norm uftrace <"$work/rdso.out" | cut -d' ' -f2-) \
+			<("$B/ptrace-read" -f tree --dso 'libstdc++*' "$work/exceptions.srb" | tree_norm ours | cut -d' ' -f2-); then
+		pass "exceptions-dso/names-and-order-equal-ours ($(tree_norm uftrace <"$work/rdso.out" | grep -vc '^#') entries)"
+	else
+		fail "exceptions-dso/names-and-order-equal-ours" "$(head -c 300 "$work/err" "$work/rdso.err" 2>/dev/null)"
+	fi
+fi
+
+# --- a longjmp keeps its depth ------------------------------------------------
+# uftrace resets its stack at the entry of a function named longjmp (its
+# recorder sees no returns from one); the ring has them. The longjmp
+# corpus calls glibc's under another name: a copy of its ring with
+# "_setjmp" renamed "longjmp" (same length, in the string table) has
+# frames of that name, deep in the tree.
+if [ -e "$work/longjmp.srb" ]; then
+	python3 - "$work/longjmp.srb" "$work/lj.srb" <<'EOF'
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+# a string-table entry: len + 1 = 8, kind 52 (symbol), 0x5354, key, aux,
+# then the name
+pat = b"\x08\x00\x00\x004\x00TS"
+n = 0
+i = d.find(pat)
+while i >= 0:
+    if d[i + 24:i + 32] == b"_setjmp\x00":
+        d[i + 24:i + 31] = b"longjmp"
+        n += 1
+    i = d.find(pat, i + 1)
+open(sys.argv[2], "wb").write(d)
+sys.exit(0 if n else 1)
+EOF
+	if [ $? -ne 0 ]; then
+		fail "longjmp-fixup" "no _setjmp entry in the ring's string table"
+	elif "$B/ptrace-read" -f uftrace -o "$work/lj.d" "$work/lj.srb" 2>"$work/err" &&
+		grep -q ' T longjmp\.nofixup$' "$work/lj.d/"*.sym &&
+		run lj uft replay -d "$work/lj.d" --no-pager &&
+		grep -q ' longjmp\.nofixup()' "$work/lj.out"; then
+		# depths: compare the indentation too, which the fixup moved
+		ind() { sed -n 's/^.*\] | \( *\)\([^ ].*\)$/\1\2/p' | sed 's/longjmp\.nofixup/longjmp/; s/ *\/\* began before the trace \*\///'; }
+		if cmp -s <(ind <"$work/lj.out") <("$B/ptrace-read" -f tree "$work/lj.srb" | ind); then
+			pass "longjmp-fixup/depths-kept ($(grep -c 'longjmp\.nofixup()' "$work/lj.out") calls of longjmp.nofixup)"
+		else
+			fail "longjmp-fixup/depths-kept" "$(difference <(ind <"$work/lj.out") <("$B/ptrace-read" -f tree "$work/lj.srb" | ind))"
+		fi
+	else
+		fail "longjmp-fixup" "$(head -c 300 "$work/err" "$work/lj.err" 2>/dev/null)"
+	fi
+fi
+
+# --- the directory --------------------------------------------------------------
+if [ -e "$work/threads.srb" ]; then
+	# written again over a uftrace directory: replaced, no file left over
+	"$B/ptrace-read" -f uftrace --tid "$tid" -o "$work/threads.d" "$work/threads.srb" 2>"$work/err"
+	if [ $? -eq 0 ] && [ "$(ls "$work/threads.d" | grep -c '\.dat$')" = 1 ] &&
+		run again uft replay -d "$work/threads.d" --no-pager; then
+		pass "rewrite-replaces-the-directory"
+	else
+		fail "rewrite-replaces-the-directory" "$(cat "$work/err") $(ls "$work/threads.d" | tr '\n' ' ')"
+	fi
+	mkdir -p "$work/other"
+	echo keep >"$work/other/notes.txt"
+	if ! "$B/ptrace-read" -f uftrace -o "$work/other" "$work/threads.srb" 2>"$work/err" &&
+		grep -q 'not empty' "$work/err" && [ "$(wc -l <"$work/err")" = 1 ] &&
+		[ "$(ls "$work/other")" = notes.txt ]; then
+		pass "refuses-a-directory-of-other-files ($(cat "$work/err"))"
+	else
+		fail "refuses-a-directory-of-other-files" "$(cat "$work/err") $(ls "$work/other" | tr '\n' ' ')"
+	fi
+	# -o names a file: one message, exit 1
+	"$B/ptrace-read" -f uftrace -o "$work/other/notes.txt" "$work/threads.srb" 2>"$work/err"
+	rc=$?
+	if [ $rc = 1 ] && [ "$(wc -l <"$work/err")" = 1 ] && grep -q 'notes.txt: not a directory' "$work/err"; then
+		pass "a-file-as-o-is-refused ($(cat "$work/err"))"
+	else
+		fail "a-file-as-o-is-refused" "exit $rc: $(cat "$work/err")"
+	fi
+fi
+
+[ "$nfail" -eq 0 ]
