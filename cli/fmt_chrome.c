@@ -5,14 +5,32 @@
  * (docs/viewing.md).
  *
  * A JSON array written as it goes: every frame is a complete event
- * ("ph":"X") written when it is left, with ts and dur in microseconds
- * (three decimals: nanoseconds), pid and tid, and args (the address as
- * a hex string, the DSO; gap and unwound when so); each thread gets
- * process_name and thread_name metadata before its first event; gaps,
- * errors and losses are instant events ("ph":"i"). The closing bracket
- * is written when the input ends, also when a --follow is interrupted;
- * an output cut short without it is still read by those tools (the
- * format allows it). Memory: the names of the last thread, nothing else.
+ * ("ph":"X": name, category the frame's kind (",gap", ",unwound" added
+ * when so), ts and dur in microseconds with three decimals (nanoseconds),
+ * pid and tid) written when it is left; each thread gets process_name and
+ * thread_name metadata before its first event; gaps, errors and losses
+ * are instant events ("ph":"i"). No args on the frames: speedscope takes
+ * a slice's args into its name, and the name already says where (a
+ * function, or [dso]+0xOFF where no symbol covers the address).
+ *
+ * Times: readers sort the slices by time and nest them by it, and add dur
+ * to ts in floating point: a callee that ends when its caller does (in
+ * nanoseconds) may end a hair after it, and a frame that begins when the
+ * one before ends may begin inside it (speedscope then drops frames as
+ * misnested; Perfetto drops a complete event that encloses one before it
+ * at an equal time). So the begins and ends of a thread are written at
+ * increasing times, in the order the frames were entered and left: one at
+ * the time of the one before it (frames of no duration, times a trace did
+ * not tell apart) goes 1 ns after it, and the times say the order of the
+ * stack. The exception: a root (or a seed), entered after the frames it
+ * encloses (docs/stacks.md), keeps its begin, but after the frames that
+ * had ended by then and were written later. -f fxt keeps
+ * the times as they are (Perfetto keeps the file order of equal times
+ * there, and -f fxt writes begins and ends).
+ *
+ * The closing bracket is written when the input ends, also when a
+ * --follow is interrupted; an output cut short without it is still read
+ * by those tools (the format allows it). Memory: one entry per thread.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,13 +38,23 @@
 #include "format.h"
 #include "views.h"
 
+#define NMOVED 64 /* ends moved remembered per thread */
+
+struct cthr {
+	uint32_t tid, pid;
+	uint64_t last; /* the last begin or end written, as written */
+	struct {
+		uint64_t t, w; /* the last ends written later than they were */
+	} moved[NMOVED];
+	unsigned nmoved;
+};
+
 struct chrome {
 	int first;        /* no event written yet: no comma before it */
-	uint32_t *known;  /* threads whose metadata is written (sorted) */
-	size_t nknown, cap;
-	uint32_t tid;     /* the last thread, and its pid */
-	uint32_t pid;
-	int tid_valid;
+	struct cthr *thr; /* threads whose metadata is written (by tid) */
+	size_t nthr, cap;
+	size_t cur;       /* the last one, when cur_valid */
+	int cur_valid;
 	char scratch[FMT_NAME_MAX + 128];
 };
 
@@ -91,47 +119,50 @@ static char *put_ids(char *p, uint32_t pid, uint32_t tid)
 	return fmt_put_u64(p + 7, tid);
 }
 
-/* A thread's pid, and its metadata before its first event. */
-static uint32_t thread_pid(struct view *v, struct chrome *c, uint32_t tid)
+/* A thread's entry (added, with its metadata written, when it is new),
+ * or NULL without memory. Valid until the next call. */
+static struct cthr *thread_of(struct view *v, struct chrome *c, uint32_t tid)
 {
 	struct strace_names *nm = view_names(v);
 	const struct strace_name *t, *pr;
 	struct out *o = view_out(v);
-	size_t lo = 0, hi = c->nknown;
+	size_t lo = 0, hi = c->nthr;
 	uint32_t pid;
 	char *p;
 
-	if (c->tid_valid && c->tid == tid)
-		return c->pid;
-	t = nm ? strace_names_thread(nm, tid) : NULL;
-	pid = !t ? tid : t->kind == STRACE_EV_THREAD ? (uint32_t)t->aux
-						     : (uint32_t)t->key;
-	c->tid = tid;
-	c->pid = pid;
-	c->tid_valid = 1;
+	if (c->cur_valid && c->thr[c->cur].tid == tid)
+		return &c->thr[c->cur];
 	while (lo < hi) {
 		size_t m = (lo + hi) / 2;
-		if (c->known[m] < tid)
+		if (c->thr[m].tid < tid)
 			lo = m + 1;
 		else
 			hi = m;
 	}
-	if (lo < c->nknown && c->known[lo] == tid)
-		return pid;
-	if (c->nknown == c->cap) {
+	if (lo < c->nthr && c->thr[lo].tid == tid) {
+		c->cur = lo;
+		c->cur_valid = 1;
+		return &c->thr[lo];
+	}
+	if (c->nthr == c->cap) {
 		size_t cap = c->cap ? 2 * c->cap : 64;
-		uint32_t *k = realloc(c->known, cap * sizeof(*k));
+		struct cthr *k = realloc(c->thr, cap * sizeof(*k));
 		if (!k) {
 			view_fail(v, -1);
-			return pid;
+			return NULL;
 		}
-		c->known = k;
+		c->thr = k;
 		c->cap = cap;
 	}
-	memmove(c->known + lo + 1, c->known + lo,
-		(c->nknown - lo) * sizeof(*c->known));
-	c->known[lo] = tid;
-	c->nknown++;
+	t = nm ? strace_names_thread(nm, tid) : NULL;
+	pid = !t ? tid : t->kind == STRACE_EV_THREAD ? (uint32_t)t->aux
+						     : (uint32_t)t->key;
+	memmove(c->thr + lo + 1, c->thr + lo,
+		(c->nthr - lo) * sizeof(*c->thr));
+	c->thr[lo] = (struct cthr){.tid = tid, .pid = pid};
+	c->nthr++;
+	c->cur = lo;
+	c->cur_valid = 1;
 	pr = nm ? strace_names_process(nm, pid) : NULL;
 	p = o->p;
 	if (pr || (t && tid == pid)) {
@@ -156,7 +187,7 @@ static uint32_t thread_pid(struct view *v, struct chrome *c, uint32_t tid)
 	o->p = p;
 	if (out_room(o) < 0)
 		view_fail(v, -1);
-	return pid;
+	return &c->thr[lo];
 }
 
 /* Gaps, errors and losses: instant events on their thread. */
@@ -187,7 +218,10 @@ static void chrome_event(struct view *v, const struct strace_event *e)
 	}
 	if (!what)
 		return;
-	uint32_t pid = thread_pid(v, c, e->tid);
+	const struct cthr *th = thread_of(v, c, e->tid);
+	if (!th)
+		return;
+	uint32_t pid = th->pid;
 	p = sep(c, o->p);
 	memcpy(p, "{\"name\":", 8);
 	p = put_str(p + 8, what, strlen(what));
@@ -214,60 +248,91 @@ static void chrome_event(struct view *v, const struct strace_event *e)
 		view_fail(v, -1);
 }
 
+static const char *const kind_cat[] = {"call", "entry",   "root",
+				      "seed", "syscall", "signal"};
+
+/* The time to write for a begin or end at t on th: after the one before
+ * it, by 1 ns when t is not (see the top). */
+static inline uint64_t next_time(struct cthr *th, uint64_t t)
+{
+	th->last = t > th->last ? t : th->last + 1;
+	return th->last;
+}
+
+/* user[0] of a frame: its begin as written, plus 1 (0: not entered
+ * here) */
 static void chrome_enter(struct view *v, const struct strace_frame *f,
 			 uint32_t rd)
 {
-	(void)v;
-	(void)f;
+	struct chrome *c = view_state(v);
+	struct cthr *th = thread_of(v, c, f->tid);
+	uint64_t b = f->begin;
+
 	(void)rd;
+	if (!th)
+		return;
+	/* a root or a seed, entered after what it encloses, keeps its begin,
+	 * after the frames that ended by then (those moved later) */
+	if (f->kind != STRACE_FRAME_ROOT && f->kind != STRACE_FRAME_SEED) {
+		b = next_time(th, b);
+	} else {
+		unsigned n = th->nmoved < NMOVED ? th->nmoved : NMOVED;
+		for (unsigned i = 0; i < n; i++) {
+			unsigned k = (th->nmoved - 1 - i) % NMOVED;
+			if (th->moved[k].t <= f->begin) {
+				if (th->moved[k].w >= b)
+					b = th->moved[k].w + 1;
+				break;
+			}
+		}
+		if (b > th->last)
+			th->last = b;
+	}
+	((struct strace_frame *)(uintptr_t)f)->user[0] = b + 1;
 }
 
 static void chrome_leave(struct view *v, const struct strace_frame *f,
 			 uint32_t rd)
 {
-	static const char *const cat[] = {"call",  "entry",   "root",
-					  "seed",  "syscall", "signal"};
 	struct chrome *c = view_state(v);
 	struct out *o = view_out(v);
-	uint32_t pid = thread_pid(v, c, f->tid);
-	char *p = sep(c, o->p), *e;
-	const struct strace_name *d;
+	struct cthr *th = thread_of(v, c, f->tid);
+	const char *k = kind_cat[f->kind < 6 ? f->kind : 0];
+	size_t kl = strlen(k);
+	uint64_t b, e;
+	char *p, *n;
 
 	(void)rd;
-	memcpy(p, "{\"name\":\"", 9);
-	e = view_put_name(v, c->scratch, f);
-	p = fmt_put_json_str(p + 9, c->scratch, (size_t)(e - c->scratch));
-	memcpy(p, "\",\"cat\":\"", 9);
-	p += 9;
-	const char *k = cat[f->kind < 6 ? f->kind : 0];
-	memcpy(p, k, strlen(k));
-	p += strlen(k);
-	memcpy(p, "\",\"ph\":\"X\",\"ts\":", 16);
-	p = put_us(p + 16, f->begin);
-	memcpy(p, ",\"dur\":", 7);
-	p = put_us(p + 7, f->end - f->begin);
-	p = put_ids(p, pid, f->tid);
-	memcpy(p, ",\"args\":{\"addr\":\"", 17);
-	p = fmt_put_hex(p + 17, f->addr);
-	*p++ = '"';
-	d = f->kind == STRACE_FRAME_SYSCALL || f->kind == STRACE_FRAME_SIGNAL ||
-			    !view_names(v)
-		    ? NULL
-		    : strace_names_dso(view_names(v), f->addr);
-	if (d) {
-		memcpy(p, ",\"dso\":", 7);
-		p = put_str(p + 7, d->str, d->len);
+	if (!th)
+		return;
+	b = f->user[0] ? f->user[0] - 1 : f->begin;
+	e = next_time(th, f->end);
+	if (e != f->end) {
+		th->moved[th->nmoved % NMOVED].t = f->end;
+		th->moved[th->nmoved++ % NMOVED].w = e;
 	}
+	p = sep(c, o->p);
+	memcpy(p, "{\"name\":\"", 9);
+	n = view_put_name(v, c->scratch, f);
+	p = fmt_put_json_str(p + 9, c->scratch, (size_t)(n - c->scratch));
+	memcpy(p, "\",\"cat\":\"", 9);
+	memcpy(p + 9, k, kl);
+	p += 9 + kl;
 	if (f->flags & STRACE_FRAME_GAP) {
-		memcpy(p, ",\"gap\":true", 11);
-		p += 11;
+		memcpy(p, ",gap", 4);
+		p += 4;
 	}
 	if (f->flags & STRACE_FRAME_UNWOUND) {
-		memcpy(p, ",\"unwound\":true", 15);
-		p += 15;
+		memcpy(p, ",unwound", 8);
+		p += 8;
 	}
-	memcpy(p, "}}", 2);
-	o->p = p + 2;
+	memcpy(p, "\",\"ph\":\"X\",\"ts\":", 16);
+	p = put_us(p + 16, b);
+	memcpy(p, ",\"dur\":", 7);
+	p = put_us(p + 7, e > b ? e - b : 0);
+	p = put_ids(p, th->pid, f->tid);
+	*p = '}';
+	o->p = p + 1;
 	if (out_room(o) < 0)
 		view_fail(v, -1);
 }
@@ -286,7 +351,7 @@ static void chrome_close(struct view *v)
 	struct chrome *c = view_state(v);
 
 	if (c)
-		free(c->known);
+		free(c->thr);
 	free(c);
 	view_set_state(v, NULL);
 }
