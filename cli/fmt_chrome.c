@@ -5,13 +5,12 @@
  * (docs/viewing.md).
  *
  * A JSON array written as it goes: every frame is a complete event
- * ("ph":"X": name, category the frame's kind (",gap", ",unwound" added
- * when so), ts and dur in microseconds with three decimals (nanoseconds),
- * pid and tid) written when it is left; each thread gets process_name and
- * thread_name metadata before its first event; gaps, errors and losses
- * are instant events ("ph":"i"). No args on the frames: speedscope takes
- * a slice's args into its name, and the name already says where (a
- * function, or [dso]+0xOFF where no symbol covers the address).
+ * ("ph":"X": name, category the frame's kind, ts and dur in microseconds
+ * with three decimals (nanoseconds), pid and tid, args: addr (hex string),
+ * dso, and gap / unwound when so) written when it is left; each thread
+ * gets process_name and thread_name metadata before its first event;
+ * gaps, errors and losses are instant events ("ph":"i"). (speedscope
+ * shows a slice's args after its name.)
  *
  * Times: readers sort the slices by time and nest them by it, and add dur
  * to ts in floating point: a callee that ends when its caller does (in
@@ -299,6 +298,7 @@ static void chrome_leave(struct view *v, const struct strace_frame *f,
 	struct cthr *th = thread_of(v, c, f->tid);
 	const char *k = kind_cat[f->kind < 6 ? f->kind : 0];
 	size_t kl = strlen(k);
+	const struct strace_name *d;
 	uint64_t b, e;
 	char *p, *n;
 
@@ -318,19 +318,31 @@ static void chrome_leave(struct view *v, const struct strace_frame *f,
 	memcpy(p, "\",\"cat\":\"", 9);
 	memcpy(p + 9, k, kl);
 	p += 9 + kl;
-	if (f->flags & STRACE_FRAME_GAP) {
-		memcpy(p, ",gap", 4);
-		p += 4;
-	}
-	if (f->flags & STRACE_FRAME_UNWOUND) {
-		memcpy(p, ",unwound", 8);
-		p += 8;
-	}
 	memcpy(p, "\",\"ph\":\"X\",\"ts\":", 16);
 	p = put_us(p + 16, b);
 	memcpy(p, ",\"dur\":", 7);
 	p = put_us(p + 7, e > b ? e - b : 0);
 	p = put_ids(p, th->pid, f->tid);
+	memcpy(p, ",\"args\":{\"addr\":\"", 17);
+	p = fmt_put_hex(p + 17, f->addr);
+	*p++ = '"';
+	d = f->kind == STRACE_FRAME_SYSCALL || f->kind == STRACE_FRAME_SIGNAL ||
+			    !view_names(v)
+		    ? NULL
+		    : strace_names_dso(view_names(v), f->addr);
+	if (d) {
+		memcpy(p, ",\"dso\":", 7);
+		p = put_str(p + 7, d->str, d->len);
+	}
+	if (f->flags & STRACE_FRAME_GAP) {
+		memcpy(p, ",\"gap\":true", 11);
+		p += 11;
+	}
+	if (f->flags & STRACE_FRAME_UNWOUND) {
+		memcpy(p, ",\"unwound\":true", 15);
+		p += 15;
+	}
+	*p++ = '}';
 	*p = '}';
 	o->p = p + 1;
 	if (out_room(o) < 0)
