@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -125,6 +126,12 @@ static void usage(FILE *f)
 		"      --vdso FILE       vDSO image for [vdso] mappings (default: the\n"
 		"                        one the file names by build-id, in perf's\n"
 		"                        build-id cache $PERF_BUILDID_DIR or ~/.debug)\n"
+		"      --view FILE       then write the events as FILE to look at:\n"
+		"                        NAME.json (Chrome JSON: Perfetto,\n"
+		"                        chrome://tracing, speedscope), NAME.fxt\n"
+		"                        (Perfetto) or DIR/ (a uftrace data\n"
+		"                        directory); the ring is removed unless\n"
+		"                        -o names it\n"
 		"  -q, --quiet           no progress bar and no summary\n"
 		"  -h, --help            this text\n"
 		"      --version         the version\n"
@@ -233,12 +240,17 @@ struct live_ctx {
  * The summary's last line: where the ring is and what it holds. Rings made
  * without -o pile up in /dev/shm, in memory, until someone removes them.
  */
+/* --view FILE: the ring, once written, becomes FILE (view_write()) */
+static const char *view_path;
+static char view_ring[PATH_MAX]; /* the ring's path, once created */
+static int view_keep, view_quiet;  /* -o named the ring; -q */
+
 static void say_ring(const struct strace_ring *ring)
 {
 	struct strace_ring_entry e;
 	const char *path = strace_ring_path(ring);
 
-	if (strace_ring_inspect(path, &e) < 0)
+	if (view_path || strace_ring_inspect(path, &e) < 0)
 		return;
 	fprintf(stderr,
 		PROG ": ring: %s (%.1f MB %s; read it with 'ptrace-read RING', "
@@ -347,7 +359,77 @@ static void raw_error(int rc, const struct strace_raw_opts *o,
 		strace_strerror(rc));
 }
 
-int main(int argc, char **argv)
+/* The ptrace-read format of a --view path, or NULL. */
+static const char *view_format(const char *path)
+{
+	size_t n = strlen(path);
+
+	if (n > 5 && !strcmp(path + n - 5, ".json"))
+		return "chrome";
+	if (n > 4 && !strcmp(path + n - 4, ".fxt"))
+		return "fxt";
+	if (n > 1 && path[n - 1] == '/')
+		return "uftrace";
+	return NULL;
+}
+
+/*
+ * --view: ptrace-read (beside this program, else on PATH) writes the ring
+ * as view_path. Returns the exit status.
+ */
+static int view_write(int quiet)
+{
+	const char *fmt = view_format(view_path);
+	char self[PATH_MAX], rd[PATH_MAX + 16];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	const char *prog = "ptrace-read";
+	int status;
+	pid_t pid;
+
+	if (n > 0) {
+		self[n] = 0;
+		char *slash = strrchr(self, '/');
+		if (slash) {
+			*slash = 0;
+			snprintf(rd, sizeof(rd), "%s/ptrace-read", self);
+			if (access(rd, X_OK) == 0)
+				prog = rd;
+		}
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, PROG ": --view %s: cannot start ptrace-read: "
+				"%s\n", view_path, strerror(errno));
+		return 1;
+	}
+	if (pid == 0) {
+		execlp(prog, "ptrace-read", "-f", fmt, "-o", view_path,
+		       view_ring, (char *)NULL);
+		fprintf(stderr, PROG ": --view %s: cannot run %s: %s (it "
+				"is installed beside " PROG ")\n",
+			view_path, prog, strerror(errno));
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return 1;
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		return 1; /* ptrace-read said why */
+	if (!quiet)
+		fprintf(stderr,
+			PROG ": wrote %s: %s\n", view_path,
+			!strcmp(fmt, "chrome")
+				? "open it in https://ui.perfetto.dev, "
+				  "chrome://tracing or https://speedscope.app"
+			: !strcmp(fmt, "fxt")
+				? "open it in https://ui.perfetto.dev"
+				: "uftrace replay / report / graph -d DIR, "
+				  "or uftrace dump --chrome -d DIR");
+	return 0;
+}
+
+static int capture(int argc, char **argv)
 {
 	const char *input = NULL, *output = NULL, *types_arg = NULL;
 	const char *vdso = NULL;
@@ -357,7 +439,7 @@ int main(int argc, char **argv)
 	uint32_t tid = 0;
 	uint64_t capacity = 0, piece = 0;
 	enum { O_MODE = 256, O_CAP, O_DEC, O_ALL, O_EXACT, O_TYPES, O_TID, O_VDSO,
-	       O_WAIT, O_PIECE, O_PT, O_RAW, O_ELF, O_CPU, O_VERSION };
+	       O_WAIT, O_PIECE, O_PT, O_RAW, O_ELF, O_CPU, O_VERSION, O_VIEW };
 	const char *pt = NULL, *cpu_arg = NULL;
 	struct strace_raw_section secs[64];
 	size_t nsecs = 0;
@@ -381,6 +463,7 @@ int main(int argc, char **argv)
 		{"raw", required_argument, NULL, O_RAW},
 		{"elf", required_argument, NULL, O_ELF},
 		{"cpu", required_argument, NULL, O_CPU},
+		{"view", required_argument, NULL, O_VIEW},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, O_VERSION},
@@ -533,6 +616,15 @@ int main(int argc, char **argv)
 		case 'q':
 			quiet = 1;
 			break;
+		case O_VIEW:
+			view_path = optarg;
+			if (!view_format(view_path))
+				die_usage("--view %s: name a .json file (Chrome "
+					  "JSON: Perfetto, chrome://tracing, "
+					  "speedscope), a .fxt file (Perfetto) or "
+					  "a directory ending in / (uftrace)",
+					  view_path);
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -579,11 +671,16 @@ int main(int argc, char **argv)
 	struct strace_ring_opts ro = {sizeof(ro), capacity, 0,
 				      mode < 0 ? STRACE_RING_ARCHIVE : mode, 0};
 	struct strace_ring *ring;
+	view_keep = output != NULL;
+	view_quiet = quiet;
 	int rc = ringmsg_create(PROG, output, "-o", &ro, &ring);
 	if (rc < 0)
 		return 1;
+	if (view_path)
+		snprintf(view_ring, sizeof(view_ring), "%s",
+			 strace_ring_path(ring));
 	/* Say where the events go (live: once the session could open). */
-	if (!output && !live)
+	if (!output && !live && !view_path)
 		printf("%s\n", strace_ring_path(ring));
 	fflush(stdout);
 	strace_ring_set_wait_notice(ring, on_wait, ring);
@@ -614,7 +711,7 @@ int main(int argc, char **argv)
 		live_opts.opened = live_opened;
 		live_opts.opened_arg = &lc;
 		lc.ring = ring;
-		lc.print_path = !output;
+		lc.print_path = !output && !view_path;
 		live_opts.lo.buildid_dir = buildid_dir;
 		int status = capture_live_run(&live_opts, (pid_t)pid,
 					      pid ? NULL : argv + optind, &cb,
@@ -863,4 +960,17 @@ int main(int argc, char **argv)
 		say_ring(ring);
 	strace_ring_close(ring);
 	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int rc = capture(argc, argv);
+
+	if (view_path && view_ring[0]) {
+		if (rc == 0)
+			rc = view_write(view_quiet);
+		if (!view_keep) /* the ring was only the way to the view */
+			unlink(view_ring);
+	}
+	return rc;
 }

@@ -4,7 +4,10 @@
 # calls) is run under QEMU by ptsynth, which records its exact control flow
 # as real Intel PT packets in a perf.data (this machine has no PT);
 # ptrace-capture decodes that into a shared ring; ptrace-read prints it.
-# Then perf's own decoder is shown on the same file, for comparison.
+# Then perf's own decoder is shown on the same file, for comparison. At the
+# end, the views of the trace are written to $O/demo/ (Perfetto FXT, Chrome
+# JSON, folded stacks, a uftrace directory) and where to open each is
+# printed.
 # Env: O = build directory.
 set -eu
 O=${O:-build}
@@ -47,3 +50,28 @@ echo "== ptrace-read -f tree --sym main --depth 3 $ring | head -n 25"
 echo
 echo "== ptrace-read -f folded --sym main $ring | sort -k2 -n -r | head -n 5   (for flamegraph.pl, speedscope)"
 "$bin/ptrace-read" -f folded --sym main "$ring" | sort -t' ' -k2 -n -r | head -n 5
+echo
+# The views, kept after the demo: build/demo/ (O), opened where people look.
+out=$top/$O/demo
+mkdir -p "$out"
+rm -rf "$out/demo.uftrace"
+echo "== ptrace-capture -i demo.data --view $O/demo/demo.fxt   (decode and write a timeline in one step)"
+"$bin/ptrace-capture" -q -i "$dir/demo.data" --view "$out/demo.fxt"
+"$bin/ptrace-read" -f chrome -o "$out/demo.json" "$ring"
+"$bin/ptrace-read" -f uftrace -o "$out/demo.uftrace" "$ring"
+"$bin/ptrace-read" -f folded -o "$out/demo.folded" "$ring"
+if command -v uftrace >/dev/null; then
+	echo "== uftrace replay -d $O/demo/demo.uftrace -F main -D 3 | head -n 12   (uftrace reads our directory)"
+	uftrace replay -d "$out/demo.uftrace" --no-pager -F main -D 3 2>/dev/null | head -n 12 || true
+fi
+echo
+ls -l "$out" | sed 1d
+cat <<MSG
+
+Open the trace where you look at timelines (docs/viewing.md):
+  $O/demo/demo.fxt      Perfetto UI: https://ui.perfetto.dev -> Open trace file
+  $O/demo/demo.json     Perfetto UI, chrome://tracing (Load), or https://speedscope.app
+  $O/demo/demo.folded   speedscope, or flamegraph.pl $O/demo/demo.folded > demo.svg
+  $O/demo/demo.uftrace  uftrace replay / report / graph -d $O/demo/demo.uftrace,
+                           uftrace dump --chrome -d $O/demo/demo.uftrace > demo-uftrace.json
+MSG

@@ -10,6 +10,7 @@
 #     instant events;
 #   - a reader interrupted while following a ring (SIGINT) leaves valid
 #     JSON (python's strict parser);
+#   - ptrace-capture --view writes what ptrace-read writes, in one step;
 #   - a real browser (speedscope in headless Chromium, browser-check.sh)
 #     loads our Chrome JSON and our folded stacks and shows the program's
 #     functions; the screenshots stay in $O/tests/view/ (the one of
@@ -148,6 +149,35 @@ if python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert any(e.
 else
 	fail "interrupted-follow" "exit $rc: $(tail -1 "$work/err")" "$(tail -c 200 "$work/live.json")"
 fi
+
+# --- ptrace-capture --view: decode and write a viewable file in one step ---
+data=$(tests/corpus/corpus.sh trace threads default)/trace.data
+# (the ring goes where $STRACE_RING says when -o does not)
+export STRACE_RING=$work/default.srb
+if "$cap" -q -i "$data" --view "$work/v.json" 2>"$work/err" &&
+	"$cap" -q -i "$data" --view "$work/v.fxt" 2>>"$work/err" &&
+	"$cap" -q -i "$data" --view "$work/v.d/" 2>>"$work/err" &&
+	cmp -s "$work/v.json" "$work/threads-default.json" &&
+	"$rd" -f fxt "$work/threads-default.srb" | cmp -s - "$work/v.fxt" &&
+	[ -s "$work/v.d/info" ] && [ ! -e "$STRACE_RING" ]; then
+	pass "capture-view (.json and .fxt as ptrace-read writes them, a uftrace directory, no ring left)"
+else
+	fail "capture-view" "$(head -3 "$work/err")"
+fi
+if "$cap" -q -i "$data" -o "$work/kept.srb" --view "$work/v2.json" 2>"$work/err" &&
+	[ -s "$work/kept.srb" ] && cmp -s "$work/v2.json" "$work/v.json"; then
+	pass "capture-view-keeps-a-named-ring"
+else
+	fail "capture-view-keeps-a-named-ring" "$(head -3 "$work/err")"
+fi
+"$cap" -q -i "$data" --view "$work/v.txt" >/dev/null 2>"$work/err"
+rc=$?
+if [ $rc -eq 2 ] && grep -q 'name a .json file' "$work/err"; then
+	pass "capture-view-bad-name (exit 2: $(head -1 "$work/err"))"
+else
+	fail "capture-view-bad-name" "exit $rc: $(head -2 "$work/err")"
+fi
+unset STRACE_RING
 
 # --- a real browser ---------------------------------------------------------
 "$rd" -f folded -o "$work/threads.folded" "$work/threads-default.srb" 2>/dev/null
