@@ -146,7 +146,8 @@ MAN_OUT := $(patsubst docs/man/%,$(O)/man/%,$(MANPAGES))
 man_sed = sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@DOCDIR@|$(DOCDIR)|g' \
 	-e 's|@DLFILTERDIR@|$(DLFILTERDIR)|g' $(1)
 USER_DOCS := docs/design.md docs/events.md docs/decoder.md docs/stacks.md \
-	docs/howto-capture.md docs/howto-dlfilter.md docs/performance.md
+	docs/viewing.md docs/howto-capture.md docs/howto-dlfilter.md \
+	docs/performance.md
 define NL
 
 
