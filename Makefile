@@ -15,12 +15,12 @@
 #                        (tests/external/libipt-suite.sh; not in check)
 #   make fuzz            libFuzzer targets into build/fuzz/ (clang, ASan, UBSan);
 #                        make fuzz-run FUZZ_TARGET=perf|perf_ref|ring
-#                        (tests/fuzz/module.mk)
+#                        (tests/fuzz/fuzz.mk)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make format          clang-format the sources
 #   V=1                  show the commands
 #
-# Each folder adds to the build in its own module.mk or module-*.mk
+# Each folder adds to the build in its own module.mk
 # (see events/module.mk).
 
 PREFIX ?= /usr/local

@@ -518,8 +518,10 @@ spread_put(struct strace_dec_spread *s, const struct strace_walk_opts *o,
 
 struct strace_walker;
 
-/* strace_walker_new() - a walker over img (which must outlive it).
- * Returns 0 and *out, -ENOMEM, -STRACE_E_BADARG. */
+/* strace_walker_new() - a walker over img (which must outlive it), with
+ * opts loaded by the rule of strace/opts.h.
+ * Returns 0 and *out, -ENOMEM; -STRACE_E_BADARG without img or opts, or
+ * when opts break that rule. */
 int strace_walker_new(struct strace_image *img,
 		      const struct strace_walk_opts *opts,
 		      struct strace_walker **out);

@@ -108,4 +108,29 @@ static inline void retstack_clear(struct retstack *s)
 	s->n = 0;
 }
 
+/* --- OCaml exceptions ----------------------------------------------------- */
+
+/* The events of an OCaml try entered or left in block b, in order, for
+ * both decoders: *n of them (0-2) into type[] and a[], b[] (an exc_push
+ * names its handler). */
+static inline unsigned ocaml_trap_events(const struct strace_block *b,
+					 unsigned type[2], uint64_t a[2],
+					 uint64_t bb[2])
+{
+	unsigned n = 0;
+
+	if (b->flags & STRACE_BF_OCAML_PUSH) {
+		type[n] = STRACE_EV_EXC_PUSH;
+		a[n] = b->start;
+		bb[n++] = b->handler ? b->start + (uint64_t)(int64_t)b->handler
+				     : 0;
+	}
+	if (b->flags & STRACE_BF_OCAML_POP) {
+		type[n] = STRACE_EV_EXC_POP;
+		a[n] = b->start;
+		bb[n++] = 0;
+	}
+	return n;
+}
+
 #endif

@@ -161,14 +161,13 @@ static inline void ocaml_traps(struct strace_walker *w,
 			       const struct strace_block *b)
 {
 	int adv = w->flow.in_adv;
+	unsigned type[2];
+	uint64_t a[2], bb[2];
+	unsigned n = ocaml_trap_events(b, type, a, bb);
 
 	w->flow.in_adv = 1;
-	if (b->flags & STRACE_BF_OCAML_PUSH)
-		emit(w, STRACE_EV_EXC_PUSH, 0, b->start,
-		     b->handler ? b->start + (uint64_t)(int64_t)b->handler
-				: 0);
-	if (b->flags & STRACE_BF_OCAML_POP)
-		emit(w, STRACE_EV_EXC_POP, 0, b->start, 0);
+	for (unsigned k = 0; k < n; k++)
+		emit(w, type[k], 0, a[k], bb[k]);
 	w->flow.in_adv = adv;
 }
 

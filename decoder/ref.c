@@ -268,13 +268,13 @@ static void ocaml_traps(struct ref *r, const struct strace_block *b)
 {
 	if (!(b->flags & (STRACE_BF_OCAML_PUSH | STRACE_BF_OCAML_POP)))
 		return;
+	unsigned type[2];
+	uint64_t a[2], bb[2];
+	unsigned n = ocaml_trap_events(b, type, a, bb);
+
 	r->in_adv = 1;
-	if (b->flags & STRACE_BF_OCAML_PUSH)
-		emit(r, STRACE_EV_EXC_PUSH, 0, b->start,
-		     b->handler ? b->start + (uint64_t)(int64_t)b->handler
-				: 0);
-	if (b->flags & STRACE_BF_OCAML_POP)
-		emit(r, STRACE_EV_EXC_POP, 0, b->start, 0);
+	for (unsigned k = 0; k < n; k++)
+		emit(r, type[k], 0, a[k], bb[k]);
 	r->in_adv = 0;
 }
 

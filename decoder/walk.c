@@ -263,14 +263,16 @@ int strace_walker_new(struct strace_image *img,
 		      struct strace_walker **out)
 {
 	struct strace_walker *w;
+	struct strace_walk_opts o;
 
-	if (!img || !opts || opts->size < sizeof(*opts))
+	if (!img || !opts || strace_opts_load(&o, sizeof(o), opts) < 0)
 		return -STRACE_E_BADARG;
+	opts = &o;
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
 	w->img = img;
-	w->o = *opts;
+	w->o = o;
 	/* a processor the table does not know gets the workarounds that
 	 * only ever turn a decode error into a decode (a trace without the
 	 * erratum never meets their condition) */

@@ -1186,18 +1186,21 @@ int strace_dlf_new(const struct strace_dlf_opts *opts, struct strace_dlf **out,
 		   int *auto_path)
 {
 	struct strace_dlf *d;
+	struct strace_dlf_opts o;
 	char path[4096];
-	const char *p = opts->ring_path;
+	const char *p;
 	int rc;
 
 	*out = NULL;
 	*auto_path = 0;
-	if (opts->size < sizeof(*opts))
+	if (strace_opts_load(&o, sizeof(o), opts) < 0)
 		return -STRACE_E_BADARG;
+	opts = &o;
+	p = o.ring_path;
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
-	d->o = *opts;
+	d->o = o;
 	if (!p) {
 		*auto_path = getenv("STRACE_RING") == NULL ||
 			     !*getenv("STRACE_RING");

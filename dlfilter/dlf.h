@@ -117,8 +117,10 @@ struct strace_dlf;
 /*
  * strace_dlf_new() - create the ring (opts->ring_path, $STRACE_RING or an
  * automatic /dev/shm name) and a writer. *auto_path is set when the name
- * was chosen here (the caller should show it). Returns 0 and *out,
- * -EEXIST when the ring file exists, -STRACE_E_*, -errno.
+ * was chosen here (the caller should show it); opts (NULL: defaults) are
+ * loaded by the rule of strace/opts.h. Returns 0 and *out, -EEXIST when
+ * the ring file exists, -STRACE_E_BADARG when opts break that rule,
+ * -STRACE_E_*, -errno.
  */
 int strace_dlf_new(const struct strace_dlf_opts *opts, struct strace_dlf **out,
 		   int *auto_path);

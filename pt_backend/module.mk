@@ -1,5 +1,5 @@
 # pt_backend/: three stages, a library each. A stage includes another
-# only through its stage header (tests/layout/e2e-includes.sh checks):
+# only through its stage header (tests/e2e/layout.sh checks):
 #   perf/      the perf.data codec: read, write, format, build-ids
 #              -> libptperf.a
 #   capture/   perf_event_open on intel_pt, the AUX and data rings, the

@@ -2,8 +2,12 @@
 /*
  * strace/opts.h - the one rule for options structs (libbpf's OPTS idea).
  *
- * Every options struct of the toolkit begins with `size_t size`, which
- * the caller sets to sizeof the struct it was built with:
+ * Every options struct that crosses a library boundary (libstrace's, the
+ * decoder's image and walker options, the dlfilter core's, the raw-PT
+ * pipeline's) begins with `size_t size`, which the caller sets to sizeof
+ * the struct it was built with (the capture pipeline's own offline, live
+ * and PMU structs are filled in by ptrace-capture, built with them, and
+ * have no size):
  *
  *   - a caller built against older headers passes a smaller struct: the
  *     library takes the fields that fit and the defaults (0) for the rest;

@@ -7,6 +7,7 @@
  * the events the program's flow implies. Corrupt, overflowing and random
  * streams must give error/gap events and never crash.
  */
+#include <stddef.h>
 #include <intel-pt.h>
 #include <time.h>
 
@@ -814,6 +815,37 @@ TEST(ring_writer_sink)
 	strace_reader_close(rd);
 	strace_ring_close(ring);
 	unlink(path);
+}
+
+/* The walker's options by the rule of strace/opts.h: a caller built with
+ * a smaller struct gets the defaults for the rest; a bigger one is taken
+ * when its extra bytes are 0, refused when they are not. */
+TEST(walker_opts_rule)
+{
+	struct {
+		struct strace_walk_opts o;
+		uint64_t more;
+	} big;
+	struct strace_walk_opts o = {0};
+	struct strace_walker *w = NULL;
+
+	if (!setup())
+		SKIP("cannot build the test program");
+	o.size = offsetof(struct strace_walk_opts, emit);
+	o.tid = 7;
+	CHECK_INT(strace_walker_new(img, &o, &w), ==, 0);
+	strace_walker_free(w);
+	memset(&big, 0, sizeof(big));
+	big.o.size = sizeof(big);
+	CHECK_INT(strace_walker_new(img, &big.o, &w), ==, 0);
+	strace_walker_free(w);
+	big.more = 1;
+	w = NULL;
+	CHECK_INT(strace_walker_new(img, &big.o, &w), ==, -STRACE_E_BADARG);
+	CHECK(w == NULL);
+	o.size = 2;
+	CHECK_INT(strace_walker_new(img, &o, &w), ==, -STRACE_E_BADARG);
+	CHECK_INT(strace_walker_new(img, NULL, &w), ==, -STRACE_E_BADARG);
 }
 
 RUN_TESTS("test_decoder_walk")
