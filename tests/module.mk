@@ -39,6 +39,7 @@ $(eval $(call unit,test_ring,tests/unit/test_ring.c,$(LIBSTRACE_A),PTHREAD))
 $(eval $(call unit,test_ring_stress,tests/unit/test_ring_stress.c,$(LIBSTRACE_A),PTHREAD))
 $(eval $(call unit,test_names,tests/unit/test_names.c,$(LIBSTRACE_A),NO_LDLIBS))
 $(eval $(call unit,test_opts,tests/unit/test_opts.c,$(LIBSTRACE_A),NO_LDLIBS))
+$(eval $(call unit,test_errors,tests/unit/test_errors.c,$(LIBSTRACE_A),NO_LDLIBS))
 $(eval $(call unit,test_stack,tests/unit/test_stack.c,$(LIBSTRACE_A),NO_LDLIBS))
 $(eval $(call unit,test_format,tests/unit/test_format.c $(CLI_COMMON),$(LIBSTRACE_A),NO_LDLIBS))
 # the decoder

@@ -83,7 +83,10 @@ check() { # NAME CMD...: record CMD and check the recording
 	grep -q "instruction trace error" "$work/$n.perf" &&
 		ok=0 why="$(grep -m1 'trace error' "$work/$n.perf")"
 	[ "$ptids" = "$tids" ] || ok=0 why="$why perf's threads '$ptids', truth's '$tids'"
-	local first=${pids%% *}
+	# the traced command's process: the truth's first (not the lowest
+	# pid: pids wrap around)
+	local first
+	first=$(sed -n 's/^# process \([0-9]*\) .*/\1/p' "$truth" | head -n 1)
 	for p in $pids; do
 		[ "$p" = "$first" ] && continue
 		grep -q "PERF_RECORD_FORK($p:$p):" "$work/$n.tasks" ||
