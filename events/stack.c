@@ -136,8 +136,8 @@ sym_slow(struct strace_stack *s, struct symcache *c, uint64_t addr)
 	return c->fn;
 }
 
-static inline const struct strace_name *sym(struct strace_stack *s,
-					    uint64_t addr)
+static inline __attribute__((always_inline)) const struct strace_name *
+sym(struct strace_stack *s, uint64_t addr)
 {
 	struct symcache *c =
 		&s->sc[(addr * 0x9e3779b97f4a7c15ull) >> (64 - SYMCACHE_BITS)];
@@ -424,18 +424,14 @@ static void seed(struct strace_stack *s, struct thr *t)
  * frame then is that function's: the old one is left and the new one
  * entered in its place, returning where it would have.
  */
-static inline void moved(struct strace_stack *s, struct thr *t, uint64_t from,
-			 uint64_t time)
+static __attribute__((noinline)) void moved_slow(struct strace_stack *s,
+						  struct thr *t,
+						  struct strace_frame *f,
+						  uint64_t from, uint64_t time)
 {
-	struct strace_frame *f;
 	const struct strace_name *fn;
 
-	if (!t->n || t->extra || !from)
-		return;
-	f = &t->v[t->n - 1];
 	if (f->kind == STRACE_FRAME_SYSCALL || f->kind == STRACE_FRAME_SIGNAL)
-		return;
-	if (covers(f, from))
 		return;
 	fn = sym(s, from);
 	if (fn == f->fn || (!fn && !f->fn))
@@ -445,6 +441,24 @@ static inline void moved(struct strace_stack *s, struct thr *t, uint64_t from,
 	push(s, t, top.kind, STRACE_FRAME_TAIL, fn ? fn->key : from,
 	     top.call_site, time);
 	t->v[t->n - 1].handlers = top.handlers;
+}
+
+/* (usually the branch leaves from the top frame's function: inline) */
+static inline __attribute__((always_inline)) void
+moved(struct strace_stack *s, struct thr *t, uint64_t from, uint64_t time)
+{
+	struct strace_frame *f;
+
+	if (!t->n || t->extra || !from)
+		return;
+	f = &t->v[t->n - 1];
+	if (covers(f, from))
+		return;
+	/* code without a symbol (a stripped program) going on in a frame
+	 * without one: the same */
+	if (!f->fn && !sym(s, from))
+		return;
+	moved_slow(s, t, f, from, time);
 }
 
 static void on_return(struct strace_stack *s, struct thr *t,
