@@ -202,6 +202,13 @@ libipt-suite: build
 # where perf looks for it, the man pages and the API's example. The
 # decoder and backend archives are internal and stay in $(O)/lib.
 PUBLIC_HEADERS := $(wildcard include/strace/*.h)
+# A program built with pkg-config finds libstrace.so.MAJOR where the
+# dynamic loader does not look by itself (PREFIX=/tmp/inst, /opt/...):
+# the .pc adds an rpath for any library directory but the system's.
+SYSTEM_LIBDIRS := /usr/lib /usr/lib64 /lib /lib64 /usr/lib/x86_64-linux-gnu \
+	/lib/x86_64-linux-gnu
+comma := ,
+PC_RPATH := $(if $(filter $(SYSTEM_LIBDIRS),$(LIBDIR)),,-Wl$(comma)-rpath$(comma)$${libdir} )
 install: build
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/strace \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
@@ -220,6 +227,7 @@ install: build
 	install -m 0644 docs/examples/reader.c $(DESTDIR)$(DOCDIR)/examples
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	    -e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	    -e 's|@RPATH@|$(PC_RPATH)|' \
 	    scripts/libstrace.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/libstrace.pc
 
 $(O)/man/%: docs/man/% include/strace/version.h

@@ -7,7 +7,8 @@
 #  - libstrace.so exports exactly the functions its headers declare;
 #  - every installed header compiles alone as C11 and as C++17;
 #  - docs/examples/reader.c (installed) and the example of libstrace(3)
-#    build with pkg-config, dynamically and statically, run on a ring
+#    build with pkg-config, dynamically and statically (and from a plain
+#    PREFIX install, running without LD_LIBRARY_PATH), run on a ring
 #    that ptrace-capture wrote, and print the calls that ptrace-read
 #    prints, with the same names;
 #  - one version everywhere: the tools' --version, the .pc, the man pages,
@@ -167,6 +168,27 @@ if [ -x "$work/man-example" ]; then
 	LD_LIBRARY_PATH=$libdir "$work/man-example" "$ring" >"$work/man.out" 2>&1
 	[ "$(wc -l <"$work/man.out")" -eq "$ncalls" ]
 	check man-example-runs $? "$(wc -l <"$work/man.out") of $ncalls calls"
+fi
+
+# --- the issue's own case: make install PREFIX=DIR (no DESTDIR), then a
+# program built with pkg-config runs without LD_LIBRARY_PATH (the .pc
+# adds an rpath for a library directory the loader does not search) -----
+pfx=$work/prefix
+if make -s --no-print-directory O="$O" PREFIX="$pfx" install >"$work/install2.log" 2>&1 &&
+	PKG_CONFIG_PATH=$pfx/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR= \
+		$cc -Wall -Wextra -Werror -o "$work/reader-pfx" "$ex" \
+		$(PKG_CONFIG_PATH=$pfx/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR= pkg-config --cflags --libs libstrace) \
+		2>"$work/cc.err" &&
+	env -u LD_LIBRARY_PATH "$work/reader-pfx" "$ring" >"$work/pfx.out" 2>"$work/pfx.err" &&
+	[ "$(wc -l <"$work/pfx.out")" -eq "$ncalls" ]; then
+	say "PASS: install/prefix-runs-without-ld-library-path ($(PKG_CONFIG_PATH=$pfx/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR= pkg-config --libs libstrace))"
+else
+	say "FAIL: install/prefix-runs-without-ld-library-path ($(tail -2 "$work/install2.log" "$work/cc.err" "$work/pfx.err" 2>/dev/null | tr '\n' ' '))"
+fi
+if grep -q -- '-rpath' <(make -s --no-print-directory -n O="$O" PREFIX=/usr install 2>/dev/null | grep libstrace.pc.in); then
+	say "FAIL: install/no-rpath-for-usr (PREFIX=/usr gets an rpath in the .pc)"
+else
+	say "PASS: install/no-rpath-for-usr"
 fi
 
 # --- one version everywhere -------------------------------------------------
