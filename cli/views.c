@@ -751,6 +751,9 @@ int view_new(const struct view_opts *o, struct strace_names *names,
 		return rc;
 	}
 	if (v->fmt && v->fmt->open(v) < 0) {
+		/* what the format made before it failed */
+		if (v->fmt->close)
+			v->fmt->close(v);
 		strace_stack_free(v->stack);
 		free(v);
 		return -1;

@@ -19,7 +19,7 @@ O=${O:-build}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 export O
-PTSYNTH=$O/bin/ptsynth
+SYNTH=$O/bin/ptsynth
 REPLAY=$O/tests/live_replay
 CAPTURE=$O/bin/ptrace-capture
 READ=$O/bin/ptrace-read
@@ -30,7 +30,7 @@ failed=0
 pass() { echo "PASS: live-replay/$1"; }
 fail() { echo "FAIL: live-replay/$1"; failed=1; }
 
-for tool in "$PTSYNTH" "$REPLAY" "$CAPTURE" "$READ"; do
+for tool in "$SYNTH" "$REPLAY" "$CAPTURE" "$READ"; do
 	if [ ! -x "$tool" ]; then
 		echo "SKIP: live-replay/all (missing $tool)"
 		exit 0
@@ -50,7 +50,7 @@ check() { # name prog aux-bytes time-compare(full|notime) ptsynth-options...
 	local name=$1 prog=$2 aux=$3 tcmp=$4; shift 4
 	local d=$tmp/$name
 	mkdir -p "$d"
-	if ! "$PTSYNTH" "$@" -o "$d/orig.data" -- "$prog" >"$d/synth.log" 2>&1; then
+	if ! "$SYNTH" "$@" -o "$d/orig.data" -- "$prog" >"$d/synth.log" 2>&1; then
 		fail "$name/ptsynth ($(tail -1 "$d/synth.log"))"
 		return
 	fi

@@ -16,7 +16,7 @@ O=${O:-build}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 export O
-PTSYNTH=$O/bin/ptsynth
+SYNTH=$O/bin/ptsynth
 PTBLK=$O/tests/ptblk
 CORPUS=tests/corpus/corpus.sh
 NORM=tests/ptsynth/norm.sh
@@ -31,7 +31,7 @@ skip() { echo "SKIP: ptsynth/$1 ($2)"; }
 missing=""
 command -v qemu-x86_64 >/dev/null || missing="qemu-x86_64"
 command -v perf >/dev/null || missing="$missing perf"
-if [ -n "$missing" ] || [ ! -x "$PTSYNTH" ] || [ ! -x "$PTBLK" ]; then
+if [ -n "$missing" ] || [ ! -x "$SYNTH" ] || [ ! -x "$PTBLK" ]; then
 	skip all "missing:${missing:- build outputs}"
 	exit 0
 fi
@@ -48,23 +48,23 @@ bad() { # name expected-message-regex command...
 		fail "bad-input/$name (message: $(head -c 200 "$tmp/bad.err"))"
 	fi
 }
-bad missing-program "no such program" "$PTSYNTH" -o "$tmp/x.data" -- /nonexistent/prog
+bad missing-program "no such program" "$SYNTH" -o "$tmp/x.data" -- /nonexistent/prog
 printf 'hello\n' >"$tmp/notelf"; chmod +x "$tmp/notelf"
-bad not-elf "not an ELF file" "$PTSYNTH" -o "$tmp/x.data" -- "$tmp/notelf"
+bad not-elf "not an ELF file" "$SYNTH" -o "$tmp/x.data" -- "$tmp/notelf"
 { printf '\177ELF\001\001\001'; head -c 120 /dev/zero; } >"$tmp/elf32"; chmod +x "$tmp/elf32"
-bad not-x86-64 "not an x86-64 ELF" "$PTSYNTH" -o "$tmp/x.data" -- "$tmp/elf32"
+bad not-x86-64 "not an x86-64 ELF" "$SYNTH" -o "$tmp/x.data" -- "$tmp/elf32"
 printf 'int main(void){ volatile int *p = 0; return *p; }\n' >"$tmp/crash.c"
 if gcc -O0 -o "$tmp/crash" "$tmp/crash.c" 2>/dev/null; then
-	bad crash "crashed" "$PTSYNTH" -o "$tmp/x.data" -- "$tmp/crash"
+	bad crash "crashed" "$SYNTH" -o "$tmp/x.data" -- "$tmp/crash"
 else
 	skip bad-input/crash "no gcc"
 fi
 printf '#include <unistd.h>\nint main(void){ return fork() < 0; }\n' >"$tmp/fork.c"
 if gcc -O0 -o "$tmp/fork" "$tmp/fork.c" 2>/dev/null; then
-	bad fork "fork is not supported" "$PTSYNTH" -o "$tmp/x.data" -- "$tmp/fork"
+	bad fork "fork is not supported" "$SYNTH" -o "$tmp/x.data" -- "$tmp/fork"
 fi
-bad exec "exec: not supported" "$PTSYNTH" -o "$tmp/x.data" -- /bin/sh -c 'exec /bin/true'
-bad qemu-missing "not found" "$PTSYNTH" --qemu /nonexistent/qemu -o "$tmp/x.data" -- /bin/true
+bad exec "exec: not supported" "$SYNTH" -o "$tmp/x.data" -- /bin/sh -c 'exec /bin/true'
+bad qemu-missing "not found" "$SYNTH" --qemu /nonexistent/qemu -o "$tmp/x.data" -- /bin/true
 
 # ---- corpus ----------------------------------------------------------
 progs=${PTSYNTH_PROGS:-$($CORPUS list)}
