@@ -271,22 +271,17 @@ advance(struct strace_walker *w, uint64_t stop_at, uint64_t pgd_to)
 		term = b->start + b->len - b->term_len;
 		switch (b->kind) {
 		case STRACE_BK_CALL:
-			if (likely(call_pushes(b->target, b->start + b->len)))
+		case STRACE_BK_JMP:
+			/* a direct branch: walked on without a packet */
+			if (b->kind == STRACE_BK_CALL &&
+			    likely(call_pushes(b->target, b->start + b->len)))
 				flow_push(w, b->start + b->len);
 			f->in_adv = 1;
-			emit(w, STRACE_EV_CALL, 0, term, b->target);
-			f->in_adv = 0;
-			f->last_direct = term;
-			f->ip = b->target;
-			w->st.branches++;
-			if (pgd_to > PGD_NOIP && b->target == pgd_to)
-				return 1;
-			break;
-		case STRACE_BK_JMP:
-			f->in_adv = 1;
 			fl = 0;
-			if (jump_kept(b->flags & STRACE_BF_SAME_SYM, w->o.flags,
-				      &fl))
+			if (b->kind == STRACE_BK_CALL)
+				emit(w, STRACE_EV_CALL, 0, term, b->target);
+			else if (jump_kept(b->flags & STRACE_BF_SAME_SYM,
+					   w->o.flags, &fl))
 				emit(w, STRACE_EV_JUMP, fl, term, b->target);
 			f->in_adv = 0;
 			f->last_direct = term;
