@@ -118,6 +118,21 @@ static char *put_ids(char *p, uint32_t pid, uint32_t tid)
 	return fmt_put_u64(p + 7, tid);
 }
 
+/* {"name":"WHAT","ph":"M","pid":P,"tid":T,"args":{"name":NAME}} */
+static char *put_meta(struct chrome *c, char *p, const char *what,
+		      uint32_t pid, uint32_t tid, const struct strace_name *n)
+{
+	p = sep(c, p);
+	memcpy(p, "{\"name\":", 8);
+	p = put_str(p + 8, what, strlen(what));
+	memcpy(p, ",\"ph\":\"M\"", 9);
+	p = put_ids(p + 9, pid, tid);
+	memcpy(p, ",\"args\":{\"name\":", 16);
+	p = put_str(p + 16, n->str, n->len);
+	memcpy(p, "}}", 2);
+	return p + 2;
+}
+
 /* A thread's entry (added, with its metadata written, when it is new),
  * or NULL without memory. Valid until the next call. */
 static struct cthr *thread_of(struct view *v, struct chrome *c, uint32_t tid)
@@ -164,25 +179,10 @@ static struct cthr *thread_of(struct view *v, struct chrome *c, uint32_t tid)
 	c->cur_valid = 1;
 	pr = nm ? strace_names_process(nm, pid) : NULL;
 	p = o->p;
-	if (pr || (t && tid == pid)) {
-		const struct strace_name *n = pr ? pr : t;
-		p = sep(c, p);
-		memcpy(p, "{\"name\":\"process_name\",\"ph\":\"M\"", 31);
-		p = put_ids(p + 31, pid, pid);
-		memcpy(p, ",\"args\":{\"name\":", 16);
-		p = put_str(p + 16, n->str, n->len);
-		memcpy(p, "}}", 2);
-		p += 2;
-	}
-	if (t) {
-		p = sep(c, p);
-		memcpy(p, "{\"name\":\"thread_name\",\"ph\":\"M\"", 30);
-		p = put_ids(p + 30, pid, tid);
-		memcpy(p, ",\"args\":{\"name\":", 16);
-		p = put_str(p + 16, t->str, t->len);
-		memcpy(p, "}}", 2);
-		p += 2;
-	}
+	if (pr || (t && tid == pid))
+		p = put_meta(c, p, "process_name", pid, pid, pr ? pr : t);
+	if (t)
+		p = put_meta(c, p, "thread_name", pid, tid, t);
 	o->p = p;
 	if (out_room(o) < 0)
 		view_fail(v, -1);
