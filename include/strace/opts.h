@@ -34,6 +34,19 @@ extern "C" {
 #endif
 
 /*
+ * Inlined into a caller that passes an older, smaller struct, gcc sees
+ * the loop over the bytes past dst_size reach beyond that struct and
+ * warns (-Warray-bounds), not proving that the size read at run time
+ * keeps the loop from running. The loop reads only within src's size.
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpragmas"
+#pragma GCC diagnostic ignored "-Warray-bounds"
+#pragma GCC diagnostic ignored "-Wstringop-overread"
+#endif
+
+/*
  * strace_opts_load() - copy the caller's options src (NULL: all
  * defaults) into dst, which has dst_size bytes (sizeof the library's
  * struct), by the rule above; dst->size becomes dst_size.
@@ -59,6 +72,9 @@ static inline int strace_opts_load(void *dst, size_t dst_size,
 	memcpy(dst, &dst_size, sizeof(dst_size));
 	return 0;
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 #ifdef __cplusplus
 }
