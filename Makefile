@@ -147,7 +147,7 @@ man_sed = sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@DOCDIR@|$(DOCDIR)|g' \
 	-e 's|@DLFILTERDIR@|$(DLFILTERDIR)|g' $(1)
 USER_DOCS := docs/design.md docs/events.md docs/decoder.md docs/stacks.md \
 	docs/viewing.md docs/howto-capture.md docs/howto-dlfilter.md \
-	docs/performance.md
+	docs/plugins.md docs/performance.md
 define NL
 
 
@@ -200,7 +200,8 @@ libipt-suite: build
 # What is installed: the commands, libstrace (shared, with its .so.MAJOR
 # and .so links, and static), its public headers and .pc, the dlfilter
 # where perf looks for it, the man pages and the API's example. The
-# decoder and backend archives are internal and stay in $(O)/lib.
+# decoder and backend archives are internal and stay in $(O)/lib. The
+# example plugin (docs/examples/plugin.c) builds with the headers alone.
 PUBLIC_HEADERS := $(wildcard include/strace/*.h)
 # A program built with pkg-config finds libstrace.so.MAJOR where the
 # dynamic loader does not look by itself (PREFIX=/tmp/inst, /opt/...):
@@ -224,7 +225,8 @@ install: build
 	$(foreach m,$(MANPAGES),$(call man_sed,$(m)) > \
 		$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m))$(NL))
 	install -m 0644 $(USER_DOCS) $(DESTDIR)$(DOCDIR)
-	install -m 0644 docs/examples/reader.c $(DESTDIR)$(DOCDIR)/examples
+	install -m 0644 docs/examples/reader.c docs/examples/plugin.c \
+		$(DESTDIR)$(DOCDIR)/examples
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	    -e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' \
 	    -e 's|@RPATH@|$(PC_RPATH)|' \

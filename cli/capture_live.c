@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* cli/capture_live.c - see capture_live.h. */
 #include "capture_live.h"
+#include "control.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -309,50 +310,21 @@ static void on_signal(int sig)
 		strace_live_request_stop(g_live);
 }
 
-/* perf's --control: "fifo:ctl[,ack]" or a plain FIFO path. */
-static int open_control(const char *spec, int *ack)
+/* --control's commands (cli/control.h): snapshot, stop, ping. */
+static int live_command(void *arg, const char *line, char *reply, size_t len)
 {
-	char ctl[512];
-	const char *c = spec;
-	int fd;
+	struct strace_live *l = arg;
 
-	*ack = -1;
-	if (!strncmp(c, "fifo:", 5))
-		c += 5;
-	snprintf(ctl, sizeof(ctl), "%s", c);
-	{
-		char *comma = strchr(ctl, ',');
-
-		if (comma) {
-			*comma = '\0';
-			*ack = open(comma + 1, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-		}
+	if (!strcmp(line, "snapshot"))
+		strace_live_request_snapshot(l);
+	else if (!strcmp(line, "stop"))
+		strace_live_request_stop(l);
+	else if (strcmp(line, "ping")) {
+		snprintf(reply, len, "unknown command '%s': snapshot, stop, ping",
+			 line);
+		return -1;
 	}
-	/* O_RDWR: the FIFO stays open when writers come and go. */
-	fd = open(ctl, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
-}
-
-static void control_commands(int fd, int ack, struct strace_live *l)
-{
-	char buf[256];
-	ssize_t n;
-
-	while ((n = read(fd, buf, sizeof(buf) - 1)) > 0) {
-		buf[n] = '\0';
-		for (char *s = strtok(buf, "\n"); s; s = strtok(NULL, "\n")) {
-			int ok = 1;
-
-			if (!strcmp(s, "snapshot"))
-				strace_live_request_snapshot(l);
-			else if (!strcmp(s, "stop"))
-				strace_live_request_stop(l);
-			else if (strcmp(s, "ping"))
-				ok = 0;
-			if (ack >= 0 && write(ack, ok ? "ack\n" : "err\n", 4) < 0)
-				ok = 0;
-		}
-	}
+	return 0;
 }
 
 static double now_s(void)
@@ -370,7 +342,8 @@ int capture_live_run(struct capture_live_opts *o, pid_t pid, char **argv,
 	struct strace_live *l = NULL;
 	struct sigaction sa, old_int, old_term, old_usr2;
 	char detail[512] = "", terms[1024];
-	int rc, ctl = -1, ack = -1, status = 0;
+	struct control ctl = {0};
+	int rc, status = 0;
 	pid_t child = 0;
 	double t0 = now_s();
 
@@ -416,11 +389,11 @@ int capture_live_run(struct capture_live_opts *o, pid_t pid, char **argv,
 	if (o->opened)
 		o->opened(o->opened_arg, l);
 	if (o->control) {
-		ctl = open_control(o->control, &ack);
-		if (ctl < 0) {
+		rc = control_open(&ctl, o->control);
+		if (rc < 0) {
 			fprintf(err, PROG ": cannot open control FIFO %s: %s "
 				     "(create it with mkfifo)\n",
-				o->control, strerror(-ctl));
+				o->control, strerror(-rc));
 			strace_live_close(l);
 			return 2;
 		}
@@ -448,8 +421,7 @@ int capture_live_run(struct capture_live_opts *o, pid_t pid, char **argv,
 	for (;;) {
 		int n;
 
-		if (ctl >= 0)
-			control_commands(ctl, ack, l);
+		control_poll(&ctl, live_command, l);
 		if (strace_live_stop_requested(l))
 			break;
 		if (o->duration > 0 && now_s() - t0 >= o->duration)
@@ -497,10 +469,7 @@ out:
 	sigaction(SIGTERM, &old_term, NULL);
 	sigaction(SIGUSR2, &old_usr2, NULL);
 	g_live = NULL;
-	if (ctl >= 0)
-		close(ctl);
-	if (ack >= 0)
-		close(ack);
+	control_close(&ctl);
 	strace_live_close(l);
 	if (child > 0) {
 		/* A command we started keeps running; reap it when it ends. */

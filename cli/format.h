@@ -62,6 +62,7 @@ enum fmt_kind {
 	FMT_JSONL,
 	FMT_RAW,
 	FMT_RING,
+	FMT_NONE, /* no output: plugins only */
 };
 
 /*

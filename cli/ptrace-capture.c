@@ -32,6 +32,7 @@
 #include "pt_backend/perf/perf.h"
 #include "pt_backend/pipeline/pipeline.h"
 #include "decoder/decoder.h"
+#include "strace/plugin.h"
 #include "strace/ring.h"
 #include "strace/version.h"
 
@@ -63,7 +64,7 @@ static void on_wait(void *arg, const struct strace_ring_wait *w)
 
 static void usage(FILE *f)
 {
-	fprintf(f,
+	fputs(
 		"usage: " PROG " -i perf.data [-o RING] [options]\n"
 		"       " PROG " --pt FILE [--raw BIN[:OFFSET[-SIZE]]@ADDR]...\n"
 		"                      [--elf FILE[@BASE]]... [--cpu F/M[/S]]\n"
@@ -102,7 +103,9 @@ static void usage(FILE *f)
 		"                        nothing is lost), lossless (waits for\n"
 		"                        readers), flight (overwrites the oldest)\n"
 		"      --capacity N      ring capacity in events (power of two)\n"
-		"      --wait-readers K  wait for K readers before decoding\n"
+		"      --wait-readers K  wait for K readers before decoding\n",
+	      f);
+	fputs(
 		"      --decoder fast|bitwise|reference\n"
 		"                        fast (default); fast without its cache\n"
 		"                        of TNT runs (one bit at a time); or\n"
@@ -126,6 +129,12 @@ static void usage(FILE *f)
 		"      --vdso FILE       vDSO image for [vdso] mappings (default: the\n"
 		"                        one the file names by build-id, in perf's\n"
 		"                        build-id cache $PERF_BUILDID_DIR or ~/.debug)\n"
+		"      --plugin FILE.so[:ARG,...]\n"
+		"                        hand every event to this plugin, in\n"
+		"                        this process, before the ring\n"
+		"                        (repeatable; docs/plugins.md)\n"
+		"      --no-ring         no ring: the events go to the plugins\n"
+		"                        only\n"
 		"      --view FILE       then write the events as FILE to look at:\n"
 		"                        NAME.json (Chrome JSON: Perfetto,\n"
 		"                        chrome://tracing, speedscope), NAME.fxt\n"
@@ -135,7 +144,8 @@ static void usage(FILE *f)
 		"  -q, --quiet           no progress bar and no summary\n"
 		"  -h, --help            this text\n"
 		"      --version         the version\n"
-		"\n");
+		"\n",
+		f);
 	capture_live_usage(f);
 	fprintf(f, "\nExit status: 0 ok; 1 decoding or tracing failed (no "
 		   "such file,\nprocess or thread, a damaged input); 2 usage "
@@ -262,9 +272,69 @@ static void say_ring(const struct strace_ring *ring)
 
 /* The session is open: say where the events go, give the decoder its time
  * conversion. */
+/*
+ * --plugin: plugins in this process, handed each batch of events before
+ * the ring publishes it (strace_ring_set_tap), from whichever decoding
+ * thread wrote it. A plugin that asks to stop ends a live capture; a
+ * recording is decoded to its end (the ring stays whole for its
+ * readers) without the plugins.
+ */
+static const char *plugin_specs[32];
+static int nplugins, no_ring;
+static struct strace_plugins *plugins;
+static struct strace_names *plugin_names;
+static struct strace_live *plugin_live;
+
+static void plugin_tap(void *arg, const struct strace_event *ev, size_t n)
+{
+	(void)arg;
+	if (strace_plugins_dispatch(plugins, ev, n) && plugin_live)
+		strace_live_request_stop(plugin_live);
+}
+
+/* Load the plugins; returns 0, or the exit status (the message said). */
+static int plugins_load(struct strace_ring *ring)
+{
+	struct strace_plugins_opts po = {.size = sizeof(po),
+					 .host = "ptrace-capture"};
+	char msg[1024];
+	int rc;
+
+	if (!nplugins)
+		return 0;
+	if (strace_names_new(ring, &plugin_names) < 0 ||
+	    (po.names = plugin_names,
+	     strace_plugins_new(&po, &plugins) < 0)) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return 1;
+	}
+	for (int i = 0; i < nplugins; i++) {
+		rc = strace_plugins_load(plugins, plugin_specs[i], msg,
+					 sizeof(msg));
+		if (rc < 0) {
+			fprintf(stderr, PROG ": %s\n", msg);
+			return rc == -ENOMEM ? 1 : 2;
+		}
+	}
+	strace_ring_set_tap(ring, plugin_tap, NULL);
+	return 0;
+}
+
+/* Every plugin's fini runs while the ring (their names) is still mapped. */
+static void close_ring(struct strace_ring *ring)
+{
+	strace_ring_set_tap(ring, NULL, NULL);
+	strace_plugins_free(plugins);
+	plugins = NULL;
+	strace_names_free(plugin_names);
+	plugin_names = NULL;
+	strace_ring_close(ring);
+}
+
 static void live_opened(void *arg, struct strace_live *l)
 {
 	struct live_ctx *lc = arg;
+	plugin_live = l;
 	if (lc->print_path) {
 		printf("%s\n", strace_ring_path(lc->ring));
 		fflush(stdout);
@@ -439,7 +509,8 @@ static int capture(int argc, char **argv)
 	uint32_t tid = 0;
 	uint64_t capacity = 0, piece = 0;
 	enum { O_MODE = 256, O_CAP, O_DEC, O_ALL, O_EXACT, O_TYPES, O_TID, O_VDSO,
-	       O_WAIT, O_PIECE, O_PT, O_RAW, O_ELF, O_CPU, O_VERSION, O_VIEW };
+	       O_WAIT, O_PIECE, O_PT, O_RAW, O_ELF, O_CPU, O_VERSION, O_VIEW,
+	       O_PLUGIN, O_NO_RING };
 	const char *pt = NULL, *cpu_arg = NULL;
 	struct strace_raw_section secs[64];
 	size_t nsecs = 0;
@@ -464,6 +535,8 @@ static int capture(int argc, char **argv)
 		{"elf", required_argument, NULL, O_ELF},
 		{"cpu", required_argument, NULL, O_CPU},
 		{"view", required_argument, NULL, O_VIEW},
+		{"plugin", required_argument, NULL, O_PLUGIN},
+		{"no-ring", no_argument, NULL, O_NO_RING},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, O_VERSION},
@@ -625,6 +698,15 @@ static int capture(int argc, char **argv)
 					  "a directory ending in / (uftrace)",
 					  view_path);
 			break;
+		case O_PLUGIN:
+			if (nplugins == (int)(sizeof(plugin_specs) /
+					      sizeof(plugin_specs[0])))
+				die_usage("%s", "at most 32 plugins");
+			plugin_specs[nplugins++] = optarg;
+			break;
+		case O_NO_RING:
+			no_ring = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -654,6 +736,13 @@ static int capture(int argc, char **argv)
 				"BIN@ADDR or --elf FILE[@BASE], as many as "
 				"there are pieces");
 
+	if (no_ring && !nplugins)
+		die_usage("%s", "--no-ring leaves the events to the plugins: "
+				"give them with --plugin FILE.so");
+	if (no_ring && (output || view_path || wait_readers || mode >= 0))
+		die_usage("%s", "--no-ring writes no ring: it does not go "
+				"with -o, --view, --wait-readers or --mode");
+
 	struct strace_typeset types;
 	if (types_arg) {
 		const char *bad;
@@ -668,19 +757,31 @@ static int capture(int argc, char **argv)
 		}
 	}
 
+	/* --no-ring: a ring nobody can open, its pages reused (flight) */
 	struct strace_ring_opts ro = {sizeof(ro), capacity, 0,
-				      mode < 0 ? STRACE_RING_ARCHIVE : mode, 0};
+				      no_ring	 ? STRACE_RING_FLIGHT
+				      : mode < 0 ? STRACE_RING_ARCHIVE
+						 : mode,
+				      0};
 	struct strace_ring *ring;
 	view_keep = output != NULL;
 	view_quiet = quiet;
 	int rc = ringmsg_create(PROG, output, "-o", &ro, &ring);
 	if (rc < 0)
 		return 1;
+	if (no_ring)
+		unlink(strace_ring_path(ring));
+	rc = plugins_load(ring);
+	if (rc) {
+		unlink(strace_ring_path(ring));
+		close_ring(ring);
+		return rc;
+	}
 	if (view_path)
 		snprintf(view_ring, sizeof(view_ring), "%s",
 			 strace_ring_path(ring));
 	/* Say where the events go (live: once the session could open). */
-	if (!output && !live && !view_path)
+	if (!output && !live && !view_path && !no_ring)
 		printf("%s\n", strace_ring_path(ring));
 	fflush(stdout);
 	strace_ring_set_wait_notice(ring, on_wait, ring);
@@ -703,7 +804,7 @@ static int capture(int argc, char **argv)
 		if (rc < 0) {
 			fprintf(stderr, PROG ": %s: %s\n", strace_ring_path(ring),
 				strace_strerror(rc));
-			strace_ring_close(ring);
+			close_ring(ring);
 			return 1;
 		}
 		strace_live_decoder_callbacks(lc.ld, &cb);
@@ -711,7 +812,7 @@ static int capture(int argc, char **argv)
 		live_opts.opened = live_opened;
 		live_opts.opened_arg = &lc;
 		lc.ring = ring;
-		lc.print_path = !output && !view_path;
+		lc.print_path = !output && !view_path && !no_ring;
 		live_opts.lo.buildid_dir = buildid_dir;
 		int status = capture_live_run(&live_opts, (pid_t)pid,
 					      pid ? NULL : argv + optind, &cb,
@@ -734,9 +835,9 @@ static int capture(int argc, char **argv)
 				(unsigned long long)ds.errors,
 				(unsigned long long)ds.overflows,
 				(unsigned long long)ds.lost);
-		if (!quiet && status == 0 && rc >= 0)
+		if (!quiet && status == 0 && rc >= 0 && !no_ring)
 			say_ring(ring);
-		strace_ring_close(ring);
+		close_ring(ring);
 		return status ? status : (rc < 0 ? 1 : 0);
 	}
 
@@ -766,7 +867,7 @@ static int capture(int argc, char **argv)
 		if (rc < 0) {
 			raw_error(rc, &ro2, &rf);
 			unlink(strace_ring_path(ring));
-			strace_ring_close(ring);
+			close_ring(ring);
 			return 1;
 		}
 		double t = now_s() - ui.t0;
@@ -792,7 +893,7 @@ static int capture(int argc, char **argv)
 					     "--cpu F/M names it)");
 		if (!quiet)
 			say_ring(ring);
-		strace_ring_close(ring);
+		close_ring(ring);
 		return 0;
 	}
 	struct strace_offline_opts oo = {
@@ -822,7 +923,7 @@ static int capture(int argc, char **argv)
 		fprintf(stderr, PROG ": %s: removed (incomplete)\n",
 			strace_ring_path(ring));
 		unlink(strace_ring_path(ring));
-		strace_ring_close(ring);
+		close_ring(ring);
 		return 1;
 	}
 	if (rc == -STRACE_E_PERF_SHRANK) {
@@ -851,7 +952,7 @@ static int capture(int argc, char **argv)
 		}
 		fprintf(stderr, "; decode a copy of the recording that "
 				"nothing writes to\n");
-		strace_ring_close(ring);
+		close_ring(ring);
 		return 1;
 	}
 	if (rc == -STRACE_E_PERF_TIME) {
@@ -875,7 +976,7 @@ static int capture(int argc, char **argv)
 			"undamaged copy\n",
 			(unsigned long long)err_off);
 		unlink(strace_ring_path(ring));
-		strace_ring_close(ring);
+		close_ring(ring);
 		return 1;
 	}
 	if (rc == -STRACE_E_PERF_NOTREG) {
@@ -899,7 +1000,7 @@ static int capture(int argc, char **argv)
 			input, what,
 			isdir ? ", e.g. perf.data in that directory" : "");
 		unlink(strace_ring_path(ring));
-		strace_ring_close(ring);
+		close_ring(ring);
 		return 1;
 	}
 	if (rc == -STRACE_E_PERF_NOTID) {
@@ -917,7 +1018,7 @@ static int capture(int argc, char **argv)
 		if (st.nthreads)
 			fprintf(stderr, ": give --tid one of them\n");
 		unlink(strace_ring_path(ring));
-		strace_ring_close(ring);
+		close_ring(ring);
 		return 1;
 	}
 	if (rc < 0) {
@@ -936,7 +1037,7 @@ static int capture(int argc, char **argv)
 		fprintf(stderr, "\n");
 		/* Leave no half-written ring behind. */
 		unlink(strace_ring_path(ring));
-		strace_ring_close(ring);
+		close_ring(ring);
 		return 1;
 	}
 	if (!quiet)
@@ -956,9 +1057,9 @@ static int capture(int argc, char **argv)
 			(unsigned long long)st.overflows,
 			(unsigned long long)st.lost,
 			(unsigned long long)st.missing);
-	if (!quiet)
+	if (!quiet && !no_ring)
 		say_ring(ring);
-	strace_ring_close(ring);
+	close_ring(ring);
 	return 0;
 }
 

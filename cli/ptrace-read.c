@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "control.h"
 #include "format.h"
 #include "out.h"
 #include "views.h"
@@ -26,6 +27,7 @@
 #include "sample.h"
 #include "strace/event.h"
 #include "strace/filter.h"
+#include "strace/plugin.h"
 #include "strace/ring.h"
 #include "strace/stack.h"
 #include "strace/version.h"
@@ -117,6 +119,8 @@ static const char usage_text[] =
 	"                   [--depth N] [--sort KEY]\n"
 	"                   [--by function|thread|dso] [--weight ns|calls]\n"
 	"                   [--follow] [FILTERS] [-o FILE] RING\n"
+	"       " PROG " -f none --plugin FILE.so[:ARGS]... [--follow]\n"
+	"                   [--control FIFO] [FILTERS] RING\n"
 	"       " PROG " --generate N [-o RING] [--readers K]\n"
 	"                   [--mode lossless|flight] [--capacity EVENTS]\n"
 	"       " PROG " --stat [RING|DIR]\n"
@@ -158,6 +162,13 @@ static const char help_text[] =
 	"                     'call,ret*'; '-block' excludes\n"
 	"  --from-end         start at the newest event, not the oldest\n"
 	"  --no-comm          do not show thread names\n"
+	"  --plugin FILE.so[:ARG,...]\n"
+	"                     hand every event the filters keep to this\n"
+	"                     plugin (repeatable; -f none: no other output;\n"
+	"                     docs/plugins.md)\n"
+	"  --control FIFO|fifo:CTL[,ACK]\n"
+	"                     plugin commands between batches: load FILE,\n"
+	"                     unload NAME, enable|disable PATTERN, list\n"
 	"\n"
 	"Filters, for every format (docs/stacks.md):\n"
 	"  --time START,END   perf time in seconds (either may be empty), or\n"
@@ -298,6 +309,10 @@ struct opts {
 		const char *value;
 	} filters[64];
 	int nfilters;
+	/* plugins, in the order given, and the control FIFO */
+	const char *plugins[32];
+	int nplugins;
+	const char *control;
 };
 
 struct rd {
@@ -323,7 +338,28 @@ struct rd {
 	struct strace_stack *fstack; /* the stacks --sym / --no-sym need */
 	struct view *view;           /* -f tree, report, folded */
 	int usage;                   /* a setup failed on the command line */
+	struct strace_plugins *plugins; /* --plugin: NULL when none */
+	int plugin_stop;                /* a plugin asked to stop */
+	struct control ctl;             /* --control */
 };
+
+/* Hand events to the plugins (those the filters keep; show_filtered hands
+ * over its own, with the --sym scope). */
+static void plugins_feed(struct rd *d, const struct strace_event *ev,
+			 size_t n)
+{
+	if (!d->plugins || d->plugin_stop)
+		return;
+	if (!d->filt && !d->o->types) {
+		d->plugin_stop = strace_plugins_dispatch(d->plugins, ev, n);
+		return;
+	}
+	for (size_t i = 0; i < n && !d->plugin_stop; i++)
+		if (fmt_wanted(&d->flt, ev[i].type) &&
+		    (!d->filt || strace_filter_event(d->filt, &ev[i])))
+			d->plugin_stop =
+				strace_plugins_dispatch(d->plugins, &ev[i], 1);
+}
 
 /* Losses that happened in the ring itself, recorded there as lost events
  * (docs/events.md): they make the exit status 3 like the reader's own. */
@@ -358,6 +394,7 @@ static int show_lost(struct rd *d, uint64_t count, uint64_t first)
 
 	d->nlost += count;
 	fmt_lost_event(&e, count, first);
+	plugins_feed(d, &e, 1);
 	if (d->view) /* an instant of the viewer formats, not a text line */
 		return view_feed(d->view, &e, 1) == 0 ? 0 : -1;
 	if (!fmt_wanted(&d->flt, STRACE_EV_LOST))
@@ -375,6 +412,8 @@ static int show_lost(struct rd *d, uint64_t count, uint64_t first)
 		break;
 	case FMT_RING:
 		return ring_put(d, &e);
+	case FMT_NONE:
+		return 0;
 	}
 	if (d->out.p > d->out.limit)
 		return out_flush(&d->out);
@@ -412,6 +451,9 @@ static int show_filtered(struct rd *d, const struct strace_event *ev,
 		const struct strace_event *e = &ev[i];
 		if (!filter_keeps(d, e) || !fmt_wanted(&d->flt, e->type))
 			continue;
+		if (d->plugins && !d->plugin_stop)
+			d->plugin_stop =
+				strace_plugins_dispatch(d->plugins, e, 1);
 		switch (d->o->format) {
 		case FMT_TEXT:
 			o->p = fmt_text_event(&d->fmt, o->p, e, seq + i);
@@ -426,6 +468,8 @@ static int show_filtered(struct rd *d, const struct strace_event *ev,
 		case FMT_RING:
 			if (ring_put(d, e) < 0)
 				return -1;
+			continue;
+		case FMT_NONE:
 			continue;
 		}
 		if (out_room(o) < 0)
@@ -442,10 +486,13 @@ static int show_events(struct rd *d, const struct strace_event *ev, size_t n,
 	char *p = o->p;
 	size_t i, done;
 
-	if (d->view)
+	if (d->view) {
+		plugins_feed(d, ev, n);
 		return view_feed(d->view, ev, n) == 0 ? 0 : -1;
+	}
 	if (d->filt)
 		return show_filtered(d, ev, n, seq);
+	plugins_feed(d, ev, n);
 	switch (d->o->format) {
 	case FMT_TEXT:
 	case FMT_JSONL:
@@ -488,6 +535,8 @@ static int show_events(struct rd *d, const struct strace_event *ev, size_t n,
 			if (ring_put(d, &ev[i]) < 0)
 				return -1;
 		}
+		break;
+	case FMT_NONE:
 		break;
 	}
 	o->p = p;
@@ -921,6 +970,53 @@ out:
 	return rc;
 }
 
+/* A control FIFO's command (--control): the plugins' commands. */
+static int plugin_command(void *arg, const char *line, char *reply,
+			  size_t len)
+{
+	struct rd *d = arg;
+	int rc = strace_plugins_control(d->plugins, line, reply, len);
+
+	if (rc < 0 && d->ctl.ack < 0)
+		err("--control: %s: %s", line, reply);
+	return rc;
+}
+
+/* --plugin and --control: load every plugin before reading. */
+static int setup_plugins(struct rd *d)
+{
+	const struct opts *o = d->o;
+	struct strace_plugins_opts po = {
+		.size = sizeof(po), .host = "ptrace-read", .names = d->names};
+	char msg[1024];
+	int rc;
+
+	if (!o->nplugins && !o->control)
+		return 0;
+	if (strace_plugins_new(&po, &d->plugins) < 0) {
+		err("out of memory");
+		return EXIT_ERR;
+	}
+	for (int i = 0; i < o->nplugins; i++) {
+		rc = strace_plugins_load(d->plugins, o->plugins[i], msg,
+					 sizeof(msg));
+		if (rc < 0) {
+			err("%s", msg);
+			return rc == -ENOMEM ? EXIT_ERR : EXIT_USAGE;
+		}
+	}
+	if (o->control) {
+		rc = control_open(&d->ctl, o->control);
+		if (rc < 0) {
+			err("--control %s: cannot open it: %s (create the FIFO "
+			    "with mkfifo first)",
+			    o->control, strerror(-rc));
+			return EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
 static int cmd_read(const struct opts *o, const char *path)
 {
 	struct rd d;
@@ -984,6 +1080,11 @@ static int cmd_read(const struct opts *o, const char *path)
 		return EXIT_ERR;
 	}
 	fmt_setup(&d.fmt, d.names, !o->no_comm);
+	rc = setup_plugins(&d);
+	if (rc) {
+		ret = rc;
+		goto out_ring;
+	}
 
 	if (o->output && same_file(o->output, path)) {
 		err("%s: the output is the ring being read; writing there would "
@@ -997,7 +1098,8 @@ static int cmd_read(const struct opts *o, const char *path)
 			ret = EXIT_ERR;
 			goto out_ring;
 		}
-	} else if (out_open(&d.out, PROG,
+	} else if (o->format != FMT_NONE &&
+		   out_open(&d.out, PROG,
 			    o->view == 1 + VIEW_UFTRACE ? NULL : o->output) < 0) {
 		/* (-f uftrace writes its files into the directory -o names) */
 		ret = EXIT_ERR;
@@ -1041,6 +1143,12 @@ static int cmd_read(const struct opts *o, const char *path)
 		if (one_batch(&d, &b) < 0) {
 			ret = EXIT_ERR;
 			break;
+		}
+		if (d.plugins) {
+			/* between two batches: no callback is running */
+			control_poll(&d.ctl, plugin_command, &d);
+			if (d.plugin_stop)
+				break;
 		}
 		if (n > 0)
 			continue;
@@ -1096,6 +1204,9 @@ done:
 		    d.nread, d.nlost);
 
 out_reader:
+	/* the frames still open are left, then every fini runs */
+	strace_plugins_free(d.plugins);
+	d.plugins = NULL;
 	strace_reader_close(d.r);
 out_out:
 	if (d.w) {
@@ -1110,6 +1221,8 @@ out_out:
 	if (d.out.buf && out_close(&d.out) < 0)
 		ret = EXIT_ERR;
 out_ring:
+	strace_plugins_free(d.plugins);
+	control_close(&d.ctl);
 	view_free(d.view);
 	strace_stack_free(d.fstack);
 	strace_filter_free(d.filt);
@@ -1734,6 +1847,8 @@ enum {
 	OPT_SYM,
 	OPT_NO_SYM,
 	OPT_DSO,
+	OPT_PLUGIN,
+	OPT_CONTROL,
 };
 
 int main(int argc, char **argv)
@@ -1766,6 +1881,8 @@ int main(int argc, char **argv)
 		{"sym", required_argument, NULL, OPT_SYM},
 		{"no-sym", required_argument, NULL, OPT_NO_SYM},
 		{"dso", required_argument, NULL, OPT_DSO},
+		{"plugin", required_argument, NULL, OPT_PLUGIN},
+		{"control", required_argument, NULL, OPT_CONTROL},
 		{NULL, 0, NULL, 0},
 	};
 	struct opts o;
@@ -1793,6 +1910,8 @@ int main(int argc, char **argv)
 				o.format = FMT_RAW;
 			else if (!strcmp(optarg, "ring"))
 				o.format = FMT_RING;
+			else if (!strcmp(optarg, "none"))
+				o.format = FMT_NONE;
 			else if (!strcmp(optarg, "tree"))
 				o.view = 1 + VIEW_TREE;
 			else if (!strcmp(optarg, "report"))
@@ -1807,9 +1926,9 @@ int main(int argc, char **argv)
 				o.view = 1 + VIEW_UFTRACE;
 			else
 				return usage_error("-f: unknown format '%s' "
-						   "(text, jsonl, raw, ring, tree, "
-						   "report, folded, chrome, fxt, "
-						   "uftrace)",
+						   "(text, jsonl, raw, ring, none, "
+						   "tree, report, folded, chrome, "
+						   "fxt, uftrace)",
 						   optarg);
 			if (o.view)
 				o.format = FMT_TEXT;
@@ -1877,6 +1996,15 @@ int main(int argc, char **argv)
 			break;
 		case 'o':
 			o.output = optarg;
+			break;
+		case OPT_PLUGIN:
+			if (o.nplugins == (int)(sizeof(o.plugins) /
+						sizeof(o.plugins[0])))
+				return usage_error("at most 32 plugins");
+			o.plugins[o.nplugins++] = optarg;
+			break;
+		case OPT_CONTROL:
+			o.control = optarg;
 			break;
 		case OPT_FOLLOW:
 			o.follow = 1;
@@ -2000,6 +2128,12 @@ int main(int argc, char **argv)
 		return usage_error("-f uftrace writes a uftrace data directory: "
 				   "give it with -o DIR");
 	o.vo.dir = o.output;
+	if (o.format == FMT_NONE && !o.nplugins && !o.control)
+		return usage_error("-f none shows nothing: it runs the plugins "
+				   "only; give them with --plugin FILE.so");
+	if (o.format == FMT_NONE && o.output)
+		return usage_error("-f none writes nothing: drop -o, or choose "
+				   "a format");
 	if (o.format == FMT_RING && !o.output)
 		return usage_error("-f ring saves to a new ring file: give it "
 				   "with -o FILE");

@@ -376,6 +376,9 @@ nomem:
 	return -1;
 }
 
+/* in a frame's user[1]: the row's outermost open frame in its thread */
+#define ROW_OUTER (1ull << 63)
+
 static void report_enter(void *arg, const struct strace_frame *f)
 {
 	struct view *v = arg;
@@ -388,8 +391,16 @@ static void report_enter(void *arg, const struct strace_frame *f)
 	i = row_of(v, row_key(v, f), f);
 	if (i < 0)
 		return;
-	v->rows[i].active++;
+	/* the row's total counts a thread's outermost frame of it (a
+	 * recursion's inner frames are inside it); another thread's frame
+	 * of it may be open at once */
 	m->user[1] = (uint64_t)i + 1;
+	if (v->rows[i].active++)
+		for (uint32_t k = 1; k <= f->depth; k++)
+			if ((f[-(long)k].user[1] & ~ROW_OUTER) ==
+			    (uint64_t)i + 1)
+				return;
+	m->user[1] |= ROW_OUTER;
 }
 
 static void report_leave(void *arg, const struct strace_frame *f)
@@ -402,13 +413,13 @@ static void report_leave(void *arg, const struct strace_frame *f)
 		((struct strace_frame *)(uintptr_t)f)[-1].user[0] += dur;
 	if (!f->user[1])
 		return;
-	r = &v->rows[f->user[1] - 1];
+	r = &v->rows[(f->user[1] & ~ROW_OUTER) - 1];
 	r->calls++;
+	r->active--;
 	r->self += dur > f->user[0] ? dur - f->user[0] : 0;
 	if (dur > r->max)
 		r->max = dur;
-	/* recursion: the outermost of a row's frames counts its total */
-	if (r->active && --r->active == 0)
+	if (f->user[1] & ROW_OUTER)
 		r->total += dur;
 }
 

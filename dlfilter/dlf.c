@@ -208,12 +208,22 @@ int strace_dlf_parse_args(struct strace_dlf_opts *o, int argc,
 			o->no_check = 1;
 		} else if (KEY("exact-times") && !v) {
 			o->exact_times = 1;
+		} else if (KEY("plugin") && v && *v) {
+			if (o->nplugins == (int)(sizeof(o->plugins) /
+						 sizeof(o->plugins[0]))) {
+				snprintf(err, errlen, "at most %zu plugins",
+					 sizeof(o->plugins) /
+						 sizeof(o->plugins[0]));
+				return -EINVAL;
+			}
+			o->plugins[o->nplugins++] = v;
 		} else {
 			snprintf(err, errlen,
 				 "unknown argument '%s' (expected ring=PATH, "
 				 "mode=lossless|flight|archive, capacity=N, "
 				 "all-branches, types=PATTERNS, print, late, "
-				 "stats, no-check, exact-times)",
+				 "stats, no-check, exact-times, "
+				 "plugin=FILE.so[:ARGS])",
 				 a);
 			return -EINVAL;
 		}

@@ -43,12 +43,15 @@ struct strace_dlf_opts {
 				* timing packets by instruction count */
 	int has_types;
 	struct strace_typeset types; /* when has_types */
+	const char *plugins[16]; /* plugin=FILE.so[:ARGS], in order */
+	int nplugins;
 };
 
 /*
  * strace_dlf_parse_args() - fill opts from --dlarg strings: ring=PATH,
  * mode=lossless|flight|archive, capacity=N, all-branches, types=PATTERNS,
- * print, late, stats, no-check, exact-times. The strings must outlive opts (ring=).
+ * print, late, stats, no-check, exact-times, plugin=FILE.so[:ARGS]
+ * (repeatable). The strings must outlive opts (ring=).
  * Returns 0, or -EINVAL with a message in err (errlen bytes).
  */
 int strace_dlf_parse_args(struct strace_dlf_opts *opts, int argc,

@@ -14,9 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dlf.h"
 #include "perf_abi.h"
+#include "strace/plugin.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define PROG "libstrace_dlf"
@@ -45,7 +47,51 @@ struct state {
 	const void *last_attr;
 	int last_is_branches;
 	uint64_t not_branches;
+	/* plugin=: handed each batch before the ring publishes it */
+	struct strace_plugins *plugins;
+	struct strace_names *names;
 };
+
+static void plugin_tap(void *arg, const struct strace_event *ev, size_t n)
+{
+	/* after a plugin's stop, the ring goes on without the plugins */
+	strace_plugins_dispatch(arg, ev, n);
+}
+
+/* Every plugin's fini, while the ring (their names) is still mapped. */
+static void plugins_end(struct state *st)
+{
+	if (st->plugins)
+		strace_ring_set_tap(strace_dlf_ring(st->d), NULL, NULL);
+	strace_plugins_free(st->plugins);
+	strace_names_free(st->names);
+	st->plugins = NULL;
+	st->names = NULL;
+}
+
+static int plugins_load(struct state *st, const struct strace_dlf_opts *o)
+{
+	struct strace_plugins_opts po = {.size = sizeof(po),
+					 .host = "dlfilter"};
+	struct strace_ring *ring = strace_dlf_ring(st->d);
+	char msg[1024];
+
+	if (!o->nplugins)
+		return 0;
+	if (strace_names_new(ring, &st->names) < 0 ||
+	    (po.names = st->names, strace_plugins_new(&po, &st->plugins) < 0)) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return -1;
+	}
+	for (int i = 0; i < o->nplugins; i++)
+		if (strace_plugins_load(st->plugins, o->plugins[i], msg,
+					sizeof(msg)) < 0) {
+			fprintf(stderr, PROG ": --dlarg plugin=: %s\n", msg);
+			return -1;
+		}
+	strace_ring_set_tap(ring, plugin_tap, st->plugins);
+	return 0;
+}
 
 static int al_ok(const struct perf_dlfilter_al *al)
 {
@@ -186,6 +232,13 @@ int start(void **data, void *ctx)
 			strace_dlf_ring_path(st->d));
 	strace_ring_set_wait_notice(strace_dlf_ring(st->d), on_wait,
 				    strace_dlf_ring(st->d));
+	if (plugins_load(st, &o) < 0) {
+		plugins_end(st);
+		unlink(strace_dlf_ring_path(st->d)); /* ours, and empty */
+		strace_dlf_free(st->d);
+		free(st);
+		return -1;
+	}
 	st->print = o.print;
 	st->late = o.late;
 	st->stats = o.stats;
@@ -295,6 +348,7 @@ int stop(void *data, void *ctx)
 	if (!st)
 		return 0;
 	strace_dlf_finish(st->d);
+	plugins_end(st);
 	strace_dlf_stats(st->d, &s);
 	if (st->stats)
 		fprintf(stderr,

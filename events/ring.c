@@ -100,6 +100,8 @@ struct strace_ring {
 	pthread_mutex_t grow; /* archive: growing the file, adding mappings */
 	void (*wait_fn)(void *, const struct strace_ring_wait *);
 	void *wait_arg;
+	void (*tap_fn)(void *, const struct strace_event *, size_t);
+	void *tap_arg;
 	/* bytes of the table known to have pages (threads of one process
 	 * may add strings at once: a race only repeats a fallocate) */
 	_Atomic uint64_t strings_backed;
@@ -132,6 +134,7 @@ struct strace_writer {
 	uint32_t slow_pid; /* the one furthest behind */
 	int (*stop)(void *);
 	void *stop_arg;
+	size_t tapped; /* events at the front of batch the tap has seen */
 	struct strace_event batch[BATCH_ARCHIVE];
 };
 
@@ -1617,6 +1620,15 @@ void strace_ring_set_wait_notice(struct strace_ring *ring,
 	ring->wait_arg = arg;
 }
 
+void strace_ring_set_tap(struct strace_ring *ring,
+			 void (*fn)(void *arg, const struct strace_event *ev,
+				    size_t n),
+			 void *arg)
+{
+	ring->tap_fn = fn;
+	ring->tap_arg = arg;
+}
+
 void strace_writer_set_stop(struct strace_writer *w, int (*stop)(void *),
 			    void *arg)
 {
@@ -1787,6 +1799,7 @@ static int commit_lost(struct strace_writer *w, uint64_t start, uint64_t end,
 	atomic_store_explicit(&wslot(w)->flight, FLIGHT_NONE,
 			      memory_order_relaxed);
 	w->buf.pos = w->batch;
+	w->tapped = 0;
 	w->buf.err = rc;
 	return rc;
 }
@@ -1802,6 +1815,12 @@ int strace_writer_flush(struct strace_writer *w)
 
 	if (n == 0)
 		return 0;
+	/* The tap sees each event once, though a stopped lossless wait
+	 * keeps the batch for another flush. */
+	if (r->tap_fn && w->tapped < n) {
+		r->tap_fn(r->tap_arg, w->batch + w->tapped, n - w->tapped);
+		w->tapped = n;
+	}
 	/* Record the range before taking it, so that if this process dies
 	 * after the CAS the range can be repaired (repair_dead_writer). A
 	 * lossless writer only takes a range it may write: a stopped wait
@@ -1885,6 +1904,7 @@ int strace_writer_flush(struct strace_writer *w)
 					memory_order_relaxed) >= r->wake_step))
 		wake_readers(h);
 	w->buf.pos = w->batch;
+	w->tapped = 0;
 	w->buf.err = 0;
 	return 0;
 }

@@ -41,6 +41,7 @@ $(eval $(call unit,test_names,tests/unit/test_names.c,$(LIBSTRACE_A),NO_LDLIBS))
 $(eval $(call unit,test_opts,tests/unit/test_opts.c,$(LIBSTRACE_A),NO_LDLIBS))
 $(eval $(call unit,test_errors,tests/unit/test_errors.c,$(LIBSTRACE_A),NO_LDLIBS))
 $(eval $(call unit,test_stack,tests/unit/test_stack.c,$(LIBSTRACE_A),NO_LDLIBS))
+$(eval $(call unit,test_plugins,tests/unit/test_plugins.c,$(LIBSTRACE_A),NO_LDLIBS))
 $(eval $(call unit,test_format,tests/unit/test_format.c $(CLI_COMMON),$(LIBSTRACE_A),NO_LDLIBS))
 # the decoder
 $(foreach t,block errata flow image walk,$(eval $(call unit,test_decoder_$(t),tests/unit/test_decoder_$(t).c,$(DECODER_LINK),DECODER_LIBS)))
@@ -48,7 +49,23 @@ $(foreach t,block errata flow image walk,$(eval $(call unit,test_decoder_$(t),te
 $(eval $(call unit,test_dlf,tests/unit/test_dlf.c,$(DLFCORE_A) $(DECODER_LINK),DECODER_LIBS))
 # the live capture, against fake sysfs, procfs and kernel rings
 $(foreach t,pmu proc rings session,$(eval $(call unit,test_live_$(t),tests/unit/test_live_$(t).c,$(CAPTURE_TEST_LINK),PTCAPTURE_LDLIBS)))
-$(eval $(call unit,test_live_cli,tests/unit/test_live_cli.c cli/capture_live.c,$(CAPTURE_TEST_LINK),PTCAPTURE_LDLIBS))
+$(eval $(call unit,test_live_cli,tests/unit/test_live_cli.c cli/capture_live.c cli/control.c,$(CAPTURE_TEST_LINK),PTCAPTURE_LDLIBS))
+
+# --- plugins: the examples and the hosts' test variants (tests/plugins/) -----
+# A plugin is a shared object from one source; tee links libstrace itself,
+# its symbols hidden (-Wl,--exclude-libs,ALL), to write its own ring.
+define plugin
+$(O)/plugins/$(1).so: $(2) tests/plugins/args.h $(3)
+	$$(call msg,LD,$$@)
+	@mkdir -p $$(@D)
+	$$(Q)$$(CC) $$(ALL_CFLAGS) $(4) -shared -Wl,-z,defs $$(ALL_LDFLAGS) \
+		-Wl,--exclude-libs,ALL -o $$@ $(2) $(3)
+TEST_TOOLS += $(O)/plugins/$(1).so
+endef
+$(foreach p,callcount latency slow,$(eval $(call plugin,$(p),tests/plugins/$(p).c)))
+$(eval $(call plugin,tee,tests/plugins/tee.c,$(LIBSTRACE_A)))
+PLUGIN_VARIANTS := auto stop crash empty probe noversion oldversion noinit initfail badpattern
+$(foreach v,$(PLUGIN_VARIANTS),$(eval $(call plugin,test-$(v),tests/plugins/testplug.c,,-D$(shell echo $(v) | tr a-z A-Z))))
 
 UNREGISTERED := $(filter-out $(UNIT_SOURCES),$(wildcard tests/unit/test_*.c))
 ifneq ($(UNREGISTERED),)
@@ -106,6 +123,8 @@ $(eval $(call bench,$(O)/bench/bench_ring,tests/bench/bench_ring.c $(CLI_COMMON)
 $(eval $(call bench,$(O)/bench/bench_libipt_loop,tests/bench/bench_libipt_loop.c,$(PTPERF_A) $(DECODER_LINK),DECODER_LIBS))
 $(eval $(call bench,$(O)/bench/bench_stack,tests/bench/bench_stack.c $(CLI_COMMON),$(LIBSTRACE_A),NO_LDLIBS))
 $(eval $(call bench,$(O)/bench/ringrep,tests/bench/ringrep.c,$(LIBSTRACE_A),NO_LDLIBS))
+# (bench_ring plugin: the empty plugin of tests/plugins/testplug.c)
+BENCH_BINS += $(O)/plugins/test-empty.so
 $(eval $(call bench,$(O)/bench/bench_decoder_walk,tests/bench/bench_decoder_walk.c,$(DECODER_LINK),DECODER_LIBS))
 
 $(O)/bench/libdlf_null.so: $(call objs,tests/bench/dlf_null.c)

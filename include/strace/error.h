@@ -13,6 +13,7 @@
  *   4301...  perf.data files
  *   4351...  raw PT inputs (ptrace-capture --pt)
  *   4609...  live capture (perf_event_open)
+ *   4701...  plugins (strace/plugin.h)
  *
  * strace_strerror() describes any of them, and any errno.
  *
@@ -114,7 +115,9 @@ extern "C" {
 	X(NOPID, 4612, "no_process", "no such process")                        \
 	X(PERM, 4613, "permission", "permission denied")                       \
 	X(AUXMAP, 4614, "aux_map",                                             \
-	  "cannot map the AUX area (locked-memory limit?)")
+	  "cannot map the AUX area (locked-memory limit?)")                  \
+	/* plugins */                                                          \
+	X(PLUGIN, 4701, "plugin", "the plugin cannot be loaded")
 
 enum strace_error {
 	STRACE_E_BASE = 4096, /* codes are above this; below is errno */

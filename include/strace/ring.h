@@ -386,6 +386,20 @@ void strace_ring_set_wait_notice(struct strace_ring *ring,
 				 void *arg);
 
 /*
+ * strace_ring_set_tap() - have fn(arg, ev, n) called with each batch that
+ * a writer of this ring, in this process, is about to publish: once per
+ * batch, before readers can see it, in the writer's thread (several
+ * writers may call it at once). ev points into the writer's own buffer
+ * (zero copy) and is valid during the call. fn must not call back into
+ * the writer. Set it before writers flush; NULL removes it. This is how
+ * a producer hands its events to in-process plugins (strace/plugin.h).
+ */
+void strace_ring_set_tap(struct strace_ring *ring,
+			 void (*fn)(void *arg, const struct strace_event *ev,
+				    size_t n),
+			 void *arg);
+
+/*
  * strace_writer_flush() - publish the buffered events. In lossless mode it
  * waits while the ring is full.
  * Returns 0.

@@ -18,9 +18,9 @@ extern "C" {
 #endif
 
 #define STRACE_VERSION_MAJOR 0
-#define STRACE_VERSION_MINOR 1
+#define STRACE_VERSION_MINOR 2
 #define STRACE_VERSION_PATCH 0
-#define STRACE_VERSION "0.1.0"
+#define STRACE_VERSION "0.2.0"
 
 /* MAJOR, MINOR, PATCH as one comparable number: 0x00MMmmpp */
 #define STRACE_VERSION_NUMBER                                                  \

@@ -14,6 +14,9 @@
  *               CAPACITY events) in place, again and again until N events
  *               were read: touch each event
  *   cast N      the same, interpreting each event through the type table
+ *   plugin N    the same, handed to a plugin's one empty callback for every
+ *               type (strace_plugins_dispatch; $BENCH_PLUGINS/test-empty.so)
+ *   plugin-off N  the same plugin, its callback registered and disabled
  *   text N      the same through ptrace-read's text formatter, output
  *               written to /dev/null in 4 MiB chunks
  *   json N      likewise, JSON lines
@@ -36,6 +39,7 @@
 #include "cli/format.h"
 #include "cli/sample.h"
 #include "strace/event.h"
+#include "strace/plugin.h"
 #include "strace/ring.h"
 
 #define FULL_CAPACITY (1u << 21) /* 64 MiB of events */
@@ -241,7 +245,7 @@ static struct strace_ring *full_ring(char *path, size_t len, uint64_t cap)
 	return ring;
 }
 
-enum { CONSUME, CAST, TEXT, JSON };
+enum { CONSUME, CAST, TEXT, JSON, PLUGIN, PLUGIN_OFF };
 
 static volatile uint64_t sink; /* keeps the loops honest */
 
@@ -253,7 +257,9 @@ struct kinds {
 
 static int bench_read(uint64_t n, int what, uint64_t cap)
 {
-	static const char *const names[] = {"consume", "cast", "text", "json"};
+	static const char *const names[] = {"consume", "cast",	 "text",
+					    "json",    "plugin", "plugin_off"};
+	struct strace_plugins *ps = NULL;
 	char path[128], name[64];
 	struct strace_ring *ring = full_ring(path, sizeof(path), cap);
 	struct kinds kinds[STRACE_EV_MAX];
@@ -272,6 +278,25 @@ static int bench_read(uint64_t n, int what, uint64_t cap)
 	if (strace_names_new(ring, &nm) < 0)
 		die("names", -ENOMEM);
 	fmt_setup(&f, getenv("BENCH_NO_NAMES") ? NULL : nm, 1);
+	if (what >= PLUGIN) {
+		/* a real plugin: one empty callback for every type, enabled
+		 * or (off) registered and disabled */
+		struct strace_plugins_opts po = {.size = sizeof(po),
+						 .host = "bench",
+						 .names = nm};
+		char spec[512], err[1024];
+		const char *dir = getenv("BENCH_PLUGINS");
+
+		snprintf(spec, sizeof(spec), "%s/test-empty.so%s",
+			 dir ? dir : "build/plugins",
+			 what == PLUGIN_OFF ? ":on=0" : "");
+		if (strace_plugins_new(&po, &ps) < 0)
+			die("plugins", -ENOMEM);
+		if (strace_plugins_load(ps, spec, err, sizeof(err)) < 0) {
+			fprintf(stderr, "bench_ring: %s\n", err);
+			exit(1);
+		}
+	}
 	if (what >= TEXT) {
 		buf = malloc(BENCH_OUT_BUF + FMT_LINE_MAX);
 		devnull = open("/dev/null", O_WRONLY);
@@ -326,6 +351,11 @@ static int bench_read(uint64_t n, int what, uint64_t cap)
 					acc += s0 ^ s1 ^ s2;
 				}
 				break;
+			case PLUGIN:
+			case PLUGIN_OFF:
+				/* as ptrace-read --plugin does it */
+				strace_plugins_dispatch(ps, e, (size_t)k);
+				break;
 			case TEXT:
 			case JSON: {
 				/* as ptrace-read does it (cli/ptrace-read.c) */
@@ -369,6 +399,7 @@ static int bench_read(uint64_t n, int what, uint64_t cap)
 	result(name, done, t1 - t0);
 	strcat(name, "_cpu");
 	result(name, done, c1 - c0);
+	strace_plugins_free(ps);
 	fmt_cleanup(&f);
 	strace_names_free(nm);
 	free(buf);
@@ -496,6 +527,10 @@ int main(int argc, char **argv)
 		return bench_read(n, CAST, cap);
 	if (!strcmp(what, "text"))
 		return bench_read(n, TEXT, cap);
+	if (!strcmp(what, "plugin"))
+		return bench_read(n, PLUGIN, cap);
+	if (!strcmp(what, "plugin-off"))
+		return bench_read(n, PLUGIN_OFF, cap);
 	if (!strcmp(what, "json"))
 		return bench_read(n, JSON, cap);
 	if (!strcmp(what, "populate"))
@@ -503,7 +538,8 @@ int main(int argc, char **argv)
 					       : STRACE_RING_DEFAULT_CAPACITY);
 	if (!strcmp(what, "membw"))
 		return bench_membw();
-	fprintf(stderr, "usage: bench_ring pipe|produce|consume|cast|text|json "
+	fprintf(stderr, "usage: bench_ring pipe|produce|consume|cast|text|json|"
+			"plugin|plugin-off "
 			"[N] | populate | membw\n");
 	return 2;
 }

@@ -50,6 +50,11 @@ best "$br" pipe "$N"
 best "$br" produce "$N"
 best "$br" consume "$N"
 best "$br" cast "$N"
+# plugins (strace/plugin.h): one empty callback for every event, and the
+# same plugin with its callback disabled
+export BENCH_PLUGINS=$O/plugins
+best "$br" plugin "$N"
+best "$br" plugin-off "$N"
 # the same with the default ring, which the caches can hold
 DEFCAP=$(( 1 << $(grep -o 'STRACE_RING_DEFAULT_CAPACITY (1u << [0-9]*)' include/strace/ring.h | grep -o '[0-9]*)$' | tr -d ')') ))
 best "$br" consume "$N" "$DEFCAP"
@@ -145,6 +150,8 @@ Memory bandwidth measured in the same run: **$(GB memcpy_bytes 2) memcpy**
 | PRODUCE | one writer, no reader, flight recorder, default ring wrapping | **$(M produce)** ($(M produce_cpu) per CPU-second) | $(M baseline_produce) (no wrap: resets between passes) | 9.5M | 200M | $(ok produce 200000000) |
 | CONSUME | read a full 64 MiB ring in place, touching each event, repeated until $N | **$(M consume)** ($(M consume_cpu) per CPU-second) | $(M baseline_consume) | 20.7M | 200M | $(ok consume 200000000) |
 | CAST | the same, interpreting each event through the type table | **$(M cast)** ($(M cast_cpu) per CPU-second) | - | 18.1M | 200M | $(ok cast 200000000) |
+| PLUGIN | the same, each event handed to a plugin's empty callback (\`ptrace-read --plugin\`'s dispatch: strace_plugins_dispatch, tests/plugins/testplug.c -DEMPTY) | **$(M plugin)** ($(M plugin_cpu) per CPU-second) | CAST $(M cast) | - | 200M | $(ok plugin 200000000) |
+| PLUGIN, disabled | the same plugin, its callback disabled: a disabled type costs no call | **$(M plugin_off)** ($(M plugin_off_cpu) per CPU-second) | CONSUME $(M consume) | - | CONSUME's (within 10%) | $(ok plugin_off $(awk -v c="${rate[consume]}" 'BEGIN { printf "%d", c * 0.9 }')) |
 | JSON | the same through ptrace-read's formatter (cli/format.c), JSON lines written to /dev/null | **$(M json)** ($(M json_cpu) per CPU-second) | - | 6.0M | 15M | $(ok json 15000000) |
 | TEXT | likewise, text lines | **$(M text)** ($(M text_cpu) per CPU-second) | - | 2.6M | 20M | $(ok text 20000000) |
 

@@ -10,8 +10,9 @@
 # the last timing packet, as perf prints). tests/decoder/timetruth.py
 # checks that the spread times never go backwards, never leave the
 # interval between two timing packets, and are much closer to the run's
-# clock than the exact ones (a quarter of the distance without CYC, half
-# with CYC, whose packets already time most branches).
+# clock than the exact ones (the median branch at a quarter of the
+# distance without CYC, half with CYC, whose packets already time most
+# branches; the mean closer too).
 set -u
 O=${O:-build}
 top=$(cd "$(dirname "$0")/../.." && pwd)

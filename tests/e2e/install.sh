@@ -70,10 +70,11 @@ check man-pages $ok
 check dlfilter-place $? "lib/perf-core/dlfilters/libstrace_dlf.so"
 
 # --- the library exports its API and nothing else --------------------------
-# every function the installed headers declare (not the static inline ones)
+# every function the installed headers declare (not the static inline ones,
+# nor what a plugin exports: strace/plugin.h declares its init and fini)
 grep -hE '^[a-z].*\bstrace_[a-z0-9_]+\(' "$root"/include/strace/*.h |
 	grep -v '^static' | grep -oE '\bstrace_[a-z0-9_]+\(' | tr -d '(' |
-	sort -u >"$work/declared"
+	grep -vxE 'strace_plugin_(init|fini)' | sort -u >"$work/declared"
 nm -D --defined-only "$libdir/libstrace.so.$version" | awk '$2 == "T" {print $3}' |
 	sed 's/@.*//' | sort -u >"$work/exported"
 if cmp -s "$work/declared" "$work/exported"; then
@@ -130,6 +131,16 @@ else
 	say "FAIL: install/man-example-builds ($(head -3 "$work/cc.err"))"
 fi
 
+# the example plugin: the headers alone, no library
+pex=$root/share/doc/ptrace-toolkit/examples/plugin.c
+if $cc -Wall -Wextra -Werror -shared -fPIC -o "$work/syscalls.so" "$pex" \
+	$(pkg-config --cflags libstrace) 2>"$work/cc.err"; then
+	! readelf -d "$work/syscalls.so" | grep -q 'NEEDED.*libstrace'
+	check example-plugin-builds $? "needs no libstrace"
+else
+	say "FAIL: install/example-plugin-builds ($(head -3 "$work/cc.err"))"
+fi
+
 # --- run them on a ring ----------------------------------------------------
 data=$O/corpus/recurse.data
 if [ ! -f "$data" ]; then
@@ -164,6 +175,17 @@ for r in reader reader-static; do
 		say "FAIL: install/$r-on-a-ring (exit $?: $(head -3 "$work/$r.err"))"
 	fi
 done
+# the example plugin in the installed ptrace-read: system calls per thread
+if [ -e "$work/syscalls.so" ]; then
+	"$root/bin/ptrace-read" -f none --plugin "$work/syscalls.so" "$ring" \
+		>"$work/plugin.out" 2>&1
+	awk '{print $1, $3}' "$work/plugin.out" | sort >"$work/plugin.counts"
+	"$root/bin/ptrace-read" --types syscall "$ring" |
+		awk '{split($3, t, "/"); n[t[1]]++} END {for (k in n) print k, n[k]}' |
+		sort >"$work/plugin.want"
+	[ -s "$work/plugin.want" ] && cmp -s "$work/plugin.counts" "$work/plugin.want"
+	check example-plugin-runs $? "$(head -c 300 "$work/plugin.out")"
+fi
 if [ -x "$work/man-example" ]; then
 	LD_LIBRARY_PATH=$libdir "$work/man-example" "$ring" >"$work/man.out" 2>&1
 	[ "$(wc -l <"$work/man.out")" -eq "$ncalls" ]

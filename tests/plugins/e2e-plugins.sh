@@ -1,0 +1,385 @@
+#!/usr/bin/env bash
+# tests/plugins/e2e-plugins.sh - plugins (strace/plugin.h) in their three
+# hosts: ptrace-read --plugin, ptrace-capture --plugin (in process, before
+# the ring; --no-ring), and perf's dlfilter (--dlarg plugin=).
+#   - the examples on corpus traces, each host, each answer checked against
+#     the same question asked another way (plugcheck.py): callcount against
+#     -f report's Calls; latency against report's row; slow against the
+#     slices of -f chrome; tee's ring against ptrace-read --types of the
+#     source; strace_on_TYPE bound by name and a disable from inside a
+#     callback against the counts of the ring's events. The same plugin
+#     binary in the three hosts gives the same answer: ptrace-capture's
+#     in-process events are its ring's, and the dlfilter's are its own
+#     ring's;
+#   - a plugin that asks to stop: the host ends with status 0, and the ring
+#     is whole (ptrace-capture and perf still write every event);
+#   - bad plugins (missing file, no version symbol, another version, no
+#     init, init failing, an unknown pattern): a message that names the
+#     fault, exit status 2 (perf: its own failure), nothing read, no ring
+#     left behind;
+#   - a plugin that crashes inside a following reader: the writer and the
+#     other reader lose nothing;
+#   - ptrace-read --follow --control: load, list, enable, disable, unload
+#     and load again (fini ran, the plugin's state is new), with an ack or
+#     an err for each.
+set -u
+O=${O:-build}
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top"
+PR=$top/$O/bin/ptrace-read
+CAP=$top/$O/bin/ptrace-capture
+PL=$top/$O/plugins
+lib=$top/$O/lib/libstrace_dlf.so
+CHK="python3 $top/tests/plugins/plugcheck.py"
+T=plugins
+tmp=$(mktemp -d /tmp/e2e-plugins.XXXXXX)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+nfail=0
+pass() { echo "PASS: $T/$1"; }
+fail() { echo "FAIL: $T/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; nfail=$((nfail + 1)); }
+skip() { echo "SKIP: $T/$1 ($2)"; }
+# check NAME CMD...: PASS when CMD succeeds, else FAIL with its output
+check() {
+	local name=$1 out
+	shift
+	if out=$("$@" 2>&1); then pass "$name"; else fail "$name" "$out"; fi
+}
+
+for b in "$PR" "$CAP" "$lib" "$PL/callcount.so" "$PL/tee.so" "$PL/test-auto.so"; do
+	[ -e "$b" ] || { fail build "$b is missing: run make tests"; exit 1; }
+done
+if ! command -v python3 >/dev/null; then
+	skip all "python3 is needed for plugcheck.py"
+	exit 0
+fi
+have_perf=1
+command -v perf >/dev/null || have_perf=0
+. "$top/tests/e2e/perfdl.inc"
+
+# in HOST NAME SPEC...: run the plugins SPEC... over trace NAME in HOST
+# (read: its ring $tmp/NAME.srb; capture: the recording, no ring; dlf: the
+# recording through perf into $tmp/NAME.dlf.srb, made once)
+in_host() {
+	local host=$1 name=$2 args=() s
+	shift 2
+	case $host in
+	read)
+		for s in "$@"; do args+=(--plugin "$s"); done
+		"$PR" -f none "${args[@]}" "$tmp/$name.srb" ;;
+	capture)
+		for s in "$@"; do args+=(--plugin "$s"); done
+		"$CAP" -q -i "$O/corpus/$name.data" --no-ring "${args[@]}" ;;
+	dlf)
+		for s in "$@"; do args+=(--dlarg "plugin=$s"); done
+		rm -f "$tmp/$name.dlf2.srb"
+		perfdl script -i "$O/corpus/$name.data" --itrace=b --dlfilter "$lib" \
+			--dlarg "ring=$tmp/$name.dlf2.srb" "${args[@]}" >/dev/null ;;
+	esac
+}
+
+# --- the examples, in every host ------------------------------------------
+traces=()
+for t in pgqsort threads recurse signals exceptions; do
+	[ -e "$O/corpus/$t.data" ] && traces+=("$t")
+done
+[ ${#traces[@]} -gt 0 ] || skip examples "no corpus traces: make tests links them"
+
+for t in "${traces[@]}"; do
+	w=$tmp/$t
+	mkdir -p "$w"
+	if ! "$CAP" -q -i "$O/corpus/$t.data" -o "$tmp/$t.srb" 2>"$w/cap.err"; then
+		fail "$t/ring" "$(cat "$w/cap.err")"
+		continue
+	fi
+	"$PR" -f report "$tmp/$t.srb" >"$w/report" 2>&1
+	"$PR" -f chrome -o "$w/chrome.json" "$tmp/$t.srb" 2>&1
+	sym=$($CHK pick "$w/report") || { fail "$t/pick" "$sym"; continue; }
+	thr=$($CHK threshold "$w/chrome.json" "$sym") || { fail "$t/threshold" "$thr"; continue; }
+	thr_dlf=$thr
+	hosts=(read capture)
+	if [ $have_perf = 1 ]; then
+		# the dlfilter host reads perf's branches: its ring, and the
+		# report and slices of that ring, are what its plugins see
+		if in_host dlf "$t" >/dev/null 2>"$w/dlf.err" &&
+		   mv "$tmp/$t.dlf2.srb" "$tmp/$t.dlf.srb"; then
+			"$PR" -f report "$tmp/$t.dlf.srb" >"$w/report.dlf" 2>&1
+			"$PR" -f chrome -o "$w/chrome.dlf.json" "$tmp/$t.dlf.srb"
+			thr_dlf=$($CHK threshold "$w/chrome.dlf.json" "$sym") &&
+				hosts+=(dlf)
+		else
+			skip "$t/dlf" "perf cannot decode this trace: $(head -n1 "$w/dlf.err")"
+		fi
+	else
+		skip "$t/dlf" "no perf"
+	fi
+	nret=$("$PR" --types return "$tmp/$t.srb" | wc -l)
+	ncall=$("$PR" --types call "$tmp/$t.srb" | wc -l)
+	for h in "${hosts[@]}"; do
+		s= th=$thr
+		[ "$h" = dlf ] && s=.dlf th=$thr_dlf
+		in_host "$h" "$t" "$PL/callcount.so:out=$w/cc.$h" \
+			"$PL/latency.so:sym=$sym,out=$w/lat.$h" \
+			"$PL/slow.so:sym=$sym,ns=$th,out=$w/slow.$h" \
+			"$PL/test-auto.so:n=10,out=$w/auto.$h" \
+			"$PL/tee.so:ring=$w/tee.$h.srb,types=call,return" \
+			>"$w/run.$h" 2>&1
+		rc=$?
+		[ $rc = 0 ] || { fail "$t/$h/run" "exit $rc: $(head -c 800 "$w/run.$h")"; continue; }
+		if [ "$h" = dlf ] && [ "$t" = threads ]; then
+			# perf names a PLT stub "_init" for one thread before
+			# it names it "pthread_mutex_lock@plt" for another: the
+			# names of that ring depend on how a reader batches it
+			skip "$t/dlf/callcount,latency,slow" "perf's names of PLT stubs change during this trace"
+		else
+			check "$t/$h/callcount-is-report" $CHK calls "$w/cc.$h" "$w/report$s"
+			check "$t/$h/latency-is-report" $CHK latency "$w/lat.$h" "$w/report$s" "$w/chrome$s.json" "$sym"
+			check "$t/$h/slow-is-chrome" $CHK slow "$w/slow.$h" "$w/chrome$s.json" "$sym" "$th"
+		fi
+		# tee: the calls and returns, with the definitions that name them
+		"$PR" -f jsonl "$w/tee.$h.srb" >"$w/tee.$h.jsonl" 2>&1
+		"$PR" -f jsonl --types call,return,process,thread,thread_exit,dso,symbol \
+			"$tmp/$t$s.srb" >"$w/want$s.jsonl" 2>&1
+		check "$t/$h/tee-is-types" $CHK jsonl "$w/tee.$h.jsonl" "$w/want$s.jsonl"
+		# strace_on_call/return by name; "call" disabled at the 10th
+		want="calls $((ncall < 10 ? ncall : 10)) returns $nret events 0"
+		if [ "$h" = dlf ]; then
+			r=$("$PR" --types return "$tmp/$t.dlf.srb" | wc -l)
+			c=$("$PR" --types call "$tmp/$t.dlf.srb" | wc -l)
+			want="calls $((c < 10 ? c : 10)) returns $r events 0"
+		fi
+		if [ "$(cat "$w/auto.$h")" = "$want" ]; then
+			pass "$t/$h/auto-bound-and-disabled"
+		else
+			fail "$t/$h/auto-bound-and-disabled" "got '$(cat "$w/auto.$h")', want '$want'"
+		fi
+	done
+	# one binary, one answer: ptrace-capture's plugins saw its ring's
+	# events, the reader's saw the ring
+	for f in cc lat slow auto; do
+		if cmp -s "$w/$f.read" "$w/$f.capture"; then
+			pass "$t/$f-capture-is-read"
+		else
+			fail "$t/$f-capture-is-read" "$(diff "$w/$f.read" "$w/$f.capture" | head -5)"
+		fi
+	done
+	# decoded by 2 threads at once, handed over from both: the threads'
+	# events interleave otherwise, each thread's in order
+	"$CAP" -q -j2 -i "$O/corpus/$t.data" --no-ring \
+		--plugin "$PL/callcount.so:out=$w/cc.j2" \
+		--plugin "$PL/slow.so:sym=$sym,ns=$thr,out=$w/slow.j2" 2>"$w/j2.err"
+	if cmp -s "$w/cc.read" "$w/cc.j2" &&
+	   cmp -s <(sort "$w/slow.read") <(sort "$w/slow.j2"); then
+		pass "$t/capture-j2-is-read"
+	else
+		fail "$t/capture-j2-is-read" "$(diff "$w/cc.read" "$w/cc.j2" | head -5)" "$(cat "$w/j2.err")"
+	fi
+	if [ -e "$tmp/$t.dlf.srb" ] && [ "$t" != threads ]; then
+		"$PR" -f none --plugin "$PL/callcount.so:out=$w/cc.dlfread" "$tmp/$t.dlf.srb"
+		if cmp -s "$w/cc.dlf" "$w/cc.dlfread"; then
+			pass "$t/callcount-dlf-is-read"
+		else
+			fail "$t/callcount-dlf-is-read" "$(diff "$w/cc.dlf" "$w/cc.dlfread" | head -5)"
+		fi
+	fi
+done
+
+# --- a plugin that stops ----------------------------------------------------
+if [ ${#traces[@]} -gt 0 ]; then
+	t=${traces[0]}
+	w=$tmp/stop
+	mkdir -p "$w"
+	sum=$("$PR" -f raw "$tmp/$t.srb" | md5sum)
+	"$PR" -f none --plugin "$PL/test-stop.so:n=5,out=$w/read" "$tmp/$t.srb" 2>"$w/err"
+	rc=$?
+	if [ $rc = 0 ] && [ "$(cat "$w/read")" = "calls 5 returns 0 events 0" ] &&
+	   [ "$("$PR" -f raw "$tmp/$t.srb" | md5sum)" = "$sum" ]; then
+		pass "stop/read"
+	else
+		fail "stop/read" "exit $rc, '$(cat "$w/read" 2>/dev/null)': $(cat "$w/err")"
+	fi
+	# the decode goes on: the ring holds every event
+	"$CAP" -q -i "$O/corpus/$t.data" -o "$w/cap.srb" \
+		--plugin "$PL/test-stop.so:n=5,out=$w/cap" 2>"$w/err"
+	rc=$?
+	if [ $rc = 0 ] && [ "$(cat "$w/cap")" = "calls 5 returns 0 events 0" ] &&
+	   "$PR" -f raw "$w/cap.srb" | cmp -s - <("$PR" -f raw "$tmp/$t.srb"); then
+		pass "stop/capture"
+	else
+		fail "stop/capture" "exit $rc, '$(cat "$w/cap" 2>/dev/null)': $(cat "$w/err")"
+	fi
+	if [ $have_perf = 1 ] && [ -e "$tmp/$t.dlf.srb" ]; then
+		perfdl script -i "$O/corpus/$t.data" --itrace=b --dlfilter "$lib" \
+			--dlarg "ring=$w/dlf.srb" --dlarg "plugin=$PL/test-stop.so:n=5,out=$w/dlf" \
+			>/dev/null 2>"$w/err"
+		rc=$?
+		if [ $rc = 0 ] && [ "$(cat "$w/dlf")" = "calls 5 returns 0 events 0" ] &&
+		   [ "$("$PR" -f raw "$w/dlf.srb" | wc -c)" = "$("$PR" -f raw "$tmp/$t.dlf.srb" | wc -c)" ]; then
+			pass "stop/dlf"
+		else
+			fail "stop/dlf" "exit $rc, '$(cat "$w/dlf" 2>/dev/null)': $(cat "$w/err")"
+		fi
+	fi
+fi
+
+# --- bad plugins ------------------------------------------------------------
+"$PR" --generate 1000 -o "$tmp/gen.srb" --mode flight >/dev/null 2>&1
+[ -e "$tmp/gen.srb" ] || fail "bad/setup" "ptrace-read --generate made no ring"
+bad_cases=(
+	"missing|$PL/nothere.so|cannot load it"
+	"noversion|$PL/test-noversion.so|exports no strace_plugin_api_version"
+	"oldversion|$PL/test-oldversion.so|built for plugin API version 101"
+	"noinit|$PL/test-noinit.so|exports no strace_plugin_init"
+	"initfail|$PL/test-initfail.so|its init failed"
+	"badpattern|$PL/test-badpattern.so|pattern 'cal' matches no event type"
+	"teeargs|$PL/tee.so|where to? give ring=PATH"
+)
+for c in "${bad_cases[@]}"; do
+	IFS='|' read -r name spec msg <<<"$c"
+	"$PR" -f none --plugin "$spec" "$tmp/gen.srb" >"$tmp/bad.out" 2>&1
+	rc=$?
+	if [ $rc = 2 ] && grep -qF "$msg" "$tmp/bad.out" &&
+	   ! grep -q "seq\|pid=" "$tmp/bad.out"; then
+		pass "bad/$name/read"
+	else
+		fail "bad/$name/read" "exit $rc (want 2): $(head -c 500 "$tmp/bad.out")"
+	fi
+	[ ${#traces[@]} -gt 0 ] || continue
+	rm -f "$tmp/bad.srb"
+	"$CAP" -q -i "$O/corpus/${traces[0]}.data" -o "$tmp/bad.srb" \
+		--plugin "$spec" >"$tmp/bad.out" 2>&1
+	rc=$?
+	if [ $rc = 2 ] && grep -qF "$msg" "$tmp/bad.out" && [ ! -e "$tmp/bad.srb" ]; then
+		pass "bad/$name/capture"
+	else
+		fail "bad/$name/capture" "exit $rc (want 2), ring left: $([ -e "$tmp/bad.srb" ] && echo yes || echo no): $(head -c 500 "$tmp/bad.out")"
+	fi
+	[ $have_perf = 1 ] || continue
+	perfdl script -i "$O/corpus/${traces[0]}.data" --itrace=b --dlfilter "$lib" \
+		--dlarg "ring=$tmp/bad.srb" --dlarg "plugin=$spec" >"$tmp/bad.out" 2>&1
+	rc=$?
+	if [ $rc != 0 ] && grep -qF "$msg" "$tmp/bad.out" && [ ! -e "$tmp/bad.srb" ]; then
+		pass "bad/$name/dlf"
+	else
+		fail "bad/$name/dlf" "perf exit $rc (want non-zero), ring left: $([ -e "$tmp/bad.srb" ] && echo yes || echo no): $(head -c 500 "$tmp/bad.out")"
+	fi
+done
+"$PR" -f none "$tmp/gen.srb" >"$tmp/bad.out" 2>&1
+rc=$?
+if [ $rc = 2 ] && grep -q "give them with --plugin" "$tmp/bad.out"; then
+	pass "bad/none-without-plugin"
+else
+	fail "bad/none-without-plugin" "exit $rc: $(cat "$tmp/bad.out")"
+fi
+"$CAP" -i "$O/corpus/${traces[0]:-x}.data" --no-ring >"$tmp/bad.out" 2>&1
+rc=$?
+if [ $rc = 2 ] && grep -q "give them with --plugin" "$tmp/bad.out"; then
+	pass "bad/no-ring-without-plugin"
+else
+	fail "bad/no-ring-without-plugin" "exit $rc: $(cat "$tmp/bad.out")"
+fi
+
+# --- a plugin that crashes in a following reader ------------------------------
+# The writer waits for two readers (lossless); one runs a plugin that
+# dereferences NULL at its 100000th event. The other must get every event,
+# and the writer must finish.
+N=3000000
+w=$tmp/crash
+mkdir -p "$w"
+ring=/dev/shm/e2e_plugins_$$.srb
+rm -f "$ring"
+"$PR" --generate $N -o "$ring" --readers 2 --capacity 65536 >"$w/gen.out" 2>&1 &
+gen=$!
+pids+=($gen)
+"$PR" --follow --timeout 10000 -f none --plugin "$PL/test-crash.so:n=100000" "$ring" \
+	>"$w/crash.out" 2>&1 &
+crash=$!
+pids+=($crash)
+"$PR" --follow --timeout 10000 -f raw "$ring" 2>"$w/other.err" | wc -c >"$w/other.bytes" &
+other=$!
+pids+=($other)
+wait $crash
+crc=$?
+wait $gen
+grc=$?
+wait $other
+orc=$("$PR" -f raw "$ring" 2>/dev/null | wc -c) # (the ring wrapped: not all)
+bytes=$(cat "$w/other.bytes")
+rm -f "$ring"
+if [ $crc -ge 128 ] && [ $grc = 0 ] && [ "$bytes" -ge $((N * 32)) ] &&
+   ! grep -q lost "$w/other.err"; then
+	pass "crash/others-lose-nothing"
+else
+	fail "crash/others-lose-nothing" "crashing reader exit $crc (want a signal), writer exit $grc, other reader $bytes bytes (want >= $((N * 32))): $(cat "$w/gen.out" "$w/other.err" | head -c 600)"
+fi
+
+# --- load and unload at run time -------------------------------------------
+w=$tmp/ctl
+mkdir -p "$w"
+mkfifo "$w/ctl" "$w/ack"
+exec 4<>"$w/ack"
+ring=/dev/shm/e2e_plugins_ctl_$$.srb
+rm -f "$ring"
+"$PR" --generate 4000000000 -o "$ring" --readers 1 --capacity 65536 >/dev/null 2>&1 &
+gen=$!
+pids+=($gen)
+"$PR" --follow --timeout 10000 -f none --control "fifo:$w/ctl,$w/ack" "$ring" \
+	>"$w/reader.out" 2>&1 &
+reader=$!
+pids+=($reader)
+# cmd COMMAND WANT: send, then read the answer's lines up to ack or err
+cmd() {
+	local c=$1 want=$2 got="" line
+	echo "$c" >"$w/ctl"
+	while read -r -t 20 line <&4; do
+		got="$got$line;"
+		case $line in ack | err*) break ;; esac
+	done
+	case $got in
+	$want) pass "control/$3" ;;
+	*) fail "control/$3" "'$c' answered '$got', want '$want'" ;;
+	esac
+}
+cmd "load $PL/test-auto.so:n=10,out=$w/a1" "ack;" load
+cmd "list" "test-auto $PL/test-auto.so *;ack;" list
+cmd "disable return" "ack;" disable
+cmd "enable return" "ack;" enable
+cmd "enable bogus*" "err pattern 'bogus*' matches no event type*" enable-bad
+cmd "load $PL/nothere.so" "err plugin $PL/nothere.so: cannot load it*" load-missing
+cmd "load $PL/test-auto.so" "err*loaded already*" load-twice
+cmd "unload test-auto" "ack;" unload
+if grep -q "^calls 10 returns [1-9]" "$w/a1" 2>/dev/null; then
+	pass "control/fini-at-unload"
+else
+	fail "control/fini-at-unload" "after unload: '$(cat "$w/a1" 2>/dev/null)'"
+fi
+cmd "load $PL/test-auto.so n=3 out=$w/a2" "ack;" reload
+sleep 0.5 # events meanwhile
+cmd "unload test-auto" "ack;" unload-again
+if grep -q "^calls 3 returns [1-9]" "$w/a2" 2>/dev/null; then
+	pass "control/reload-is-fresh"
+else
+	fail "control/reload-is-fresh" "after the second unload: '$(cat "$w/a2" 2>/dev/null)'"
+fi
+cmd "unload test-auto" "err no plugin named test-auto*" unload-missing
+cmd "frobnicate" "err unknown command 'frobnicate'*" unknown
+cmd "list" "ack;" list-empty
+kill -INT $reader
+wait $reader
+rrc=$?
+kill $gen 2>/dev/null
+wait $gen 2>/dev/null
+rm -f "$ring"
+exec 4<&-
+if [ $rrc = 0 ] || [ $rrc = 3 ]; then
+	pass "control/reader-ends"
+else
+	fail "control/reader-ends" "exit $rrc: $(head -c 500 "$w/reader.out")"
+fi
+
+echo "($T: $nfail failed)"
+[ $nfail = 0 ]
