@@ -306,6 +306,12 @@ static size_t h_frames(struct strace_plugin_host *h, uint32_t tid,
 	return strace_stack_frames(ps->stack, tid, out);
 }
 
+static struct strace_stack *h_stack(struct strace_plugin_host *h)
+{
+	struct strace_plugins *ps = of(h)->ps;
+	return want_stack(ps) < 0 ? NULL : ps->stack;
+}
+
 static const char *h_type_name(unsigned type)
 {
 	const struct strace_event_info *i = strace_event_info(type);
@@ -538,6 +544,7 @@ int strace_plugins_load(struct strace_plugins *ps, const char *spec,
 		.thread = h_thread,
 		.name_at = h_name_at,
 		.frames = h_frames,
+		.stack = h_stack,
 		.frame_name = strace_frame_name,
 		.type_name = h_type_name,
 	};

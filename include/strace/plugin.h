@@ -147,6 +147,11 @@ struct strace_plugin_host {
 	size_t (*frames)(struct strace_plugin_host *h, uint32_t tid,
 			 const struct strace_frame **out);
 
+	/* stack() - the host's call stacks (strace/stack.h), kept from
+	 * now on, as frames() keeps them: for a plugin that links libstrace
+	 * itself and calls strace_stack_frames(). */
+	struct strace_stack *(*stack)(struct strace_plugin_host *h);
+
 	/* frame_name() - a frame's function name, "[syscall]", "[signal]",
 	 * or NULL when its function has no symbol. */
 	const char *(*frame_name)(const struct strace_frame *f);
