@@ -103,7 +103,8 @@ static void usage(FILE *f)
 		"                        nothing is lost), lossless (waits for\n"
 		"                        readers), flight (overwrites the oldest)\n"
 		"      --capacity N      ring capacity in events (power of two)\n"
-		"      --wait-readers K  wait for K readers before decoding\n",
+		"      --wait-readers K  wait for K readers before decoding (the\n"
+		"                        ring is then lossless unless --mode)\n",
 	      f);
 	fputs(
 		"      --decoder fast|bitwise|reference\n"
@@ -760,8 +761,11 @@ static int capture(int argc, char **argv)
 	/* --no-ring: a ring nobody can open, its pages reused (flight) */
 	struct strace_ring_opts ro = {sizeof(ro), capacity, 0,
 				      no_ring	 ? STRACE_RING_FLIGHT
-				      : mode < 0 ? STRACE_RING_ARCHIVE
-						 : mode,
+				      : mode >= 0 ? mode
+				      /* readers follow: they drain a bounded
+				       * ring, its pages reused, nothing lost */
+				      : wait_readers ? STRACE_RING_LOSSLESS
+						     : STRACE_RING_ARCHIVE,
 				      0};
 	struct strace_ring *ring;
 	view_keep = output != NULL;

@@ -5,6 +5,10 @@
 #              grows, its capacity doubling from 4096 events)
 #   dlfilter   perf script --itrace=b --dlfilter libstrace_dlf.so
 #              --dlarg ring=RING                         (archive, likewise)
+#   capture-wait  ptrace-capture -q -i TRACE.data -o RING --wait-readers 3
+#              --capacity 4096 (no --mode: lossless, as with readers it
+#              is by default; the decoder waits for the slowest reader and
+#              the ring wraps; compared with an archive decode's events)
 #   lossless   ptrace-read --generate N --readers 3 --capacity 4096 (the
 #              writer waits for the slowest reader; the ring wraps)
 #   flight     ptrace-read --generate N --mode flight --readers 3 with a
@@ -210,6 +214,13 @@ run_pipeline() {
 		"$CAP" -q "${extra[@]}" -i "${arg%:all}" -o "$ring" \
 			>"$w/writer.out" 2>"$w/writer.err" &
 		;;
+	capture-wait)
+		local extra=()
+		case $arg in *:all) extra=(--all-branches) ;; esac
+		"$CAP" -q "${extra[@]}" -i "${arg%:all}" -o "$ring" \
+			--wait-readers 3 --capacity 4096 \
+			>"$w/writer.out" 2>"$w/writer.err" &
+		;;
 	dlfilter)
 		local extra=() envs=()
 		case $arg in *:all) extra=(--dlarg all-branches) ;; esac
@@ -305,11 +316,37 @@ else
 fi
 
 for t in "${traces[@]+"${traces[@]}"}"; do
+	# the events of an archive decode, for the lossless ring that wraps
+	cref=$tmp/cref
+	rm -rf "$cref"; mkdir -p "$cref"
+	f=${t#*=} extra=()
+	case $f in *:all) extra=(--all-branches) ;; esac
+	"$CAP" -q "${extra[@]}" -i "${f%:all}" -o "$R"_cref 2>"$cref/cap.err" &&
+		read_all "$R"_cref "$cref" ref || fail "capture-wait/${t%%=*}/reference" "$(head -c 300 "$cref/cap.err" "$cref/ref.err")"
+	rm -f "$R"_cref
 	for k in $(seq "$RUNS"); do
 		run_pipeline "capture/${t%%=*}/run$k" capture "${t#*=}" finished
+		[ -s "$cref/ref.raw" ] && run_pipeline "capture-wait/${t%%=*}/run$k" capture-wait "${t#*=}" "$cref"
 		[ $havep = 1 ] && run_pipeline "dlfilter/${t%%=*}/run$k" dlfilter "${t#*=}" finished
 	done
 done
+
+# --- with --wait-readers and no --mode, the ring is lossless ------------------
+if [ ${#traces[@]} -gt 0 ]; then
+	t=${traces[0]#*=}
+	rm -f "$R"_wait
+	"$PR" --follow --timeout $TO -f raw -o /dev/null "$R"_wait 2>/dev/null &
+	wr=$!
+	"$CAP" -q -i "${t%:all}" -o "$R"_wait --wait-readers 1 2>"$tmp/wait.err"
+	wait $wr
+	mode=$("$PR" --stat "$R"_wait 2>&1 | awk '$1 == "mode:" {print $2}')
+	if [ "$mode" = lossless ]; then
+		pass "capture-wait/lossless-by-default"
+	else
+		fail "capture-wait/lossless-by-default" "mode '$mode': $(head -c 300 "$tmp/wait.err")"
+	fi
+	rm -f "$R"_wait
+fi
 
 # --- the generator: lossless (wraps, waits) and flight (big enough) ---------
 ref=$tmp/ref
