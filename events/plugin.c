@@ -469,8 +469,8 @@ static int bind_auto(struct plugin *p)
 	return 0;
 }
 
-int strace_plugins_load(struct strace_plugins *ps, const char *spec,
-			char *err, size_t len)
+static int load(struct strace_plugins *ps, const char *spec, char *err,
+		size_t len)
 {
 	struct plugin *p = calloc(1, sizeof(*p));
 	const uint32_t *version;
@@ -582,7 +582,7 @@ fail:
 	return rc;
 }
 
-int strace_plugins_unload(struct strace_plugins *ps, const char *name)
+static int unload(struct strace_plugins *ps, const char *name)
 {
 	struct plugin *p = find(ps, name);
 
@@ -638,8 +638,8 @@ static void list(struct strace_plugins *ps, char *reply, size_t len)
 	}
 }
 
-int strace_plugins_control(struct strace_plugins *ps, const char *line,
-			   char *reply, size_t len)
+static int control(struct strace_plugins *ps, const char *line, char *reply,
+		   size_t len)
 {
 	char cmd[16], arg[1024];
 	int n = 0, rc;
@@ -683,10 +683,10 @@ int strace_plugins_control(struct strace_plugins *ps, const char *line,
 				if (*s == ' ')
 					*s = ',';
 		}
-		return strace_plugins_load(ps, arg, reply, len);
+		return load(ps, arg, reply, len);
 	}
 	if (!strcmp(cmd, "unload")) {
-		rc = strace_plugins_unload(ps, arg);
+		rc = unload(ps, arg);
 		if (rc < 0)
 			say(reply, len, "no plugin named %s is loaded ('list' "
 					"names them)",
@@ -715,6 +715,40 @@ int strace_plugins_control(struct strace_plugins *ps, const char *line,
 		}
 	}
 	return 0;
+}
+
+/* The public entry points take the lock that dispatch takes: a producer's
+ * threads may be handing over batches meanwhile. */
+int strace_plugins_load(struct strace_plugins *ps, const char *spec,
+			char *err, size_t len)
+{
+	int rc;
+
+	pthread_mutex_lock(&ps->lock);
+	rc = load(ps, spec, err, len);
+	pthread_mutex_unlock(&ps->lock);
+	return rc;
+}
+
+int strace_plugins_unload(struct strace_plugins *ps, const char *name)
+{
+	int rc;
+
+	pthread_mutex_lock(&ps->lock);
+	rc = unload(ps, name);
+	pthread_mutex_unlock(&ps->lock);
+	return rc;
+}
+
+int strace_plugins_control(struct strace_plugins *ps, const char *line,
+			   char *reply, size_t len)
+{
+	int rc;
+
+	pthread_mutex_lock(&ps->lock);
+	rc = control(ps, line, reply, len);
+	pthread_mutex_unlock(&ps->lock);
+	return rc;
 }
 
 /* One event at a time: the stacks first, then the event's callbacks. */

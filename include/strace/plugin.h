@@ -237,7 +237,9 @@ size_t strace_plugins_count(const struct strace_plugins *ps);
 
 /*
  * strace_plugins_dispatch() - hand n events to the plugins' callbacks,
- * in order. Safe to call from several threads (one at a time runs).
+ * in order. Safe to call from several threads (one at a time runs), and
+ * beside load, unload and control, which wait for it (never call those
+ * from a callback).
  * Returns 0.
  * Returns 1 if a plugin asked to stop (now or before): the remaining
  * events were not handed over, and later calls hand none.
