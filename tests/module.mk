@@ -55,7 +55,7 @@ $(eval $(call unit,test_live_cli,tests/unit/test_live_cli.c cli/capture_live.c c
 # A plugin is a shared object from one source; tee links libstrace itself,
 # its symbols hidden (-Wl,--exclude-libs,ALL), to write its own ring.
 define plugin
-$(O)/plugins/$(1).so: $(2) tests/plugins/args.h $(3)
+$(O)/plugins/$(1).so: $(2) tests/plugins/args.h $(wildcard include/strace/*.h) $(3)
 	$$(call msg,LD,$$@)
 	@mkdir -p $$(@D)
 	$$(Q)$$(CC) $$(ALL_CFLAGS) $(4) -shared -Wl,-z,defs $$(ALL_LDFLAGS) \
