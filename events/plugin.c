@@ -84,6 +84,13 @@ static void say(char *buf, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Whether registration r of p is called for type t. */
+static int calls(const struct plugin *p, const struct reg *r, unsigned t)
+{
+	return strace_typeset_has(&r->types, t) &&
+	       strace_typeset_has(&p->enabled, t);
+}
+
 /* The table from every plugin's enabled registrations, in load and
  * registration order. */
 static int rebuild(struct strace_plugins *ps)
@@ -94,9 +101,7 @@ static int rebuild(struct strace_plugins *ps)
 	for (struct plugin *p = ps->first; p; p = p->next)
 		for (size_t i = 0; i < p->nregs; i++)
 			for (unsigned t = 0; t < STRACE_EV_MAX; t++)
-				if (strace_typeset_has(&p->regs[i].types, t) &&
-				    strace_typeset_has(&p->enabled, t))
-					count[t]++;
+				count[t] += (size_t)calls(p, &p->regs[i], t);
 	for (unsigned t = 0; t < STRACE_EV_MAX; t++)
 		total += count[t] ? count[t] + 1 : 0;
 	block = calloc(total ? total : 1, sizeof(*block));
@@ -124,8 +129,7 @@ static int rebuild(struct strace_plugins *ps)
 		ps->tab[t] = at;
 		for (struct plugin *p = ps->first; p; p = p->next)
 			for (size_t i = 0; i < p->nregs; i++)
-				if (strace_typeset_has(&p->regs[i].types, t) &&
-				    strace_typeset_has(&p->enabled, t)) {
+				if (calls(p, &p->regs[i], t)) {
 					at->fn = p->regs[i].fn;
 					at->ctx = p->regs[i].ctx;
 					at++;
@@ -623,8 +627,8 @@ static void list(struct strace_plugins *ps, char *reply, size_t len)
 		for (unsigned t = 0; t < STRACE_EV_MAX && at < len; t++) {
 			int got = 0;
 			for (size_t i = 0; i < p->nregs; i++)
-				got |= strace_typeset_has(&p->regs[i].types, t);
-			if (!got || !strace_typeset_has(&p->enabled, t))
+				got |= calls(p, &p->regs[i], t);
+			if (!got)
 				continue;
 			at += (size_t)snprintf(reply + at, len - at, "%s%s",
 					       any ? "," : "",
