@@ -89,6 +89,8 @@ cmd_fast=("$cap" -q -i "$data" -o "$ring")
 cmd_bare=("$bare" "$data")
 cmd_barecb=("$bare" --callback "$data")
 cmd_fastj=("$cap" -q -j 2 -i "$data" -o "$ring")
+# -j scaling with the output out of the way (no event kept)
+cmd_nooutj=("$cap" -q -j 2 --types lost -i "$data" -o "$ring")
 cmd_bitw=("$cap" -q --decoder bitwise -i "$data" -o "$ring")
 # the decode with no output: every event filtered out by type (there are
 # no lost events), so the sink drops them and the ring stays empty
@@ -126,7 +128,7 @@ cmd_pipea=("$tmp/pipea.sh")
 # CPU and wall time is kept; the medians are reported, and each
 # baseline's CPU time over the fast path's of the same round
 declare -A ac aw
-names="fast bare barecb pipe pipea fastj bitw noout ddout fixed ref perfp perfn"
+names="fast bare barecb pipe pipea fastj nooutj bitw noout ddout fixed ref perfp perfn"
 for ((i = 0; i < REPS; i++)); do
 	for n in $names; do
 		declare -n cmd=cmd_$n
@@ -230,6 +232,7 @@ sooner):
 | ptrace-capture -i (one thread) | $fast | $fastw | $(r "$branches" "$fastw") | $(x "$perfnw" "$fastw") as long |
 | ptrace-capture -i --decoder bitwise (no cache of TNT runs) | $bitw | $bitww | $(r "$branches" "$bitww") | $(x "$perfnw" "$bitww") as long |
 | ptrace-capture -i --types lost (decoded, no event kept) | $noout | $nooutw | $(r "$branches" "$nooutw") | $(x "$perfnw" "$nooutw") as long |
+| ptrace-capture -i -j 2 --types lost | $nooutj | $nooutjw | $(r "$branches" "$nooutjw") | $(x "$perfnw" "$nooutjw") as long |
 | dd of the events' $((outmb * 64 / 1024)) MiB into a fresh tmpfs file (the output alone) | $ddout | $ddoutw | - | - |
 | the small trace (plt): the fixed cost | $fixed | $fixedw | - | - |
 
