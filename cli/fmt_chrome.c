@@ -38,6 +38,13 @@
 #include "views.h"
 
 #define NMOVED 64 /* ends moved remembered per thread */
+#define DCACHE 1024 /* frame address -> DSO, direct-mapped */
+
+/* A name's JSON text, made once (by the names' dense ids). */
+struct piece {
+	char *s; /* NULL: not made yet */
+	uint32_t len;
+};
 
 struct cthr {
 	uint32_t tid, pid;
@@ -54,8 +61,55 @@ struct chrome {
 	size_t nthr, cap;
 	size_t cur;       /* the last one, when cur_valid */
 	int cur_valid;
-	char scratch[FMT_NAME_MAX + 128];
+	/* what frames write again and again, made once: a function's
+	 * escaped name, ',"dso":"PATH"' (by id), and the DSO of a frame's
+	 * address (for the names' generation dgen) */
+	struct piece *names, *dsos;
+	size_t nnames, ndsos;
+	struct {
+		uint64_t addr;
+		const struct strace_name *d;
+	} dcache[DCACHE];
+	uint64_t dgen;
+	/* a raw name, then its escaped copy (6 bytes a byte at most) */
+	char scratch[7 * FMT_NAME_MAX + 128];
 };
+
+/* Piece id of *v (grown to hold it), made from src[0..len) when new;
+ * NULL without memory. */
+static const struct piece *piece_of(struct piece **v, size_t *n, uint32_t id,
+				    const char *src, size_t len)
+{
+	struct piece *pc;
+
+	if (id >= *n) {
+		size_t cap = *n ? *n : 256;
+		while (cap <= id)
+			cap *= 2;
+		pc = realloc(*v, cap * sizeof(*pc));
+		if (!pc)
+			return NULL;
+		memset(pc + *n, 0, (cap - *n) * sizeof(*pc));
+		*v = pc;
+		*n = cap;
+	}
+	pc = &(*v)[id];
+	if (!pc->s) {
+		pc->s = malloc(len ? len : 1);
+		if (!pc->s)
+			return NULL;
+		memcpy(pc->s, src, len);
+		pc->len = (uint32_t)len;
+	}
+	return pc;
+}
+
+static void pieces_free(struct piece *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].s);
+	free(v);
+}
 
 static int chrome_open(struct view *v)
 {
@@ -290,6 +344,70 @@ static void chrome_enter(struct view *v, const struct strace_frame *f,
 	((struct strace_frame *)(uintptr_t)f)->user[0] = b + 1;
 }
 
+/* p += f's name, JSON-escaped (a function's from its piece). */
+static char *put_frame_name(struct view *v, struct chrome *c, char *p,
+			    const struct strace_frame *f)
+{
+	int fn = f->fn && f->kind != STRACE_FRAME_SYSCALL &&
+		 f->kind != STRACE_FRAME_SIGNAL;
+	const struct piece *pc = NULL;
+	char *raw = c->scratch, *end, *esc;
+
+	if (fn && f->fn->id < c->nnames && c->names[f->fn->id].s) {
+		pc = &c->names[f->fn->id];
+	} else {
+		end = view_put_name(v, raw, f);
+		if (!fn)
+			return fmt_put_json_str(p, raw, (size_t)(end - raw));
+		esc = end;
+		end = fmt_put_json_str(esc, raw, (size_t)(end - raw));
+		pc = piece_of(&c->names, &c->nnames, f->fn->id, esc,
+			      (size_t)(end - esc));
+		if (!pc) { /* no memory for it: written anyway */
+			memcpy(p, esc, (size_t)(end - esc));
+			return p + (end - esc);
+		}
+	}
+	memcpy(p, pc->s, pc->len);
+	return p + pc->len;
+}
+
+/* p += ',"dso":"PATH"' for the DSO of addr, if any. */
+static char *put_dso(struct view *v, struct chrome *c, char *p, uint64_t addr)
+{
+	struct strace_names *nm = view_names(v);
+	size_t k = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 54) % DCACHE;
+	const struct strace_name *d;
+	const struct piece *pc;
+	char *end;
+
+	if (c->dgen != strace_names_generation(nm)) {
+		memset(c->dcache, 0, sizeof(c->dcache));
+		c->dgen = strace_names_generation(nm);
+	}
+	if (c->dcache[k].d && c->dcache[k].addr == addr) {
+		d = c->dcache[k].d;
+	} else {
+		d = strace_names_dso(nm, addr);
+		if (!d)
+			return p;
+		c->dcache[k].addr = addr;
+		c->dcache[k].d = d;
+	}
+	if (d->id < c->ndsos && c->dsos[d->id].s) {
+		pc = &c->dsos[d->id];
+	} else {
+		memcpy(c->scratch, ",\"dso\":", 7);
+		end = put_str(c->scratch + 7, d->str, d->len);
+		pc = piece_of(&c->dsos, &c->ndsos, d->id, c->scratch,
+			      (size_t)(end - c->scratch));
+		if (!pc)
+			return p;
+	}
+	memcpy(p, pc->s, pc->len);
+	return p + pc->len;
+}
+
 static void chrome_leave(struct view *v, const struct strace_frame *f,
 			 uint32_t rd)
 {
@@ -298,9 +416,8 @@ static void chrome_leave(struct view *v, const struct strace_frame *f,
 	struct cthr *th = thread_of(v, c, f->tid);
 	const char *k = kind_cat[f->kind < 6 ? f->kind : 0];
 	size_t kl = strlen(k);
-	const struct strace_name *d;
 	uint64_t b, e;
-	char *p, *n;
+	char *p;
 
 	(void)rd;
 	if (!th)
@@ -313,8 +430,7 @@ static void chrome_leave(struct view *v, const struct strace_frame *f,
 	}
 	p = sep(c, o->p);
 	memcpy(p, "{\"name\":\"", 9);
-	n = view_put_name(v, c->scratch, f);
-	p = fmt_put_json_str(p + 9, c->scratch, (size_t)(n - c->scratch));
+	p = put_frame_name(v, c, p + 9, f);
 	memcpy(p, "\",\"cat\":\"", 9);
 	memcpy(p + 9, k, kl);
 	p += 9 + kl;
@@ -326,14 +442,9 @@ static void chrome_leave(struct view *v, const struct strace_frame *f,
 	memcpy(p, ",\"args\":{\"addr\":\"", 17);
 	p = fmt_put_hex(p + 17, f->addr);
 	*p++ = '"';
-	d = f->kind == STRACE_FRAME_SYSCALL || f->kind == STRACE_FRAME_SIGNAL ||
-			    !view_names(v)
-		    ? NULL
-		    : strace_names_dso(view_names(v), f->addr);
-	if (d) {
-		memcpy(p, ",\"dso\":", 7);
-		p = put_str(p + 7, d->str, d->len);
-	}
+	if (f->kind != STRACE_FRAME_SYSCALL && f->kind != STRACE_FRAME_SIGNAL &&
+	    view_names(v))
+		p = put_dso(v, c, p, f->addr);
 	if (f->flags & STRACE_FRAME_GAP) {
 		memcpy(p, ",\"gap\":true", 11);
 		p += 11;
@@ -362,8 +473,11 @@ static void chrome_close(struct view *v)
 {
 	struct chrome *c = view_state(v);
 
-	if (c)
+	if (c) {
 		free(c->thr);
+		pieces_free(c->names, c->nnames);
+		pieces_free(c->dsos, c->ndsos);
+	}
 	free(c);
 	view_set_state(v, NULL);
 }

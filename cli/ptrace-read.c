@@ -366,12 +366,16 @@ static void plugins_feed(struct rd *d, const struct strace_event *ev,
 static void count_ring_losses(struct rd *d, const struct strace_event *ev,
 			      size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		/* the first touch of the batch: bring it in ahead (the
+		 * formats then find it in the cache) */
+		__builtin_prefetch(&ev[i + 256]);
 		if (ev[i].type == STRACE_EV_LOST &&
 		    (ev[i].flags == STRACE_LOST_READER ||
 		     ev[i].flags == STRACE_LOST_WRITER ||
 		     ev[i].flags == STRACE_LOST_WRITE))
 			d->ring_lost += ev[i].a;
+	}
 }
 
 static int ring_put(struct rd *d, const struct strace_event *e)

@@ -183,8 +183,12 @@ static const struct strace_name *range_find(struct ranges *r, uint64_t addr)
 		r->last = SIZE_MAX;
 	}
 	if (r->last < r->n) {
+		/* the last hit answers again only if it is still the last
+		 * range starting at or before addr: ranges nest (a PLT stub's
+		 * symbol inside _init's), and the inner one wins */
 		x = &r->v[r->last];
-		if (addr >= x->start && (addr < x->end || addr == x->start))
+		if (addr >= x->start && (addr < x->end || addr == x->start) &&
+		    (r->last + 1 == r->n || r->v[r->last + 1].start > addr))
 			return x->e;
 	}
 	/* the last range with start <= addr; branch-free halving */

@@ -19,7 +19,7 @@
 /* the longest x86 instruction: a return lands at most this far after its
  * call's first byte */
 #define CALL_MAX 15
-#define SYMCACHE_BITS 12
+#define SYMCACHE_BITS 14
 
 struct seed {
 	uint64_t ip;

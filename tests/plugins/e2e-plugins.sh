@@ -130,16 +130,9 @@ for t in "${traces[@]}"; do
 			>"$w/run.$h" 2>&1
 		rc=$?
 		[ $rc = 0 ] || { fail "$t/$h/run" "exit $rc: $(head -c 800 "$w/run.$h")"; continue; }
-		if [ "$h" = dlf ] && [ "$t" = threads ]; then
-			# perf names a PLT stub "_init" for one thread before
-			# it names it "pthread_mutex_lock@plt" for another: the
-			# names of that ring depend on how a reader batches it
-			skip "$t/dlf/callcount,latency,slow" "perf's names of PLT stubs change during this trace"
-		else
-			check "$t/$h/callcount-is-report" $CHK calls "$w/cc.$h" "$w/report$s"
-			check "$t/$h/latency-is-report" $CHK latency "$w/lat.$h" "$w/report$s" "$w/chrome$s.json" "$sym"
-			check "$t/$h/slow-is-chrome" $CHK slow "$w/slow.$h" "$w/chrome$s.json" "$sym" "$th"
-		fi
+		check "$t/$h/callcount-is-report" $CHK calls "$w/cc.$h" "$w/report$s"
+		check "$t/$h/latency-is-report" $CHK latency "$w/lat.$h" "$w/report$s" "$w/chrome$s.json" "$sym"
+		check "$t/$h/slow-is-chrome" $CHK slow "$w/slow.$h" "$w/chrome$s.json" "$sym" "$th"
 		# tee: the calls and returns, with the definitions that name them
 		"$PR" -f jsonl "$w/tee.$h.srb" >"$w/tee.$h.jsonl" 2>&1
 		"$PR" -f jsonl --types call,return,process,thread,thread_exit,dso,symbol \
@@ -178,7 +171,7 @@ for t in "${traces[@]}"; do
 	else
 		fail "$t/capture-j2-is-read" "$(diff "$w/cc.read" "$w/cc.j2" | head -5)" "$(cat "$w/j2.err")"
 	fi
-	if [ -e "$tmp/$t.dlf.srb" ] && [ "$t" != threads ]; then
+	if [ -e "$tmp/$t.dlf.srb" ]; then
 		"$PR" -f none --plugin "$PL/callcount.so:out=$w/cc.dlfread" "$tmp/$t.dlf.srb"
 		if cmp -s "$w/cc.dlf" "$w/cc.dlfread"; then
 			pass "$t/callcount-dlf-is-read"

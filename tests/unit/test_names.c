@@ -154,6 +154,31 @@ TEST(lookups)
 }
 
 /* Many entries: pointers stay valid across the chunks and updates. */
+/* A symbol nested in another (a PLT stub's inside _init's range, as perf
+ * names them): the inner one answers inside it, whatever was looked up
+ * before (the last hit is no shortcut past a range that starts later). */
+TEST(nested_ranges)
+{
+	char path[128];
+	struct strace_ring *ring = tmp_ring(path, sizeof(path));
+	struct strace_names *n;
+
+	REQUIRE(ring);
+	REQUIRE(add(ring, STRACE_EV_SYMBOL, 0x1000, 0x100, "_init", NULL) == 0);
+	REQUIRE(add(ring, STRACE_EV_SYMBOL, 0x1070, 0x10, "lock@plt", NULL) ==
+		0);
+	REQUIRE(strace_names_new(ring, &n) == 0);
+	CHECK_INT(strace_names_update(n), ==, 2);
+	sym_is(n, 0x1010, "_init+16");
+	sym_is(n, 0x1074, "lock@plt+4");
+	sym_is(n, 0x1010, "_init+16");
+	sym_is(n, 0x1070, "lock@plt+0");
+	sym_is(n, 0x1074, "lock@plt+4");
+	strace_names_free(n);
+	strace_ring_close(ring);
+	unlink(path);
+}
+
 TEST(many)
 {
 	char path[128], name[32];
