@@ -181,10 +181,14 @@ check-e2e: deps-test
 tests: $(BINS) $(LIBS) $(TEST_BINS) $(TEST_TOOLS)
 
 # The ring alone: its unit tests, its stress matrix and a following reader,
-# what CI runs under ThreadSanitizer (make SAN=thread check-ring).
+# and plugins handed batches by parallel decoding threads: what CI runs
+# under ThreadSanitizer (make SAN=thread check-ring).
+CHECK_RING_PLUGINS := $(addprefix $(O)/plugins/,callcount.so slow.so tee.so)
 check-ring: deps-test
-	@$(MAKE) --no-print-directory $(O)/bin/ptrace-read $(RING_TESTS)
-	@O=$(O) SCRIPTS="tests/e2e/ptrace-read-follow.sh" tests/run.sh $(RING_TESTS)
+	@$(MAKE) --no-print-directory $(O)/bin/ptrace-read $(O)/bin/ptrace-capture \
+		$(CHECK_RING_PLUGINS) $(RING_TESTS)
+	@O=$(O) SCRIPTS="tests/e2e/ptrace-read-follow.sh tests/plugins/e2e-capture-threads.sh" \
+		tests/run.sh $(RING_TESTS)
 
 bench: deps-test
 	@$(MAKE) --no-print-directory build $(BENCH_BINS) bench-trace
