@@ -82,6 +82,14 @@ in_host() {
 	esac
 }
 
+# --- docs/plugins.md shows docs/examples/plugin.c as it is ------------------
+if cmp -s <(awk '/^```c$/ {on = 1; next} /^```$/ {if (on) exit} on' docs/plugins.md) \
+	<(sed -n '/^#include <stdio.h>/,$p' docs/examples/plugin.c); then
+	pass "docs-example-is-the-file"
+else
+	fail "docs-example-is-the-file" "docs/plugins.md's example differs from docs/examples/plugin.c"
+fi
+
 # --- the examples, in every host ------------------------------------------
 traces=()
 for t in pgqsort threads recurse signals exceptions; do
