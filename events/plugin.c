@@ -185,24 +185,28 @@ static int h_on(struct strace_plugin_host *h, const char *patterns,
 	return add_reg(of(h), &set, fn, ctx);
 }
 
+/* Every plugin's frame callbacks, enter or leave, in load order. */
+static void frame_cbs(struct strace_plugins *ps, const struct strace_frame *f,
+		      int leave)
+{
+	for (struct plugin *p = ps->first; p && !ps->stopped; p = p->next)
+		for (size_t i = 0; i < p->nfcbs && !ps->stopped; i++) {
+			const struct strace_stack_cb *cb = &p->fcbs[i];
+			void (*fn)(void *, const struct strace_frame *) =
+				leave ? cb->leave : cb->enter;
+			if (fn)
+				fn(cb->arg, f);
+		}
+}
+
 static void frame_enter(void *arg, const struct strace_frame *f)
 {
-	struct strace_plugins *ps = arg;
-
-	for (struct plugin *p = ps->first; p && !ps->stopped; p = p->next)
-		for (size_t i = 0; i < p->nfcbs && !ps->stopped; i++)
-			if (p->fcbs[i].enter)
-				p->fcbs[i].enter(p->fcbs[i].arg, f);
+	frame_cbs(arg, f, 0);
 }
 
 static void frame_leave(void *arg, const struct strace_frame *f)
 {
-	struct strace_plugins *ps = arg;
-
-	for (struct plugin *p = ps->first; p && !ps->stopped; p = p->next)
-		for (size_t i = 0; i < p->nfcbs && !ps->stopped; i++)
-			if (p->fcbs[i].leave)
-				p->fcbs[i].leave(p->fcbs[i].arg, f);
+	frame_cbs(arg, f, 1);
 }
 
 /* The stacks, kept from the first plugin that asks on. */
