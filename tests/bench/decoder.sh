@@ -252,6 +252,15 @@ that are not decoding take more than that together here:
   files' symbol tables (libc's from its debug file) and the replay of
   perf's symbol tree.
 
+Scaling with cores (issue 17): with no event kept, so that the output is
+not what limits it, \`-j 2\` takes $nooutjw s against $nooutw s by wall
+time on this VM's 2 cores: a speedup of $(awk -v a="$nooutw" -v b="$nooutjw" 'BEGIN { printf "%.2f", a / b }'). By Amdahl's law
+(speedup = 1 / (s + (1 - s) / N)), the serial fraction s (start-up, the
+sideband, the symbols, cutting the trace and joining the pieces) is
+$(awk -v a="$nooutw" -v b="$nooutjw" 'BEGIN { v = 2 * b / a - 1; if (v < 0) v = 0; printf "%.2f", v }'), and the expected speedup is $(awk -v a="$nooutw" -v b="$nooutjw" 'BEGIN { v = 2 * b / a - 1; if (v < 0) v = 0; for (n = 4; n <= 16; n *= 2) printf "%s%.1fx on %d cores", (n > 4 ? ", " : ""), 1 / (v + (1 - v) / n), n }') (a VM's
+2 cores share with the host, and this trace is small: the bigger the
+trace, the smaller s).
+
 The walk itself: the fast path walks TNT bits through a cache of
 recorded runs (libxdc's idea, with every call and return kept: see
 \`docs/decoder.md\`); walking one bit at a time instead (\`--decoder
