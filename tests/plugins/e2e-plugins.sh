@@ -352,6 +352,7 @@ cmd "enable return" "ack;" enable
 cmd "enable bogus*" "err pattern 'bogus*' matches no event type*" enable-bad
 cmd "load $PL/nothere.so" "err plugin $PL/nothere.so: cannot load it*" load-missing
 cmd "load $PL/test-auto.so" "err*loaded already*" load-twice
+sleep 0.5 # events meanwhile: returns, with "return" enabled again
 cmd "unload test-auto" "ack;" unload
 if grep -q "^calls 10 returns [1-9]" "$w/a1" 2>/dev/null; then
 	pass "control/fini-at-unload"
