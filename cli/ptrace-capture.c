@@ -130,6 +130,10 @@ static void usage(FILE *f)
 		"      --vdso FILE       vDSO image for [vdso] mappings (default: the\n"
 		"                        one the file names by build-id, in perf's\n"
 		"                        build-id cache $PERF_BUILDID_DIR or ~/.debug)\n"
+		"      --no-cache        -i: do not read or write the block and\n"
+		"                        symbol cache (default: $XDG_CACHE_HOME/\n"
+		"                        strace, else ~/.cache/strace; one file\n"
+		"                        per ELF build-id; docs/cache.md)\n"
 		"      --plugin FILE.so[:ARG,...]\n"
 		"                        hand every event to this plugin, in\n"
 		"                        this process, before the ring\n"
@@ -281,7 +285,16 @@ static void say_ring(const struct strace_ring *ring)
  * readers) without the plugins.
  */
 static const char *plugin_specs[32];
-static int nplugins, no_ring;
+static int nplugins, no_ring, no_cache;
+
+/* The persistent cache's directory (docs/cache.md); NULL with
+ * --no-cache. */
+static const char *cache_dir(void)
+{
+	static char buf[4096];
+
+	return no_cache ? NULL : strace_cache_default_dir(buf, sizeof(buf));
+}
 static struct strace_plugins *plugins;
 static struct strace_names *plugin_names;
 static struct strace_live *plugin_live;
@@ -511,7 +524,7 @@ static int capture(int argc, char **argv)
 	uint64_t capacity = 0, piece = 0;
 	enum { O_MODE = 256, O_CAP, O_DEC, O_ALL, O_EXACT, O_TYPES, O_TID, O_VDSO,
 	       O_WAIT, O_PIECE, O_PT, O_RAW, O_ELF, O_CPU, O_VERSION, O_VIEW,
-	       O_PLUGIN, O_NO_RING };
+	       O_PLUGIN, O_NO_RING, O_NO_CACHE };
 	const char *pt = NULL, *cpu_arg = NULL;
 	struct strace_raw_section secs[64];
 	size_t nsecs = 0;
@@ -538,6 +551,7 @@ static int capture(int argc, char **argv)
 		{"view", required_argument, NULL, O_VIEW},
 		{"plugin", required_argument, NULL, O_PLUGIN},
 		{"no-ring", no_argument, NULL, O_NO_RING},
+		{"no-cache", no_argument, NULL, O_NO_CACHE},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, O_VERSION},
@@ -707,6 +721,9 @@ static int capture(int argc, char **argv)
 			break;
 		case O_NO_RING:
 			no_ring = 1;
+			break;
+		case O_NO_CACHE:
+			no_cache = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -910,6 +927,7 @@ static int capture(int argc, char **argv)
 		.piece_bytes = (size_t)piece,
 		.vdso_path = vdso,
 		.buildid_dir = buildid_dir,
+		.cache_dir = cache_dir(),
 		.warn = on_warn,
 		.progress = on_progress,
 		.cb_arg = &ui,
@@ -1061,6 +1079,12 @@ static int capture(int argc, char **argv)
 			(unsigned long long)st.overflows,
 			(unsigned long long)st.lost,
 			(unsigned long long)st.missing);
+	if (st.cache.write_errors)
+		fprintf(stderr,
+			PROG ": warning: cannot write the block cache in %s: "
+			     "%s (the next decode starts cold; make the "
+			     "directory writable, or give --no-cache)\n",
+			oo.cache_dir, strerror(-st.cache.write_error));
 	if (!quiet && !no_ring)
 		say_ring(ring);
 	close_ring(ring);

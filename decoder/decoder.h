@@ -62,6 +62,32 @@ struct strace_objcache;
 /* strace_objcache_new() - an empty cache. Returns 0 and *out, -ENOMEM. */
 int strace_objcache_new(struct strace_objcache **out);
 
+/* What strace_objcache_save() found and did, per object with a build-id
+ * that a decode used. */
+struct strace_objcache_stats {
+	uint64_t loaded;  /* its cache file was read and used */
+	uint64_t missed;  /* it had none */
+	uint64_t stale;   /* it had one of another file (rebuilt) */
+	uint64_t damaged; /* it had one that failed the checks (rebuilt) */
+	uint64_t written; /* cache files written */
+	uint64_t write_errors;
+	int write_error;  /* the first write's -errno */
+};
+
+/* strace_objcache_save() - write the cache file of every object of c that
+ * the decodes added blocks or symbols to (images made with cache_dir),
+ * and count the objects in *st (may be NULL). Call when no image of c
+ * decodes. Returns 0, or the first write's -errno (the others are still
+ * written; a cache that cannot be written costs only time). */
+int strace_objcache_save(struct strace_objcache *c,
+			 struct strace_objcache_stats *st);
+
+/* strace_cache_default_dir() - the persistent cache's directory by the
+ * XDG base directory rules: $XDG_CACHE_HOME/strace, else
+ * $HOME/.cache/strace (absolute paths only), in buf. Returns buf, or NULL
+ * without either (no cache). */
+const char *strace_cache_default_dir(char *buf, size_t max);
+
 /* strace_objcache_free() - unmap the files and drop their symbols (free
  * the images that use the cache first); NULL is fine. */
 void strace_objcache_free(struct strace_objcache *c);
@@ -95,6 +121,12 @@ struct strace_image_opts {
 	/* Take files from this cache and leave them there (see struct
 	 * strace_objcache); NULL: the image maps its own files. */
 	struct strace_objcache *objects;
+	/* The persistent block and symbol cache's directory (docs/cache.md):
+	 * each ELF file with a build-id gets its block summaries and symbols
+	 * from DIR/BUILDID.blocks when that was made from the same file
+	 * (build-id, size, mtime) and options, and strace_objcache_save()
+	 * writes what a decode added. NULL: none. */
+	const char *cache_dir;
 };
 
 /* strace_image_new() - an empty image. opts may be NULL.
@@ -244,6 +276,13 @@ _Static_assert(sizeof(struct strace_block) == 32, "block summaries are 32 "
  */
 int strace_block_decode(const uint8_t *code, size_t avail, uint64_t ip,
 			unsigned max_insn, struct strace_block *out);
+
+/*
+ * strace_block_engine() - load Capstone (done by the first summary, or
+ * here, once; the decoder does not link it, see block.c). Without it
+ * every summary is BAD. Returns 0, or -STRACE_E_NOCAPSTONE.
+ */
+int strace_block_engine(void);
 
 /*
  * strace_insn_length() - length of the x86-64 instruction at code, by a

@@ -66,18 +66,28 @@ struct object {
 	/* block summaries by file offset, for the walkers of every image
 	 * that maps the object (strace_dec_image_block()) */
 	pthread_mutex_t blocks_lock;
-	struct oblock *blocks;
+	struct strace_dec_oblock *blocks;
 	size_t blocks_mask, blocks_used;
+	int blocks_dirty; /* blocks added since the cache file was read */
+	/* the persistent cache (blockfile.c, docs/cache.md): its directory
+	 * (NULL: none); the object's build-id, read with the file (bc_lock,
+	 * bc_tried); the file's bytes, while its symbols are in use */
+	char *bc_dir;
+	pthread_mutex_t bc_lock;
+	_Atomic int bc_tried;
+	uint8_t bc_id[STRACE_DEC_BC_ID_MAX];
+	size_t bc_idn;
+	int bc_state; /* enum bc_state */
+	void *bc_buf;
+	struct strace_dec_bc bc;
+	int syms_dirty; /* symbols read from the ELF file, not the cache */
+	size_t npsyms;
 	struct object *next; /* in the image's list, or the cache's */
 };
 
 /* A block summary kept by its object: start is 0, and target (when
  * has_target) is relative to the start. */
-struct oblock {
-	uint64_t key; /* file offset + 1; 0: empty */
-	struct strace_block b;
-	int has_target;
-};
+
 
 struct strace_objcache {
 	pthread_mutex_t lock; /* the list, and objects joining it */
@@ -99,7 +109,10 @@ struct strace_image {
 	int plt_style;
 	int no_debuginfo;
 	int no_demangle;
+	char *bc_dir; /* the persistent cache's directory, or NULL */
 };
+
+enum bc_state { BC_NONE, BC_MISSED, BC_LOADED, BC_STALE, BC_DAMAGED };
 
 /* Generations are unique across images, so a per-thread cache of the last
  * mapping can never match a freed image that a new one reuses. */
@@ -125,6 +138,10 @@ int strace_image_new(const struct strace_image_opts *opts,
 	img->plt_style = o.plt_style;
 	img->no_debuginfo = o.no_debuginfo;
 	img->no_demangle = o.no_demangle;
+	if (o.cache_dir && !(img->bc_dir = strdup(o.cache_dir))) {
+		free(img);
+		return -ENOMEM;
+	}
 	img->cache = o.objects;
 	img->generation = new_generation();
 	elf_version(EV_CURRENT);
@@ -144,8 +161,11 @@ static void object_free(struct object *o)
 	free(o->strpool);
 	free(o->path);
 	free(o->blocks);
+	free(o->bc_dir);
+	free(o->bc_buf);
 	pthread_mutex_destroy(&o->syms_lock);
 	pthread_mutex_destroy(&o->blocks_lock);
+	pthread_mutex_destroy(&o->bc_lock);
 	free(o);
 }
 
@@ -154,12 +174,16 @@ static struct object *object_new(const struct strace_image *img,
 {
 	struct object *o = calloc(1, sizeof(*o));
 
-	if (!o || !(o->path = strdup(path))) {
+	if (!o || !(o->path = strdup(path)) ||
+	    (img->bc_dir && !(o->bc_dir = strdup(img->bc_dir)))) {
+		if (o)
+			free(o->path);
 		free(o);
 		return NULL;
 	}
 	pthread_mutex_init(&o->syms_lock, NULL);
 	pthread_mutex_init(&o->blocks_lock, NULL);
+	pthread_mutex_init(&o->bc_lock, NULL);
 	o->plt_style = img->plt_style;
 	o->no_debuginfo = img->no_debuginfo;
 	o->no_demangle = img->no_demangle;
@@ -193,6 +217,7 @@ void strace_image_free(struct strace_image *img)
 	for (size_t i = 0; i < img->nmaps; i++)
 		object_put(img, img->maps[i].obj);
 	free(img->maps);
+	free(img->bc_dir);
 	free(img);
 }
 
@@ -572,7 +597,7 @@ static size_t oblock_hash(uint64_t k)
 }
 
 /* The slot of key in o's table (its own, or the empty one for it). */
-static struct oblock *oblock_slot(struct oblock *tab, size_t mask,
+static struct strace_dec_oblock *oblock_slot(struct strace_dec_oblock *tab, size_t mask,
 				  uint64_t key)
 {
 	size_t i = oblock_hash(key) & mask;
@@ -586,7 +611,7 @@ static struct oblock *oblock_slot(struct oblock *tab, size_t mask,
 static int oblock_room(struct object *o)
 {
 	size_t n = o->blocks ? (o->blocks_mask + 1) * 2 : OBLOCK_START;
-	struct oblock *tab;
+	struct strace_dec_oblock *tab;
 
 	if (o->blocks && o->blocks_used < (o->blocks_mask + 1) / 2)
 		return 0;
@@ -600,6 +625,265 @@ static int oblock_room(struct object *o)
 	o->blocks = tab;
 	o->blocks_mask = n - 1;
 	return 0;
+}
+
+/* --- the persistent cache (blockfile.c) ---------------------------------- */
+
+static size_t build_id(Elf *elf, uint8_t *id, size_t max);
+
+static struct strace_dec_bc_key bc_key(const struct object *o)
+{
+	return (struct strace_dec_bc_key){
+		o->bc_id,
+		o->bc_idn,
+		o->size,
+		(uint64_t)o->mtime.tv_sec,
+		(uint64_t)o->mtime.tv_nsec,
+		STRACE_DEC_BC_SYMOPTS(o->plt_style, o->no_debuginfo,
+				      o->no_demangle)};
+}
+
+/* bc_lock held: o's build-id, and its cache file's blocks taken in (the
+ * symbols wait for load_symbols) */
+static void bc_load(struct object *o)
+{
+	struct strace_dec_bc_key key;
+	Elf *elf;
+	void *buf;
+	size_t len;
+	int rc;
+
+	if (!o->bc_dir || !o->mmapped)
+		return;
+	elf = elf_memory((char *)(uintptr_t)o->data, o->size);
+	if (elf && elf_kind(elf) == ELF_K_ELF)
+		o->bc_idn = build_id(elf, o->bc_id, sizeof(o->bc_id));
+	elf_end(elf);
+	if (!o->bc_idn)
+		return; /* no build-id: no cache */
+	key = bc_key(o);
+	rc = strace_dec_bc_read(o->bc_dir, &key, &buf, &len);
+	if (rc == -ENOENT || rc == -ENOTDIR || rc == -EACCES) {
+		o->bc_state = BC_MISSED;
+		return;
+	}
+	if (!rc) {
+		rc = strace_dec_bc_parse(buf, len, &key, 1, &o->bc);
+		if (rc)
+			free(buf);
+	}
+	if (rc) {
+		/* rebuilt, never trusted: written anew after the decode */
+		memset(&o->bc, 0, sizeof(o->bc));
+		o->bc_state = rc == -ESTALE ? BC_STALE : BC_DAMAGED;
+		o->blocks_dirty = 1;
+		return;
+	}
+	o->bc_buf = buf;
+	o->bc_state = BC_LOADED;
+	pthread_mutex_lock(&o->blocks_lock);
+	for (size_t i = 0; i < o->bc.nblocks; i++) {
+		const struct strace_dec_oblock *r = &o->bc.blocks[i];
+		struct strace_dec_oblock *e;
+		if (oblock_room(o) < 0)
+			break;
+		e = oblock_slot(o->blocks, o->blocks_mask, r->key);
+		if (!e->key)
+			o->blocks_used++;
+		*e = *r;
+	}
+	pthread_mutex_unlock(&o->blocks_lock);
+}
+
+static void bc_ensure(struct object *o)
+{
+	if (likely(atomic_load_explicit(&o->bc_tried, memory_order_acquire)))
+		return;
+	pthread_mutex_lock(&o->bc_lock);
+	if (!atomic_load_explicit(&o->bc_tried, memory_order_relaxed)) {
+		bc_load(o);
+		atomic_store_explicit(&o->bc_tried, 1, memory_order_release);
+	}
+	pthread_mutex_unlock(&o->bc_lock);
+}
+
+/* o's symbols from its cache file; 0, or -1 when it has none (or no
+ * memory: then they are read from the ELF file) */
+static int bc_symbols(struct object *o)
+{
+	const struct strace_dec_bc *c = &o->bc;
+	size_t n = c->nsyms;
+
+	if (!o->bc_buf || !c->has_syms)
+		return -1;
+	if (o->plt_style == STRACE_PLT_PERF61) {
+		o->psyms = malloc((n ? n : 1) * sizeof(*o->psyms));
+		o->iv = malloc((c->niv ? c->niv : 1) * sizeof(*o->iv));
+		if (!o->psyms || !o->iv) {
+			free(o->psyms);
+			free(o->iv);
+			o->psyms = NULL;
+			o->iv = NULL;
+			return -1;
+		}
+		for (size_t i = 0; i < n; i++)
+			o->psyms[i] = (struct perf_sym){
+				c->syms[i].start, c->syms[i].end,
+				c->pool + c->syms[i].name, c->syms[i].bind,
+				c->syms[i].vis_end};
+		if (c->niv)
+			memcpy(o->iv, c->iv, c->niv * sizeof(*o->iv));
+		o->npsyms = n;
+		o->niv = c->niv;
+		return 0;
+	}
+	o->syms = calloc(n ? n : 1, sizeof(*o->syms));
+	if (!o->syms)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		struct sym *y = &o->syms[i];
+		y->start = c->syms[i].start;
+		y->end = c->syms[i].end;
+		y->name = c->pool + c->syms[i].name;
+		y->bind = c->syms[i].bind;
+		y->type = c->syms[i].type;
+	}
+	o->nsyms = n;
+	return 0;
+}
+
+/* the name pool of a cache file being written */
+struct bcpool {
+	char *v;
+	size_t n, cap;
+};
+
+static int bcpool_add(struct bcpool *p, const char *s, uint64_t *off)
+{
+	size_t k = strlen(s ? s : "") + 1;
+
+	if (p->n + k > p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 4096;
+		char *v;
+		while (cap < p->n + k)
+			cap *= 2;
+		if (!(v = realloc(p->v, cap)))
+			return -ENOMEM;
+		p->v = v;
+		p->cap = cap;
+	}
+	memcpy(p->v + p->n, s ? s : "", k);
+	*off = p->n;
+	p->n += k;
+	return 0;
+}
+
+/* o's cache file, with everything the decodes added */
+static int bc_save(struct object *o)
+{
+	struct strace_dec_bc_key key = bc_key(o);
+	struct strace_dec_bc c = {0};
+	struct strace_dec_oblock *blocks = NULL;
+	struct strace_dec_bc_sym *syms = NULL;
+	struct bcpool pool = {0};
+	size_t nb = 0, ns = 0;
+	int rc = -ENOMEM;
+
+	if (o->blocks) {
+		blocks = malloc((o->blocks_used ? o->blocks_used : 1) *
+				sizeof(*blocks));
+		if (!blocks)
+			goto out;
+		for (size_t i = 0; i <= o->blocks_mask; i++)
+			if (o->blocks[i].key && nb < o->blocks_used)
+				blocks[nb++] = o->blocks[i];
+	}
+	if (atomic_load(&o->syms_loaded)) {
+		int perf61 = o->plt_style == STRACE_PLT_PERF61;
+		ns = perf61 ? (o->psyms ? o->npsyms : 0) : o->nsyms;
+		syms = calloc(ns ? ns : 1, sizeof(*syms));
+		if (!syms)
+			goto out;
+		for (size_t i = 0; i < ns; i++) {
+			struct strace_dec_bc_sym *y = &syms[i];
+			const char *name;
+			if (perf61) {
+				y->start = o->psyms[i].start;
+				y->end = o->psyms[i].end;
+				y->vis_end = o->psyms[i].vis_end;
+				y->bind = o->psyms[i].bind;
+				name = o->psyms[i].name;
+			} else {
+				y->start = o->syms[i].start;
+				y->end = o->syms[i].end;
+				y->bind = o->syms[i].bind;
+				y->type = o->syms[i].type;
+				name = o->syms[i].name;
+			}
+			if (bcpool_add(&pool, name, &y->name) < 0)
+				goto out;
+		}
+		c.has_syms = 1;
+		c.syms = syms;
+		c.nsyms = ns;
+		c.iv = perf61 && o->psyms ? o->iv : NULL;
+		c.niv = c.iv ? o->niv : 0;
+		c.pool = pool.v;
+		c.pool_len = pool.n;
+	} else if (o->bc_buf && o->bc.has_syms) {
+		/* not looked up this time: kept as the file had them */
+		c.has_syms = 1;
+		c.syms = o->bc.syms;
+		c.nsyms = o->bc.nsyms;
+		c.iv = o->bc.iv;
+		c.niv = o->bc.niv;
+		c.pool = o->bc.pool;
+		c.pool_len = o->bc.pool_len;
+	}
+	c.blocks = blocks;
+	c.nblocks = nb;
+	rc = strace_dec_bc_write(o->bc_dir, &key, &c);
+out:
+	free(blocks);
+	free(syms);
+	free(pool.v);
+	return rc;
+}
+
+int strace_objcache_save(struct strace_objcache *c,
+			 struct strace_objcache_stats *st)
+{
+	struct strace_objcache_stats z;
+	int first = 0;
+
+	if (!st)
+		st = &z;
+	memset(st, 0, sizeof(*st));
+	pthread_mutex_lock(&c->lock);
+	for (struct object *o = c->objs; o; o = o->next) {
+		int rc;
+		switch (o->bc_state) {
+		case BC_MISSED: st->missed++; break;
+		case BC_LOADED: st->loaded++; break;
+		case BC_STALE: st->stale++; break;
+		case BC_DAMAGED: st->damaged++; break;
+		default: continue; /* not used, or no build-id */
+		}
+		if (!o->blocks_dirty && !o->syms_dirty)
+			continue;
+		rc = bc_save(o);
+		if (rc < 0) {
+			st->write_errors++;
+			if (!first)
+				first = rc;
+			continue;
+		}
+		st->written++;
+		o->blocks_dirty = o->syms_dirty = 0;
+	}
+	pthread_mutex_unlock(&c->lock);
+	st->write_error = first;
+	return first;
 }
 
 /*
@@ -635,7 +919,7 @@ int strace_dec_image_block(struct strace_image *img, uint64_t ip,
 	const uint8_t *code = NULL;
 	struct object *o = m ? m->obj : NULL;
 	uint64_t off = 0, avail = 0;
-	struct oblock *e;
+	struct strace_dec_oblock *e;
 	int found = 0, has_target = 0;
 
 	if (m) {
@@ -649,6 +933,7 @@ int strace_dec_image_block(struct strace_image *img, uint64_t ip,
 	}
 	if (!code)
 		return strace_block_decode(NULL, 0, ip, 0, out);
+	bc_ensure(o);
 	pthread_mutex_lock(&o->blocks_lock);
 	if (o->blocks) {
 		e = oblock_slot(o->blocks, o->blocks_mask, off + 1);
@@ -673,13 +958,16 @@ int strace_dec_image_block(struct strace_image *img, uint64_t ip,
 	pthread_mutex_lock(&o->blocks_lock);
 	if (oblock_room(o) == 0) {
 		e = oblock_slot(o->blocks, o->blocks_mask, off + 1);
-		if (!e->key)
+		if (!e->key) {
 			o->blocks_used++;
+			o->blocks_dirty = 1;
+		}
 		e->key = off + 1;
 		e->b = *out;
 		e->b.start = 0;
+		e->b.pad_ = 0;
 		e->has_target = out->target != 0;
-		e->b.target = out->target - ip;
+		e->b.target = out->target ? out->target - ip : 0;
 	}
 	pthread_mutex_unlock(&o->blocks_lock);
 	return 0;
@@ -1298,6 +1586,10 @@ static void load_symbols(struct object *o)
 
 	if (o->size < 64 || memcmp(o->data, "\177ELF", 4))
 		return;
+	bc_ensure(o);
+	if (bc_symbols(o) == 0)
+		return;
+	o->syms_dirty = o->bc_idn != 0;
 	elf = elf_memory((char *)(uintptr_t)o->data, o->size);
 	if (!elf)
 		return;
@@ -1352,6 +1644,7 @@ static void load_symbols(struct object *o)
 							sv.v[i].end,
 							sv.v[i].name,
 							sv.v[i].bind, 0};
+		o->npsyms = sv.n;
 		if (strace_dec_perf61_index(o->psyms, n_symtab, n_elf, sv.n,
 					    &o->iv, &o->niv) < 0) {
 			free(o->psyms);

@@ -92,6 +92,84 @@ int strace_dec_perf61_index(struct perf_sym *s, size_t n_symtab,
 			    size_t n_elf, size_t n_all, struct perf_iv **out,
 			    size_t *nout);
 
+/* --- the persistent block and symbol cache (decoder/blockfile.c) ---------- */
+
+/* A block summary as an object keeps it: by file offset + 1 (0: an empty
+ * slot), the start 0 and the target relative to the block's address. The
+ * cache files hold these records as they are. */
+struct strace_dec_oblock {
+	uint64_t key;
+	struct strace_block b;
+	uint32_t has_target, pad_;
+};
+
+/* A symbol in a cache file: its name an offset in the file's pool. */
+struct strace_dec_bc_sym {
+	uint64_t start, end, vis_end, name;
+	uint8_t bind, type, pad_[6];
+};
+
+#define STRACE_DEC_BC_ID_MAX 64
+/* the symbol options a file's symbols were read with: plt_style in bits
+ * 0-7, no_debuginfo bit 8, no_demangle bit 9 */
+#define STRACE_DEC_BC_SYMOPTS(plt, nodebug, nodemangle)                       \
+	((uint32_t)(plt) | (nodebug ? 1u << 8 : 0) | (nodemangle ? 1u << 9 : 0))
+#define STRACE_DEC_BC_PERF61(symopts) (((symopts) & 0xff) == STRACE_PLT_PERF61)
+
+/* What a cache file must have been made from. */
+struct strace_dec_bc_key {
+	const uint8_t *id; /* the object's GNU build-id */
+	size_t idn;
+	uint64_t size, mtime_sec, mtime_nsec; /* the object file's */
+	uint32_t symopts;
+};
+
+/* A cache file's contents (pointers into its bytes). */
+struct strace_dec_bc {
+	const struct strace_dec_oblock *blocks;
+	size_t nblocks;
+	const struct strace_dec_bc_sym *syms; /* with has_syms */
+	size_t nsyms;
+	const struct perf_iv *iv; /* perf 6.1's lookup points */
+	size_t niv;
+	const char *pool;
+	size_t pool_len;
+	int has_syms; /* the file holds the object's symbols (maybe none) */
+};
+
+/* strace_dec_bc_path() - DIR/BUILDID.blocks (BUILDID.OPTS.blocks for other
+ * symbol options) in buf. Returns its length, 0 if it does not fit. */
+size_t strace_dec_bc_path(char *buf, size_t max, const char *dir,
+			  const struct strace_dec_bc_key *key);
+
+/* strace_dec_bc_read() - the cache file of key under dir, whole, in *buf
+ * (malloc'd, 8-byte aligned). Returns 0, -errno (-ENOENT: none yet),
+ * -STRACE_E_BADARG (not a regular file, too small or big). */
+int strace_dec_bc_read(const char *dir, const struct strace_dec_bc_key *key,
+		       void **buf, size_t *len);
+
+/* strace_dec_bc_parse() - check a cache file's bytes (8-byte aligned)
+ * and point *out into them: made from want (NULL: any object, for the
+ * fuzzer), the checksum right (verify), every record within its bounds.
+ * Returns 0, -ESTALE (made from another file or options),
+ * -STRACE_E_BADARG (damaged). */
+int strace_dec_bc_parse(const void *buf, size_t len,
+			const struct strace_dec_bc_key *want, int verify,
+			struct strace_dec_bc *out);
+
+/* strace_dec_bc_seal() - make buf (a cache file's bytes, 8-byte aligned)
+ * claim to be made from key, with a checksum that holds: for the fuzzer,
+ * which tests what a forged file can do. Returns 0, or -STRACE_E_BADARG
+ * when buf is shorter than a header. */
+int strace_dec_bc_seal(void *buf, size_t len,
+		       const struct strace_dec_bc_key *key);
+
+/* strace_dec_bc_write() - write c as the cache file of key under dir
+ * (made if missing), atomically: a new file renamed over the old. Returns
+ * 0 or -errno. */
+int strace_dec_bc_write(const char *dir, const struct strace_dec_bc_key *key,
+			const struct strace_dec_bc *c);
+
 /* strace_demangle() - perf 6.1's demangled name of sym (C++, OCaml) in
  * buf, or sym itself when it is not mangled. */
 const char *strace_demangle(const char *sym, char *buf, size_t max);

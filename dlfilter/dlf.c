@@ -12,6 +12,7 @@
 #include "dlf.h"
 #include "perf_abi.h"
 #include "decoder/decoder.h"
+#include "decoder/internal.h"
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -26,7 +27,21 @@ struct dso {
 	char *name;
 	uint64_t exec_off; /* file offset of the executable segment's page */
 	uint64_t exec_len; /* its mapping length; 0 when unknown */
+	/* the persistent block cache: the file's key (idn 0: none), its
+	 * blocks as read, and the blocks decoded since (keys: address in
+	 * the DSO + 1, targets relative) */
+	uint8_t id[STRACE_DEC_BC_ID_MAX];
+	size_t idn;
+	uint64_t size, mtime_sec, mtime_nsec;
+	void *bc_buf;
+	struct strace_dec_bc bc;
+	int rebuild; /* a stale or damaged file: written anew */
+	struct strace_dec_oblock *nv;
+	size_t nn, ncap;
 };
+
+/* the dlfilter's own cache files (see struct strace_dlf_opts) */
+#define DLF_BC_VARIANT (1u << 16)
 
 struct sym {
 	uint64_t start, size;
@@ -127,6 +142,7 @@ struct strace_dlf {
 	uint64_t cur_time;
 
 	struct strace_dlf_stats st;
+	char cache_dir[4096]; /* "": none */
 	uint8_t code[CODE_CHUNK];
 	struct memo memo[MEMO_SIZE];
 };
@@ -208,6 +224,8 @@ int strace_dlf_parse_args(struct strace_dlf_opts *o, int argc,
 			o->no_check = 1;
 		} else if (KEY("exact-times") && !v) {
 			o->exact_times = 1;
+		} else if (KEY("no-cache") && !v) {
+			o->no_cache = 1;
 		} else if (KEY("plugin") && v && *v) {
 			if (o->nplugins == (int)(sizeof(o->plugins) /
 						 sizeof(o->plugins[0]))) {
@@ -289,7 +307,122 @@ static void elf_exec_segment(const char *path, uint64_t *off, uint64_t *len)
 	close(fd);
 }
 
-static uint32_t dso_index(struct strace_dlf *d, const char *name)
+static struct strace_dec_bc_key dso_key(const struct dso *x)
+{
+	return (struct strace_dec_bc_key){x->id,	     x->idn,
+					  x->size,	     x->mtime_sec,
+					  x->mtime_nsec, DLF_BC_VARIANT};
+}
+
+/* x's cache file: its blocks into the block cache under index i */
+static void dso_cache_load(struct strace_dlf *d, struct dso *x, uint32_t i,
+			   const struct strace_dlf_loc *loc)
+{
+	struct strace_dec_bc_key key;
+	struct stat st;
+	void *buf;
+	size_t len;
+	int rc;
+
+	if (!d->cache_dir[0] || !loc->buildid || !loc->buildid_size ||
+	    loc->buildid_size > sizeof(x->id) || stat(x->name, &st) < 0 ||
+	    !S_ISREG(st.st_mode))
+		return;
+	memcpy(x->id, loc->buildid, loc->buildid_size);
+	x->idn = loc->buildid_size;
+	x->size = (uint64_t)st.st_size;
+	x->mtime_sec = (uint64_t)st.st_mtim.tv_sec;
+	x->mtime_nsec = (uint64_t)st.st_mtim.tv_nsec;
+	key = dso_key(x);
+	rc = strace_dec_bc_read(d->cache_dir, &key, &buf, &len);
+	if (rc == -ENOENT || rc == -ENOTDIR || rc == -EACCES)
+		return;
+	if (!rc) {
+		rc = strace_dec_bc_parse(buf, len, &key, 1, &x->bc);
+		if (rc)
+			free(buf);
+	}
+	if (rc) {
+		memset(&x->bc, 0, sizeof(x->bc));
+		x->rebuild = 1;
+		d->st.cache_rebuilt++;
+		return;
+	}
+	x->bc_buf = buf;
+	d->st.cache_loaded++;
+	for (size_t k = 0; k < x->bc.nblocks; k++) {
+		const struct strace_dec_oblock *r = &x->bc.blocks[k];
+		struct strace_block b = r->b;
+		uint64_t off = r->key - 1;
+		b.start = off;
+		b.target = r->has_target ? off + r->b.target : 0;
+		if (!strace_bcache_put(d->bc, ((uint64_t)i << 44) ^ off, &b))
+			break;
+	}
+}
+
+/* A block decoded in x (at address off of the DSO), for its cache file */
+static void dso_cache_add(struct dso *x, uint64_t off,
+			  const struct strace_block *b)
+{
+	struct strace_dec_oblock *e;
+
+	if (!x->idn)
+		return;
+	if (x->nn == x->ncap) {
+		size_t cap = x->ncap ? 2 * x->ncap : 256;
+		struct strace_dec_oblock *v = realloc(x->nv, cap * sizeof(*v));
+		if (!v)
+			return; /* not kept: decoded again next time */
+		x->nv = v;
+		x->ncap = cap;
+	}
+	e = &x->nv[x->nn++];
+	memset(e, 0, sizeof(*e));
+	e->key = off + 1;
+	e->b = *b;
+	e->b.start = 0;
+	e->b.pad_ = 0;
+	e->has_target = b->target != 0;
+	e->b.target = b->target ? b->target - (b->start) : 0;
+}
+
+/* The cache files of the DSOs that got new blocks (or had a wrong
+ * file): what was read and what was decoded, together. */
+static void dso_cache_save(struct strace_dlf *d)
+{
+	for (size_t i = 1; i < d->ndsos; i++) {
+		struct dso *x = &d->dsos[i];
+		struct strace_dec_bc c = {0};
+		struct strace_dec_oblock *all;
+		struct strace_dec_bc_key key = dso_key(x);
+		size_t n0 = x->bc_buf ? x->bc.nblocks : 0;
+
+		if (!x->idn || (!x->nn && !x->rebuild))
+			continue;
+		all = malloc((n0 + x->nn + 1) * sizeof(*all));
+		if (!all) {
+			d->st.cache_write_errors++;
+			continue;
+		}
+		if (n0)
+			memcpy(all, x->bc.blocks, n0 * sizeof(*all));
+		if (x->nn)
+			memcpy(all + n0, x->nv, x->nn * sizeof(*all));
+		c.blocks = all;
+		c.nblocks = n0 + x->nn;
+		if (strace_dec_bc_write(d->cache_dir, &key, &c) < 0)
+			d->st.cache_write_errors++;
+		else
+			d->st.cache_written++;
+		free(all);
+		x->nn = 0;
+		x->rebuild = 0;
+	}
+}
+
+static uint32_t dso_index(struct strace_dlf *d, const char *name,
+			  const struct strace_dlf_loc *loc)
 {
 	for (size_t i = d->ndsos; i-- > 1;)
 		if (!strcmp(d->dsos[i].name, name))
@@ -304,6 +437,7 @@ static uint32_t dso_index(struct strace_dlf *d, const char *name)
 		return 0;
 	elf_exec_segment(name, &x->exec_off, &x->exec_len);
 	d->st.dsos++;
+	dso_cache_load(d, x, (uint32_t)d->ndsos, loc);
 	return (uint32_t)d->ndsos++;
 }
 
@@ -618,7 +752,7 @@ static struct aent *lookup_slot(struct strace_dlf *d, uint32_t pid,
 	e->bias = 0;
 	d->addrs_n++;
 	if (loc.dso) {
-		e->dso = dso_index(d, loc.dso);
+		e->dso = dso_index(d, loc.dso, &loc);
 		e->bias = loc.bias;
 		if (e->dso && define_dso(d, pid, e->dso, loc.bias) < 0)
 			return NULL;
@@ -806,6 +940,11 @@ static int block_at(struct strace_dlf *d, const struct aent *where,
 		b = strace_bcache_put(d->bc, key, &nb);
 		if (!b)
 			return -1;
+		/* kept for the cache file at the DSO's own address */
+		nb.start = pos - where->bias;
+		if (nb.target)
+			nb.target -= where->bias;
+		dso_cache_add(&d->dsos[where->dso], pos - where->bias, &nb);
 	}
 	*out = *b;
 	if (out->start != pos) {
@@ -1239,6 +1378,10 @@ int strace_dlf_new(const struct strace_dlf_opts *opts, struct strace_dlf **out,
 	rc = strace_bcache_new(0, &d->bc);
 	if (rc < 0)
 		goto fail;
+	if (o.cache_dir)
+		snprintf(d->cache_dir, sizeof(d->cache_dir), "%s", o.cache_dir);
+	else if (!o.no_cache)
+		strace_cache_default_dir(d->cache_dir, sizeof(d->cache_dir));
 	d->addrs_cap = 1u << 14;
 	d->addrs = calloc(d->addrs_cap, sizeof(*d->addrs));
 	if (!d->addrs) {
@@ -1301,6 +1444,7 @@ int strace_dlf_finish(struct strace_dlf *d)
 	}
 	if (d->err)
 		return d->err;
+	dso_cache_save(d);
 	return strace_writer_flush(d->w);
 }
 
@@ -1323,8 +1467,11 @@ int strace_dlf_free(struct strace_dlf *d)
 	}
 	strace_ring_close(d->ring);
 	strace_bcache_free(d->bc);
-	for (size_t i = 1; i < d->ndsos; i++)
+	for (size_t i = 1; i < d->ndsos; i++) {
 		free(d->dsos[i].name);
+		free(d->dsos[i].bc_buf);
+		free(d->dsos[i].nv);
+	}
 	for (size_t i = 1; i < d->nsyms; i++)
 		free(d->syms[i].name);
 	free(d->dsos);

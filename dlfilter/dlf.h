@@ -45,13 +45,19 @@ struct strace_dlf_opts {
 	struct strace_typeset types; /* when has_types */
 	const char *plugins[16]; /* plugin=FILE.so[:ARGS], in order */
 	int nplugins;
+	/* The persistent block cache (docs/cache.md): summaries of each DSO
+	 * with a build-id kept in CACHE_DIR/BUILDID.10000.blocks (the
+	 * dlfilter's own: its blocks end where perf's code reads do).
+	 * NULL: the default directory, unless no_cache (no-cache). */
+	const char *cache_dir;
+	int no_cache;
 };
 
 /*
  * strace_dlf_parse_args() - fill opts from --dlarg strings: ring=PATH,
  * mode=lossless|flight|archive, capacity=N, all-branches, types=PATTERNS,
  * print, late, stats, no-check, exact-times, plugin=FILE.so[:ARGS]
- * (repeatable). The strings must outlive opts (ring=).
+ * (repeatable), no-cache. The strings must outlive opts (ring=).
  * Returns 0, or -EINVAL with a message in err (errlen bytes).
  */
 int strace_dlf_parse_args(struct strace_dlf_opts *opts, int argc,
@@ -64,6 +70,8 @@ struct strace_dlf_loc {
 	const char *sym;    /* function symbol; NULL: none */
 	uint64_t sym_start; /* run-time address of the symbol */
 	uint64_t sym_size;  /* bytes */
+	const uint8_t *buildid; /* the object's, NULL: none known */
+	uint32_t buildid_size;
 };
 
 /* Which address of the sample strace_dlf_host.resolve is asked about. */
@@ -113,6 +121,9 @@ struct strace_dlf_stats {
 	uint64_t memo_hits;    /* samples served by the memo of branches */
 	uint64_t renames;      /* threads renamed (exec): caches forgotten */
 	uint64_t threads, symbols, dsos;
+	/* the persistent block cache, per DSO with a build-id */
+	uint64_t cache_loaded, cache_rebuilt, cache_written,
+		cache_write_errors;
 };
 
 struct strace_dlf;

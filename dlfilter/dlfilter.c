@@ -106,6 +106,10 @@ static void al_to_loc(const struct perf_dlfilter_al *al, uint64_t addr,
 		return;
 	out->dso = al->dso;
 	out->bias = addr - al->addr;
+	if (al->buildid && al->buildid_size) {
+		out->buildid = al->buildid;
+		out->buildid_size = al->buildid_size;
+	}
 	if (al->sym) {
 		out->sym = al->sym;
 		out->sym_start = out->bias + al->sym_start;
@@ -368,6 +372,20 @@ int stop(void *data, void *ctx)
 			(unsigned long long)s.addr_misses,
 			(unsigned long long)s.block_misses,
 			(unsigned long long)s.memo_hits);
+	if (st->stats)
+		fprintf(stderr,
+			PROG ": block cache: %llu DSO files read, %llu "
+			     "rebuilt (stale or damaged), %llu written\n",
+			(unsigned long long)s.cache_loaded,
+			(unsigned long long)s.cache_rebuilt,
+			(unsigned long long)s.cache_written);
+	if (s.cache_write_errors)
+		fprintf(stderr,
+			PROG ": warning: %llu block cache files could not be "
+			     "written (the next run decodes their blocks "
+			     "again; make $XDG_CACHE_HOME/strace writable, or "
+			     "give --dlarg no-cache)\n",
+			(unsigned long long)s.cache_write_errors);
 	else if (s.gaps)
 		fprintf(stderr,
 			PROG ": %llu discontinuities in perf's branches; "
@@ -413,6 +431,7 @@ const char *filter_description(const char **long_description)
 			"events in a shared ring, read with ptrace-read.\n"
 			"--dlarg ring=PATH, mode=lossless|flight|archive, "
 			"capacity=N, all-branches, types=PATTERNS, print, late, "
-			"stats, no-check";
+			"stats, no-check, exact-times, plugin=FILE.so[:ARGS], "
+			"no-cache";
 	return "branches -> strace event ring";
 }

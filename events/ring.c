@@ -524,6 +524,10 @@ int strace_ring_create(const char *path, const struct strace_ring_opts *opts,
 	if (err < 0)
 		goto fail;
 	atomic_store_explicit(&r->file_cap, o.capacity, memory_order_relaxed);
+	/* The header and the string table fill a page at a time: no
+	 * read-ahead of the file's holes on a disk file system (a first
+	 * store would otherwise read and zero megabytes) */
+	(void)madvise(r->h, r->events_offset, MADV_RANDOM);
 #ifdef MADV_POPULATE_WRITE
 	/* Map the events' pages in, writable, once: the first store to a
 	 * fresh tmpfs page costs about a microsecond. An archive's slots are

@@ -14,6 +14,9 @@ pass=0 fail=0 skip=0
 skipped=() failed=()
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
+# the block cache (docs/cache.md) of this run: not the user's, and the
+# same for every test (most decode warm, as a user's second run does)
+export XDG_CACHE_HOME=$log/cache
 
 run_one() {
 	local name=$1; shift

@@ -66,6 +66,8 @@ extern "C" {
 	X(DESYNC, 4208, "desync", "the trace and the code disagree")           \
 	X(LOOP, 4209, "loop", "too many instructions without a packet")        \
 	X(EMIT, 4210, "emit", "the event sink failed")                         \
+	X(NOCAPSTONE, 4211, "no_capstone",                                     \
+	  "the Capstone library cannot be loaded (install libcapstone4)")      \
 	/* perf.data */                                                        \
 	X(PERF_MAGIC, 4301, "perf_magic", "not a perf.data file (bad magic)")  \
 	X(PERF_ENDIAN, 4302, "perf_endian",                                    \

@@ -525,6 +525,7 @@ static int new_image(struct ctx *c, struct strace_image **img)
 	memset(&io, 0, sizeof(io));
 	io.size = sizeof(io);
 	io.objects = c->objects;
+	io.cache_dir = c->o->cache_dir;
 	return strace_image_new(&io, img);
 }
 
@@ -1913,6 +1914,8 @@ out:
 		strace_image_free(c->slots.v[i].img);
 	}
 	free(c->slots.v);
+	if (c->own_objects && o->cache_dir)
+		(void)strace_objcache_save(c->own_objects, &st->cache);
 	free(c->losts.v);
 	free(c->defs.v);
 	free(c->scheds.v);

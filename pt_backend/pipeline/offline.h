@@ -46,6 +46,11 @@ struct strace_offline_opts {
 	 * passes one cache (strace_objcache_new()) to read each file once;
 	 * NULL: a cache for this decode (its threads share the files). */
 	struct strace_objcache *objects;
+	/* The persistent block and symbol cache's directory (struct
+	 * strace_image_opts.cache_dir): read by the decode, and written at
+	 * its end when the decode has its own objects (else the caller calls
+	 * strace_objcache_save()). NULL: none. */
+	const char *cache_dir;
 	/* Warnings (a missing ELF file, a gap); NULL to ignore. */
 	void (*warn)(void *arg, const char *msg);
 	/* Progress: bytes of PT decoded so far out of total. */
@@ -65,6 +70,8 @@ struct strace_offline_stats {
 	uint64_t lost;       /* perf LOST records / truncated AUX, and gaps */
 	uint64_t missing;    /* mappings whose file could not be read */
 	uint64_t file_size;  /* bytes of the perf.data when it was opened */
+	struct strace_objcache_stats cache; /* the persistent cache (own
+					     * objects only) */
 	/* The first threads the recording names (COMM records), to say
 	 * which there are when opts->tid is none of them. */
 	struct strace_offline_thread {

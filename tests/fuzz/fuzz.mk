@@ -14,6 +14,8 @@
 #   perf_ref  the same with libipt's reference decoder (--decoder
 #             reference): about 5 times slower, so a target of its own   perf
 #   ring      a ring file, read as ptrace-read reads it                  ring
+#   blockfile a block cache file (docs/cache.md), sealed to claim the
+#             target's own executable, used by an image         blockfile
 #
 #   make fuzz                                  build every libFuzzer target
 #   make fuzz-run FUZZ_TARGET=ring FUZZ_SECONDS=900
@@ -23,10 +25,11 @@
 #   make fuzz-merge FUZZ_TARGET=ring
 #       add to tests/fuzz/corpus/<corpus>/ what fuzz-run found that covers
 #       more (libFuzzer's -merge=1), none over FUZZ_MAX_LEN bytes
-FUZZ_TARGETS := perf perf_ref ring
+FUZZ_TARGETS := perf perf_ref ring blockfile
 FUZZ_CORPUS_perf := perf
 FUZZ_CORPUS_perf_ref := perf
 FUZZ_CORPUS_ring := ring
+FUZZ_CORPUS_blockfile := blockfile
 
 # What each target links besides its object (static libraries in link
 # order), and which defines its object is compiled with.
@@ -39,6 +42,8 @@ FUZZ_perf_ref_DEFS := -DFUZZ_PERF_REFERENCE
 # the ring target reads as ptrace-read does: cli/format.c's formatters
 FUZZ_ring_DEPS := $(CLI_COMMON_OBJS) $(LIBSTRACE_A)
 FUZZ_ring_LDLIBS :=
+FUZZ_blockfile_DEPS := $(DECODER_A) $(LIBSTRACE_A)
+FUZZ_blockfile_LDLIBS = $(DECODER_LIBS)
 
 # Per target: its object, the replay driver compiled for it (FUZZ_TARGET
 # names it, FUZZ_CORPUS its corpus), and what each program links.

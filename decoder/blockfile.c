@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * decoder/blockfile.c - the persistent block and symbol cache's files
+ * (decoder/internal.h, docs/cache.md): DIR/BUILDID.blocks, one per ELF
+ * object and symbol options, written after a decode and read by the next.
+ *
+ * A file is: a header (what it was made from: the object's build-id, size
+ * and mtime, the symbol options; the counts; a checksum of everything
+ * else), then the block summaries as image.c keeps them, the symbols, the
+ * perf 6.1 lookup points and a pool of NUL-terminated names, each section
+ * 8-byte aligned. Native byte order: the file never leaves the machine.
+ * Nothing in it is trusted: a file that does not match the object, fails
+ * its checksum or breaks any bound is not used (the caller decodes as if
+ * there were none and writes a good one).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "decoder/internal.h"
+
+#define BC_MAGIC "STRBLKS\n"
+#define BC_VERSION 1
+#define BC_MAX_BYTES (256u << 20)
+
+struct bc_header {
+	char magic[8];
+	uint32_t version, header_size;
+	uint64_t checksum; /* of the file with this field zero */
+	uint32_t idn, symopts;
+	uint8_t id[STRACE_DEC_BC_ID_MAX];
+	uint64_t size, mtime_sec, mtime_nsec;
+	uint64_t nblocks, nsyms, niv, pool_len;
+	uint32_t flags, pad;
+};
+#define BC_HAS_SYMS 1u
+
+static size_t align8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+/* A 64-bit hash of the bytes, 8 at a time (not cryptographic: it finds
+ * damage, not forgery; a forged file is still bounded, see parse). */
+static uint64_t mix(uint64_t h, uint64_t w)
+{
+	h ^= w;
+	h *= 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 31);
+}
+
+static uint64_t checksum(const uint8_t *p, size_t len)
+{
+	const size_t skip = offsetof(struct bc_header, checksum);
+	uint64_t h = len, w;
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&w, p + i, 8);
+		h = mix(h, i == skip ? 0 : w);
+	}
+	w = 0;
+	memcpy(&w, p + i, len - i);
+	return mix(h, w);
+}
+
+size_t strace_dec_bc_path(char *buf, size_t max, const char *dir,
+			  const struct strace_dec_bc_key *key)
+{
+	char hex[2 * STRACE_DEC_BC_ID_MAX + 1];
+	int n;
+
+	for (size_t i = 0; i < key->idn; i++)
+		snprintf(hex + 2 * i, 3, "%02x", key->id[i]);
+	hex[2 * key->idn] = 0;
+	if (key->symopts)
+		n = snprintf(buf, max, "%s/%s.%x.blocks", dir, hex,
+			     key->symopts);
+	else
+		n = snprintf(buf, max, "%s/%s.blocks", dir, hex);
+	return n < 0 || (size_t)n >= max ? 0 : (size_t)n;
+}
+
+const char *strace_cache_default_dir(char *buf, size_t max)
+{
+	const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+	int n;
+
+	if (x && x[0] == '/')
+		n = snprintf(buf, max, "%s/strace", x);
+	else if (h && h[0] == '/')
+		n = snprintf(buf, max, "%s/.cache/strace", h);
+	else
+		return NULL;
+	return n > 0 && (size_t)n < max ? buf : NULL;
+}
+
+/* the section at *off of n records of size sz, within len: its start */
+static const void *section(const uint8_t *buf, size_t len, size_t *off,
+			   uint64_t n, size_t sz)
+{
+	const void *p = buf + *off;
+
+	if (n > (len - *off) / sz)
+		return NULL;
+	*off = align8(*off + (size_t)n * sz);
+	if (*off > len)
+		return NULL;
+	return p;
+}
+
+int strace_dec_bc_parse(const void *data, size_t len,
+			const struct strace_dec_bc_key *want, int verify,
+			struct strace_dec_bc *out)
+{
+	const uint8_t *buf = data;
+	struct bc_header h;
+	size_t off;
+
+	memset(out, 0, sizeof(*out));
+	if (len < sizeof(h) || ((uintptr_t)buf & 7))
+		return -STRACE_E_BADARG;
+	memcpy(&h, buf, sizeof(h));
+	if (memcmp(h.magic, BC_MAGIC, 8) || h.version != BC_VERSION ||
+	    h.header_size != sizeof(h) || h.idn > STRACE_DEC_BC_ID_MAX ||
+	    (h.flags & ~BC_HAS_SYMS))
+		return -STRACE_E_BADARG;
+	if (want && (h.idn != want->idn || memcmp(h.id, want->id, h.idn) ||
+		     h.size != want->size ||
+		     h.mtime_sec != want->mtime_sec ||
+		     h.mtime_nsec != want->mtime_nsec ||
+		     h.symopts != want->symopts))
+		return -ESTALE;
+	if (verify && checksum(buf, len) != h.checksum)
+		return -STRACE_E_BADARG;
+	off = sizeof(h);
+	out->blocks = section(buf, len, &off, h.nblocks, sizeof(*out->blocks));
+	out->syms = section(buf, len, &off, h.nsyms, sizeof(*out->syms));
+	out->iv = section(buf, len, &off, h.niv, sizeof(*out->iv));
+	out->pool = section(buf, len, &off, h.pool_len, 1);
+	if (!out->blocks || !out->syms || !out->iv || !out->pool ||
+	    off != len || (h.pool_len && out->pool[h.pool_len - 1]))
+		return -STRACE_E_BADARG;
+	out->nblocks = h.nblocks;
+	out->nsyms = h.nsyms;
+	out->niv = h.niv;
+	out->pool_len = h.pool_len;
+	out->has_syms = !!(h.flags & BC_HAS_SYMS);
+	/* every record within its bounds: a summary as the decoder could
+	 * have made it of a file of this size, symbols sorted with names in
+	 * the pool, lookup points sorted and naming symbols */
+	for (size_t i = 0; i < out->nblocks; i++) {
+		const struct strace_dec_oblock *e = &out->blocks[i];
+		const struct strace_block *b = &e->b;
+		if (!e->key || e->key - 1 > h.size ||
+		    b->len > h.size - (e->key - 1) || b->kind >= STRACE_BK_MAX ||
+		    b->ninsn > 1024 || b->term_len > b->len || b->start ||
+		    e->has_target > 1 || (!e->has_target && b->target) ||
+		    (!b->len && b->kind != STRACE_BK_BAD &&
+		     b->kind != STRACE_BK_NOCODE))
+			return -STRACE_E_BADARG;
+	}
+	for (size_t i = 0; i < out->nsyms; i++) {
+		const struct strace_dec_bc_sym *s = &out->syms[i];
+		if (s->name >= h.pool_len || s->end < s->start)
+			return -STRACE_E_BADARG;
+	}
+	for (size_t i = 0; i < out->niv; i++) {
+		const struct perf_iv *v = &out->iv[i];
+		if (v->point < -1 || v->after < -1 ||
+		    (v->point >= 0 && (uint64_t)v->point >= h.nsyms) ||
+		    (v->after >= 0 && (uint64_t)v->after >= h.nsyms) ||
+		    (i && v->at < out->iv[i - 1].at))
+			return -STRACE_E_BADARG;
+	}
+	/* perf 6.1's symbols are in table order (the points sort them);
+	 * the others are looked up by binary search */
+	for (size_t i = 1; !STRACE_DEC_BC_PERF61(h.symopts) && i < out->nsyms;
+	     i++)
+		if (out->syms[i].start < out->syms[i - 1].start)
+			return -STRACE_E_BADARG;
+	return 0;
+}
+
+static void set_key(struct bc_header *h, const struct strace_dec_bc_key *key)
+{
+	h->idn = (uint32_t)key->idn;
+	memset(h->id, 0, sizeof(h->id));
+	memcpy(h->id, key->id, key->idn);
+	h->symopts = key->symopts;
+	h->size = key->size;
+	h->mtime_sec = key->mtime_sec;
+	h->mtime_nsec = key->mtime_nsec;
+}
+
+int strace_dec_bc_seal(void *buf, size_t len,
+		       const struct strace_dec_bc_key *key)
+{
+	struct bc_header h;
+
+	if (len < sizeof(h) || key->idn > STRACE_DEC_BC_ID_MAX)
+		return -STRACE_E_BADARG;
+	memcpy(&h, buf, sizeof(h));
+	set_key(&h, key);
+	memcpy(buf, &h, sizeof(h));
+	h.checksum = checksum(buf, len);
+	memcpy(buf, &h, sizeof(h));
+	return 0;
+}
+
+int strace_dec_bc_read(const char *dir, const struct strace_dec_bc_key *key,
+		       void **buf, size_t *len)
+{
+	char path[4096];
+	struct stat st;
+	uint8_t *p;
+	size_t got = 0;
+	int fd;
+
+	*buf = NULL;
+	if (!strace_dec_bc_path(path, sizeof(path), dir, key))
+		return -ENAMETOOLONG;
+	/* read, not mapped: a file cut short by someone else under a
+	 * mapping would raise SIGBUS */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size < (off_t)sizeof(struct bc_header) ||
+	    st.st_size > (off_t)BC_MAX_BYTES) {
+		close(fd);
+		return -STRACE_E_BADARG;
+	}
+	p = malloc((size_t)st.st_size);
+	if (!p) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, p + got, (size_t)st.st_size - got);
+		if (n <= 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			break;
+		}
+		got += (size_t)n;
+	}
+	close(fd);
+	if (got != (size_t)st.st_size) {
+		free(p);
+		return -STRACE_E_BADARG;
+	}
+	*buf = p;
+	*len = got;
+	return 0;
+}
+
+/* mkdir -p of dir (0700: the cache is the user's) */
+static int make_dir(const char *dir)
+{
+	char p[4096];
+	size_t n = strlen(dir);
+
+	if (n >= sizeof(p))
+		return -ENAMETOOLONG;
+	memcpy(p, dir, n + 1);
+	for (size_t i = 1; i <= n; i++) {
+		if (p[i] != '/' && p[i])
+			continue;
+		p[i] = 0;
+		if (mkdir(p, 0700) < 0 && errno != EEXIST)
+			return -errno;
+		p[i] = dir[i];
+	}
+	return 0;
+}
+
+int strace_dec_bc_write(const char *dir, const struct strace_dec_bc_key *key,
+			const struct strace_dec_bc *c)
+{
+	struct bc_header h;
+	size_t len, off;
+	uint8_t *buf;
+	char path[4096], tmp[4200];
+	int fd, rc = 0;
+
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, BC_MAGIC, 8);
+	h.version = BC_VERSION;
+	h.header_size = sizeof(h);
+	set_key(&h, key);
+	h.nblocks = c->nblocks;
+	h.nsyms = c->nsyms;
+	h.niv = c->niv;
+	h.pool_len = c->pool_len;
+	h.flags = c->has_syms ? BC_HAS_SYMS : 0;
+	len = sizeof(h) + align8(c->nblocks * sizeof(*c->blocks)) +
+	      align8(c->nsyms * sizeof(*c->syms)) +
+	      align8(c->niv * sizeof(*c->iv)) + align8(c->pool_len);
+	if (len > BC_MAX_BYTES)
+		return -E2BIG;
+	buf = calloc(1, len);
+	if (!buf)
+		return -ENOMEM;
+	off = sizeof(h);
+	if (c->nblocks)
+		memcpy(buf + off, c->blocks, c->nblocks * sizeof(*c->blocks));
+	off += align8(c->nblocks * sizeof(*c->blocks));
+	if (c->nsyms)
+		memcpy(buf + off, c->syms, c->nsyms * sizeof(*c->syms));
+	off += align8(c->nsyms * sizeof(*c->syms));
+	if (c->niv)
+		memcpy(buf + off, c->iv, c->niv * sizeof(*c->iv));
+	off += align8(c->niv * sizeof(*c->iv));
+	if (c->pool_len)
+		memcpy(buf + off, c->pool, c->pool_len);
+	memcpy(buf, &h, sizeof(h));
+	strace_dec_bc_seal(buf, len, key);
+
+	if (!strace_dec_bc_path(path, sizeof(path), dir, key)) {
+		free(buf);
+		return -ENAMETOOLONG;
+	}
+	rc = make_dir(dir);
+	/* a file of our own, renamed over the old one: a reader sees the
+	 * old file or the new, whole */
+	snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid());
+	fd = rc ? -1 : open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+			    0600);
+	if (fd < 0) {
+		free(buf);
+		return rc ? rc : -errno;
+	}
+	for (off = 0; off < len;) {
+		ssize_t n = write(fd, buf + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = n < 0 ? -errno : -EIO;
+			break;
+		}
+		off += (size_t)n;
+	}
+	if (close(fd) < 0 && !rc)
+		rc = -errno;
+	if (!rc && rename(tmp, path) < 0)
+		rc = -errno;
+	if (rc)
+		unlink(tmp);
+	free(buf);
+	return rc;
+}

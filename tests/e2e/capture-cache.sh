@@ -1,0 +1,242 @@
+#!/usr/bin/env bash
+# The persistent block and symbol cache (docs/cache.md) changes no event:
+# for every program of the corpus (default traces), ptrace-capture -i
+# makes the very ring (as JSON lines) with --no-cache, with an empty cache
+# (cold: it writes one file per ELF object with a build-id), and with the
+# cache it wrote (warm: every object's file read and used, none written
+# again); -j 2 on a warm cache too (threads sharing the files). Then, on
+# one trace, each way a cache file can be wrong - stale (the program
+# changed: its mtime), damaged (a flipped byte, cut short, empty,
+# garbage, a FIFO or a directory in its place), a cache directory that
+# cannot be made - gives the same ring, and a wrong file is rewritten
+# good (the next run leaves it alone).
+set -u
+O=${O:-build}
+top=$(cd "$(dirname "$0")/../.." && pwd)
+bin=$top/$O/bin
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fails=0
+
+pass() { echo "PASS: capture-cache/$1"; }
+fail() { echo "FAIL: capture-cache/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; fails=$((fails + 1)); }
+
+corpus=$top/tests/corpus/corpus.sh
+
+# ring TAG CACHEHOME [OPTIONS]: decode $data with XDG_CACHE_HOME=CACHEHOME
+# into $work/TAG.jsonl
+ring() {
+	local tag=$1 home=$2
+	shift 2
+	rm -f "$work/$tag.srb"
+	XDG_CACHE_HOME=$home "$bin/ptrace-capture" -q "$@" -i "$data" \
+		-o "$work/$tag.srb" 2>"$work/$tag.err" &&
+		"$bin/ptrace-read" -f jsonl "$work/$tag.srb" >"$work/$tag.jsonl"
+}
+
+# same TAG: TAG's ring equals the --no-cache one
+same() {
+	cmp -s "$work/none.jsonl" "$work/$1.jsonl"
+}
+
+# JSONL by thread, in each thread's order, without the ring's sequence;
+# then the definitions of names (the thread that first needs one
+# defines it), without thread and time
+bythread() {
+	python3 -c '
+import json, sys
+rows, defs = [], set()
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    e.pop("seq", None)
+    if e["type"] in ("symbol", "dso"):
+        for k in ("tid", "time", "comm"):
+            e.pop(k, None)
+        defs.add(json.dumps(e, sort_keys=True))
+        continue
+    rows.append((e.get("tid", 0), json.dumps(e, sort_keys=True)))
+for _, r in sorted(rows, key=lambda x: x[0]):
+    print(r)
+print("\n".join(sorted(defs)))' "$1"
+}
+
+# the cache files' names, sizes and change times
+files() { (cd "$1/strace" 2>/dev/null && stat -c '%n %s %Z.%z' -- *.blocks 2>/dev/null | sort); }
+
+for name in $(O=$O "$corpus" list); do
+	if ! dir=$(O=$O "$corpus" trace "$name" default 2>"$work/err"); then
+		fail "$name" "corpus.sh trace $name default failed: $(tail -3 "$work/err")"
+		continue
+	fi
+	data=$dir/trace.data
+	home=$work/home-$name
+	if ! ring none "$work/unused" --no-cache; then
+		fail "$name/no-cache" "$(cat "$work/none.err")"
+		continue
+	fi
+	[ -e "$work/unused" ] && fail "$name/no-cache-writes-nothing" "$(ls -R "$work/unused")"
+	if ring cold "$home" && same cold && [ -n "$(files "$home")" ]; then
+		pass "$name/cold-same-ring"
+	else
+		fail "$name/cold-same-ring" "$(cat "$work/cold.err")" \
+			"files: $(files "$home" | wc -l)" \
+			"$(diff "$work/none.jsonl" "$work/cold.jsonl" | head -6)"
+	fi
+	before=$(files "$home")
+	sleep 0.01
+	if ring warm "$home" && same warm && [ "$(files "$home")" = "$before" ]; then
+		pass "$name/warm-same-ring-nothing-written"
+	else
+		fail "$name/warm-same-ring-nothing-written" "$(cat "$work/warm.err")" \
+			"before: $before" "after: $(files "$home")" \
+			"$(diff "$work/none.jsonl" "$work/warm.jsonl" | head -6)"
+	fi
+	# threads (or one thread's pieces) decoded by two: each thread's
+	# events the same (how the threads interleave in the ring varies)
+	if ring warmj "$home" -j 2 --piece-bytes 4096 &&
+		cmp -s <(bythread "$work/none.jsonl") <(bythread "$work/warmj.jsonl"); then
+		pass "$name/warm-j2-same-ring"
+	else
+		fail "$name/warm-j2-same-ring" "$(cat "$work/warmj.err")" \
+			"$(diff <(bythread "$work/none.jsonl") <(bythread "$work/warmj.jsonl") | head -6)"
+	fi
+done
+
+# --- the dlfilter's own cache files ----------------------------------------
+# perf script --dlfilter with no-cache, cold and warm: the same ring; the
+# warm run decodes no block (0 block misses) and writes nothing; a damaged
+# file is rebuilt
+lib=$top/$O/lib/libstrace_dlf.so
+. "$top/tests/e2e/perfdl.inc"
+dlf() { # TAG CACHEHOME [DLARGS]
+	local tag=$1 home=$2
+	shift 2
+	rm -f "$work/$tag.srb"
+	XDG_CACHE_HOME=$home perfdl script -i "$data" --itrace=b --dlfilter "$lib" \
+		--dlarg "ring=$work/$tag.srb" --dlarg stats "$@" >/dev/null 2>"$work/$tag.err" &&
+		"$bin/ptrace-read" -f jsonl "$work/$tag.srb" >"$work/$tag.jsonl"
+}
+if command -v perf >/dev/null; then
+	for name in plt threads pgqsort; do
+		data=$(O=$O "$corpus" trace "$name" default)/trace.data
+		home=$work/dlf-$name
+		if ! dlf none "$work/unused" --dlarg no-cache || ! dlf cold "$home" ||
+			! dlf warm "$home"; then
+			fail "dlfilter/$name" "$(cat "$work/none.err" "$work/cold.err" "$work/warm.err" | tail -5)"
+			continue
+		fi
+		n=$(ls "$home"/strace/*.10000.blocks 2>/dev/null | wc -l)
+		if same cold && same warm && [ "$n" -ge 2 ] &&
+			grep -q " 0 block misses" "$work/warm.err" &&
+			grep -q "$n DSO files read, 0 rebuilt (stale or damaged), 0 written" "$work/warm.err"; then
+			pass "dlfilter/$name/cold-warm-same-ring"
+		else
+			fail "dlfilter/$name/cold-warm-same-ring" "$n files" "$(grep libstrace_dlf "$work/warm.err")" \
+				"$(diff "$work/none.jsonl" "$work/warm.jsonl" | head -6)"
+		fi
+		f=$(ls "$home"/strace/*.10000.blocks | head -1)
+		printf '\x55' | dd of="$f" bs=1 seek=$(( $(stat -c %s "$f") / 2 )) conv=notrunc status=none
+		if dlf bad "$home" && same bad &&
+			grep -q "1 rebuilt (stale or damaged), 1 written" "$work/bad.err"; then
+			pass "dlfilter/$name/damaged-rebuilt"
+		else
+			fail "dlfilter/$name/damaged-rebuilt" "$(grep libstrace_dlf "$work/bad.err")"
+		fi
+	done
+else
+	echo "SKIP: capture-cache/dlfilter (no perf)"
+fi
+
+# --- wrong cache files, on one trace ------------------------------------
+name=threads
+dir=$(O=$O "$corpus" trace $name default) || { fail "$name/trace"; exit 1; }
+data=$dir/trace.data
+prog=$(O=$O "$corpus" bin $name)
+home=$work/bad
+ring none "$work/unused" --no-cache
+ring cold "$home"
+good=$(files "$home")
+n=$(printf '%s\n' "$good" | grep -c blocks)
+[ "$n" -ge 2 ] || fail "files" "expected a cache file per object (the program, libc, ld.so): $good"
+
+# damage DESCRIPTION COMMAND: run COMMAND on every cache file, decode,
+# expect the same ring and every file written good again
+damage() {
+	local what=$1 cmd=$2 f
+	for f in "$home"/strace/*.blocks; do
+		bash -c "$cmd" _ "$f" || { fail "$what" "could not damage $f"; return; }
+	done
+	if ! ring bad "$home"; then
+		fail "$what" "$(cat "$work/bad.err")"
+	elif ! same bad; then
+		fail "$what" "$(diff "$work/none.jsonl" "$work/bad.jsonl" | head -6)"
+	elif [ "$(files "$home" | awk '{ print $1, $2 }')" != "$(printf '%s\n' "$good" | awk '{ print $1, $2 }')" ]; then
+		fail "$what" "not rewritten:" "$(files "$home")" "good: $good"
+	else
+		after=$(files "$home")
+		sleep 0.01
+		ring bad2 "$home"
+		if same bad2 && [ "$(files "$home")" = "$after" ]; then
+			pass "$what"
+		else
+			fail "$what" "the rewritten files were not used as they are: $(files "$home")"
+		fi
+	fi
+}
+damage flipped-byte 'printf "\x55" | dd of="$1" bs=1 seek=$(( $(stat -c %s "$1") / 2 )) conv=notrunc status=none'
+damage flipped-header-byte 'printf "\x7f" | dd of="$1" bs=1 seek=9 conv=notrunc status=none'
+damage cut-short 'truncate -s $(( $(stat -c %s "$1") / 3 )) "$1"'
+damage cut-in-header 'truncate -s 40 "$1"'
+damage empty ': >"$1"'
+damage garbage 'head -c 70000 /dev/urandom >"$1"'
+damage fifo 'rm "$1" && mkfifo "$1"'
+# a directory in a file's place cannot be renamed over: it stays, and
+# the decode still gives the same ring (a warning says the file could
+# not be written)
+for f in "$home"/strace/*.blocks; do rm "$f" && mkdir "$f"; done
+if ring dirs "$home" && same dirs; then
+	pass directory-in-place
+else
+	fail directory-in-place "$(cat "$work/dirs.err")"
+fi
+find "$home/strace" -mindepth 1 -type d -exec rmdir {} +
+ring cold "$home"
+good=$(files "$home")
+
+# stale: the program changed (its mtime): its file is rebuilt, the
+# others are used as they are
+if [ -n "$prog" ] && [ -f "$prog" ]; then
+	touch -r "$prog" "$work/saved-mtime"
+	touch -d '2001-02-03 04:05:06' "$prog"
+	before=$(files "$home")
+	ring stale "$home"
+	touch -r "$work/saved-mtime" "$prog"
+	changed=$(diff <(echo "$before") <(files "$home") | grep -c '^>')
+	if same stale && [ "$changed" = 1 ]; then
+		pass stale-program-rebuilt
+	else
+		fail stale-program-rebuilt "changed files: $changed (expected the program's only)" \
+			"$(diff "$work/none.jsonl" "$work/stale.jsonl" | head -6)"
+	fi
+else
+	fail stale-program-rebuilt "no program for $name: '$prog'"
+fi
+
+# a cache directory that cannot be made: a warning naming it, the ring
+# the same, exit 0
+: >"$work/notadir"
+if XDG_CACHE_HOME=$work/notadir "$bin/ptrace-capture" -i "$data" -o "$work/nd.srb" 2>"$work/nd.err" &&
+	"$bin/ptrace-read" -f jsonl "$work/nd.srb" >"$work/nd.jsonl" && same nd &&
+	grep -q "cannot write the block cache in $work/notadir/strace" "$work/nd.err"; then
+	pass unwritable-dir-warns
+else
+	fail unwritable-dir-warns "$(cat "$work/nd.err")"
+fi
+# no HOME and no XDG_CACHE_HOME: no cache, no complaint
+if env -u HOME -u XDG_CACHE_HOME "$bin/ptrace-capture" -q -i "$data" -o "$work/nh.srb" 2>"$work/nh.err" &&
+	[ ! -s "$work/nh.err" ]; then
+	pass no-home-no-cache
+else
+	fail no-home-no-cache "$(cat "$work/nh.err")"
+fi
+[ "$fails" -eq 0 ]
