@@ -147,7 +147,7 @@ man_sed = sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@DOCDIR@|$(DOCDIR)|g' \
 	-e 's|@DLFILTERDIR@|$(DLFILTERDIR)|g' $(1)
 USER_DOCS := docs/design.md docs/events.md docs/decoder.md docs/stacks.md \
 	docs/viewing.md docs/howto-capture.md docs/howto-dlfilter.md \
-	docs/plugins.md docs/performance.md
+	docs/plugins.md docs/cache.md docs/performance.md
 define NL
 
 

@@ -1079,6 +1079,11 @@ static int capture(int argc, char **argv)
 			(unsigned long long)st.overflows,
 			(unsigned long long)st.lost,
 			(unsigned long long)st.missing);
+	if (strace_block_engine_misses())
+		fprintf(stderr,
+			PROG ": error: %s: the decode errors are code it "
+			     "could not read (apt-get install libcapstone4)\n",
+			strace_strerror(-STRACE_E_NOCAPSTONE));
 	if (st.cache.write_errors)
 		fprintf(stderr,
 			PROG ": warning: cannot write the block cache in %s: "

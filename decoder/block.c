@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +40,7 @@ static struct {
 } csf;
 static pthread_once_t csf_once = PTHREAD_ONCE_INIT;
 static int csf_ok;
+static _Atomic uint64_t cs_missing; /* summaries made BAD without it */
 
 static void csf_load(void)
 {
@@ -60,6 +62,11 @@ int strace_block_engine(void)
 {
 	pthread_once(&csf_once, csf_load);
 	return csf_ok ? 0 : -STRACE_E_NOCAPSTONE;
+}
+
+uint64_t strace_block_engine_misses(void)
+{
+	return atomic_load_explicit(&cs_missing, memory_order_relaxed);
 }
 
 /* One Capstone handle per thread, opened on first use. */
@@ -282,6 +289,8 @@ int strace_block_decode(const uint8_t *code, size_t avail, uint64_t ip,
 	if (!max_insn || max_insn > 1024)
 		max_insn = 1024; /* ninsn and len fit 16 bits */
 	if (!h) {
+		atomic_fetch_add_explicit(&cs_missing, 1,
+					  memory_order_relaxed);
 		b->kind = STRACE_BK_BAD;
 		return 0;
 	}

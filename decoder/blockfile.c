@@ -32,12 +32,17 @@ struct bc_header {
 	uint32_t version, header_size;
 	uint64_t checksum; /* of the file with this field zero */
 	uint32_t idn, symopts;
-	uint8_t id[STRACE_DEC_BC_ID_MAX];
+	uint8_t id[STRACE_BLOCKFILE_ID_MAX];
 	uint64_t size, mtime_sec, mtime_nsec;
 	uint64_t nblocks, nsyms, niv, pool_len;
 	uint32_t flags, pad;
 };
 #define BC_HAS_SYMS 1u
+_Static_assert(sizeof(struct bc_header) == 160, "docs/cache.md gives 160");
+_Static_assert(sizeof(struct strace_blockfile_block) == 48 &&
+		       sizeof(struct strace_blockfile_sym) == 40 &&
+		       sizeof(struct strace_blockfile_point) == 16,
+	       "docs/cache.md gives the records' sizes");
 
 static size_t align8(size_t n)
 {
@@ -68,10 +73,10 @@ static uint64_t checksum(const uint8_t *p, size_t len)
 	return mix(h, w);
 }
 
-size_t strace_dec_bc_path(char *buf, size_t max, const char *dir,
-			  const struct strace_dec_bc_key *key)
+size_t strace_blockfile_path(char *buf, size_t max, const char *dir,
+			  const struct strace_blockfile_key *key)
 {
-	char hex[2 * STRACE_DEC_BC_ID_MAX + 1];
+	char hex[2 * STRACE_BLOCKFILE_ID_MAX + 1];
 	int n;
 
 	for (size_t i = 0; i < key->idn; i++)
@@ -113,9 +118,9 @@ static const void *section(const uint8_t *buf, size_t len, size_t *off,
 	return p;
 }
 
-int strace_dec_bc_parse(const void *data, size_t len,
-			const struct strace_dec_bc_key *want, int verify,
-			struct strace_dec_bc *out)
+int strace_blockfile_parse(const void *data, size_t len,
+			const struct strace_blockfile_key *want, int verify,
+			struct strace_blockfile *out)
 {
 	const uint8_t *buf = data;
 	struct bc_header h;
@@ -126,7 +131,7 @@ int strace_dec_bc_parse(const void *data, size_t len,
 		return -STRACE_E_BADARG;
 	memcpy(&h, buf, sizeof(h));
 	if (memcmp(h.magic, BC_MAGIC, 8) || h.version != BC_VERSION ||
-	    h.header_size != sizeof(h) || h.idn > STRACE_DEC_BC_ID_MAX ||
+	    h.header_size != sizeof(h) || h.idn > STRACE_BLOCKFILE_ID_MAX ||
 	    (h.flags & ~BC_HAS_SYMS))
 		return -STRACE_E_BADARG;
 	if (want && (h.idn != want->idn || memcmp(h.id, want->id, h.idn) ||
@@ -154,7 +159,7 @@ int strace_dec_bc_parse(const void *data, size_t len,
 	 * have made it of a file of this size, symbols sorted with names in
 	 * the pool, lookup points sorted and naming symbols */
 	for (size_t i = 0; i < out->nblocks; i++) {
-		const struct strace_dec_oblock *e = &out->blocks[i];
+		const struct strace_blockfile_block *e = &out->blocks[i];
 		const struct strace_block *b = &e->b;
 		if (!e->key || e->key - 1 > h.size ||
 		    b->len > h.size - (e->key - 1) || b->kind >= STRACE_BK_MAX ||
@@ -165,12 +170,12 @@ int strace_dec_bc_parse(const void *data, size_t len,
 			return -STRACE_E_BADARG;
 	}
 	for (size_t i = 0; i < out->nsyms; i++) {
-		const struct strace_dec_bc_sym *s = &out->syms[i];
+		const struct strace_blockfile_sym *s = &out->syms[i];
 		if (s->name >= h.pool_len || s->end < s->start)
 			return -STRACE_E_BADARG;
 	}
 	for (size_t i = 0; i < out->niv; i++) {
-		const struct perf_iv *v = &out->iv[i];
+		const struct strace_blockfile_point *v = &out->iv[i];
 		if (v->point < -1 || v->after < -1 ||
 		    (v->point >= 0 && (uint64_t)v->point >= h.nsyms) ||
 		    (v->after >= 0 && (uint64_t)v->after >= h.nsyms) ||
@@ -179,14 +184,14 @@ int strace_dec_bc_parse(const void *data, size_t len,
 	}
 	/* perf 6.1's symbols are in table order (the points sort them);
 	 * the others are looked up by binary search */
-	for (size_t i = 1; !STRACE_DEC_BC_PERF61(h.symopts) && i < out->nsyms;
+	for (size_t i = 1; !STRACE_BLOCKFILE_PERF61(h.symopts) && i < out->nsyms;
 	     i++)
 		if (out->syms[i].start < out->syms[i - 1].start)
 			return -STRACE_E_BADARG;
 	return 0;
 }
 
-static void set_key(struct bc_header *h, const struct strace_dec_bc_key *key)
+static void set_key(struct bc_header *h, const struct strace_blockfile_key *key)
 {
 	h->idn = (uint32_t)key->idn;
 	memset(h->id, 0, sizeof(h->id));
@@ -197,12 +202,12 @@ static void set_key(struct bc_header *h, const struct strace_dec_bc_key *key)
 	h->mtime_nsec = key->mtime_nsec;
 }
 
-int strace_dec_bc_seal(void *buf, size_t len,
-		       const struct strace_dec_bc_key *key)
+int strace_blockfile_seal(void *buf, size_t len,
+		       const struct strace_blockfile_key *key)
 {
 	struct bc_header h;
 
-	if (len < sizeof(h) || key->idn > STRACE_DEC_BC_ID_MAX)
+	if (len < sizeof(h) || key->idn > STRACE_BLOCKFILE_ID_MAX)
 		return -STRACE_E_BADARG;
 	memcpy(&h, buf, sizeof(h));
 	set_key(&h, key);
@@ -212,7 +217,7 @@ int strace_dec_bc_seal(void *buf, size_t len,
 	return 0;
 }
 
-int strace_dec_bc_read(const char *dir, const struct strace_dec_bc_key *key,
+int strace_blockfile_read(const char *dir, const struct strace_blockfile_key *key,
 		       void **buf, size_t *len)
 {
 	char path[4096];
@@ -222,7 +227,7 @@ int strace_dec_bc_read(const char *dir, const struct strace_dec_bc_key *key,
 	int fd;
 
 	*buf = NULL;
-	if (!strace_dec_bc_path(path, sizeof(path), dir, key))
+	if (!strace_blockfile_path(path, sizeof(path), dir, key))
 		return -ENAMETOOLONG;
 	/* read, not mapped: a file cut short by someone else under a
 	 * mapping would raise SIGBUS */
@@ -279,8 +284,8 @@ static int make_dir(const char *dir)
 	return 0;
 }
 
-int strace_dec_bc_write(const char *dir, const struct strace_dec_bc_key *key,
-			const struct strace_dec_bc *c)
+int strace_blockfile_write(const char *dir, const struct strace_blockfile_key *key,
+			const struct strace_blockfile *c)
 {
 	struct bc_header h;
 	size_t len, off;
@@ -319,9 +324,9 @@ int strace_dec_bc_write(const char *dir, const struct strace_dec_bc_key *key,
 	if (c->pool_len)
 		memcpy(buf + off, c->pool, c->pool_len);
 	memcpy(buf, &h, sizeof(h));
-	strace_dec_bc_seal(buf, len, key);
+	strace_blockfile_seal(buf, len, key);
 
-	if (!strace_dec_bc_path(path, sizeof(path), dir, key)) {
+	if (!strace_blockfile_path(path, sizeof(path), dir, key)) {
 		free(buf);
 		return -ENAMETOOLONG;
 	}

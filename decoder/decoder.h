@@ -284,6 +284,95 @@ int strace_block_decode(const uint8_t *code, size_t avail, uint64_t ip,
  */
 int strace_block_engine(void);
 
+/* strace_block_engine_misses() - summaries made BAD because Capstone
+ * could not be loaded, in this process so far. */
+uint64_t strace_block_engine_misses(void);
+
+/* --- the persistent cache's files (decoder/blockfile.c, docs/cache.md) --- */
+
+/* A block summary as an object keeps it: by file offset + 1 (0: an empty
+ * slot), the start 0 and the target relative to the block's address. The
+ * cache files hold these records as they are. */
+struct strace_blockfile_block {
+	uint64_t key;
+	struct strace_block b;
+	uint32_t has_target, pad_;
+};
+
+/* A lookup point of perf 6.1's symbol tree in a cache file: the symbol
+ * answering at (point) and after it (after), -1 for none. */
+struct strace_blockfile_point {
+	uint64_t at;
+	int32_t point, after;
+};
+
+/* A symbol in a cache file: its name an offset in the file's pool. */
+struct strace_blockfile_sym {
+	uint64_t start, end, vis_end, name;
+	uint8_t bind, type, pad_[6];
+};
+
+#define STRACE_BLOCKFILE_ID_MAX 64
+/* the symbol options a file's symbols were read with: plt_style in bits
+ * 0-7, no_debuginfo bit 8, no_demangle bit 9 */
+#define STRACE_BLOCKFILE_SYMOPTS(plt, nodebug, nodemangle)                       \
+	((uint32_t)(plt) | (nodebug ? 1u << 8 : 0) | (nodemangle ? 1u << 9 : 0))
+#define STRACE_BLOCKFILE_PERF61(symopts) (((symopts) & 0xff) == STRACE_PLT_PERF61)
+
+/* What a cache file must have been made from. */
+struct strace_blockfile_key {
+	const uint8_t *id; /* the object's GNU build-id */
+	size_t idn;
+	uint64_t size, mtime_sec, mtime_nsec; /* the object file's */
+	uint32_t symopts;
+};
+
+/* A cache file's contents (pointers into its bytes). */
+struct strace_blockfile {
+	const struct strace_blockfile_block *blocks;
+	size_t nblocks;
+	const struct strace_blockfile_sym *syms; /* with has_syms */
+	size_t nsyms;
+	const struct strace_blockfile_point *iv; /* perf 6.1's points */
+	size_t niv;
+	const char *pool;
+	size_t pool_len;
+	int has_syms; /* the file holds the object's symbols (maybe none) */
+};
+
+/* strace_blockfile_path() - DIR/BUILDID.blocks (BUILDID.OPTS.blocks for other
+ * symbol options) in buf. Returns its length, 0 if it does not fit. */
+size_t strace_blockfile_path(char *buf, size_t max, const char *dir,
+			  const struct strace_blockfile_key *key);
+
+/* strace_blockfile_read() - the cache file of key under dir, whole, in *buf
+ * (malloc'd, 8-byte aligned). Returns 0, -errno (-ENOENT: none yet),
+ * -STRACE_E_BADARG (not a regular file, too small or big). */
+int strace_blockfile_read(const char *dir, const struct strace_blockfile_key *key,
+		       void **buf, size_t *len);
+
+/* strace_blockfile_parse() - check a cache file's bytes (8-byte aligned)
+ * and point *out into them: made from want (NULL: any object, for the
+ * fuzzer), the checksum right (verify), every record within its bounds.
+ * Returns 0, -ESTALE (made from another file or options),
+ * -STRACE_E_BADARG (damaged). */
+int strace_blockfile_parse(const void *buf, size_t len,
+			const struct strace_blockfile_key *want, int verify,
+			struct strace_blockfile *out);
+
+/* strace_blockfile_seal() - make buf (a cache file's bytes, 8-byte aligned)
+ * claim to be made from key, with a checksum that holds: for the fuzzer,
+ * which tests what a forged file can do. Returns 0, or -STRACE_E_BADARG
+ * when buf is shorter than a header. */
+int strace_blockfile_seal(void *buf, size_t len,
+		       const struct strace_blockfile_key *key);
+
+/* strace_blockfile_write() - write c as the cache file of key under dir
+ * (made if missing), atomically: a new file renamed over the old. Returns
+ * 0 or -errno. */
+int strace_blockfile_write(const char *dir, const struct strace_blockfile_key *key,
+			const struct strace_blockfile *c);
+
 /*
  * strace_insn_length() - length of the x86-64 instruction at code, by a
  * table-driven decoder of prefixes (legacy, REX, VEX, EVEX, XOP), opcode

@@ -66,7 +66,7 @@ struct object {
 	/* block summaries by file offset, for the walkers of every image
 	 * that maps the object (strace_dec_image_block()) */
 	pthread_mutex_t blocks_lock;
-	struct strace_dec_oblock *blocks;
+	struct strace_blockfile_block *blocks;
 	size_t blocks_mask, blocks_used;
 	int blocks_dirty; /* blocks added since the cache file was read */
 	/* the persistent cache (blockfile.c, docs/cache.md): its directory
@@ -75,19 +75,19 @@ struct object {
 	char *bc_dir;
 	pthread_mutex_t bc_lock;
 	_Atomic int bc_tried;
-	uint8_t bc_id[STRACE_DEC_BC_ID_MAX];
+	uint8_t bc_id[STRACE_BLOCKFILE_ID_MAX];
 	size_t bc_idn;
 	int bc_state; /* enum bc_state */
 	void *bc_buf;
-	struct strace_dec_bc bc;
+	struct strace_blockfile bc;
 	int syms_dirty; /* symbols read from the ELF file, not the cache */
 	size_t npsyms;
 	struct object *next; /* in the image's list, or the cache's */
 };
 
-/* A block summary kept by its object: start is 0, and target (when
- * has_target) is relative to the start. */
-
+/* Block summaries are kept by their object as struct strace_blockfile_block
+ * (internal.h; the cache files hold the same records): start is 0, and
+ * target (when has_target) is relative to the start. */
 
 struct strace_objcache {
 	pthread_mutex_t lock; /* the list, and objects joining it */
@@ -597,8 +597,8 @@ static size_t oblock_hash(uint64_t k)
 }
 
 /* The slot of key in o's table (its own, or the empty one for it). */
-static struct strace_dec_oblock *oblock_slot(struct strace_dec_oblock *tab, size_t mask,
-				  uint64_t key)
+static struct strace_blockfile_block *
+oblock_slot(struct strace_blockfile_block *tab, size_t mask, uint64_t key)
 {
 	size_t i = oblock_hash(key) & mask;
 
@@ -611,7 +611,7 @@ static struct strace_dec_oblock *oblock_slot(struct strace_dec_oblock *tab, size
 static int oblock_room(struct object *o)
 {
 	size_t n = o->blocks ? (o->blocks_mask + 1) * 2 : OBLOCK_START;
-	struct strace_dec_oblock *tab;
+	struct strace_blockfile_block *tab;
 
 	if (o->blocks && o->blocks_used < (o->blocks_mask + 1) / 2)
 		return 0;
@@ -631,15 +631,24 @@ static int oblock_room(struct object *o)
 
 static size_t build_id(Elf *elf, uint8_t *id, size_t max);
 
-static struct strace_dec_bc_key bc_key(const struct object *o)
+/* perf 6.1's lookup points are kept in the files as they are in memory */
+_Static_assert(sizeof(struct perf_iv) ==
+			       sizeof(struct strace_blockfile_point) &&
+		       offsetof(struct perf_iv, point) ==
+			       offsetof(struct strace_blockfile_point, point) &&
+		       offsetof(struct perf_iv, after) ==
+			       offsetof(struct strace_blockfile_point, after),
+	       "struct perf_iv and struct strace_blockfile_point");
+
+static struct strace_blockfile_key bc_key(const struct object *o)
 {
-	return (struct strace_dec_bc_key){
+	return (struct strace_blockfile_key){
 		o->bc_id,
 		o->bc_idn,
 		o->size,
 		(uint64_t)o->mtime.tv_sec,
 		(uint64_t)o->mtime.tv_nsec,
-		STRACE_DEC_BC_SYMOPTS(o->plt_style, o->no_debuginfo,
+		STRACE_BLOCKFILE_SYMOPTS(o->plt_style, o->no_debuginfo,
 				      o->no_demangle)};
 }
 
@@ -647,7 +656,7 @@ static struct strace_dec_bc_key bc_key(const struct object *o)
  * symbols wait for load_symbols) */
 static void bc_load(struct object *o)
 {
-	struct strace_dec_bc_key key;
+	struct strace_blockfile_key key;
 	Elf *elf;
 	void *buf;
 	size_t len;
@@ -662,13 +671,13 @@ static void bc_load(struct object *o)
 	if (!o->bc_idn)
 		return; /* no build-id: no cache */
 	key = bc_key(o);
-	rc = strace_dec_bc_read(o->bc_dir, &key, &buf, &len);
+	rc = strace_blockfile_read(o->bc_dir, &key, &buf, &len);
 	if (rc == -ENOENT || rc == -ENOTDIR || rc == -EACCES) {
 		o->bc_state = BC_MISSED;
 		return;
 	}
 	if (!rc) {
-		rc = strace_dec_bc_parse(buf, len, &key, 1, &o->bc);
+		rc = strace_blockfile_parse(buf, len, &key, 1, &o->bc);
 		if (rc)
 			free(buf);
 	}
@@ -683,8 +692,8 @@ static void bc_load(struct object *o)
 	o->bc_state = BC_LOADED;
 	pthread_mutex_lock(&o->blocks_lock);
 	for (size_t i = 0; i < o->bc.nblocks; i++) {
-		const struct strace_dec_oblock *r = &o->bc.blocks[i];
-		struct strace_dec_oblock *e;
+		const struct strace_blockfile_block *r = &o->bc.blocks[i];
+		struct strace_blockfile_block *e;
 		if (oblock_room(o) < 0)
 			break;
 		e = oblock_slot(o->blocks, o->blocks_mask, r->key);
@@ -711,7 +720,7 @@ static void bc_ensure(struct object *o)
  * memory: then they are read from the ELF file) */
 static int bc_symbols(struct object *o)
 {
-	const struct strace_dec_bc *c = &o->bc;
+	const struct strace_blockfile *c = &o->bc;
 	size_t n = c->nsyms;
 
 	if (!o->bc_buf || !c->has_syms)
@@ -781,10 +790,10 @@ static int bcpool_add(struct bcpool *p, const char *s, uint64_t *off)
 /* o's cache file, with everything the decodes added */
 static int bc_save(struct object *o)
 {
-	struct strace_dec_bc_key key = bc_key(o);
-	struct strace_dec_bc c = {0};
-	struct strace_dec_oblock *blocks = NULL;
-	struct strace_dec_bc_sym *syms = NULL;
+	struct strace_blockfile_key key = bc_key(o);
+	struct strace_blockfile c = {0};
+	struct strace_blockfile_block *blocks = NULL;
+	struct strace_blockfile_sym *syms = NULL;
 	struct bcpool pool = {0};
 	size_t nb = 0, ns = 0;
 	int rc = -ENOMEM;
@@ -805,7 +814,7 @@ static int bc_save(struct object *o)
 		if (!syms)
 			goto out;
 		for (size_t i = 0; i < ns; i++) {
-			struct strace_dec_bc_sym *y = &syms[i];
+			struct strace_blockfile_sym *y = &syms[i];
 			const char *name;
 			if (perf61) {
 				y->start = o->psyms[i].start;
@@ -826,7 +835,7 @@ static int bc_save(struct object *o)
 		c.has_syms = 1;
 		c.syms = syms;
 		c.nsyms = ns;
-		c.iv = perf61 && o->psyms ? o->iv : NULL;
+		c.iv = perf61 && o->psyms ? (const void *)o->iv : NULL;
 		c.niv = c.iv ? o->niv : 0;
 		c.pool = pool.v;
 		c.pool_len = pool.n;
@@ -842,7 +851,7 @@ static int bc_save(struct object *o)
 	}
 	c.blocks = blocks;
 	c.nblocks = nb;
-	rc = strace_dec_bc_write(o->bc_dir, &key, &c);
+	rc = strace_blockfile_write(o->bc_dir, &key, &c);
 out:
 	free(blocks);
 	free(syms);
@@ -919,7 +928,7 @@ int strace_dec_image_block(struct strace_image *img, uint64_t ip,
 	const uint8_t *code = NULL;
 	struct object *o = m ? m->obj : NULL;
 	uint64_t off = 0, avail = 0;
-	struct strace_dec_oblock *e;
+	struct strace_blockfile_block *e;
 	int found = 0, has_target = 0;
 
 	if (m) {

@@ -12,7 +12,6 @@
 #include "dlf.h"
 #include "perf_abi.h"
 #include "decoder/decoder.h"
-#include "decoder/internal.h"
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -30,13 +29,13 @@ struct dso {
 	/* the persistent block cache: the file's key (idn 0: none), its
 	 * blocks as read, and the blocks decoded since (keys: address in
 	 * the DSO + 1, targets relative) */
-	uint8_t id[STRACE_DEC_BC_ID_MAX];
+	uint8_t id[STRACE_BLOCKFILE_ID_MAX];
 	size_t idn;
 	uint64_t size, mtime_sec, mtime_nsec;
 	void *bc_buf;
-	struct strace_dec_bc bc;
+	struct strace_blockfile bc;
 	int rebuild; /* a stale or damaged file: written anew */
-	struct strace_dec_oblock *nv;
+	struct strace_blockfile_block *nv;
 	size_t nn, ncap;
 };
 
@@ -307,18 +306,18 @@ static void elf_exec_segment(const char *path, uint64_t *off, uint64_t *len)
 	close(fd);
 }
 
-static struct strace_dec_bc_key dso_key(const struct dso *x)
+static struct strace_blockfile_key dso_key(const struct dso *x)
 {
-	return (struct strace_dec_bc_key){x->id,	     x->idn,
-					  x->size,	     x->mtime_sec,
-					  x->mtime_nsec, DLF_BC_VARIANT};
+	return (struct strace_blockfile_key){x->id, x->idn, x->size,
+					  x->mtime_sec, x->mtime_nsec,
+					  DLF_BC_VARIANT};
 }
 
 /* x's cache file: its blocks into the block cache under index i */
 static void dso_cache_load(struct strace_dlf *d, struct dso *x, uint32_t i,
 			   const struct strace_dlf_loc *loc)
 {
-	struct strace_dec_bc_key key;
+	struct strace_blockfile_key key;
 	struct stat st;
 	void *buf;
 	size_t len;
@@ -334,11 +333,11 @@ static void dso_cache_load(struct strace_dlf *d, struct dso *x, uint32_t i,
 	x->mtime_sec = (uint64_t)st.st_mtim.tv_sec;
 	x->mtime_nsec = (uint64_t)st.st_mtim.tv_nsec;
 	key = dso_key(x);
-	rc = strace_dec_bc_read(d->cache_dir, &key, &buf, &len);
+	rc = strace_blockfile_read(d->cache_dir, &key, &buf, &len);
 	if (rc == -ENOENT || rc == -ENOTDIR || rc == -EACCES)
 		return;
 	if (!rc) {
-		rc = strace_dec_bc_parse(buf, len, &key, 1, &x->bc);
+		rc = strace_blockfile_parse(buf, len, &key, 1, &x->bc);
 		if (rc)
 			free(buf);
 	}
@@ -351,7 +350,7 @@ static void dso_cache_load(struct strace_dlf *d, struct dso *x, uint32_t i,
 	x->bc_buf = buf;
 	d->st.cache_loaded++;
 	for (size_t k = 0; k < x->bc.nblocks; k++) {
-		const struct strace_dec_oblock *r = &x->bc.blocks[k];
+		const struct strace_blockfile_block *r = &x->bc.blocks[k];
 		struct strace_block b = r->b;
 		uint64_t off = r->key - 1;
 		b.start = off;
@@ -365,13 +364,13 @@ static void dso_cache_load(struct strace_dlf *d, struct dso *x, uint32_t i,
 static void dso_cache_add(struct dso *x, uint64_t off,
 			  const struct strace_block *b)
 {
-	struct strace_dec_oblock *e;
+	struct strace_blockfile_block *e;
 
 	if (!x->idn)
 		return;
 	if (x->nn == x->ncap) {
 		size_t cap = x->ncap ? 2 * x->ncap : 256;
-		struct strace_dec_oblock *v = realloc(x->nv, cap * sizeof(*v));
+		struct strace_blockfile_block *v = realloc(x->nv, cap * sizeof(*v));
 		if (!v)
 			return; /* not kept: decoded again next time */
 		x->nv = v;
@@ -384,7 +383,14 @@ static void dso_cache_add(struct dso *x, uint64_t off,
 	e->b.start = 0;
 	e->b.pad_ = 0;
 	e->has_target = b->target != 0;
-	e->b.target = b->target ? b->target - (b->start) : 0;
+	e->b.target = b->target ? b->target - b->start : 0;
+}
+
+static int cmp_oblock(const void *a, const void *b)
+{
+	const struct strace_blockfile_block *x = a, *y = b;
+
+	return x->key < y->key ? -1 : x->key > y->key;
 }
 
 /* The cache files of the DSOs that got new blocks (or had a wrong
@@ -393,9 +399,9 @@ static void dso_cache_save(struct strace_dlf *d)
 {
 	for (size_t i = 1; i < d->ndsos; i++) {
 		struct dso *x = &d->dsos[i];
-		struct strace_dec_bc c = {0};
-		struct strace_dec_oblock *all;
-		struct strace_dec_bc_key key = dso_key(x);
+		struct strace_blockfile c = {0};
+		struct strace_blockfile_block *all;
+		struct strace_blockfile_key key = dso_key(x);
 		size_t n0 = x->bc_buf ? x->bc.nblocks : 0;
 
 		if (!x->idn || (!x->nn && !x->rebuild))
@@ -409,9 +415,16 @@ static void dso_cache_save(struct strace_dlf *d)
 			memcpy(all, x->bc.blocks, n0 * sizeof(*all));
 		if (x->nn)
 			memcpy(all + n0, x->nv, x->nn * sizeof(*all));
+		/* once each (a block decoded again after the block cache
+		 * flushed is there twice) */
+		size_t n = 0;
+		qsort(all, n0 + x->nn, sizeof(*all), cmp_oblock);
+		for (size_t k = 0; k < n0 + x->nn; k++)
+			if (!n || all[n - 1].key != all[k].key)
+				all[n++] = all[k];
 		c.blocks = all;
-		c.nblocks = n0 + x->nn;
-		if (strace_dec_bc_write(d->cache_dir, &key, &c) < 0)
+		c.nblocks = n;
+		if (strace_blockfile_write(d->cache_dir, &key, &c) < 0)
 			d->st.cache_write_errors++;
 		else
 			d->st.cache_written++;

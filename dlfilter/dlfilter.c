@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "dlf.h"
+#include "decoder/decoder.h"
 #include "perf_abi.h"
 #include "strace/plugin.h"
 
@@ -379,6 +380,10 @@ int stop(void *data, void *ctx)
 			(unsigned long long)s.cache_loaded,
 			(unsigned long long)s.cache_rebuilt,
 			(unsigned long long)s.cache_written);
+	if (strace_block_engine_misses())
+		fprintf(stderr, PROG ": error: %s: no branch could be checked "
+				"(apt-get install libcapstone4)\n",
+			strace_strerror(-STRACE_E_NOCAPSTONE));
 	if (s.cache_write_errors)
 		fprintf(stderr,
 			PROG ": warning: %llu block cache files could not be "

@@ -26,6 +26,9 @@ NB=$(( N / 5 ))
 declare -A rate secs count
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"; rm -f /dev/shm/bench_ptrace_read_$$.srb' EXIT
+# the persistent block cache (docs/cache.md): the bench's own, not the
+# user's (the decoders' first runs fill it: most rows are warm)
+export XDG_CACHE_HOME=$tmp/cache
 
 # best of REPS runs of "$@": keeps the highest rate of each RESULT name
 best() {

@@ -239,4 +239,27 @@ if env -u HOME -u XDG_CACHE_HOME "$bin/ptrace-capture" -q -i "$data" -o "$work/n
 else
 	fail no-home-no-cache "$(cat "$work/nh.err")"
 fi
+# Capstone is loaded on the first block the cache does not hold: a
+# library of its name without its functions stands for a machine without
+# it. Warm, nothing needs it (the same ring); cold, the decode says what
+# is missing
+mkdir -p "$work/nocs"
+echo 'int not_capstone;' >"$work/nocs/x.c"
+if ${CC:-cc} -shared -fPIC -o "$work/nocs/libcapstone.so.4" "$work/nocs/x.c" 2>"$work/nocs/err"; then
+	ring cold "$home" # (the program's file is stale since its touch)
+	LD_LIBRARY_PATH=$work/nocs ring nocs-warm "$home"
+	if same nocs-warm && [ ! -s "$work/nocs-warm.err" ]; then
+		pass no-capstone-warm-cache
+	else
+		fail no-capstone-warm-cache "$(cat "$work/nocs-warm.err")"
+	fi
+	LD_LIBRARY_PATH=$work/nocs ring nocs-cold "$work/nocs-home" --no-cache
+	if grep -q "Capstone library cannot be loaded (install libcapstone4)" "$work/nocs-cold.err"; then
+		pass no-capstone-says-so
+	else
+		fail no-capstone-says-so "$(cat "$work/nocs-cold.err")"
+	fi
+else
+	fail no-capstone "cannot build a stand-in library: $(cat "$work/nocs/err")"
+fi
 [ "$fails" -eq 0 ]

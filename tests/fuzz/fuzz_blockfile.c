@@ -36,8 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define PROBES 256
 
 static char exe[4096], dir[64];
-static struct strace_dec_bc_key key;
-static uint8_t id[STRACE_DEC_BC_ID_MAX];
+static struct strace_blockfile_key key;
+static uint8_t id[STRACE_BLOCKFILE_ID_MAX];
 
 /* the executable's build-id, size and mtime: the key a file must have */
 static int find_key(void)
@@ -73,7 +73,7 @@ static int find_key(void)
 	key.size = (uint64_t)st.st_size;
 	key.mtime_sec = (uint64_t)st.st_mtim.tv_sec;
 	key.mtime_nsec = (uint64_t)st.st_mtim.tv_nsec;
-	key.symopts = STRACE_DEC_BC_SYMOPTS(STRACE_PLT_PERF61, 0, 0);
+	key.symopts = STRACE_BLOCKFILE_SYMOPTS(STRACE_PLT_PERF61, 0, 0);
 	return key.idn ? 0 : -1;
 }
 
@@ -110,15 +110,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct strace_objcache *c = NULL;
 	struct strace_image *img = NULL;
 	struct strace_image_opts io;
-	struct strace_dec_bc parsed;
+	struct strace_blockfile parsed;
 	FILE *f;
 
 	if (!buf)
 		return 0;
 	memcpy(buf, data, size);
-	strace_dec_bc_seal(buf, size, &key);
+	strace_blockfile_seal(buf, size, &key);
 	/* what the parser lets through stays within the buffer */
-	if (strace_dec_bc_parse(buf, size, &key, 1, &parsed) == 0) {
+	if (strace_blockfile_parse(buf, size, &key, 1, &parsed) == 0) {
 		volatile size_t sum = 0;
 		for (size_t i = 0; i < parsed.nsyms; i++)
 			sum += strlen(parsed.pool + parsed.syms[i].name);
@@ -126,7 +126,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			sum += parsed.blocks[i].b.len;
 		(void)sum;
 	}
-	strace_dec_bc_path(path, sizeof(path), dir, &key);
+	strace_blockfile_path(path, sizeof(path), dir, &key);
 	f = fopen(path, "wb");
 	if (!f || fwrite(buf, 1, size, f) != size) {
 		if (f)
