@@ -130,7 +130,7 @@ static void usage(FILE *f)
 		"      --vdso FILE       vDSO image for [vdso] mappings (default: the\n"
 		"                        one the file names by build-id, in perf's\n"
 		"                        build-id cache $PERF_BUILDID_DIR or ~/.debug)\n"
-		"      --no-cache        -i: do not read or write the block and\n"
+		"      --no-cache        do not read or write the block and\n"
 		"                        symbol cache (default: $XDG_CACHE_HOME/\n"
 		"                        strace, else ~/.cache/strace; one file\n"
 		"                        per ELF build-id; docs/cache.md)\n"
@@ -286,6 +286,18 @@ static void say_ring(const struct strace_ring *ring)
  */
 static const char *plugin_specs[32];
 static int nplugins, no_ring, no_cache;
+
+/* A cache that could not be written costs the next decode its time: said */
+static void cache_warn(const struct strace_objcache_stats *st,
+		       const char *dir)
+{
+	if (st->write_errors)
+		fprintf(stderr,
+			PROG ": warning: cannot write the block cache in %s: "
+			     "%s (the next decode starts cold; make the "
+			     "directory writable, or give --no-cache)\n",
+			dir, strerror(-st->write_error));
+}
 
 /* The persistent cache's directory (docs/cache.md); NULL with
  * --no-cache. */
@@ -822,6 +834,11 @@ static int capture(int argc, char **argv)
 		struct strace_live_decoder_stats ds;
 		rc = strace_live_decoder_new(ring, flags,
 					     types_arg ? &types : NULL, &lc.ld);
+		if (rc == 0 &&
+		    strace_live_decoder_set_cache(lc.ld, cache_dir()) < 0) {
+			(void)strace_live_decoder_finish(lc.ld, NULL);
+			rc = -ENOMEM;
+		}
 		if (rc < 0) {
 			fprintf(stderr, PROG ": %s: %s\n", strace_ring_path(ring),
 				strace_strerror(rc));
@@ -856,6 +873,7 @@ static int capture(int argc, char **argv)
 				(unsigned long long)ds.errors,
 				(unsigned long long)ds.overflows,
 				(unsigned long long)ds.lost);
+		cache_warn(&ds.cache, cache_dir());
 		if (!quiet && status == 0 && rc >= 0 && !no_ring)
 			say_ring(ring);
 		close_ring(ring);
@@ -1084,12 +1102,7 @@ static int capture(int argc, char **argv)
 			PROG ": error: %s: the decode errors are code it "
 			     "could not read (apt-get install libcapstone4)\n",
 			strace_strerror(-STRACE_E_NOCAPSTONE));
-	if (st.cache.write_errors)
-		fprintf(stderr,
-			PROG ": warning: cannot write the block cache in %s: "
-			     "%s (the next decode starts cold; make the "
-			     "directory writable, or give --no-cache)\n",
-			oo.cache_dir, strerror(-st.cache.write_error));
+	cache_warn(&st.cache, oo.cache_dir);
 	if (!quiet && !no_ring)
 		say_ring(ring);
 	close_ring(ring);

@@ -53,6 +53,8 @@ struct strace_live_decoder {
 	struct strace_sink names; /* definitions that belong to no thread */
 	struct ld_proc *procs;
 	struct ld_thread *threads;
+	struct strace_objcache *objects; /* with set_cache */
+	char *cache_dir;
 	struct strace_live_decoder_stats st;
 	int err;
 };
@@ -105,11 +107,18 @@ static int map_into(struct ld_proc *p, const struct ld_map *m)
 }
 
 /* The image of a process, made on first use from what is known of it. */
-static struct strace_image *proc_image(struct ld_proc *p)
+static struct strace_image *proc_image(struct strace_live_decoder *ld,
+				       struct ld_proc *p)
 {
+	struct strace_image_opts io;
+
 	if (p->img)
 		return p->img;
-	if (strace_image_new(NULL, &p->img) < 0)
+	memset(&io, 0, sizeof(io));
+	io.size = sizeof(io);
+	io.objects = ld->objects;
+	io.cache_dir = ld->cache_dir;
+	if (strace_image_new(&io, &p->img) < 0)
 		return NULL;
 	for (size_t i = 0; i < p->nmaps; i++)
 		(void)map_into(p, &p->maps[i]); /* a missing file: NOMAP */
@@ -142,7 +151,7 @@ static int thread_walker(struct strace_live_decoder *ld, struct ld_thread *t)
 	if (t->walker)
 		return 0;
 	struct ld_proc *p = proc_get(ld, t->pid);
-	struct strace_image *img = p ? proc_image(p) : NULL;
+	struct strace_image *img = p ? proc_image(ld, p) : NULL;
 	if (!img)
 		return -ENOMEM;
 	t->sink = calloc(1, sizeof(*t->sink));
@@ -364,7 +373,7 @@ static int on_stack(void *arg, const struct strace_stack *stk)
 		return -ENOMEM;
 	struct ld_proc *p = proc_get(ld, t->pid);
 	/* Name the frames with the process image. */
-	ld->names.img = p ? proc_image(p) : NULL;
+	ld->names.img = p ? proc_image(ld, p) : NULL;
 	for (size_t i = 0; i < n; i++)
 		note(ld, strace_sink_emit(&ld->names, &ev[i]));
 	ld->names.img = NULL;
@@ -395,6 +404,16 @@ int strace_live_decoder_new(struct strace_ring *ring, unsigned walk_flags,
 	ld->names.syms = ld->syms;
 	*out = ld;
 	return 0;
+}
+
+int strace_live_decoder_set_cache(struct strace_live_decoder *ld,
+				  const char *dir)
+{
+	if (!dir)
+		return 0;
+	if (!(ld->cache_dir = strdup(dir)))
+		return -ENOMEM;
+	return strace_objcache_new(&ld->objects);
 }
 
 void strace_live_decoder_set_time(struct strace_live_decoder *ld,
@@ -455,6 +474,11 @@ int strace_live_decoder_finish(struct strace_live_decoder *ld,
 		free(p->vdso);
 		free(p);
 	}
+	if (ld->objects) {
+		(void)strace_objcache_save(ld->objects, &ld->st.cache);
+		strace_objcache_free(ld->objects);
+	}
+	free(ld->cache_dir);
 	ld->st.events += ld->names.events;
 	note(ld, strace_writer_close(ld->w));
 	strace_symset_free(ld->syms);

@@ -27,12 +27,20 @@ struct strace_live_decoder;
 
 struct strace_live_decoder_stats {
 	uint64_t threads, pt_bytes, events, errors, overflows, lost;
+	struct strace_objcache_stats cache; /* with a cache directory */
 };
 
 /* Returns 0 and *out, -ENOMEM, or the ring's error. types may be NULL. */
 int strace_live_decoder_new(struct strace_ring *ring, unsigned walk_flags,
 			    const struct strace_typeset *types,
 			    struct strace_live_decoder **out);
+
+/* strace_live_decoder_set_cache() - read the processes' ELF files once
+ * for all of them, with the persistent block and symbol cache in dir
+ * (docs/cache.md; NULL: none): finish writes what the decode added.
+ * Before the first sideband. Returns 0, -ENOMEM. */
+int strace_live_decoder_set_cache(struct strace_live_decoder *ld,
+				  const char *dir);
 
 /* The time conversion of the session (before the first PT bytes). */
 void strace_live_decoder_set_time(struct strace_live_decoder *ld,

@@ -64,7 +64,7 @@ pt_bytes=$(stat -L -c %s "$data")
 # the number of branches perf reports (its unit of work)
 branches=$(perf script -i "$data" --itrace=b -F ip 2>/dev/null | wc -l)
 rm -f "$ring"
-summary=$("$cap" -i "$data" -o "$ring" 2>&1 >/dev/null | tail -1)
+summary=$("$cap" -i "$data" -o "$ring" 2>&1 >/dev/null | grep " branches, " | tail -1)
 events=$(echo "$summary" | grep -o '[0-9]* events' | cut -d' ' -f1)
 ptmb=$(echo "$summary" | grep -o '[0-9.]* MB of PT' | cut -d' ' -f1)
 # the bare loop must decode the whole trace: its instructions beside the
@@ -109,6 +109,7 @@ cmd_fixed=("$cap" -q -i "$small" -o "$ring")
 cmd_fixednc=("$cap" -q --no-cache -i "$small" -o "$ring")
 cmd_fastnc=("$cap" -q --no-cache -i "$data" -o "$ring")
 # warm the cache: every object of both traces
+rm -f "$ring"
 "${cmd_fixed[@]}" && rm -f "$ring" && "${cmd_fast[@]}" && rm -f "$ring" ||
 	{ echo "decoder bench: cannot warm the cache" >&2; exit 1; }
 cmd_ref=("$cap" -q --decoder reference -i "$data" -o "$ring")

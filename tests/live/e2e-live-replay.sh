@@ -111,6 +111,24 @@ check() { # name prog aux-bytes time-compare(full|notime) ptsynth-options...
 	else
 		fail "$name/live-decoded-same-events ($(diff "$d/orig.pt" "$d/live.pt" | head -3 | tr '\n' ' '))"
 	fi
+	# with the persistent block cache (docs/cache.md), cold then warm:
+	# the same events as decoded live without it
+	if [ -n "${CACHE_CHECK:-}" ]; then
+		local k ok=1
+		for k in cold warm; do
+			rm -f "$d/live-$k.srb"
+			LIVE_REPLAY_CACHE=$d/cache LIVE_REPLAY_TIME=1 "$REPLAY" "$d/orig.data" \
+				"$d/rep-$k.data" "$aux" "$d/live-$k.srb" 2>"$d/replay-$k.log" &&
+				"$READ" "$d/live-$k.srb" >"$d/live-$k.txt" 2>/dev/null &&
+				pertid "$d/live-$k.txt" >"$d/live-$k.pt" &&
+				cmp -s "$d/live.pt" "$d/live-$k.pt" || ok=0
+		done
+		if [ $ok = 1 ] && ls "$d/cache/"*.blocks >/dev/null 2>&1; then
+			pass "$name/live-decoded-cache-cold-warm-same-events"
+		else
+			fail "$name/live-decoded-cache-cold-warm-same-events ($(ls "$d/cache" 2>&1 | head -3 | tr '\n' ' ') $(tail -1 "$d/replay-warm.log"))"
+		fi
+	fi
 	if [ "$tcmp" = full ]; then
 		if [ -s "$d/orig.txt" ] && cmp -s "$d/orig.txt" "$d/rept.txt"; then
 			pass "$name/capture-i-same-events-and-times"
@@ -136,7 +154,7 @@ check true-noretcomp-psb256 /bin/true 8192 full --mtc-period 0 --no-retcomp --ps
 # 135 KB of PT: -w cuts AUXTRACE records at PSBs
 check ls /bin/ls 16384 full --mtc-period 0
 if [ -n "$threads" ] && [ -x "$threads" ]; then
-	check threads "$threads" 16384 full --mtc-period 0
+	CACHE_CHECK=1 check threads "$threads" 16384 full --mtc-period 0
 else
 	fail "threads (corpus program did not build)"
 fi

@@ -442,6 +442,10 @@ int main(int argc, char **argv)
 		rc = strace_ring_create(argv[4], &ro, &ring);
 		if (rc == 0)
 			rc = strace_live_decoder_new(ring, 0, NULL, &ld);
+		/* LIVE_REPLAY_CACHE: the persistent block cache's directory */
+		if (rc == 0 && getenv("LIVE_REPLAY_CACHE"))
+			rc = strace_live_decoder_set_cache(
+				ld, getenv("LIVE_REPLAY_CACHE"));
 		if (rc < 0) {
 			fprintf(stderr, "live_replay: %s: %s\n", argv[4],
 				strace_strerror(rc));
