@@ -24,7 +24,7 @@
 #include "decoder/internal.h"
 
 #define BC_MAGIC "STRBLKS\n"
-#define BC_VERSION 1
+#define BC_VERSION 2
 #define BC_MAX_BYTES (256u << 20)
 
 struct bc_header {

@@ -308,8 +308,10 @@ struct strace_blockfile_point {
 
 /* A symbol in a cache file: its name an offset in the file's pool. */
 struct strace_blockfile_sym {
-	uint64_t start, end, vis_end, name;
+	uint64_t start, end;
+	uint64_t name; /* (the place of a pointer: see image.c) */
 	uint8_t bind, type, pad_[6];
+	uint64_t vis_end;
 };
 
 #define STRACE_BLOCKFILE_ID_MAX 64

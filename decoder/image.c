@@ -81,6 +81,7 @@ struct object {
 	void *bc_buf;
 	struct strace_blockfile bc;
 	int syms_dirty; /* symbols read from the ELF file, not the cache */
+	int syms_in_file; /* psyms and iv point into bc_buf */
 	size_t npsyms;
 	struct object *next; /* in the image's list, or the cache's */
 };
@@ -156,8 +157,10 @@ static void object_free(struct object *o)
 	else
 		free((void *)(uintptr_t)o->data);
 	free(o->syms);
-	free(o->psyms);
-	free(o->iv);
+	if (!o->syms_in_file) {
+		free(o->psyms);
+		free(o->iv);
+	}
 	free(o->strpool);
 	free(o->path);
 	free(o->blocks);
@@ -607,14 +610,17 @@ oblock_slot(struct strace_blockfile_block *tab, size_t mask, uint64_t key)
 	return &tab[i];
 }
 
-/* o->blocks_lock held: room for one more entry, or -1 (full: not kept). */
-static int oblock_room(struct object *o)
+/* o->blocks_lock held: room for more entries (the table at most half
+ * full), or -1 (full: not kept). */
+static int oblock_room(struct object *o, size_t more)
 {
-	size_t n = o->blocks ? (o->blocks_mask + 1) * 2 : OBLOCK_START;
+	size_t n = o->blocks ? o->blocks_mask + 1 : OBLOCK_START;
 	struct strace_blockfile_block *tab;
 
-	if (o->blocks && o->blocks_used < (o->blocks_mask + 1) / 2)
+	if (o->blocks && o->blocks_used + more <= n / 2)
 		return 0;
+	while (o->blocks_used + more > n / 2)
+		n *= 2;
 	if (n > OBLOCK_MAX || !(tab = calloc(n, sizeof(*tab))))
 		return -1;
 	for (size_t k = 0; o->blocks && k <= o->blocks_mask; k++)
@@ -631,7 +637,19 @@ static int oblock_room(struct object *o)
 
 static size_t build_id(Elf *elf, uint8_t *id, size_t max);
 
-/* perf 6.1's lookup points are kept in the files as they are in memory */
+/* perf 6.1's symbols and lookup points are used in the cache files' bytes:
+ * a file's symbol has its name's pointer where perf_sym has it */
+_Static_assert(sizeof(struct perf_sym) == sizeof(struct strace_blockfile_sym) &&
+		       offsetof(struct perf_sym, end) ==
+			       offsetof(struct strace_blockfile_sym, end) &&
+		       offsetof(struct perf_sym, name) ==
+			       offsetof(struct strace_blockfile_sym, name) &&
+		       offsetof(struct perf_sym, bind) ==
+			       offsetof(struct strace_blockfile_sym, bind) &&
+		       offsetof(struct perf_sym, vis_end) ==
+			       offsetof(struct strace_blockfile_sym, vis_end) &&
+		       sizeof(const char *) == sizeof(uint64_t),
+	       "struct perf_sym and struct strace_blockfile_sym");
 _Static_assert(sizeof(struct perf_iv) ==
 			       sizeof(struct strace_blockfile_point) &&
 		       offsetof(struct perf_iv, point) ==
@@ -691,10 +709,13 @@ static void bc_load(struct object *o)
 	o->bc_buf = buf;
 	o->bc_state = BC_LOADED;
 	pthread_mutex_lock(&o->blocks_lock);
+	/* the table sized for them at once (and half empty) */
+	(void)oblock_room(o, o->bc.nblocks < OBLOCK_MAX / 2 ? o->bc.nblocks
+							    : OBLOCK_MAX / 2);
 	for (size_t i = 0; i < o->bc.nblocks; i++) {
 		const struct strace_blockfile_block *r = &o->bc.blocks[i];
 		struct strace_blockfile_block *e;
-		if (oblock_room(o) < 0)
+		if (oblock_room(o, 1) < 0)
 			break;
 		e = oblock_slot(o->blocks, o->blocks_mask, r->key);
 		if (!e->key)
@@ -726,24 +747,21 @@ static int bc_symbols(struct object *o)
 	if (!o->bc_buf || !c->has_syms)
 		return -1;
 	if (o->plt_style == STRACE_PLT_PERF61) {
-		o->psyms = malloc((n ? n : 1) * sizeof(*o->psyms));
-		o->iv = malloc((c->niv ? c->niv : 1) * sizeof(*o->iv));
-		if (!o->psyms || !o->iv) {
-			free(o->psyms);
-			free(o->iv);
-			o->psyms = NULL;
-			o->iv = NULL;
-			return -1;
+		/* used where they are, in the file's bytes (ours, read): each
+		 * name's offset becomes its pointer, and the records are
+		 * perf_syms (the layouts agree, see above) */
+		uint8_t *rec = (uint8_t *)(uintptr_t)c->syms;
+		for (size_t i = 0; i < n; i++) {
+			const char *name = c->pool + c->syms[i].name;
+			memcpy(rec + i * sizeof(*c->syms) +
+				       offsetof(struct strace_blockfile_sym, name),
+			       &name, sizeof(name));
 		}
-		for (size_t i = 0; i < n; i++)
-			o->psyms[i] = (struct perf_sym){
-				c->syms[i].start, c->syms[i].end,
-				c->pool + c->syms[i].name, c->syms[i].bind,
-				c->syms[i].vis_end};
-		if (c->niv)
-			memcpy(o->iv, c->iv, c->niv * sizeof(*o->iv));
+		o->psyms = (struct perf_sym *)(void *)rec;
+		o->iv = (struct perf_iv *)(uintptr_t)c->iv;
 		o->npsyms = n;
 		o->niv = c->niv;
+		o->syms_in_file = 1;
 		return 0;
 	}
 	o->syms = calloc(n ? n : 1, sizeof(*o->syms));
@@ -965,7 +983,7 @@ int strace_dec_image_block(struct strace_image *img, uint64_t ip,
 	if ((uint64_t)out->len + INSN_MAX > avail)
 		return 0; /* it read to the end of what this mapping gives */
 	pthread_mutex_lock(&o->blocks_lock);
-	if (oblock_room(o) == 0) {
+	if (oblock_room(o, 1) == 0) {
 		e = oblock_slot(o->blocks, o->blocks_mask, off + 1);
 		if (!e->key) {
 			o->blocks_used++;
