@@ -354,11 +354,17 @@ static void plugins_feed(struct rd *d, const struct strace_event *ev,
 		d->plugin_stop = strace_plugins_dispatch(d->plugins, ev, n);
 		return;
 	}
-	for (size_t i = 0; i < n && !d->plugin_stop; i++)
-		if (fmt_wanted(&d->flt, ev[i].type) &&
-		    (!d->filt || strace_filter_event(d->filt, &ev[i])))
+	/* each run of kept events in one dispatch (one lock, one look at
+	 * the names) */
+	for (size_t i = 0, j; i < n && !d->plugin_stop; i = j + 1) {
+		for (j = i; j < n && fmt_wanted(&d->flt, ev[j].type) &&
+			    (!d->filt || strace_filter_event(d->filt, &ev[j]));
+		     j++)
+			;
+		if (j > i)
 			d->plugin_stop =
-				strace_plugins_dispatch(d->plugins, &ev[i], 1);
+				strace_plugins_dispatch(d->plugins, ev + i, j - i);
+	}
 }
 
 /* Losses that happened in the ring itself, recorded there as lost events

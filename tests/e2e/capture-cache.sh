@@ -222,6 +222,26 @@ else
 	fail stale-program-rebuilt "no program for $name: '$prog'"
 fi
 
+# four decodes at once on an empty cache, each writing every object's
+# file (a file of its own, renamed over the others'): the same rings, and
+# files that the next decode uses as they are
+home=$work/concurrent
+pids=()
+for k in 1 2 3 4; do
+	ring conc$k "$home" & pids+=($!)
+done
+ok=1
+for p in "${pids[@]}"; do wait "$p" || ok=0; done
+for k in 1 2 3 4; do same conc$k || ok=0; done
+after=$(files "$home")
+ring conc5 "$home" || ok=0
+if [ $ok = 1 ] && same conc5 && [ -n "$after" ] && [ "$(files "$home")" = "$after" ] &&
+	[ -z "$(ls "$home/strace" | grep -v '\.blocks$')" ]; then
+	pass concurrent-writers
+else
+	fail concurrent-writers "before: $after" "after: $(files "$home")" "$(ls "$home/strace")"
+fi
+
 # a cache directory that cannot be made: a warning naming it, the ring
 # the same, exit 0
 : >"$work/notadir"
