@@ -264,6 +264,26 @@ int strace_blockfile_read(const char *dir, const struct strace_blockfile_key *ke
 	return 0;
 }
 
+int strace_blockfile_load(const char *dir,
+			  const struct strace_blockfile_key *key, void **buf,
+			  struct strace_blockfile *out)
+{
+	size_t len;
+	int rc = strace_blockfile_read(dir, key, buf, &len);
+
+	memset(out, 0, sizeof(*out));
+	if (rc == -ENOENT || rc == -ENOTDIR || rc == -EACCES)
+		return -ENOENT;
+	if (!rc)
+		rc = strace_blockfile_parse(*buf, len, key, 1, out);
+	if (rc) {
+		free(*buf);
+		*buf = NULL;
+		memset(out, 0, sizeof(*out));
+	}
+	return rc;
+}
+
 /* mkdir -p of dir (0700: the cache is the user's) */
 static int make_dir(const char *dir)
 {

@@ -369,6 +369,15 @@ int strace_blockfile_parse(const void *buf, size_t len,
 int strace_blockfile_seal(void *buf, size_t len,
 		       const struct strace_blockfile_key *key);
 
+/* strace_blockfile_load() - the cache file of key under dir, read and
+ * checked (strace_blockfile_parse, checksum verified): *buf (free it
+ * when done with *out) and *out pointing into it. Returns 0, -ENOENT
+ * (none, or none that can be read), -ESTALE (made from another file or
+ * options), -STRACE_E_BADARG (damaged), -ENOMEM; *buf is NULL unless 0. */
+int strace_blockfile_load(const char *dir,
+			  const struct strace_blockfile_key *key, void **buf,
+			  struct strace_blockfile *out);
+
 /* strace_blockfile_write() - write c as the cache file of key under dir
  * (made if missing), atomically: a new file renamed over the old. Returns
  * 0 or -errno. */

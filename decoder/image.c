@@ -676,8 +676,6 @@ static void bc_load(struct object *o)
 {
 	struct strace_blockfile_key key;
 	Elf *elf;
-	void *buf;
-	size_t len;
 	int rc;
 
 	if (!o->bc_dir || !o->mmapped)
@@ -689,24 +687,17 @@ static void bc_load(struct object *o)
 	if (!o->bc_idn)
 		return; /* no build-id: no cache */
 	key = bc_key(o);
-	rc = strace_blockfile_read(o->bc_dir, &key, &buf, &len);
-	if (rc == -ENOENT || rc == -ENOTDIR || rc == -EACCES) {
+	rc = strace_blockfile_load(o->bc_dir, &key, &o->bc_buf, &o->bc);
+	if (rc == -ENOENT) {
 		o->bc_state = BC_MISSED;
 		return;
 	}
-	if (!rc) {
-		rc = strace_blockfile_parse(buf, len, &key, 1, &o->bc);
-		if (rc)
-			free(buf);
-	}
 	if (rc) {
 		/* rebuilt, never trusted: written anew after the decode */
-		memset(&o->bc, 0, sizeof(o->bc));
 		o->bc_state = rc == -ESTALE ? BC_STALE : BC_DAMAGED;
 		o->blocks_dirty = 1;
 		return;
 	}
-	o->bc_buf = buf;
 	o->bc_state = BC_LOADED;
 	pthread_mutex_lock(&o->blocks_lock);
 	/* the table sized for them at once (and half empty) */

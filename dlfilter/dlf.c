@@ -319,8 +319,6 @@ static void dso_cache_load(struct strace_dlf *d, struct dso *x, uint32_t i,
 {
 	struct strace_blockfile_key key;
 	struct stat st;
-	void *buf;
-	size_t len;
 	int rc;
 
 	if (!d->cache_dir[0] || !loc->buildid || !loc->buildid_size ||
@@ -333,21 +331,14 @@ static void dso_cache_load(struct strace_dlf *d, struct dso *x, uint32_t i,
 	x->mtime_sec = (uint64_t)st.st_mtim.tv_sec;
 	x->mtime_nsec = (uint64_t)st.st_mtim.tv_nsec;
 	key = dso_key(x);
-	rc = strace_blockfile_read(d->cache_dir, &key, &buf, &len);
-	if (rc == -ENOENT || rc == -ENOTDIR || rc == -EACCES)
+	rc = strace_blockfile_load(d->cache_dir, &key, &x->bc_buf, &x->bc);
+	if (rc == -ENOENT)
 		return;
-	if (!rc) {
-		rc = strace_blockfile_parse(buf, len, &key, 1, &x->bc);
-		if (rc)
-			free(buf);
-	}
 	if (rc) {
-		memset(&x->bc, 0, sizeof(x->bc));
 		x->rebuild = 1;
 		d->st.cache_rebuilt++;
 		return;
 	}
-	x->bc_buf = buf;
 	d->st.cache_loaded++;
 	for (size_t k = 0; k < x->bc.nblocks; k++) {
 		const struct strace_blockfile_block *r = &x->bc.blocks[k];
