@@ -276,7 +276,7 @@ not what limits it, \`-j 2\` takes $nooutjw s against $nooutw s by wall
 time on this VM's 2 cores: a speedup of $(awk -v a="$nooutw" -v b="$nooutjw" 'BEGIN { printf "%.2f", a / b }'). By Amdahl's law
 (speedup = 1 / (s + (1 - s) / N)), the serial fraction s (start-up, the
 sideband, the symbols, cutting the trace and joining the pieces) is
-$(awk -v a="$nooutw" -v b="$nooutjw" 'BEGIN { v = 2 * b / a - 1; if (v < 0) v = 0; printf "%.2f", v }'), and the expected speedup is $(awk -v a="$nooutw" -v b="$nooutjw" 'BEGIN { v = 2 * b / a - 1; if (v < 0) v = 0; for (n = 4; n <= 16; n *= 2) printf "%s%.1fx on %d cores", (n > 4 ? ", " : ""), 1 / (v + (1 - v) / n), n }') (a VM's
+$(awk -v a="$nooutw" -v b="$nooutjw" 'BEGIN { v = 2 * b / a - 1; if (v < 0) v = 0; if (v > 1) v = 1; printf "%.2f", v }')$(awk -v a="$nooutw" -v b="$nooutjw" 'BEGIN { if (b >= a) printf " (no gain in this run: at most 1)" }'), and the expected speedup is $(awk -v a="$nooutw" -v b="$nooutjw" 'BEGIN { v = 2 * b / a - 1; if (v < 0) v = 0; if (v > 1) v = 1; for (n = 4; n <= 16; n *= 2) printf "%s%.1fx on %d cores", (n > 4 ? ", " : ""), 1 / (v + (1 - v) / n), n }') (a VM's
 2 cores share with the host, and this trace is small: the bigger the
 trace, the smaller s).
 
