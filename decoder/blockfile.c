@@ -74,7 +74,7 @@ static uint64_t checksum(const uint8_t *p, size_t len)
 }
 
 size_t strace_blockfile_path(char *buf, size_t max, const char *dir,
-			  const struct strace_blockfile_key *key)
+			     const struct strace_blockfile_key *key)
 {
 	char hex[2 * STRACE_BLOCKFILE_ID_MAX + 1];
 	int n;
@@ -119,8 +119,8 @@ static const void *section(const uint8_t *buf, size_t len, size_t *off,
 }
 
 int strace_blockfile_parse(const void *data, size_t len,
-			const struct strace_blockfile_key *want, int verify,
-			struct strace_blockfile *out)
+			   const struct strace_blockfile_key *want, int verify,
+			   struct strace_blockfile *out)
 {
 	const uint8_t *buf = data;
 	struct bc_header h;
@@ -203,7 +203,7 @@ static void set_key(struct bc_header *h, const struct strace_blockfile_key *key)
 }
 
 int strace_blockfile_seal(void *buf, size_t len,
-		       const struct strace_blockfile_key *key)
+			  const struct strace_blockfile_key *key)
 {
 	struct bc_header h;
 
@@ -217,8 +217,9 @@ int strace_blockfile_seal(void *buf, size_t len,
 	return 0;
 }
 
-int strace_blockfile_read(const char *dir, const struct strace_blockfile_key *key,
-		       void **buf, size_t *len)
+int strace_blockfile_read(const char *dir,
+			  const struct strace_blockfile_key *key,
+			  void **buf, size_t *len)
 {
 	char path[4096];
 	struct stat st;
@@ -304,8 +305,9 @@ static int make_dir(const char *dir)
 	return 0;
 }
 
-int strace_blockfile_write(const char *dir, const struct strace_blockfile_key *key,
-			const struct strace_blockfile *c)
+int strace_blockfile_write(const char *dir,
+			   const struct strace_blockfile_key *key,
+			   const struct strace_blockfile *c)
 {
 	struct bc_header h;
 	size_t len, off;

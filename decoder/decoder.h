@@ -317,9 +317,10 @@ struct strace_blockfile_sym {
 #define STRACE_BLOCKFILE_ID_MAX 64
 /* the symbol options a file's symbols were read with: plt_style in bits
  * 0-7, no_debuginfo bit 8, no_demangle bit 9 */
-#define STRACE_BLOCKFILE_SYMOPTS(plt, nodebug, nodemangle)                       \
+#define STRACE_BLOCKFILE_SYMOPTS(plt, nodebug, nodemangle)                    \
 	((uint32_t)(plt) | (nodebug ? 1u << 8 : 0) | (nodemangle ? 1u << 9 : 0))
-#define STRACE_BLOCKFILE_PERF61(symopts) (((symopts) & 0xff) == STRACE_PLT_PERF61)
+#define STRACE_BLOCKFILE_PERF61(symopts)                                      \
+	(((symopts) & 0xff) == STRACE_PLT_PERF61)
 
 /* What a cache file must have been made from. */
 struct strace_blockfile_key {
@@ -345,13 +346,14 @@ struct strace_blockfile {
 /* strace_blockfile_path() - DIR/BUILDID.blocks (BUILDID.OPTS.blocks for other
  * symbol options) in buf. Returns its length, 0 if it does not fit. */
 size_t strace_blockfile_path(char *buf, size_t max, const char *dir,
-			  const struct strace_blockfile_key *key);
+			     const struct strace_blockfile_key *key);
 
 /* strace_blockfile_read() - the cache file of key under dir, whole, in *buf
  * (malloc'd, 8-byte aligned). Returns 0, -errno (-ENOENT: none yet),
  * -STRACE_E_BADARG (not a regular file, too small or big). */
-int strace_blockfile_read(const char *dir, const struct strace_blockfile_key *key,
-		       void **buf, size_t *len);
+int strace_blockfile_read(const char *dir,
+			  const struct strace_blockfile_key *key,
+			  void **buf, size_t *len);
 
 /* strace_blockfile_parse() - check a cache file's bytes (8-byte aligned)
  * and point *out into them: made from want (NULL: any object, for the
@@ -359,15 +361,15 @@ int strace_blockfile_read(const char *dir, const struct strace_blockfile_key *ke
  * Returns 0, -ESTALE (made from another file or options),
  * -STRACE_E_BADARG (damaged). */
 int strace_blockfile_parse(const void *buf, size_t len,
-			const struct strace_blockfile_key *want, int verify,
-			struct strace_blockfile *out);
+			   const struct strace_blockfile_key *want, int verify,
+			   struct strace_blockfile *out);
 
 /* strace_blockfile_seal() - make buf (a cache file's bytes, 8-byte aligned)
  * claim to be made from key, with a checksum that holds: for the fuzzer,
  * which tests what a forged file can do. Returns 0, or -STRACE_E_BADARG
  * when buf is shorter than a header. */
 int strace_blockfile_seal(void *buf, size_t len,
-		       const struct strace_blockfile_key *key);
+			  const struct strace_blockfile_key *key);
 
 /* strace_blockfile_load() - the cache file of key under dir, read and
  * checked (strace_blockfile_parse, checksum verified): *buf (free it
@@ -381,8 +383,9 @@ int strace_blockfile_load(const char *dir,
 /* strace_blockfile_write() - write c as the cache file of key under dir
  * (made if missing), atomically: a new file renamed over the old. Returns
  * 0 or -errno. */
-int strace_blockfile_write(const char *dir, const struct strace_blockfile_key *key,
-			const struct strace_blockfile *c);
+int strace_blockfile_write(const char *dir,
+			   const struct strace_blockfile_key *key,
+			   const struct strace_blockfile *c);
 
 /*
  * strace_insn_length() - length of the x86-64 instruction at code, by a

@@ -361,7 +361,8 @@ static void dso_cache_add(struct dso *x, uint64_t off,
 		return;
 	if (x->nn == x->ncap) {
 		size_t cap = x->ncap ? 2 * x->ncap : 256;
-		struct strace_blockfile_block *v = realloc(x->nv, cap * sizeof(*v));
+		struct strace_blockfile_block *v =
+			realloc(x->nv, cap * sizeof(*v));
 		if (!v)
 			return; /* not kept: decoded again next time */
 		x->nv = v;
