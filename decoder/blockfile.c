@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * decoder/blockfile.c - the persistent block and symbol cache's files
- * (decoder/internal.h, docs/cache.md): DIR/BUILDID.blocks, one per ELF
+ * (decoder/decoder.h, docs/cache.md): DIR/BUILDID.blocks, one per ELF
  * object and symbol options, written after a decode and read by the next.
  *
  * A file is: a header (what it was made from: the object's build-id, size
@@ -217,9 +217,10 @@ int strace_blockfile_seal(void *buf, size_t len,
 	return 0;
 }
 
-int strace_blockfile_read(const char *dir,
-			  const struct strace_blockfile_key *key,
-			  void **buf, size_t *len)
+/* the cache file of key under dir, whole, in *buf (malloc'd). Returns 0,
+ * -errno, -STRACE_E_BADARG (not a regular file, too small or big). */
+static int read_file(const char *dir, const struct strace_blockfile_key *key,
+		     void **buf, size_t *len)
 {
 	char path[4096];
 	struct stat st;
@@ -270,7 +271,7 @@ int strace_blockfile_load(const char *dir,
 			  struct strace_blockfile *out)
 {
 	size_t len;
-	int rc = strace_blockfile_read(dir, key, buf, &len);
+	int rc = read_file(dir, key, buf, &len);
 
 	memset(out, 0, sizeof(*out));
 	if (rc == -ENOENT || rc == -ENOTDIR || rc == -EACCES)

@@ -74,9 +74,19 @@ struct strace_objcache_stats {
 	int write_error;  /* the first write's -errno */
 };
 
+/*
+ * strace_objcache_set_dir() - the persistent block and symbol cache's
+ * directory (docs/cache.md), before the first image uses c: each ELF file
+ * of c with a build-id gets its block summaries and symbols from
+ * DIR/BUILDID.blocks when that was made from the same file (build-id,
+ * size, mtime) and options, and strace_objcache_save() writes what the
+ * decodes added. NULL (the default): none. Returns 0, -ENOMEM.
+ */
+int strace_objcache_set_dir(struct strace_objcache *c, const char *dir);
+
 /* strace_objcache_save() - write the cache file of every object of c that
- * the decodes added blocks or symbols to (images made with cache_dir),
- * and count the objects in *st (may be NULL). Call when no image of c
+ * the decodes added blocks or symbols to, and count the objects in *st
+ * (may be NULL). Call when no image of c
  * decodes. Returns 0, or the first write's -errno (the others are still
  * written; a cache that cannot be written costs only time). */
 int strace_objcache_save(struct strace_objcache *c,
@@ -121,12 +131,6 @@ struct strace_image_opts {
 	/* Take files from this cache and leave them there (see struct
 	 * strace_objcache); NULL: the image maps its own files. */
 	struct strace_objcache *objects;
-	/* The persistent block and symbol cache's directory (docs/cache.md):
-	 * each ELF file with a build-id gets its block summaries and symbols
-	 * from DIR/BUILDID.blocks when that was made from the same file
-	 * (build-id, size, mtime) and options, and strace_objcache_save()
-	 * writes what a decode added. NULL: none. */
-	const char *cache_dir;
 };
 
 /* strace_image_new() - an empty image. opts may be NULL.
@@ -348,13 +352,6 @@ struct strace_blockfile {
 size_t strace_blockfile_path(char *buf, size_t max, const char *dir,
 			     const struct strace_blockfile_key *key);
 
-/* strace_blockfile_read() - the cache file of key under dir, whole, in *buf
- * (malloc'd, 8-byte aligned). Returns 0, -errno (-ENOENT: none yet),
- * -STRACE_E_BADARG (not a regular file, too small or big). */
-int strace_blockfile_read(const char *dir,
-			  const struct strace_blockfile_key *key,
-			  void **buf, size_t *len);
-
 /* strace_blockfile_parse() - check a cache file's bytes (8-byte aligned)
  * and point *out into them: made from want (NULL: any object, for the
  * fuzzer), the checksum right (verify), every record within its bounds.
@@ -371,11 +368,12 @@ int strace_blockfile_parse(const void *buf, size_t len,
 int strace_blockfile_seal(void *buf, size_t len,
 			  const struct strace_blockfile_key *key);
 
-/* strace_blockfile_load() - the cache file of key under dir, read and
- * checked (strace_blockfile_parse, checksum verified): *buf (free it
- * when done with *out) and *out pointing into it. Returns 0, -ENOENT
- * (none, or none that can be read), -ESTALE (made from another file or
- * options), -STRACE_E_BADARG (damaged), -ENOMEM; *buf is NULL unless 0. */
+/* strace_blockfile_load() - the cache file of key under dir, read whole
+ * (into memory: not mapped) and checked (strace_blockfile_parse, checksum
+ * verified): *buf (free it when done with *out) and *out pointing into
+ * it. Returns 0, -ENOENT (none, or none that can be read), -ESTALE (made
+ * from another file or options), -STRACE_E_BADARG (damaged: also not a
+ * regular file, too small or too big), -ENOMEM; *buf is NULL unless 0. */
 int strace_blockfile_load(const char *dir,
 			  const struct strace_blockfile_key *key, void **buf,
 			  struct strace_blockfile *out);

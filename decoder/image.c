@@ -37,6 +37,35 @@ struct sym {
 	size_t pool_off;
 };
 
+/* NUL-terminated names, one after another, in memory that moves as it
+ * grows: they are known by offset until it is complete */
+struct strpool {
+	char *v;
+	size_t len, cap;
+};
+
+/* s appended to p. Returns its offset, or -1 (no memory). */
+static long strpool_add(struct strpool *p, const char *s)
+{
+	size_t n = strlen(s) + 1;
+
+	if (p->len + n > p->cap) {
+		size_t nc = p->cap ? p->cap * 2 : 4096;
+		char *np;
+
+		while (nc < p->len + n)
+			nc *= 2;
+		np = realloc(p->v, nc);
+		if (!np)
+			return -1;
+		p->v = np;
+		p->cap = nc;
+	}
+	memcpy(p->v + p->len, s, n);
+	p->len += n;
+	return (long)(p->len - n);
+}
+
 struct object {
 	char *path;
 	const uint8_t *data; /* whole file */
@@ -61,18 +90,17 @@ struct object {
 	struct perf_sym *psyms; /* perf 6.1 replay: symbols */
 	struct perf_iv *iv;     /* ... and the answer per address range */
 	size_t niv;
-	char *strpool; /* synthesized names */
-	size_t pool_len, pool_cap;
+	struct strpool pool; /* synthesized names */
 	/* block summaries by file offset, for the walkers of every image
 	 * that maps the object (strace_dec_image_block()) */
 	pthread_mutex_t blocks_lock;
 	struct strace_blockfile_block *blocks;
 	size_t blocks_mask, blocks_used;
 	int blocks_dirty; /* blocks added since the cache file was read */
-	/* the persistent cache (blockfile.c, docs/cache.md): its directory
-	 * (NULL: none); the object's build-id, read with the file (bc_lock,
-	 * bc_tried); the file's bytes, while its symbols are in use */
-	char *bc_dir;
+	/* the persistent cache (blockfile.c, docs/cache.md), in its
+	 * objcache's directory: the object's build-id, read with the file
+	 * (bc_lock, bc_tried); the file's bytes, while its symbols are in
+	 * use */
 	pthread_mutex_t bc_lock;
 	_Atomic int bc_tried;
 	uint8_t bc_id[STRACE_BLOCKFILE_ID_MAX];
@@ -87,12 +115,13 @@ struct object {
 };
 
 /* Block summaries are kept by their object as struct strace_blockfile_block
- * (internal.h; the cache files hold the same records): start is 0, and
+ * (decoder.h; the cache files hold the same records): start is 0, and
  * target (when has_target) is relative to the start. */
 
 struct strace_objcache {
 	pthread_mutex_t lock; /* the list, and objects joining it */
 	struct object *objs;
+	char *dir; /* the persistent cache's, or NULL */
 };
 
 struct mapping {
@@ -110,7 +139,6 @@ struct strace_image {
 	int plt_style;
 	int no_debuginfo;
 	int no_demangle;
-	char *bc_dir; /* the persistent cache's directory, or NULL */
 };
 
 enum bc_state { BC_NONE, BC_MISSED, BC_LOADED, BC_STALE, BC_DAMAGED };
@@ -139,10 +167,6 @@ int strace_image_new(const struct strace_image_opts *opts,
 	img->plt_style = o.plt_style;
 	img->no_debuginfo = o.no_debuginfo;
 	img->no_demangle = o.no_demangle;
-	if (o.cache_dir && !(img->bc_dir = strdup(o.cache_dir))) {
-		free(img);
-		return -ENOMEM;
-	}
 	img->cache = o.objects;
 	img->generation = new_generation();
 	elf_version(EV_CURRENT);
@@ -161,10 +185,9 @@ static void object_free(struct object *o)
 		free(o->psyms);
 		free(o->iv);
 	}
-	free(o->strpool);
+	free(o->pool.v);
 	free(o->path);
 	free(o->blocks);
-	free(o->bc_dir);
 	free(o->bc_buf);
 	pthread_mutex_destroy(&o->syms_lock);
 	pthread_mutex_destroy(&o->blocks_lock);
@@ -177,10 +200,7 @@ static struct object *object_new(const struct strace_image *img,
 {
 	struct object *o = calloc(1, sizeof(*o));
 
-	if (!o || !(o->path = strdup(path)) ||
-	    (img->bc_dir && !(o->bc_dir = strdup(img->bc_dir)))) {
-		if (o)
-			free(o->path);
+	if (!o || !(o->path = strdup(path))) {
 		free(o);
 		return NULL;
 	}
@@ -220,7 +240,6 @@ void strace_image_free(struct strace_image *img)
 	for (size_t i = 0; i < img->nmaps; i++)
 		object_put(img, img->maps[i].obj);
 	free(img->maps);
-	free(img->bc_dir);
 	free(img);
 }
 
@@ -461,7 +480,19 @@ void strace_objcache_free(struct strace_objcache *c)
 			object_free(o);
 	}
 	pthread_mutex_destroy(&c->lock);
+	free(c->dir);
 	free(c);
+}
+
+int strace_objcache_set_dir(struct strace_objcache *c, const char *dir)
+{
+	char *d = dir ? strdup(dir) : NULL;
+
+	if (dir && !d)
+		return -ENOMEM;
+	free(c->dir);
+	c->dir = d;
+	return 0;
 }
 
 int strace_image_add_bytes(struct strace_image *img, uint64_t start,
@@ -678,7 +709,7 @@ static void bc_load(struct object *o)
 	Elf *elf;
 	int rc;
 
-	if (!o->bc_dir || !o->mmapped)
+	if (!o->cache || !o->cache->dir || !o->mmapped)
 		return;
 	elf = elf_memory((char *)(uintptr_t)o->data, o->size);
 	if (elf && elf_kind(elf) == ELF_K_ELF)
@@ -687,7 +718,7 @@ static void bc_load(struct object *o)
 	if (!o->bc_idn)
 		return; /* no build-id: no cache */
 	key = bc_key(o);
-	rc = strace_blockfile_load(o->bc_dir, &key, &o->bc_buf, &o->bc);
+	rc = strace_blockfile_load(o->cache->dir, &key, &o->bc_buf, &o->bc);
 	if (rc == -ENOENT) {
 		o->bc_state = BC_MISSED;
 		return;
@@ -716,16 +747,28 @@ static void bc_load(struct object *o)
 	pthread_mutex_unlock(&o->blocks_lock);
 }
 
+/*
+ * fn(o), run by the first caller only: an object may be shared by images
+ * on several threads (struct strace_objcache), and the first ones wait
+ * under lock for the one that runs it. The release store of *done pairs
+ * with the acquire load here: whoever sees it set sees what fn made.
+ */
+static void once(struct object *o, _Atomic int *done, pthread_mutex_t *lock,
+		 void (*fn)(struct object *))
+{
+	if (likely(atomic_load_explicit(done, memory_order_acquire)))
+		return;
+	pthread_mutex_lock(lock);
+	if (!atomic_load_explicit(done, memory_order_relaxed)) {
+		fn(o);
+		atomic_store_explicit(done, 1, memory_order_release);
+	}
+	pthread_mutex_unlock(lock);
+}
+
 static void bc_ensure(struct object *o)
 {
-	if (likely(atomic_load_explicit(&o->bc_tried, memory_order_acquire)))
-		return;
-	pthread_mutex_lock(&o->bc_lock);
-	if (!atomic_load_explicit(&o->bc_tried, memory_order_relaxed)) {
-		bc_load(o);
-		atomic_store_explicit(&o->bc_tried, 1, memory_order_release);
-	}
-	pthread_mutex_unlock(&o->bc_lock);
+	once(o, &o->bc_tried, &o->bc_lock, bc_load);
 }
 
 /* o's symbols from its cache file; 0, or -1 when it has none (or no
@@ -770,32 +813,6 @@ static int bc_symbols(struct object *o)
 	return 0;
 }
 
-/* the name pool of a cache file being written */
-struct bcpool {
-	char *v;
-	size_t n, cap;
-};
-
-static int bcpool_add(struct bcpool *p, const char *s, uint64_t *off)
-{
-	size_t k = strlen(s ? s : "") + 1;
-
-	if (p->n + k > p->cap) {
-		size_t cap = p->cap ? 2 * p->cap : 4096;
-		char *v;
-		while (cap < p->n + k)
-			cap *= 2;
-		if (!(v = realloc(p->v, cap)))
-			return -ENOMEM;
-		p->v = v;
-		p->cap = cap;
-	}
-	memcpy(p->v + p->n, s ? s : "", k);
-	*off = p->n;
-	p->n += k;
-	return 0;
-}
-
 /* o's cache file, with everything the decodes added */
 static int bc_save(struct object *o)
 {
@@ -803,7 +820,7 @@ static int bc_save(struct object *o)
 	struct strace_blockfile c = {0};
 	struct strace_blockfile_block *blocks = NULL;
 	struct strace_blockfile_sym *syms = NULL;
-	struct bcpool pool = {0};
+	struct strpool pool = {0};
 	size_t nb = 0, ns = 0;
 	int rc = -ENOMEM;
 
@@ -838,8 +855,10 @@ static int bc_save(struct object *o)
 				y->type = o->syms[i].type;
 				name = o->syms[i].name;
 			}
-			if (bcpool_add(&pool, name, &y->name) < 0)
+			long off = strpool_add(&pool, name ? name : "");
+			if (off < 0)
 				goto out;
+			y->name = (uint64_t)off;
 		}
 		c.has_syms = 1;
 		c.syms = syms;
@@ -847,7 +866,7 @@ static int bc_save(struct object *o)
 		c.iv = perf61 && o->psyms ? (const void *)o->iv : NULL;
 		c.niv = c.iv ? o->niv : 0;
 		c.pool = pool.v;
-		c.pool_len = pool.n;
+		c.pool_len = pool.len;
 	} else if (o->bc_buf && o->bc.has_syms) {
 		/* not looked up this time: kept as the file had them */
 		c.has_syms = 1;
@@ -860,7 +879,7 @@ static int bc_save(struct object *o)
 	}
 	c.blocks = blocks;
 	c.nblocks = nb;
-	rc = strace_blockfile_write(o->bc_dir, &key, &c);
+	rc = strace_blockfile_write(o->cache->dir, &key, &c);
 out:
 	free(blocks);
 	free(syms);
@@ -993,28 +1012,6 @@ int strace_dec_image_block(struct strace_image *img, uint64_t ip,
 
 /* --- symbols ------------------------------------------------------------ */
 
-/* Names made up here go to a pool that may move while it grows: symbols
- * keep offsets until the pool is complete. Returns the offset or -1. */
-static long pool_add(struct object *o, const char *s)
-{
-	size_t n = strlen(s) + 1;
-
-	if (o->pool_len + n > o->pool_cap) {
-		size_t nc = o->pool_cap ? o->pool_cap * 2 : 4096;
-		char *np;
-
-		while (nc < o->pool_len + n)
-			nc *= 2;
-		np = realloc(o->strpool, nc);
-		if (!np)
-			return -1;
-		o->strpool = np;
-		o->pool_cap = nc;
-	}
-	memcpy(o->strpool + o->pool_len, s, n);
-	o->pool_len += n;
-	return (long)(o->pool_len - n);
-}
 
 struct symvec {
 	struct sym *v;
@@ -1041,7 +1038,7 @@ static int symvec_push(struct symvec *sv, uint64_t start, uint64_t size,
 static int symvec_push_pool(struct symvec *sv, struct object *o,
 			    uint64_t start, uint64_t size, const char *name)
 {
-	long off = pool_add(o, name);
+	long off = strpool_add(&o->pool, name);
 
 	if (off < 0 || symvec_push(sv, start, size, NULL, STB_GLOBAL,
 				   STT_FUNC) < 0)
@@ -1072,7 +1069,6 @@ static Elf_Scn *section_by_name(Elf *elf, size_t shstrndx, const char *name,
 }
 
 static int vaddr_to_off(Elf *elf, uint64_t vaddr, uint64_t *off);
-static long pool_add(struct object *o, const char *s);
 
 /*
  * Function symbols of symscn (in elf, which may be a separate debug file),
@@ -1154,7 +1150,7 @@ static int read_symtab(struct object *o, Elf *elf, size_t shstrndx,
 				GELF_ST_BIND(sym.st_info), type) < 0)
 			return -ENOMEM;
 		if (copy) {
-			long po = pool_add(o, name);
+			long po = strpool_add(&o->pool, name);
 			if (po < 0)
 				return -ENOMEM;
 			sv->v[sv->n - 1].pooled = 1;
@@ -1652,7 +1648,7 @@ static void load_symbols(struct object *o)
 	/* pool names are tagged offsets: make them pointers now */
 	for (i = 0; i < sv.n; i++)
 		if (sv.v[i].pooled)
-			sv.v[i].name = o->strpool + sv.v[i].pool_off;
+			sv.v[i].name = o->pool.v + sv.v[i].pool_off;
 	if (perf61) {
 		o->psyms = malloc((sv.n ? sv.n : 1) * sizeof(*o->psyms));
 		if (!o->psyms)
@@ -1699,20 +1695,10 @@ out:
 	elf_end(elf);
 }
 
-/* o's symbols, read by the first caller: an object may be shared by
- * images on several threads (struct strace_objcache). The release store
- * of syms_loaded pairs with the acquire load here: whoever sees it set
- * sees the tables. A file without symbols counts as loaded too. */
+/* o's symbols, read once (a file without symbols counts as loaded too) */
 static void ensure_symbols(struct object *o)
 {
-	if (likely(atomic_load_explicit(&o->syms_loaded, memory_order_acquire)))
-		return;
-	pthread_mutex_lock(&o->syms_lock);
-	if (!atomic_load_explicit(&o->syms_loaded, memory_order_relaxed)) {
-		load_symbols(o);
-		atomic_store_explicit(&o->syms_loaded, 1, memory_order_release);
-	}
-	pthread_mutex_unlock(&o->syms_lock);
+	once(o, &o->syms_loaded, &o->syms_lock, load_symbols);
 }
 
 static int symbol_lookup(struct strace_image *img, uint64_t addr,

@@ -54,7 +54,6 @@ struct strace_live_decoder {
 	struct ld_proc *procs;
 	struct ld_thread *threads;
 	struct strace_objcache *objects; /* with set_cache */
-	char *cache_dir;
 	struct strace_live_decoder_stats st;
 	int err;
 };
@@ -117,7 +116,6 @@ static struct strace_image *proc_image(struct strace_live_decoder *ld,
 	memset(&io, 0, sizeof(io));
 	io.size = sizeof(io);
 	io.objects = ld->objects;
-	io.cache_dir = ld->cache_dir;
 	if (strace_image_new(&io, &p->img) < 0)
 		return NULL;
 	for (size_t i = 0; i < p->nmaps; i++)
@@ -409,11 +407,12 @@ int strace_live_decoder_new(struct strace_ring *ring, unsigned walk_flags,
 int strace_live_decoder_set_cache(struct strace_live_decoder *ld,
 				  const char *dir)
 {
+	int rc;
+
 	if (!dir)
 		return 0;
-	if (!(ld->cache_dir = strdup(dir)))
-		return -ENOMEM;
-	return strace_objcache_new(&ld->objects);
+	rc = strace_objcache_new(&ld->objects);
+	return rc < 0 ? rc : strace_objcache_set_dir(ld->objects, dir);
 }
 
 void strace_live_decoder_set_time(struct strace_live_decoder *ld,
@@ -478,7 +477,6 @@ int strace_live_decoder_finish(struct strace_live_decoder *ld,
 		(void)strace_objcache_save(ld->objects, &ld->st.cache);
 		strace_objcache_free(ld->objects);
 	}
-	free(ld->cache_dir);
 	ld->st.events += ld->names.events;
 	note(ld, strace_writer_close(ld->w));
 	strace_symset_free(ld->syms);

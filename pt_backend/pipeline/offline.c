@@ -525,7 +525,6 @@ static int new_image(struct ctx *c, struct strace_image **img)
 	memset(&io, 0, sizeof(io));
 	io.size = sizeof(io);
 	io.objects = c->objects;
-	io.cache_dir = c->o->cache_dir;
 	return strace_image_new(&io, img);
 }
 
@@ -1831,6 +1830,9 @@ int strace_offline_decode(const struct strace_offline_opts *o,
 	c->objects = o->objects;
 	if (!c->objects) {
 		rc = strace_objcache_new(&c->own_objects);
+		if (rc == 0)
+			rc = strace_objcache_set_dir(c->own_objects,
+						     o->cache_dir);
 		if (rc < 0)
 			goto out_free;
 		c->objects = c->own_objects;

@@ -46,10 +46,10 @@ struct strace_offline_opts {
 	 * passes one cache (strace_objcache_new()) to read each file once;
 	 * NULL: a cache for this decode (its threads share the files). */
 	struct strace_objcache *objects;
-	/* The persistent block and symbol cache's directory (struct
-	 * strace_image_opts.cache_dir): read by the decode, and written at
-	 * its end when the decode has its own objects (else the caller calls
-	 * strace_objcache_save()). NULL: none. */
+	/* The persistent block and symbol cache's directory of the decode's
+	 * own objects (strace_objcache_set_dir()), written at its end; a
+	 * caller's objects use their own (and the caller saves them). NULL:
+	 * none. */
 	const char *cache_dir;
 	/* Warnings (a missing ELF file, a gap); NULL to ignore. */
 	void (*warn)(void *arg, const char *msg);

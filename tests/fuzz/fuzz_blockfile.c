@@ -139,9 +139,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	memset(&io, 0, sizeof(io));
 	io.size = sizeof(io);
-	io.cache_dir = dir;
 	if (strace_objcache_new(&c) < 0)
 		return 0;
+	if (strace_objcache_set_dir(c, dir) < 0) {
+		strace_objcache_free(c);
+		return 0;
+	}
 	io.objects = c;
 	if (strace_image_new(&io, &img) == 0 &&
 	    strace_image_add_file(img, BASE, key.size, 0, exe) == 0) {
