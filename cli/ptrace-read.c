@@ -343,6 +343,15 @@ struct rd {
 	struct control ctl;             /* --control */
 };
 
+/* The plugins get ev[from, to) in one dispatch (a run of kept events). */
+static void plugins_run(struct rd *d, const struct strace_event *ev,
+			size_t from, size_t to)
+{
+	if (to > from && d->plugins && !d->plugin_stop)
+		d->plugin_stop =
+			strace_plugins_dispatch(d->plugins, ev + from, to - from);
+}
+
 /* Hand events to the plugins (those the filters keep; show_filtered hands
  * over its own, with the --sym scope). */
 static void plugins_feed(struct rd *d, const struct strace_event *ev,
@@ -351,7 +360,7 @@ static void plugins_feed(struct rd *d, const struct strace_event *ev,
 	if (!d->plugins || d->plugin_stop)
 		return;
 	if (!d->filt && !d->o->types) {
-		d->plugin_stop = strace_plugins_dispatch(d->plugins, ev, n);
+		plugins_run(d, ev, 0, n);
 		return;
 	}
 	/* each run of kept events in one dispatch (one lock, one look at
@@ -361,9 +370,7 @@ static void plugins_feed(struct rd *d, const struct strace_event *ev,
 			    (!d->filt || strace_filter_event(d->filt, &ev[j]));
 		     j++)
 			;
-		if (j > i)
-			d->plugin_stop =
-				strace_plugins_dispatch(d->plugins, ev + i, j - i);
+		plugins_run(d, ev, i, j);
 	}
 }
 
@@ -450,20 +457,22 @@ static int filter_keeps(struct rd *d, const struct strace_event *e)
 			       e->type <= STRACE_EV_SYMBOL));
 }
 
+
 /* Events one by one through the filters (the slow path of --time,
- * --tid, --sym ...). */
+ * --tid, --sym ...); the plugins get each run of kept events at once. */
 static int show_filtered(struct rd *d, const struct strace_event *ev,
 			 size_t n, uint64_t seq)
 {
 	struct out *o = &d->out;
+	size_t run = 0; /* where the run of kept events ending at i began */
 
 	for (size_t i = 0; i < n; i++) {
 		const struct strace_event *e = &ev[i];
-		if (!filter_keeps(d, e) || !fmt_wanted(&d->flt, e->type))
+		if (!filter_keeps(d, e) || !fmt_wanted(&d->flt, e->type)) {
+			plugins_run(d, ev, run, i);
+			run = i + 1;
 			continue;
-		if (d->plugins && !d->plugin_stop)
-			d->plugin_stop =
-				strace_plugins_dispatch(d->plugins, e, 1);
+		}
 		switch (d->o->format) {
 		case FMT_TEXT:
 			o->p = fmt_text_event(&d->fmt, o->p, e, seq + i);
@@ -485,6 +494,7 @@ static int show_filtered(struct rd *d, const struct strace_event *ev,
 		if (out_room(o) < 0)
 			return -1;
 	}
+	plugins_run(d, ev, run, n);
 	return 0;
 }
 

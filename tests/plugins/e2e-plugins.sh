@@ -159,6 +159,28 @@ for t in "${traces[@]}"; do
 			fail "$t/$h/auto-bound-and-disabled" "got '$(cat "$w/auto.$h")', want '$want'"
 		fi
 	done
+	# the reader's filters: its plugins get the events --sym (and, with
+	# threads, --tid) keep (handed over a run of kept events at a time),
+	# which -f report with the same filter counts too; and not all of them
+	filters=("--sym $sym")
+	tid=$("$PR" -f jsonl --types call "$tmp/$t.srb" | python3 -c '
+import collections, json, sys
+c = collections.Counter(json.loads(l)["tid"] for l in sys.stdin)
+print(c.most_common()[-1][0] if len(c) > 1 else "")')
+	[ -n "$tid" ] && filters+=("--tid $tid")
+	for f in "${filters[@]}"; do
+		n=${f%% *}
+		n=${n#--}
+		# shellcheck disable=SC2086
+		"$PR" -f none $f --plugin "$PL/callcount.so:out=$w/cc.$n" "$tmp/$t.srb" &&
+			"$PR" -f report $f "$tmp/$t.srb" >"$w/report.$n" 2>&1
+		check "$t/read-$n-filter/callcount-is-report" $CHK calls "$w/cc.$n" "$w/report.$n"
+		if cmp -s "$w/cc.$n" "$w/cc.read"; then
+			fail "$t/read-$n-filter/kept-fewer" "the plugin saw every event: $f kept all"
+		else
+			pass "$t/read-$n-filter/kept-fewer"
+		fi
+	done
 	# one binary, one answer: ptrace-capture's plugins saw its ring's
 	# events, the reader's saw the ring
 	for f in cc lat slow auto; do
