@@ -56,6 +56,7 @@ struct cthr {
 };
 
 struct chrome {
+	struct view *v;
 	int first;        /* no event written yet: no comma before it */
 	struct cthr *thr; /* threads whose metadata is written (by tid) */
 	size_t nthr, cap;
@@ -121,6 +122,7 @@ static int chrome_open(struct view *v)
 		return -1;
 	}
 	c->first = 1;
+	c->v = v;
 	view_set_state(v, c);
 	memcpy(o->p, "[", 1);
 	o->p += 1;
@@ -314,14 +316,13 @@ static inline uint64_t next_time(struct cthr *th, uint64_t t)
 
 /* user[0] of a frame: its begin as written, plus 1 (0: not entered
  * here) */
-static void chrome_enter(struct view *v, const struct strace_frame *f,
-			 uint32_t rd)
+static void chrome_enter(void *state, const struct strace_frame *f)
 {
-	struct chrome *c = view_state(v);
+	struct chrome *c = state;
+	struct view *v = c->v;
 	struct cthr *th = thread_of(v, c, f->tid);
 	uint64_t b = f->begin;
 
-	(void)rd;
 	if (!th)
 		return;
 	/* a root or a seed, entered after what it encloses, keeps its begin,
@@ -408,10 +409,10 @@ static char *put_dso(struct view *v, struct chrome *c, char *p, uint64_t addr)
 	return p + pc->len;
 }
 
-static void chrome_leave(struct view *v, const struct strace_frame *f,
-			 uint32_t rd)
+static void chrome_leave(void *state, const struct strace_frame *f)
 {
-	struct chrome *c = view_state(v);
+	struct chrome *c = state;
+	struct view *v = c->v;
 	struct out *o = view_out(v);
 	struct cthr *th = thread_of(v, c, f->tid);
 	const char *k = kind_cat[f->kind < 6 ? f->kind : 0];
@@ -419,7 +420,6 @@ static void chrome_leave(struct view *v, const struct strace_frame *f,
 	uint64_t b, e;
 	char *p;
 
-	(void)rd;
 	if (!th)
 		return;
 	b = f->user[0] ? f->user[0] - 1 : f->begin;

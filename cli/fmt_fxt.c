@@ -43,8 +43,10 @@
  * more names or threads (every reference resolves to the record last
  * written at its index, which the specification makes readers handle).
  * Strings: ids (view_name_id()) map to a set of WAYS indexes by hash,
- * replaced by CLOCK (second chance) within the set, and a direct-mapped
- * front table finds the index of a name in use first; threads: CLOCK
+ * replaced by CLOCK (second chance) within the set; the index of a name
+ * in use is found first in a table by names id (the functions' names:
+ * ids are dense), else in a direct-mapped front table (addresses without
+ * a symbol, errors); threads: CLOCK
  * over the 255 indexes. What grows is one small entry per thread seen.
  */
 #include <endian.h>
@@ -152,6 +154,8 @@ struct fxt {
 		uint64_t id;
 		uint64_t index;
 	} front[FRONT];
+	uint16_t *byid; /* names id -> index (0: none), nbyid of them */
+	size_t nbyid;
 	/* thread indexes */
 	uint32_t slot_tid[THREAD_SLOTS], slot_pid[THREAD_SLOTS];
 	uint8_t slot_ref[THREAD_SLOTS];
@@ -159,6 +163,7 @@ struct fxt {
 	/* threads seen: open addressing by tid, at most half full */
 	struct thr *thr;
 	size_t nthr, thrcap;
+	struct view *v;
 	struct out *out; /* view_out(), kept: it is asked for per record */
 	/* the last thread: its index and entry (valid until a thread is
 	 * added) */
@@ -195,6 +200,24 @@ static char *put_string(char *p, uint32_t index, const char *s, size_t len)
 	p = put64(p, string_header(index, len));
 	memcpy(p, s, len);
 	return pad(p + len, len);
+}
+
+/* Room in byid for names id (ids come dense: the table doubles).
+ * Returns 0, or -1 without memory (the front table then serves). */
+static int by_id_grow(struct fxt *x, uint64_t id)
+{
+	size_t n = x->nbyid ? x->nbyid : 256;
+	uint16_t *t;
+
+	while (n <= id)
+		n *= 2;
+	t = realloc(x->byid, n * sizeof(*t));
+	if (!t)
+		return -1;
+	memset(t + x->nbyid, 0, (n - x->nbyid) * sizeof(*t));
+	x->byid = t;
+	x->nbyid = n;
+	return 0;
 }
 
 /*
@@ -234,7 +257,9 @@ static __attribute__((noinline)) uint32_t intern(struct view *v,
 		x->shand[set] = (uint8_t)((w + 1) % WAYS);
 		uint32_t fo = (uint32_t)(ids[w] * 0x9e3779b97f4a7c15ull >>
 					 (64 - FRONT_BITS));
-		if (x->front[fo].id == ids[w])
+		if (ids[w] < x->nbyid)
+			x->byid[ids[w]] = 0;
+		else if (x->front[fo].id == ids[w])
 			x->front[fo].index = 0;
 	}
 	ids[w] = id;
@@ -253,8 +278,12 @@ static __attribute__((noinline)) uint32_t intern(struct view *v,
 	put64(o->p, string_header(index, (size_t)(e - p)));
 	o->p = pad(e, (size_t)(e - p));
 found:
-	x->front[h >> (64 - FRONT_BITS)].id = id;
-	x->front[h >> (64 - FRONT_BITS)].index = index;
+	if (id < x->nbyid || (id <= UINT32_MAX && by_id_grow(x, id) == 0)) {
+		x->byid[id] = (uint16_t)index;
+	} else {
+		x->front[h >> (64 - FRONT_BITS)].id = id;
+		x->front[h >> (64 - FRONT_BITS)].index = index;
+	}
 	return index;
 }
 
@@ -268,11 +297,22 @@ static inline uint64_t frame_id(const struct strace_frame *f)
 	return f->fn ? f->fn->id : f->addr | 1ull << 63;
 }
 
+/* The string index of id when it has one at hand, else 0. */
+static inline uint32_t known_name(const struct fxt *x, uint64_t id)
+{
+	uint32_t fo;
+
+	if (id < x->nbyid)
+		return x->byid[id];
+	fo = (uint32_t)(id * 0x9e3779b97f4a7c15ull >> (64 - FRONT_BITS));
+	return x->front[fo].id == id ? (uint32_t)x->front[fo].index : 0;
+}
+
 /* The string index of the name of a frame of kind with id. */
 static inline uint32_t name_index(struct view *v, struct fxt *x,
 				  unsigned kind, uint64_t id)
 {
-	uint32_t fo, index;
+	uint32_t index;
 
 	if (kind == STRACE_FRAME_SYSCALL)
 		return FIX_SYSCALL_NAME;
@@ -280,8 +320,7 @@ static inline uint32_t name_index(struct view *v, struct fxt *x,
 		return FIX_SIGNAL_NAME;
 	/* a hit here leaves the set's second chance alone: the names in use
 	 * most stay here, and one pushed out of its set costs a string */
-	fo = (uint32_t)(id * 0x9e3779b97f4a7c15ull >> (64 - FRONT_BITS));
-	if (x->front[fo].id == id && (index = (uint32_t)x->front[fo].index))
+	if ((index = known_name(x, id)) != 0)
 		return index;
 	return intern(v, x, id, NULL);
 }
@@ -453,6 +492,7 @@ static int fxt_open(struct view *v)
 		return -1;
 	}
 	x->hand = 1;
+	x->v = v;
 	x->out = o;
 	view_set_state(v, x);
 	view_set_event_types(v, GAP_TYPES);
@@ -544,16 +584,16 @@ static uint32_t frame_category(unsigned kind)
 
 /* A frame's begin. Its thread is the one of its end (inline when the
  * thread's pid changed meanwhile). */
-static void fxt_enter(struct view *v, const struct strace_frame *f,
-		      uint32_t rd)
+static __attribute__((noinline)) void enter_slow(void *state,
+						 const struct strace_frame *f)
 {
-	struct fxt *x = view_state(v);
+	struct fxt *x = state;
+	struct view *v = x->v;
 	struct out *o = x->out;
 	uint32_t thread = thread_ref(v, x, f->tid), name;
 	struct thr *th = x->cur_th;
 	char *p;
 
-	(void)rd;
 	if (!thread)
 		return;
 	/* usually: after the thread's first time, a call or an entry */
@@ -668,17 +708,17 @@ static __attribute__((noinline)) void keep(struct view *v, struct fxt *x,
 }
 
 /* A frame's end. */
-static void fxt_leave(struct view *v, const struct strace_frame *f,
-		      uint32_t rd)
+static __attribute__((noinline)) void leave_slow(void *state,
+						 const struct strace_frame *f)
 {
-	struct fxt *x = view_state(v);
+	struct fxt *x = state;
+	struct view *v = x->v;
 	struct out *o = x->out;
 	uint32_t thread = thread_ref(v, x, f->tid);
 	struct thr *th = x->cur_th;
 	uint64_t nargs;
 	char *p;
 
-	(void)rd;
 	if (!thread)
 		return;
 	if (__builtin_expect(f->begin <= th->tfirst || (0xcu >> f->kind & 1),
@@ -717,6 +757,70 @@ static void fxt_leave(struct view *v, const struct strace_frame *f,
 		view_fail(v, -1);
 }
 
+static __attribute__((noinline)) void flush(struct fxt *x)
+{
+	if (out_flush(x->out) < 0)
+		view_fail(x->v, -1);
+}
+
+/*
+ * The usual begin and end, two words each, without a call: a call or an
+ * entry after its thread's first time, on the thread of the last record,
+ * its function's name at hand (byid), its pid the one of the begins
+ * open. The rest, and the same records, in enter_slow() and
+ * leave_slow().
+ */
+static void fxt_enter(void *state, const struct strace_frame *f)
+{
+	struct fxt *x = state;
+	struct thr *th = x->cur_th;
+	struct out *o = x->out;
+	uint32_t name;
+	char *p;
+
+	if (__builtin_expect(!x->cur_slot || x->cur_tid != f->tid ||
+				     !th->tfirst || f->begin <= th->tfirst ||
+				     f->kind > STRACE_FRAME_ENTRY ||
+				     !(name = known_name(x, frame_id(f))) ||
+				     (th->nbe && th->bepid != th->pid),
+			     0)) {
+		enter_slow(state, f);
+		return;
+	}
+	if (!th->nbe++)
+		th->bepid = th->pid;
+	p = put64(o->p, event_header(EV_BEGIN, 0, 2, x->cur_slot,
+				     frame_category(f->kind), name));
+	o->p = put64(p, f->begin);
+	if (o->p > o->limit)
+		flush(x);
+}
+
+static void fxt_leave(void *state, const struct strace_frame *f)
+{
+	struct fxt *x = state;
+	struct thr *th = x->cur_th;
+	struct out *o = x->out;
+	char *p;
+
+	if (__builtin_expect(!x->cur_slot || x->cur_tid != f->tid ||
+				     f->begin <= th->tfirst ||
+				     f->kind > STRACE_FRAME_ENTRY ||
+				     (f->flags & (STRACE_FRAME_GAP |
+						  STRACE_FRAME_UNWOUND)) ||
+				     th->bepid != th->pid,
+			     0)) {
+		leave_slow(state, f);
+		return;
+	}
+	if (th->nbe)
+		th->nbe--;
+	p = put64(o->p, event_header(EV_END, 0, 2, x->cur_slot, 0, 0));
+	o->p = put64(p, f->end);
+	if (o->p > o->limit)
+		flush(x);
+}
+
 static int fxt_finish(struct view *v)
 {
 	struct fxt *x = view_state(v);
@@ -735,6 +839,7 @@ static void fxt_close(struct view *v)
 		for (size_t i = 0; i < x->thrcap; i++)
 			free(x->thr[i].dfr);
 		free(x->thr);
+		free(x->byid);
 	}
 	free(x);
 	view_set_state(v, NULL);

@@ -127,6 +127,7 @@ struct label {
 };
 
 struct uft {
+	struct view *v;
 	char dir[PATH_MAX];
 	/* threads */
 	struct uthr **t;
@@ -602,6 +603,7 @@ static int uft_open(struct view *v)
 		view_fail(v, -1);
 		return -1;
 	}
+	u->v = v;
 	view_set_state(v, u);
 	if (!dir || !*dir || strlen(dir) >= sizeof(u->dir)) {
 		fprintf(stderr, "%s: -f uftrace needs a directory (-o DIR)\n",
@@ -672,19 +674,17 @@ static inline uint64_t known_addr(const struct uft *u,
  * buffer, a time that goes back, a new depth): the record and the
  * checks of put_rec() and write_entry().
  */
-static void uft_enter(struct view *v, const struct strace_frame *f,
-		      uint32_t rd)
+static void uft_enter(void *state, const struct strace_frame *f)
 {
-	struct uft *u = view_state(v);
+	struct uft *u = state;
 	struct uthr *t = u->last;
 	uint64_t a = known_addr(u, f), w, time;
 
-	(void)rd;
 	if (__builtin_expect(!a || !t || t->tid != f->tid ||
 				     f->kind == STRACE_FRAME_ROOT ||
 				     t->open >= UFT_DEPTH_MAX || t->cur == t->end,
 			     0)) {
-		enter_slow(v, u, f);
+		enter_slow(u->v, u, f);
 		return;
 	}
 	time = f->begin > t->last ? f->begin : t->last;
@@ -727,19 +727,17 @@ static __attribute__((noinline)) void leave_slow(struct view *v,
 	}
 }
 
-static void uft_leave(struct view *v, const struct strace_frame *f,
-		      uint32_t rd)
+static void uft_leave(void *state, const struct strace_frame *f)
 {
-	struct uft *u = view_state(v);
+	struct uft *u = state;
 	struct uthr *t = u->last;
 	uint64_t w = f->user[0] | UFT_EXIT, time;
 
-	(void)rd;
 	if (__builtin_expect(!f->user[0] || !t || t->tid != f->tid ||
 				     !t->open || t->root_pending ||
 				     t->cur == t->end,
 			     0)) {
-		leave_slow(v, u, f);
+		leave_slow(u->v, u, f);
 		return;
 	}
 	time = f->end > t->last ? f->end : t->last;

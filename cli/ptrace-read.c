@@ -333,6 +333,7 @@ struct rd {
 	uint64_t first_seq;  /* where this reader started */
 	int started;
 	uint64_t ring_lost;  /* events lost by writers (lost events in the ring) */
+	uint64_t seen;       /* the types of the batch (count_ring_losses) */
 	/* read-side filters (--time, --tid, --sym, ...): NULL when none */
 	struct strace_filter *filt;
 	struct strace_stack *fstack; /* the stacks --sym / --no-sym need */
@@ -375,20 +376,29 @@ static void plugins_feed(struct rd *d, const struct strace_event *ev,
 }
 
 /* Losses that happened in the ring itself, recorded there as lost events
- * (docs/events.md): they make the exit status 3 like the reader's own. */
+ * (docs/events.md): they make the exit status 3 like the reader's own.
+ * The batch's types are noted for the view (d->seen: bit 1 << type % 64,
+ * the views' view_feed()). */
 static void count_ring_losses(struct rd *d, const struct strace_event *ev,
 			      size_t n)
 {
+	uint64_t seen = 0;
+
 	for (size_t i = 0; i < n; i++) {
 		/* the first touch of the batch: bring it in ahead (the
 		 * formats then find it in the cache) */
 		__builtin_prefetch(&ev[i + 256]);
+		seen |= 1ull << (ev[i].type & 63);
+	}
+	d->seen = seen;
+	if (!(seen >> STRACE_EV_LOST & 1))
+		return;
+	for (size_t i = 0; i < n; i++)
 		if (ev[i].type == STRACE_EV_LOST &&
 		    (ev[i].flags == STRACE_LOST_READER ||
 		     ev[i].flags == STRACE_LOST_WRITER ||
 		     ev[i].flags == STRACE_LOST_WRITE))
 			d->ring_lost += ev[i].a;
-	}
 }
 
 static int ring_put(struct rd *d, const struct strace_event *e)
@@ -413,7 +423,7 @@ static int show_lost(struct rd *d, uint64_t count, uint64_t first)
 	fmt_lost_event(&e, count, first);
 	plugins_feed(d, &e, 1);
 	if (d->view) /* an instant of the viewer formats, not a text line */
-		return view_feed(d->view, &e, 1) == 0 ? 0 : -1;
+		return view_feed(d->view, &e, 1, ~0ull) == 0 ? 0 : -1;
 	if (!fmt_wanted(&d->flt, STRACE_EV_LOST))
 		return 0;
 	switch (d->o->format) {
@@ -508,7 +518,7 @@ static int show_events(struct rd *d, const struct strace_event *ev, size_t n,
 
 	if (d->view) {
 		plugins_feed(d, ev, n);
-		return view_feed(d->view, ev, n) == 0 ? 0 : -1;
+		return view_feed(d->view, ev, n, d->seen) == 0 ? 0 : -1;
 	}
 	if (d->filt)
 		return show_filtered(d, ev, n, seq);
@@ -1046,6 +1056,7 @@ static int cmd_read(const struct opts *o, const char *path)
 
 	memset(&d, 0, sizeof(d));
 	d.o = o;
+	d.seen = ~0ull; /* (until a batch is counted) */
 	d.path = path;
 
 	if (o->types) {

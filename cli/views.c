@@ -651,6 +651,8 @@ static int folded_print(struct view *v)
 
 /* --- viewer formats (view_format) ------------------------------------------ */
 
+/* The formats' enter and leave behind the filters (without any, the
+ * stacks call the format's own) */
 static void format_enter(void *arg, const struct strace_frame *f)
 {
 	struct view *v = arg;
@@ -658,8 +660,8 @@ static void format_enter(void *arg, const struct strace_frame *f)
 
 	if (!kept(v, f, &rd))
 		return;
-	((struct strace_frame *)(uintptr_t)f)->user[1] = KEPT | (uint64_t)rd << 8;
-	v->fmt->enter(v, f, rd);
+	((struct strace_frame *)(uintptr_t)f)->user[1] = KEPT;
+	v->fmt->enter(v->state, f);
 }
 
 static void format_leave(void *arg, const struct strace_frame *f)
@@ -667,7 +669,7 @@ static void format_leave(void *arg, const struct strace_frame *f)
 	struct view *v = arg;
 
 	if (f->user[1] & KEPT)
-		v->fmt->leave(v, f, (uint32_t)(f->user[1] >> 8));
+		v->fmt->leave(v->state, f);
 }
 
 void *view_state(const struct view *v)
@@ -753,31 +755,34 @@ int view_new(const struct view_opts *o, struct strace_names *names,
 		v->fmt = o->kind == VIEW_CHROME ? &view_chrome
 			 : o->kind == VIEW_FXT  ? &view_fxt
 						: &view_uftrace;
-		cb.enter = format_enter;
-		cb.leave = format_leave;
+		if (v->fmt->open(v) < 0) {
+			/* what the format made before it failed */
+			v->fmt->close(v);
+			free(v);
+			return -1;
+		}
+		cb.enter = flt ? format_enter : v->fmt->enter;
+		cb.leave = flt ? format_leave : v->fmt->leave;
+		cb.arg = flt ? (void *)v : v->state;
 	}
 	rc = strace_stack_new(names, NULL, &cb, &v->stack);
 	if (rc < 0) {
+		if (v->fmt)
+			v->fmt->close(v);
 		free(v);
 		return rc;
-	}
-	if (v->fmt && v->fmt->open(v) < 0) {
-		/* what the format made before it failed */
-		if (v->fmt->close)
-			v->fmt->close(v);
-		strace_stack_free(v->stack);
-		free(v);
-		return -1;
 	}
 	*out_v = v;
 	return 0;
 }
 
-int view_feed(struct view *v, const struct strace_event *ev, size_t n)
+int view_feed(struct view *v, const struct strace_event *ev, size_t n,
+	      uint64_t seen)
 {
 	int rc;
 
-	if (v->fmt && v->fmt->event) {
+	if (v->fmt && v->fmt->event &&
+	    (!v->event_types || (seen & v->event_types))) {
 		/* a format's instants sit among the frames: the stacks take
 		 * the events up to each one the format wants, then it */
 		uint64_t types = v->event_types;

@@ -47,9 +47,11 @@ struct view;
 int view_new(const struct view_opts *o, struct strace_names *names,
 	     struct strace_filter *flt, struct out *out, struct view **v);
 
-/* view_feed() - the next events. Returns 0, -ENOMEM, or -1 when writing
- * the output failed (a message was printed). */
-int view_feed(struct view *v, const struct strace_event *ev, size_t n);
+/* view_feed() - the next events, of types among seen (bit 1 << type % 64;
+ * ~0: not known). Returns 0, -ENOMEM, or -1 when writing the output
+ * failed (a message was printed). */
+int view_feed(struct view *v, const struct strace_event *ev, size_t n,
+	      uint64_t seen);
 
 /* view_finish() - the end of the trace: every frame left; the report and
  * the folded stacks printed. Returns 0 or -1. */
@@ -63,8 +65,9 @@ int view_finish(struct view *v);
  *   event   every event, before the stacks see it (gaps, losses, thread
  *           names: what is not a frame); NULL: none. After
  *           view_set_event_types(), only the events of those types
- *   enter   a frame that is shown was entered; rd is its depth as shown
- *           (0 at the outermost shown frame: --sym moves it)
+ *   enter   a frame that is shown was entered, given the format's state
+ *           (view_set_state(); the stacks call it directly when nothing
+ *           is filtered)
  *   leave   that frame is left (f->end is set; its callees have left)
  *   finish  the trace ended: every frame has left; write what remains
  *   close   free the state (after finish, or after an error)
@@ -73,8 +76,8 @@ int view_finish(struct view *v);
 struct view_format {
 	int (*open)(struct view *v);
 	void (*event)(struct view *v, const struct strace_event *e);
-	void (*enter)(struct view *v, const struct strace_frame *f, uint32_t rd);
-	void (*leave)(struct view *v, const struct strace_frame *f, uint32_t rd);
+	void (*enter)(void *state, const struct strace_frame *f);
+	void (*leave)(void *state, const struct strace_frame *f);
 	int (*finish)(struct view *v);
 	void (*close)(struct view *v);
 };

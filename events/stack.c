@@ -16,6 +16,9 @@
 #include "strace/stack.h"
 
 #define DEFAULT_DEPTH 4096
+#ifndef STRACE_STACK_FAST_HIT /* (tests/stack/stack_counted.c counts) */
+#define STRACE_STACK_FAST_HIT() ((void)0)
+#endif
 /* the longest x86 instruction: a return lands at most this far after its
  * call's first byte */
 #define CALL_MAX 15
@@ -34,6 +37,8 @@ struct handler {
 struct thr {
 	uint32_t tid;
 	int started; /* a flow event was seen: no more seeds */
+	int plain;   /* started, first known, no syscall frame, no frame
+		      * beyond max_depth: fast() may take its events */
 	int syscalls; /* [syscall] frames open */
 	struct strace_frame *v;
 	uint32_t n, cap;
@@ -47,10 +52,11 @@ struct thr {
 	uint32_t nseeds, seeds_cap;
 };
 
+/* an address and its symbol, the entry valid when bit 0 of fn is set
+ * (names are aligned) */
 struct symcache {
 	uint64_t addr;
-	const struct strace_name *fn;
-	int valid;
+	uintptr_t fn;
 };
 
 struct strace_stack {
@@ -130,10 +136,12 @@ static void sym_sync(struct strace_stack *s)
 static __attribute__((noinline)) const struct strace_name *
 sym_slow(struct strace_stack *s, struct symcache *c, uint64_t addr)
 {
+	const struct strace_name *fn =
+		s->names ? strace_names_symbol(s->names, addr) : NULL;
+
 	c->addr = addr;
-	c->fn = s->names ? strace_names_symbol(s->names, addr) : NULL;
-	c->valid = 1;
-	return c->fn;
+	c->fn = (uintptr_t)fn | 1;
+	return fn;
 }
 
 static inline __attribute__((always_inline)) const struct strace_name *
@@ -142,8 +150,8 @@ sym(struct strace_stack *s, uint64_t addr)
 	struct symcache *c =
 		&s->sc[(addr * 0x9e3779b97f4a7c15ull) >> (64 - SYMCACHE_BITS)];
 
-	if (__builtin_expect(c->valid && c->addr == addr, 1))
-		return c->fn;
+	if (__builtin_expect(c->addr == addr && c->fn, 1))
+		return (const struct strace_name *)(c->fn & ~(uintptr_t)1);
 	return sym_slow(s, c, addr);
 }
 
@@ -286,8 +294,9 @@ static inline void push(struct strace_stack *s, struct thr *t, uint16_t kind,
 }
 
 /* The top frame leaves at time, with flags added. */
-static void pop(struct strace_stack *s, struct thr *t, uint64_t time,
-		uint16_t flags)
+static inline __attribute__((always_inline)) void
+pop_inline(struct strace_stack *s, struct thr *t, uint64_t time,
+	   uint16_t flags)
 {
 	struct strace_frame *f;
 
@@ -306,6 +315,12 @@ static void pop(struct strace_stack *s, struct thr *t, uint64_t time,
 	f->flags |= flags;
 	if (s->cb.leave)
 		s->cb.leave(s->cb.arg, f);
+}
+
+static void pop(struct strace_stack *s, struct thr *t, uint64_t time,
+		uint16_t flags)
+{
+	pop_inline(s, t, time, flags);
 }
 
 /* Frames above index i leave (unwound); frame i stays the top. */
@@ -537,6 +552,20 @@ static int through_plt(struct strace_stack *s, uint64_t from, uint64_t to)
 	       (b && b->len == 5 && !memcmp(b->str, "_init", 5));
 }
 
+/* The top frame (a call or an entry) went on into to's function by a
+ * jump: it is left, and a frame for to entered, returning where it
+ * would have. */
+static inline __attribute__((always_inline)) void
+tail_call(struct strace_stack *s, struct thr *t, uint64_t to, uint64_t time)
+{
+	uint16_t kind = t->v[t->n - 1].kind;
+	uint64_t site = t->v[t->n - 1].call_site;
+
+	s->st.tails++;
+	pop_inline(s, t, time, 0);
+	push(s, t, kind, STRACE_FRAME_TAIL, to, site, time);
+}
+
 static void on_jump(struct strace_stack *s, struct thr *t,
 		    const struct strace_event *e)
 {
@@ -550,19 +579,15 @@ static void on_jump(struct strace_stack *s, struct thr *t,
 	if (fn && fn->key == to && !(t->n && covers(&t->v[t->n - 1], to))) {
 		/* to another function's entry: a tail call replaces the top
 		 * frame and returns where it would have */
-		struct strace_frame top;
-		s->st.tails++;
 		if (t->extra || !t->n ||
 		    t->v[t->n - 1].kind == STRACE_FRAME_SYSCALL ||
 		    t->v[t->n - 1].kind == STRACE_FRAME_SIGNAL) {
+			s->st.tails++;
 			push(s, t, STRACE_FRAME_ENTRY, STRACE_FRAME_TAIL, to, 0,
 			     e->time);
 			return;
 		}
-		top = t->v[t->n - 1];
-		pop(s, t, e->time, 0);
-		push(s, t, top.kind, STRACE_FRAME_TAIL, to, top.call_site,
-		     e->time);
+		tail_call(s, t, to, e->time);
 		return;
 	}
 	/* into the middle of a function deeper on the stack: an unwind
@@ -697,7 +722,8 @@ static void on_exc(struct strace_stack *s, struct thr *t,
 	}
 }
 
-static inline void event(struct strace_stack *s, const struct strace_event *e)
+static __attribute__((noinline)) void event(struct strace_stack *s,
+					    const struct strace_event *e)
 {
 	struct thr *t;
 	unsigned type = e->type;
@@ -795,12 +821,89 @@ static inline void event(struct strace_stack *s, const struct strace_event *e)
 	}
 }
 
+/*
+ * The usual events, taken on the usual thread without event()'s tests
+ * (the same rules, where they come to nothing): a call from inside the
+ * top frame's function to another's, a return after the top frame's
+ * call. Returns 0 for event() to take e.
+ */
+/* whether a branch from from leaves from the top frame f's function
+ * (moved() has nothing to do) */
+static inline int stays(struct strace_stack *s, const struct strace_frame *f,
+			uint64_t from)
+{
+	return !from || covers(f, from) || (!f->fn && !sym(s, from));
+}
+
+/*
+ * The usual events, on the thread of the last one while it is plain,
+ * taken without event()'s tests (the same rules, where they come to
+ * nothing): a call from the top frame's function to another's, a return
+ * after the top frame's call, a jump inside the top frame's function or
+ * to another function's entry (a tail call). Returns 0 for event() to
+ * take e.
+ */
+static inline int fast(struct strace_stack *s, const struct strace_event *e)
+{
+	struct thr *t = s->last;
+	const struct strace_frame *f;
+
+	if (!t || t->tid != e->tid || !t->plain || !t->n)
+		return 0;
+	f = &t->v[t->n - 1];
+	switch (e->type) {
+	case STRACE_EV_CALL:
+		/* (a call to the next instruction reads the PC: event()) */
+		if (!stays(s, f, e->a) ||
+		    (e->b > e->a && e->b - e->a <= CALL_MAX))
+			return 0;
+		push(s, t, STRACE_FRAME_CALL, 0, e->b, e->a, e->time);
+		t->plain = !t->extra;
+		break;
+	case STRACE_EV_RETURN:
+		if (f->kind != STRACE_FRAME_CALL || !f->call_site ||
+		    e->b <= f->call_site || e->b - f->call_site > CALL_MAX)
+			return 0;
+		pop_inline(s, t, e->time, 0);
+		break;
+	case STRACE_EV_JUMP:
+		if (!stays(s, f, e->a))
+			return 0;
+		if (!(e->flags & STRACE_F_INTRA) && !covers(f, e->b)) {
+			const struct strace_name *fn = sym(s, e->b);
+			if (!fn || fn->key != e->b ||
+			    f->kind == STRACE_FRAME_SIGNAL)
+				return 0;
+			tail_call(s, t, e->b, e->time);
+			t->plain = !t->extra;
+		}
+		break;
+	default:
+		return 0;
+	}
+	t->async = 0;
+	if (e->time > t->last)
+		t->last = e->time;
+	return 1;
+}
+
 int strace_stack_feed(struct strace_stack *s, const struct strace_event *ev,
 		      size_t n)
 {
 	sym_sync(s);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		struct thr *t;
+#ifndef STRACE_STACK_NO_FAST /* (tests/stack/stack_nofast.c: the oracle) */
+		if (fast(s, &ev[i])) {
+			STRACE_STACK_FAST_HIT();
+			continue;
+		}
+#endif
 		event(s, &ev[i]);
+		if ((t = s->last) != NULL)
+			t->plain = t->started && t->first && !t->syscalls &&
+				   !t->extra;
+	}
 	s->st.events += n;
 	return s->err;
 }

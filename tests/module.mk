@@ -92,6 +92,7 @@ $(eval $(call tool,$(O)/tests/live_replay,tests/live/replay.c,$(PIPELINE_LINK),P
 
 # the call stacks of strace_stack against the truth of the stack pointer
 $(eval $(call tool,$(O)/tests/stackcmp,tests/stack/stackcmp.c,$(LIBSTRACE_A),NO_LDLIBS))
+$(eval $(call tool,$(O)/tests/stackfast,tests/stack/stackfast.c tests/stack/stack_nofast.c tests/stack/stack_counted.c,$(LIBSTRACE_A),NO_LDLIBS))
 
 # The corpus traces other tests use ($(O)/corpus/NAME.{data,truth,sideband},
 # see tests/corpus/corpus.sh link), made by `make tests`; cached by input

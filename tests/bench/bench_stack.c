@@ -6,7 +6,8 @@
  *   bench_stack RING stack|report|folded|tree|chrome|fxt|uftrace [N]
  *
  * The ring's events are read once into memory, then fed again and again
- * (N events in all, default 20M) to strace_stack alone (no callbacks), or
+ * in batches of BATCH, as ptrace-read reads a ring (N events in all,
+ * default 20M) to strace_stack alone (no callbacks), or
  * to a view of ptrace-read writing to /dev/null (uftrace: a data
  * directory made under /tmp, its writes timed, removed after): what is
  * timed is the stacks and the view, not the reading of the file. Prints
@@ -25,6 +26,8 @@
 #include "strace/names.h"
 #include "strace/ring.h"
 #include "strace/stack.h"
+
+#define BATCH 16384 /* ptrace-read's BATCH_MAX */
 
 static double cpu_now(void)
 {
@@ -104,7 +107,9 @@ int main(int argc, char **argv)
 			return 1;
 		t0 = cpu_now();
 		for (done = 0; done < want; done += n)
-			strace_stack_feed(s, ev, n);
+			for (size_t i = 0; i < n; i += BATCH)
+				strace_stack_feed(s, ev + i,
+						  n - i < BATCH ? n - i : BATCH);
 		t1 = cpu_now();
 		strace_stack_free(s);
 	} else {
@@ -129,9 +134,13 @@ int main(int argc, char **argv)
 		    view_new(&o, names, NULL, &out, &v) < 0)
 			return 1;
 		t0 = cpu_now();
+		/* in batches, as ptrace-read reads a ring */
 		for (done = 0; done < want; done += n)
-			if (view_feed(v, ev, n) < 0)
-				return 1;
+			for (size_t i = 0; i < n; i += BATCH)
+				if (view_feed(v, ev + i,
+					      n - i < BATCH ? n - i : BATCH,
+					      ~0ull) < 0)
+					return 1;
 		view_finish(v);
 		out_close(&out);
 		t1 = cpu_now();
