@@ -16,8 +16,15 @@
 #include "strace/stack.h"
 
 #define DEFAULT_DEPTH 4096
-#ifndef STRACE_STACK_FAST_HIT /* (tests/stack/stack_counted.c counts) */
-#define STRACE_STACK_FAST_HIT() ((void)0)
+/* run(), the fast path: tests/stack/stack_nofast.c builds the oracle
+ * without it, tests/stack/stack_counted.c counts what it takes */
+#ifdef STRACE_STACK_NO_FAST
+#define FAST 0
+#else
+#define FAST 1
+#endif
+#ifndef STRACE_STACK_FAST_HIT
+#define STRACE_STACK_FAST_HIT(n) ((void)(n))
 #endif
 /* the longest x86 instruction: a return lands at most this far after its
  * call's first byte */
@@ -260,6 +267,34 @@ static inline struct strace_frame *grow(struct strace_stack *s, struct thr *t)
 	return grow_slow(s, t);
 }
 
+/* A frame entered at depth of thread tid: its fields (fn: its symbol) */
+static inline void frame_set(struct strace_frame *f, uint32_t tid,
+			     uint32_t depth, uint16_t kind, uint16_t flags,
+			     const struct strace_name *fn, uint64_t addr,
+			     uint64_t call_site, uint64_t time)
+{
+	f->fn = fn;
+	f->addr = addr;
+	f->call_site = call_site;
+	f->begin = time;
+	f->end = 0;
+	f->tid = tid;
+	f->depth = depth;
+	f->kind = kind;
+	f->flags = flags;
+	f->handlers = 0;
+	f->user[0] = f->user[1] = 0;
+}
+
+/* f was entered, the top of its thread: the deepest stack, the callback */
+static inline void entered(struct strace_stack *s,
+			   const struct strace_frame *f)
+{
+	if (f->depth + 1 > s->st.max_depth)
+		s->st.max_depth = f->depth + 1;
+	enter_cb(s, f);
+}
+
 static inline void push(struct strace_stack *s, struct thr *t, uint16_t kind,
 		 uint16_t flags, uint64_t addr, uint64_t call_site,
 		 uint64_t time)
@@ -273,30 +308,19 @@ static inline void push(struct strace_stack *s, struct thr *t, uint16_t kind,
 			t->v[t->n - 1].flags |= STRACE_FRAME_TRUNCATED;
 		return;
 	}
-	f->fn = kind == STRACE_FRAME_SYSCALL || kind == STRACE_FRAME_SIGNAL
-			? NULL
-			: sym(s, addr);
-	f->addr = addr;
-	f->call_site = call_site;
-	f->begin = time;
-	f->end = 0;
-	f->tid = t->tid;
-	f->depth = t->n;
-	f->kind = kind;
-	f->flags = flags;
-	f->handlers = 0;
-	f->user[0] = f->user[1] = 0;
+	frame_set(f, t->tid, t->n, kind, flags,
+		  kind == STRACE_FRAME_SYSCALL || kind == STRACE_FRAME_SIGNAL
+			  ? NULL
+			  : sym(s, addr),
+		  addr, call_site, time);
 	t->syscalls += kind == STRACE_FRAME_SYSCALL;
 	t->n++;
-	if (t->n > s->st.max_depth)
-		s->st.max_depth = t->n;
-	enter_cb(s, f);
+	entered(s, f);
 }
 
 /* The top frame leaves at time, with flags added. */
-static inline __attribute__((always_inline)) void
-pop_inline(struct strace_stack *s, struct thr *t, uint64_t time,
-	   uint16_t flags)
+static void pop(struct strace_stack *s, struct thr *t, uint64_t time,
+		uint16_t flags)
 {
 	struct strace_frame *f;
 
@@ -315,12 +339,6 @@ pop_inline(struct strace_stack *s, struct thr *t, uint64_t time,
 	f->flags |= flags;
 	if (s->cb.leave)
 		s->cb.leave(s->cb.arg, f);
-}
-
-static void pop(struct strace_stack *s, struct thr *t, uint64_t time,
-		uint16_t flags)
-{
-	pop_inline(s, t, time, flags);
 }
 
 /* Frames above index i leave (unwound); frame i stays the top. */
@@ -555,14 +573,14 @@ static int through_plt(struct strace_stack *s, uint64_t from, uint64_t to)
 /* The top frame (a call or an entry) went on into to's function by a
  * jump: it is left, and a frame for to entered, returning where it
  * would have. */
-static inline __attribute__((always_inline)) void
-tail_call(struct strace_stack *s, struct thr *t, uint64_t to, uint64_t time)
+static void tail_call(struct strace_stack *s, struct thr *t, uint64_t to,
+		      uint64_t time)
 {
 	uint16_t kind = t->v[t->n - 1].kind;
 	uint64_t site = t->v[t->n - 1].call_site;
 
 	s->st.tails++;
-	pop_inline(s, t, time, 0);
+	pop(s, t, time, 0);
 	push(s, t, kind, STRACE_FRAME_TAIL, to, site, time);
 }
 
@@ -836,70 +854,106 @@ static inline int stays(struct strace_stack *s, const struct strace_frame *f,
 }
 
 /*
- * The usual events, on the thread of the last one while it is plain,
- * taken without event()'s tests (the same rules, where they come to
- * nothing): a call from the top frame's function to another's, a return
- * after the top frame's call, a jump inside the top frame's function or
- * to another function's entry (a tail call). Returns 0 for event() to
- * take e.
+ * The usual events of the thread of the last one, from e on, while it is
+ * plain, taken without event()'s tests (the same rules, where they come
+ * to nothing): a call from the top frame's function to another's, a
+ * return after the top frame's call, a jump inside the top frame's
+ * function or to another function's entry (a tail call). Few values live
+ * across the callbacks (they stay in registers). Returns where it
+ * stopped: at end, or at an event for event().
  */
-static inline int fast(struct strace_stack *s, const struct strace_event *e)
+static const struct strace_event *run(struct strace_stack *s,
+				      const struct strace_event *e,
+				      const struct strace_event *end)
 {
 	struct thr *t = s->last;
-	const struct strace_frame *f;
+	const struct strace_event *from = e;
+	struct strace_frame *f;
+	const struct strace_name *fn;
+	uint32_t depth, tid;
 
-	if (!t || t->tid != e->tid || !t->plain || !t->n)
-		return 0;
-	f = &t->v[t->n - 1];
-	switch (e->type) {
-	case STRACE_EV_CALL:
-		/* (a call to the next instruction reads the PC: event()) */
-		if (!stays(s, f, e->a) ||
-		    (e->b > e->a && e->b - e->a <= CALL_MAX))
-			return 0;
-		push(s, t, STRACE_FRAME_CALL, 0, e->b, e->a, e->time);
-		t->plain = !t->extra;
-		break;
-	case STRACE_EV_RETURN:
-		if (f->kind != STRACE_FRAME_CALL || !f->call_site ||
-		    e->b <= f->call_site || e->b - f->call_site > CALL_MAX)
-			return 0;
-		pop_inline(s, t, e->time, 0);
-		break;
-	case STRACE_EV_JUMP:
-		if (!stays(s, f, e->a))
-			return 0;
-		if (!(e->flags & STRACE_F_INTRA) && !covers(f, e->b)) {
-			const struct strace_name *fn = sym(s, e->b);
-			if (!fn || fn->key != e->b ||
-			    f->kind == STRACE_FRAME_SIGNAL)
-				return 0;
-			tail_call(s, t, e->b, e->time);
-			t->plain = !t->extra;
+	if (!t || !t->plain)
+		return e;
+	depth = t->n;
+	tid = t->tid;
+	for (; e < end; e++) {
+		if (e->tid != tid || !depth)
+			break;
+		f = &t->v[depth - 1];
+		if (e->type == STRACE_EV_RETURN) {
+			if (f->kind != STRACE_FRAME_CALL || !f->call_site ||
+			    e->b <= f->call_site ||
+			    e->b - f->call_site > CALL_MAX)
+				break;
+			t->n = --depth;
+			while (t->nh && t->h[t->nh - 1].frame >= depth)
+				t->nh--;
+			f->end = e->time < f->begin ? f->begin : e->time;
+			if (s->cb.leave)
+				s->cb.leave(s->cb.arg, f);
+		} else if (e->type == STRACE_EV_CALL) {
+			/* (a call to the next instruction reads the PC, and
+			 * a full array grows: event()) */
+			if (!stays(s, f, e->a) ||
+			    (e->b > e->a && e->b - e->a <= CALL_MAX) ||
+			    depth == t->cap)
+				break;
+			fn = sym(s, e->b);
+			f++;
+			frame_set(f, tid, depth, STRACE_FRAME_CALL, 0, fn, e->b,
+				  e->a, e->time);
+			t->n = ++depth;
+			entered(s, f);
+		} else if (e->type == STRACE_EV_JUMP) {
+			uint16_t kind = f->kind;
+			uint64_t site = f->call_site;
+			if (!stays(s, f, e->a))
+				break;
+			if ((e->flags & STRACE_F_INTRA) || covers(f, e->b))
+				goto next; /* inside the function */
+			fn = sym(s, e->b);
+			if (!fn || fn->key != e->b || kind == STRACE_FRAME_SIGNAL)
+				break;
+			/* a tail call (tail_call()): the frame left, its slot
+			 * the new one's */
+			s->st.tails++;
+			t->n = --depth;
+			while (t->nh && t->h[t->nh - 1].frame >= depth)
+				t->nh--;
+			f->end = e->time < f->begin ? f->begin : e->time;
+			if (s->cb.leave)
+				s->cb.leave(s->cb.arg, f);
+			frame_set(f, tid, depth, kind, STRACE_FRAME_TAIL, fn,
+				  e->b, site, e->time);
+			t->n = ++depth;
+			entered(s, f);
+		} else {
+			break;
 		}
-		break;
-	default:
-		return 0;
+next:
+		if (e->time > t->last)
+			t->last = e->time;
 	}
-	t->async = 0;
-	if (e->time > t->last)
-		t->last = e->time;
-	return 1;
+	if (e > from)
+		t->async = 0;
+	return e;
 }
 
 int strace_stack_feed(struct strace_stack *s, const struct strace_event *ev,
 		      size_t n)
 {
+	const struct strace_event *e = ev, *end = ev + n;
+	struct thr *t;
+
 	sym_sync(s);
-	for (size_t i = 0; i < n; i++) {
-		struct thr *t;
-#ifndef STRACE_STACK_NO_FAST /* (tests/stack/stack_nofast.c: the oracle) */
-		if (fast(s, &ev[i])) {
-			STRACE_STACK_FAST_HIT();
-			continue;
+	while (e < end) {
+		if (FAST) {
+			const struct strace_event *k = run(s, e, end);
+			STRACE_STACK_FAST_HIT(k - e);
+			if ((e = k) == end)
+				break;
 		}
-#endif
-		event(s, &ev[i]);
+		event(s, e++);
 		if ((t = s->last) != NULL)
 			t->plain = t->started && t->first && !t->syscalls &&
 				   !t->extra;

@@ -6,7 +6,7 @@
  * fast path.
  */
 unsigned long stack_fast_hits;
-#define STRACE_STACK_FAST_HIT() (stack_fast_hits++)
+#define STRACE_STACK_FAST_HIT(n) (stack_fast_hits += (n))
 #define strace_stack_new cnt_stack_new
 #define strace_stack_free cnt_stack_free
 #define strace_stack_feed cnt_stack_feed
