@@ -39,6 +39,7 @@
 
 #define NMOVED 64 /* ends moved remembered per thread */
 #define DCACHE 1024 /* frame address -> DSO, direct-mapped */
+#define LCACHE 1024 /* names of frames without a symbol, direct-mapped */
 
 /* A name's JSON text, made once (by the names' dense ids). */
 struct piece {
@@ -49,6 +50,8 @@ struct piece {
 struct cthr {
 	uint32_t tid, pid;
 	uint64_t last; /* the last begin or end written, as written */
+	char ids[40];  /* ',"pid":P,"tid":T' */
+	uint8_t idslen;
 	struct {
 		uint64_t t, w; /* the last ends written later than they were */
 	} moved[NMOVED];
@@ -57,6 +60,8 @@ struct cthr {
 
 struct chrome {
 	struct view *v;
+	struct out *out;              /* view_out(), kept */
+	struct strace_names *nm;      /* view_names(), kept */
 	int first;        /* no event written yet: no comma before it */
 	struct cthr *thr; /* threads whose metadata is written (by tid) */
 	size_t nthr, cap;
@@ -67,6 +72,11 @@ struct chrome {
 	 * address (for the names' generation dgen) */
 	struct piece *names, *dsos;
 	size_t nnames, ndsos;
+	/* the escaped names of frames without a symbol, by view_name_id() */
+	struct {
+		uint64_t id;
+		struct piece pc;
+	} lcache[LCACHE];
 	struct {
 		uint64_t addr;
 		const struct strace_name *d;
@@ -123,7 +133,14 @@ static int chrome_open(struct view *v)
 	}
 	c->first = 1;
 	c->v = v;
+	c->out = o;
+	c->nm = view_names(v);
 	view_set_state(v, c);
+	/* the events chrome_event() may write an instant for */
+	view_set_event_types(v, 1ull << STRACE_EV_TRACE_BEGIN |
+					1ull << STRACE_EV_OVERFLOW |
+					1ull << STRACE_EV_ERROR |
+					1ull << STRACE_EV_LOST);
 	memcpy(o->p, "[", 1);
 	o->p += 1;
 	return 0;
@@ -144,13 +161,16 @@ static char *sep(struct chrome *c, char *p)
 /* "123.456": microseconds with the nanoseconds as fractions */
 static char *put_us(char *p, uint64_t ns)
 {
-	uint64_t f = ns % 1000u;
+	uint32_t f = (uint32_t)(ns % 1000u), h, t;
 
 	p = fmt_put_u64(p, ns / 1000u);
+	h = f * 41 >> 12; /* f / 100, for f < 1000 */
+	f -= h * 100;
+	t = f * 103 >> 10; /* f / 10, for f < 100 */
 	p[0] = '.';
-	p[1] = (char)('0' + f / 100);
-	p[2] = (char)('0' + f / 10 % 10);
-	p[3] = (char)('0' + f % 10);
+	p[1] = (char)('0' + h);
+	p[2] = (char)('0' + t);
+	p[3] = (char)('0' + f - t * 10);
 	return p + 4;
 }
 
@@ -191,17 +211,20 @@ static char *put_meta(struct chrome *c, char *p, const char *what,
 
 /* A thread's entry (added, with its metadata written, when it is new),
  * or NULL without memory. Valid until the next call. */
-static struct cthr *thread_of(struct view *v, struct chrome *c, uint32_t tid)
+static __attribute__((noinline)) struct cthr *
+thread_slow(struct view *v, struct chrome *c, uint32_t tid)
 {
-	struct strace_names *nm = view_names(v);
+	struct strace_names *nm;
 	const struct strace_name *t, *pr;
-	struct out *o = view_out(v);
+	struct out *o;
 	size_t lo = 0, hi = c->nthr;
 	uint32_t pid;
 	char *p;
 
 	if (c->cur_valid && c->thr[c->cur].tid == tid)
 		return &c->thr[c->cur];
+	nm = c->nm;
+	o = c->out;
 	while (lo < hi) {
 		size_t m = (lo + hi) / 2;
 		if (c->thr[m].tid < tid)
@@ -230,6 +253,8 @@ static struct cthr *thread_of(struct view *v, struct chrome *c, uint32_t tid)
 	memmove(c->thr + lo + 1, c->thr + lo,
 		(c->nthr - lo) * sizeof(*c->thr));
 	c->thr[lo] = (struct cthr){.tid = tid, .pid = pid};
+	c->thr[lo].idslen =
+		(uint8_t)(put_ids(c->thr[lo].ids, pid, tid) - c->thr[lo].ids);
 	c->nthr++;
 	c->cur = lo;
 	c->cur_valid = 1;
@@ -243,6 +268,14 @@ static struct cthr *thread_of(struct view *v, struct chrome *c, uint32_t tid)
 	if (out_room(o) < 0)
 		view_fail(v, -1);
 	return &c->thr[lo];
+}
+
+static inline struct cthr *thread_of(struct view *v, struct chrome *c,
+				     uint32_t tid)
+{
+	if (c->cur_valid && c->thr[c->cur].tid == tid)
+		return &c->thr[c->cur];
+	return thread_slow(v, c, tid);
 }
 
 /* Gaps, errors and losses: instant events on their thread. */
@@ -305,6 +338,7 @@ static void chrome_event(struct view *v, const struct strace_event *e)
 
 static const char *const kind_cat[] = {"call", "entry",   "root",
 				      "seed", "syscall", "signal"};
+static const uint8_t kind_len[] = {4, 5, 4, 4, 7, 6};
 
 /* The time to write for a begin or end at t on th: after the one before
  * it, by 1 ns when t is not (see the top). */
@@ -356,10 +390,29 @@ static char *put_frame_name(struct view *v, struct chrome *c, char *p,
 
 	if (fn && f->fn->id < c->nnames && c->names[f->fn->id].s) {
 		pc = &c->names[f->fn->id];
+	} else if (!fn) {
+		/* an address's label, "[syscall]", "[signal]": cached */
+		uint64_t id = view_name_id(f);
+		size_t k = (size_t)(id * 0x9e3779b97f4a7c15ull >> 54) % LCACHE;
+		struct piece *lp = &c->lcache[k].pc;
+		if (!lp->s || c->lcache[k].id != id) {
+			char *s;
+			end = view_put_name(v, raw, f);
+			esc = end;
+			end = fmt_put_json_str(esc, raw, (size_t)(end - raw));
+			s = realloc(lp->s, (size_t)(end - esc));
+			if (!s) { /* no memory for it: written anyway */
+				memcpy(p, esc, (size_t)(end - esc));
+				return p + (end - esc);
+			}
+			memcpy(s, esc, (size_t)(end - esc));
+			lp->s = s;
+			lp->len = (uint32_t)(end - esc);
+			c->lcache[k].id = id;
+		}
+		pc = lp;
 	} else {
 		end = view_put_name(v, raw, f);
-		if (!fn)
-			return fmt_put_json_str(p, raw, (size_t)(end - raw));
 		esc = end;
 		end = fmt_put_json_str(esc, raw, (size_t)(end - raw));
 		pc = piece_of(&c->names, &c->nnames, f->fn->id, esc,
@@ -374,9 +427,9 @@ static char *put_frame_name(struct view *v, struct chrome *c, char *p,
 }
 
 /* p += ',"dso":"PATH"' for the DSO of addr, if any. */
-static char *put_dso(struct view *v, struct chrome *c, char *p, uint64_t addr)
+static char *put_dso(struct chrome *c, char *p, uint64_t addr)
 {
-	struct strace_names *nm = view_names(v);
+	struct strace_names *nm = c->nm;
 	size_t k = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 54) % DCACHE;
 	const struct strace_name *d;
 	const struct piece *pc;
@@ -413,10 +466,11 @@ static void chrome_leave(void *state, const struct strace_frame *f)
 {
 	struct chrome *c = state;
 	struct view *v = c->v;
-	struct out *o = view_out(v);
+	struct out *o = c->out;
 	struct cthr *th = thread_of(v, c, f->tid);
-	const char *k = kind_cat[f->kind < 6 ? f->kind : 0];
-	size_t kl = strlen(k);
+	unsigned kind = f->kind < 6 ? f->kind : 0;
+	const char *k = kind_cat[kind];
+	size_t kl = kind_len[kind];
 	uint64_t b, e;
 	char *p;
 
@@ -438,13 +492,14 @@ static void chrome_leave(void *state, const struct strace_frame *f)
 	p = put_us(p + 16, b);
 	memcpy(p, ",\"dur\":", 7);
 	p = put_us(p + 7, e > b ? e - b : 0);
-	p = put_ids(p, th->pid, f->tid);
+	memcpy(p, th->ids, th->idslen); /* (put_ids(p, th->pid, f->tid)) */
+	p += th->idslen;
 	memcpy(p, ",\"args\":{\"addr\":\"", 17);
 	p = fmt_put_hex(p + 17, f->addr);
 	*p++ = '"';
 	if (f->kind != STRACE_FRAME_SYSCALL && f->kind != STRACE_FRAME_SIGNAL &&
-	    view_names(v))
-		p = put_dso(v, c, p, f->addr);
+	    c->nm)
+		p = put_dso(c, p, f->addr);
 	if (f->flags & STRACE_FRAME_GAP) {
 		memcpy(p, ",\"gap\":true", 11);
 		p += 11;
@@ -477,6 +532,8 @@ static void chrome_close(struct view *v)
 		free(c->thr);
 		pieces_free(c->names, c->nnames);
 		pieces_free(c->dsos, c->ndsos);
+		for (size_t i = 0; i < LCACHE; i++)
+			free(c->lcache[i].pc.s);
 	}
 	free(c);
 	view_set_state(v, NULL);
