@@ -872,14 +872,14 @@ static const struct strace_event *run(struct strace_stack *s,
 	const struct strace_name *fn;
 	uint32_t depth, tid;
 
-	if (!t || !t->plain)
+	if (!t || !t->plain || !t->n)
 		return e;
 	depth = t->n;
 	tid = t->tid;
+	f = &t->v[depth - 1]; /* the top frame (the array cannot move here) */
 	for (; e < end; e++) {
 		if (e->tid != tid || !depth)
 			break;
-		f = &t->v[depth - 1];
 		if (e->type == STRACE_EV_RETURN) {
 			if (f->kind != STRACE_FRAME_CALL || !f->call_site ||
 			    e->b <= f->call_site ||
@@ -891,6 +891,8 @@ static const struct strace_event *run(struct strace_stack *s,
 			f->end = e->time < f->begin ? f->begin : e->time;
 			if (s->cb.leave)
 				s->cb.leave(s->cb.arg, f);
+			if (depth)
+				f--;
 		} else if (e->type == STRACE_EV_CALL) {
 			/* (a call to the next instruction reads the PC, and
 			 * a full array grows: event()) */
