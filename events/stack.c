@@ -318,6 +318,22 @@ static inline void push(struct strace_stack *s, struct thr *t, uint16_t kind,
 	entered(s, f);
 }
 
+/* f, the top frame of t, leaves at time with flags added: depth frames
+ * remain */
+static inline void left(struct strace_stack *s, struct thr *t,
+			struct strace_frame *f, uint32_t depth, uint64_t time,
+			uint16_t flags)
+{
+	t->n = depth;
+	/* its OCaml handlers go with it */
+	while (t->nh && t->h[t->nh - 1].frame >= depth)
+		t->nh--;
+	f->end = time < f->begin ? f->begin : time;
+	f->flags |= flags;
+	if (s->cb.leave)
+		s->cb.leave(s->cb.arg, f);
+}
+
 /* The top frame leaves at time, with flags added. */
 static void pop(struct strace_stack *s, struct thr *t, uint64_t time,
 		uint16_t flags)
@@ -330,15 +346,9 @@ static void pop(struct strace_stack *s, struct thr *t, uint64_t time,
 	}
 	if (!t->n)
 		return;
-	f = &t->v[--t->n];
+	f = &t->v[t->n - 1];
 	t->syscalls -= f->kind == STRACE_FRAME_SYSCALL;
-	/* its OCaml handlers go with it */
-	while (t->nh && t->h[t->nh - 1].frame >= t->n)
-		t->nh--;
-	f->end = time < f->begin ? f->begin : time;
-	f->flags |= flags;
-	if (s->cb.leave)
-		s->cb.leave(s->cb.arg, f);
+	left(s, t, f, t->n - 1, time, flags);
 }
 
 /* Frames above index i leave (unwound); frame i stays the top. */
@@ -885,12 +895,7 @@ static const struct strace_event *run(struct strace_stack *s,
 			    e->b <= f->call_site ||
 			    e->b - f->call_site > CALL_MAX)
 				break;
-			t->n = --depth;
-			while (t->nh && t->h[t->nh - 1].frame >= depth)
-				t->nh--;
-			f->end = e->time < f->begin ? f->begin : e->time;
-			if (s->cb.leave)
-				s->cb.leave(s->cb.arg, f);
+			left(s, t, f, --depth, e->time, 0);
 			if (depth)
 				f--;
 		} else if (e->type == STRACE_EV_CALL) {
@@ -919,12 +924,7 @@ static const struct strace_event *run(struct strace_stack *s,
 			/* a tail call (tail_call()): the frame left, its slot
 			 * the new one's */
 			s->st.tails++;
-			t->n = --depth;
-			while (t->nh && t->h[t->nh - 1].frame >= depth)
-				t->nh--;
-			f->end = e->time < f->begin ? f->begin : e->time;
-			if (s->cb.leave)
-				s->cb.leave(s->cb.arg, f);
+			left(s, t, f, --depth, e->time, 0);
 			frame_set(f, tid, depth, kind, STRACE_FRAME_TAIL, fn,
 				  e->b, site, e->time);
 			t->n = ++depth;
