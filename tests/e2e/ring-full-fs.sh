@@ -2,7 +2,9 @@
 # The output ring on a file system that fills up (a 256 KiB tmpfs, mounted
 # here: root only, else SKIP): ptrace-capture -i and the dlfilter each stop
 # with a message naming the ring and ENOSPC, exit non-zero, and do not die
-# of SIGBUS; what the dlfilter wrote before reads back to its end.
+# of SIGBUS; what the dlfilter wrote before reads back to its end. The
+# viewer formats writing there (ptrace-read -f uftrace -o DIR, -f chrome,
+# -f fxt) stop the same way, naming the file.
 set -u
 O=${O:-build}
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -26,7 +28,8 @@ if ! mount -t tmpfs -o size=256k tmpfs "$mnt" 2>/dev/null; then
 	echo "SKIP: ring-full-fs/all (mounting a small tmpfs needs root)"
 	exit 0
 fi
-trap 'umount "$mnt"; rmdir "$mnt"; rm -f "$err"' EXIT
+ring=$(mktemp -u /dev/shm/ring-full-fs.XXXXXX).srb # the views' input
+trap 'umount "$mnt"; rmdir "$mnt"; rm -f "$err" "$ring"' EXIT
 # a crash, not an error: killed by SIGILL, SIGABRT, SIGBUS, SIGFPE, SIGSEGV
 crashed() { case $1 in 132 | 134 | 135 | 136 | 139) return 0 ;; esac; return 1; }
 
@@ -38,6 +41,23 @@ if [ $rc -eq 1 ] && grep -q "cannot write the ring $mnt/c.srb: No space left on 
 else
 	fail capture "exit $rc (want 1, a message, the ring removed): $(cat "$err")"
 fi
+
+# the viewer formats, from a ring off the full file system
+if "$bin/ptrace-capture" -q -i "$data" -o "$ring" 2>"$err"; then
+	for f in uftrace chrome fxt; do
+		"$bin/ptrace-read" -f $f -o "$mnt/view.$f" "$ring" 2>"$err"
+		rc=$?
+		if [ $rc -eq 1 ] && grep -q "$mnt/view.$f.*write failed.*No space left on device\|$mnt/view.$f.*No space left on device.*write failed" "$err"; then
+			pass "view-$f (exit 1: $(cat "$err"))"
+		else
+			fail "view-$f" "exit $rc (want 1 and a message naming the file): $(cat "$err")"
+		fi
+		rm -rf "$mnt/view.$f"
+	done
+else
+	fail view-input "ptrace-capture into $ring: $(cat "$err")"
+fi
+rm -f "$ring"
 
 if command -v perf >/dev/null; then
 	. "$top/tests/e2e/perfdl.inc"
