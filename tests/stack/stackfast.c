@@ -328,11 +328,13 @@ static size_t make_stream(struct strace_event *ev, size_t cap,
 			}
 		} else if (r < 950) { /* interrupted */
 			EV(INTERRUPT, here, 0, 0);
-			EV(TRACE_BEGIN, rnd(2) ? here : some_function(),
-			   STRACE_REASON_ENABLE, 0);
+			if (rnd(3)) /* (else the trace resumes later) */
+				EV(TRACE_BEGIN, rnd(2) ? here : some_function(),
+				   STRACE_REASON_ENABLE, 0);
 		} else if (r < 958) {
 			EV(TRACE_END, here, STRACE_REASON_DISABLE, 0);
-			EV(TRACE_BEGIN, here, STRACE_REASON_SYNC, 0);
+			EV(TRACE_BEGIN, rnd(2) ? here : some_function(),
+			   STRACE_REASON_SYNC, 0);
 		} else if (r < 962) {
 			EV(OVERFLOW, here, 0, 0);
 		} else if (r < 966) {

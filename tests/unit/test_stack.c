@@ -307,6 +307,23 @@ TEST(ocaml_raise)
 			      "-0 camlF");
 }
 
+/* a frame's handlers leave with it: a raise after it returned (its pop
+ * not seen), with no handler pushed since, unwinds nothing */
+TEST(ocaml_handlers_leave_with_their_frame)
+{
+	struct strace_event ev[] = {
+		E(CALL, MAIN + 0x10, OCAML_F),
+		E(EXC_PUSH, OCAML_F + 0x10, OCAML_F + 0x80),
+		E(RETURN, OCAML_F + 0x60, MAIN + 0x15),
+		E(CALL, MAIN + 0x20, OCAML_G),
+		E(CALL, OCAML_G + 0x10, H),
+		E(EXC_RAISE, H + 0x10, OCAML_F + 0x80),
+		E(RETURN, H + 0x20, OCAML_G + 0x15),
+		E(RETURN, OCAML_G + 0x20, MAIN + 0x25),
+	};
+	CHECK_STR(RUN(ev, 0), "+0 camlF -0 camlF +0 camlG +1 h -1 h -0 camlG");
+}
+
 /* stack_frame events (depth 0 innermost) seed the stack: returns match
  * the return addresses they give */
 TEST(seeds)
