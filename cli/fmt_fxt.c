@@ -43,10 +43,8 @@
  * more names or threads (every reference resolves to the record last
  * written at its index, which the specification makes readers handle).
  * Strings: ids (view_name_id()) map to a set of WAYS indexes by hash,
- * replaced by CLOCK (second chance) within the set; the index of a name
- * in use is found first in a table by names id (the functions' names:
- * ids are dense), else in a direct-mapped front table (addresses without
- * a symbol, errors); threads: CLOCK
+ * replaced by CLOCK (second chance) within the set, and a direct-mapped
+ * front table finds the index of a name in use first; threads: CLOCK
  * over the 255 indexes. What grows is one small entry per thread seen.
  */
 #include <endian.h>
@@ -154,8 +152,6 @@ struct fxt {
 		uint64_t id;
 		uint64_t index;
 	} front[FRONT];
-	uint16_t *byid; /* names id -> index (0: none), nbyid of them */
-	size_t nbyid;
 	/* thread indexes */
 	uint32_t slot_tid[THREAD_SLOTS], slot_pid[THREAD_SLOTS];
 	uint8_t slot_ref[THREAD_SLOTS];
@@ -202,24 +198,6 @@ static char *put_string(char *p, uint32_t index, const char *s, size_t len)
 	return pad(p + len, len);
 }
 
-/* Room in byid for names id (ids come dense: the table doubles).
- * Returns 0, or -1 without memory (the front table then serves). */
-static int by_id_grow(struct fxt *x, uint64_t id)
-{
-	size_t n = x->nbyid ? x->nbyid : 256;
-	uint16_t *t;
-
-	while (n <= id)
-		n *= 2;
-	t = realloc(x->byid, n * sizeof(*t));
-	if (!t)
-		return -1;
-	memset(t + x->nbyid, 0, (n - x->nbyid) * sizeof(*t));
-	x->byid = t;
-	x->nbyid = n;
-	return 0;
-}
-
 /*
  * The string index of id, its string record written first when the id
  * has none: a names id, a label from view_name_id() (named by
@@ -257,9 +235,7 @@ static __attribute__((noinline)) uint32_t intern(struct view *v,
 		x->shand[set] = (uint8_t)((w + 1) % WAYS);
 		uint32_t fo = (uint32_t)(ids[w] * 0x9e3779b97f4a7c15ull >>
 					 (64 - FRONT_BITS));
-		if (ids[w] < x->nbyid)
-			x->byid[ids[w]] = 0;
-		else if (x->front[fo].id == ids[w])
+		if (x->front[fo].id == ids[w])
 			x->front[fo].index = 0;
 	}
 	ids[w] = id;
@@ -278,12 +254,8 @@ static __attribute__((noinline)) uint32_t intern(struct view *v,
 	put64(o->p, string_header(index, (size_t)(e - p)));
 	o->p = pad(e, (size_t)(e - p));
 found:
-	if (id < x->nbyid || (id <= UINT32_MAX && by_id_grow(x, id) == 0)) {
-		x->byid[id] = (uint16_t)index;
-	} else {
-		x->front[h >> (64 - FRONT_BITS)].id = id;
-		x->front[h >> (64 - FRONT_BITS)].index = index;
-	}
+	x->front[h >> (64 - FRONT_BITS)].id = id;
+	x->front[h >> (64 - FRONT_BITS)].index = index;
 	return index;
 }
 
@@ -297,14 +269,12 @@ static inline uint64_t frame_id(const struct strace_frame *f)
 	return f->fn ? f->fn->id : f->addr | 1ull << 63;
 }
 
-/* The string index of id when it has one at hand, else 0. */
+/* The string index of id when the front table has it, else 0. */
 static inline uint32_t known_name(const struct fxt *x, uint64_t id)
 {
-	uint32_t fo;
+	uint32_t fo = (uint32_t)(id * 0x9e3779b97f4a7c15ull >>
+				 (64 - FRONT_BITS));
 
-	if (id < x->nbyid)
-		return x->byid[id];
-	fo = (uint32_t)(id * 0x9e3779b97f4a7c15ull >> (64 - FRONT_BITS));
 	return x->front[fo].id == id ? (uint32_t)x->front[fo].index : 0;
 }
 
@@ -766,7 +736,7 @@ static __attribute__((noinline)) void flush(struct fxt *x)
 /*
  * The usual begin and end, two words each, without a call: a call or an
  * entry after its thread's first time, on the thread of the last record,
- * its function's name at hand (byid), its pid the one of the begins
+ * its name at hand (the front table), its pid the one of the begins
  * open. The rest, and the same records, in enter_slow() and
  * leave_slow().
  */
@@ -839,7 +809,6 @@ static void fxt_close(struct view *v)
 		for (size_t i = 0; i < x->thrcap; i++)
 			free(x->thr[i].dfr);
 		free(x->thr);
-		free(x->byid);
 	}
 	free(x);
 	view_set_state(v, NULL);
