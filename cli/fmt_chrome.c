@@ -209,8 +209,7 @@ static char *put_meta(struct chrome *c, char *p, const char *what,
 	return p + 2;
 }
 
-/* A thread's entry (added, with its metadata written, when it is new),
- * or NULL without memory. Valid until the next call. */
+/* thread_of() of a thread other than the last one */
 static __attribute__((noinline)) struct cthr *
 thread_slow(struct view *v, struct chrome *c, uint32_t tid)
 {
@@ -221,8 +220,6 @@ thread_slow(struct view *v, struct chrome *c, uint32_t tid)
 	uint32_t pid;
 	char *p;
 
-	if (c->cur_valid && c->thr[c->cur].tid == tid)
-		return &c->thr[c->cur];
 	nm = c->nm;
 	o = c->out;
 	while (lo < hi) {
@@ -270,6 +267,8 @@ thread_slow(struct view *v, struct chrome *c, uint32_t tid)
 	return &c->thr[lo];
 }
 
+/* A thread's entry (added, with its metadata written, when it is new),
+ * or NULL without memory. Valid until the next call. */
 static inline struct cthr *thread_of(struct view *v, struct chrome *c,
 				     uint32_t tid)
 {
@@ -336,9 +335,13 @@ static void chrome_event(struct view *v, const struct strace_event *e)
 		view_fail(v, -1);
 }
 
-static const char *const kind_cat[] = {"call", "entry",   "root",
-				      "seed", "syscall", "signal"};
-static const uint8_t kind_len[] = {4, 5, 4, 4, 7, 6};
+#define CAT(s) {s, sizeof(s) - 1}
+static const struct {
+	const char *s;
+	uint8_t len;
+} kind_cat[] = {CAT("call"), CAT("entry"),   CAT("root"),
+		CAT("seed"), CAT("syscall"), CAT("signal")};
+#undef CAT
 
 /* The time to write for a begin or end at t on th: after the one before
  * it, by 1 ns when t is not (see the top). */
@@ -469,8 +472,8 @@ static void chrome_leave(void *state, const struct strace_frame *f)
 	struct out *o = c->out;
 	struct cthr *th = thread_of(v, c, f->tid);
 	unsigned kind = f->kind < 6 ? f->kind : 0;
-	const char *k = kind_cat[kind];
-	size_t kl = kind_len[kind];
+	const char *k = kind_cat[kind].s;
+	size_t kl = kind_cat[kind].len;
 	uint64_t b, e;
 	char *p;
 

@@ -467,7 +467,6 @@ static int filter_keeps(struct rd *d, const struct strace_event *e)
 			       e->type <= STRACE_EV_SYMBOL));
 }
 
-
 /* Events one by one through the filters (the slow path of --time,
  * --tid, --sym ...); the plugins get each run of kept events at once. */
 static int show_filtered(struct rd *d, const struct strace_event *ev,

@@ -45,7 +45,7 @@ struct thr {
 	uint32_t tid;
 	int started; /* a flow event was seen: no more seeds */
 	int plain;   /* started, first known, no syscall frame, no frame
-		      * beyond max_depth: fast() may take its events */
+		      * beyond max_depth: run() may take its events */
 	int syscalls; /* [syscall] frames open */
 	struct strace_frame *v;
 	uint32_t n, cap;
@@ -849,12 +849,6 @@ static __attribute__((noinline)) void event(struct strace_stack *s,
 	}
 }
 
-/*
- * The usual events, taken on the usual thread without event()'s tests
- * (the same rules, where they come to nothing): a call from inside the
- * top frame's function to another's, a return after the top frame's
- * call. Returns 0 for event() to take e.
- */
 /* whether a branch from from leaves from the top frame f's function
  * (moved() has nothing to do) */
 static inline int stays(struct strace_stack *s, const struct strace_frame *f,
