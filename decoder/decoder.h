@@ -345,6 +345,7 @@ struct strace_blockfile {
 	const char *pool;
 	size_t pool_len;
 	int has_syms; /* the file holds the object's symbols (maybe none) */
+	size_t bytes; /* the file's */
 };
 
 /* strace_blockfile_path() - DIR/BUILDID.blocks (BUILDID.OPTS.blocks for other
@@ -368,17 +369,36 @@ int strace_blockfile_parse(const void *buf, size_t len,
 int strace_blockfile_seal(void *buf, size_t len,
 			  const struct strace_blockfile_key *key);
 
-/* strace_blockfile_load() - the cache file of key under dir, read whole
- * (into memory: not mapped) and checked (strace_blockfile_parse, checksum
- * verified): *buf (free it when done with *out) and *out pointing into
- * it. Returns 0, -ENOENT (none, or none that can be read), -ESTALE (made
- * from another file or options), -STRACE_E_BADARG (damaged: also not a
- * regular file, too small or too big), -ENOMEM; *buf is NULL unless 0. */
+/* strace_blockfile_load() - the cache file of key under dir, mapped
+ * read-only (not read: docs/cache.md) and checked
+ * (strace_blockfile_parse, checksum verified): *buf the mapping (give it
+ * to strace_blockfile_unload() when done with *out) and *out pointing
+ * into it. Returns 0, -ENOENT (none, or none that can be read), -ESTALE
+ * (made from another file or options), -STRACE_E_BADARG (damaged: also
+ * not a regular file, too small or too big), -ENOMEM; *buf is NULL
+ * unless 0. */
 int strace_blockfile_load(const char *dir,
 			  const struct strace_blockfile_key *key, void **buf,
 			  struct strace_blockfile *out);
+void strace_blockfile_unload(void *buf, const struct strace_blockfile *c);
 
-/* strace_blockfile_write() - write c as the cache file of key under dir
+/* strace_blockfile_find() - the block of key in c (its blocks are in the
+ * order of their keys: parse checks it), or NULL. */
+const struct strace_blockfile_block *
+strace_blockfile_find(const struct strace_blockfile *c, uint64_t key);
+
+/* strace_blockfile_merge() - the blocks of a file (old: in key order)
+ * and the blocks added since (add: any order, maybe twice), in key order
+ * and once each, an added one winning over an old one of the same key:
+ * what strace_blockfile_write() takes. Returns a malloc'd array of *n,
+ * or NULL (no memory). */
+struct strace_blockfile_block *
+strace_blockfile_merge(const struct strace_blockfile_block *old, size_t nold,
+		       const struct strace_blockfile_block *add, size_t nadd,
+		       size_t *n);
+
+/* strace_blockfile_write() - write c (its blocks in key order:
+ * strace_blockfile_merge()) as the cache file of key under dir
  * (made if missing), atomically: a new file renamed over the old. Returns
  * 0 or -errno. */
 int strace_blockfile_write(const char *dir,

@@ -109,7 +109,7 @@ struct object {
 	void *bc_buf;
 	struct strace_blockfile bc;
 	int syms_dirty; /* symbols read from the ELF file, not the cache */
-	int syms_in_file; /* psyms and iv point into bc_buf */
+	int syms_in_file; /* perf 6.1's symbols and iv are bc's */
 	size_t npsyms;
 	struct object *next; /* in the image's list, or the cache's */
 };
@@ -188,7 +188,7 @@ static void object_free(struct object *o)
 	free(o->pool.v);
 	free(o->path);
 	free(o->blocks);
-	free(o->bc_buf);
+	strace_blockfile_unload(o->bc_buf, &o->bc);
 	pthread_mutex_destroy(&o->syms_lock);
 	pthread_mutex_destroy(&o->blocks_lock);
 	pthread_mutex_destroy(&o->bc_lock);
@@ -668,19 +668,7 @@ static int oblock_room(struct object *o, size_t more)
 
 static size_t build_id(Elf *elf, uint8_t *id, size_t max);
 
-/* perf 6.1's symbols and lookup points are used in the cache files' bytes:
- * a file's symbol has its name's pointer where perf_sym has it */
-_Static_assert(sizeof(struct perf_sym) == sizeof(struct strace_blockfile_sym) &&
-		       offsetof(struct perf_sym, end) ==
-			       offsetof(struct strace_blockfile_sym, end) &&
-		       offsetof(struct perf_sym, name) ==
-			       offsetof(struct strace_blockfile_sym, name) &&
-		       offsetof(struct perf_sym, bind) ==
-			       offsetof(struct strace_blockfile_sym, bind) &&
-		       offsetof(struct perf_sym, vis_end) ==
-			       offsetof(struct strace_blockfile_sym, vis_end) &&
-		       sizeof(const char *) == sizeof(uint64_t),
-	       "struct perf_sym and struct strace_blockfile_sym");
+/* perf 6.1's lookup points are used in the cache files' bytes */
 _Static_assert(sizeof(struct perf_iv) ==
 			       sizeof(struct strace_blockfile_point) &&
 		       offsetof(struct perf_iv, point) ==
@@ -701,8 +689,9 @@ static struct strace_blockfile_key bc_key(const struct object *o)
 				      o->no_demangle)};
 }
 
-/* bc_lock held: o's build-id, and its cache file's blocks taken in (the
- * symbols wait for load_symbols) */
+/* bc_lock held: o's build-id, and its cache file mapped (its blocks are
+ * looked up there, strace_dec_image_block(); the symbols wait for
+ * load_symbols) */
 static void bc_load(struct object *o)
 {
 	struct strace_blockfile_key key;
@@ -730,21 +719,6 @@ static void bc_load(struct object *o)
 		return;
 	}
 	o->bc_state = BC_LOADED;
-	pthread_mutex_lock(&o->blocks_lock);
-	/* the table sized for them at once (and half empty) */
-	(void)oblock_room(o, o->bc.nblocks < OBLOCK_MAX / 2 ? o->bc.nblocks
-							    : OBLOCK_MAX / 2);
-	for (size_t i = 0; i < o->bc.nblocks; i++) {
-		const struct strace_blockfile_block *r = &o->bc.blocks[i];
-		struct strace_blockfile_block *e;
-		if (oblock_room(o, 1) < 0)
-			break;
-		e = oblock_slot(o->blocks, o->blocks_mask, r->key);
-		if (!e->key)
-			o->blocks_used++;
-		*e = *r;
-	}
-	pthread_mutex_unlock(&o->blocks_lock);
 }
 
 /*
@@ -781,17 +755,8 @@ static int bc_symbols(struct object *o)
 	if (!o->bc_buf || !c->has_syms)
 		return -1;
 	if (o->plt_style == STRACE_PLT_PERF61) {
-		/* used where they are, in the file's bytes (ours, read): each
-		 * name's offset becomes its pointer, and the records are
-		 * perf_syms (the layouts agree, see above) */
-		uint8_t *rec = (uint8_t *)(uintptr_t)c->syms;
-		for (size_t i = 0; i < n; i++) {
-			const char *name = c->pool + c->syms[i].name;
-			memcpy(rec + i * sizeof(*c->syms) +
-				       offsetof(struct strace_blockfile_sym, name),
-			       &name, sizeof(name));
-		}
-		o->psyms = (struct perf_sym *)(void *)rec;
+		/* used where they are, in the file's mapping: the symbols
+		 * c->syms, named in its pool (symbol_lookup()) */
 		o->iv = (struct perf_iv *)(uintptr_t)c->iv;
 		o->npsyms = n;
 		o->niv = c->niv;
@@ -825,6 +790,7 @@ static int bc_save(struct object *o)
 	int rc = -ENOMEM;
 
 	if (o->blocks) {
+		/* (the table's own, then merged with the file's) */
 		blocks = malloc((o->blocks_used ? o->blocks_used : 1) *
 				sizeof(*blocks));
 		if (!blocks)
@@ -833,7 +799,11 @@ static int bc_save(struct object *o)
 			if (o->blocks[i].key && nb < o->blocks_used)
 				blocks[nb++] = o->blocks[i];
 	}
-	if (atomic_load(&o->syms_loaded)) {
+	c.blocks = strace_blockfile_merge(o->bc.blocks, o->bc.nblocks, blocks,
+					  nb, &c.nblocks);
+	if (!c.blocks)
+		goto out;
+	if (atomic_load(&o->syms_loaded) && !o->syms_in_file) {
 		int perf61 = o->plt_style == STRACE_PLT_PERF61;
 		ns = perf61 ? (o->psyms ? o->npsyms : 0) : o->nsyms;
 		syms = calloc(ns ? ns : 1, sizeof(*syms));
@@ -868,7 +838,8 @@ static int bc_save(struct object *o)
 		c.pool = pool.v;
 		c.pool_len = pool.len;
 	} else if (o->bc_buf && o->bc.has_syms) {
-		/* not looked up this time: kept as the file had them */
+		/* not looked up this time, or looked up in the file: kept
+		 * as the file had them */
 		c.has_syms = 1;
 		c.syms = o->bc.syms;
 		c.nsyms = o->bc.nsyms;
@@ -877,10 +848,9 @@ static int bc_save(struct object *o)
 		c.pool = o->bc.pool;
 		c.pool_len = o->bc.pool_len;
 	}
-	c.blocks = blocks;
-	c.nblocks = nb;
 	rc = strace_blockfile_write(o->cache->dir, &key, &c);
 out:
+	free((void *)(uintptr_t)c.blocks);
 	free(blocks);
 	free(syms);
 	free(pool.v);
@@ -981,6 +951,16 @@ int strace_dec_image_block(struct strace_image *img, uint64_t ip,
 		}
 	}
 	pthread_mutex_unlock(&o->blocks_lock);
+	if (!found && o->bc_buf) {
+		/* in the cache file (mapped, never written: no lock) */
+		const struct strace_blockfile_block *r =
+			strace_blockfile_find(&o->bc, off + 1);
+		if (r && (uint64_t)r->b.len + INSN_MAX <= avail) {
+			*out = r->b;
+			has_target = r->has_target;
+			found = 1;
+		}
+	}
 	if (found) {
 		out->start = ip;
 		out->target = has_target ? ip + out->target : 0;
@@ -1766,11 +1746,18 @@ static int symbol_lookup(struct strace_image *img, uint64_t addr,
 					    : o->iv[lo - 1].after;
 		if (k < 0)
 			return -ENOENT;
-		ps = &o->psyms[k];
-		out->name = ps->name;
+		if (o->syms_in_file) {
+			const struct strace_blockfile_sym *fs = &o->bc.syms[k];
+			out->name = o->bc.pool + fs->name;
+			out->start = fs->start - m->pgoff + m->start;
+			out->size = fs->vis_end - fs->start;
+		} else {
+			ps = &o->psyms[k];
+			out->name = ps->name;
+			out->start = ps->start - m->pgoff + m->start;
+			out->size = ps->vis_end - ps->start;
+		}
 		out->dso = o->path;
-		out->start = ps->start - m->pgoff + m->start;
-		out->size = ps->vis_end - ps->start;
 		return 0;
 	}
 	/* last symbol with start <= off */

@@ -378,13 +378,6 @@ static void dso_cache_add(struct dso *x, uint64_t off,
 	e->b.target = b->target ? b->target - b->start : 0;
 }
 
-static int cmp_oblock(const void *a, const void *b)
-{
-	const struct strace_blockfile_block *x = a, *y = b;
-
-	return x->key < y->key ? -1 : x->key > y->key;
-}
-
 /* The cache files of the DSOs that got new blocks (or had a wrong
  * file): what was read and what was decoded, together. */
 static void dso_cache_save(struct strace_dlf *d)
@@ -394,28 +387,16 @@ static void dso_cache_save(struct strace_dlf *d)
 		struct strace_blockfile c = {0};
 		struct strace_blockfile_block *all;
 		struct strace_blockfile_key key = dso_key(x);
-		size_t n0 = x->bc_buf ? x->bc.nblocks : 0;
 
 		if (!x->idn || (!x->nn && !x->rebuild))
 			continue;
-		all = malloc((n0 + x->nn + 1) * sizeof(*all));
+		all = strace_blockfile_merge(x->bc.blocks, x->bc.nblocks, x->nv,
+					     x->nn, &c.nblocks);
 		if (!all) {
 			d->st.cache_write_errors++;
 			continue;
 		}
-		if (n0)
-			memcpy(all, x->bc.blocks, n0 * sizeof(*all));
-		if (x->nn)
-			memcpy(all + n0, x->nv, x->nn * sizeof(*all));
-		/* once each (a block decoded again after the block cache
-		 * flushed is there twice) */
-		size_t n = 0;
-		qsort(all, n0 + x->nn, sizeof(*all), cmp_oblock);
-		for (size_t k = 0; k < n0 + x->nn; k++)
-			if (!n || all[n - 1].key != all[k].key)
-				all[n++] = all[k];
 		c.blocks = all;
-		c.nblocks = n;
 		if (strace_blockfile_write(d->cache_dir, &key, &c) < 0)
 			d->st.cache_write_errors++;
 		else
@@ -1474,7 +1455,7 @@ int strace_dlf_free(struct strace_dlf *d)
 	strace_bcache_free(d->bc);
 	for (size_t i = 1; i < d->ndsos; i++) {
 		free(d->dsos[i].name);
-		free(d->dsos[i].bc_buf);
+		strace_blockfile_unload(d->dsos[i].bc_buf, &d->dsos[i].bc);
 		free(d->dsos[i].nv);
 	}
 	for (size_t i = 1; i < d->nsyms; i++)

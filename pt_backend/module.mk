@@ -16,7 +16,8 @@ $(eval $(call archive,$(PTPERF_A),$(call objs,$(wildcard pt_backend/perf/*.c))))
 $(eval $(call archive,$(PTCAPTURE_A),$(call objs,$(wildcard pt_backend/capture/*.c))))
 $(eval $(call archive,$(PTPIPELINE_A),$(call objs,$(wildcard pt_backend/pipeline/*.c))))
 
-PTCAPTURE_LDLIBS := -lunwind-ptrace -lunwind-generic -lunwind -lipt -lpthread
+# (libunwind is loaded on first need: capture/unwind.c)
+PTCAPTURE_LDLIBS := -lipt -lpthread
 # What a program of the whole pipeline links, in order, each once.
 PIPELINE_LINK := $(PTPIPELINE_A) $(PTCAPTURE_A) $(PTPERF_A) $(DECODER_A) \
 	$(LIBSTRACE_A)

@@ -8,7 +8,7 @@
  * what is tested is what a forged file can do. It is written where the
  * cache looks, and an image that maps the executable with that cache
  * asks for blocks at addresses all over the file and for their symbols
- * (the file's blocks and symbols taken in, as a decode does), then saves
+ * (looked up in the mapped file, as a decode does), then saves
  * the cache (writing back what it took in). Whatever the bytes, this must
  * finish without a crash or a read out of bounds; a block summary that
  * the file gives must be one the decoder could have made (its length

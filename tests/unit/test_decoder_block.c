@@ -434,6 +434,73 @@ TEST(find_put_by_key)
 	strace_bcache_free(c);
 }
 
+/*
+ * A cache file's blocks (decoder/blockfile.c): the blocks a decode added
+ * merged with the file's, in key order and once each, an added one
+ * winning; a file written so is found block by block, and a file whose
+ * keys are out of order is damaged (its blocks are looked up by binary
+ * search, in the mapping).
+ */
+TEST(cache_file_blocks)
+{
+	static const uint64_t want_keys[] = {1, 2, 5, 7, 9};
+	struct strace_blockfile_block old[3] = {0}, add[4] = {0}, *m;
+	struct strace_blockfile_key key = {(const uint8_t *)"id", 2, 100, 1,
+					   2, 0};
+	struct strace_blockfile c = {0}, in;
+	char dir[] = "/tmp/strace-blockfile-XXXXXX", path[4200];
+	void *buf;
+	size_t n;
+
+	old[0].key = 1, old[1].key = 5, old[2].key = 9;
+	old[1].b.len = 1;
+	/* out of order, 5 twice (decoded again), 5 winning over the file's */
+	add[0].key = 7, add[1].key = 5, add[2].key = 2, add[3].key = 5;
+	add[1].b.len = add[3].b.len = 2;
+	m = strace_blockfile_merge(old, 3, add, 4, &n);
+	REQUIRE(m);
+	CHECK_U64(n, ==, 5);
+	for (size_t i = 0; i < n; i++)
+		CHECK_U64(m[i].key, ==, want_keys[i]);
+	CHECK_INT(m[2].b.len, ==, 2);
+	free(m);
+	m = strace_blockfile_merge(NULL, 0, NULL, 0, &n);
+	REQUIRE(m);
+	CHECK_U64(n, ==, 0);
+	free(m);
+
+	REQUIRE(mkdtemp(dir));
+	c.blocks = m = strace_blockfile_merge(old, 3, add, 4, &c.nblocks);
+	REQUIRE(m);
+	for (size_t i = 0; i < c.nblocks; i++)
+		m[i].b.kind = STRACE_BK_RET, m[i].b.len = m[i].b.len ? 2 : 1,
+		m[i].b.ninsn = 1, m[i].b.term_len = 1;
+	REQUIRE(strace_blockfile_write(dir, &key, &c) == 0);
+	REQUIRE(strace_blockfile_load(dir, &key, &buf, &in) == 0);
+	CHECK_U64(in.nblocks, ==, 5);
+	for (uint64_t k = 0; k <= 10; k++) {
+		const struct strace_blockfile_block *r =
+			strace_blockfile_find(&in, k);
+		int want = k == 1 || k == 2 || k == 5 || k == 7 || k == 9;
+		CHECK_INT(r != NULL, ==, want);
+		if (r)
+			CHECK_U64(r->key, ==, k);
+	}
+	CHECK_INT(strace_blockfile_find(&in, 5)->b.len, ==, 2);
+	strace_blockfile_unload(buf, &in);
+
+	/* the same blocks out of order: damaged, not used */
+	m[0].key = 8;
+	REQUIRE(strace_blockfile_write(dir, &key, &c) == 0);
+	CHECK_INT(strace_blockfile_load(dir, &key, &buf, &in), ==,
+		  -STRACE_E_BADARG);
+	CHECK(buf == NULL);
+	free(m);
+	REQUIRE(strace_blockfile_path(path, sizeof(path), dir, &key));
+	unlink(path);
+	rmdir(dir);
+}
+
 /* Block summaries and their fields that do not depend on where the block
  * is: equal, with start and target moved by delta. */
 static int same_block(const struct strace_block *x,
