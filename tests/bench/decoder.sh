@@ -266,9 +266,9 @@ that are not decoding take more than that together here:
   microsecond an instruction here), the ELF files' symbol tables (libc's
   from its debug file) and the replay of perf's symbol tree. With the
   persistent cache warm (issue 17, \`docs/cache.md\`: the block summaries
-  and the symbol tables read from one file per object, and neither
-  Capstone nor the C++ runtime loaded) it takes $(awk -v f="$fixed" 'BEGIN { printf "%.1f ms", f * 1000 }'): process start,
-  the ring, the files read, and the walk of its $(stat -L -c %s "$small") bytes. The target
+  and the symbol tables mapped from one file per object, and neither
+  Capstone, the C++ runtime nor libunwind loaded) it takes $(awk -v f="$fixed" 'BEGIN { printf "%.1f ms", f * 1000 }'): process start,
+  the ring, the files mapped, and the walk of its $(stat -L -c %s "$small") bytes. The target
   was under 5 ms.
 
 Scaling with cores (issue 17): with no event kept, so that the output is
