@@ -28,7 +28,10 @@
 # time of each are reported, and for the baselines also the ratio to the
 # fast path within each round. Also peak
 # memory of the fast path, and a profile of where its time goes (perf
-# record on cpu-clock).
+# record on cpu-clock). With $O/bench/big.data (make bench-trace: the
+# same sort on 4x the input), issue 17's rows again on that trace, in
+# the same rounds: the pipeline warm and cold, the archive, no output,
+# -j 2 with no output, the bare libipt loop and perf's null dlfilter.
 # Prints a markdown section on stdout.
 set -eu
 O=${O:-build}
@@ -120,19 +123,53 @@ cmd_perfn=(perf script -i "$data" --itrace=b --dlfilter "$null")
 # from the reader's start to the end of both. With --wait-readers the ring
 # is lossless (its pages reused); the archive (fresh pages) beside it.
 rd=$O/bin/ptrace-read
-cat >"$tmp/pipe.sh" <<EOF
+# pipe_scripts NAME DATA: $tmp/NAME.sh (the pipeline), NAMEa.sh (with the
+# archive), NAMEnc.sh (the block cache off: the cold cost of every block)
+pipe_scripts() {
+	cat >"$tmp/$1.sh" <<EOF
 #!/bin/sh
 "$rd" -f raw --follow -o /dev/null "$ring" &
-"$cap" -q -i "$data" -o "$ring" --wait-readers 1 || exit 1
+"$cap" -q -i "$2" -o "$ring" --wait-readers 1 || exit 1
 wait \$! || exit 1
 EOF
-sed 's/ --wait-readers 1//' "$tmp/pipe.sh" >"$tmp/pipea.sh"
-# the same with the block cache off (the cold cost of every block)
-sed 's/ --wait-readers 1/ --wait-readers 1 --no-cache/' "$tmp/pipe.sh" >"$tmp/pipenc.sh"
-chmod +x "$tmp/pipe.sh" "$tmp/pipea.sh" "$tmp/pipenc.sh"
+	sed 's/ --wait-readers 1//' "$tmp/$1.sh" >"$tmp/${1}a.sh"
+	sed 's/ --wait-readers 1/ --wait-readers 1 --no-cache/' "$tmp/$1.sh" >"$tmp/${1}nc.sh"
+	chmod +x "$tmp/$1.sh" "$tmp/${1}a.sh" "$tmp/${1}nc.sh"
+}
+pipe_scripts pipe "$data"
 cmd_pipe=("$tmp/pipe.sh")
 cmd_pipea=("$tmp/pipea.sh")
 cmd_pipenc=("$tmp/pipenc.sh")
+
+# the bigger trace (make bench-trace: the same sort on 4x the input), for
+# issue 17's rows on a trace at least 4x bigger: the pipeline warm and
+# cold, the archive, no output, -j 2 with no output, and the baselines
+big=$O/bench/big.data
+bignames=
+if [ -e "$big" ]; then
+	pipe_scripts bpipe "$big"
+	cmd_bpipe=("$tmp/bpipe.sh")
+	cmd_bpipenc=("$tmp/bpipenc.sh")
+	cmd_bfast=("$cap" -q -i "$big" -o "$ring")
+	cmd_bnoout=("$cap" -q --types lost -i "$big" -o "$ring")
+	cmd_bnooutj=("$cap" -q -j 2 --types lost -i "$big" -o "$ring")
+	cmd_bbare=("$bare" "$big")
+	cmd_bperfn=(perf script -i "$big" --itrace=b --dlfilter "$null")
+	bignames="bpipe bpipenc bfast bnoout bnooutj bbare bperfn"
+	rm -f "$ring"
+	"${cmd_bfast[@]}" && rm -f "$ring" ||
+		{ echo "decoder bench: cannot decode $big" >&2; exit 1; }
+	big_bytes=$(stat -L -c %s "$big")
+	big_branches=$(perf script -i "$big" --itrace=b -F ip 2>/dev/null | wc -l)
+	big_sum=$("$cap" -i "$big" -o "$ring" 2>&1 >/dev/null | grep " branches, " | tail -1)
+	rm -f "$ring"
+	big_events=$(echo "$big_sum" | grep -o '[0-9]* events' | cut -d' ' -f1)
+	big_ptmb=$(echo "$big_sum" | grep -o '[0-9.]* MB of PT' | cut -d' ' -f1)
+	"$bare" "$big" >/dev/null 2>"$tmp/bbare" ||
+		{ echo "decoder bench: $bare $big failed: $(tail -n1 "$tmp/bbare")" >&2; exit 1; }
+	big_insns=$(tail -n1 "$tmp/bbare" | grep -o '[0-9]* instructions' | cut -d' ' -f1)
+	big_errors=$(tail -n1 "$tmp/bbare" | grep -o '[0-9]* errors' | cut -d' ' -f1)
+fi
 
 # REPS rounds, each running every command once, so that all of them meet
 # the machine's speed of the moment (on this VM it changes by half from
@@ -140,7 +177,7 @@ cmd_pipenc=("$tmp/pipenc.sh")
 # CPU and wall time is kept; the medians are reported, and each
 # baseline's CPU time over the fast path's of the same round
 declare -A ac aw
-names="fast bare barecb pipe pipea pipenc fastj nooutj bitw noout ddout fixed fixednc fastnc ref perfp perfn"
+names="fast bare barecb pipe pipea pipenc fastj nooutj bitw noout ddout fixed fixednc fastnc ref perfp perfn $bignames"
 for ((i = 0; i < REPS; i++)); do
 	for n in $names; do
 		declare -n cmd=cmd_$n
@@ -168,18 +205,23 @@ paired() {
 # peak memory of the fast path: the process's own (anonymous) memory at
 # its peak, sampled from /proc while it runs, beside the resident set
 # (which also counts the mapped input and the output ring's pages)
-rm -f "$ring"
-"$cap" -q -i "$data" -o "$ring" & pid=$!
-anon_kb=0 rss_kb=0
-while kill -0 $pid 2>/dev/null; do
-	read -r a r < <(awk '/^RssAnon/ { a = $2 } /^VmHWM/ { h = $2 } END { print a + 0, h + 0 }' /proc/$pid/status 2>/dev/null || echo "0 0")
-	[ "${a:-0}" -gt "$anon_kb" ] && anon_kb=$a
-	[ "${r:-0}" -gt "$rss_kb" ] && rss_kb=$r
-	sleep 0.002
-done
-wait $pid
-ring_kb=$(( $(stat -c %s "$ring") / 1024 ))
+# peak_mem DATA: "anon_kb rss_kb ring_kb" of ptrace-capture -i DATA
+peak_mem() {
+	local pid a r anon=0 rss=0
+	rm -f "$ring"
+	"$cap" -q -i "$1" -o "$ring" & pid=$!
+	while kill -0 $pid 2>/dev/null; do
+		read -r a r < <(awk '/^RssAnon/ { a = $2 } /^VmHWM/ { h = $2 } END { print a + 0, h + 0 }' /proc/$pid/status 2>/dev/null || echo "0 0")
+		[ "${a:-0}" -gt "$anon" ] && anon=$a
+		[ "${r:-0}" -gt "$rss" ] && rss=$r
+		sleep 0.002
+	done
+	wait $pid
+	echo "$anon $rss $(( $(stat -c %s "$ring") / 1024 ))"
+}
+read -r anon_kb rss_kb ring_kb < <(peak_mem "$data")
 in_kb=$(( pt_bytes / 1024 ))
+[ -z "$bignames" ] || read -r big_anon_kb big_rss_kb big_ring_kb < <(peak_mem "$big")
 
 # where the time goes
 rm -f "$ring"
@@ -276,9 +318,11 @@ not what limits it, \`-j 2\` takes $nooutjw s against $nooutw s by wall
 time on this VM's 2 cores: a speedup of $(awk -v a="$nooutw" -v b="$nooutjw" 'BEGIN { printf "%.2f", a / b }'). By Amdahl's law
 (speedup = 1 / (s + (1 - s) / N)), the serial fraction s (start-up, the
 sideband, the symbols, cutting the trace and joining the pieces) is
-$(awk -v a="$nooutw" -v b="$nooutjw" 'BEGIN { v = 2 * b / a - 1; if (v < 0) v = 0; if (v > 1) v = 1; printf "%.2f", v }')$(awk -v a="$nooutw" -v b="$nooutjw" 'BEGIN { if (b >= a) printf " (no gain in this run: at most 1)" }'), and the expected speedup is $(awk -v a="$nooutw" -v b="$nooutjw" 'BEGIN { v = 2 * b / a - 1; if (v < 0) v = 0; if (v > 1) v = 1; for (n = 4; n <= 16; n *= 2) printf "%s%.1fx on %d cores", (n > 4 ? ", " : ""), 1 / (v + (1 - v) / n), n }') (a VM's
-2 cores share with the host, and this trace is small: the bigger the
-trace, the smaller s).
+$(awk -v a="$nooutw" -v b="$nooutjw" 'BEGIN { v = 2 * b / a - 1; if (v < 0) v = 0; if (v > 1) v = 1; printf "%.2f", v }')$(awk -v a="$nooutw" -v b="$nooutjw" 'BEGIN { if (b >= a) printf " (no gain in this run: at most 1)" }'), and the expected speedup is $(awk -v a="$nooutw" -v b="$nooutjw" 'BEGIN { v = 2 * b / a - 1; if (v < 0) v = 0; if (v > 1) v = 1; for (n = 4; n <= 16; n *= 2) printf "%s%.1fx on %d cores", (n > 4 ? ", " : ""), 1 / (v + (1 - v) / n), n }'). The merge that puts
+the workers' events in order, spreads their times and hands them to the
+sink runs on a third thread and costs nearly as much as the walk: see
+\`docs/decoder.md\`, "Parallel decode", for its measured share; the
+bigger trace below shows the same.
 
 The walk itself: the fast path walks TNT bits through a cache of
 recorded runs (libxdc's idea, with every call and return kept: see
@@ -331,4 +375,45 @@ Where the fast path's time goes (perf record -e cpu-clock, symbols above 2%):
 \`\`\`
 $(cat "$tmp/profile")
 \`\`\`
+EOF
+
+[ -n "$bignames" ] || exit 0
+amdahl() { # no-output wall time with one thread, with -j 2: s, then the speedups expected
+	awk -v a="$1" -v b="$2" 'BEGIN { v = 2 * b / a - 1; if (v < 0) v = 0; if (v > 1) v = 1; printf "a speedup of %.2f, a serial fraction s of %.2f%s; expected: ", a / b, v, (b >= a ? " (no gain in this run: at most 1)" : "");
+		for (n = 4; n <= 16; n *= 2) printf "%s%.1fx on %d cores", (n > 4 ? ", " : ""), 1 / (v + (1 - v) / n), n }'
+}
+cat <<EOF
+
+### The same on a trace 4x bigger (issue 17)
+
+\`make bench-trace\` also makes the same program on four times the
+input (\`corpus.sh bench-big\`: sort of 20000 lines):
+$(awk -v b="$big_bytes" 'BEGIN { printf "%.1f MB", b / 1e6 }') of perf.data holding $big_ptmb MB of PT, $big_branches taken
+branches (perf's count) in $big_insns instructions ($(x "$big_insns" "$bare_insns") the
+benchmark trace's; the bare libipt loop's count, with $big_errors decode errors),
+$big_events events written. In the same rounds as the rows above, CPU
+and wall seconds, medians of $REPS:
+
+| command | CPU s | wall s | CPU time against the pipeline's |
+|---|---:|---:|---:|
+| **the pipeline: a following reader, lossless ring, warm cache** | **$bpipe** | $bpipew | 1x |
+| the pipeline with \`--no-cache\` (cold: every block through Capstone) | $bpipenc | $bpipencw | $(x "$bpipenc" "$bpipe") |
+| ptrace-capture -i, archive, nobody reading | $bfast | $bfastw | $(x "$bfast" "$bpipe") |
+| ptrace-capture -i --types lost (no output at all) | $bnoout | $bnooutw | $(x "$bnoout" "$bpipe") |
+| ptrace-capture -i -j 2 --types lost | $bnooutj | $bnooutjw | $(x "$bnooutj" "$bpipe") |
+| bare libipt loop (\`pt_blk_next\` over an image section cache) | $bbare | $bbarew | $(x "$bbare" "$bpipe") |
+| \`perf script --itrace=b\`, null dlfilter | $bperfn | $bperfnw | $(x "$bperfn" "$bpipe") |
+
+Issue 17's targets on this trace: perf with the null dlfilter takes
+**$(x "$bperfn" "$bpipe")** the pipeline's CPU time (target 30x; cold cache:
+$(x "$bperfn" "$bpipenc")), the bare libipt loop **$(x "$bbare" "$bpipe")** (target 10x; cold:
+$(x "$bbare" "$bpipenc")); the pipeline takes $(awk -v a="$bpipew" -v b="$bnooutw" 'BEGIN { printf "%.2fx", a / b }') the wall time of the
+decode with no output (target under 1.2x). The walk alone (no output,
+less the fixed cost): $(mbs "$(awk -v p="$big_ptmb" 'BEGIN { print p * 1e6 }')" "$(awk -v a="$bnoout" -v f="$fixed" 'BEGIN { print a - f }')") MB/s of PT, $(awk -v a="$bnoout" -v f="$fixed" -v b="$big_branches" 'BEGIN { printf "%.1f ns", (a - f) / b * 1e9 }') per taken
+branch. \`-j 2\` with no output, by wall time on this VM's 2 cores:
+$(amdahl "$bnooutw" "$bnooutjw").
+Memory: the fast path's own (anonymous) memory peaked at
+$((big_anon_kb / 1024)) MiB, its resident set at $((big_rss_kb / 1024)) MiB (with the mapped
+input and the pages of its $((big_ring_kb / 1024)) MiB archive); target under 64 MiB
+beyond the input.
 EOF

@@ -7,6 +7,8 @@
 #   corpus.sh bin NAME             build NAME, print the program's path
 #   corpus.sh trace NAME VARIANT   trace NAME, print the trace directory
 #   corpus.sh bench                the benchmark trace, print its directory
+#   corpus.sh bench-big            the same program on 4x the input (the
+#                                  bench's bigger trace), likewise
 #   corpus.sh link                 trace the standard set and link each as
 #                                  $O/corpus/NAME[-VARIANT].{data,truth,sideband}
 #                                  (what `make tests` does for other tests;
@@ -215,24 +217,33 @@ stack-list) echo "$STACK" ;;
 link) cmd_link ;;
 bin) cmd_bin "$2" ;;
 trace) shift; cmd_trace "$@" ;;
-bench)
+bench | bench-big)
+	# bench: sort of 5000 lines, a real workload of about 31M
+	# instructions (with its truth); bench-big: sort of 20000 lines,
+	# about 4.6 times the instructions (no truth: it would be 0.5 GB)
 	make_inputs
-	# sort of 5000 lines: a real workload of about 25M instructions
-	key=$( { sha256sum /usr/bin/sort "$PTSYNTH" "$out/input/bench.txt"; } | hash)
+	name=bench input=$out/input/bench.txt truth=(--truth)
+	if [ "$1" = bench-big ]; then
+		name=big input=$out/input/bench-big.txt truth=()
+		[ -e "$input" ] ||
+			awk 'BEGIN { s = 11; for (i = 0; i < 20000; i++) { s = (s * 1103515245 + 12345) % 2147483648; printf "%d %s record-%d\n", s % 100000, (s % 3 ? "x" : "y"), i } }' >"$input"
+	fi
+	key=$( { sha256sum /usr/bin/sort "$PTSYNTH" "$input"; } | hash)
 	mkdir -p "$O/bench"
-	dir=$O/bench/bench-$key
+	dir=$O/bench/$name-$key
 	if [ ! -e "$dir/done" ]; then
-		for old in "$O"/bench/bench-*; do
+		for old in "$O/bench/$name"-*; do
 			[ -d "$old" ] && [ "$old" != "$dir" ] && rm -rf "$old"
 		done
 		rm -rf "$dir"; mkdir -p "$dir"
-		"$PTSYNTH" -o "$dir/trace.data" --truth "$dir/trace.truth" -- \
-			/usr/bin/sort -k2,2 -k1,1n "$out/input/bench.txt" >"$dir/stdout" 2>"$dir/stderr" ||
+		"$PTSYNTH" -o "$dir/trace.data" ${truth[@]+"${truth[@]}" "$dir/trace.truth"} -- \
+			/usr/bin/sort -k2,2 -k1,1n "$input" >"$dir/stdout" 2>"$dir/stderr" ||
 			{ cat "$dir/stderr" >&2; exit 1; }
 		touch "$dir/done"
 	fi
 	for ext in data truth sideband; do
-		ln -sfn "$(basename "$dir")/trace.$ext" "$O/bench/bench.$ext"
+		[ -e "$dir/trace.$ext" ] &&
+			ln -sfn "$(basename "$dir")/trace.$ext" "$O/bench/$name.$ext"
 	done
 	echo "$dir"
 	;;
