@@ -52,8 +52,8 @@ static size_t align8(size_t n)
 
 /* A 64-bit hash of the bytes (not cryptographic: it finds damage, not
  * forgery; a forged file is still bounded, see parse): four lanes of 8
- * bytes, so that the multiplications overlap (a megabyte in about a
- * tenth of a millisecond), folded into one at the end. */
+ * bytes, so that their multiplications overlap, folded into one at the
+ * end. */
 static uint64_t mix(uint64_t h, uint64_t w)
 {
 	h ^= w;
