@@ -220,7 +220,7 @@ trace) shift; cmd_trace "$@" ;;
 bench | bench-big)
 	# bench: sort of 5000 lines, a real workload of about 31M
 	# instructions (with its truth); bench-big: sort of 20000 lines,
-	# about 4.6 times the instructions (no truth: it would be 0.5 GB)
+	# 4.7 times the instructions (no truth: it would be 0.5 GB)
 	make_inputs
 	name=bench input=$out/input/bench.txt truth=(--truth)
 	if [ "$1" = bench-big ]; then
