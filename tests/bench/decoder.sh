@@ -235,6 +235,10 @@ perf report -i "$tmp/perf.data" --stdio --sort sym --percent-limit 2 2>/dev/null
 r() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.1fM", n / s / 1e6 }'; }
 mbs() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.1f", n / s / 1e6 }'; }
 x() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1fx", a / b }'; }
+amdahl() { # no-output wall time with one thread, with -j 2: s, then the speedups expected
+	awk -v a="$1" -v b="$2" 'BEGIN { v = 2 * b / a - 1; if (v < 0) v = 0; if (v > 1) v = 1; printf "a speedup of %.2f, a serial fraction s of %.2f%s; expected: ", a / b, v, (b >= a ? " (no gain in this run: at most 1)" : "");
+		for (n = 4; n <= 16; n *= 2) printf "%s%.1fx on %d cores", (n > 4 ? ", " : ""), 1 / (v + (1 - v) / n), n }'
+}
 
 cat <<EOF
 ## Decoding: \`ptrace-capture -i\` (issue 4)
@@ -318,10 +322,9 @@ that are not decoding take more than that together here:
 
 Scaling with cores (issue 17): with no event kept, so that the output is
 not what limits it, \`-j 2\` takes $nooutjw s against $nooutw s by wall
-time on this VM's 2 cores: a speedup of $(awk -v a="$nooutw" -v b="$nooutjw" 'BEGIN { printf "%.2f", a / b }'). By Amdahl's law
-(speedup = 1 / (s + (1 - s) / N)), the serial fraction s (start-up, the
-sideband, the symbols, cutting the trace and joining the pieces) is
-$(awk -v a="$nooutw" -v b="$nooutjw" 'BEGIN { v = 2 * b / a - 1; if (v < 0) v = 0; if (v > 1) v = 1; printf "%.2f", v }')$(awk -v a="$nooutw" -v b="$nooutjw" 'BEGIN { if (b >= a) printf " (no gain in this run: at most 1)" }'), and the expected speedup is $(awk -v a="$nooutw" -v b="$nooutjw" 'BEGIN { v = 2 * b / a - 1; if (v < 0) v = 0; if (v > 1) v = 1; for (n = 4; n <= 16; n *= 2) printf "%s%.1fx on %d cores", (n > 4 ? ", " : ""), 1 / (v + (1 - v) / n), n }'). The merge that puts
+time on this VM's 2 cores: $(amdahl "$nooutw" "$nooutjw") (Amdahl's law, speedup = 1 / (s + (1 - s) / N); s is
+start-up, the sideband, the symbols, cutting the trace and joining the
+pieces). The merge that puts
 the workers' events in order, spreads their times and hands them to the
 sink runs on a third thread and costs nearly as much as the walk: see
 \`docs/decoder.md\`, "Parallel decode", for its measured share; the
@@ -381,10 +384,6 @@ $(cat "$tmp/profile")
 EOF
 
 [ -n "$bignames" ] || exit 0
-amdahl() { # no-output wall time with one thread, with -j 2: s, then the speedups expected
-	awk -v a="$1" -v b="$2" 'BEGIN { v = 2 * b / a - 1; if (v < 0) v = 0; if (v > 1) v = 1; printf "a speedup of %.2f, a serial fraction s of %.2f%s; expected: ", a / b, v, (b >= a ? " (no gain in this run: at most 1)" : "");
-		for (n = 4; n <= 16; n *= 2) printf "%s%.1fx on %d cores", (n > 4 ? ", " : ""), 1 / (v + (1 - v) / n), n }'
-}
 cat <<EOF
 
 ### The same on a trace 4x bigger (issue 17)
