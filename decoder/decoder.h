@@ -664,7 +664,16 @@ spread_put(struct strace_dec_spread *s, const struct strace_walk_opts *o,
 	   const struct strace_event *ev, uint64_t ins)
 {
 	if (__builtin_expect(s->open && ev->time == s->t0 && s->n < s->cap, 1)) {
-		s->ev[s->n] = *ev;
+		/* field by field: ev was just stored field by field (on
+		 * the caller's stack), and one 16-byte load of it would
+		 * wait for those stores to retire (no store forwarding) */
+		struct strace_event *d = &s->ev[s->n];
+		d->type = ev->type;
+		d->flags = ev->flags;
+		d->tid = ev->tid;
+		d->time = ev->time;
+		d->a = ev->a;
+		d->b = ev->b;
 		s->ins[s->n++] = ins;
 		if (__builtin_expect(spread_stops(ev->type), 0)) {
 			s->gap_n = s->n;
