@@ -451,18 +451,26 @@ static inline struct uthr *thr_of(struct view *v, struct uft *u, uint32_t tid)
 	return t ? t : thr_new(v, u, tid);
 }
 
+/* A record into t's buffer, which has room: cur is read once (a store
+ * through an unsigned char pointer may alias it, and would make the
+ * compiler load it again) */
+static inline void put16(struct uthr *t, uint64_t time, uint64_t w)
+{
+	unsigned char *c = t->cur;
+
+	memcpy(c, &time, 8);
+	memcpy(c + 8, &w, 8);
+	t->cur = c + 16;
+	t->last = time;
+}
+
 static inline void put_rec(struct view *v, struct uft *u, struct uthr *t,
 			   uint64_t time, uint64_t word)
 {
 	if (t->cur == t->end && thr_flush(v, u, t) < 0)
 		return;
 	/* a thread's records in time order, as uftrace reads them */
-	if (time < t->last)
-		time = t->last;
-	memcpy(t->cur, &time, 8);
-	memcpy(t->cur + 8, &word, 8);
-	t->cur += 16;
-	t->last = time;
+	put16(t, time < t->last ? t->last : time, word);
 }
 
 /* --- addresses --------------------------------------------------------------- */
@@ -694,10 +702,7 @@ static void uft_enter(void *state, const struct strace_frame *f)
 	}
 	time = f->begin > t->last ? f->begin : t->last;
 	w = rec_word(UFT_ENTRY, t->open, a);
-	memcpy(t->cur, &time, 8);
-	memcpy(t->cur + 8, &w, 8);
-	t->cur += 16;
-	t->last = time;
+	put16(t, time, w);
 	((struct strace_frame *)(uintptr_t)f)->user[0] = w;
 	t->open++;
 }
@@ -747,10 +752,7 @@ static void uft_leave(void *state, const struct strace_frame *f)
 	}
 	time = f->end > t->last ? f->end : t->last;
 	t->open--;
-	memcpy(t->cur, &time, 8);
-	memcpy(t->cur + 8, &w, 8);
-	t->cur += 16;
-	t->last = time;
+	put16(t, time, w);
 }
 
 /* The user event of a gap: one per kind (and error code), defined in
