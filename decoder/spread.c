@@ -44,29 +44,21 @@ static inline uint64_t at_most(double d, uint64_t lim)
 }
 
 /* Events k to n - 1 held: from (ta, ia) to (tb, ib) in proportion of
- * their instruction counts, never before last. An event the spreading
- * moved from t0, the time of its packet, loses STRACE_F_TIME_EXACT (an
- * error's flags are its code, never TIME_EXACT). Returns the last
- * time. */
+ * their instruction counts, never before last. Returns the last time. */
 static uint64_t share(struct strace_dec_spread *s, unsigned k, unsigned n,
 		      uint64_t ta, uint64_t ia, uint64_t tb, uint64_t ib,
-		      uint64_t last, uint64_t t0)
+		      uint64_t last)
 {
 	double scale = ib > ia && tb > ta
 			       ? (double)(tb - ta) / (double)(ib - ia)
 			       : 0;
 
 	for (; k < n; k++) {
-		struct strace_event *e = &s->ev[k];
 		uint64_t c = s->ins[k] > ia ? s->ins[k] - ia : 0;
 		uint64_t t = ta + at_most(scale * (double)c, tb - ta);
 
 		last = t > last ? t : last;
-		e->time = last;
-		/* (no branch: whether an event moved is data) */
-		e->flags &= (uint16_t)~(STRACE_F_TIME_EXACT *
-					((last != t0) &
-					 (e->type != STRACE_EV_ERROR)));
+		s->ev[k].time = last;
 	}
 	return last;
 }
@@ -92,16 +84,20 @@ static int close_interval(struct strace_dec_spread *s,
 			uint64_t tg = t0 + at_most(end, lim);
 
 			last = share(s, 0, s->gap_n, t0, s->i0, tg, s->gap_i,
-				     last, t0);
+				     last);
 		} else {
-			share(s, 0, s->gap_n, t0, 0, t0, 0, last, t0);
+			share(s, 0, s->gap_n, t0, 0, t0, 0, last);
 		}
 		/* the rest: from there to t1 */
-		last = share(s, s->gap_n, s->n, last, s->gap_i, t1, i1, last,
-			     t0);
+		last = share(s, s->gap_n, s->n, last, s->gap_i, t1, i1, last);
 	} else {
-		last = share(s, 0, s->n, t0, s->i0, t1, i1, last, t0);
+		last = share(s, 0, s->n, t0, s->i0, t1, i1, last);
 	}
+	/* an event the spreading moved had a time from its packet no more
+	 * (an error's flags are its code, never TIME_EXACT) */
+	for (unsigned k = 0; k < s->n; k++)
+		if (s->ev[k].time != t0 && s->ev[k].type != STRACE_EV_ERROR)
+			s->ev[k].flags &= (uint16_t)~STRACE_F_TIME_EXACT;
 	if (clean && i1 > s->i0 && dt) {
 		/* the pace, over the last million instructions or so */
 		s->rate_dt += (double)dt;
