@@ -57,7 +57,7 @@ put_event(struct strace_walker *w, unsigned type, unsigned flags,
 	if (likely(w->out.to == OUT_SPREAD))
 		err = spread_put(&w->out.sp, &w->o, &ev, ins);
 	else if (w->out.to == OUT_VEC)
-		err = strace_dec_vec_put(w->o.emit_arg, &ev, ins);
+		err = vec_put(w->o.emit_arg, &ev, ins);
 	else
 		err = sink_put(&w->o, &ev);
 	if (err) {

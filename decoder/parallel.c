@@ -30,6 +30,8 @@ struct pool {
 	size_t merged;   /* segments merged (slots below are free) */
 	uint8_t *done;   /* per slot: the segment in it is decoded */
 	int stop;
+	int spread; /* the merge spreads times: so do the workers, where
+		     * they can (segment.h, strace_dec_seg_spread()) */
 };
 
 struct worker_arg {
@@ -55,6 +57,7 @@ static void *worker(void *arg)
 			break;
 		j->ev.n = j->ev.nmk = 0;
 		j->ev.err = 0;
+		j->spread = p->spread;
 		j->start = (size_t)p->offs[k];
 		j->end = k + 1 < p->nseg ? (size_t)p->offs[k + 1] : p->len;
 		j->last = k + 1 == p->nseg;
@@ -135,6 +138,7 @@ long strace_walker_decode_parallel(struct strace_walker *w,
 		}
 	}
 	p.walkers = ws;
+	p.spread = w->out.to == OUT_SPREAD;
 	w->time.last_time = 0;
 	w->in.prog_at = 0;
 	for (t = 0; t < nthreads; t++) {

@@ -60,10 +60,12 @@ void strace_dec_vec_free(struct evvec *e)
 	free(e->v);
 	free(e->ins);
 	free(e->mk);
+	free(e->run);
 	e->v = NULL;
 	e->ins = NULL;
 	e->mk = NULL;
-	e->n = e->cap = e->nmk = e->capmk = 0;
+	e->run = NULL;
+	e->n = e->cap = e->nmk = e->capmk = e->nrun = e->caprun = 0;
 }
 
 void strace_dec_seg_decode(struct strace_walker *w, const uint8_t *buf,
@@ -87,6 +89,12 @@ void strace_dec_seg_decode(struct strace_walker *w, const uint8_t *buf,
 					 j->next_fup);
 	if (!j->ret && j->ev.err)
 		j->ret = j->ev.err;
+	j->ev.nrun = 0;
+	/* the times of what lies after the first trace_begin (the merge may
+	 * change that one; none: tracing was off throughout) */
+	if (j->spread && !j->ev.err && w->seg.first_idx >= 0)
+		strace_dec_seg_spread(&j->ev, (size_t)w->seg.first_idx +
+						      (size_t)w->seg.first_n);
 	j->notes = w->seg;
 	j->end_state = (struct seg_state){
 		.have_ip = w->flow.have_ip,
@@ -124,6 +132,63 @@ static int sink(struct strace_walker *w, const struct strace_event *ev,
 	return 0;
 }
 
+/* Whether the merge takes run's times as the worker spread them: its
+ * spreader is in the interval the worker spread (begun at the same point,
+ * holding nothing yet), and time_forward() keeps the run's time as it
+ * keeps a held event's. Else the run's events get their time back, for
+ * the spreader. */
+static int run_taken(struct strace_walker *w, struct evvec *v,
+		     const struct seg_run *run)
+{
+	const struct strace_dec_spread *sp = &w->out.sp;
+
+	if (w->out.to == OUT_SPREAD && sp->open && !sp->n &&
+	    sp->t0 == run->t0 && sp->i0 == w->st.insns + run->i0 &&
+	    time_forward(&w->o.time, &w->time.last_time, run->t0) == run->t0)
+		return 1;
+	for (size_t k = run->a; k < run->b; k++)
+		v->v[k].time = run->t0;
+	return 0;
+}
+
+/* The flags of a segment's event as a sequential decode has them:
+ * SEG_F_ADV off, and TIME_EXACT of a dropped event (*carry) given to the
+ * next event resolved by a packet. */
+static inline void seam_flags(struct strace_event *e, unsigned *carry)
+{
+	if (e->flags & SEG_F_ADV) {
+		/* as in a sequential decode, TIME_EXACT waits for an event
+		 * resolved by a packet */
+		e->flags &= (uint16_t)~SEG_F_ADV;
+	} else if (e->type != STRACE_EV_ERROR) {
+		/* (an error's flags are its code: it takes no TIME_EXACT, as
+		 * in a sequential decode) */
+		e->flags |= (uint16_t)*carry;
+		*carry = 0;
+	}
+}
+
+/* The events of a run taken, to the sink as the spreader would hand them
+ * on (one it moved from t0 loses TIME_EXACT, as in close_interval()).
+ * Returns 0 or the sink's error. */
+static int put_run(struct strace_walker *w, struct evvec *v,
+		   const struct seg_run *run, unsigned *carry)
+{
+	for (size_t k = run->a; k < run->b; k++) {
+		struct strace_event *e = &v->v[k];
+		int err;
+
+		seam_flags(e, carry);
+		if (e->time != run->t0)
+			e->flags &= (uint16_t)~STRACE_F_TIME_EXACT;
+		if ((err = sink_put(&w->o, e)))
+			return sink_error(err);
+		w->out.events++;
+		w->st.events++;
+	}
+	return 0;
+}
+
 /* A segment's time point to the spreader. Returns 0 or the sink's
  * error. */
 static int mark(struct strace_walker *w, const struct seg_mark *mk)
@@ -156,7 +221,7 @@ int strace_dec_seg_merge(struct strace_walker *w, struct seg_job *j,
 			 int first_seg, struct seg_state *S)
 {
 	const struct seg_notes *nt = &j->notes;
-	size_t i, m = 0;
+	size_t i, m = 0, r = 0; /* r: the next run */
 	int err;
 	unsigned carry = 0; /* TIME_EXACT of a dropped event goes on */
 
@@ -202,16 +267,20 @@ int strace_dec_seg_merge(struct strace_walker *w, struct seg_job *j,
 				return err;
 			continue;
 		}
-		if (j->ev.v[i].flags & SEG_F_ADV) {
-			/* as in a sequential decode, TIME_EXACT waits for
-			 * an event resolved by a packet */
-			j->ev.v[i].flags &= (uint16_t)~SEG_F_ADV;
-		} else if (j->ev.v[i].type != STRACE_EV_ERROR) {
-			/* (an error's flags are its code: it takes no
-			 * TIME_EXACT, as in a sequential decode) */
-			j->ev.v[i].flags |= (uint16_t)carry;
-			carry = 0;
+		if (r < j->ev.nrun && i == j->ev.run[r].a) {
+			const struct seg_run *run = &j->ev.run[r++];
+			if (run_taken(w, &j->ev, run)) {
+				if ((err = put_run(w, &j->ev, run, &carry)))
+					return err;
+				/* the time points inside it change nothing
+				 * (none ended the worker's interval) */
+				while (m < j->ev.nmk && j->ev.mk[m].at < run->b)
+					m++;
+				i = run->b - 1;
+				continue;
+			}
 		}
+		seam_flags(&j->ev.v[i], &carry);
 		if ((err = sink(w, &j->ev.v[i], j->ev.ins[i])))
 			return err;
 	}

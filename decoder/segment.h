@@ -51,15 +51,28 @@ struct seg_mark {
 	uint64_t time, ins;
 };
 
+/* Events [a, b) of a segment, held together by the spreader in the
+ * interval that began at (t0, i0) (i0 from the segment's start) and
+ * closed inside the segment with no stop among them: their times as that
+ * interval spreads them, set by the segment's worker
+ * (strace_dec_seg_spread()). */
+struct seg_run {
+	size_t a, b;
+	uint64_t t0, i0;
+};
+
 /* A segment's events, with the instruction count (from the segment's
  * start) at each, and its time points: the merge spreads times by them
- * (decoder.h, "Times between timing packets"). */
+ * (decoder.h, "Times between timing packets"), but for the runs whose
+ * times the worker spread. */
 struct evvec {
 	struct strace_event *v;
 	uint64_t *ins;
 	size_t n, cap;
 	struct seg_mark *mk;
 	size_t nmk, capmk;
+	struct seg_run *run;
+	size_t nrun, caprun;
 	int err;
 };
 
@@ -68,6 +81,26 @@ struct evvec {
  * err). */
 int strace_dec_vec_put(void *arg, const struct strace_event *ev,
 		       uint64_t ins);
+
+/* vec_put() - the same, inline while the vector has room; ev is copied
+ * field by field, as spread_put() copies it (decoder.h). */
+static inline __attribute__((always_inline)) int
+vec_put(struct evvec *e, const struct strace_event *ev, uint64_t ins)
+{
+	struct strace_event *d;
+
+	if (__builtin_expect(e->n == e->cap, 0))
+		return strace_dec_vec_put(e, ev, ins);
+	d = &e->v[e->n];
+	d->type = ev->type;
+	d->flags = ev->flags;
+	d->tid = ev->tid;
+	d->time = ev->time;
+	d->a = ev->a;
+	d->b = ev->b;
+	e->ins[e->n++] = ins;
+	return 0;
+}
 
 /* strace_dec_vec_mark() - append the time point (t, ins) to the struct
  * evvec arg. Returns 0, -ENOMEM (also kept in the vector's err). */
@@ -78,6 +111,20 @@ int strace_dec_vec_mark(void *arg, uint64_t t, uint64_t ins);
  * strace_dec_vec_put(). Called as a callback, it appends ev with count 0.
  */
 int strace_dec_vec_push(void *arg, const struct strace_event *ev);
+
+/*
+ * strace_dec_seg_spread() - in a segment's worker, after its decode: the
+ * times of the events of e that the merge's spreader would hold and
+ * spread in an interval that begins and ends inside the segment, at or
+ * after event from (after the segment's first trace_begin, which the
+ * merge may change), with no stop among them (spread_stops()), at most
+ * SPREAD_MAX: spread as the merge would (the same share of the interval),
+ * each such interval a run in e->run. The merge takes a run as it is when
+ * its spreader is in the same interval, else gives its events their time
+ * back (t0) and spreads them itself (strace_dec_seg_merge()). Returns 0,
+ * -ENOMEM (no run is then kept).
+ */
+int strace_dec_seg_spread(struct evvec *e, size_t from);
 
 /* strace_dec_vec_free() - the vector's storage. */
 void strace_dec_vec_free(struct evvec *e);
@@ -92,6 +139,8 @@ struct seg_job {
 	/* each job on its own cache lines: workers bump ev.n per event */
 	_Alignas(128) size_t start, end;
 	int last, has_next_fup;
+	int spread; /* the worker spreads what it can
+		     * (strace_dec_seg_spread()): the merge spreads times */
 	uint64_t next_fup;
 	size_t fup_at;
 	struct evvec ev;

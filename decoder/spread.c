@@ -3,10 +3,12 @@
  * decoder/spread.c - times between timing packets: what the hold in
  * decoder.h leaves out of line.
  */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "decoder/decoder.h"
 #include "decoder/emit.h"
+#include "decoder/segment.h"
 
 uint64_t strace_dec_spread_mtc_ns(const struct strace_time_conv *tc)
 {
@@ -196,4 +198,77 @@ void strace_dec_spread_free(struct strace_dec_spread *s)
 	s->ev = NULL;
 	s->ins = NULL;
 	s->n = s->cap = 0;
+}
+
+/* Events [a, b) of e, held from (t0, i0) to (t1, i1): spread as
+ * close_interval() spreads an interval without a stop, and kept as a
+ * run. Returns 0, -ENOMEM. */
+static int seg_run(struct evvec *e, size_t a, size_t b, uint64_t t0,
+		   uint64_t i0, uint64_t t1, uint64_t i1)
+{
+	struct strace_dec_spread s = {.ev = e->v + a, .ins = e->ins + a};
+
+	if (e->nrun == e->caprun) {
+		size_t nc = e->caprun ? e->caprun * 2 : 256;
+		struct seg_run *nr = realloc(e->run, nc * sizeof(*nr));
+		if (!nr)
+			return -ENOMEM;
+		e->run = nr;
+		e->caprun = nc;
+	}
+	share(&s, 0, (unsigned)(b - a), t0, i0, t1, i1, t0);
+	e->run[e->nrun++] = (struct seg_run){a, b, t0, i0};
+	return 0;
+}
+
+/* The decisions of spread_put(), strace_dec_spread_slow() and
+ * strace_dec_spread_mark(), replayed over the segment's events and time
+ * points: where each interval begins and what it holds. */
+int strace_dec_seg_spread(struct evvec *e, size_t from)
+{
+	int open = 0, ok = 0; /* ok: the interval may be a run */
+	uint64_t t0 = 0, i0 = 0;
+	size_t held = 0, m = 0; /* the interval's first event held */
+
+	e->nrun = 0;
+	for (size_t i = 0;; i++) {
+		/* the time points before event i */
+		for (; m < e->nmk && e->mk[m].at <= i; m++) {
+			const struct seg_mark *k = &e->mk[m];
+			if (!k->time || (open && k->time <= t0))
+				continue;
+			if (open && ok && i > held &&
+			    seg_run(e, held, i, t0, i0, k->time, k->ins) < 0)
+				goto nomem;
+			open = 1;
+			t0 = k->time;
+			i0 = k->ins;
+			held = i;
+			ok = i >= from;
+		}
+		if (i == e->n)
+			return 0;
+		if (open && e->v[i].time == t0) {
+			/* held; a full hold splits the interval there */
+			if (i - held >= SPREAD_MAX || spread_stops(e->v[i].type))
+				ok = 0;
+			continue;
+		}
+		if (open && e->v[i].time > t0 && ok && i > held &&
+		    seg_run(e, held, i, t0, i0, e->v[i].time, e->ins[i]) < 0)
+			goto nomem;
+		/* (an earlier time or none ends the interval unspread) */
+		open = e->v[i].time != 0;
+		t0 = e->v[i].time;
+		i0 = e->ins[i];
+		held = i + 1;
+		ok = i >= from;
+	}
+nomem:
+	/* the runs spread so far get their time back */
+	for (size_t r = 0; r < e->nrun; r++)
+		for (size_t k = e->run[r].a; k < e->run[r].b; k++)
+			e->v[k].time = e->run[r].t0;
+	e->nrun = 0;
+	return -ENOMEM;
 }

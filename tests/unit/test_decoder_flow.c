@@ -21,6 +21,7 @@
 
 #include "harness.h"
 #include "decoder_testlib.h"
+#include "decoder/walker.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 #define BIAS 0x7f3a00000000ull
@@ -867,6 +868,113 @@ TEST(parallel_equals_sequential)
 	CHECK_INT(segs, >, 100);
 	free(seq.v);
 	free(par.v);
+}
+
+/* A segment's vector: a time point (mark: time, ins; none if time 0),
+ * then events of type CALL at (time, ins), instruction counts from the
+ * segment's start. */
+static void seg_events(struct seg_job *j, const uint64_t mark[2],
+		       const uint64_t (*te)[2], size_t n, uint64_t insns)
+{
+	struct strace_event e = {0};
+
+	memset(j, 0, sizeof(*j));
+	j->notes.first_idx = -1;
+	j->st.insns = insns;
+	if (mark[0])
+		REQUIRE(strace_dec_vec_mark(&j->ev, mark[0], mark[1]) == 0);
+	e.type = STRACE_EV_CALL;
+	e.flags = STRACE_F_TIME_EXACT;
+	e.tid = 7;
+	for (size_t k = 0; k < n; k++) {
+		e.time = te[k][0];
+		e.a = k;
+		REQUIRE(strace_dec_vec_put(&j->ev, &e, te[k][1]) == 0);
+	}
+}
+
+/* The merge of two segments, the second's times spread by its worker
+ * (runs) or not: the events the sink gets. */
+static void merge_two(struct seg_job *a, struct seg_job *b, int runs,
+		      struct evs *out)
+{
+	struct strace_walk_opts o = {0};
+	struct strace_image *none;
+	struct strace_walker *w;
+	struct seg_state S = {0};
+
+	o.size = sizeof(o);
+	o.emit = collect;
+	o.emit_arg = out;
+	o.tid = 7;
+	o.has_time = 1;
+	o.time.time_mult = 1;
+	out->n = 0;
+	REQUIRE(strace_image_new(NULL, &none) == 0);
+	REQUIRE(strace_walker_new(none, &o, &w) == 0);
+	b->ev.nrun = 0;
+	if (runs)
+		REQUIRE(strace_dec_seg_spread(&b->ev, 0) == 0);
+	S.begin_reason = STRACE_REASON_START;
+	CHECK_INT(strace_dec_seg_merge(w, a, 1, &S), ==, 0);
+	CHECK_INT(strace_dec_seg_merge(w, b, 0, &S), ==, 0);
+	CHECK_INT(strace_dec_walk_flush(w, 0), ==, 0);
+	strace_walker_free(w);
+	strace_image_free(none);
+}
+
+/* A worker's spread run is taken as it is only where the merge's
+ * spreader is in the same interval; elsewhere its events get their time
+ * back and the merge spreads them: the same events either way. Here the
+ * second segment begins with a time point at the time of the first's
+ * last interval (no timing packet between): the worker began an interval
+ * there, the merge is still in the one the first segment began 12
+ * instructions before (the same time, nothing held: only the instruction
+ * counts differ), so that run falls back; the next is the merge's
+ * interval, and is taken. */
+TEST(parallel_runs_fall_back)
+{
+	static const uint64_t none[2] = {0, 0}, at2000[2] = {2000, 2};
+	static const uint64_t ta[][2] = {{1000, 0}, {1000, 10}, {2000, 20}};
+	static const uint64_t tb[][2] = {{2000, 4},  {2000, 6},  {3000, 10},
+					 {3000, 12}, {3000, 14}, {4000, 20},
+					 {5000, 30}};
+	struct seg_job a, b;
+	struct evs with = {calloc(64, sizeof(struct strace_event)), 0};
+	struct evs without = {calloc(64, sizeof(struct strace_event)), 0};
+	size_t moved = 0;
+
+	seg_events(&a, none, ta, 3, 30);
+	seg_events(&b, at2000, tb, 7, 40);
+	merge_two(&a, &b, 0, &without);
+	/* the worker's runs: [0, 2) in the interval it began at the time
+	 * point, [3, 5) in the one begun at 3000 */
+	REQUIRE(strace_dec_seg_spread(&b.ev, 0) == 0);
+	REQUIRE(b.ev.nrun == 2);
+	CHECK_INT(b.ev.run[0].a, ==, 0);
+	CHECK_INT(b.ev.run[1].a, ==, 3);
+	/* b's times back, as the merge without runs saw them */
+	for (size_t k = 0; k < 7; k++)
+		b.ev.v[k].time = tb[k][0];
+	seg_events(&a, none, ta, 3, 30);
+	merge_two(&a, &b, 1, &with);
+	REQUIRE(with.n == 10 && without.n == 10);
+	for (size_t k = 0; k < 10; k++) {
+		CHECK_INT(with.v[k].time, ==, without.v[k].time);
+		CHECK_INT(with.v[k].flags, ==, without.v[k].flags);
+		CHECK_INT(with.v[k].a, ==, without.v[k].a);
+		moved += with.v[k].time % 1000 != 0;
+	}
+	/* the spreading moved times: b's first two over the first's last
+	 * interval (2000 at 20 to 3000 at 40: 2700, 2800), the next run's
+	 * (3200, 3400), and one of a's */
+	CHECK_INT(with.v[3].time, ==, 2700);
+	CHECK_INT(with.v[6].time, ==, 3200);
+	CHECK_INT(moved, ==, 5);
+	strace_dec_vec_free(&a.ev);
+	strace_dec_vec_free(&b.ev);
+	free(with.v);
+	free(without.v);
 }
 
 struct prog {
