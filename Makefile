@@ -4,7 +4,8 @@
 #   make DEBUG=1         -O0 -g3 -Werror into build/debug/
 #   make SAN=address,undefined   sanitizers, into build/san/
 #   make SAN=thread check-ring   ThreadSanitizer on the ring and its
-#                        readers and writers, into build/tsan/
+#                        readers and writers, and the parallel decode, into
+#                        build/tsan/
 #   make check           install test dependencies if needed, build, run tests
 #                        (make check-unit: the quick tier, make check-e2e:
 #                        the scripts)
@@ -181,8 +182,9 @@ check-e2e: deps-test
 tests: $(BINS) $(LIBS) $(TEST_BINS) $(TEST_TOOLS)
 
 # The ring alone: its unit tests, its stress matrix and a following reader,
-# and plugins handed batches by parallel decoding threads: what CI runs
-# under ThreadSanitizer (make SAN=thread check-ring).
+# plugins handed batches by parallel decoding threads, and the decoder's
+# unit tests of the parallel decode (workers and merge): what CI runs under
+# ThreadSanitizer (make SAN=thread check-ring).
 CHECK_RING_PLUGINS := $(addprefix $(O)/plugins/,callcount.so slow.so tee.so)
 check-ring: deps-test
 	@$(MAKE) --no-print-directory $(O)/bin/ptrace-read $(O)/bin/ptrace-capture \

@@ -75,8 +75,10 @@ ifneq ($(UNREGISTERED),)
 $(error $(UNREGISTERED): a unit test that tests/module.mk does not register: add a line for it there (docs/testing.md))
 endif
 
-# The ring and its readers under ThreadSanitizer (make check-ring SAN=thread).
-RING_TESTS := $(O)/tests/test_ring $(O)/tests/test_ring_stress
+# The ring and its readers under ThreadSanitizer (make check-ring SAN=thread),
+# and the parallel decode: its workers and the merge (test_decoder_flow).
+RING_TESTS := $(O)/tests/test_ring $(O)/tests/test_ring_stress \
+	$(O)/tests/test_decoder_flow
 
 # --- tools the tests run ------------------------------------------------------
 # ptsynth: real Intel PT traces of real programs, with their ground truth
