@@ -324,11 +324,10 @@ Scaling with cores (issue 17): with no event kept, so that the output is
 not what limits it, \`-j 2\` takes $nooutjw s against $nooutw s by wall
 time on this VM's 2 cores: $(amdahl "$nooutw" "$nooutjw") (Amdahl's law, speedup = 1 / (s + (1 - s) / N); s is
 start-up, the sideband, the symbols, cutting the trace and joining the
-pieces). The merge that puts
-the workers' events in order, spreads their times and hands them to the
-sink runs on a third thread and costs nearly as much as the walk: see
-\`docs/decoder.md\`, "Parallel decode", for its measured share; the
-bigger trace below shows the same.
+pieces). The workers spread the times of their segments; the merge that
+puts their events in order and hands them to the sink runs on a third
+thread (see \`docs/decoder.md\`, "Parallel decode", for its measured
+share); the bigger trace below gives the same measure.
 
 The walk itself: the fast path walks TNT bits through a cache of
 recorded runs (libxdc's idea, with every call and return kept: see
