@@ -52,6 +52,14 @@ static struct walk_stream *stream_of(struct strace_walker *w)
 		free(s);
 		return NULL;
 	}
+	/* one cache of TNT runs for both (the same thread, the same image
+	 * and options: their records are the same), as for blocks */
+	if (!w->tnt.tc && !(w->o.flags & STRACE_WALK_BIT_BY_BIT))
+		w->tnt.tc = strace_dec_tc_new();
+	if (w->tnt.tc) {
+		s->w->tnt.tc = w->tnt.tc;
+		s->w->tnt.shared = 1;
+	}
 	s->S.begin_reason = STRACE_REASON_START;
 	s->first = 1;
 	w->stream = s;

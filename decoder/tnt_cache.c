@@ -14,10 +14,12 @@ struct tcache *strace_dec_tc_new(void)
 
 	if (!t)
 		return NULL;
+	t->slot = calloc(1u << TC_LOG_START, sizeof(*t->slot));
+	t->shift = 64 - TC_LOG_START;
 	t->item = malloc(TC_ITEMS_START * sizeof(*t->item));
 	t->cap = TC_ITEMS_START;
-	if (!t->item) {
-		free(t);
+	if (!t->slot || !t->item) {
+		strace_dec_tc_free(t);
 		return NULL;
 	}
 	return t;
@@ -25,8 +27,10 @@ struct tcache *strace_dec_tc_new(void)
 
 void strace_dec_tc_free(struct tcache *t)
 {
-	if (t)
+	if (t) {
+		free(t->slot);
 		free(t->item);
+	}
 	free(t);
 }
 
@@ -34,8 +38,29 @@ void strace_dec_tc_flush(struct tcache *t)
 {
 	if (!t)
 		return;
-	memset(t->slot, 0, sizeof(t->slot));
+	memset(t->slot, 0, sizeof(*t->slot) << (64 - t->shift));
 	t->used = 0;
+}
+
+/* Twice the slots, the records kept (where two now meet, one): a trace
+ * that makes more records than the table holds (each kept one replacing
+ * another, or filling an empty slot) uses the bigger table; a short one
+ * never touches its pages. No memory: the table stays as it is. */
+static void tc_grow_slots(struct tcache *t)
+{
+	size_t n = (size_t)1 << (64 - t->shift);
+	struct tc_slot *v = calloc(2 * n, sizeof(*v));
+
+	t->kept = 0;
+	if (!v)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (t->slot[i].ip)
+			v[tc_hash(t->slot[i].ip, t->slot[i].key) >>
+			  (t->shift - 1)] = t->slot[i];
+	free(t->slot);
+	t->slot = v;
+	t->shift--;
 }
 
 /* Room for more items: twice the array, up to TC_ITEMS (which, full, the
@@ -87,6 +112,8 @@ void strace_dec_tc_keep(struct tcache *t, uint64_t ip, unsigned key,
 
 	if (t->used + r->nev + r->nops > t->cap && tc_grow(t) < 0)
 		strace_dec_tc_flush(t);
+	if (++t->kept > 2u << (64 - t->shift) && t->shift > 64 - TC_LOG)
+		tc_grow_slots(t);
 	e = tc_slot_of(t, ip, key);
 	e->ip = ip;
 	e->key = key;

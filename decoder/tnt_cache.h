@@ -27,7 +27,9 @@
 #include <stdint.h>
 
 #define TC_BITS 16           /* TNT bits one record covers at most */
-#define TC_LOG 13            /* 8192 records in a direct-mapped table */
+#define TC_LOG 13            /* 8192 records in a direct-mapped table, */
+#define TC_LOG_START 10      /* ... which starts with 1024 and doubles
+			      * when records keep replacing others */
 #define TC_ITEMS (1u << 17)  /* events and stack operations of the records
 			      * (3 MiB), all dropped when full */
 #define TC_ITEMS_START 4096  /* ... the array starts with, and doubles */
@@ -80,7 +82,9 @@ struct tc_rec {
 };
 
 struct tcache {
-	struct tc_slot slot[1u << TC_LOG];
+	struct tc_slot *slot; /* 1 << (64 - shift) of them */
+	unsigned shift;
+	uint32_t kept;        /* records kept since the table last grew */
 	struct tc_item *item; /* cap of them, up to TC_ITEMS */
 	uint32_t used, cap;
 	struct tc_rec rec;
@@ -106,13 +110,17 @@ void strace_dec_tc_keep(struct tcache *t, uint64_t ip, unsigned key,
 			int nbits, uint64_t end_ip, uint64_t branches,
 			uint64_t insns);
 
+static inline uint64_t tc_hash(uint64_t ip, unsigned key)
+{
+	return ip * 0x9e3779b97f4a7c15ull + key * 0xc2b2ae3d27d4eb4full;
+}
+
 /* tc_slot_of() - the slot for (ip, key): the record there is this run's
  * if its ip and key are these. */
 static inline struct tc_slot *tc_slot_of(struct tcache *t, uint64_t ip,
 					 unsigned key)
 {
-	uint64_t h = ip * 0x9e3779b97f4a7c15ull + key * 0xc2b2ae3d27d4eb4full;
-	return &t->slot[h >> (64 - TC_LOG)];
+	return &t->slot[tc_hash(ip, key) >> t->shift];
 }
 
 /* tc_rec_start() - start recording a run into r, the walker's

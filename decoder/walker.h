@@ -106,10 +106,12 @@ struct walk_blocks {
 };
 
 /* The cache of TNT runs (allocated at the first TNT packet), and the run
- * being recorded into it, if any. */
+ * being recorded into it, if any. shared: tc is another walker's on the
+ * same thread (a streamed decode's inner walker uses its caller's). */
 struct walk_tnt {
 	struct tcache *tc;
 	struct tc_rec *rec;
+	int shared;
 };
 
 struct strace_walker {

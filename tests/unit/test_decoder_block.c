@@ -342,8 +342,9 @@ TEST(cache)
 	CHECK(strace_bcache_find(c, 8) == NULL);
 	strace_bcache_stats(c, &st);
 	CHECK_U64(st.entries, ==, 500);
-	/* past half full it starts over instead of growing */
-	for (uint64_t k = 500; k < 600; k++)
+	/* past three quarters full (768) it starts over instead of
+	 * growing */
+	for (uint64_t k = 500; k < 800; k++)
 		strace_bcache_put(c, k * 16 + 1, &b);
 	strace_bcache_stats(c, &st);
 	CHECK_U64(st.flushes, ==, 1);
@@ -363,7 +364,7 @@ TEST(cache)
 		r = strace_bcache_find(c, k * 64);
 		CHECK(r && r->len == k);
 	}
-	for (uint64_t k = 30001; k <= 40000; k++)
+	for (uint64_t k = 30001; k <= 50000; k++) /* past 3/4 of 65536 */
 		strace_bcache_put(c, k * 64, &b);
 	strace_bcache_stats(c, &st);
 	CHECK_U64(st.flushes, ==, 1);
