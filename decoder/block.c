@@ -486,7 +486,8 @@ const struct strace_block *strace_dec_bcache_miss(struct strace_bcache *c,
 	c->st.misses++;
 	if (strace_dec_image_block(img, ip, &nb) < 0)
 		nb.kind = STRACE_BK_BAD; /* out of memory */
-	if ((nb.kind == STRACE_BK_JMP || nb.kind == STRACE_BK_JCC ||
+	if (!(nb.flags & STRACE_BF_SYM_KNOWN) &&
+	    (nb.kind == STRACE_BK_JMP || nb.kind == STRACE_BK_JCC ||
 	     nb.kind == STRACE_BK_CALL) &&
 	    strace_dec_same_symbol(img, nb.start + nb.len - nb.term_len,
 				   nb.target))

@@ -251,6 +251,10 @@ enum strace_block_kind {
 #define STRACE_BF_SAME_SYM 0x20   /* direct target lies in the terminator's
 				   * symbol (set by strace_bcache_get; both
 				   * unknown counts as the same) */
+#define STRACE_BF_SYM_KNOWN 0x40  /* SAME_SYM was decided with the block,
+				   * once for its file (the target in the
+				   * block's mapping: image.c), and kept in
+				   * the cache file */
 
 struct strace_block {
 	uint64_t start;   /* address of the first instruction */

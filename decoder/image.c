@@ -919,6 +919,11 @@ static int straddle(struct strace_image *img, uint64_t ip, size_t avail,
 	return strace_block_decode(buf, n, ip, 1, out) < 0 ? -ENOMEM : 0;
 }
 
+static int in_map(const struct mapping *m, uint64_t addr)
+{
+	return addr >= m->start && addr < m->end;
+}
+
 int strace_dec_image_block(struct strace_image *img, uint64_t ip,
 			   struct strace_block *out)
 {
@@ -964,6 +969,10 @@ int strace_dec_image_block(struct strace_image *img, uint64_t ip,
 	if (found) {
 		out->start = ip;
 		out->target = has_target ? ip + out->target : 0;
+		if (!in_map(m, out->target))
+			/* decided where the target was in the mapping */
+			out->flags &= (uint8_t)~(STRACE_BF_SYM_KNOWN |
+						 STRACE_BF_SAME_SYM);
 		return 0;
 	}
 	if (strace_block_decode(code, (size_t)avail, ip, 0, out) < 0)
@@ -972,6 +981,18 @@ int strace_dec_image_block(struct strace_image *img, uint64_t ip,
 		return straddle(img, ip, (size_t)avail, out);
 	if ((uint64_t)out->len + INSN_MAX > avail)
 		return 0; /* it read to the end of what this mapping gives */
+	if ((out->kind == STRACE_BK_JMP || out->kind == STRACE_BK_JCC ||
+	     out->kind == STRACE_BK_CALL) &&
+	    in_map(m, out->target)) {
+		/* both ends in one mapping of the file: its symbols alone
+		 * decide, for every image that maps it so (the walker's
+		 * block cache then asks no symbol) */
+		out->flags |= STRACE_BF_SYM_KNOWN;
+		if (strace_dec_same_symbol(img,
+					   ip + out->len - out->term_len,
+					   out->target))
+			out->flags |= STRACE_BF_SAME_SYM;
+	}
 	pthread_mutex_lock(&o->blocks_lock);
 	if (oblock_room(o, 1) == 0) {
 		e = oblock_slot(o->blocks, o->blocks_mask, off + 1);

@@ -57,8 +57,11 @@ static inline int strace_dec_same_symbol(struct strace_image *img,
 /*
  * The summary of the block at ip, as strace_block_decode() gives it from
  * the image's code (NOCODE where there is none), decoded once for all the
- * images that map the same file (see image.c). STRACE_BF_SAME_SYM is not
- * set. Safe from walkers on several threads. Returns 0, -ENOMEM.
+ * images that map the same file (see image.c). A direct branch whose
+ * target lies in the block's mapping has STRACE_BF_SYM_KNOWN, and
+ * STRACE_BF_SAME_SYM when the target is in the terminator's symbol (both
+ * then depend on the file and its symbols alone); other blocks have
+ * neither. Safe from walkers on several threads. Returns 0, -ENOMEM.
  */
 int strace_dec_image_block(struct strace_image *img, uint64_t ip,
 			   struct strace_block *out);

@@ -8,6 +8,7 @@
 
 #include "harness.h"
 #include "decoder_testlib.h"
+#include "decoder/internal.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 
@@ -512,8 +513,21 @@ static int same_block(const struct strace_block *x,
 	       x->len == y->len && x->ninsn == y->ninsn &&
 	       x->sp_delta == y->sp_delta && x->kind == y->kind &&
 	       x->term_len == y->term_len &&
-	       (x->flags & ~STRACE_BF_SAME_SYM) ==
-		       (y->flags & ~STRACE_BF_SAME_SYM);
+	       (x->flags & ~(STRACE_BF_SAME_SYM | STRACE_BF_SYM_KNOWN)) ==
+		       (y->flags & ~(STRACE_BF_SAME_SYM | STRACE_BF_SYM_KNOWN));
+}
+
+/* A cached direct branch's STRACE_BF_SAME_SYM, decided once for the file
+ * (STRACE_BF_SYM_KNOWN) or by the cache, is what img's symbols say. */
+static int same_sym_right(struct strace_image *img,
+			  const struct strace_block *y)
+{
+	if (y->kind != STRACE_BK_JMP && y->kind != STRACE_BK_JCC &&
+	    y->kind != STRACE_BK_CALL)
+		return 1;
+	return !(y->flags & STRACE_BF_SAME_SYM) ==
+	       !strace_dec_same_symbol(img, y->start + y->len - y->term_len,
+				       y->target);
 }
 
 /*
@@ -551,7 +565,8 @@ TEST(blocks_shared_by_images)
 		xa = *x;
 		y = strace_bcache_get(cb, b, bb + at);
 		strace_block_decode(code, avail, bb + at, 0, &own);
-		if (!same_block(&xa, y, bb - ba) || !same_block(&own, y, 0)) {
+		if (!same_block(&xa, y, bb - ba) || !same_block(&own, y, 0) ||
+		    !same_sym_right(a, &xa) || !same_sym_right(b, y)) {
 			if (bad++ < 5)
 				fprintf(stderr,
 					"  +0x%llx: kind %u len %u here, %u %u "
