@@ -52,8 +52,9 @@ static size_t align8(size_t n)
 
 /* A 64-bit hash of the bytes (not cryptographic: it finds damage, not
  * forgery; a forged file is still bounded, see parse): four lanes of 8
- * bytes, so that their multiplications overlap, folded into one at the
- * end. */
+ * bytes, each word added and multiplied by an odd constant (a bijection of
+ * the lane: a changed word always changes the lane), so that their
+ * multiplications overlap; folded into one at the end with mix(). */
 static uint64_t mix(uint64_t h, uint64_t w)
 {
 	h ^= w;
@@ -61,11 +62,13 @@ static uint64_t mix(uint64_t h, uint64_t w)
 	return h ^ (h >> 31);
 }
 
+#define LANE(h, w) ((h) = ((h) + (w)) * 0xff51afd7ed558ccdull)
+
 static uint64_t checksum(const uint8_t *p, size_t len)
 {
 	const size_t skip = offsetof(struct bc_header, checksum) / 8;
-	/* four scalar lanes in registers: the compiler's SSE2 form of the
-	 * 64-bit multiplies took several times the instructions */
+	/* four lanes in registers (the compiler's SSE2 form of the 64-bit
+	 * multiplies took several times the instructions) */
 	uint64_t h0 = len, h1 = ~(uint64_t)len, h2 = len << 1, h3 = len >> 1;
 	uint64_t w[4];
 	size_t i = 0;
@@ -73,10 +76,10 @@ static uint64_t checksum(const uint8_t *p, size_t len)
 	if (len >= 32) {
 		memcpy(w, p, 32);
 		w[skip] = 0; /* the checksum's own place */
-		h0 = mix(h0, w[0]);
-		h1 = mix(h1, w[1]);
-		h2 = mix(h2, w[2]);
-		h3 = mix(h3, w[3]);
+		LANE(h0, w[0]);
+		LANE(h1, w[1]);
+		LANE(h2, w[2]);
+		LANE(h3, w[3]);
 		i = 32;
 	}
 	for (; i + 32 <= len; i += 32) {
@@ -85,14 +88,14 @@ static uint64_t checksum(const uint8_t *p, size_t len)
 		memcpy(&b, p + i + 8, 8);
 		memcpy(&c, p + i + 16, 8);
 		memcpy(&d, p + i + 24, 8);
-		h0 = mix(h0, a);
-		h1 = mix(h1, b);
-		h2 = mix(h2, c);
-		h3 = mix(h3, d);
+		LANE(h0, a);
+		LANE(h1, b);
+		LANE(h2, c);
+		LANE(h3, d);
 	}
 	for (; i + 8 <= len; i += 8) {
 		memcpy(w, p + i, 8);
-		h0 = mix(h0, w[0]);
+		LANE(h0, w[0]);
 	}
 	w[0] = 0;
 	memcpy(w, p + i, len - i);
