@@ -542,6 +542,11 @@ unsigned strace_pt_cpu_errata(const struct strace_pt_cpu *cpu);
 
 /* Where events go: a callback, or a ring writer (when emit is NULL). */
 typedef int (*strace_emit_fn)(void *arg, const struct strace_event *ev);
+/* ... or, for runs of events (the spreader's, the parallel merge's), a
+ * callback that takes n at once: the same as emit on each in order, one
+ * call (strace_walk_opts.emit_batch). */
+typedef int (*strace_emit_batch_fn)(void *arg, const struct strace_event *ev,
+				    size_t n);
 
 struct strace_walk_opts {
 	size_t size;                  /* sizeof(struct strace_walk_opts) */
@@ -559,6 +564,8 @@ struct strace_walk_opts {
 	void (*progress)(void *arg, size_t done);
 	void *progress_arg;
 	struct strace_pt_cpu cpu;     /* the trace's processor (errata), or 0 */
+	strace_emit_batch_fn emit_batch; /* with emit: runs of events at once,
+					  * or NULL */
 };
 
 /*

@@ -35,6 +35,22 @@ sink_put(const struct strace_walk_opts *o, const struct strace_event *ev)
 	return 0;
 }
 
+/* sink_put_n() - n events to o's sink, in order, as sink_put() on each
+ * (one call to o->emit_batch when there is one). Returns 0, or what the
+ * sink said. */
+static inline int sink_put_n(const struct strace_walk_opts *o,
+			     const struct strace_event *ev, size_t n)
+{
+	if (o->emit_batch)
+		return n ? o->emit_batch(o->emit_arg, ev, n) : 0;
+	for (size_t k = 0; k < n; k++) {
+		int err = sink_put(o, &ev[k]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 /* sink_error() - the error a decode returns after sink_put() said err
  * (non-zero): the writer's or callback's negative error, -STRACE_E_EMIT
  * for a callback's positive value. */

@@ -129,6 +129,7 @@ long strace_walker_decode_parallel(struct strace_walker *w,
 	for (t = 0; t < nthreads; t++) {
 		struct strace_walk_opts o = w->o;
 		o.emit = strace_dec_vec_push;
+		o.emit_batch = NULL;
 		o.writer = NULL;
 		o.cache = NULL;
 		o.progress = NULL; /* the merge tells it, in order */

@@ -174,18 +174,19 @@ static inline void seam_flags(struct strace_event *e, unsigned *carry)
 static int put_run(struct strace_walker *w, struct evvec *v,
 		   const struct seg_run *run, unsigned *carry)
 {
+	int err;
+
 	for (size_t k = run->a; k < run->b; k++) {
 		struct strace_event *e = &v->v[k];
-		int err;
 
 		seam_flags(e, carry);
 		if (e->time != run->t0)
 			e->flags &= (uint16_t)~STRACE_F_TIME_EXACT;
-		if ((err = sink_put(&w->o, e)))
-			return sink_error(err);
-		w->out.events++;
-		w->st.events++;
 	}
+	if ((err = sink_put_n(&w->o, v->v + run->a, run->b - run->a)))
+		return sink_error(err);
+	w->out.events += run->b - run->a;
+	w->st.events += run->b - run->a;
 	return 0;
 }
 

@@ -31,12 +31,7 @@ static int emit_held(struct strace_dec_spread *s,
 	unsigned n = s->n;
 
 	s->n = s->gap_n = 0;
-	for (unsigned k = 0; k < n; k++) {
-		int err = sink_put(o, &s->ev[k]);
-		if (err)
-			return err;
-	}
-	return 0;
+	return sink_put_n(o, s->ev, n);
 }
 
 /* d (>= 0) as an integer, at most lim. */

@@ -45,6 +45,7 @@ static struct walk_stream *stream_of(struct strace_walker *w)
 	if (!s)
 		return NULL;
 	o.emit = strace_dec_vec_push;
+	o.emit_batch = NULL;
 	o.writer = NULL;
 	o.cache = w->blk.cache;
 	o.progress = NULL; /* one call per piece: the caller's */

@@ -169,6 +169,7 @@ static int thread_walker(struct strace_live_decoder *ld, struct ld_thread *t)
 	wo.has_time = ld->has_time;
 	strace_pt_cpu_host(&wo.cpu); /* the trace is this machine's */
 	wo.emit = strace_sink_emit;
+	wo.emit_batch = strace_sink_emit_batch;
 	wo.emit_arg = t->sink;
 	return strace_walker_new(img, &wo, &t->walker);
 }

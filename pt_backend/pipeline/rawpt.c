@@ -398,6 +398,7 @@ int strace_raw_decode(const struct strace_raw_opts *opts,
 	wo.tid = o->tid;
 	wo.has_time = 1; /* no conversion: raw TSC */
 	wo.emit = strace_sink_emit;
+	wo.emit_batch = strace_sink_emit_batch;
 	wo.emit_arg = s;
 	wo.cpu = o->cpu;
 	if (o->progress) {

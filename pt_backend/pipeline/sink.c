@@ -6,13 +6,6 @@
 
 #include "sink.h"
 
-static uint64_t hash64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	return x;
-}
 
 /* Which operands of each type are code addresses: bit 0 a, bit 1 b. */
 static const uint8_t addr_fields[STRACE_EV_MAX] = {
@@ -23,7 +16,8 @@ static const uint8_t addr_fields[STRACE_EV_MAX] = {
 #undef ADDR_FIELDS
 };
 
-static int put(struct strace_sink *s, const struct strace_event *ev)
+static inline __attribute__((always_inline)) int
+put(struct strace_sink *s, const struct strace_event *ev)
 {
 	struct strace_event *e = strace_writer_slot(s->w);
 	if (!e)
@@ -60,16 +54,21 @@ define_symbol_slow(struct strace_sink *s, const struct strace_event *ev,
 static inline int define_symbol(struct strace_sink *s,
 				const struct strace_event *ev, uint64_t addr)
 {
-	size_t slot = (size_t)(hash64(addr) & (STRACE_SINK_CACHE - 1));
+	/* a multiply's high bits, of the address with its page folded in
+	 * (callgrind on the benchmark trace: as few misses as a full mix
+	 * of the bits, in 2 of its 6 instructions; the multiply alone
+	 * missed 40 times as often) */
+	size_t slot = (size_t)((addr ^ (addr >> 12)) * 0x9e3779b97f4a7c15ull >>
+			       (64 - STRACE_SINK_CACHE_LOG));
 
 	if (s->cache[slot] == addr)
 		return 0;
 	return define_symbol_slow(s, ev, addr, slot);
 }
 
-int strace_sink_emit(void *arg, const struct strace_event *ev)
+static inline __attribute__((always_inline)) int
+emit1(struct strace_sink *s, const struct strace_event *ev)
 {
-	struct strace_sink *s = arg;
 	int rc;
 
 	if (s->types && !strace_typeset_has(s->types, ev->type))
@@ -83,4 +82,20 @@ int strace_sink_emit(void *arg, const struct strace_event *ev)
 			return rc;
 	}
 	return put(s, ev);
+}
+
+int strace_sink_emit(void *arg, const struct strace_event *ev)
+{
+	return emit1(arg, ev);
+}
+
+int strace_sink_emit_batch(void *arg, const struct strace_event *ev,
+			   size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int rc = emit1(arg, &ev[i]);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
 }

@@ -14,7 +14,8 @@
 #include "strace/event.h"
 #include "strace/ring.h"
 
-#define STRACE_SINK_CACHE 4096
+#define STRACE_SINK_CACHE_LOG 12
+#define STRACE_SINK_CACHE (1u << STRACE_SINK_CACHE_LOG)
 
 /* One per writing thread; zero it, then set the first five fields. */
 struct strace_sink {
@@ -30,5 +31,10 @@ struct strace_sink {
 /* strace_sink_emit() - a strace_emit_fn (arg: the sink). Returns 0 or the
  * ring's error (-STRACE_E_FULL for a full string table, ...). */
 int strace_sink_emit(void *arg, const struct strace_event *ev);
+
+/* strace_sink_emit_batch() - a strace_emit_batch_fn: strace_sink_emit() on
+ * each of ev[0..n), in one loop. */
+int strace_sink_emit_batch(void *arg, const struct strace_event *ev,
+			   size_t n);
 
 #endif /* PT_BACKEND_PIPELINE_SINK_H */
