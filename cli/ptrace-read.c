@@ -543,6 +543,15 @@ static int show_events(struct rd *d, const struct strace_event *ev, size_t n,
 		}
 		break;
 	case FMT_RAW:
+		if (!d->o->types) {
+			/* every event as it is: written from the ring itself
+			 * (after what is buffered), not copied first */
+			o->p = p;
+			if (out_flush(o) < 0 ||
+			    out_write(o, ev, n * sizeof(*ev)) < 0)
+				return -1;
+			return 0;
+		}
 		for (i = 0; i < n; i++) {
 			const struct strace_event *e = &ev[i];
 			if (!fmt_wanted(&d->flt, e->type))
