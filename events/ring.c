@@ -246,6 +246,25 @@ static int proc_alive(uint32_t pid, uint64_t starttime)
 	return st == starttime; /* else: the pid names another process now */
 }
 
+/* This process's start time (proc_starttime(getpid())), read from /proc
+ * once, and again after a fork. Threads that read it at once store the
+ * same values; the pid is stored last, so whoever sees it sees the time
+ * read for it. */
+static uint64_t self_starttime(void)
+{
+	static _Atomic uint32_t pid_of;
+	static _Atomic uint64_t st_of;
+	uint32_t pid = (uint32_t)getpid();
+	uint64_t st;
+
+	if (atomic_load_explicit(&pid_of, memory_order_acquire) == pid)
+		return atomic_load_explicit(&st_of, memory_order_relaxed);
+	st = proc_starttime(pid);
+	atomic_store_explicit(&st_of, st, memory_order_relaxed);
+	atomic_store_explicit(&pid_of, pid, memory_order_release);
+	return st;
+}
+
 /* This process's identity in lock words: (start time, pid). Computed
  * again after a fork. */
 static uint64_t self_owner(void)
@@ -255,7 +274,7 @@ static uint64_t self_owner(void)
 	uint64_t o = atomic_load_explicit(&cached, memory_order_relaxed);
 
 	if ((o & ((1u << LOCK_PID_BITS) - 1)) != pid) {
-		uint64_t st = proc_starttime(pid) &
+		uint64_t st = self_starttime() &
 			      ((1ull << (64 - LOCK_PID_BITS)) - 1);
 		o = st << LOCK_PID_BITS | pid;
 		atomic_store_explicit(&cached, o, memory_order_relaxed);
@@ -549,7 +568,7 @@ int strace_ring_create(const char *path, const struct strace_ring_opts *opts,
 	h->events_offset = r->events_offset;
 	atomic_store_explicit(&h->file_size, file_size, memory_order_relaxed);
 	h->creator_pid = (uint64_t)getpid();
-	h->creator_starttime = proc_starttime((uint32_t)getpid());
+	h->creator_starttime = self_starttime();
 	h->created_ns = (uint64_t)ts.tv_sec * 1000000000ull +
 			(uint64_t)ts.tv_nsec;
 	/* The magic goes last: a reader that opens a half-made file sees no
@@ -1591,7 +1610,7 @@ int strace_writer_open(struct strace_ring *ring, struct strace_writer **out)
 		if (st == SLOT_FREE || st == SLOT_CLOSED ||
 		    (st == SLOT_DEAD && !atomic_load(&s->flight))) {
 			s->pid = (uint32_t)getpid();
-			s->starttime = proc_starttime(s->pid);
+			s->starttime = self_starttime();
 			s->tid = (uint32_t)gettid();
 			atomic_store(&s->flight, FLIGHT_NONE);
 			atomic_store_explicit(&s->state, SLOT_LIVE,
