@@ -665,6 +665,21 @@ static inline int spread_stops(unsigned type)
 	       type == STRACE_EV_ERROR || type == STRACE_EV_LOST;
 }
 
+/* event_copy() - *d = *ev, field by field: the walker has just stored ev
+ * field by field (on its stack), and a copy by 16-byte loads would wait
+ * for those stores to retire (no store forwarding: perf annotate gave the
+ * one load 17% of tnt_run). */
+static inline __attribute__((always_inline)) void
+event_copy(struct strace_event *d, const struct strace_event *ev)
+{
+	d->type = ev->type;
+	d->flags = ev->flags;
+	d->tid = ev->tid;
+	d->time = ev->time;
+	d->a = ev->a;
+	d->b = ev->b;
+}
+
 /*
  * spread_put() - ev, which ran when the thread had executed ins
  * instructions, through s to o's sink (sink_put()). Returns 0 or what the
@@ -675,16 +690,7 @@ spread_put(struct strace_dec_spread *s, const struct strace_walk_opts *o,
 	   const struct strace_event *ev, uint64_t ins)
 {
 	if (__builtin_expect(s->open && ev->time == s->t0 && s->n < s->cap, 1)) {
-		/* field by field: ev was just stored field by field (on
-		 * the caller's stack), and one 16-byte load of it would
-		 * wait for those stores to retire (no store forwarding) */
-		struct strace_event *d = &s->ev[s->n];
-		d->type = ev->type;
-		d->flags = ev->flags;
-		d->tid = ev->tid;
-		d->time = ev->time;
-		d->a = ev->a;
-		d->b = ev->b;
+		event_copy(&s->ev[s->n], ev);
 		s->ins[s->n++] = ins;
 		if (__builtin_expect(spread_stops(ev->type), 0)) {
 			s->gap_n = s->n;

@@ -82,22 +82,14 @@ struct evvec {
 int strace_dec_vec_put(void *arg, const struct strace_event *ev,
 		       uint64_t ins);
 
-/* vec_put() - the same, inline while the vector has room; ev is copied
- * field by field, as spread_put() copies it (decoder.h). */
+/* vec_put() - the same, inline while the vector has room (event_copy(),
+ * decoder.h). */
 static inline __attribute__((always_inline)) int
 vec_put(struct evvec *e, const struct strace_event *ev, uint64_t ins)
 {
-	struct strace_event *d;
-
 	if (__builtin_expect(e->n == e->cap, 0))
 		return strace_dec_vec_put(e, ev, ins);
-	d = &e->v[e->n];
-	d->type = ev->type;
-	d->flags = ev->flags;
-	d->tid = ev->tid;
-	d->time = ev->time;
-	d->a = ev->a;
-	d->b = ev->b;
+	event_copy(&e->v[e->n], ev);
 	e->ins[e->n++] = ins;
 	return 0;
 }
