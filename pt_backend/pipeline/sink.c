@@ -6,7 +6,6 @@
 
 #include "sink.h"
 
-
 /* Which operands of each type are code addresses: bit 0 a, bit 1 b. */
 static const uint8_t addr_fields[STRACE_EV_MAX] = {
 #define ADDR_FIELDS(ID, VAL, NAME, FAM, AN, AK, BN, BK, DESC)                  \
