@@ -8,6 +8,8 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -653,44 +656,100 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* An inotify watch on the directory of path for files created or moved
+ * there: a descriptor, or -1 (none can be made: the caller sleeps). */
+static int watch_dir(const char *path)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	int fd;
+
+	if (!slash)
+		strcpy(dir, ".");
+	else if (slash == path)
+		strcpy(dir, "/");
+	else if ((size_t)(slash - path) < sizeof(dir))
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	else
+		return -1;
+	fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (fd >= 0 && inotify_add_watch(fd, dir, IN_CREATE | IN_MOVED_TO) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* Until something is created in the watched directory (at most 100 ms:
+ * the caller's deadlines and Ctrl-C are looked at in between), or 5 ms
+ * without a watch. */
+static void wait_created(int wfd)
+{
+	struct pollfd pf = {wfd, POLLIN, 0};
+	char ev[4096];
+
+	if (wfd < 0) {
+		usleep(5000);
+		return;
+	}
+	if (poll(&pf, 1, 100) > 0)
+		while (read(wfd, ev, sizeof(ev)) > 0)
+			;
+}
+
 /*
- * Open path, waiting for it to appear with --follow. A file caught while
- * its creator is still writing the header reads as bad magic or truncated:
- * retry those for a short while too.
+ * Open path, waiting for it to appear with --follow (woken when a file is
+ * created in its directory: a capture started after the reader waits for
+ * it, --wait-readers). A file caught while its creator is still writing
+ * the header reads as bad magic or truncated: retry those for a short
+ * while too (every 0.2 ms: the header is written right after).
  */
 static int open_ring(const struct opts *o, const char *path,
 		     struct strace_ring **ring, int *timed_out)
 {
 	long long start = now_ms();
-	int said = 0;
+	int said = 0, wfd = -2; /* -2: no watch tried yet */
+	int rc;
 
 	*timed_out = 0;
 	for (;;) {
-		int rc = strace_ring_open(path, ring);
-		long long waited = now_ms() - start;
+		long long waited;
 		int retry;
 
+		rc = strace_ring_open(path, ring);
+		waited = now_ms() - start;
 		if (rc == 0 || !o->follow)
-			return rc;
+			break;
 		retry = rc == -ENOENT ||
 			((rc == -STRACE_E_MAGIC || rc == -STRACE_E_TRUNCATED) &&
 			 waited < 2000);
 		if (!retry)
-			return rc;
+			break;
 		if (o->timeout_ms >= 0 && waited >= o->timeout_ms) {
 			*timed_out = 1;
-			return rc;
+			break;
 		}
 		if (stop_flag)
-			return rc;
+			break;
 		if (!said && rc == -ENOENT && waited >= 1000) {
 			err("%s: no such ring yet: waiting for a writer to "
 			    "create it (Ctrl-C stops; --timeout MS gives up)",
 			    path);
 			said = 1;
 		}
-		usleep(5000);
+		if (rc != -ENOENT) {
+			usleep(200);
+		} else if (wfd == -2) {
+			/* watched from now on: look again first, in case
+			 * it came before the watch */
+			wfd = watch_dir(path);
+		} else {
+			wait_created(wfd);
+		}
 	}
+	if (wfd >= 0)
+		close(wfd);
+	return rc;
 }
 
 static int save_ring_create(struct rd *d)

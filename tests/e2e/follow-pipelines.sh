@@ -126,13 +126,16 @@ wait_for() {
 }
 
 # waiting PID: the reader PID is ptrace-read, sleeping in its wait for the
-# ring to appear (its first open failed; it retries every 5 ms)
+# ring to appear (its first open failed; it waits on an inotify watch of
+# the directory, or sleeps)
 pr_exe=$(readlink -f "$PR")
 waiting() {
 	local nr
 	[ "$(readlink /proc/"$1"/exe 2>/dev/null)" = "$pr_exe" ] || return 1
 	read -r nr _ </proc/"$1"/syscall 2>/dev/null || return 1
-	[ "$nr" = 230 ] || [ "$nr" = 35 ] # clock_nanosleep, nanosleep
+	# clock_nanosleep, nanosleep, poll (the directory's inotify watch),
+	# ppoll
+	[ "$nr" = 230 ] || [ "$nr" = 35 ] || [ "$nr" = 7 ] || [ "$nr" = 271 ]
 }
 
 # differ FORMAT GOT WANT: 0 if the files are equal, byte for byte; else 1
