@@ -956,6 +956,7 @@ TEST(parallel_runs_fall_back)
 	/* b's times back, as the merge without runs saw them */
 	for (size_t k = 0; k < 7; k++)
 		b.ev.v[k].time = tb[k][0];
+	strace_dec_vec_free(&a.ev);
 	seg_events(&a, none, ta, 3, 30);
 	merge_two(&a, &b, 1, &with);
 	REQUIRE(with.n == 10 && without.n == 10);
