@@ -146,8 +146,7 @@ static int run_taken(struct strace_walker *w, struct evvec *v,
 	    sp->t0 == run->t0 && sp->i0 == w->st.insns + run->i0 &&
 	    time_forward(&w->o.time, &w->time.last_time, run->t0) == run->t0)
 		return 1;
-	for (size_t k = run->a; k < run->b; k++)
-		v->v[k].time = run->t0;
+	seg_run_untake(v->v, run);
 	return 0;
 }
 

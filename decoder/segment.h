@@ -61,6 +61,15 @@ struct seg_run {
 	uint64_t t0, i0;
 };
 
+/* seg_run_untake() - the events of run get their time back (t0: the
+ * interval's, which every event it held had). */
+static inline void seg_run_untake(struct strace_event *v,
+				  const struct seg_run *run)
+{
+	for (size_t k = run->a; k < run->b; k++)
+		v[k].time = run->t0;
+}
+
 /* A segment's events, with the instruction count (from the segment's
  * start) at each, and its time points: the merge spreads times by them
  * (decoder.h, "Times between timing packets"), but for the runs whose

@@ -262,8 +262,7 @@ int strace_dec_seg_spread(struct evvec *e, size_t from)
 nomem:
 	/* the runs spread so far get their time back */
 	for (size_t r = 0; r < e->nrun; r++)
-		for (size_t k = e->run[r].a; k < e->run[r].b; k++)
-			e->v[k].time = e->run[r].t0;
+		seg_run_untake(e->v, &e->run[r]);
 	e->nrun = 0;
 	return -ENOMEM;
 }
