@@ -190,14 +190,15 @@ for ((i = 0; i < REPS; i++)); do
 		unset -n cmd
 	done
 done
-median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { printf "%.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# median [SCALE FORMAT]: of the numbers on stdin, times SCALE (1), printed
+# with FORMAT (%.3f)
+median() { tr ' ' '\n' | grep . | sort -g | awk -v k="${1:-1}" -v f="${2:-%.3f}" '{ v[NR] = $1 * k } END { printf f, NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 for n in $names; do
 	printf -v "$n" %s "$(echo "${ac[$n]}" | median)"
 	printf -v "${n}w" %s "$(echo "${aw[$n]}" | median)"
 done
 # the fixed cost in ms, to the hundredth (the tables give ms)
-fixed_ms=$(echo "${ac[fixed]}" | tr ' ' '\n' | grep . | sort -g |
-	awk '{ v[NR] = $1 * 1000 } END { printf "%.2f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+fixed_ms=$(echo "${ac[fixed]}" | median 1000 %.2f)
 secs3() { for v in $1; do printf ' %.3f' "$v"; done; }
 walls_pipe=$(secs3 "${aw[pipe]}") walls_noout=$(secs3 "${aw[noout]}")
 mfast=$fastw
