@@ -135,6 +135,13 @@ struct strace_writer {
 	int (*stop)(void *);
 	void *stop_arg;
 	size_t tapped; /* events at the front of batch the tap has seen */
+	uint64_t nbatch; /* the private batch's size */
+	/* strace_writer_set_direct(): the events go straight into the slots
+	 * of [dstart, dend), taken ahead; dbase is the first (NULL: the
+	 * private batch is in use) */
+	int direct;
+	struct strace_event *dbase;
+	uint64_t dstart, dend;
 	struct strace_event batch[BATCH_ARCHIVE];
 };
 
@@ -1627,9 +1634,10 @@ int strace_writer_open(struct strace_ring *ring, struct strace_writer **out)
 	w->buf.pos = w->batch;
 	/* A batch is at most half the ring: it always fits, and a lossless
 	 * writer can fill one half while a reader drains the other. */
-	w->buf.end = w->batch + (ring->mode == STRACE_RING_ARCHIVE ? BATCH_ARCHIVE
-				 : ring->cap / 2 < BATCH	  ? ring->cap / 2
-								  : BATCH);
+	w->nbatch = ring->mode == STRACE_RING_ARCHIVE ? BATCH_ARCHIVE
+		    : ring->cap / 2 < BATCH	      ? ring->cap / 2
+						      : BATCH;
+	w->buf.end = w->batch + w->nbatch;
 	*out = w;
 	return 0;
 }
@@ -1827,31 +1835,30 @@ static int commit_lost(struct strace_writer *w, uint64_t start, uint64_t end,
 	return rc;
 }
 
-int strace_writer_flush(struct strace_writer *w)
+/*
+ * Take the n positions from reserved for this writer: *start, and *end.
+ * The range is recorded in the writer's slot before the CAS, so that if
+ * this process dies after it the range can be repaired
+ * (repair_dead_writer). Flight and lossless writers wait for room (W2,
+ * L1), unless direct: a range in place in the slots, clipped where the
+ * ring wraps, taken only when there is room now (1 when there is not).
+ * A stopped lossless wait leaves nothing taken. Returns 0, 1 or -code.
+ */
+static int take_range(struct strace_writer *w, uint64_t n, int direct,
+		      uint64_t *startp, uint64_t *endp)
 {
 	struct strace_ring *r = w->ring;
 	struct ring_hdr *h = r->h;
 	struct ring_wslot *slot = wslot(w);
-	uint64_t n = (uint64_t)(w->buf.pos - w->batch);
 	uint64_t start, end;
 	int rc;
 
-	if (n == 0)
-		return 0;
-	/* The tap sees each event once, though a stopped lossless wait
-	 * keeps the batch for another flush. */
-	if (r->tap_fn && w->tapped < n) {
-		r->tap_fn(r->tap_arg, w->batch + w->tapped, n - w->tapped);
-		w->tapped = n;
-	}
-	/* Record the range before taking it, so that if this process dies
-	 * after the CAS the range can be repaired (repair_dead_writer). A
-	 * lossless writer only takes a range it may write: a stopped wait
-	 * leaves nothing behind and the batch stays buffered. */
 	atomic_store_explicit(&slot->flight, FLIGHT_RESERVING,
 			      memory_order_relaxed);
 	start = atomic_load_explicit(&h->reserved, memory_order_relaxed);
 	for (;;) {
+		if (direct && n > r->cap - (start & r->mask))
+			n = r->cap - (start & r->mask);
 		end = start + n;
 		/* Every range in flight lies within [committed, committed +
 		 * capacity), so no two writers fill one slot at once, and no
@@ -1861,18 +1868,21 @@ int strace_writer_flush(struct strace_writer *w)
 		    end > atomic_load_explicit(&h->committed,
 					       memory_order_acquire) +
 				  r->cap) {
+			if (direct)
+				goto none;
 			wait_turn(r, end - r->cap);
 			start = atomic_load_explicit(&h->reserved,
 						     memory_order_relaxed);
 			continue;
 		}
 		if (r->mode == STRACE_RING_LOSSLESS && end > w->bound) {
-			rc = wait_space(w, end);
-			if (rc < 0) {
+			if (direct) {
+				if (!refresh_bound(w, end, 0))
+					goto none;
+			} else if ((rc = wait_space(w, end)) < 0) {
 				atomic_store_explicit(&slot->flight,
 						      FLIGHT_NONE,
 						      memory_order_relaxed);
-				w->buf.err = rc;
 				return rc;
 			}
 			start = atomic_load_explicit(&h->reserved,
@@ -1890,7 +1900,107 @@ int strace_writer_flush(struct strace_writer *w)
 	}
 	atomic_store_explicit(&slot->flight, FLIGHT_RESERVED,
 			      memory_order_relaxed);
+	*startp = start;
+	*endp = end;
+	return 0;
+none:
+	atomic_store_explicit(&slot->flight, FLIGHT_NONE, memory_order_relaxed);
+	return 1;
+}
 
+/* Publish [start, end), its events in their slots: in turn (W1). */
+static void publish(struct strace_writer *w, uint64_t start, uint64_t end)
+{
+	struct strace_ring *r = w->ring;
+	struct ring_hdr *h = r->h;
+
+	wait_turn(r, start);
+	/* Release: the event stores happen before readers see the new
+	 * committed value (pairs with the acquire load in reader_next). */
+	atomic_store_explicit(&h->committed, end, memory_order_release);
+	atomic_store_explicit(&wslot(w)->flight, FLIGHT_NONE,
+			      memory_order_relaxed);
+	/* seq_cst fence: orders the committed store before the waiter loads;
+	 * a reader (a writer waiting its turn) increments data_waiters
+	 * (turn_waiters), seq_cst, before loading committed, so one of the
+	 * two sees the other. Writers waiting their turn are woken at once,
+	 * readers every wake_step events (they wake by themselves at least
+	 * every WAIT_SLICE_MS). */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&h->turn_waiters, memory_order_relaxed) ||
+	    (atomic_load_explicit(&h->data_waiters, memory_order_relaxed) &&
+	     end - atomic_load_explicit(&h->data_woken,
+					memory_order_relaxed) >= r->wake_step))
+		wake_readers(h);
+}
+
+/*
+ * The events written in place: the tap sees them, the positions not
+ * used are given back (or, when another writer took positions after
+ * them, filled with pads), and the rest is published. The private batch
+ * is in use after.
+ */
+static int direct_commit(struct strace_writer *w)
+{
+	struct strace_ring *r = w->ring;
+	struct ring_wslot *slot = wslot(w);
+	struct strace_event *base = w->dbase;
+	uint64_t n = (uint64_t)(w->buf.pos - base);
+	uint64_t start = w->dstart, end = start + n, mine = w->dend;
+
+	w->dbase = NULL;
+	w->buf.pos = w->batch;
+	w->buf.end = w->batch + w->nbatch;
+	if (r->tap_fn && n)
+		r->tap_fn(r->tap_arg, base, n);
+	if (end < w->dend) {
+		/* (a repairer takes the range as recorded: the smaller one
+		 * first, the whole again if it stays ours) */
+		atomic_store_explicit(&slot->flight_end, end,
+				      memory_order_relaxed);
+		if (!atomic_compare_exchange_strong(&r->h->reserved, &mine,
+						    end)) {
+			/* pads, each with the pads left from it and its
+			 * position (a slot never written is all zeros) */
+			atomic_store_explicit(&slot->flight_end, w->dend,
+					      memory_order_relaxed);
+			for (uint64_t p = end; p < w->dend; p++)
+				base[p - start] = (struct strace_event){
+					STRACE_EV_PAD, 0, 0, 0, w->dend - p, p};
+			end = w->dend;
+		}
+	}
+	if (end == start)
+		atomic_store_explicit(&slot->flight, FLIGHT_NONE,
+				      memory_order_relaxed);
+	else
+		publish(w, start, end);
+	w->buf.err = 0;
+	return 0;
+}
+
+int strace_writer_flush(struct strace_writer *w)
+{
+	struct strace_ring *r = w->ring;
+	uint64_t n = (uint64_t)(w->buf.pos - w->batch);
+	uint64_t start, end;
+	int rc;
+
+	if (w->dbase)
+		return direct_commit(w);
+	if (n == 0)
+		return 0;
+	/* The tap sees each event once, though a stopped lossless wait
+	 * keeps the batch for another flush. */
+	if (r->tap_fn && w->tapped < n) {
+		r->tap_fn(r->tap_arg, w->batch + w->tapped, n - w->tapped);
+		w->tapped = n;
+	}
+	rc = take_range(w, n, 0, &start, &end);
+	if (rc < 0) {
+		w->buf.err = rc;
+		return rc;
+	}
 	if (r->mode == STRACE_RING_ARCHIVE) {
 		/* An archive's slots are fresh pages: pwrite() fills them
 		 * about twice as fast as stores into the mapping (no page
@@ -1908,27 +2018,31 @@ int strace_writer_flush(struct strace_writer *w)
 		atomic_thread_fence(memory_order_release);
 		put_events(r, start, w->batch, n);
 	}
-
-	wait_turn(r, start);
-	/* Release: the event stores above happen before readers see the new
-	 * committed value (pairs with the acquire load in reader_next). */
-	atomic_store_explicit(&h->committed, end, memory_order_release);
-	atomic_store_explicit(&slot->flight, FLIGHT_NONE, memory_order_relaxed);
-	/* seq_cst fence: orders the committed store before the waiter loads;
-	 * a reader (a writer waiting its turn) increments data_waiters
-	 * (turn_waiters), seq_cst, before loading committed, so one of the
-	 * two sees the other. Writers waiting their turn are woken at once,
-	 * readers every wake_step events (they wake by themselves at least
-	 * every WAIT_SLICE_MS). */
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&h->turn_waiters, memory_order_relaxed) ||
-	    (atomic_load_explicit(&h->data_waiters, memory_order_relaxed) &&
-	     end - atomic_load_explicit(&h->data_woken,
-					memory_order_relaxed) >= r->wake_step))
-		wake_readers(h);
+	publish(w, start, end);
 	w->buf.pos = w->batch;
 	w->tapped = 0;
 	w->buf.err = 0;
+	return 0;
+}
+
+void strace_writer_set_direct(struct strace_writer *w, int on)
+{
+	w->direct = on && w->ring->mode == STRACE_RING_LOSSLESS;
+}
+
+int strace_writer_refill(struct strace_writer *w)
+{
+	int rc = strace_writer_flush(w);
+	uint64_t start, end;
+
+	if (rc < 0 || !w->direct ||
+	    take_range(w, w->nbatch, 1, &start, &end) != 0)
+		return rc;
+	w->dstart = start;
+	w->dend = end;
+	w->dbase = &w->ring->ev[start & w->ring->mask];
+	w->buf.pos = w->dbase;
+	w->buf.end = w->dbase + (end - start);
 	return 0;
 }
 

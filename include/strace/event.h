@@ -76,7 +76,7 @@ enum strace_family {
  */
 #define STRACE_EVENT_TYPES(X)                                                       \
 	X(PAD, 0, "pad", CONTROL, "", NONE, "", NONE,                                \
-	  "never written by producers; readers skip it")                              \
+	  "a position that got no event; readers skip it")                            \
 	X(TRACE_BEGIN, 1, "trace_begin", CONTROL, "ip", ADDR, "reason", REASON,     \
 	  "tracing (re)starts at ip; reason says why")                                \
 	X(TRACE_END, 2, "trace_end", CONTROL, "ip", ADDR, "reason", REASON,         \

@@ -334,8 +334,9 @@ int strace_ring_sync_strings(struct strace_ring *dst,
 
 /*
  * The emit fast path is inline: events are written into a batch buffer and
- * published together by strace_writer_flush() when it fills. The struct's
- * first member is this cursor.
+ * published together by strace_writer_flush() when it fills (a direct
+ * writer's buffer is slots of the ring: strace_writer_set_direct()). The
+ * struct's first member is this cursor.
  */
 struct strace_wbuf {
 	struct strace_event *pos, *end;
@@ -423,12 +424,29 @@ int strace_writer_close(struct strace_writer *w);
 /* strace_writer_ring() - the ring a writer writes. */
 struct strace_ring *strace_writer_ring(const struct strace_writer *w);
 
+/*
+ * strace_writer_set_direct() - on a lossless ring, have the writer store
+ * its events straight into the ring's slots (no copy of a batch): it takes
+ * the positions of its next batch ahead, when there is room for them at
+ * once (else that batch is private, as without), and publishes them when
+ * the batch fills or at strace_writer_flush(), giving back those it did
+ * not use. Other writers of the ring publish after those positions only
+ * once it has: turn it on for the one writer of a ring that fills its
+ * batches without waiting on anything else (a decode), and flush before
+ * waiting. Other modes ignore it.
+ */
+void strace_writer_set_direct(struct strace_writer *w, int on);
+
+/* strace_writer_refill() - strace_writer_flush(), then the next batch's
+ * room. What strace_writer_slot() calls when the batch is full. */
+int strace_writer_refill(struct strace_writer *w);
+
 /* strace_writer_slot() - room for one event, or NULL on a flush error. */
 static inline struct strace_event *strace_writer_slot(struct strace_writer *w)
 {
 	struct strace_wbuf *b = (struct strace_wbuf *)(void *)w;
 	if (__builtin_expect(b->pos == b->end, 0) &&
-	    strace_writer_flush(w) < 0)
+	    strace_writer_refill(w) < 0)
 		return NULL;
 	return b->pos++;
 }

@@ -155,6 +155,8 @@ struct ctx {
 	struct strace_objcache *objects; /* o->objects, or our own */
 	struct strace_objcache *own_objects;
 	_Atomic size_t next_queue;
+	int direct; /* one decoding writer: it writes in place (a lossless
+		     * ring, strace_writer_set_direct()) */
 	unsigned seg_threads; /* threads splitting one queue's trace at its
 			       * PSBs: the jobs the queues leave over */
 	_Atomic uint64_t done_bytes;
@@ -1073,6 +1075,7 @@ static int decode_queue(struct ctx *c, struct queue *q)
 	rc = strace_writer_open(o->ring, &s->w);
 	if (rc < 0)
 		goto out;
+	strace_writer_set_direct(s->w, c->direct);
 	rc = new_image(c, &img);
 	if (rc < 0)
 		goto out;
@@ -1683,6 +1686,7 @@ static int decode_percpu(struct ctx *c)
 	rc = strace_writer_open(o->ring, &s->w);
 	if (rc < 0)
 		goto out;
+	strace_writer_set_direct(s->w, 1); /* the one writer of the merge */
 	rc = emit_losts(c, s, 0, 1);
 	while (rc >= 0) {
 		struct cpu_events *best = NULL;
@@ -1870,6 +1874,9 @@ int strace_offline_decode(const struct strace_offline_opts *o,
 		c->seg_threads = (unsigned)(nq ? jobs / nq : 1);
 		jobs = nq ? nq : 1;
 	}
+	/* (several writers in place would publish in turns, a batch each:
+	 * one at a time) */
+	c->direct = jobs == 1;
 	pthread_t th[64];
 	int started = 0;
 	for (int i = 1; i < jobs && i < 64; i++)

@@ -105,6 +105,8 @@ struct scase {
 	int rproc; /* readers are processes, else threads */
 	uint64_t cap;
 	uint64_t total; /* events written (all writers; kill: before it) */
+	int direct;     /* lossless writers store in place
+			 * (strace_writer_set_direct()) */
 	const char *skip;
 };
 
@@ -143,6 +145,7 @@ struct line {
 struct rres {
 	uint64_t start, end, seen, invalid;
 	uint64_t lost_next, lost_release, lost_marked;
+	uint64_t pads; /* PADs of writers in place (positions, no event) */
 	int status;
 	_Atomic int done;
 };
@@ -206,9 +209,10 @@ static uint64_t ev_check(uint64_t a, uint64_t seq)
 	return mix(a ^ mix(seq ^ 0x9e3779b97f4a7c15ull));
 }
 
-static const char *mode_name(int mode)
+static const char *mode_name(int mode, int direct)
 {
-	return mode == STRACE_RING_LOSSLESS ? "lossless"
+	return mode == STRACE_RING_LOSSLESS ? direct ? "lossless-direct"
+						     : "lossless"
 	       : mode == STRACE_RING_FLIGHT ? "flight"
 					    : "archive";
 }
@@ -270,6 +274,7 @@ static void *writer_main(void *arg)
 	}
 	/* Every writer opens before any writes: a reader must not see the
 	 * end of the stream while a writer has yet to open. */
+	strace_writer_set_direct(w, cur->direct);
 	wait_for(&shm->writers_open, cur->nw);
 	wait_for(&shm->write_go, 1);
 	for (s = 0; s < x->n; s++) {
@@ -378,6 +383,8 @@ struct vstate {
 	uint8_t since_loss[MAXW]; /* an event of it since the last loss */
 	uint64_t seen, invalid, lost_marked;
 	uint64_t pad_left; /* PAD events still due in a LOST range */
+	uint64_t pads;     /* PADs of a batch written in place that ended
+			    * early */
 	uint64_t nbad;
 };
 
@@ -422,6 +429,13 @@ static void check_event(struct vstate *v, const struct strace_event *e,
 		}
 		bad_event(v, pos, e, "not a PAD inside a LOST range");
 		v->pad_left = 0;
+	}
+	if (e->type == STRACE_EV_PAD && cur->direct && e->b == pos &&
+	    e->a && !e->flags && !e->tid && !e->time) {
+		/* what a writer in place did not use, when another writer
+		 * had taken the positions after it */
+		v->pads++;
+		return;
 	}
 	if (e->type == STRACE_EV_LOST) {
 		if (cur->attach != AT_KILL) {
@@ -510,13 +524,13 @@ static void check_end(struct vstate *v, struct rres *res,
 		      " lost, the batches and releases said %" PRIu64,
 		      k, strace_reader_lost(rd), lost);
 	if (res->end - res->start !=
-	    v->seen + v->invalid + lost + v->lost_marked)
+	    v->seen + v->invalid + lost + v->lost_marked + v->pads)
 		failf("reader %d: positions %" PRIu64 "..%" PRIu64
 		      " (%" PRIu64 ") != %" PRIu64 " seen + %" PRIu64
 		      " invalid + %" PRIu64 " lost + %" PRIu64
-		      " under LOST events",
+		      " under LOST events + %" PRIu64 " pads",
 		      k, res->start, res->end, res->end - res->start, v->seen,
-		      v->invalid, lost, v->lost_marked);
+		      v->invalid, lost, v->lost_marked, v->pads);
 	if (v->pad_left)
 		failf("reader %d: the stream ended inside a LOST range "
 		      "(%" PRIu64 " PAD events missing)",
@@ -526,7 +540,7 @@ static void check_end(struct vstate *v, struct rres *res,
 		if (res->start != 0)
 			failf("reader %d: started at position %" PRIu64
 			      ", not 0, in %s mode",
-			      k, res->start, mode_name(c->mode));
+			      k, res->start, mode_name(c->mode, c->direct));
 		if (c->attach == AT_KILL) {
 			if (v->seen != v->next[0])
 				failf("reader %d: saw %" PRIu64 " events of "
@@ -636,7 +650,7 @@ static void reader_run(struct strace_ring *r, int k)
 				failf("reader %d: %" PRIu64 " events lost "
 				      "before position %" PRIu64 " in %s "
 				      "mode (a false loss)",
-				      k, b.lost, b.seq, mode_name(c->mode));
+				      k, b.lost, b.seq, mode_name(c->mode, c->direct));
 		}
 		pos = b.seq;
 		if (n == 0) {
@@ -687,7 +701,7 @@ static void reader_run(struct strace_ring *r, int k)
 				failf("reader %d: release says %zu events "
 				      "at position %" PRIu64 " were "
 				      "overwritten, in %s mode",
-				      k, bad, b.seq, mode_name(c->mode));
+				      k, bad, b.seq, mode_name(c->mode, c->direct));
 				res->lost_release += bad;
 			}
 		}
@@ -703,6 +717,7 @@ static void reader_run(struct strace_ring *r, int k)
 	res->seen = v.seen;
 	res->invalid = v.invalid;
 	res->lost_marked = v.lost_marked;
+	res->pads = v.pads;
 	if (res->status != -1)
 		check_end(&v, res, rd);
 	atomic_store(&res->done, 1);
@@ -963,13 +978,19 @@ static int case_main(void)
 				failf("reader %d: ended at position %" PRIu64
 				      ", the ring at %" PRIu64,
 				      k, shm->res[k].end, st.committed);
-	} else if (st.committed != c->total || st.reserved != c->total ||
-		   !st.closed || st.writers_dead) {
+	} else if (st.committed != c->total + shm->res[0].pads ||
+		   st.reserved != st.committed || !st.closed ||
+		   st.writers_dead) {
 		failf("at the end: reserved %" PRIu64 ", committed %" PRIu64
-		      " of %" PRIu64 " written, closed %d, %u dead writers",
-		      st.reserved, st.committed, c->total, st.closed,
-		      st.writers_dead);
+		      " of %" PRIu64 " written and %" PRIu64
+		      " pads, closed %d, %u dead writers",
+		      st.reserved, st.committed, c->total, shm->res[0].pads,
+		      st.closed, st.writers_dead);
 	}
+	for (int k = 1; k < c->nr && c->attach != AT_KILL; k++)
+		if (shm->res[k].done && shm->res[k].pads != shm->res[0].pads)
+			failf("reader %d saw %" PRIu64 " pads, reader 0 %" PRIu64,
+			      k, shm->res[k].pads, shm->res[0].pads);
 	for (int k = 0; k < c->nr; k++) {
 		const struct rres *r = &shm->res[k];
 		if (!r->done)
@@ -1162,15 +1183,16 @@ static uint64_t env_u64(const char *name, uint64_t def)
 	return s && *s ? strtoull(s, NULL, 0) : def;
 }
 
-static struct scase *add(struct scase *v, int *n, int mode, const char *at,
-			 int attach, int nw, int nr, int rproc, uint64_t cap,
-			 uint64_t total)
+static struct scase *add(struct scase *v, int *n, int mode, int direct,
+			 const char *at, int attach, int nw, int nr, int rproc,
+			 uint64_t cap, uint64_t total)
 {
 	struct scase *c = &v[(*n)++];
 
 	memset(c, 0, sizeof(*c));
-	snprintf(c->name, sizeof(c->name), "%s/%s/w%d/r%d%s", mode_name(mode),
-		 at, nw, nr, rproc ? "proc" : "");
+	snprintf(c->name, sizeof(c->name), "%s/%s/w%d/r%d%s",
+		 mode_name(mode, direct), at, nw, nr, rproc ? "proc" : "");
+	c->direct = direct;
 	c->mode = mode;
 	c->attach = attach;
 	c->nw = nw;
@@ -1214,25 +1236,42 @@ int main(int argc, char **argv)
 	for (size_t m = 0; m < 3; m++)
 		for (size_t a = 0; a < 3; a++)
 			for (size_t s = 0; s < 6; s++)
-				add(cases, &ncase, modes[m], ats[a].name,
+				add(cases, &ncase, modes[m], 0, ats[a].name,
 				    ats[a].attach, sets[s].nw, sets[s].nr,
 				    sets[s].rproc,
 				    modes[m] == STRACE_RING_ARCHIVE ? 64 : 4096,
 				    n);
 	for (size_t m = 0; m < 3; m++)
 		for (int rproc = 0; rproc < 2; rproc++)
-			add(cases, &ncase, modes[m], "writer_killed", AT_KILL,
-			    1, 3, rproc,
+			add(cases, &ncase, modes[m], 0, "writer_killed",
+			    AT_KILL, 1, 3, rproc,
 			    modes[m] == STRACE_RING_ARCHIVE ? 64 : 4096, n / 4);
 	for (size_t m = 0; m < 2; m++)
 		for (size_t s = 0; s < 3; s++) {
 			char at[16];
 			snprintf(at, sizeof(at), "cap%" PRIu64, small[s]);
-			add(cases, &ncase, modes[m], at, AT_BEFORE, 1, 1, 0,
+			add(cases, &ncase, modes[m], 0, at, AT_BEFORE, 1, 1, 0,
 			    small[s], n / 4);
-			add(cases, &ncase, modes[m], at, AT_BEFORE, 8, 3, 0,
+			add(cases, &ncase, modes[m], 0, at, AT_BEFORE, 8, 3, 0,
 			    small[s], n / 4);
 		}
+	/* lossless writers storing in place: one, or eight taking turns */
+	for (size_t a = 0; a < 3; a++)
+		for (size_t s = 0; s < 6; s += 5)
+			add(cases, &ncase, STRACE_RING_LOSSLESS, 1, ats[a].name,
+			    ats[a].attach, sets[s].nw, sets[s].nr,
+			    sets[s].rproc, 4096, n / 4);
+	for (int rproc = 0; rproc < 2; rproc++)
+		add(cases, &ncase, STRACE_RING_LOSSLESS, 1, "writer_killed",
+		    AT_KILL, 1, 3, rproc, 4096, n / 4);
+	for (size_t s = 0; s < 3; s += 2) {
+		char at[16];
+		snprintf(at, sizeof(at), "cap%" PRIu64, small[s]);
+		add(cases, &ncase, STRACE_RING_LOSSLESS, 1, at, AT_BEFORE, 1,
+		    1, 0, small[s], n / 4);
+		add(cases, &ncase, STRACE_RING_LOSSLESS, 1, at, AT_BEFORE, 8,
+		    3, 0, small[s], n / 4);
+	}
 
 	/* Guard pages around what cases report through: a ring mapped next
 	 * to it that a writer overruns must not rewrite a case's verdict. */
