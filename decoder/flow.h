@@ -95,12 +95,22 @@ emit(struct strace_walker *w, unsigned type, unsigned flags, uint64_t a,
 	}
 }
 
-/* A jump from one address to another, as jump_kept() says. */
+/* An indirect jump from one address to another, as jump_kept() says
+ * (whether it stays in one symbol remembered for the next time). */
 static inline void emit_jump(struct strace_walker *w, uint64_t from,
 			     uint64_t to, unsigned flags)
 {
-	if (jump_kept(strace_dec_same_symbol(w->img, from, to), w->o.flags,
-		      &flags))
+	size_t i = (size_t)((from * 0x9e3779b97f4a7c15ull) ^
+			    (to * 0xc2b2ae3d27d4eb4full)) >>
+		   (64 - JSAME_LOG);
+	struct walk_jsame *e = &w->blk.jsame[i];
+
+	if (unlikely(e->from != from || e->to != to || !from)) {
+		e->from = from;
+		e->to = to;
+		e->same = strace_dec_same_symbol(w->img, from, to);
+	}
+	if (jump_kept(e->same, w->o.flags, &flags))
 		emit(w, STRACE_EV_JUMP, flags, from, to);
 }
 

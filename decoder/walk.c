@@ -174,6 +174,7 @@ long strace_dec_decode_range(struct strace_walker *w, const uint8_t *buf,
 	w->in.prog_at = start;
 	if (w->blk.l0_gen != strace_image_generation(w->img)) {
 		memset(w->blk.l0, 0, sizeof(w->blk.l0));
+		memset(w->blk.jsame, 0, sizeof(w->blk.jsame));
 		w->blk.l0_gen = strace_image_generation(w->img);
 		strace_dec_tc_flush(w->tnt.tc);
 	}

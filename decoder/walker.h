@@ -29,6 +29,14 @@
 #include "decoder/tnt_cache.h"
 
 #define L0_SIZE 1024 /* blocks kept in the walker itself (40 KiB) */
+#define JSAME_LOG 8  /* indirect jumps remembered (6 KiB) */
+
+/* An indirect jump lately: whether it stayed in one symbol (two symbol
+ * lookups else); from 0: empty. Of the same image generation as l0. */
+struct walk_jsame {
+	uint64_t from, to;
+	int same;
+};
 
 struct pt_packet_decoder;
 struct walk_stream;
@@ -103,6 +111,7 @@ struct walk_blocks {
 		uint64_t ip; /* 0: empty */
 		struct strace_block b;
 	} l0[L0_SIZE];
+	struct walk_jsame jsame[1u << JSAME_LOG];
 };
 
 /* The cache of TNT runs (allocated at the first TNT packet), and the run
