@@ -40,22 +40,53 @@ static inline uint64_t at_most(double d, uint64_t lim)
 	return d >= (double)lim ? lim : (uint64_t)d;
 }
 
-/* Events k to n - 1 held: from (ta, ia) to (tb, ib) in proportion of
- * their instruction counts, never before last. Returns the last time. */
-static uint64_t share(struct strace_dec_spread *s, unsigned k, unsigned n,
-		      uint64_t ta, uint64_t ia, uint64_t tb, uint64_t ib,
-		      uint64_t last)
+/*
+ * Events k to n - 1 held: from (ta, ia) to (tb, ib) in proportion of
+ * their instruction counts, never before last. With exact_off, an event
+ * that moves off t0, the interval's start, had a time from its packet no
+ * more (an error's flags are its code, never TIME_EXACT); a segment's
+ * run leaves that to the merge (put_run()). Returns the last time.
+ */
+static inline __attribute__((always_inline)) uint64_t
+share(struct strace_dec_spread *s, unsigned k, unsigned n, uint64_t ta,
+      uint64_t ia, uint64_t tb, uint64_t ib, uint64_t last, int exact_off,
+      uint64_t t0)
 {
 	double scale = ib > ia && tb > ta
 			       ? (double)(tb - ta) / (double)(ib - ia)
 			       : 0;
+	uint64_t lim = tb - ta;
 
+	if (k < n && (int64_t)lim >= 0 && (int64_t)s->ins[n - 1] >= 0) {
+		/* every count and time below 2^63 (the counts only grow):
+		 * at_most() with signed conversions, one instruction each,
+		 * to the same values */
+		double dlim = (double)(int64_t)lim;
+		for (; k < n; k++) {
+			struct strace_event *e = &s->ev[k];
+			int64_t c = s->ins[k] > ia ? (int64_t)(s->ins[k] - ia)
+						   : 0;
+			double d = scale * (double)c;
+			uint64_t t = ta + (d >= dlim ? lim
+						     : (uint64_t)(int64_t)d);
+
+			last = t > last ? t : last;
+			e->time = last;
+			if (exact_off && last != t0 &&
+			    e->type != STRACE_EV_ERROR)
+				e->flags &= (uint16_t)~STRACE_F_TIME_EXACT;
+		}
+		return last;
+	}
 	for (; k < n; k++) {
+		struct strace_event *e = &s->ev[k];
 		uint64_t c = s->ins[k] > ia ? s->ins[k] - ia : 0;
-		uint64_t t = ta + at_most(scale * (double)c, tb - ta);
+		uint64_t t = ta + at_most(scale * (double)c, lim);
 
 		last = t > last ? t : last;
-		s->ev[k].time = last;
+		e->time = last;
+		if (exact_off && last != t0 && e->type != STRACE_EV_ERROR)
+			e->flags &= (uint16_t)~STRACE_F_TIME_EXACT;
 	}
 	return last;
 }
@@ -81,20 +112,16 @@ static int close_interval(struct strace_dec_spread *s,
 			uint64_t tg = t0 + at_most(end, lim);
 
 			last = share(s, 0, s->gap_n, t0, s->i0, tg, s->gap_i,
-				     last);
+				     last, 1, t0);
 		} else {
-			share(s, 0, s->gap_n, t0, 0, t0, 0, last);
+			share(s, 0, s->gap_n, t0, 0, t0, 0, last, 1, t0);
 		}
 		/* the rest: from there to t1 */
-		last = share(s, s->gap_n, s->n, last, s->gap_i, t1, i1, last);
+		last = share(s, s->gap_n, s->n, last, s->gap_i, t1, i1, last,
+			     1, t0);
 	} else {
-		last = share(s, 0, s->n, t0, s->i0, t1, i1, last);
+		last = share(s, 0, s->n, t0, s->i0, t1, i1, last, 1, t0);
 	}
-	/* an event the spreading moved had a time from its packet no more
-	 * (an error's flags are its code, never TIME_EXACT) */
-	for (unsigned k = 0; k < s->n; k++)
-		if (s->ev[k].time != t0 && s->ev[k].type != STRACE_EV_ERROR)
-			s->ev[k].flags &= (uint16_t)~STRACE_F_TIME_EXACT;
 	if (clean && i1 > s->i0 && dt) {
 		/* the pace, over the last million instructions or so */
 		s->rate_dt += (double)dt;
@@ -211,7 +238,7 @@ static int seg_run(struct evvec *e, size_t a, size_t b, uint64_t t0,
 		e->run = nr;
 		e->caprun = nc;
 	}
-	share(&s, 0, (unsigned)(b - a), t0, i0, t1, i1, t0);
+	share(&s, 0, (unsigned)(b - a), t0, i0, t1, i1, t0, 0, t0);
 	e->run[e->nrun++] = (struct seg_run){a, b, t0, i0};
 	return 0;
 }
