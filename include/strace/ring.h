@@ -390,8 +390,9 @@ void strace_ring_set_wait_notice(struct strace_ring *ring,
  * strace_ring_set_tap() - have fn(arg, ev, n) called with each batch that
  * a writer of this ring, in this process, is about to publish: once per
  * batch, before readers can see it, in the writer's thread (several
- * writers may call it at once). ev points into the writer's own buffer
- * (zero copy) and is valid during the call. fn must not call back into
+ * writers may call it at once). ev points into the writer's own buffer,
+ * or into the ring's slots not yet published for a direct writer (zero
+ * copy), and is valid during the call. fn must not call back into
  * the writer. Set it before writers flush; NULL removes it. This is how
  * a producer hands its events to in-process plugins (strace/plugin.h).
  */
