@@ -237,6 +237,44 @@ perf record -q -e cpu-clock -F 5000 -o "$tmp/perf.data" -- "$cap" -q -i "$data" 
 perf report -i "$tmp/perf.data" --stdio --sort sym --percent-limit 2 2>/dev/null |
 	grep -E '^ +[0-9.]+%' | head -12 >"$tmp/profile"
 
+# where the pipeline's time goes beyond the decode with no output (issue
+# 17's first target): perf's samples of both processes per symbol, 3 runs
+# of each, on the bigger trace when there is one
+prof_samples() { # NAME CMD...: "comm tag symbol<TAB>samples" of 3 runs
+	local name=$1 i
+	shift
+	: >"$tmp/$name.prof"
+	for i in 1 2 3; do
+		rm -f "$ring"
+		perf record -q -e cpu-clock -F 10000 -o "$tmp/p.data" -- "$@" \
+			>/dev/null 2>&1 || return 1
+		perf report -i "$tmp/p.data" --stdio --no-children \
+			--sort comm,sym -n 2>/dev/null |
+			awk '$1 ~ /%$/ && $2 ~ /^[0-9]+$/ && NF >= 5 {
+				print $3 " " $4 " " $5 "\t" $2 }' >>"$tmp/$name.prof"
+	done
+}
+if [ -n "$bignames" ]; then
+	ptrace_name="the bigger trace"
+	prof_samples ppipe "$tmp/bpipe.sh" && prof_samples pnoout "${cmd_bnoout[@]}"
+else
+	ptrace_name="the benchmark trace"
+	prof_samples ppipe "$tmp/pipe.sh" && prof_samples pnoout "${cmd_noout[@]}"
+fi
+# the symbols that take the most more, in ms a run (10 kHz: 0.1 ms a
+# sample), and the whole difference
+awk -F '\t' 'FNR == 1 { f++ } { v[$1, f] += $2; k[$1] = 1 }
+	END {
+		for (s in k) {
+			a = v[s, 1] / 30; b = v[s, 2] / 30; tot += a - b
+			printf "%s\t%.1f\t%.1f\t%+.1f\n", s, b, a, a - b
+		}
+		printf "TOTAL\t%.1f\n", tot > "/dev/stderr"
+	}' "$tmp/ppipe.prof" "$tmp/pnoout.prof" 2>"$tmp/pdiff.total" |
+	sort -t "$(printf '\t')" -k4,4 -g -r | head -8 |
+	awk -F '\t' '{ split($1, w, " "); printf "| %s | `%s` | %s | %s | %s |\n", w[1], w[3], $2, $3, $4 }' >"$tmp/pdiff"
+pdiff_total=$(awk '{ print $2 }' "$tmp/pdiff.total")
+
 r() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.1fM", n / s / 1e6 }'; }
 mbs() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.1f", n / s / 1e6 }'; }
 x() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1fx", a / b }'; }
@@ -373,6 +411,22 @@ spins a few hundred polls when it has caught up, then sleeps until the
 capture has committed 16384 more events (8 of its batches) and wakes it:
 a wake at every batch cost the capture a third more CPU (futex wakes,
 and the VM's interrupts).
+
+Where the pipeline's time goes beyond the decode with no output, on
+$ptrace_name: perf's samples (\`perf record -e cpu-clock -F 10000\`)
+of both processes, 3 runs of each, in ms a run. The pipeline takes
+$pdiff_total ms more in all; the symbols that take the most more:
+
+| process | symbol | no output | pipeline | more |
+|---|---|---:|---:|---:|
+$(cat "$tmp/pdiff")
+
+The capture's sink (\`strace_sink_emit_batch\`: the symbol definitions and
+the events' stores into the ring's slots) runs for every event here,
+and for none with no output; the walk (\`tnt_run\`,
+\`strace_dec_decode_range\`) is slower while the reader runs on the other
+vCPU; \`_raw_spin_unlock_irqrestore\` is where the VM's kernel shows the
+time of the capture's futex wakes of the reader.
 
 Memory of the fast path: its own (anonymous) memory peaked at
 $((anon_kb / 1024)) MiB (block cache, image, symbol tables, buffers);
