@@ -40,6 +40,33 @@ static inline uint64_t at_most(double d, uint64_t lim)
 	return d >= (double)lim ? lim : (uint64_t)d;
 }
 
+/* share()'s loop; below63: every count and time is below 2^63, so that
+ * the conversions to and from double are signed ones, one instruction
+ * each, with at_most()'s values (two copies of the loop: the test out of
+ * it). */
+static inline __attribute__((always_inline)) uint64_t
+share_loop(struct strace_dec_spread *s, unsigned k, unsigned n, uint64_t ta,
+	   uint64_t ia, double scale, uint64_t lim, uint64_t last,
+	   int exact_off, uint64_t t0, int below63)
+{
+	double dlim = (double)(int64_t)lim;
+
+	for (; k < n; k++) {
+		struct strace_event *e = &s->ev[k];
+		uint64_t c = s->ins[k] > ia ? s->ins[k] - ia : 0;
+		double d = scale * (below63 ? (double)(int64_t)c : (double)c);
+		uint64_t t = ta + (!below63   ? at_most(d, lim)
+				   : d >= dlim ? lim
+					       : (uint64_t)(int64_t)d);
+
+		last = t > last ? t : last;
+		e->time = last;
+		if (exact_off && last != t0 && e->type != STRACE_EV_ERROR)
+			e->flags &= (uint16_t)~STRACE_F_TIME_EXACT;
+	}
+	return last;
+}
+
 /*
  * Events k to n - 1 held: from (ta, ia) to (tb, ib) in proportion of
  * their instruction counts, never before last. With exact_off, an event
@@ -57,38 +84,12 @@ share(struct strace_dec_spread *s, unsigned k, unsigned n, uint64_t ta,
 			       : 0;
 	uint64_t lim = tb - ta;
 
-	if (k < n && (int64_t)lim >= 0 && (int64_t)s->ins[n - 1] >= 0) {
-		/* every count and time below 2^63 (the counts only grow):
-		 * at_most() with signed conversions, one instruction each,
-		 * to the same values */
-		double dlim = (double)(int64_t)lim;
-		for (; k < n; k++) {
-			struct strace_event *e = &s->ev[k];
-			int64_t c = s->ins[k] > ia ? (int64_t)(s->ins[k] - ia)
-						   : 0;
-			double d = scale * (double)c;
-			uint64_t t = ta + (d >= dlim ? lim
-						     : (uint64_t)(int64_t)d);
-
-			last = t > last ? t : last;
-			e->time = last;
-			if (exact_off && last != t0 &&
-			    e->type != STRACE_EV_ERROR)
-				e->flags &= (uint16_t)~STRACE_F_TIME_EXACT;
-		}
-		return last;
-	}
-	for (; k < n; k++) {
-		struct strace_event *e = &s->ev[k];
-		uint64_t c = s->ins[k] > ia ? s->ins[k] - ia : 0;
-		uint64_t t = ta + at_most(scale * (double)c, lim);
-
-		last = t > last ? t : last;
-		e->time = last;
-		if (exact_off && last != t0 && e->type != STRACE_EV_ERROR)
-			e->flags &= (uint16_t)~STRACE_F_TIME_EXACT;
-	}
-	return last;
+	/* (the counts only grow: the last is the largest) */
+	if (k < n && (int64_t)lim >= 0 && (int64_t)s->ins[n - 1] >= 0)
+		return share_loop(s, k, n, ta, ia, scale, lim, last, exact_off,
+				  t0, 1);
+	return share_loop(s, k, n, ta, ia, scale, lim, last, exact_off, t0,
+			  0);
 }
 
 /* The interval from (t0, i0) ends at (t1, i1): the times of the events

@@ -650,7 +650,8 @@ static void reader_run(struct strace_ring *r, int k)
 				failf("reader %d: %" PRIu64 " events lost "
 				      "before position %" PRIu64 " in %s "
 				      "mode (a false loss)",
-				      k, b.lost, b.seq, mode_name(c->mode, c->direct));
+				      k, b.lost, b.seq,
+				      mode_name(c->mode, c->direct));
 		}
 		pos = b.seq;
 		if (n == 0) {
@@ -701,7 +702,8 @@ static void reader_run(struct strace_ring *r, int k)
 				failf("reader %d: release says %zu events "
 				      "at position %" PRIu64 " were "
 				      "overwritten, in %s mode",
-				      k, bad, b.seq, mode_name(c->mode, c->direct));
+				      k, bad, b.seq,
+				      mode_name(c->mode, c->direct));
 				res->lost_release += bad;
 			}
 		}
