@@ -371,31 +371,92 @@ void strace_dec_other_packet(struct strace_walker *w,
 
 /* --- TNT ----------------------------------------------------------------- */
 
-/* Do what the record e says, as strace_dec_tnt_record() walked it.
- * Returns the bits used, or -code (the return of e found the stack
- * empty). */
+/* The items it[k] to it[n - 1] of a record, in place: the events
+ * resolved by its bits (TC_RES, TC_ADV, TC_DYN), all at time now, which
+ * the spreader holds in an open interval at now, with room for them (no
+ * stop among them): stored straight into its arrays, as put_event() and
+ * spread_put() would (the same fields, counts and flags, without their
+ * tests per event). Returns 0, or -1 when a TC_DYN return found the stack
+ * empty (what was stored before it stays, as put_event() leaves it). */
 static inline __attribute__((always_inline)) int
-tc_replay(struct strace_walker *w, const struct tc_slot *e)
+tc_replay_held(struct strace_walker *w, const struct tc_item *it, unsigned k,
+	       unsigned n, uint64_t now, uint64_t ins0, uint64_t *to)
+{
+	struct strace_dec_spread *s = &w->out.sp;
+	struct strace_event *d = &s->ev[s->n];
+	uint64_t *di = &s->ins[s->n];
+	unsigned from = k, adv = w->seg.adv_mark, tid = w->o.tid;
+	int rc = 0;
+
+	for (; k < n; k++, d++, di++) {
+		unsigned flags = it[k].flags;
+		uint64_t b = it[k].b;
+
+		if (it[k].cls == TC_ADV) {
+			flags |= adv;
+		} else {
+			if (unlikely(it[k].cls == TC_DYN)) {
+				if (flow_pop(w, to)) {
+					rc = -1;
+					break;
+				}
+				b = *to;
+			}
+			if (w->time.time_exact)
+				flags |= STRACE_F_TIME_EXACT;
+			w->time.time_exact = 0;
+		}
+		d->type = it[k].type;
+		d->flags = (uint16_t)flags;
+		d->tid = tid;
+		d->time = now;
+		d->a = it[k].a;
+		d->b = b;
+		*di = ins0 + it[k].insn_off;
+	}
+	s->n += k - from;
+	w->out.events += k - from;
+	w->st.events += k - from;
+	return rc;
+}
+
+/* Do what the record e says, as strace_dec_tnt_record() walked it; now:
+ * the time of this packet's branches (time_now()). Returns the bits used,
+ * or -code (the return of e found the stack empty). */
+static inline __attribute__((always_inline)) int
+tc_replay(struct strace_walker *w, const struct tc_slot *e, uint64_t now)
 {
 	const struct tc_item *it = &w->tnt.tc->item[e->first];
+	const struct strace_dec_spread *s = &w->out.sp;
 	unsigned k, n = e->nev;
 	uint64_t to = 0, t_pre; /* with e->outer, its TC_DYN event sets it */
 	uint64_t ins0 = w->st.insns; /* + each item's insn_off */
 
-	for (k = n; k < n + e->nops; k++) {
-		if (it[k].a)
-			flow_push(w, it[k].a);
-		else
-			flow_pop(w, &to);
-	}
+	if (e->nops) /* (most records push and pop nothing) */
+		for (k = n; k < n + e->nops; k++) {
+			if (it[k].a)
+				flow_push(w, it[k].a);
+			else
+				flow_pop(w, &to);
+		}
 	/* as emit() times them: the walk on to the first bit keeps the time
 	 * of the branch resolved before; the rest take this packet's, the
 	 * first bit's branch being the time point (time_point()) */
-	t_pre = w->time.adv_time;
-	for (k = 0; k < e->npre; k++)
-		put_event(w, it[k].type, it[k].flags | w->seg.adv_mark, t_pre,
-			  it[k].a, it[k].b, ins0 + it[k].insn_off);
-	time_point_at(w, time_now(&w->time, &w->o), ins0 + e->res_off);
+	k = 0;
+	if (unlikely(e->npre)) {
+		t_pre = w->time.adv_time;
+		for (; k < e->npre; k++)
+			put_event(w, it[k].type, it[k].flags | w->seg.adv_mark,
+				  t_pre, it[k].a, it[k].b,
+				  ins0 + it[k].insn_off);
+	}
+	time_point_at(w, now, ins0 + e->res_off);
+	if (k < n && w->out.to == OUT_SPREAD && !w->out.sink_err && s->open &&
+	    s->t0 == now && !e->stops && s->cap - s->n >= n - k) {
+		if (tc_replay_held(w, it, k, n, now, ins0, &to) < 0)
+			goto empty;
+		k = n;
+	}
 	for (; k < n; k++) {
 		unsigned flags = it[k].flags;
 		uint64_t b = it[k].b;
@@ -404,23 +465,15 @@ tc_replay(struct strace_walker *w, const struct tc_slot *e)
 			flags |= w->seg.adv_mark;
 		} else {
 			if (it[k].cls == TC_DYN) {
-				if (flow_pop(w, &to)) {
-					/* a deep recursion before the run
-					 * emptied the stack: the walk failed
-					 * here */
-					w->flow.ip = e->end_ip;
-					w->st.branches += e->branches - 1;
-					w->st.insns += e->insns;
-					return strace_dec_fail(w,
-							       STRACE_E_DESYNC);
-				}
+				if (flow_pop(w, &to))
+					goto empty;
 				b = to;
 			}
 			if (w->time.time_exact)
 				flags |= STRACE_F_TIME_EXACT;
 			w->time.time_exact = 0;
 		}
-		put_event(w, it[k].type, flags, w->time.adv_time, it[k].a, b,
+		put_event(w, it[k].type, flags, now, it[k].a, b,
 			  ins0 + it[k].insn_off);
 	}
 	w->flow.ip = e->outer ? to : e->end_ip;
@@ -428,6 +481,13 @@ tc_replay(struct strace_walker *w, const struct tc_slot *e)
 	w->st.branches += e->branches;
 	w->st.insns += e->insns;
 	return e->nbits;
+empty:
+	/* a deep recursion before the run emptied the stack: the walk
+	 * failed here */
+	w->flow.ip = e->end_ip;
+	w->st.branches += e->branches - 1;
+	w->st.insns += e->insns;
+	return strace_dec_fail(w, STRACE_E_DESYNC);
 }
 
 /* Keep the n bits left (bits' low n) for after the deferred TIP. */
@@ -460,6 +520,9 @@ static inline int tnt_run(struct strace_walker *w, uint64_t bits, int n)
 			return err;
 		}
 	}
+	uint64_t now = 0;
+	int now_known = 0;
+
 	while (n > 0) {
 		int c = n < TC_BITS ? n : TC_BITS, used;
 		unsigned chunk, key;
@@ -472,7 +535,13 @@ static inline int tnt_run(struct strace_walker *w, uint64_t bits, int n)
 		      (unsigned)w->flow.parked << 31;
 		e = tc_slot_of(w->tnt.tc, w->flow.ip, key);
 		if (likely(e->ip == w->flow.ip && e->key == key)) {
-			used = tc_replay(w, e);
+			/* the time changes per packet, not per record: asked
+			 * once (time_now() keeps its answer) */
+			if (!now_known) {
+				now = time_now(&w->time, &w->o);
+				now_known = 1;
+			}
+			used = tc_replay(w, e, now);
 		} else {
 			used = strace_dec_tnt_record(w, chunk, c, key);
 		}

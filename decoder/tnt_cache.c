@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoder/decoder.h"
 #include "decoder/tnt_cache.h"
 
 struct tcache *strace_dec_tc_new(void)
@@ -127,6 +128,9 @@ void strace_dec_tc_keep(struct tcache *t, uint64_t ip, unsigned key,
 	e->nev = (uint8_t)r->nev;
 	e->npre = (uint8_t)r->npre;
 	e->nops = (uint8_t)r->nops;
+	e->stops = 0;
+	for (unsigned i = 0; i < r->nev; i++)
+		e->stops |= spread_stops(r->ev[i].type);
 	memcpy(&t->item[t->used], r->ev, r->nev * sizeof(r->ev[0]));
 	t->used += r->nev;
 	for (unsigned i = 0; i < r->nops; i++)

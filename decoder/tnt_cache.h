@@ -65,6 +65,9 @@ struct tc_slot {
 	uint32_t key;    /* bits | count << TC_BITS | parked << 31 */
 	uint16_t res_off; /* instructions to the first bit's branch */
 	uint8_t nbits, outer, nev, npre, nops;
+	uint8_t stops;    /* an event after which the trace stops
+			   * (spread_stops(): not in the records the walk
+			   * makes, but not assumed) */
 };
 _Static_assert(sizeof(struct tc_slot) == 40, "TNT run slots are 40 bytes");
 
