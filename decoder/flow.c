@@ -110,7 +110,12 @@ int strace_dec_tnt_record(struct strace_walker *w, unsigned chunk, int c,
 				r->full = 1;
 		}
 		r->bits_done = 1;
-		if (r->outer)
+		/* a return popped an address from before the run: a segment
+		 * ends, and the record goes on while bits are left */
+		if (r->outer &&
+		    (k == c || tc_rec_segment(r, w->flow.ip, w->flow.park.start,
+					      (unsigned)k, w->st.branches - br0,
+					      w->st.insns - in0) < 0))
 			break;
 	}
 	w->tnt.rec = NULL;

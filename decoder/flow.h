@@ -420,25 +420,73 @@ tc_replay_held(struct strace_walker *w, const struct tc_item *it, unsigned k,
 	return rc;
 }
 
+/* The events it[k] to it[n - 1] of a record's segment (its TC_PRE ones
+ * put before), at time now. Returns 0, or -1 when a TC_DYN return found
+ * the stack empty. */
+static inline __attribute__((always_inline)) int
+tc_replay_events(struct strace_walker *w, const struct tc_slot *e,
+		 const struct tc_item *it, unsigned k, unsigned n, uint64_t now,
+		 uint64_t ins0, uint64_t *to)
+{
+	const struct strace_dec_spread *s = &w->out.sp;
+
+	if (k < n && w->out.to == OUT_SPREAD && !w->out.sink_err && s->open &&
+	    s->t0 == now && !(e->flags & TCS_STOPS) && s->cap - s->n >= n - k)
+		return tc_replay_held(w, it, k, n, now, ins0, to);
+	for (; k < n; k++) {
+		unsigned flags = it[k].flags;
+		uint64_t b = it[k].b;
+
+		if (it[k].cls == TC_ADV) {
+			flags |= w->seg.adv_mark;
+		} else {
+			if (it[k].cls == TC_DYN) {
+				if (flow_pop(w, to))
+					return -1;
+				b = *to;
+			}
+			if (w->time.time_exact)
+				flags |= STRACE_F_TIME_EXACT;
+			w->time.time_exact = 0;
+		}
+		put_event(w, it[k].type, flags, now, it[k].a, b,
+			  ins0 + it[k].insn_off);
+	}
+	return 0;
+}
+
+/* A segment's stack operations, it[0] to it[n - 1]. */
+static inline void tc_replay_ops(struct strace_walker *w,
+				 const struct tc_item *it, unsigned n)
+{
+	uint64_t to;
+
+	for (unsigned k = 0; k < n; k++) {
+		if (it[k].a)
+			flow_push(w, it[k].a);
+		else
+			flow_pop(w, &to);
+	}
+}
+
 /* Do what the record e says, as strace_dec_tnt_record() walked it; now:
- * the time of this packet's branches (time_now()). Returns the bits used,
- * or -code (the return of e found the stack empty). */
+ * the time of this packet's branches (time_now()). A record of several
+ * segments (TCS_MORE) goes on past each segment's last return while it
+ * pops the address the walk popped; otherwise it stops there, with the
+ * bits used so far. Returns the bits used, or -code (a return of e found
+ * the stack empty). */
 static inline __attribute__((always_inline)) int
 tc_replay(struct strace_walker *w, const struct tc_slot *e, uint64_t now)
 {
 	const struct tc_item *it = &w->tnt.tc->item[e->first];
-	const struct strace_dec_spread *s = &w->out.sp;
-	unsigned k, n = e->nev;
-	uint64_t to = 0, t_pre; /* with e->outer, its TC_DYN event sets it */
+	unsigned k, n = e->nev, more = e->flags & TCS_MORE;
+	uint64_t to = 0, t_pre; /* a TC_DYN event sets it */
 	uint64_t ins0 = w->st.insns; /* + each item's insn_off */
+	uint64_t fail_ip = e->end_ip;
+	uint32_t fail_br = e->branches, fail_ins = e->insns;
 
 	if (e->nops) /* (most records push and pop nothing) */
-		for (k = n; k < n + e->nops; k++) {
-			if (it[k].a)
-				flow_push(w, it[k].a);
-			else
-				flow_pop(w, &to);
-		}
+		tc_replay_ops(w, it + n, e->nops);
 	/* as emit() times them: the walk on to the first bit keeps the time
 	 * of the branch resolved before; the rest take this packet's, the
 	 * first bit's branch being the time point (time_point()) */
@@ -451,31 +499,41 @@ tc_replay(struct strace_walker *w, const struct tc_slot *e, uint64_t now)
 				  ins0 + it[k].insn_off);
 	}
 	time_point_at(w, now, ins0 + e->res_off);
-	if (k < n && w->out.to == OUT_SPREAD && !w->out.sink_err && s->open &&
-	    s->t0 == now && !e->stops && s->cap - s->n >= n - k) {
-		if (tc_replay_held(w, it, k, n, now, ins0, &to) < 0)
-			goto empty;
-		k = n;
-	}
-	for (; k < n; k++) {
-		unsigned flags = it[k].flags;
-		uint64_t b = it[k].b;
-
-		if (it[k].cls == TC_ADV) {
-			flags |= w->seg.adv_mark;
-		} else {
-			if (it[k].cls == TC_DYN) {
-				if (flow_pop(w, &to))
-					goto empty;
-				b = to;
+	if (unlikely(more)) {
+		unsigned nops = e->nops;
+		for (;;) {
+			/* the segment's end: where its return went, and the
+			 * walk's counts there */
+			const struct tc_item *m = &it[n + nops];
+			fail_ip = m[0].b;
+			fail_br = (uint32_t)m[1].a;
+			fail_ins = (uint32_t)m[1].b;
+			if (tc_replay_events(w, e, it, k, n, now, ins0, &to) <
+			    0)
+				goto empty;
+			if (to != m[0].a) {
+				/* elsewhere than the walk went: stop here */
+				w->flow.ip = to;
+				w->flow.parked = 0;
+				w->st.branches += fail_br;
+				w->st.insns += fail_ins;
+				return m[0].insn_off;
 			}
-			if (w->time.time_exact)
-				flags |= STRACE_F_TIME_EXACT;
-			w->time.time_exact = 0;
+			more = m[1].type;
+			n = m[0].type;
+			nops = m[0].flags;
+			it = m + 2;
+			k = 0;
+			tc_replay_ops(w, it + n, nops);
+			if (!more)
+				break;
 		}
-		put_event(w, it[k].type, flags, now, it[k].a, b,
-			  ins0 + it[k].insn_off);
+		fail_ip = e->end_ip;
+		fail_br = e->branches;
+		fail_ins = e->insns;
 	}
+	if (tc_replay_events(w, e, it, k, n, now, ins0, &to) < 0)
+		goto empty;
 	w->flow.ip = e->outer ? to : e->end_ip;
 	w->flow.parked = 0;
 	w->st.branches += e->branches;
@@ -484,9 +542,9 @@ tc_replay(struct strace_walker *w, const struct tc_slot *e, uint64_t now)
 empty:
 	/* a deep recursion before the run emptied the stack: the walk
 	 * failed here */
-	w->flow.ip = e->end_ip;
-	w->st.branches += e->branches - 1;
-	w->st.insns += e->insns;
+	w->flow.ip = fail_ip;
+	w->st.branches += fail_br - 1;
+	w->st.insns += fail_ins;
 	return strace_dec_fail(w, STRACE_E_DESYNC);
 }
 

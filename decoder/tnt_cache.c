@@ -104,14 +104,29 @@ void strace_dec_tc_rec_event(struct tc_rec *r, int in_adv, unsigned type,
 	r->npre += it->cls == TC_PRE;
 }
 
+/* Items from[0..n) to the items at *at. */
+static void put_items(struct tcache *t, const struct tc_item *from,
+		      unsigned n)
+{
+	memcpy(&t->item[t->used], from, n * sizeof(*from));
+	t->used += n;
+}
+
+static void put_ops(struct tcache *t, const uint64_t *ops, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		t->item[t->used++] = (struct tc_item){.a = ops[i]};
+}
+
 void strace_dec_tc_keep(struct tcache *t, uint64_t ip, unsigned key,
 			int nbits, uint64_t end_ip, uint64_t branches,
 			uint64_t insns)
 {
 	struct tc_rec *r = &t->rec;
 	struct tc_slot *e;
+	unsigned ev = 0, op = 0; /* the items put so far */
 
-	if (t->used + r->nev + r->nops > t->cap && tc_grow(t) < 0)
+	if (t->used + r->nev + r->nops + 2 * r->nseg > t->cap && tc_grow(t) < 0)
 		strace_dec_tc_flush(t);
 	if (++t->kept > 2u << (64 - t->shift) && t->shift > 64 - TC_LOG)
 		tc_grow_slots(t);
@@ -125,14 +140,42 @@ void strace_dec_tc_keep(struct tcache *t, uint64_t ip, unsigned key,
 	e->res_off = (uint16_t)r->res_off;
 	e->nbits = (uint8_t)nbits;
 	e->outer = (uint8_t)r->outer;
-	e->nev = (uint8_t)r->nev;
 	e->npre = (uint8_t)r->npre;
-	e->nops = (uint8_t)r->nops;
-	e->stops = 0;
+	e->flags = r->nseg ? TCS_MORE : 0;
 	for (unsigned i = 0; i < r->nev; i++)
-		e->stops |= spread_stops(r->ev[i].type);
-	memcpy(&t->item[t->used], r->ev, r->nev * sizeof(r->ev[0]));
-	t->used += r->nev;
-	for (unsigned i = 0; i < r->nops; i++)
-		t->item[t->used++] = (struct tc_item){.a = r->ops[i]};
+		if (spread_stops(r->ev[i].type))
+			e->flags |= TCS_STOPS;
+	for (unsigned j = 0; j <= r->nseg; j++) {
+		/* segment j: its events and operations, then its end */
+		unsigned nev = j < r->nseg ? r->seg[j].nev : r->nev;
+		unsigned nops = j < r->nseg ? r->seg[j].nops : r->nops;
+
+		if (!j) {
+			e->nev = (uint8_t)nev;
+			e->nops = (uint8_t)nops;
+		}
+		put_items(t, &r->ev[ev], nev - ev);
+		put_ops(t, &r->ops[op], nops - op);
+		ev = nev;
+		op = nops;
+		if (j < r->nseg) {
+			const struct tc_rec_seg *g = &r->seg[j];
+			unsigned next_ev = j + 1 < r->nseg ? r->seg[j + 1].nev
+							   : r->nev;
+			unsigned next_op = j + 1 < r->nseg ? r->seg[j + 1].nops
+							   : r->nops;
+			t->item[t->used++] = (struct tc_item){
+				.a = g->to,
+				.b = g->ret_ip,
+				.type = (uint16_t)(next_ev - nev),
+				.flags = (uint16_t)(next_op - nops),
+				.insn_off = (uint16_t)g->bits,
+				.cls = TC_SEG};
+			t->item[t->used++] = (struct tc_item){
+				.a = g->branches,
+				.b = g->insns,
+				.type = j + 1 < r->nseg,
+				.cls = TC_SEG};
+		}
+	}
 }

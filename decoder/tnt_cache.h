@@ -10,10 +10,11 @@
  * bits) is recorded as it runs (strace_dec_tc_rec_event() and
  * tc_rec_push()/_pop(), called from the walker's emit and return stack),
  * kept (strace_dec_tc_keep()), and later walks replay the record (the
- * walker's tnt_run(), decoder/flow.h). A record stops after a return that
- * pops an address pushed before it: the replay pops that address as the
- * walk did, and the bits after it look up the record of the address
- * popped.
+ * walker's tnt_run(), decoder/flow.h). A return that pops an address
+ * pushed before the run ends a segment of the record: the replay pops
+ * the stack there as the walk did, and goes on with the next segment if
+ * it popped the address the walk popped; otherwise the bits after it
+ * look up the record of the address popped.
  *
  * This file is the cache: its table, its items, the record being made;
  * the walker decides what to record and replays. The lookup and the
@@ -42,6 +43,8 @@ enum tc_class {
 	TC_ADV,     /* walked on the way to a later bit: this packet's time */
 	TC_DYN,     /* the return popping an address pushed before the run:
 		     * its target is what the stack holds */
+	TC_SEG,     /* the end of a segment: two items after its events and
+		     * stack operations (struct tc_slot) */
 };
 
 struct tc_item {
@@ -54,9 +57,20 @@ struct tc_item {
 };
 _Static_assert(sizeof(struct tc_item) == 24, "TNT run items are 24 bytes");
 
-/* One record: where the run starts and its key, where it ends, its items
- * (nev events, npre of them TC_PRE and first, then nops stack operations
- * from item[first]), and the counts it adds to the walker's stats. */
+/*
+ * One record: where the run starts and its key, where it ends, its items
+ * from item[first], and the counts it adds to the walker's stats. The
+ * items are its segments', one after the other: a segment's events (the
+ * first's npre TC_PRE events first), then its stack operations, then, but
+ * after the last segment, two TC_SEG items:
+ *   [0] a: the address its last return popped, b: where that return's
+ *       block starts, insn_off: the bits used through it, type and
+ *       flags: the next segment's events and stack operations;
+ *   [1] a and b: the branches and instructions through it, type: 1 when
+ *       the next segment is not the last.
+ * nev and nops are the first segment's; the rest of the fields, the
+ * whole record's.
+ */
 struct tc_slot {
 	uint64_t ip;     /* where the run starts; 0: empty */
 	uint64_t end_ip; /* where it ends; with outer, the return popping */
@@ -65,16 +79,27 @@ struct tc_slot {
 	uint32_t key;    /* bits | count << TC_BITS | parked << 31 */
 	uint16_t res_off; /* instructions to the first bit's branch */
 	uint8_t nbits, outer, nev, npre, nops;
-	uint8_t stops;    /* an event after which the trace stops
-			   * (spread_stops(): not in the records the walk
-			   * makes, but not assumed) */
+	uint8_t flags;    /* TCS_* */
 };
+#define TCS_STOPS 1 /* an event after which the trace stops (spread_stops():
+		     * not in the records the walk makes, but not assumed) */
+#define TCS_MORE 2  /* segments follow the first */
 _Static_assert(sizeof(struct tc_slot) == 40, "TNT run slots are 40 bytes");
 
 /* The record being made, before it is kept. */
+/* Where a segment of the record being made ends. */
+struct tc_rec_seg {
+	unsigned nev, nops;     /* events and operations up to it, in all */
+	uint64_t to, ret_ip;    /* TC_SEG [0]'s a and b */
+	uint32_t bits, branches, insns; /* the counts through it */
+};
+
 struct tc_rec {
 	int bits_done; /* a bit of the run resolved */
-	int outer;     /* a return popped an address pushed before the run */
+	int outer;     /* a return popped an address pushed before the run
+			* (or the last segment) */
+	unsigned nseg; /* segments ended (all but the last) */
+	struct tc_rec_seg seg[TC_BITS];
 	int depth;     /* pushes of the run not popped */
 	int full;      /* too many items: the record is not kept */
 	unsigned nev, nops, npre;
@@ -131,6 +156,7 @@ static inline struct tc_slot *tc_slot_of(struct tcache *t, uint64_t ip,
 static inline void tc_rec_start(struct tc_rec *r, uint64_t insns)
 {
 	r->bits_done = r->outer = r->depth = r->full = 0;
+	r->nseg = 0;
 	r->nev = r->nops = r->npre = 0;
 	r->insns0 = insns;
 }
@@ -149,6 +175,31 @@ static inline void tc_rec_op(struct tc_rec *r, uint64_t a)
 		r->full = 1;
 	else
 		r->ops[r->nops++] = a;
+}
+
+/* tc_rec_segment() - the walk's return to `to`, from the block at
+ * ret_ip, popped an address pushed before the run, after bits bits,
+ * branches branches and insns instructions from the start: a segment
+ * ends there, and the record goes on. Returns 0, or -1 when the record
+ * holds no more segments (it ends here). */
+static inline int tc_rec_segment(struct tc_rec *r, uint64_t to,
+				 uint64_t ret_ip, unsigned bits,
+				 uint64_t branches, uint64_t insns)
+{
+	struct tc_rec_seg *g;
+
+	if (r->nseg == TC_BITS || r->full)
+		return -1;
+	g = &r->seg[r->nseg++];
+	g->nev = r->nev;
+	g->nops = r->nops;
+	g->to = to;
+	g->ret_ip = ret_ip;
+	g->bits = bits;
+	g->branches = (uint32_t)branches;
+	g->insns = (uint32_t)insns;
+	r->outer = 0;
+	return 0;
 }
 
 /* tc_rec_push() - the walk pushed ret on the return stack. */

@@ -238,8 +238,10 @@ static int collect(void *arg, const struct strace_event *ev)
 
 static struct strace_image *img;
 
-static long decode(const uint8_t *buf, size_t len, unsigned flags,
-		   struct evs *out, const struct strace_time_conv *tc)
+/* Decode buf over image im (the test program's: decode()). */
+static long decode_in(struct strace_image *im, const uint8_t *buf,
+		      size_t len, unsigned flags, struct evs *out,
+		      const struct strace_time_conv *tc)
 {
 	struct strace_walk_opts o = {0};
 	struct strace_walker *w;
@@ -255,11 +257,17 @@ static long decode(const uint8_t *buf, size_t len, unsigned flags,
 		o.has_time = 1;
 	}
 	out->n = 0;
-	if (strace_walker_new(img, &o, &w))
+	if (strace_walker_new(im, &o, &w))
 		return -1000;
 	n = strace_walker_decode(w, buf, len);
 	strace_walker_free(w);
 	return n;
+}
+
+static long decode(const uint8_t *buf, size_t len, unsigned flags,
+		   struct evs *out, const struct strace_time_conv *tc)
+{
+	return decode_in(img, buf, len, flags, out, tc);
 }
 
 static int setup(void)
@@ -631,6 +639,115 @@ TEST(run_cache_replays_exactly)
 			CHECK_U64(fast.v[i].a, ==, addr[S_NOP]); /* the ret's block */
 		}
 	CHECK_INT(errs, ==, 1);
+}
+
+/*
+ * A record of several segments: a run that returns past its start more
+ * than once. rec recurses (depth 3 from _start, 2 from s1); its returns
+ * are compressed. "TTTT" at rec's innermost jz is recorded the first time
+ * as four segments' worth: the jz, then returns popping rr, rr and s1,
+ * all pushed before the run. Replayed from s1's call, the second return
+ * pops s2, not rr: the replay must stop there, and the bit left goes on
+ * from s2. After a PSB (an empty stack) entered at rec, the replay's
+ * second return finds nothing to pop: it must fail there (DESYNC at rr's
+ * block) as the walk one bit at a time does.
+ */
+static const char *rec_src =
+	"	.text\n"
+	"	.globl _start, rec\n"
+	"	.hidden s1, s2, rr, base, done\n"
+	"	.type _start,@function\n"
+	"_start:\n"
+	"	mov $3, %ecx\n"
+	"	call rec\n"
+	"s1:\n"
+	"	mov $2, %ecx\n"
+	"	call rec\n"
+	"s2:\n"
+	"	test %ecx, %ecx\n"
+	"	jz done\n"
+	"	nop\n"
+	"done:\n"
+	"	syscall\n"
+	"	.size _start, .-_start\n"
+	"	.type rec,@function\n"
+	"rec:\n"
+	"	dec %ecx\n"
+	"	jz base\n"
+	"	call rec\n"
+	"rr:\n"
+	"	ret\n"
+	"base:\n"
+	"	ret\n"
+	"	.size rec, .-rec\n";
+
+TEST(run_cache_segments_replay_exactly)
+{
+	static const char *names[] = {"_start", "rec", "s1", "s2", "rr",
+				      NULL};
+	enum { R_START, R_REC, R_S1, R_S2, R_RR, R_N };
+	uint64_t at[R_N];
+	char src[600], bin[600], cmd[1600];
+	struct strace_image *im = NULL;
+	struct enc en;
+	struct evs fast, bit;
+	size_t len;
+	int errs = 0, rets_to_s2 = 0;
+	FILE *f;
+
+	snprintf(src, sizeof(src), "%s/rec.s", tl_tmpdir());
+	snprintf(bin, sizeof(bin), "%s/rec", tl_tmpdir());
+	f = fopen(src, "w");
+	REQUIRE(f != NULL);
+	fputs(rec_src, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd),
+		 "cc -nostdlib -static -no-pie -Wl,-Ttext=0x401000 -o %s %s",
+		 bin, src);
+	if (system(cmd) != 0)
+		SKIP("cannot build the test program");
+	for (int i = 0; names[i]; i++) {
+		char *out;
+		snprintf(cmd, sizeof(cmd),
+			 "nm %s | awk '$3 == \"%s\" {print $1}'", bin,
+			 names[i]);
+		out = tl_run(cmd);
+		REQUIRE(out && sscanf(out, "%lx", &at[i]) == 1);
+		free(out);
+	}
+	REQUIRE(strace_image_new(NULL, &im) == 0);
+	REQUIRE(tl_map_elf(im, bin, 0) > 0);
+	enc_init(&en);
+	psb(&en, at[R_START], 1000);
+	tnt(&en, "NN");   /* down to rec's third jz: s1, rr, rr pushed */
+	tnt(&en, "TTTT"); /* recorded: the jz, then three returns */
+	tnt(&en, "N");    /* from s1: down to rec's second jz: s2, rr */
+	tnt(&en, "TTTT"); /* replayed: the second return pops s2 */
+	pkt_ip(&en, ppt_tip_pgd, 0);
+	psb(&en, at[R_REC], 2000);
+	tnt(&en, "N");    /* rr pushed, nothing under it */
+	tnt(&en, "TTTT"); /* replayed: the second return finds no address */
+	len = enc_done(&en);
+	CHECK_INT(decode_in(im, en.buf, len, 0, &fast, NULL), >, 0);
+	CHECK_INT(decode_in(im, en.buf, len, STRACE_WALK_BIT_BY_BIT, &bit,
+			    NULL),
+		  >, 0);
+	CHECK_INT(fast.n, ==, bit.n);
+	CHECK(!memcmp(fast.v, bit.v, fast.n * sizeof(fast.v[0])));
+	for (size_t i = 0; i < fast.n; i++) {
+		if (fast.v[i].type == STRACE_EV_RETURN && fast.v[i].b == at[R_S2])
+			rets_to_s2++;
+		if (fast.v[i].type == STRACE_EV_ERROR) {
+			errs++;
+			CHECK_INT(fast.v[i].flags, ==, STRACE_E_DESYNC);
+			CHECK_U64(fast.v[i].a, ==, at[R_RR]); /* the ret's block */
+		}
+	}
+	/* the replay stopped at s2 (its last bit, s2's jz to done, makes no
+	 * event: a jump inside _start) */
+	CHECK_INT(rets_to_s2, ==, 1);
+	CHECK_INT(errs, ==, 1);
+	strace_image_free(im);
 }
 
 TEST(timestamps)
