@@ -15,9 +15,11 @@
 #ifndef DECODER_PACKET_H
 #define DECODER_PACKET_H
 
+#include <endian.h>
 #include <intel-pt.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "decoder/internal.h"
 
@@ -52,10 +54,18 @@ struct pkt {
 	uint64_t payload;
 };
 
-/* Little-endian n bytes at p. */
-static inline uint64_t pkt_le(const uint8_t *p, int n)
+/* Little-endian n bytes (0 to 8) at p; end: where the buffer ends. With
+ * 8 bytes readable it is one load (a byte at a time took a tenth of the
+ * packet loop's time). */
+static inline uint64_t pkt_le(const uint8_t *p, int n, const uint8_t *end)
 {
 	uint64_t v = 0;
+
+	if (end - p >= 8 && n > 0) {
+		memcpy(&v, p, 8);
+		v = le64toh(v);
+		return n == 8 ? v : v & ((1ull << (8 * n)) - 1);
+	}
 	for (int i = n - 1; i >= 0; i--)
 		v = (v << 8) | p[i];
 	return v;
@@ -133,7 +143,7 @@ pkt_parse(const uint8_t *buf, size_t len, size_t i, int skd007, struct pkt *p)
 			  : (b & 0x1f) == 0x01 ? PKT_PGD
 					       : PKT_FUP;
 		p->ipc = (uint8_t)ipc;
-		p->payload = pkt_le(buf + i + 1, nb);
+		p->payload = pkt_le(buf + i + 1, nb, buf + len);
 		p->size = 1 + (size_t)nb;
 		return;
 	}
@@ -144,7 +154,7 @@ pkt_parse(const uint8_t *buf, size_t len, size_t i, int skd007, struct pkt *p)
 			return;
 		}
 		p->type = PKT_TSC;
-		p->payload = pkt_le(buf + i + 1, 7);
+		p->payload = pkt_le(buf + i + 1, 7, buf + len);
 		p->size = 8;
 		return;
 	}
@@ -169,7 +179,7 @@ pkt_parse(const uint8_t *buf, size_t len, size_t i, int skd007, struct pkt *p)
 				p->type = PKT_END;
 				return;
 			}
-			v = pkt_le(buf + i + 2, 6);
+			v = pkt_le(buf + i + 2, 6, buf + len);
 			if (!v) {
 				p->type = PKT_BAD;
 				return;
