@@ -82,38 +82,46 @@ static uint64_t addr[S_N];
 static char exe[600];
 static int built = -1;
 
-static int build(void)
+/* Assemble src into the program NAME (its path in bin, of size binsz) in
+ * the test's directory, and look up the addresses of syms (NULL-ended)
+ * in at. Returns 1, or 0 when it cannot be built. */
+static int build_prog(const char *name, const char *src, const char **syms,
+		      uint64_t *at, char *bin, size_t binsz)
 {
-	char src[600], cmd[1600], *out;
+	char path[600], cmd[1600], *out;
 	FILE *f;
 
-	if (built >= 0)
-		return built;
-	built = 0;
-	snprintf(src, sizeof(src), "%s/walk.s", tl_tmpdir());
-	snprintf(exe, sizeof(exe), "%s/walk", tl_tmpdir());
-	f = fopen(src, "w");
+	snprintf(path, sizeof(path), "%s/%s.s", tl_tmpdir(), name);
+	snprintf(bin, binsz, "%s/%s", tl_tmpdir(), name);
+	f = fopen(path, "w");
 	if (!f)
 		return 0;
-	fputs(asm_src, f);
+	fputs(src, f);
 	fclose(f);
 	snprintf(cmd, sizeof(cmd),
 		 "cc -nostdlib -static -no-pie -Wl,-Ttext=0x401000 -o %s %s",
-		 exe, src);
+		 bin, path);
 	if (system(cmd) != 0)
 		return 0;
-	for (int i = 0; sites[i]; i++) {
+	for (int i = 0; syms[i]; i++) {
 		snprintf(cmd, sizeof(cmd), "nm %s | awk '$3 == \"%s\" {print $1}'",
-			 exe, sites[i]);
+			 bin, syms[i]);
 		out = tl_run(cmd);
-		if (!out || sscanf(out, "%lx", &addr[i]) != 1) {
+		if (!out || sscanf(out, "%lx", &at[i]) != 1) {
 			free(out);
 			return 0;
 		}
 		free(out);
 	}
-	built = 1;
 	return 1;
+}
+
+static int build(void)
+{
+	if (built < 0)
+		built = build_prog("walk", asm_src, sites, addr, exe,
+				   sizeof(exe));
+	return built;
 }
 
 /* --- encoding ------------------------------------------------------------- */
@@ -687,34 +695,15 @@ TEST(run_cache_segments_replay_exactly)
 				      NULL};
 	enum { R_START, R_REC, R_S1, R_S2, R_RR, R_N };
 	uint64_t at[R_N];
-	char src[600], bin[600], cmd[1600];
+	char bin[600];
 	struct strace_image *im = NULL;
 	struct enc en;
 	struct evs fast, bit;
 	size_t len;
 	int errs = 0, rets_to_s2 = 0;
-	FILE *f;
 
-	snprintf(src, sizeof(src), "%s/rec.s", tl_tmpdir());
-	snprintf(bin, sizeof(bin), "%s/rec", tl_tmpdir());
-	f = fopen(src, "w");
-	REQUIRE(f != NULL);
-	fputs(rec_src, f);
-	fclose(f);
-	snprintf(cmd, sizeof(cmd),
-		 "cc -nostdlib -static -no-pie -Wl,-Ttext=0x401000 -o %s %s",
-		 bin, src);
-	if (system(cmd) != 0)
+	if (!build_prog("rec", rec_src, names, at, bin, sizeof(bin)))
 		SKIP("cannot build the test program");
-	for (int i = 0; names[i]; i++) {
-		char *out;
-		snprintf(cmd, sizeof(cmd),
-			 "nm %s | awk '$3 == \"%s\" {print $1}'", bin,
-			 names[i]);
-		out = tl_run(cmd);
-		REQUIRE(out && sscanf(out, "%lx", &at[i]) == 1);
-		free(out);
-	}
 	REQUIRE(strace_image_new(NULL, &im) == 0);
 	REQUIRE(tl_map_elf(im, bin, 0) > 0);
 	enc_init(&en);
