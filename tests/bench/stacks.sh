@@ -118,11 +118,14 @@ hcopies=$(( (1100000000 / 32 + nev - 1) / nev ))
 nhuge=$("$rd" --stat "$huge" | awk '$1 == "committed:" { print $2 }')
 hbytes=$(stat -c %s "$huge")
 declare -A peak hwall
-for f in chrome fxt; do
-	/usr/bin/time -f '%M %e' -o "$tmp/mem" "$rd" -f "$f" -o /dev/null "$huge" 2>/dev/null ||
+for f in chrome fxt uftrace folded; do
+	out=/dev/null
+	[ "$f" = uftrace ] && out=$tmp/huge.d # (its files: in /tmp, then removed)
+	/usr/bin/time -f '%M %e' -o "$tmp/mem" "$rd" -f "$f" -o "$out" "$huge" 2>/dev/null ||
 		{ echo "stacks bench: ptrace-read -f $f of $huge failed" >&2; exit 1; }
 	peak[$f]=$(awk '{ printf "%.1f", $1 / 1024 }' "$tmp/mem")
 	hwall[$f]=$(awk '{ print $2 }' "$tmp/mem")
+	rm -rf "$tmp/huge.d"
 done
 rm -f "$huge"
 
@@ -194,11 +197,12 @@ if [ "$pcc" != - ]; then
 fi
 gb() { awk -v b="$1" 'BEGIN { printf "%.2f GB", b / 1e9 }'; }
 echo "Memory: a ring of $nhuge events ($(gb $((nhuge * 32))) of events in a $(gb "$hbytes") file) converted, peak resident"
-echo "memory of the process (\`/usr/bin/time -f %M\`, target under 64 MiB):"
+echo "memory of the process (\`/usr/bin/time -f %M\`, target under 64 MiB; to"
+echo "/dev/null, uftrace to a directory in $(dirname "$tmp")):"
 echo
 echo "| format | peak RSS | wall s | met |"
 echo "|---|---:|---:|---|"
-for f in chrome fxt; do
+for f in chrome fxt uftrace folded; do
 	awk -v m="${peak[$f]}" -v w="${hwall[$f]}" -v f="$f" 'BEGIN {
 		printf "| `-f %s` | %.1f MiB | %.2f | %s |\n", f, m, w, m < 64 ? "yes" : "**no**" }'
 done
