@@ -562,6 +562,9 @@ static inline int defer_tnt(struct strace_walker *w, uint64_t bits, int n)
  * -code. */
 static inline int tnt_run(struct strace_walker *w, uint64_t bits, int n)
 {
+	uint64_t now = 0; /* this packet's time, once asked */
+	int now_known = 0;
+
 	if (unlikely(!w->tnt.tc)) {
 		if (!(w->o.flags & STRACE_WALK_BIT_BY_BIT))
 			w->tnt.tc = strace_dec_tc_new();
@@ -578,9 +581,6 @@ static inline int tnt_run(struct strace_walker *w, uint64_t bits, int n)
 			return err;
 		}
 	}
-	uint64_t now = 0;
-	int now_known = 0;
-
 	while (n > 0) {
 		int c = n < TC_BITS ? n : TC_BITS, used;
 		unsigned chunk, key;
