@@ -112,10 +112,11 @@ static int emit_all(struct strace_sink *s, const struct strace_event *ev,
 	for (size_t i = 0; i < n; i++) {
 		const struct strace_event *e = &ev[i];
 		unsigned f = e->type < STRACE_EV_MAX ? addr_fields[e->type] : 0;
+		int slow = ((f & 1) && cache[cache_slot(e->a)] != e->a) ||
+			   ((f & 2) && cache[cache_slot(e->b)] != e->b) ||
+			   pos == end;
 
-		if (__builtin_expect(((f & 1) && cache[cache_slot(e->a)] != e->a) ||
-			     ((f & 2) && cache[cache_slot(e->b)] != e->b) ||
-			     pos == end, 0)) {
+		if (__builtin_expect(slow, 0)) {
 			/* a definition first, or a full batch: the slow way */
 			b->pos = pos;
 			s->events = events;
