@@ -371,6 +371,31 @@ void strace_dec_other_packet(struct strace_walker *w,
 
 /* --- TNT ----------------------------------------------------------------- */
 
+/* A replayed event's flags, from its item x as emit() decides them: adv
+ * (the segment's advance mark) on the walk to a bit, else TIME_EXACT if a
+ * timing packet came since the last resolved branch; *b its b, a TC_DYN
+ * return's the address it pops (*to). Returns the flags, or -1 when the
+ * stack is empty there. */
+static inline __attribute__((always_inline)) int
+tc_item_event(struct strace_walker *w, const struct tc_item *x, unsigned adv,
+	      uint64_t *to, uint64_t *b)
+{
+	int flags = x->flags;
+
+	*b = x->b;
+	if (x->cls == TC_ADV)
+		return flags | (int)adv;
+	if (unlikely(x->cls == TC_DYN)) {
+		if (flow_pop(w, to))
+			return -1;
+		*b = *to;
+	}
+	if (w->time.time_exact)
+		flags |= STRACE_F_TIME_EXACT;
+	w->time.time_exact = 0;
+	return flags;
+}
+
 /* The items it[k] to it[n - 1] of a record, in place: the events
  * resolved by its bits (TC_RES, TC_ADV, TC_DYN), all at time now, which
  * the spreader holds in an open interval at now, with room for them (no
@@ -389,22 +414,12 @@ tc_replay_held(struct strace_walker *w, const struct tc_item *it, unsigned k,
 	int rc = 0;
 
 	for (; k < n; k++, d++, di++) {
-		unsigned flags = it[k].flags;
-		uint64_t b = it[k].b;
+		uint64_t b;
+		int flags = tc_item_event(w, &it[k], adv, to, &b);
 
-		if (it[k].cls == TC_ADV) {
-			flags |= adv;
-		} else {
-			if (unlikely(it[k].cls == TC_DYN)) {
-				if (flow_pop(w, to)) {
-					rc = -1;
-					break;
-				}
-				b = *to;
-			}
-			if (w->time.time_exact)
-				flags |= STRACE_F_TIME_EXACT;
-			w->time.time_exact = 0;
+		if (flags < 0) {
+			rc = -1;
+			break;
 		}
 		d->type = it[k].type;
 		d->flags = (uint16_t)flags;
@@ -434,21 +449,11 @@ tc_replay_events(struct strace_walker *w, const struct tc_slot *e,
 	    s->t0 == now && !(e->flags & TCS_STOPS) && s->cap - s->n >= n - k)
 		return tc_replay_held(w, it, k, n, now, ins0, to);
 	for (; k < n; k++) {
-		unsigned flags = it[k].flags;
-		uint64_t b = it[k].b;
+		uint64_t b;
+		int flags = tc_item_event(w, &it[k], w->seg.adv_mark, to, &b);
 
-		if (it[k].cls == TC_ADV) {
-			flags |= w->seg.adv_mark;
-		} else {
-			if (it[k].cls == TC_DYN) {
-				if (flow_pop(w, to))
-					return -1;
-				b = *to;
-			}
-			if (w->time.time_exact)
-				flags |= STRACE_F_TIME_EXACT;
-			w->time.time_exact = 0;
-		}
+		if (flags < 0)
+			return -1;
 		put_event(w, it[k].type, flags, now, it[k].a, b,
 			  ins0 + it[k].insn_off);
 	}
@@ -482,8 +487,8 @@ tc_replay(struct strace_walker *w, const struct tc_slot *e, uint64_t now)
 	unsigned k, n = e->nev, more = e->flags & TCS_MORE;
 	uint64_t to = 0, t_pre; /* a TC_DYN event sets it */
 	uint64_t ins0 = w->st.insns; /* + each item's insn_off */
-	uint64_t fail_ip = e->end_ip;
-	uint32_t fail_br = e->branches, fail_ins = e->insns;
+	const struct tc_item *m = NULL; /* the end of the segment replayed,
+					 * NULL for the last (e says) */
 
 	if (e->nops) /* (most records push and pop nothing) */
 		tc_replay_ops(w, it + n, e->nops);
@@ -504,10 +509,7 @@ tc_replay(struct strace_walker *w, const struct tc_slot *e, uint64_t now)
 		for (;;) {
 			/* the segment's end: where its return went, and the
 			 * walk's counts there */
-			const struct tc_item *m = &it[n + nops];
-			fail_ip = m[0].b;
-			fail_br = (uint32_t)m[1].a;
-			fail_ins = (uint32_t)m[1].b;
+			m = &it[n + nops];
 			if (tc_replay_events(w, e, it, k, n, now, ins0, &to) <
 			    0)
 				goto empty;
@@ -515,8 +517,8 @@ tc_replay(struct strace_walker *w, const struct tc_slot *e, uint64_t now)
 				/* elsewhere than the walk went: stop here */
 				w->flow.ip = to;
 				w->flow.parked = 0;
-				w->st.branches += fail_br;
-				w->st.insns += fail_ins;
+				w->st.branches += (uint32_t)m[1].a;
+				w->st.insns += (uint32_t)m[1].b;
 				return m[0].insn_off;
 			}
 			more = m[1].type;
@@ -528,9 +530,7 @@ tc_replay(struct strace_walker *w, const struct tc_slot *e, uint64_t now)
 			if (!more)
 				break;
 		}
-		fail_ip = e->end_ip;
-		fail_br = e->branches;
-		fail_ins = e->insns;
+		m = NULL;
 	}
 	if (tc_replay_events(w, e, it, k, n, now, ins0, &to) < 0)
 		goto empty;
@@ -541,10 +541,10 @@ tc_replay(struct strace_walker *w, const struct tc_slot *e, uint64_t now)
 	return e->nbits;
 empty:
 	/* a deep recursion before the run emptied the stack: the walk
-	 * failed here */
-	w->flow.ip = fail_ip;
-	w->st.branches += fail_br - 1;
-	w->st.insns += fail_ins;
+	 * failed here, at the segment's return */
+	w->flow.ip = m ? m[0].b : e->end_ip;
+	w->st.branches += (m ? (uint32_t)m[1].a : e->branches) - 1;
+	w->st.insns += m ? (uint32_t)m[1].b : e->insns;
 	return strace_dec_fail(w, STRACE_E_DESYNC);
 }
 

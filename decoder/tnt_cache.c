@@ -104,7 +104,7 @@ void strace_dec_tc_rec_event(struct tc_rec *r, int in_adv, unsigned type,
 	r->npre += it->cls == TC_PRE;
 }
 
-/* Items from[0..n) to the items at *at. */
+/* n items from from, to the pool. */
 static void put_items(struct tcache *t, const struct tc_item *from,
 		      unsigned n)
 {
@@ -112,6 +112,7 @@ static void put_items(struct tcache *t, const struct tc_item *from,
 	t->used += n;
 }
 
+/* n stack operations from ops, to the pool as items. */
 static void put_ops(struct tcache *t, const uint64_t *ops, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++)
@@ -141,41 +142,36 @@ void strace_dec_tc_keep(struct tcache *t, uint64_t ip, unsigned key,
 	e->nbits = (uint8_t)nbits;
 	e->outer = (uint8_t)r->outer;
 	e->npre = (uint8_t)r->npre;
+	e->nev = (uint8_t)(r->nseg ? r->seg[0].nev : r->nev);
+	e->nops = (uint8_t)(r->nseg ? r->seg[0].nops : r->nops);
 	e->flags = r->nseg ? TCS_MORE : 0;
 	for (unsigned i = 0; i < r->nev; i++)
 		if (spread_stops(r->ev[i].type))
 			e->flags |= TCS_STOPS;
+	/* the last segment ends where the record does */
+	r->seg[r->nseg].nev = r->nev;
+	r->seg[r->nseg].nops = r->nops;
 	for (unsigned j = 0; j <= r->nseg; j++) {
 		/* segment j: its events and operations, then its end */
-		unsigned nev = j < r->nseg ? r->seg[j].nev : r->nev;
-		unsigned nops = j < r->nseg ? r->seg[j].nops : r->nops;
+		const struct tc_rec_seg *g = &r->seg[j];
 
-		if (!j) {
-			e->nev = (uint8_t)nev;
-			e->nops = (uint8_t)nops;
-		}
-		put_items(t, &r->ev[ev], nev - ev);
-		put_ops(t, &r->ops[op], nops - op);
-		ev = nev;
-		op = nops;
-		if (j < r->nseg) {
-			const struct tc_rec_seg *g = &r->seg[j];
-			unsigned next_ev = j + 1 < r->nseg ? r->seg[j + 1].nev
-							   : r->nev;
-			unsigned next_op = j + 1 < r->nseg ? r->seg[j + 1].nops
-							   : r->nops;
-			t->item[t->used++] = (struct tc_item){
-				.a = g->to,
-				.b = g->ret_ip,
-				.type = (uint16_t)(next_ev - nev),
-				.flags = (uint16_t)(next_op - nops),
-				.insn_off = (uint16_t)g->bits,
-				.cls = TC_SEG};
-			t->item[t->used++] = (struct tc_item){
-				.a = g->branches,
-				.b = g->insns,
-				.type = j + 1 < r->nseg,
-				.cls = TC_SEG};
-		}
+		put_items(t, &r->ev[ev], g->nev - ev);
+		put_ops(t, &r->ops[op], g->nops - op);
+		ev = g->nev;
+		op = g->nops;
+		if (j == r->nseg)
+			break;
+		t->item[t->used++] = (struct tc_item){
+			.a = g->to,
+			.b = g->ret_ip,
+			.type = (uint16_t)(g[1].nev - g->nev),
+			.flags = (uint16_t)(g[1].nops - g->nops),
+			.insn_off = (uint16_t)g->bits,
+			.cls = TC_SEG};
+		t->item[t->used++] = (struct tc_item){
+			.a = g->branches,
+			.b = g->insns,
+			.type = j + 1 < r->nseg,
+			.cls = TC_SEG};
 	}
 }

@@ -99,7 +99,7 @@ struct tc_rec {
 	int outer;     /* a return popped an address pushed before the run
 			* (or the last segment) */
 	unsigned nseg; /* segments ended (all but the last) */
-	struct tc_rec_seg seg[TC_BITS];
+	struct tc_rec_seg seg[TC_BITS + 1]; /* and the last's end, when kept */
 	int depth;     /* pushes of the run not popped */
 	int full;      /* too many items: the record is not kept */
 	unsigned nev, nops, npre;
