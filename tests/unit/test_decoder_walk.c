@@ -649,6 +649,29 @@ TEST(run_cache_replays_exactly)
 	CHECK_INT(errs, ==, 1);
 }
 
+/* Decode buf over im fast and one bit at a time: the same events, event
+ * for event; the errors' count, each a DESYNC at err_ip. */
+static int same_as_bitwise(struct strace_image *im, const uint8_t *buf,
+			   size_t len, uint64_t err_ip, struct evs *fast)
+{
+	static struct evs bit;
+	int errs = 0;
+
+	CHECK_INT(decode_in(im, buf, len, 0, fast, NULL), >, 0);
+	CHECK_INT(decode_in(im, buf, len, STRACE_WALK_BIT_BY_BIT, &bit, NULL),
+		  >, 0);
+	CHECK_INT(fast->n, ==, bit.n);
+	CHECK(fast->n == bit.n &&
+	      !memcmp(fast->v, bit.v, fast->n * sizeof(fast->v[0])));
+	for (size_t i = 0; i < fast->n; i++)
+		if (fast->v[i].type == STRACE_EV_ERROR) {
+			errs++;
+			CHECK_INT(fast->v[i].flags, ==, STRACE_E_DESYNC);
+			CHECK_U64(fast->v[i].a, ==, err_ip);
+		}
+	return errs;
+}
+
 /*
  * A record of several segments: a run that returns past its start more
  * than once. rec recurses (depth 3 from _start, 2 from s1); its returns
@@ -658,7 +681,9 @@ TEST(run_cache_replays_exactly)
  * pops s2, not rr: the replay must stop there, and the bit left goes on
  * from s2. After a PSB (an empty stack) entered at rec, the replay's
  * second return finds nothing to pop: it must fail there (DESYNC at rr's
- * block) as the walk one bit at a time does.
+ * block) as the walk one bit at a time does. The same failure in a
+ * record whose last segment ends elsewhere (s2's jz, recorded from s1)
+ * must still fail at that return's block, not at the record's end.
  */
 static const char *rec_src =
 	"	.text\n"
@@ -698,9 +723,9 @@ TEST(run_cache_segments_replay_exactly)
 	char bin[600];
 	struct strace_image *im = NULL;
 	struct enc en;
-	struct evs fast, bit;
+	static struct evs fast;
 	size_t len;
-	int errs = 0, rets_to_s2 = 0;
+	int rets_to_s2 = 0;
 
 	if (!build_prog("rec", rec_src, names, at, bin, sizeof(bin)))
 		SKIP("cannot build the test program");
@@ -717,25 +742,26 @@ TEST(run_cache_segments_replay_exactly)
 	tnt(&en, "N");    /* rr pushed, nothing under it */
 	tnt(&en, "TTTT"); /* replayed: the second return finds no address */
 	len = enc_done(&en);
-	CHECK_INT(decode_in(im, en.buf, len, 0, &fast, NULL), >, 0);
-	CHECK_INT(decode_in(im, en.buf, len, STRACE_WALK_BIT_BY_BIT, &bit,
-			    NULL),
-		  >, 0);
-	CHECK_INT(fast.n, ==, bit.n);
-	CHECK(!memcmp(fast.v, bit.v, fast.n * sizeof(fast.v[0])));
-	for (size_t i = 0; i < fast.n; i++) {
-		if (fast.v[i].type == STRACE_EV_RETURN && fast.v[i].b == at[R_S2])
-			rets_to_s2++;
-		if (fast.v[i].type == STRACE_EV_ERROR) {
-			errs++;
-			CHECK_INT(fast.v[i].flags, ==, STRACE_E_DESYNC);
-			CHECK_U64(fast.v[i].a, ==, at[R_RR]); /* the ret's block */
-		}
-	}
+	/* one error, at the ret's block */
+	CHECK_INT(same_as_bitwise(im, en.buf, len, at[R_RR], &fast), ==, 1);
+	for (size_t i = 0; i < fast.n; i++)
+		rets_to_s2 += fast.v[i].type == STRACE_EV_RETURN &&
+			      fast.v[i].b == at[R_S2];
 	/* the replay stopped at s2 (its last bit, s2's jz to done, makes no
 	 * event: a jump inside _start) */
 	CHECK_INT(rets_to_s2, ==, 1);
-	CHECK_INT(errs, ==, 1);
+
+	enc_init(&en);
+	psb(&en, at[R_S1], 1000);
+	tnt(&en, "N");    /* from s1: down to rec's second jz: s2, rr */
+	tnt(&en, "TTTT"); /* recorded: the jz, returns popping rr and s2,
+			   * s2's jz (the last segment ends at done) */
+	pkt_ip(&en, ppt_tip_pgd, 0);
+	psb(&en, at[R_REC], 2000);
+	tnt(&en, "N");    /* rr pushed, nothing under it */
+	tnt(&en, "TTTT"); /* replayed: the second return finds no address */
+	len = enc_done(&en);
+	CHECK_INT(same_as_bitwise(im, en.buf, len, at[R_RR], &fast), ==, 1);
 	strace_image_free(im);
 }
 
