@@ -61,7 +61,8 @@ share_loop(struct strace_dec_spread *s, unsigned k, unsigned n, uint64_t ta,
 
 		last = t > last ? t : last;
 		e->time = last;
-		if (exact_off && last != t0 && e->type != STRACE_EV_ERROR)
+		if (exact_off && (e->flags & STRACE_F_TIME_EXACT) &&
+		    last != t0 && e->type != STRACE_EV_ERROR)
 			e->flags &= (uint16_t)~STRACE_F_TIME_EXACT;
 	}
 	return last;

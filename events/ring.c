@@ -55,6 +55,12 @@
 /* An archive writer flushes with one pwrite() a batch and has no reader
  * waiting on it: larger batches, fewer system calls. */
 #define BATCH_ARCHIVE 2048
+/* A direct writer (strace_writer_set_direct) takes this many positions
+ * at a time, at most half the ring: a decode fills them in microseconds,
+ * and a reader that keeps up with it handles a batch at a time (a write
+ * of its output each): 256 made the reader of a decode's pipeline spend
+ * more on its system calls than on the events. */
+#define BATCH_DIRECT 2048
 #define WAIT_SLICE_MS 50     /* longest single futex sleep */
 #define LIVENESS_EVERY_MS 200 /* how often waiters check for dead peers */
 #ifndef READER_SPIN
@@ -2036,7 +2042,9 @@ int strace_writer_refill(struct strace_writer *w)
 	uint64_t start, end;
 
 	if (rc < 0 || !w->direct ||
-	    take_range(w, w->nbatch, 1, &start, &end) != 0)
+	    take_range(w, w->ring->cap / 2 < BATCH_DIRECT ? w->ring->cap / 2
+							   : BATCH_DIRECT,
+		       1, &start, &end) != 0)
 		return rc;
 	w->dstart = start;
 	w->dend = end;
