@@ -39,6 +39,10 @@
 #define PROG "ptrace-capture"
 
 /* A lossless writer that waits says so, once (strace_ring_set_wait_notice). */
+/* --wait-readers K on a decode of a recording: the ring holds its events
+ * for K readers, the decode going on meanwhile */
+static int held_for;
+
 static void on_wait(void *arg, const struct strace_ring_wait *w)
 {
 	static atomic_int said;
@@ -46,7 +50,14 @@ static void on_wait(void *arg, const struct strace_ring_wait *w)
 
 	if (atomic_exchange(&said, 1))
 		return;
-	if (!w->readers)
+	if (w->readers < (uint32_t)held_for)
+		fprintf(stderr,
+			PROG ": %s: the lossless ring is full and %u of the %d "
+			     "readers of --wait-readers have attached: waiting "
+			     "for the rest (attach them with 'ptrace-read "
+			     "--follow %s')\n",
+			path, w->readers, held_for, path);
+	else if (!w->readers)
 		fprintf(stderr,
 			PROG ": %s: the lossless ring is full and no reader "
 			     "has attached: waiting for one (attach it with "
@@ -103,8 +114,11 @@ static void usage(FILE *f)
 		"                        nothing is lost), lossless (waits for\n"
 		"                        readers), flight (overwrites the oldest)\n"
 		"      --capacity N      ring capacity in events (power of two)\n"
-		"      --wait-readers K  wait for K readers before decoding (the\n"
-		"                        ring is then lossless unless --mode)\n",
+		"      --wait-readers K  keep every event for K readers (the ring\n"
+		"                        is then lossless unless --mode): a\n"
+		"                        recording's decode waits for them when\n"
+		"                        the ring is full; otherwise wait for\n"
+		"                        them before starting\n",
 	      f);
 	fputs(
 		"      --decoder fast|bitwise|reference\n"
@@ -827,7 +841,20 @@ static int capture(int argc, char **argv)
 		printf("%s\n", strace_ring_path(ring));
 	fflush(stdout);
 	strace_ring_set_wait_notice(ring, on_wait, ring);
-	if (wait_readers) {
+	if (wait_readers && ro.mode == STRACE_RING_LOSSLESS && !live) {
+		/* a recording need not wait for its readers to start: the
+		 * set-up and the first ring of events go on meanwhile */
+		held_for = wait_readers;
+		strace_ring_hold_for_readers(ring, wait_readers);
+		if (!quiet)
+			fprintf(stderr,
+				PROG ": %s: keeping every event for %d "
+				     "reader(s) (ptrace-read --follow %s); the "
+				     "decode waits for them when the ring is "
+				     "full\n",
+				strace_ring_path(ring), wait_readers,
+				strace_ring_path(ring));
+	} else if (wait_readers) {
 		if (!quiet)
 			fprintf(stderr,
 				PROG ": %s: waiting for %d reader(s) to attach "

@@ -108,6 +108,7 @@ struct strace_ring {
 	void *wait_arg;
 	void (*tap_fn)(void *, const struct strace_event *, size_t);
 	void *tap_arg;
+	uint32_t hold_readers; /* strace_ring_hold_for_readers() */
 	/* bytes of the table known to have pages (threads of one process
 	 * may add strings at once: a race only repeats a fallocate) */
 	_Atomic uint64_t strings_backed;
@@ -1720,7 +1721,10 @@ static int refresh_bound(struct strace_writer *w, uint64_t end, int check_alive)
 	uint64_t tail = atomic_load_explicit(&h->tail, memory_order_relaxed);
 	uint64_t m = min_live_cursor(h, check_alive, &nlive, &w->slow_pid);
 	w->nlive = nlive;
-	if (nlive) {
+	if (atomic_load(&h->readers_ever) < r->hold_readers) {
+		/* the readers held for have not all come: keep everything
+		 * from the first event, where they start */
+	} else if (nlive) {
 		if (m > tail)
 			tail = m;
 	} else if (atomic_load(&h->readers_ever)) {
@@ -2428,6 +2432,11 @@ int strace_reader_status(struct strace_reader *r)
 		return STRACE_READER_WRITER_GONE;
 	}
 	return STRACE_READER_END;
+}
+
+void strace_ring_hold_for_readers(struct strace_ring *ring, int n)
+{
+	ring->hold_readers = n > 0 ? (uint32_t)n : 0;
 }
 
 int strace_ring_wait_readers(struct strace_ring *ring, int n, int timeout_ms)

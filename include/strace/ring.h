@@ -624,6 +624,18 @@ struct strace_ring *strace_reader_ring(const struct strace_reader *r);
  * Returns -ETIMEDOUT if they did not within timeout_ms (-1: forever). */
 int strace_ring_wait_readers(struct strace_ring *ring, int n, int timeout_ms);
 
+/*
+ * strace_ring_hold_for_readers() - the lossless ring's writers in this
+ * process keep every event from the first until n readers have attached
+ * (a reader attaches at the oldest event kept): they write on at once,
+ * and wait when the ring is full. What strace_ring_wait_readers() before
+ * the first event gives, without waiting while nothing needs to: a
+ * producer that need not wait for its readers to start (a decode of a
+ * recording) does its set-up meanwhile, or ends before they come. Call
+ * it before writers flush.
+ */
+void strace_ring_hold_for_readers(struct strace_ring *ring, int n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -387,7 +387,11 @@ takes $(awk -v a="$noout" -v f="$fixed" 'BEGIN { printf "%.0f ms", (a - f) * 100
 The pipeline people run: \`ptrace-read -f raw --follow -o /dev/null RING\`
 started first (it waits for the ring to appear), then \`ptrace-capture -i
 -o RING --wait-readers 1\`, whose ring is then lossless by default: the
-reader drains a bounded ring, and its pages are reused. Timed until both
+reader drains a bounded ring, and its pages are reused (the decode starts
+at once, the ring keeping its events for the reader, which starts at the
+first, however late it attaches; a direct writer publishes 2048 events at
+a time, so that a reader keeping up with it writes its output in as many
+pieces, not one every 256 events). Timed until both
 have finished. Beside it, in the same rounds: the same with the archive
 (no \`--wait-readers\`: a file that grows, fresh pages for every event),
 the capture into an archive with nobody reading, and the decode with no

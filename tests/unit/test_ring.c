@@ -258,6 +258,65 @@ TEST(lossless_holds_until_reader)
 	strace_ring_close(r);
 }
 
+/* A reader of the ring "hold2" in a child: every one of n events, in
+ * order, from the first; exits 0 when so. */
+static pid_t held_reader(uint64_t n)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct strace_ring *r2;
+		struct strace_reader *rd;
+		if (strace_ring_open(tpath("hold2"), &r2) < 0 ||
+		    strace_reader_open(r2, 0, &rd) < 0)
+			_exit(2);
+		struct seqcheck c = {0};
+		int st = drain(rd, 5000, check_seq, &c, NULL);
+		_exit(st == STRACE_READER_END && c.count == n && !c.bad &&
+		      !c.lostmark ? 0 : 1);
+	}
+	return pid;
+}
+
+/* Held for two readers (ptrace-capture --wait-readers 2 on a recording):
+ * the writer starts at once; with one reader attached, and reading, it
+ * still keeps every event from the first, so that the second, which
+ * comes later, gets them all too. */
+TEST(lossless_held_for_two_readers)
+{
+	struct strace_ring *r = mk("hold2", 256, STRACE_RING_LOSSLESS);
+	struct strace_writer *w;
+	REQUIRE(r);
+	strace_ring_hold_for_readers(r, 2);
+	REQUIRE(strace_writer_open(r, &w) == 0);
+	pid_t first = held_reader(5000);
+	REQUIRE(first > 0);
+	CHECK_INT(strace_ring_wait_readers(r, 1, 5000), ==, 0);
+	uint64_t deadline = ms_now() + 300;
+	strace_writer_set_stop(w, stop_after, &deadline);
+	int rc = 0;
+	uint64_t i;
+	for (i = 0; i < 5000 && rc == 0; i++)
+		rc = strace_writer_emit(w, STRACE_EV_CALL, 0, 1, i, i, 0);
+	CHECK_INT(rc, ==, -STRACE_E_STOPPED);
+	/* The first reader drained what there was: still nothing beyond
+	 * the capacity was accepted. */
+	CHECK_U64(i, <=, 256 + 256 + 1);
+	pid_t second = held_reader(5000);
+	REQUIRE(second > 0);
+	strace_writer_set_stop(w, NULL, NULL);
+	i--; /* the stopped emit's event was not buffered */
+	for (; i < 5000; i++)
+		CHECK_INT(strace_writer_emit(w, STRACE_EV_CALL, 0, 1, i, i, 0),
+			  ==, 0);
+	CHECK_INT(strace_writer_close(w), ==, 0);
+	int status;
+	waitpid(first, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	waitpid(second, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	strace_ring_close(r);
+}
+
 /* 4 producer threads in each of 2 processes, 3 reader processes. */
 #define MP_THREADS 4
 #define MP_PROCS 2
