@@ -561,7 +561,9 @@ struct strace_batch {
 /*
  * strace_reader_next() - the next committed events, at most max (0: no
  * limit), contiguous in memory. Waits up to timeout_ms (-1: forever, 0:
- * not at all) when there is nothing to read.
+ * not at all) when there is nothing to read: it polls while writers were
+ * at work lately (sleeps of 20 us to 1 ms, no wake asked of them), then
+ * sleeps until a writer wakes it.
  * The events stay valid until strace_reader_release(); in flight-recorder
  * mode a writer may overwrite them meanwhile, which release reports (see
  * strace_batch_copy). The pointer stays inside this process's mappings
