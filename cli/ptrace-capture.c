@@ -38,11 +38,11 @@
 
 #define PROG "ptrace-capture"
 
-/* A lossless writer that waits says so, once (strace_ring_set_wait_notice). */
 /* --wait-readers K on a decode of a recording: the ring holds its events
  * for K readers, the decode going on meanwhile */
 static int held_for;
 
+/* A lossless writer that waits says so, once (strace_ring_set_wait_notice). */
 static void on_wait(void *arg, const struct strace_ring_wait *w)
 {
 	static atomic_int said;
