@@ -216,57 +216,15 @@ static int stop_after(void *arg)
 	return ms_now() >= *deadline;
 }
 
-/* Lossless with no reader: the writer waits; a late reader gets all. */
-TEST(lossless_holds_until_reader)
-{
-	struct strace_ring *r = mk("hold", 256, STRACE_RING_LOSSLESS);
-	struct strace_writer *w;
-	REQUIRE(r);
-	REQUIRE(strace_writer_open(r, &w) == 0);
-	uint64_t deadline = ms_now() + 200;
-	strace_writer_set_stop(w, stop_after, &deadline);
-	int rc = 0;
-	uint64_t i;
-	for (i = 0; i < 2000 && rc == 0; i++)
-		rc = strace_writer_emit(w, STRACE_EV_CALL, 0, 1, i, i, 0);
-	CHECK_INT(rc, ==, -STRACE_E_STOPPED);
-	/* Nothing beyond the capacity was accepted. */
-	CHECK_U64(i, <=, 256 + 256 + 1);
-
-	pid_t pid = fork();
-	if (pid == 0) {
-		struct strace_ring *r2;
-		struct strace_reader *rd;
-		if (strace_ring_open(tpath("hold"), &r2) < 0 ||
-		    strace_reader_open(r2, 0, &rd) < 0)
-			_exit(2);
-		struct seqcheck c = {0};
-		int st = drain(rd, 5000, check_seq, &c, NULL);
-		_exit(st == STRACE_READER_END && c.count == 5000 && !c.bad &&
-		      !c.lostmark ? 0 : 1);
-	}
-	/* Continue from where the stop left the batch. */
-	strace_writer_set_stop(w, NULL, NULL);
-	i--; /* the stopped emit's event was not buffered */
-	for (; i < 5000; i++)
-		CHECK_INT(strace_writer_emit(w, STRACE_EV_CALL, 0, 1, i, i, 0),
-			  ==, 0);
-	CHECK_INT(strace_writer_close(w), ==, 0);
-	int status;
-	waitpid(pid, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	strace_ring_close(r);
-}
-
-/* A reader of the ring "hold2" in a child: every one of n events, in
- * order, from the first; exits 0 when so. */
-static pid_t held_reader(uint64_t n)
+/* A reader of the ring name in a child: every one of n events, in order,
+ * from the first; exits 0 when so. */
+static pid_t held_reader(const char *name, uint64_t n)
 {
 	pid_t pid = fork();
 	if (pid == 0) {
 		struct strace_ring *r2;
 		struct strace_reader *rd;
-		if (strace_ring_open(tpath("hold2"), &r2) < 0 ||
+		if (strace_ring_open(tpath(name), &r2) < 0 ||
 		    strace_reader_open(r2, 0, &rd) < 0)
 			_exit(2);
 		struct seqcheck c = {0};
@@ -277,10 +235,60 @@ static pid_t held_reader(uint64_t n)
 	return pid;
 }
 
+/* Events 0, 1, ... into the lossless ring of 256 of w until a wait for
+ * room has lasted ms: nothing beyond the capacity may be accepted
+ * meanwhile. Returns the first event not written. */
+static uint64_t write_until_full(struct strace_writer *w, int ms)
+{
+	uint64_t deadline = ms_now() + (uint64_t)ms, i;
+	int rc = 0;
+
+	strace_writer_set_stop(w, stop_after, &deadline);
+	for (i = 0; i < 5000 && rc == 0; i++)
+		rc = strace_writer_emit(w, STRACE_EV_CALL, 0, 1, i, i, 0);
+	CHECK_INT(rc, ==, -STRACE_E_STOPPED);
+	CHECK_U64(i, <=, 256 + 256 + 1);
+	strace_writer_set_stop(w, NULL, NULL);
+	return i - 1; /* the stopped emit's event was not buffered */
+}
+
+/* The rest of the 5000 events from i, then the writer closed. */
+static void write_rest(struct strace_writer *w, uint64_t i)
+{
+	for (; i < 5000; i++)
+		CHECK_INT(strace_writer_emit(w, STRACE_EV_CALL, 0, 1, i, i, 0),
+			  ==, 0);
+	CHECK_INT(strace_writer_close(w), ==, 0);
+}
+
+/* Whether the child reader pid read what held_reader() asks. */
+static int reader_ok(pid_t pid)
+{
+	int status;
+
+	return waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	       WEXITSTATUS(status) == 0;
+}
+
+/* Lossless with no reader: the writer waits; a late reader gets all. */
+TEST(lossless_holds_until_reader)
+{
+	struct strace_ring *r = mk("hold", 256, STRACE_RING_LOSSLESS);
+	struct strace_writer *w;
+	REQUIRE(r);
+	REQUIRE(strace_writer_open(r, &w) == 0);
+	uint64_t i = write_until_full(w, 200);
+	pid_t pid = held_reader("hold", 5000);
+	REQUIRE(pid > 0);
+	write_rest(w, i);
+	CHECK(reader_ok(pid));
+	strace_ring_close(r);
+}
+
 /* Held for two readers (ptrace-capture --wait-readers 2 on a recording):
  * the writer starts at once; with one reader attached, and reading, it
- * still keeps every event from the first, so that the second, which
- * comes later, gets them all too. */
+ * still keeps every event from the first (nothing beyond the capacity is
+ * accepted), so that the second, which comes later, gets them all too. */
 TEST(lossless_held_for_two_readers)
 {
 	struct strace_ring *r = mk("hold2", 256, STRACE_RING_LOSSLESS);
@@ -288,32 +296,15 @@ TEST(lossless_held_for_two_readers)
 	REQUIRE(r);
 	strace_ring_hold_for_readers(r, 2);
 	REQUIRE(strace_writer_open(r, &w) == 0);
-	pid_t first = held_reader(5000);
+	pid_t first = held_reader("hold2", 5000);
 	REQUIRE(first > 0);
 	CHECK_INT(strace_ring_wait_readers(r, 1, 5000), ==, 0);
-	uint64_t deadline = ms_now() + 300;
-	strace_writer_set_stop(w, stop_after, &deadline);
-	int rc = 0;
-	uint64_t i;
-	for (i = 0; i < 5000 && rc == 0; i++)
-		rc = strace_writer_emit(w, STRACE_EV_CALL, 0, 1, i, i, 0);
-	CHECK_INT(rc, ==, -STRACE_E_STOPPED);
-	/* The first reader drained what there was: still nothing beyond
-	 * the capacity was accepted. */
-	CHECK_U64(i, <=, 256 + 256 + 1);
-	pid_t second = held_reader(5000);
+	uint64_t i = write_until_full(w, 300);
+	pid_t second = held_reader("hold2", 5000);
 	REQUIRE(second > 0);
-	strace_writer_set_stop(w, NULL, NULL);
-	i--; /* the stopped emit's event was not buffered */
-	for (; i < 5000; i++)
-		CHECK_INT(strace_writer_emit(w, STRACE_EV_CALL, 0, 1, i, i, 0),
-			  ==, 0);
-	CHECK_INT(strace_writer_close(w), ==, 0);
-	int status;
-	waitpid(first, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	waitpid(second, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	write_rest(w, i);
+	CHECK(reader_ok(first));
+	CHECK(reader_ok(second));
 	strace_ring_close(r);
 }
 
