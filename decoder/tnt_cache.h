@@ -27,7 +27,9 @@
 
 #include <stdint.h>
 
-#define TC_BITS 16           /* TNT bits one record covers at most */
+#define TC_BITS 24           /* TNT bits one record covers at most (the key
+			      * holds them, their count and parked: at most
+			      * 26; docs/decoder.md says why 24) */
 #define TC_LOG 13            /* 8192 records in a direct-mapped table, */
 #define TC_LOG_START 10      /* ... which starts with 1024 and doubles
 			      * when records keep replacing others */
@@ -46,6 +48,9 @@ enum tc_class {
 	TC_SEG,     /* the end of a segment: two items after its events and
 		     * stack operations (struct tc_slot) */
 };
+
+_Static_assert(TC_BITS <= 26, "a record's key: its bits, their count (5 "
+			       "bits) and parked (bit 31)");
 
 struct tc_item {
 	uint64_t a, b; /* an event's operands; a stack operation: a is the
