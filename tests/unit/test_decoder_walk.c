@@ -609,46 +609,6 @@ TEST(desync_is_an_error)
 	}
 }
 
-/*
- * The cache of recorded TNT runs replays a record only as the walk one
- * bit at a time would go. f's ret is recorded popping the address that
- * _start's call pushed; after a PSB (which empties the stack) the same
- * run from the same place finds nothing to pop, and must fail there as
- * the bit-by-bit walk does. A long TNT (more bits than one record holds)
- * must also come out the same.
- */
-TEST(run_cache_replays_exactly)
-{
-	struct enc en;
-	struct evs fast, bit;
-	size_t len;
-	int errs = 0;
-
-	if (!setup())
-		SKIP("cannot build the test program");
-	enc_init(&en);
-	psb(&en, addr[S_START], 1000);
-	tnt(&en, "N"); /* f's je: the walk stands at site_nop */
-	tnt(&en, "T"); /* f's ret, recorded popping _start's push */
-	tnt(&en, "TNTTNTN"); /* the loop's last two rounds, in one packet */
-	pkt_ip(&en, ppt_tip_pgd, 0);
-	psb(&en, addr[S_NOP], 2000);
-	tnt(&en, "T"); /* the recorded run: nothing to pop now */
-	len = enc_done(&en);
-	CHECK_INT(decode(en.buf, len, 0, &fast, NULL), >, 0);
-	CHECK_INT(decode(en.buf, len, STRACE_WALK_BIT_BY_BIT, &bit, NULL), >,
-		  0);
-	CHECK_INT(fast.n, ==, bit.n);
-	CHECK(!memcmp(fast.v, bit.v, fast.n * sizeof(fast.v[0])));
-	for (size_t i = 0; i < fast.n; i++)
-		if (fast.v[i].type == STRACE_EV_ERROR) {
-			errs++;
-			CHECK_INT(fast.v[i].flags, ==, STRACE_E_DESYNC);
-			CHECK_U64(fast.v[i].a, ==, addr[S_NOP]); /* the ret's block */
-		}
-	CHECK_INT(errs, ==, 1);
-}
-
 /* Decode buf over im fast and one bit at a time: the same events, event
  * for event; the errors' count, each a DESYNC at err_ip. */
 static int same_as_bitwise(struct strace_image *im, const uint8_t *buf,
@@ -670,6 +630,35 @@ static int same_as_bitwise(struct strace_image *im, const uint8_t *buf,
 			CHECK_U64(fast->v[i].a, ==, err_ip);
 		}
 	return errs;
+}
+
+/*
+ * The cache of recorded TNT runs replays a record only as the walk one
+ * bit at a time would go. f's ret is recorded popping the address that
+ * _start's call pushed; after a PSB (which empties the stack) the same
+ * run from the same place finds nothing to pop, and must fail there as
+ * the bit-by-bit walk does. A long TNT (more bits than one record holds)
+ * must also come out the same.
+ */
+TEST(run_cache_replays_exactly)
+{
+	struct enc en;
+	struct evs fast;
+	size_t len;
+
+	if (!setup())
+		SKIP("cannot build the test program");
+	enc_init(&en);
+	psb(&en, addr[S_START], 1000);
+	tnt(&en, "N"); /* f's je: the walk stands at site_nop */
+	tnt(&en, "T"); /* f's ret, recorded popping _start's push */
+	tnt(&en, "TNTTNTN"); /* the loop's last two rounds, in one packet */
+	pkt_ip(&en, ppt_tip_pgd, 0);
+	psb(&en, addr[S_NOP], 2000);
+	tnt(&en, "T"); /* the recorded run: nothing to pop now */
+	len = enc_done(&en);
+	/* one error, at the ret's block */
+	CHECK_INT(same_as_bitwise(img, en.buf, len, addr[S_NOP], &fast), ==, 1);
 }
 
 /*
@@ -714,6 +703,19 @@ static const char *rec_src =
 	"	ret\n"
 	"	.size rec, .-rec\n";
 
+/* Both traces of the test below end so: the trace stops, a PSB at rec
+ * (the stack empty), rec's walk down to its second jz (rr pushed, nothing
+ * under it), and the record replayed, whose second return finds no
+ * address. Returns the trace's length. */
+static size_t empty_stack_end(struct enc *en, uint64_t rec)
+{
+	pkt_ip(en, ppt_tip_pgd, 0);
+	psb(en, rec, 2000);
+	tnt(en, "N");
+	tnt(en, "TTTT");
+	return enc_done(en);
+}
+
 TEST(run_cache_segments_replay_exactly)
 {
 	static const char *names[] = {"_start", "rec", "s1", "s2", "rr",
@@ -737,11 +739,7 @@ TEST(run_cache_segments_replay_exactly)
 	tnt(&en, "TTTT"); /* recorded: the jz, then three returns */
 	tnt(&en, "N");    /* from s1: down to rec's second jz: s2, rr */
 	tnt(&en, "TTTT"); /* replayed: the second return pops s2 */
-	pkt_ip(&en, ppt_tip_pgd, 0);
-	psb(&en, at[R_REC], 2000);
-	tnt(&en, "N");    /* rr pushed, nothing under it */
-	tnt(&en, "TTTT"); /* replayed: the second return finds no address */
-	len = enc_done(&en);
+	len = empty_stack_end(&en, at[R_REC]);
 	/* one error, at the ret's block */
 	CHECK_INT(same_as_bitwise(im, en.buf, len, at[R_RR], &fast), ==, 1);
 	for (size_t i = 0; i < fast.n; i++)
@@ -756,11 +754,7 @@ TEST(run_cache_segments_replay_exactly)
 	tnt(&en, "N");    /* from s1: down to rec's second jz: s2, rr */
 	tnt(&en, "TTTT"); /* recorded: the jz, returns popping rr and s2,
 			   * s2's jz (the last segment ends at done) */
-	pkt_ip(&en, ppt_tip_pgd, 0);
-	psb(&en, at[R_REC], 2000);
-	tnt(&en, "N");    /* rr pushed, nothing under it */
-	tnt(&en, "TTTT"); /* replayed: the second return finds no address */
-	len = enc_done(&en);
+	len = empty_stack_end(&en, at[R_REC]);
 	CHECK_INT(same_as_bitwise(im, en.buf, len, at[R_RR], &fast), ==, 1);
 	strace_image_free(im);
 }
