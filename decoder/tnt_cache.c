@@ -142,15 +142,15 @@ void strace_dec_tc_keep(struct tcache *t, uint64_t ip, unsigned key,
 	e->nbits = (uint8_t)nbits;
 	e->outer = (uint8_t)r->outer;
 	e->npre = (uint8_t)r->npre;
-	e->nev = (uint8_t)(r->nseg ? r->seg[0].nev : r->nev);
-	e->nops = (uint8_t)(r->nseg ? r->seg[0].nops : r->nops);
+	/* the last segment ends where the record does */
+	r->seg[r->nseg].nev = r->nev;
+	r->seg[r->nseg].nops = r->nops;
+	e->nev = (uint8_t)r->seg[0].nev;
+	e->nops = (uint8_t)r->seg[0].nops;
 	e->flags = r->nseg ? TCS_MORE : 0;
 	for (unsigned i = 0; i < r->nev; i++)
 		if (spread_stops(r->ev[i].type))
 			e->flags |= TCS_STOPS;
-	/* the last segment ends where the record does */
-	r->seg[r->nseg].nev = r->nev;
-	r->seg[r->nseg].nops = r->nops;
 	for (unsigned j = 0; j <= r->nseg; j++) {
 		/* segment j: its events and operations, then its end */
 		const struct tc_rec_seg *g = &r->seg[j];
