@@ -249,6 +249,12 @@ void strace_dec_begin(struct strace_walker *w, uint64_t ip, int reason)
 		w->seg.first_idx = w->out.events;
 		w->seg.first_ip = ip;
 		w->seg.first_from_psb0 = f->in_psb && w->seg.psbs == 1;
+		if (w->out.to == OUT_VEC) /* where the worker's runs may
+					   * begin: after this begin's
+					   * events (one, or two) */
+			((struct evvec *)w->o.emit_arg)->sp.from =
+				(size_t)w->out.events + 1u +
+				(f->pending_ovf != 0);
 	}
 	if (f->pending_ovf) {
 		emit(w, STRACE_EV_OVERFLOW, 0, ip, f->ovf_offset);

@@ -398,18 +398,18 @@ tc_item_event(struct strace_walker *w, const struct tc_item *x, unsigned adv,
 
 /* The items it[k] to it[n - 1] of a record, in place: the events
  * resolved by its bits (TC_RES, TC_ADV, TC_DYN), all at time now, which
- * the spreader holds in an open interval at now, with room for them (no
- * stop among them): stored straight into its arrays, as put_event() and
- * spread_put() would (the same fields, counts and flags, without their
- * tests per event). Returns 0, or -1 when a TC_DYN return found the stack
- * empty (what was stored before it stays, as put_event() leaves it). */
+ * the spreader (or a segment's worker) holds in an open interval at now,
+ * with room for them (no stop among them): stored straight into its
+ * arrays from d and di on, as put_event() and spread_put() (vec_put())
+ * would: the same fields, counts and flags, without their tests per
+ * event. *stored: how many. Returns 0, or -1 when a TC_DYN return found
+ * the stack empty (what was stored before it stays, as put_event() leaves
+ * it). */
 static inline __attribute__((always_inline)) int
-tc_replay_held(struct strace_walker *w, const struct tc_item *it, unsigned k,
-	       unsigned n, uint64_t now, uint64_t ins0, uint64_t *to)
+tc_replay_held(struct strace_walker *w, struct strace_event *d, uint64_t *di,
+	       const struct tc_item *it, unsigned k, unsigned n, uint64_t now,
+	       uint64_t ins0, uint64_t *to, unsigned *stored)
 {
-	struct strace_dec_spread *s = &w->out.sp;
-	struct strace_event *d = &s->ev[s->n];
-	uint64_t *di = &s->ins[s->n];
 	unsigned from = k, adv = w->seg.adv_mark, tid = w->o.tid;
 	int rc = 0;
 
@@ -429,7 +429,7 @@ tc_replay_held(struct strace_walker *w, const struct tc_item *it, unsigned k,
 		d->b = b;
 		*di = ins0 + it[k].insn_off;
 	}
-	s->n += k - from;
+	*stored = k - from;
 	w->out.events += k - from;
 	w->st.events += k - from;
 	return rc;
@@ -443,11 +443,36 @@ tc_replay_events(struct strace_walker *w, const struct tc_slot *e,
 		 const struct tc_item *it, unsigned k, unsigned n, uint64_t now,
 		 uint64_t ins0, uint64_t *to)
 {
-	const struct strace_dec_spread *s = &w->out.sp;
+	unsigned c;
+	int rc;
 
-	if (k < n && w->out.to == OUT_SPREAD && !w->out.sink_err && s->open &&
-	    s->t0 == now && !(e->flags & TCS_STOPS) && s->cap - s->n >= n - k)
-		return tc_replay_held(w, it, k, n, now, ins0, to);
+	if (k < n && !w->out.sink_err && !(e->flags & TCS_STOPS)) {
+		if (w->out.to == OUT_SPREAD) {
+			struct strace_dec_spread *s = &w->out.sp;
+
+			if (s->open && s->t0 == now && s->cap - s->n >= n - k) {
+				rc = tc_replay_held(w, &s->ev[s->n],
+						    &s->ins[s->n], it, k, n,
+						    now, ins0, to, &c);
+				s->n += c;
+				return rc;
+			}
+		} else if (w->out.to == OUT_VEC) {
+			struct evvec *v = w->o.emit_arg;
+
+			if ((v->sp.open ? v->sp.t0 == now : !v->sp.on) &&
+			    v->cap - v->n >= n - k) {
+				rc = tc_replay_held(w, &v->v[v->n],
+						    &v->ins[v->n], it, k, n,
+						    now, ins0, to, &c);
+				v->n += c;
+				/* as seg_sp_event() holds each */
+				if (v->sp.open && v->n - v->sp.held > SPREAD_MAX)
+					v->sp.ok = 0;
+				return rc;
+			}
+		}
+	}
 	for (; k < n; k++) {
 		uint64_t b;
 		int flags = tc_item_event(w, &it[k], w->seg.adv_mark, to, &b);

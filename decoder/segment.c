@@ -29,7 +29,8 @@ int strace_dec_vec_put(void *arg, const struct strace_event *ev,
 		e->cap = nc;
 	}
 	e->ins[e->n] = ins;
-	e->v[e->n++] = *ev;
+	e->v[e->n] = *ev;
+	seg_sp_event(e, e->n++, ev, ins);
 	return 0;
 }
 
@@ -47,6 +48,7 @@ int strace_dec_vec_mark(void *arg, uint64_t t, uint64_t ins)
 		e->capmk = nc;
 	}
 	e->mk[e->nmk++] = (struct seg_mark){e->n, t, ins};
+	strace_dec_seg_sp_next(e, e->n, t, ins, 1);
 	return 0;
 }
 
@@ -84,17 +86,16 @@ void strace_dec_seg_decode(struct strace_walker *w, const uint8_t *buf,
 	w->time.tsc = w->time.tsc_ref = w->time.cyc = 0;
 	w->out.anchor_t = 0;
 	w->seg.fup_at = j->fup_at;
+	/* the times of what lies after the first trace_begin (the merge may
+	 * change that one; none: tracing was off throughout), spread as the
+	 * events come (strace_dec_begin() says where it is) */
+	strace_dec_seg_sp_start(&j->ev, j->spread);
 	j->ret = strace_dec_decode_range(w, buf, j->start, j->end, len,
 					 j->last, j->has_next_fup,
 					 j->next_fup);
+	j->ev.sp.on = 0;
 	if (!j->ret && j->ev.err)
 		j->ret = j->ev.err;
-	j->ev.nrun = 0;
-	/* the times of what lies after the first trace_begin (the merge may
-	 * change that one; none: tracing was off throughout) */
-	if (j->spread && !j->ev.err && w->seg.first_idx >= 0)
-		strace_dec_seg_spread(&j->ev, (size_t)w->seg.first_idx +
-						      (size_t)w->seg.first_n);
 	j->notes = w->seg;
 	j->end_state = (struct seg_state){
 		.have_ip = w->flow.have_ip,

@@ -70,6 +70,17 @@ static inline void seg_run_untake(struct strace_event *v,
 		v[k].time = run->t0;
 }
 
+/* The worker's spread of a segment's times as its events and time points
+ * come (strace_dec_seg_spread()): the interval open since (t0, i0), its
+ * events held from index held; ok: it becomes a run if it closes inside
+ * the segment; from: the index after the first trace_begin's events
+ * (SIZE_MAX until it comes). */
+struct seg_sp {
+	int on, open, ok;
+	uint64_t t0, i0;
+	size_t held, from;
+};
+
 /* A segment's events, with the instruction count (from the segment's
  * start) at each, and its time points: the merge spreads times by them
  * (decoder.h, "Times between timing packets"), but for the runs whose
@@ -82,8 +93,37 @@ struct evvec {
 	size_t nmk, capmk;
 	struct seg_run *run;
 	size_t nrun, caprun;
+	struct seg_sp sp;
 	int err;
 };
+
+/* strace_dec_seg_sp_start() - the worker's spread of e starts (on: the
+ * merge spreads times), with no run and no first trace_begin yet. */
+void strace_dec_seg_sp_start(struct evvec *e, int on);
+
+/* strace_dec_seg_sp_next() - the worker's spread of e at event or time
+ * point i (mark) at (t, ins), where the interval open does not simply
+ * hold it: the interval closes (a run if it may be one) and another may
+ * begin. A run that cannot be kept (no memory) gives every run its time
+ * back and turns the spread off. */
+void strace_dec_seg_sp_next(struct evvec *e, size_t i, uint64_t t,
+			    uint64_t ins, int mark);
+
+/* seg_sp_event() - event i of e, ev at ins, to the worker's spread. */
+static inline __attribute__((always_inline)) void
+seg_sp_event(struct evvec *e, size_t i, const struct strace_event *ev,
+	     uint64_t ins)
+{
+	struct seg_sp *p = &e->sp;
+
+	if (p->open && ev->time == p->t0) {
+		/* held; a full hold splits the interval there */
+		if (i - p->held >= SPREAD_MAX || spread_stops(ev->type))
+			p->ok = 0;
+	} else if (p->on) {
+		strace_dec_seg_sp_next(e, i, ev->time, ins, 0);
+	}
+}
 
 /* strace_dec_vec_put() - append ev, which ran at instruction count ins,
  * to the struct evvec arg. Returns 0, -ENOMEM (also kept in the vector's
@@ -99,7 +139,8 @@ vec_put(struct evvec *e, const struct strace_event *ev, uint64_t ins)
 	if (__builtin_expect(e->n == e->cap, 0))
 		return strace_dec_vec_put(e, ev, ins);
 	event_copy(&e->v[e->n], ev);
-	e->ins[e->n++] = ins;
+	e->ins[e->n] = ins;
+	seg_sp_event(e, e->n++, ev, ins);
 	return 0;
 }
 
@@ -114,16 +155,20 @@ int strace_dec_vec_mark(void *arg, uint64_t t, uint64_t ins);
 int strace_dec_vec_push(void *arg, const struct strace_event *ev);
 
 /*
- * strace_dec_seg_spread() - in a segment's worker, after its decode: the
- * times of the events of e that the merge's spreader would hold and
- * spread in an interval that begins and ends inside the segment, at or
- * after event from (after the segment's first trace_begin, which the
- * merge may change), with no stop among them (spread_stops()), at most
- * SPREAD_MAX: spread as the merge would (the same share of the interval),
- * each such interval a run in e->run. The merge takes a run as it is when
- * its spreader is in the same interval, else gives its events their time
- * back (t0) and spreads them itself (strace_dec_seg_merge()). Returns 0,
- * -ENOMEM (no run is then kept).
+ * strace_dec_seg_spread() - the worker's spread of a segment: the times
+ * of the events of e that the merge's spreader would hold and spread in
+ * an interval that begins and ends inside the segment, at or after event
+ * from (after the segment's first trace_begin, which the merge may
+ * change), with no stop among them (spread_stops()), at most SPREAD_MAX:
+ * spread as the merge would (the same share of the interval), each such
+ * interval a run in e->run. The merge takes a run as it is when its
+ * spreader is in the same interval, else gives its events their time
+ * back (t0) and spreads them itself (strace_dec_seg_merge()).
+ *
+ * A segment's worker does this as its events come (e->sp, vec_put(),
+ * strace_dec_vec_mark()), while they are in its cache; this call does it
+ * over a vector made with the spread off. Returns 0, -ENOMEM (no run is
+ * then kept).
  */
 int strace_dec_seg_spread(struct evvec *e, size_t from);
 

@@ -245,53 +245,60 @@ static int seg_run(struct evvec *e, size_t a, size_t b, uint64_t t0,
 	return 0;
 }
 
-/* The decisions of spread_put(), strace_dec_spread_slow() and
- * strace_dec_spread_mark(), replayed over the segment's events and time
- * points: where each interval begins and what it holds. */
-int strace_dec_seg_spread(struct evvec *e, size_t from)
+/* Every run of e gets its time back, and e keeps none. */
+static void untake_all(struct evvec *e)
 {
-	int open = 0, ok = 0; /* ok: the interval may be a run */
-	uint64_t t0 = 0, i0 = 0;
-	size_t held = 0, m = 0; /* the interval's first event held */
-
-	e->nrun = 0;
-	for (size_t i = 0;; i++) {
-		/* the time points before event i */
-		for (; m < e->nmk && e->mk[m].at <= i; m++) {
-			const struct seg_mark *k = &e->mk[m];
-			if (!k->time || (open && k->time <= t0))
-				continue;
-			if (open && ok && i > held &&
-			    seg_run(e, held, i, t0, i0, k->time, k->ins) < 0)
-				goto nomem;
-			open = 1;
-			t0 = k->time;
-			i0 = k->ins;
-			held = i;
-			ok = i >= from;
-		}
-		if (i == e->n)
-			return 0;
-		if (open && e->v[i].time == t0) {
-			/* held; a full hold splits the interval there */
-			if (i - held >= SPREAD_MAX || spread_stops(e->v[i].type))
-				ok = 0;
-			continue;
-		}
-		if (open && e->v[i].time > t0 && ok && i > held &&
-		    seg_run(e, held, i, t0, i0, e->v[i].time, e->ins[i]) < 0)
-			goto nomem;
-		/* (an earlier time or none ends the interval unspread) */
-		open = e->v[i].time != 0;
-		t0 = e->v[i].time;
-		i0 = e->ins[i];
-		held = i + 1;
-		ok = i >= from;
-	}
-nomem:
-	/* the runs spread so far get their time back */
 	for (size_t r = 0; r < e->nrun; r++)
 		seg_run_untake(e->v, &e->run[r]);
 	e->nrun = 0;
-	return -ENOMEM;
+}
+
+void strace_dec_seg_sp_start(struct evvec *e, int on)
+{
+	e->nrun = 0;
+	e->sp = (struct seg_sp){.on = on, .from = SIZE_MAX};
+}
+
+/* The decisions of spread_put(), strace_dec_spread_slow() and
+ * strace_dec_spread_mark(), replayed over the segment's events and time
+ * points as they come: where each interval begins and what it holds. */
+void strace_dec_seg_sp_next(struct evvec *e, size_t i, uint64_t t,
+			    uint64_t ins, int mark)
+{
+	struct seg_sp *p = &e->sp;
+
+	if (!p->on || (mark && (!t || (p->open && t <= p->t0))))
+		return;
+	/* (an earlier time or none ends the interval unspread) */
+	if (p->open && p->ok && t > p->t0 && i > p->held &&
+	    seg_run(e, p->held, i, p->t0, p->i0, t, ins) < 0) {
+		untake_all(e);
+		p->on = p->open = 0;
+		return;
+	}
+	p->open = mark || t != 0;
+	p->t0 = t;
+	p->i0 = ins;
+	p->held = mark ? i : i + 1; /* an event begins it, held after it */
+	p->ok = i >= p->from;
+}
+
+int strace_dec_seg_spread(struct evvec *e, size_t from)
+{
+	size_t m = 0;
+
+	strace_dec_seg_sp_start(e, 1);
+	e->sp.from = from;
+	for (size_t i = 0; i <= e->n && e->sp.on; i++) {
+		/* the time points before event i */
+		for (; m < e->nmk && e->mk[m].at <= i; m++)
+			strace_dec_seg_sp_next(e, i, e->mk[m].time,
+					       e->mk[m].ins, 1);
+		if (i < e->n)
+			seg_sp_event(e, i, &e->v[i], e->ins[i]);
+	}
+	if (!e->sp.on)
+		return -ENOMEM;
+	e->sp.on = 0;
+	return 0;
 }

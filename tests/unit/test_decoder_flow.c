@@ -21,6 +21,7 @@
 
 #include "harness.h"
 #include "decoder_testlib.h"
+#include "decoder/packet.h"
 #include "decoder/walker.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
@@ -868,6 +869,90 @@ TEST(parallel_equals_sequential)
 	CHECK_INT(segs, >, 100);
 	free(seq.v);
 	free(par.v);
+}
+
+/* A parallel decode's worker spreads its segment's times as its events
+ * come (segment.h, struct seg_sp): the same runs and times as
+ * strace_dec_seg_spread() gives over the segment's whole vector, and
+ * runs there are. */
+TEST(worker_spreads_as_events_come)
+{
+	struct strace_walk_opts o = {0};
+	struct strace_walker *w;
+	struct gen g;
+	size_t len, nrun = 0, nseg = 0;
+	uint64_t offs[512];
+
+	if (!setup())
+		SKIP("no libc.so.6 or nm");
+	memset(&g, 0, sizeof(g));
+	rng = 0x7f4a7c15ull;
+	g.cap = 1 << 20;
+	g.buf = malloc(g.cap);
+	g.want.v = calloc(MAXEV, sizeof(*g.want.v));
+	g.timing = 1;
+	g.tsc = 1000000;
+	len = generate(&g, 20000);
+	o.size = sizeof(o);
+	o.emit = strace_dec_vec_push;
+	o.tid = 7;
+	o.has_time = 1;
+	o.time.time_mult = 1;
+	o.time.tsc_ctc_ratio_n = 4;
+	o.time.tsc_ctc_ratio_d = 1;
+	o.time.mtc_period = 3;
+	o.time.has_mtc = 1;
+	o.time.max_nonturbo_ratio = 20;
+	REQUIRE(strace_walker_new(img, &o, &w) == 0);
+	nseg = strace_pt_split(g.buf, len, 8192, offs, 512);
+	REQUIRE(nseg > 4);
+	for (size_t k = 0; k < nseg; k++) {
+		struct seg_job j;
+		struct strace_event *v;
+		struct seg_run *run;
+		size_t n, nr, from;
+
+		memset(&j, 0, sizeof(j));
+		j.spread = 1;
+		j.start = (size_t)offs[k];
+		j.end = k + 1 < nseg ? (size_t)offs[k + 1] : len;
+		j.last = k + 1 == nseg;
+		if (!j.last)
+			strace_dec_psb_plus(g.buf, len, j.end, &j.next_fup,
+					    &j.fup_at, &j.has_next_fup);
+		strace_dec_seg_decode(w, g.buf, len, &j);
+		REQUIRE(j.ret >= 0);
+		n = j.ev.n;
+		nr = j.ev.nrun;
+		v = malloc((n + 1) * sizeof(*v));
+		run = malloc((nr + 1) * sizeof(*run));
+		memcpy(v, j.ev.v, n * sizeof(*v));
+		memcpy(run, j.ev.run, nr * sizeof(*run));
+		/* the same from the whole vector, its times given back */
+		for (size_t r = 0; r < nr; r++)
+			seg_run_untake(j.ev.v, &run[r]);
+		from = j.notes.first_idx < 0
+			       ? SIZE_MAX
+			       : (size_t)j.notes.first_idx +
+					 (size_t)j.notes.first_n;
+		REQUIRE(strace_dec_seg_spread(&j.ev, from) == 0);
+		CHECK_INT(j.ev.nrun, ==, nr);
+		if (j.ev.nrun == nr)
+			CHECK(!memcmp(run, j.ev.run, nr * sizeof(*run)));
+		CHECK(!memcmp(v, j.ev.v, n * sizeof(*v)));
+		nrun += nr;
+		free(v);
+		free(run);
+		strace_dec_vec_free(&j.ev);
+	}
+	printf("  %zu runs spread by the worker in %zu segments\n", nrun,
+	       nseg);
+	/* (most of this flow's events have a time point of their own: few
+	 * intervals hold two events or more) */
+	CHECK_INT(nrun, >=, 10);
+	strace_walker_free(w);
+	free(g.buf);
+	free(g.want.v);
 }
 
 /* A segment's vector: a time point (mark: time, ins; none if time 0),
