@@ -40,6 +40,13 @@
 
 #define MAX_BLOCKS_PER_ADVANCE 1000000
 
+/* 1 in the copy of the packet loop of a parallel decode's workers
+ * (walk_vec.c, loop.h): their walkers put events in a segment's vector
+ * (OUT_VEC), straight, and nothing else. */
+#ifndef WALK_VEC
+#define WALK_VEC 0
+#endif
+
 /* --- events -------------------------------------------------------------- */
 
 /* Hand one event, its time and flags decided, to the sink; ins: the
@@ -54,10 +61,12 @@ put_event(struct strace_walker *w, unsigned type, unsigned flags,
 
 	if (w->out.sink_err)
 		return;
-	if (likely(w->out.to == OUT_SPREAD))
-		err = spread_put(&w->out.sp, &w->o, &ev, ins);
-	else if (w->out.to == OUT_VEC)
+	if (WALK_VEC)
 		err = vec_put(w->o.emit_arg, &ev, ins);
+	else if (likely(w->out.to == OUT_SPREAD))
+		err = spread_put(&w->out.sp, &w->o, &ev, ins);
+	else if (w->out.to == OUT_VEC) /* (off the loop: out of line) */
+		err = strace_dec_vec_put(w->o.emit_arg, &ev, ins);
 	else
 		err = sink_put(&w->o, &ev);
 	if (err) {
@@ -402,25 +411,22 @@ tc_item_event(struct strace_walker *w, const struct tc_item *x, unsigned adv,
  * with room for them (no stop among them): stored straight into its
  * arrays from d and di on, as put_event() and spread_put() (vec_put())
  * would: the same fields, counts and flags, without their tests per
- * event. *stored: how many. Returns 0, or -1 when a TC_DYN return found
+ * event. Returns how many: fewer than n - k when a TC_DYN return found
  * the stack empty (what was stored before it stays, as put_event() leaves
  * it). */
-static inline __attribute__((always_inline)) int
+static inline __attribute__((always_inline)) unsigned
 tc_replay_held(struct strace_walker *w, struct strace_event *d, uint64_t *di,
 	       const struct tc_item *it, unsigned k, unsigned n, uint64_t now,
-	       uint64_t ins0, uint64_t *to, unsigned *stored)
+	       uint64_t ins0, uint64_t *to)
 {
 	unsigned from = k, adv = w->seg.adv_mark, tid = w->o.tid;
-	int rc = 0;
 
 	for (; k < n; k++, d++, di++) {
 		uint64_t b;
 		int flags = tc_item_event(w, &it[k], adv, to, &b);
 
-		if (flags < 0) {
-			rc = -1;
+		if (flags < 0)
 			break;
-		}
 		d->type = it[k].type;
 		d->flags = (uint16_t)flags;
 		d->tid = tid;
@@ -429,10 +435,9 @@ tc_replay_held(struct strace_walker *w, struct strace_event *d, uint64_t *di,
 		d->b = b;
 		*di = ins0 + it[k].insn_off;
 	}
-	*stored = k - from;
 	w->out.events += k - from;
 	w->st.events += k - from;
-	return rc;
+	return k - from;
 }
 
 /* The events it[k] to it[n - 1] of a record's segment (its TC_PRE ones
@@ -443,35 +448,29 @@ tc_replay_events(struct strace_walker *w, const struct tc_slot *e,
 		 const struct tc_item *it, unsigned k, unsigned n, uint64_t now,
 		 uint64_t ins0, uint64_t *to)
 {
+	struct strace_dec_spread *s = &w->out.sp;
+	struct evvec *v = w->o.emit_arg;
 	unsigned c;
-	int rc;
 
-	if (k < n && !w->out.sink_err && !(e->flags & TCS_STOPS)) {
-		if (w->out.to == OUT_SPREAD) {
-			struct strace_dec_spread *s = &w->out.sp;
-
-			if (s->open && s->t0 == now && s->cap - s->n >= n - k) {
-				rc = tc_replay_held(w, &s->ev[s->n],
-						    &s->ins[s->n], it, k, n,
-						    now, ins0, to, &c);
-				s->n += c;
-				return rc;
-			}
-		} else if (w->out.to == OUT_VEC) {
-			struct evvec *v = w->o.emit_arg;
-
-			if ((v->sp.open ? v->sp.t0 == now : !v->sp.on) &&
-			    v->cap - v->n >= n - k) {
-				rc = tc_replay_held(w, &v->v[v->n],
-						    &v->ins[v->n], it, k, n,
-						    now, ins0, to, &c);
-				v->n += c;
-				/* as seg_sp_event() holds each */
-				if (v->sp.open && v->n - v->sp.held > SPREAD_MAX)
-					v->sp.ok = 0;
-				return rc;
-			}
+	if (WALK_VEC) {
+		if (k < n && !w->out.sink_err && !(e->flags & TCS_STOPS) &&
+		    (v->sp.open ? v->sp.t0 == now : !v->sp.on) &&
+		    v->cap - v->n >= n - k) {
+			c = tc_replay_held(w, &v->v[v->n], &v->ins[v->n], it,
+					   k, n, now, ins0, to);
+			v->n += c;
+			/* as seg_sp_event() holds each */
+			if (v->sp.open && v->n - v->sp.held > SPREAD_MAX)
+				v->sp.ok = 0;
+			return c < n - k ? -1 : 0;
 		}
+	} else if (k < n && w->out.to == OUT_SPREAD && !w->out.sink_err &&
+		   s->open && s->t0 == now && !(e->flags & TCS_STOPS) &&
+		   s->cap - s->n >= n - k) {
+		c = tc_replay_held(w, &s->ev[s->n], &s->ins[s->n], it, k, n,
+				   now, ins0, to);
+		s->n += c;
+		return c < n - k ? -1 : 0;
 	}
 	for (; k < n; k++) {
 		uint64_t b;

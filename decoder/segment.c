@@ -28,8 +28,8 @@ int strace_dec_vec_put(void *arg, const struct strace_event *ev,
 		e->ins = ni;
 		e->cap = nc;
 	}
+	event_copy(&e->v[e->n], ev);
 	e->ins[e->n] = ins;
-	e->v[e->n] = *ev;
 	seg_sp_event(e, e->n++, ev, ins);
 	return 0;
 }

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * decoder/loop.h - the fast walker's packet loop, which parses each
+ * packet inline (packet.h) and hands it to the flow (flow.h) or the time
+ * (timing.h). libipt's packet decoder decodes the packets the inline
+ * parser does not know. Not installed.
+ *
+ * Compiled twice: in walk.c for a sequential decode (WALK_VEC 0), and in
+ * walk_vec.c for a parallel decode's workers (WALK_VEC 1), whose events
+ * go to a segment's vector (segment.h): each copy stores its events its
+ * own way, with no test per event for the other's.
+ *
+ * Threading: a walker belongs to one thread at a time.
+ */
+#ifndef DECODER_LOOP_H
+#define DECODER_LOOP_H
+
+#include "decoder/flow.h"
+#include "decoder/packet.h"
+
+/* strace_dec_run_vec() - run() of a walker whose events go to a segment's
+ * vector (OUT_VEC), in walk_vec.c. */
+int strace_dec_run_vec(struct strace_walker *w);
+
+/* A packet the inline parser does not handle: libipt decodes it. Returns
+ * its size, or -STRACE_E_BADPKT. */
+static inline int other_packet(struct strace_walker *w)
+{
+	struct pt_packet p;
+	int n;
+
+	w->st.slow_packets++;
+	n = strace_dec_pkt_decode(w->in.pkt, w->in.pos, &p);
+	if (n > 0)
+		strace_dec_other_packet(w, &p);
+	return n;
+}
+
+/* Decode from a PSB at in.pos until the end or an error.
+ * Returns 0 at the end of the buffer, -code after an error (the error
+ * event is out; the caller resyncs), or a sink error. */
+static inline int run(struct strace_walker *w)
+{
+	const uint8_t *buf = w->in.buf;
+	size_t len = w->in.len;
+	size_t i = w->in.pos;
+	int skd007 = (w->flow.errata & STRACE_ERRATUM_SKD007) != 0;
+
+	while (i < len) {
+		struct pkt p;
+		int err = 0;
+
+		w->in.pos = i;
+		w->st.packets++;
+		if (w->out.sink_err)
+			return w->out.sink_err;
+		pkt_parse(buf, len, i, skd007, &p);
+		switch (p.type) {
+		case PKT_END:
+			return 0; /* truncated at the end */
+		case PKT_BAD:
+			return strace_dec_fail(w, STRACE_E_BADPKT);
+		case PKT_SKIP:
+			break;
+		case PKT_TNT:
+			err = tnt_run(w, p.payload, p.nbits);
+			w->flow.pending_fup = 0;
+			if (err)
+				return err;
+			break;
+		case PKT_CYC:
+			time_on_cyc(&w->time, &w->o.time, p.payload);
+			break;
+		case PKT_TIP:
+		case PKT_PGE:
+		case PKT_PGD:
+		case PKT_FUP: {
+			uint64_t prev_ip = w->in.last_ip;
+			uint64_t ip = pkt_ip(prev_ip, p.ipc, p.payload);
+			int supp = p.ipc == 0;
+			size_t next = i + p.size;
+
+			if (!supp)
+				w->in.last_ip = ip;
+			if (p.type == PKT_TIP) {
+				err = tip(w, ip, supp, next);
+			} else if (p.type == PKT_PGE) {
+				err = strace_dec_pge(w, ip, supp);
+			} else if (p.type == PKT_PGD) {
+				err = strace_dec_pgd(w, ip, supp);
+			} else {
+				err = strace_dec_fup(w, ip, supp, next);
+				if (err == 1) { /* BDM70: not this FUP's IP */
+					w->in.last_ip = prev_ip;
+					err = 0;
+				}
+			}
+			if (err)
+				return err;
+			break;
+		}
+		case PKT_TSC:
+			time_on_tsc(&w->time, p.payload);
+			break;
+		case PKT_MTC:
+			time_on_mtc(&w->time, &w->o.time, (uint8_t)p.payload);
+			break;
+		case PKT_MODE:
+			flow_mode(w, (uint8_t)p.payload);
+			break;
+		case PKT_PSB:
+			if (unlikely(w->o.progress != NULL) &&
+			    i - w->in.prog_at >= PROGRESS_STEP) {
+				w->in.prog_at = i;
+				w->o.progress(w->o.progress_arg, i);
+			}
+			w->in.last_ip = 0;
+			flow_psb(w);
+			break;
+		case PKT_PSBEND:
+			flow_psbend(w);
+			break;
+		case PKT_CBR:
+			time_on_cbr(&w->time, (uint32_t)p.payload);
+			break;
+		case PKT_OVF:
+			strace_dec_overflow(w);
+			break;
+		default: { /* PKT_OTHER */
+			int n = other_packet(w);
+			if (n < 0) {
+				if (w->in.pos + 16 > len)
+					return 0; /* a packet cut by the end */
+				return strace_dec_fail(w, -n);
+			}
+			p.size = (size_t)n;
+			break;
+		}
+		}
+		i += p.size;
+	}
+	w->in.pos = len;
+	return 0;
+}
+
+#endif
