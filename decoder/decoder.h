@@ -732,7 +732,7 @@ long strace_walker_decode(struct strace_walker *w, const uint8_t *buf,
  * the buffer is cut at PSBs into segments of about seg_bytes (0: 64 KiB),
  * which decode independently (the hardware compresses no return across a
  * PSB), then the events at each seam are fixed up to what a sequential
- * decode says there. Memory: the events of 4 * nthreads segments are held
+ * decode says there. Memory: the events of 2 * nthreads segments are held
  * at a time. The image must not change meanwhile; its symbols are all
  * loaded first. Falls back to the sequential decode for the reference
  * decoder, one thread, or a short buffer. Returns as strace_walker_decode().

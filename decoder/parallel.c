@@ -109,7 +109,8 @@ long strace_walker_decode_parallel(struct strace_walker *w,
 	}
 	strace_dec_image_load_all_symbols(w->img);
 	memset(&p, 0, sizeof(p));
-	p.R = (size_t)nthreads * 4;
+	p.R = (size_t)nthreads * 2; /* each worker one segment ahead: more
+				     * slots only fault in more memory */
 	p.offs = offs;
 	p.nseg = n;
 	p.buf = buf;
