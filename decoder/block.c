@@ -383,7 +383,7 @@ int strace_bcache_new(size_t capacity, struct strace_bcache **out)
 	c->max = n;
 	if (n > BCACHE_START)
 		n = BCACHE_START;
-	c->tab = calloc(n, sizeof(*c->tab));
+	c->tab = strace_dec_zalloc(n, sizeof(*c->tab));
 	if (!c->tab) {
 		free(c);
 		return -ENOMEM;
@@ -398,7 +398,7 @@ int strace_bcache_new(size_t capacity, struct strace_bcache **out)
 static int bcache_grow(struct strace_bcache *c)
 {
 	size_t n = (c->mask + 1) * 2;
-	struct centry *tab = calloc(n, sizeof(*tab));
+	struct centry *tab = strace_dec_zalloc(n, sizeof(*tab));
 
 	if (!tab)
 		return -ENOMEM;

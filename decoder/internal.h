@@ -10,6 +10,7 @@
 #define DECODER_INTERNAL_H
 
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "decoder/decoder.h"
 
@@ -26,6 +27,23 @@ unsigned strace_dec_cpu_workarounds(const struct strace_pt_cpu *cpu);
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* strace_dec_zalloc() - n zeroed elements of size bytes, each page
+ * written now: a hash table that calloc() leaves to the zero page is read
+ * there first, and its first write to each page is then a copy-on-write
+ * fault that flushes the TLB of every CPU running the process (in a
+ * parallel decode, an interrupt to each other worker). NULL when out of
+ * memory. */
+static inline void *strace_dec_zalloc(size_t n, size_t size)
+{
+	volatile char *p = calloc(n, size);
+
+	/* (a memset() after malloc() would be made a calloc() by the
+	 * compiler) */
+	for (size_t i = 0; p && i < n * size; i += 4096)
+		p[i] = 0;
+	return (void *)(uintptr_t)p;
+}
 
 /* Bytes of trace between two calls of strace_walk_opts.progress. */
 #define PROGRESS_STEP (256u << 10)

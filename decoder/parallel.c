@@ -127,6 +127,14 @@ long strace_walker_decode_parallel(struct strace_walker *w,
 		ret = -ENOMEM;
 		goto out;
 	}
+	for (k = 0; k < p.R; k++) {
+		/* an event a byte of PT: more than most segments make (the
+		 * bench's traces: one every two bytes) */
+		if (strace_dec_vec_reserve(&p.jobs[k].ev, seg_bytes) < 0) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
 	for (t = 0; t < nthreads; t++) {
 		struct strace_walk_opts o = w->o;
 		o.emit = strace_dec_vec_push;

@@ -9,25 +9,33 @@
 
 #include "decoder/walker.h"
 
+int strace_dec_vec_reserve(struct evvec *e, size_t n)
+{
+	struct strace_event *nv;
+	uint64_t *ni;
+
+	if (n <= e->cap)
+		return 0;
+	nv = realloc(e->v, n * sizeof(*nv));
+	if (!nv)
+		return e->err = -ENOMEM;
+	e->v = nv;
+	ni = realloc(e->ins, n * sizeof(*ni));
+	if (!ni)
+		return e->err = -ENOMEM;
+	e->ins = ni;
+	e->cap = n;
+	return 0;
+}
+
 int strace_dec_vec_put(void *arg, const struct strace_event *ev,
 		       uint64_t ins)
 {
 	struct evvec *e = arg;
 
-	if (e->n == e->cap) {
-		size_t nc = e->cap ? e->cap * 2 : 4096;
-		struct strace_event *nv = realloc(e->v, nc * sizeof(*nv));
-		uint64_t *ni;
-
-		if (!nv)
-			return e->err = -ENOMEM;
-		e->v = nv;
-		ni = realloc(e->ins, nc * sizeof(*ni));
-		if (!ni)
-			return e->err = -ENOMEM;
-		e->ins = ni;
-		e->cap = nc;
-	}
+	if (e->n == e->cap &&
+	    strace_dec_vec_reserve(e, e->cap ? e->cap * 2 : 4096) < 0)
+		return e->err;
 	event_copy(&e->v[e->n], ev);
 	e->ins[e->n] = ins;
 	seg_sp_event(e, e->n++, ev, ins);

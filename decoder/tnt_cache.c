@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decoder/decoder.h"
+#include "decoder/internal.h"
 #include "decoder/tnt_cache.h"
 
 struct tcache *strace_dec_tc_new(void)
@@ -15,10 +15,13 @@ struct tcache *strace_dec_tc_new(void)
 
 	if (!t)
 		return NULL;
-	t->slot = calloc(1u << TC_LOG_START, sizeof(*t->slot));
+	t->slot = strace_dec_zalloc(1u << TC_LOG_START, sizeof(*t->slot));
 	t->shift = 64 - TC_LOG_START;
-	t->item = malloc(TC_ITEMS_START * sizeof(*t->item));
-	t->cap = TC_ITEMS_START;
+	/* whole at once, no growing: its pages are touched as records fill
+	 * them (a short trace touches few), and a growing array's moves
+	 * (mremap) cost every other thread of the process a TLB shootdown
+	 * (a parallel decode's workers each have a cache) */
+	t->item = malloc(TC_ITEMS * sizeof(*t->item));
 	if (!t->slot || !t->item) {
 		strace_dec_tc_free(t);
 		return NULL;
@@ -50,7 +53,7 @@ void strace_dec_tc_flush(struct tcache *t)
 static void tc_grow_slots(struct tcache *t)
 {
 	size_t n = (size_t)1 << (64 - t->shift);
-	struct tc_slot *v = calloc(2 * n, sizeof(*v));
+	struct tc_slot *v = strace_dec_zalloc(2 * n, sizeof(*v));
 
 	t->kept = 0;
 	if (!v)
@@ -62,23 +65,6 @@ static void tc_grow_slots(struct tcache *t)
 	free(t->slot);
 	t->slot = v;
 	t->shift--;
-}
-
-/* Room for more items: twice the array, up to TC_ITEMS (which, full, the
- * caller flushes). A short trace needs a fraction of it. Returns 0 or -1. */
-static int tc_grow(struct tcache *t)
-{
-	uint32_t n = t->cap * 2;
-	struct tc_item *v;
-
-	if (t->cap >= TC_ITEMS)
-		return -1;
-	v = realloc(t->item, n * sizeof(*v));
-	if (!v)
-		return -1;
-	t->item = v;
-	t->cap = n;
-	return 0;
 }
 
 void strace_dec_tc_rec_event(struct tc_rec *r, int in_adv, unsigned type,
@@ -127,7 +113,7 @@ void strace_dec_tc_keep(struct tcache *t, uint64_t ip, unsigned key,
 	struct tc_slot *e;
 	unsigned ev = 0, op = 0; /* the items put so far */
 
-	if (t->used + r->nev + r->nops + 2 * r->nseg > t->cap && tc_grow(t) < 0)
+	if (t->used + r->nev + r->nops + 2 * r->nseg > TC_ITEMS)
 		strace_dec_tc_flush(t);
 	if (++t->kept > 2u << (64 - t->shift) && t->shift > 64 - TC_LOG)
 		tc_grow_slots(t);

@@ -35,7 +35,6 @@
 			      * when records keep replacing others */
 #define TC_ITEMS (1u << 17)  /* events and stack operations of the records
 			      * (3 MiB), all dropped when full */
-#define TC_ITEMS_START 4096  /* ... the array starts with, and doubles */
 #define TC_MAX_ITEMS 64      /* of one record: more are not kept */
 
 enum tc_class {
@@ -118,8 +117,8 @@ struct tcache {
 	struct tc_slot *slot; /* 1 << (64 - shift) of them */
 	unsigned shift;
 	uint32_t kept;        /* records kept since the table last grew */
-	struct tc_item *item; /* cap of them, up to TC_ITEMS */
-	uint32_t used, cap;
+	struct tc_item *item; /* TC_ITEMS of them */
+	uint32_t used;
 	struct tc_rec rec;
 };
 
@@ -136,8 +135,7 @@ void strace_dec_tc_flush(struct tcache *t);
 /*
  * strace_dec_tc_keep() - keep the record t->rec, made from ip with key,
  * as slot: nbits bits, ending at end_ip, adding branches and insns to the
- * stats. When the items are full and cannot grow, every record is dropped
- * first.
+ * stats. When the items are full, every record is dropped first.
  */
 void strace_dec_tc_keep(struct tcache *t, uint64_t ip, unsigned key,
 			int nbits, uint64_t end_ip, uint64_t branches,
