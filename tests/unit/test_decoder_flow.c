@@ -433,6 +433,19 @@ static size_t generate(struct gen *g, long steps)
 /* the branches the last decode() counted (strace_walk_stats) */
 static uint64_t last_branches;
 
+/* The generator's timing (MTC every 8 CTC, 4 TSC a CTC), in o; perf time
+ * = TSC, to compare easily. */
+static void gen_timing(struct strace_walk_opts *o)
+{
+	o->has_time = 1;
+	o->time.time_mult = 1;
+	o->time.tsc_ctc_ratio_n = 4;
+	o->time.tsc_ctc_ratio_d = 1;
+	o->time.mtc_period = 3;
+	o->time.has_mtc = 1;
+	o->time.max_nonturbo_ratio = 20;
+}
+
 /* timed: 0 no times; 1 the times of the timing packets
  * (STRACE_WALK_EXACT_TIMES); 2 spread between them (the default). */
 static long decode(const uint8_t *buf, size_t len, unsigned flags,
@@ -446,16 +459,8 @@ static long decode(const uint8_t *buf, size_t len, unsigned flags,
 	o.flags = flags | (timed == 1 ? STRACE_WALK_EXACT_TIMES : 0);
 	o.emit = collect;
 	o.emit_arg = out;
-	if (timed) {
-		o.has_time = 1;
-		o.time.time_mult = 1; /* perf time = TSC, to compare easily */
-		o.time.time_shift = 0;
-		o.time.tsc_ctc_ratio_n = 4;
-		o.time.tsc_ctc_ratio_d = 1;
-		o.time.mtc_period = 3;
-		o.time.has_mtc = 1;
-		o.time.max_nonturbo_ratio = 20;
-	}
+	if (timed)
+		gen_timing(&o);
 	out->n = 0;
 	if (strace_walker_new(img, &o, &w))
 		return -1000;
@@ -788,15 +793,8 @@ static long decode_par(const uint8_t *buf, size_t len, unsigned nt,
 	o.emit = collect;
 	o.emit_arg = out;
 	o.tid = 7;
-	if (timed) {
-		o.has_time = 1;
-		o.time.time_mult = 1;
-		o.time.tsc_ctc_ratio_n = 4;
-		o.time.tsc_ctc_ratio_d = 1;
-		o.time.mtc_period = 3;
-		o.time.has_mtc = 1;
-		o.time.max_nonturbo_ratio = 20;
-	}
+	if (timed)
+		gen_timing(&o);
 	out->n = 0;
 	if (strace_walker_new(img, &o, &w))
 		return -1000;
@@ -896,13 +894,7 @@ TEST(worker_spreads_as_events_come)
 	o.size = sizeof(o);
 	o.emit = strace_dec_vec_push;
 	o.tid = 7;
-	o.has_time = 1;
-	o.time.time_mult = 1;
-	o.time.tsc_ctc_ratio_n = 4;
-	o.time.tsc_ctc_ratio_d = 1;
-	o.time.mtc_period = 3;
-	o.time.has_mtc = 1;
-	o.time.max_nonturbo_ratio = 20;
+	gen_timing(&o);
 	REQUIRE(strace_walker_new(img, &o, &w) == 0);
 	nseg = strace_pt_split(g.buf, len, 8192, offs, 512);
 	REQUIRE(nseg > 4);
