@@ -128,12 +128,12 @@ long strace_walker_decode_parallel(struct strace_walker *w,
 		goto out;
 	}
 	for (k = 0; k < p.R; k++) {
-		/* an event a byte of PT: more than most segments make (the
-		 * bench's traces: one every two bytes) */
-		if (strace_dec_vec_reserve(&p.jobs[k].ev, seg_bytes) < 0) {
-			ret = -ENOMEM;
-			goto out;
-		}
+		/* an event a byte of PT, more than most segments make (the
+		 * bench's traces: one every two bytes), up to 40 MiB of
+		 * address space; without it the vector grows as it fills */
+		(void)strace_dec_vec_reserve(&p.jobs[k].ev,
+					     seg_bytes < (1u << 20) ? seg_bytes
+								   : 1u << 20);
 	}
 	for (t = 0; t < nthreads; t++) {
 		struct strace_walk_opts o = w->o;

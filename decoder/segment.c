@@ -16,13 +16,15 @@ int strace_dec_vec_reserve(struct evvec *e, size_t n)
 
 	if (n <= e->cap)
 		return 0;
+	if (n > SIZE_MAX / sizeof(*nv))
+		return -ENOMEM;
 	nv = realloc(e->v, n * sizeof(*nv));
 	if (!nv)
-		return e->err = -ENOMEM;
+		return -ENOMEM;
 	e->v = nv;
 	ni = realloc(e->ins, n * sizeof(*ni));
 	if (!ni)
-		return e->err = -ENOMEM;
+		return -ENOMEM;
 	e->ins = ni;
 	e->cap = n;
 	return 0;
@@ -35,7 +37,7 @@ int strace_dec_vec_put(void *arg, const struct strace_event *ev,
 
 	if (e->n == e->cap &&
 	    strace_dec_vec_reserve(e, e->cap ? e->cap * 2 : 4096) < 0)
-		return e->err;
+		return e->err = -ENOMEM;
 	event_copy(&e->v[e->n], ev);
 	e->ins[e->n] = ins;
 	seg_sp_event(e, e->n++, ev, ins);

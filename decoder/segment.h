@@ -128,7 +128,7 @@ seg_sp_event(struct evvec *e, size_t i, const struct strace_event *ev,
 /* strace_dec_vec_reserve() - room for n events in e (its pages touched
  * only as events fill them): a vector that need not grow need not move
  * (mremap, which costs the process's other threads a TLB shootdown).
- * Returns 0, -ENOMEM (also kept in the vector's err). */
+ * Returns 0, -ENOMEM (e is then as it was). */
 int strace_dec_vec_reserve(struct evvec *e, size_t n);
 
 /* strace_dec_vec_put() - append ev, which ran at instruction count ins,
