@@ -918,8 +918,10 @@ TEST(worker_spreads_as_events_come)
 		nr = j.ev.nrun;
 		v = malloc((n + 1) * sizeof(*v));
 		run = malloc((nr + 1) * sizeof(*run));
-		memcpy(v, j.ev.v, n * sizeof(*v));
-		memcpy(run, j.ev.run, nr * sizeof(*run));
+		if (n) /* (j.ev's arrays may be NULL when empty) */
+			memcpy(v, j.ev.v, n * sizeof(*v));
+		if (nr)
+			memcpy(run, j.ev.run, nr * sizeof(*run));
 		/* the same from the whole vector, its times given back */
 		for (size_t r = 0; r < nr; r++)
 			seg_run_untake(j.ev.v, &run[r]);
@@ -929,9 +931,10 @@ TEST(worker_spreads_as_events_come)
 					 (size_t)j.notes.first_n;
 		REQUIRE(strace_dec_seg_spread(&j.ev, from) == 0);
 		CHECK_INT(j.ev.nrun, ==, nr);
-		if (j.ev.nrun == nr)
+		if (nr && j.ev.nrun == nr)
 			CHECK(!memcmp(run, j.ev.run, nr * sizeof(*run)));
-		CHECK(!memcmp(v, j.ev.v, n * sizeof(*v)));
+		if (n)
+			CHECK(!memcmp(v, j.ev.v, n * sizeof(*v)));
 		nrun += nr;
 		free(v);
 		free(run);
