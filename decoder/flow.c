@@ -249,12 +249,6 @@ void strace_dec_begin(struct strace_walker *w, uint64_t ip, int reason)
 		w->seg.first_idx = w->out.events;
 		w->seg.first_ip = ip;
 		w->seg.first_from_psb0 = f->in_psb && w->seg.psbs == 1;
-		if (w->out.to == OUT_VEC) /* where the worker's runs may
-					   * begin: after this begin's
-					   * events (one, or two) */
-			((struct evvec *)w->o.emit_arg)->sp.from =
-				(size_t)w->out.events + 1u +
-				(f->pending_ovf != 0);
 	}
 	if (f->pending_ovf) {
 		emit(w, STRACE_EV_OVERFLOW, 0, ip, f->ovf_offset);
@@ -267,8 +261,14 @@ void strace_dec_begin(struct strace_walker *w, uint64_t ip, int reason)
 	} else {
 		emit(w, STRACE_EV_TRACE_BEGIN, 0, ip, (uint64_t)reason);
 	}
-	if (first)
+	if (first) {
 		w->seg.first_n = (int)(w->out.events - w->seg.first_idx);
+		/* where a worker's runs may begin (until now none: an
+		 * interval begun among these events keeps no run) */
+		if (w->out.to == OUT_VEC)
+			((struct evvec *)w->o.emit_arg)->sp.from =
+				(size_t)w->out.events;
+	}
 	f->ip = ip;
 	f->have_ip = 1;
 	f->enabled = 1;

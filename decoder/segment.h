@@ -74,7 +74,7 @@ static inline void seg_run_untake(struct strace_event *v,
  * come (strace_dec_seg_spread()): the interval open since (t0, i0), its
  * events held from index held; ok: it becomes a run if it closes inside
  * the segment; from: the index after the first trace_begin's events
- * (SIZE_MAX until it comes). */
+ * (SIZE_MAX until they are out). */
 struct seg_sp {
 	int on, open, ok;
 	uint64_t t0, i0;
