@@ -479,6 +479,7 @@ $(cat "$tmp/profile")
 EOF
 
 [ -n "$bignames" ] || exit 0
+bpipe_ratio=$(wratio bpipe bpipen)
 cat <<EOF
 
 ### The same on a trace 4x bigger (issue 17)
@@ -505,9 +506,9 @@ and wall seconds, medians of $REPS:
 Issue 17's targets on this trace: perf with the null dlfilter takes
 **$(x "$bperfn" "$bpipe")** the pipeline's CPU time (target 30x; cold cache:
 $(x "$bperfn" "$bpipenc")), the bare libipt loop **$(x "$bbare" "$bpipe")** (target 10x; cold:
-$(x "$bbare" "$bpipenc")); the pipeline takes $(wratio bpipe bpipen)x the wall time of the
+$(x "$bbare" "$bpipenc")); the pipeline takes ${bpipe_ratio}x the wall time of the
 decode with no output, both through the shell (the median of the rounds'
-ratios; target under 1.2x: $(awk -v r="$(wratio bpipe bpipen)" 'BEGIN { print (r < 1.2) ? "met" : "not met" }')). The walk alone (no output,
+ratios; target under 1.2x: $(awk -v r="$bpipe_ratio" 'BEGIN { print (r < 1.2) ? "met" : "not met" }')). The walk alone (no output,
 less the fixed cost): $(mbs "$(awk -v p="$big_ptmb" 'BEGIN { print p * 1e6 }')" "$(awk -v a="$bnoout" -v f="$fixed" 'BEGIN { print a - f }')") MB/s of PT, $(awk -v a="$bnoout" -v f="$fixed" -v b="$big_branches" 'BEGIN { printf "%.1f ns", (a - f) / b * 1e9 }') per taken
 branch. \`-j 2\` with no output, by wall time on this VM's 2 cores:
 $(amdahl "$bnooutw" "$bnooutjw").
