@@ -103,7 +103,6 @@ void strace_dec_seg_decode(struct strace_walker *w, const uint8_t *buf,
 	j->ret = strace_dec_decode_range(w, buf, j->start, j->end, len,
 					 j->last, j->has_next_fup,
 					 j->next_fup);
-	j->ev.sp.on = 0;
 	if (!j->ret && j->ev.err)
 		j->ret = j->ev.err;
 	j->notes = w->seg;
