@@ -31,7 +31,33 @@ int strace_dec_fail(struct strace_walker *w, int code)
 	return -code;
 }
 
+int strace_dec_off(struct strace_walker *w)
+{
+	if (w->flow.pending_ovf)
+		return 0;
+	return strace_dec_fail(w, STRACE_E_DESYNC);
+}
+
 /* --- TNT ---------------------------------------------------------------- */
+
+/* A block that ends in a branch whose target a TIP gives: an indirect
+ * call or jump, or a far branch (not a return: with TNT bits at hand it
+ * is a compressed one). */
+static int takes_tip(unsigned kind)
+{
+	switch (kind) {
+	case STRACE_BK_CALL_IND:
+	case STRACE_BK_JMP_IND:
+	case STRACE_BK_SYSCALL:
+	case STRACE_BK_SYSENTER:
+	case STRACE_BK_INT:
+	case STRACE_BK_IRET:
+	case STRACE_BK_FAR:
+		return 1;
+	default:
+		return 0;
+	}
+}
 
 int strace_dec_tnt_bit(struct strace_walker *w, int taken)
 {
@@ -41,7 +67,7 @@ int strace_dec_tnt_bit(struct strace_walker *w, int taken)
 	int err;
 
 	if (!f->have_ip || !f->enabled)
-		return 0; /* not synchronised yet: nothing to follow */
+		return strace_dec_off(w);
 	err = advance(w, 0, 0);
 	if (err)
 		return strace_dec_fail(w, -err);
@@ -64,8 +90,10 @@ int strace_dec_tnt_bit(struct strace_walker *w, int taken)
 		return 0;
 	}
 	if (b->kind == STRACE_BK_RET) {
-		if (!taken || flow_pop(w, &to))
+		if (!taken)
 			return strace_dec_fail(w, STRACE_E_DESYNC);
+		if (flow_pop(w, &to))
+			return strace_dec_fail(w, STRACE_E_RETCOMP);
 		f->parked = 0;
 		if (unlikely(b->flags & STRACE_BF_OCAML_RAISE))
 			ocaml_raise(w, term, to);
@@ -75,10 +103,10 @@ int strace_dec_tnt_bit(struct strace_walker *w, int taken)
 		time_point(w);
 		return 0;
 	}
-	if (!f->dtnt_n && (b->kind == STRACE_BK_CALL_IND ||
-			   b->kind == STRACE_BK_JMP_IND)) {
+	if (!f->dtnt_n && takes_tip(b->kind)) {
 		/* a deferred TIP: these bits are for the branches after
-		 * the indirect one; tnt_run() keeps them for tip() */
+		 * the indirect or far one (libipt and perf defer the TIP
+		 * of a syscall too); tnt_run() keeps them for tip() */
 		f->deferring = 1;
 		return 0;
 	}
@@ -281,7 +309,7 @@ int strace_dec_pge(struct strace_walker *w, uint64_t to, int suppressed)
 {
 	struct walk_flow *f = &w->flow;
 
-	f->pending_fup = f->pending_abort = 0;
+	f->pending_fup = f->pending_abort = f->pending_mode = 0;
 	/* Tracing cannot be enabled while it is on, and a start with no IP
 	 * loses what follows up to the next PSB (libipt: -pte_bad_context,
 	 * -pte_noip). Both come of damaged trace; not in sync after an
@@ -318,8 +346,9 @@ int strace_dec_pgd(struct strace_walker *w, uint64_t to, int suppressed)
 	struct walk_flow *f = &w->flow;
 	const struct strace_block *b;
 	uint64_t term;
-	int err;
+	int err, mode = f->pending_mode;
 
+	f->pending_mode = 0;
 	if (f->pending_fup) {
 		/* asynchronous disable: an interrupt or fault into the
 		 * kernel while only user space is traced, or a TSX abort
@@ -345,8 +374,11 @@ int strace_dec_pgd(struct strace_walker *w, uint64_t to, int suppressed)
 		return 0;
 	}
 	if (!f->have_ip || !f->enabled) {
+		/* tracing is off: no disable, but APL11's after an overflow,
+		 * and one a MODE.Exec binds to (libipt and perf take it as
+		 * the mode change's) */
 		f->enabled = 0;
-		return 0;
+		return mode ? 0 : strace_dec_off(w);
 	}
 	if (f->dtnt_n)
 		return strace_dec_fail(w, STRACE_E_NOTIP);
@@ -407,8 +439,13 @@ int strace_dec_fup(struct strace_walker *w, uint64_t ip, int suppressed,
 	int err;
 
 	f->fup_binds = f->tsx_abort = 0;
-	if (suppressed)
-		return 0;
+	if (suppressed) {
+		/* Only a FUP that binds to a MODE.TSX, PTW or EXSTOP may
+		 * leave out where it happened (libipt: -pte_ip_suppressed) */
+		if (binds || f->in_psb || f->pending_ovf)
+			return 0;
+		return strace_dec_fail(w, STRACE_E_NOIP);
+	}
 	if (f->in_psb) {
 		if (!f->have_ip) {
 			if ((f->errata & STRACE_ERRATUM_BDM70) &&
@@ -434,13 +471,12 @@ int strace_dec_fup(struct strace_walker *w, uint64_t ip, int suppressed,
 		return 0;
 	}
 	if (!f->have_ip || !f->enabled) {
-		if (f->pending_ovf) {
-			if ((f->errata & STRACE_ERRATUM_APL12) &&
-			    apl12_fup(w, next))
-				return 0; /* tracing stays off */
-			/* resume after an overflow */
-			strace_dec_begin(w, ip, STRACE_REASON_OVERFLOW);
-		}
+		if (!f->pending_ovf)
+			return strace_dec_off(w);
+		if ((f->errata & STRACE_ERRATUM_APL12) && apl12_fup(w, next))
+			return 0; /* tracing stays off */
+		/* resume after an overflow */
+		strace_dec_begin(w, ip, STRACE_REASON_OVERFLOW);
 		return 0;
 	}
 	if (f->dtnt_n)
@@ -478,13 +514,14 @@ void strace_dec_overflow(struct strace_walker *w)
 	w->flow.in_psb = 0; /* an OVF ends a PSB+ */
 }
 
-void strace_dec_other_packet(struct strace_walker *w,
-			     const struct pt_packet *p)
+int strace_dec_other_packet(struct strace_walker *w,
+			    const struct pt_packet *p)
 {
 	switch (p->type) {
 	case ppt_tma:
-		strace_dec_time_on_tma(&w->time, p->payload.tma.ctc,
-				       p->payload.tma.fc);
+		if (strace_dec_time_on_tma(&w->time, p->payload.tma.ctc,
+					   p->payload.tma.fc) < 0)
+			return strace_dec_fail(w, STRACE_E_DESYNC);
 		break;
 	case ppt_ovf:
 		strace_dec_overflow(w);
@@ -508,4 +545,5 @@ void strace_dec_other_packet(struct strace_walker *w,
 		w->flow.pending_fup = 0;
 		break;
 	}
+	return 0;
 }

@@ -230,7 +230,7 @@ static inline void lose_sync(struct strace_walker *w)
 {
 	w->flow.have_ip = 0;
 	w->flow.parked = 0;
-	w->flow.pending_fup = 0;
+	w->flow.pending_fup = w->flow.pending_mode = 0;
 	w->flow.fup_binds = w->flow.tsx_abort = w->flow.pending_abort = 0;
 	w->flow.dtnt_n = w->flow.deferring = 0;
 	retstack_clear(&w->flow.rs);
@@ -336,6 +336,14 @@ void strace_dec_error_event(struct strace_walker *w, int code);
  * caller resumes at the next PSB. Returns -code. */
 int strace_dec_fail(struct strace_walker *w, int code);
 
+/* strace_dec_off() - a TNT, TIP, TIP.PGD or FUP while tracing is off:
+ * after a TIP.PGD or a PSB+ without FUP the hardware sends none of them
+ * until a TIP.PGE (libipt: -pte_no_enable, -pte_bad_context), so the
+ * trace was damaged there. While an overflow is not resolved yet the walker cannot
+ * tell (its FUP may be missing, SKD010, or an extra TIP.PGD follow it,
+ * APL11): nothing to follow. Returns 0, or -code after the error. */
+int strace_dec_off(struct strace_walker *w);
+
 /* strace_dec_tnt_bit() - one TNT bit, walked (no cache). Stops with
  * flow.deferring set, the bit unused, at an indirect branch that waits
  * for a deferred TIP. Returns 0 or -code. */
@@ -374,9 +382,11 @@ void strace_dec_overflow(struct strace_walker *w);
 
 /* strace_dec_other_packet() - what a packet libipt decoded (not parsed
  * inline: TMA, PIP, VMCS, MNT, PTW, EXSTOP, MWAIT, PWRE, PWRX, STOP, ...)
- * does to the flow and the time. */
-void strace_dec_other_packet(struct strace_walker *w,
-			     const struct pt_packet *p);
+ * does to the flow and the time. Returns 0, or -code after the error of
+ * a TMA out of place (none or two after a TSC: libipt's
+ * -pte_bad_context). */
+int strace_dec_other_packet(struct strace_walker *w,
+			    const struct pt_packet *p);
 
 /* --- TNT ----------------------------------------------------------------- */
 
@@ -569,7 +579,7 @@ empty:
 	w->flow.ip = m ? m[0].b : e->end_ip;
 	w->st.branches += (m ? (uint32_t)m[1].a : e->branches) - 1;
 	w->st.insns += m ? (uint32_t)m[1].b : e->insns;
-	return strace_dec_fail(w, STRACE_E_DESYNC);
+	return strace_dec_fail(w, STRACE_E_RETCOMP);
 }
 
 /* Keep the n bits left (bits' low n) for after the deferred TIP. */
@@ -611,7 +621,7 @@ static inline int tnt_run(struct strace_walker *w, uint64_t bits, int n)
 		struct tc_slot *e;
 
 		if (!w->flow.have_ip || !w->flow.enabled)
-			return 0; /* not synchronised yet: nothing to follow */
+			return strace_dec_off(w);
 		chunk = (unsigned)(bits >> (n - c)) & ((1u << c) - 1);
 		key = chunk | (unsigned)c << TC_BITS |
 		      (unsigned)w->flow.parked << 31;
@@ -684,6 +694,7 @@ static inline int tip(struct strace_walker *w, uint64_t to, int suppressed,
 	const struct strace_block *b;
 	int err;
 
+	f->pending_mode = 0;
 	if (f->pending_fup) {
 		/* asynchronous branch: interrupt, signal, fault, TSX abort */
 		unsigned fl = STRACE_F_ASYNC |
@@ -705,9 +716,11 @@ static inline int tip(struct strace_walker *w, uint64_t to, int suppressed,
 		/* SKD010: the FUP after an overflow may be missing; a TIP
 		 * says tracing is on, and where it goes on */
 		if (f->pending_ovf && !suppressed &&
-		    (f->errata & STRACE_ERRATUM_SKD010))
+		    (f->errata & STRACE_ERRATUM_SKD010)) {
 			strace_dec_begin(w, to, STRACE_REASON_OVERFLOW);
-		return 0;
+			return 0;
+		}
+		return strace_dec_off(w);
 	}
 	if (suppressed)
 		return strace_dec_fail(w, STRACE_E_NOIP);
@@ -760,12 +773,16 @@ static inline void flow_psbend(struct strace_walker *w)
 	w->flow.in_psb = 0;
 }
 
-/* A MODE packet (its payload byte). MODE.Exec: 64-bit code assumed.
+/* A MODE packet (its payload byte). MODE.Exec: 64-bit code assumed; one
+ * outside PSB+ binds to the TIP, TIP.PGE or TIP.PGD that follows it (the
+ * far branch that changed the mode), so no TNT may come between them.
  * MODE.TSX outside PSB+ binds to the FUP after it: begin and commit only
  * say where, an abort is an asynchronous branch to the abort handler. */
 static inline void flow_mode(struct strace_walker *w, uint8_t mode)
 {
-	if ((mode >> 5) == 1) {
+	if ((mode >> 5) == 0) {
+		w->flow.pending_mode = !w->flow.in_psb;
+	} else if ((mode >> 5) == 1) {
 		w->flow.in_tsx = mode & 1;
 		/* (while tracing is off, no FUP follows) */
 		if (!w->flow.in_psb && w->flow.enabled && w->flow.have_ip) {

@@ -22,18 +22,12 @@
  * vector (OUT_VEC), in walk_vec.c. */
 int strace_dec_run_vec(struct strace_walker *w);
 
-/* A packet the inline parser does not handle: libipt decodes it. Returns
- * its size, or -STRACE_E_BADPKT. */
-static inline int other_packet(struct strace_walker *w)
+/* A packet the inline parser does not handle: libipt decodes it into *p.
+ * Returns its size, or -STRACE_E_BADPKT. */
+static inline int other_packet(struct strace_walker *w, struct pt_packet *p)
 {
-	struct pt_packet p;
-	int n;
-
 	w->st.slow_packets++;
-	n = strace_dec_pkt_decode(w->in.pkt, w->in.pos, &p);
-	if (n > 0)
-		strace_dec_other_packet(w, &p);
-	return n;
+	return strace_dec_pkt_decode(w->in.pkt, w->in.pos, p);
 }
 
 /* Decode from a PSB at in.pos until the end or an error.
@@ -63,8 +57,17 @@ static inline int run(struct strace_walker *w)
 		case PKT_SKIP:
 			break;
 		case PKT_TNT:
+			/* not in a PSB+, which holds status and timing only
+			 * (libipt: -pte_bad_context), nor between a FUP or
+			 * a MODE.Exec and the TIP they bind to (libipt:
+			 * -pte_bad_query; perf: "Missing TIP after FUP") */
+			if (unlikely(w->flow.in_psb | w->flow.pending_fup |
+				     w->flow.pending_mode))
+				return strace_dec_fail(w,
+						       w->flow.in_psb
+							       ? STRACE_E_DESYNC
+							       : STRACE_E_NOTIP);
 			err = tnt_run(w, p.payload, p.nbits);
-			w->flow.pending_fup = 0;
 			if (err)
 				return err;
 			break;
@@ -80,6 +83,8 @@ static inline int run(struct strace_walker *w)
 			int supp = p.ipc == 0;
 			size_t next = i + p.size;
 
+			if (unlikely(w->flow.in_psb) && p.type != PKT_FUP)
+				return strace_dec_fail(w, STRACE_E_DESYNC);
 			if (!supp)
 				w->in.last_ip = ip;
 			if (p.type == PKT_TIP) {
@@ -121,18 +126,25 @@ static inline int run(struct strace_walker *w)
 			flow_psbend(w);
 			break;
 		case PKT_CBR:
+			/* (a ratio of 0: libipt -pte_bad_packet) */
+			if (unlikely(!p.payload))
+				return strace_dec_fail(w, STRACE_E_BADPKT);
 			time_on_cbr(&w->time, (uint32_t)p.payload);
 			break;
 		case PKT_OVF:
 			strace_dec_overflow(w);
 			break;
 		default: { /* PKT_OTHER */
-			int n = other_packet(w);
+			struct pt_packet op;
+			int n = other_packet(w, &op);
 			if (n < 0) {
 				if (w->in.pos + 16 > len)
 					return 0; /* a packet cut by the end */
 				return strace_dec_fail(w, -n);
 			}
+			err = strace_dec_other_packet(w, &op);
+			if (err)
+				return err;
 			p.size = (size_t)n;
 			break;
 		}

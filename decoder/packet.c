@@ -17,9 +17,15 @@ long strace_dec_pkt_sync(struct pt_packet_decoder *d, const uint8_t *buf,
 	if (from >= len)
 		return -1;
 	/* pt_pkt_sync_forward() looks past a PSB at the position it was
-	 * set to: take one that starts right here ourselves */
-	if (from + 2 <= len && buf[from] == 0x02 && buf[from + 1] == 0x82)
-		return (long)from;
+	 * set to: take one that starts right here ourselves (whole: the
+	 * first bytes of one cut short are no sync point) */
+	if (from + 16 <= len) {
+		struct pkt p;
+
+		pkt_parse(buf, len, from, 0, &p);
+		if (p.type == PKT_PSB)
+			return (long)from;
+	}
 	if (pt_pkt_sync_set(d, from) < 0)
 		return -1;
 	if (pt_pkt_sync_forward(d) < 0)

@@ -26,7 +26,9 @@
 enum pkt_type {
 	PKT_END = 0, /* cut by the end of the buffer: the decode stops */
 	PKT_BAD,     /* not a packet: an IP packet with a reserved IP
-		      * compression, a long TNT without its stop bit */
+		      * compression, a long TNT without its stop bit, a
+		      * MODE of a reserved leaf, a PSB cut short, a CYC of
+		      * more than 64 bits */
 	PKT_OTHER,   /* not parsed inline: libipt's (strace_dec_pkt_decode()) */
 	PKT_SKIP,    /* nothing to do: PAD, CFE, EVD, and the CYC byte an OVF
 		      * cut short (SKD007) */
@@ -112,13 +114,24 @@ pkt_parse(const uint8_t *buf, size_t len, size_t i, int skd007, struct pkt *p)
 			return;
 		}
 		if (b & 4) {
-			while (j < len) {
-				uint8_t x = buf[j++];
-				if (shift < 64)
-					c |= (uint64_t)(x >> 1) << shift;
+			for (;;) {
+				uint8_t x;
+
+				if (j >= len) {
+					p->type = PKT_END;
+					return;
+				}
+				x = buf[j++];
+				c |= (uint64_t)(x >> 1) << shift;
 				shift += 7;
 				if (!(x & 1))
 					break;
+				if (shift + 7 > 64) {
+					/* more than 64 bits (libipt: a bad
+					 * packet) */
+					p->type = PKT_BAD;
+					return;
+				}
 			}
 		}
 		p->type = PKT_CYC;
@@ -163,6 +176,11 @@ pkt_parse(const uint8_t *buf, size_t len, size_t i, int skd007, struct pkt *p)
 			p->type = PKT_END;
 			return;
 		}
+		if (b == 0x99 && buf[i + 1] >> 5 > 1) {
+			/* a MODE leaf other than Exec and TSX */
+			p->type = PKT_BAD;
+			return;
+		}
 		p->type = b == 0x59 ? PKT_MTC : PKT_MODE;
 		p->payload = buf[i + 1];
 		p->size = 2;
@@ -191,8 +209,14 @@ pkt_parse(const uint8_t *buf, size_t len, size_t i, int skd007, struct pkt *p)
 			p->size = 8;
 			return;
 		}
-		if (x == 0x82) { /* PSB */
-			p->type = i + 16 > len ? PKT_END : PKT_PSB;
+		if (x == 0x82) { /* PSB: 02 82 eight times */
+			static const uint8_t psb[16] = {
+				0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+				0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82};
+
+			p->type = i + 16 > len			 ? PKT_END
+				  : memcmp(buf + i, psb, 16) ? PKT_BAD
+							     : PKT_PSB;
 			p->size = 16;
 			return;
 		}

@@ -353,6 +353,44 @@ static void begin(struct ref *r, uint64_t ip)
 static void handle_event_timed(struct ref *r, const struct pt_event *ev,
 			       uint64_t *offp);
 
+/* libipt's error code as the toolkit's (the decoder's edge): where the
+ * trace and the code disagree, desync, as the fast walker says it. */
+static unsigned error_code(int pte)
+{
+	switch (pte < 0 ? -pte : pte) {
+	case pte_nomap:
+		return STRACE_E_NOMAP;
+	case pte_bad_insn:
+		return STRACE_E_BADINSN;
+	case pte_noip:
+		return STRACE_E_NOIP;
+	case pte_retstack_empty:
+		return STRACE_E_RETCOMP;
+	case pte_bad_query:
+	case pte_bad_context:
+	case pte_bad_retcomp:
+	case pte_event_ignored:
+		return STRACE_E_DESYNC;
+	default: /* pte_bad_opc, pte_bad_packet, pte_eos inside a packet,
+		  * and what else libipt finds wrong with the packets */
+		return STRACE_E_BADPKT;
+	}
+}
+
+/* A decode error (code) at trace offset off: the error event, and what
+ * follows it is a resync. */
+static void decode_error(struct ref *r, unsigned code, uint64_t off)
+{
+	resolve_pending_return(r);
+	emit(r, STRACE_EV_ERROR, code, r->last_ip, off);
+	r->st->errors++;
+	/* the damage may have carried a bogus TSC: after the resync time
+	 * follows the PSB+ */
+	r->last_time = 0;
+	r->have_adv = 0;
+	r->begin_reason = STRACE_REASON_ERROR;
+}
+
 /* An event before libipt's first block: the PSB+ synchronised at said
  * where tracing is (sync_state()), as the fast walker reports it. */
 static void begin_at_sync(struct ref *r)
@@ -501,8 +539,9 @@ long strace_walker_decode_ref(struct strace_image *img,
 	r.sp.stop_cap = strace_dec_spread_mtc_ns(&o->time);
 	struct pt_config cfg;
 	struct pt_image *pimg;
-	int status, synced = 0;
+	int status, synced = 0, tried = 0;
 	unsigned nblk = 0;
+	uint64_t tried_at = 0; /* the last PSB whose sync failed */
 	uint64_t prog_at = 0, still_at = UINT64_MAX, still_insns = 0;
 
 	pt_config_init(&cfg);
@@ -548,7 +587,22 @@ long strace_walker_decode_ref(struct strace_image *img,
 	for (;;) {
 		status = pt_blk_sync_forward(r.dec);
 		if (status < 0) {
-			if (!synced) {
+			uint64_t soff = 0;
+
+			/* a PSB whose PSB+ libipt cannot read: an error
+			 * there (as ptxed reports it), then the next PSB */
+			if (status != -pte_eos &&
+			    pt_blk_get_sync_offset(r.dec, &soff) == 0 &&
+			    (!tried || soff > tried_at)) {
+				tried = 1;
+				tried_at = soff;
+				r.pend = 0;
+				r.have_ip = 0;
+				r.pending_ovf = 0;
+				decode_error(&r, error_code(status), soff);
+				continue;
+			}
+			if (!synced && !tried) {
 				pt_blk_free_decoder(r.dec);
 				return -STRACE_E_NOSYNC;
 			}
@@ -575,6 +629,12 @@ long strace_walker_decode_ref(struct strace_image *img,
 					break;
 				handle_event(&r, &ev);
 			}
+			if (status < 0 && status != -pte_eos && !r.sink_err) {
+				uint64_t off = 0;
+
+				pt_blk_get_offset(r.dec, &off);
+				decode_error(&r, error_code(status), off);
+			}
 			if (status < 0 || r.sink_err)
 				break;
 			if (status & pts_eos)
@@ -592,15 +652,7 @@ long strace_walker_decode_ref(struct strace_image *img,
 					resolve(&r, blk.ip);
 					r.last_ip = blk.end_ip;
 				}
-				resolve_pending_return(&r);
-				emit(&r, STRACE_EV_ERROR, STRACE_E_BADPKT,
-				     r.last_ip, off);
-				st->errors++;
-				/* the damage may have carried a bogus TSC:
-				 * after the resync time follows the PSB+ */
-				r.last_time = 0;
-				r.have_adv = 0;
-				r.begin_reason = STRACE_REASON_ERROR;
+				decode_error(&r, error_code(status), off);
 				break;
 			}
 			if (!blk.ninsn) {
@@ -616,13 +668,7 @@ long strace_walker_decode_ref(struct strace_image *img,
 					still_insns = 0;
 				} else if ((still_insns += blk.ninsn) >
 					   MAX_INSNS_STILL) {
-					resolve_pending_return(&r);
-					emit(&r, STRACE_EV_ERROR,
-					     STRACE_E_LOOP, r.last_ip, off);
-					st->errors++;
-					r.last_time = 0;
-					r.have_adv = 0;
-					r.begin_reason = STRACE_REASON_ERROR;
+					decode_error(&r, STRACE_E_LOOP, off);
 					still_insns = 0;
 					break;
 				}

@@ -35,12 +35,15 @@ uint64_t strace_dec_time_convert(struct strace_dec_time *t,
 	return time_forward(tc, &t->last_time, t->conv_time);
 }
 
-void strace_dec_time_on_tma(struct strace_dec_time *t, uint32_t ctc,
-			    uint32_t fc)
+int strace_dec_time_on_tma(struct strace_dec_time *t, uint32_t ctc,
+			   uint32_t fc)
 {
+	if (!t->tma_ok)
+		return -1;
+	t->tma_ok = 0;
 	/* as perf: the CTC edge was fc TSC ticks before the TSC packet */
 	t->last_ctc = ctc;
 	t->have_ctc = 1;
-	if (t->have_tsc)
-		t->tsc_ref = t->tsc - fc;
+	t->tsc_ref = t->tsc - fc;
+	return 0;
 }

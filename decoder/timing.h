@@ -27,6 +27,8 @@ struct strace_dec_time {
 	uint32_t last_ctc; /* CTC bits covered by MTC payloads */
 	int have_ctc;
 	int have_tsc;
+	int tma_ok; /* a TSC came since the sync, and no TMA after it: a
+		     * TMA may come (libipt: one TMA a TSC, none without) */
 	uint64_t last_time;           /* of the last event (time_forward()) */
 	uint64_t conv_tsc, conv_time; /* last conversion */
 	int conv_valid;
@@ -81,12 +83,15 @@ static inline void time_on_tsc(struct strace_dec_time *t, uint64_t tsc)
 	t->tsc = t->tsc_ref = tsc;
 	t->cyc = 0;
 	t->have_tsc = 1;
+	t->tma_ok = 1;
 	t->time_exact = 1;
 }
 
-/* strace_dec_time_on_tma() - a TMA packet: the CTC value at the TSC. */
-void strace_dec_time_on_tma(struct strace_dec_time *t, uint32_t ctc,
-			    uint32_t fc);
+/* strace_dec_time_on_tma() - a TMA packet: the CTC value at the TSC.
+ * Returns 0, or -1 when no TSC came before it since the sync or another
+ * TMA came since that TSC (the trace is damaged there). */
+int strace_dec_time_on_tma(struct strace_dec_time *t, uint32_t ctc,
+			   uint32_t fc);
 
 /* An MTC packet (CTC bits [mtc_period + 7 : mtc_period]); ignored without
  * a TSC, a TMA, or the TSC/CTC ratio. */

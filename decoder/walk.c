@@ -66,6 +66,7 @@ long strace_dec_decode_range(struct strace_walker *w, const uint8_t *buf,
 		w->in.pos = (size_t)off;
 		lose_sync(w);
 		f->enabled = 0;
+		w->time.tma_ok = 0;
 		err = w->out.to == OUT_VEC ? strace_dec_run_vec(w) : run(w);
 		if (w->out.sink_err)
 			break;

@@ -71,6 +71,8 @@ struct walk_flow {
 	int tsx_abort;     /* ... and that MODE.TSX was an abort */
 	int in_tsx;        /* in a transaction (MODE.TSX InTX) */
 	int pending_abort; /* the pending FUP is a TSX abort's */
+	int pending_mode;  /* a MODE.Exec outside a PSB+ waits for the
+			    * TIP, TIP.PGE or TIP.PGD it binds to */
 	unsigned errata;   /* STRACE_ERRATUM_* of the trace's processor */
 	/* a deferred TIP: TNT bits for the branches after the indirect one
 	 * that waits for its TIP (SDM: TNT may precede a deferred TIP) */

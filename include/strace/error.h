@@ -68,6 +68,8 @@ extern "C" {
 	X(EMIT, 4210, "emit", "the event sink failed")                         \
 	X(NOCAPSTONE, 4211, "no_capstone",                                     \
 	  "the Capstone library cannot be loaded (install libcapstone4)")      \
+	X(RETCOMP, 4212, "ret_comp",                                           \
+	  "a compressed return with no call since the last PSB")              \
 	/* perf.data */                                                        \
 	X(PERF_MAGIC, 4301, "perf_magic", "not a perf.data file (bad magic)")  \
 	X(PERF_ENDIAN, 4302, "perf_endian",                                    \

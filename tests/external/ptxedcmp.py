@@ -44,7 +44,7 @@ EVENT = re.compile(r'^\[(?:[0-9a-f]{16}\s+)?(.*)\]')
 # enum strace_decode_error (include/strace/decoder.h)
 DE = {4200 + i: n for i, n in enumerate(
     ['BASE', 'NOSYNC', 'BADPKT', 'NOMAP', 'BADINSN', 'NOTNT', 'NOTIP',
-     'NOIP', 'DESYNC', 'LOOP', 'EMIT'])}
+     'NOIP', 'DESYNC', 'LOOP', 'EMIT', 'NOCAPSTONE', 'RETCOMP'])}
 
 
 def lengths(lst, org):
