@@ -15,7 +15,7 @@
 #                        libipt's test suite as a judge of our decoders
 #                        (tests/external/libipt-suite.sh; not in check)
 #   make fuzz            libFuzzer targets into build/fuzz/ (clang, ASan, UBSan);
-#                        make fuzz-run FUZZ_TARGET=perf|perf_ref|ring
+#                        make fuzz-run FUZZ_TARGET=perf|perf_ref|ring|blockfile|damage
 #                        (tests/fuzz/fuzz.mk)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make format          clang-format the sources

@@ -87,6 +87,9 @@ RING_TESTS := $(O)/tests/test_ring $(O)/tests/test_ring_stress \
 $(eval $(call tool,$(O)/bin/ptsynth,tests/ptsynth/ptsynth.c tests/ptsynth/ptstep.c,$(PTPERF_A),PTSYNTH_LIBS))
 $(eval $(call tool,$(O)/tests/ptblk,tests/ptsynth/ptblk.c,,PTSYNTH_LIBS))
 $(eval $(call tool,$(O)/bin/ptfork,tests/ptsynth/ptfork.c,$(PTPERF_A) $(DECODER_LINK),DECODER_LIBS))
+# damage_diff: differential error detection, the fast walker against
+# libipt's block decoder on damaged corpus traces (tests/decoder/)
+$(eval $(call tool,$(O)/tests/damage_diff,tests/decoder/damage_diff.c tests/decoder/damage.c,$(PIPELINE_LINK),PIPELINE_LDLIBS))
 # live tests: a child with a known call chain; a recorded perf.data
 # through the whole live path (fake kernel) into a -w perf.data
 $(eval $(call tool,$(O)/tests/live_victim,tests/live/victim.c,,PTHREAD))

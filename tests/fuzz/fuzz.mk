@@ -16,6 +16,11 @@
 #   ring      a ring file, read as ptrace-read reads it                  ring
 #   blockfile a block cache file (docs/cache.md), sealed to claim the
 #             target's own executable, used by an image         blockfile
+#   damage    a damage to a corpus trace (tests/decoder/damage.h): the
+#             fast walker and libipt must agree on whether it is an
+#             error, but for libipt's own differences; its replay needs
+#             the corpus traces, so tests/decoder/e2e-damage-diff.sh runs
+#             it, not the unit tier                               damage
 #
 #   make fuzz                                  build every libFuzzer target
 #   make fuzz-run FUZZ_TARGET=ring FUZZ_SECONDS=900
@@ -25,11 +30,12 @@
 #   make fuzz-merge FUZZ_TARGET=ring
 #       add to tests/fuzz/corpus/<corpus>/ what fuzz-run found that covers
 #       more (libFuzzer's -merge=1), none over FUZZ_MAX_LEN bytes
-FUZZ_TARGETS := perf perf_ref ring blockfile
+FUZZ_TARGETS := perf perf_ref ring blockfile damage
 FUZZ_CORPUS_perf := perf
 FUZZ_CORPUS_perf_ref := perf
 FUZZ_CORPUS_ring := ring
 FUZZ_CORPUS_blockfile := blockfile
+FUZZ_CORPUS_damage := damage
 
 # What each target links besides its object (static libraries in link
 # order), and which defines its object is compiled with.
@@ -44,6 +50,8 @@ FUZZ_ring_DEPS := $(CLI_COMMON_OBJS) $(LIBSTRACE_A)
 FUZZ_ring_LDLIBS :=
 FUZZ_blockfile_DEPS := $(DECODER_A) $(LIBSTRACE_A)
 FUZZ_blockfile_LDLIBS = $(DECODER_LIBS)
+FUZZ_damage_DEPS := $(O)/obj/tests/decoder/damage.o $(FUZZ_perf_DEPS)
+FUZZ_damage_LDLIBS = $(DECODER_LIBS)
 
 # Per target: its object, the replay driver compiled for it (FUZZ_TARGET
 # names it, FUZZ_CORPUS its corpus), and what each program links.
@@ -82,7 +90,10 @@ $(O)/fuzz_%:
 	$(Q)$(CC) $(FUZZ_LINK) $(LDFLAGS) -o $@ $(filter %.o,$^) \
 		$(filter %.a,$^) $(FUZZ_$*_LDLIBS)
 
-FUZZ_REPLAYS := $(foreach t,$(FUZZ_TARGETS),$(O)/tests/fuzz_$(t))
+# (damage's replay needs the corpus traces: a tool that
+# tests/decoder/e2e-damage-diff.sh runs)
+FUZZ_REPLAYS := $(foreach t,$(filter-out damage,$(FUZZ_TARGETS)),$(O)/tests/fuzz_$(t))
+TEST_TOOLS += $(O)/tests/fuzz_damage
 
 # The ring target's seeds (tests/fuzz/corpus/ring/) come from this tool;
 # capture.srb from a ring of make check's trace corpus:

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/decoder/damage.h - damage one thread's PT in a recording and see
+ * which decoders report it: the fast walker, and libipt's block decoder
+ * (the reference) as the judge. Used by the differential test
+ * (tests/decoder/damage_diff.c, in make check) and its fuzz target
+ * (tests/fuzz/fuzz_damage.c).
+ *
+ * The damage is chosen by packet, not by byte offset: a trace whose bytes
+ * shift (another build, another path) still has its damage land on a
+ * packet of the kind asked for. Every kind keeps the buffer's size (what
+ * a drop or a cut removes is made up with PAD at the buffer's end, which
+ * no decoder reads as anything), so the perf.data around it stays valid.
+ *
+ * The verdict: between the damaged packet and the end of the PSB+ that
+ * follows it (the first place both decoders resynchronise), either both
+ * decoders report an error or neither does; after it, neither does.
+ */
+#ifndef TESTS_DECODER_DAMAGE_H
+#define TESTS_DECODER_DAMAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct strace_objcache;
+
+enum dmg_kind {
+	DMG_DROP,    /* arg bytes from the packet's start dropped */
+	DMG_CORRUPT, /* the packet's byte arg % size xor-ed with 0x5a */
+	DMG_TNT,     /* a TNT packet's bit arg % nbits flipped */
+	DMG_TRUNC,   /* the packet's last 1 + arg % (size - 1) bytes cut */
+	DMG_KINDS
+};
+
+/* dmg_kind_name() - "drop", "corrupt", "tnt", "trunc". */
+const char *dmg_kind_name(enum dmg_kind k);
+
+/* A packet of the clean stream: where, how long, what (libipt's enum
+ * pt_packet_type), and a TNT's bit count. */
+struct dmg_pkt {
+	uint32_t off;
+	uint8_t size, type, nbits;
+};
+
+/* A recording, read once; its longest thread's PT is the one damaged. */
+struct dmg_trace {
+	uint8_t *data; /* the perf.data, as read */
+	size_t len;
+	size_t aux_off, aux_len; /* that thread's AUX data within data */
+	uint32_t tid;
+	struct dmg_pkt *pkt; /* its packets from the first PSB on */
+	size_t npkt;
+};
+
+/* dmg_trace_load() - read path, find its longest thread's AUX buffer and
+ * list its packets (libipt's packet decoder).
+ * Returns 0; -errno if it cannot be read; -EINVAL if it is no perf.data
+ * with AUX data, or that data has no PSB. */
+int dmg_trace_load(const char *path, struct dmg_trace *t);
+void dmg_trace_free(struct dmg_trace *t);
+
+struct dmg {
+	enum dmg_kind kind;
+	size_t pkt;   /* index in t->pkt */
+	unsigned arg; /* the kind's own (above) */
+};
+
+/* dmg_applies() - whether d can damage packet d->pkt of t (a TNT flip
+ * needs a TNT, a cut a packet of 2 bytes or more, nothing damages the
+ * last packet's end...). */
+int dmg_applies(const struct dmg_trace *t, const struct dmg *d);
+
+/* dmg_apply() - the damaged recording into out (t->len bytes); *at: the
+ * stream offset of the damaged packet.
+ * Returns 0, or -EINVAL when d does not apply. */
+int dmg_apply(const struct dmg_trace *t, const struct dmg *d, uint8_t *out,
+	      size_t *at);
+
+/* The error events one decode gave the damaged thread. */
+#define DMG_MAX_ERRS 32
+struct dmg_errs {
+	size_t n; /* all of them (only the first DMG_MAX_ERRS kept) */
+	struct dmg_err {
+		uint64_t off, ip;
+		uint32_t code;
+	} e[DMG_MAX_ERRS];
+};
+
+/* dmg_decode() - decode the recording (len bytes at data) as
+ * ptrace-capture -i does, with walk_flags (0: the fast walker,
+ * STRACE_WALK_REFERENCE: libipt's), and keep tid's error events.
+ * objects: the files and symbols, shared between decodes.
+ * Returns 0, or the decode's error (< 0). */
+int dmg_decode(struct strace_objcache *objects, const uint8_t *data,
+	       size_t len, unsigned walk_flags, uint32_t tid,
+	       struct dmg_errs *out);
+
+/* How the two decoders saw one damage. */
+struct dmg_verdict {
+	size_t at, end; /* the window: the damaged packet's offset, and the
+			 * end of the PSB+ after it (the stream's end if
+			 * there is none) */
+	size_t psb;     /* that PSB+'s offset (end if none) */
+	size_t fast, ref; /* errors each reported in the window */
+	size_t fast_late, ref_late; /* ... and after it */
+	uint64_t fast_off, ref_off; /* the first one's offset */
+	uint32_t fast_code, ref_code;
+};
+
+/* dmg_judge() - decode the damaged recording dmg (from dmg_apply(), at)
+ * with both decoders and compare. Returns 1 when they agree (both report
+ * in the window or neither does, and neither after it), 0 when not, or
+ * a decode's error (< 0). */
+int dmg_judge(struct strace_objcache *objects, const struct dmg_trace *t,
+	      const uint8_t *dmg, size_t at, struct dmg_verdict *v);
+
+/*
+ * Where the decoders differ for reasons of libipt's own, the fast walker
+ * reporting what libipt 2.0.5 lets pass (docs/testing.md, "Damaged
+ * traces"). Each is known by what the fast walker reported and where:
+ *
+ *   DMG_PSB_FUP  a desync at the FUP of the PSB+ that closes the window:
+ *                the walk did not arrive where the PSB+ says it is.
+ *                libipt does not check a PSB+'s FUP against its walk (its
+ *                status updates check the execution mode only): it goes
+ *                on in the wrong state and fails after the PSB+, or never.
+ *   DMG_RETCOMP  a compressed return with no call since the last PSB to
+ *                return to. libipt keeps its return stack across PSBs
+ *                (it empties it only when it synchronises), so it pops an
+ *                address pushed before the PSB, which the hardware never
+ *                compresses a return to (SDM: no compression across a PSB).
+ *   DMG_BAD_CODE a damaged IP (TIP, TIP.PGE, FUP) sent the walk into
+ *                bytes that are no instruction, where the fast walker
+ *                (Capstone) finds an undecodable instruction or a branch
+ *                no packet fits; libipt (and perf) decode instruction
+ *                lengths only, walk through them and meet the next PSB.
+ */
+enum dmg_class {
+	DMG_SAME,         /* the decoders agree */
+	DMG_PSB_FUP,
+	DMG_RETCOMP,
+	DMG_BAD_CODE,
+	DMG_UNEXPLAINED,  /* a difference none of the above explains */
+	DMG_CLASSES
+};
+
+/* dmg_class_name() - "same", "psb-fup", "retcomp", "bad-code",
+ * "unexplained". */
+const char *dmg_class_name(enum dmg_class c);
+
+/* dmg_classify() - what the difference in v (from dmg_judge() of damage
+ * d to t) is. */
+enum dmg_class dmg_classify(const struct dmg_trace *t, const struct dmg *d,
+			    const struct dmg_verdict *v);
+
+#endif
