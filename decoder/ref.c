@@ -353,6 +353,63 @@ static void begin(struct ref *r, uint64_t ip)
 static void handle_event_timed(struct ref *r, const struct pt_event *ev,
 			       uint64_t *offp);
 
+/* Whether the last packet of the flow before trace offset upto is a TIP,
+ * and *ip its target (decompressed from the last PSB before it on). */
+static int tip_before(struct ref *r, uint64_t upto, uint64_t *ip)
+{
+	static const uint8_t psb[16] = {0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+					0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+					0x02, 0x82, 0x02, 0x82};
+	struct pt_packet_decoder *d;
+	struct pt_config cfg;
+	uint64_t at = upto, last = 0;
+	int is_tip = 0;
+
+	while (at >= 16 && memcmp(r->buf + at - 16, psb, 16))
+		at--;
+	if (at < 16)
+		return 0;
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)(uintptr_t)r->buf;
+	cfg.end = (uint8_t *)(uintptr_t)r->buf + upto;
+	d = pt_pkt_alloc_decoder(&cfg);
+	if (!d)
+		return 0;
+	if (pt_pkt_sync_set(d, at - 16) < 0) {
+		pt_pkt_free_decoder(d);
+		return 0;
+	}
+	for (;;) {
+		struct pt_packet p;
+
+		if (pt_pkt_next(d, &p, sizeof(p)) <= 0)
+			break;
+		switch (p.type) {
+		case ppt_psb:
+			last = 0;
+			break;
+		case ppt_tip:
+		case ppt_tip_pge:
+		case ppt_tip_pgd:
+		case ppt_fup:
+			if (p.payload.ip.ipc != pt_ipc_suppressed)
+				last = pkt_ip_ipt(&p.payload.ip, last);
+			is_tip = p.type == ppt_tip &&
+				 p.payload.ip.ipc != pt_ipc_suppressed;
+			*ip = last;
+			break;
+		case ppt_tnt_8:
+		case ppt_tnt_64:
+			is_tip = 0;
+			break;
+		default:
+			break;
+		}
+	}
+	pt_pkt_free_decoder(d);
+	return is_tip;
+}
+
 /* libipt's error code as the toolkit's (the decoder's edge): where the
  * trace and the code disagree, desync, as the fast walker says it. */
 static unsigned error_code(int pte)
@@ -474,11 +531,10 @@ static void handle_event_timed(struct ref *r, const struct pt_event *ev,
 		/* an abort binds to the asynchronous branch after it */
 		r->tx_abort = ev->variant.tsx.aborted;
 		break;
-	case ptev_overflow:
+	case ptev_overflow: {
+		uint64_t to;
+
 		begin_at_sync(r);
-		resolve_pending_return(r);
-		r->pend = 0;
-		retstack_clear(&r->rs);
 		pt_blk_get_offset(r->dec, &off);
 		/* libipt is past the packets that follow the OVF: report
 		 * the OVF packet's own offset, as the fast walker does */
@@ -489,6 +545,15 @@ static void handle_event_timed(struct ref *r, const struct pt_event *ev,
 				break;
 			}
 		}
+		/* the branch libipt gave last took the TIP just before the
+		 * OVF; libipt tells its target only with the next block,
+		 * which the overflow comes before */
+		if (r->pend && r->pend - 1 != ptic_cond_jump &&
+		    tip_before(r, off, &to))
+			resolve(r, to);
+		resolve_pending_return(r);
+		r->pend = 0;
+		retstack_clear(&r->rs);
 		r->st->overflows++;
 		if (!ev->ip_suppressed) {
 			emit(r, STRACE_EV_OVERFLOW, 0, ev->variant.overflow.ip,
@@ -503,6 +568,7 @@ static void handle_event_timed(struct ref *r, const struct pt_event *ev,
 		}
 		r->begin_reason = STRACE_REASON_OVERFLOW;
 		break;
+	}
 	default:
 		break;
 	}
