@@ -26,7 +26,7 @@ truth|blk)
 	/^# thread / { n = $5; if ($6 == "lost") n -= $7; print "# count", $3, n; next }
 	/^# section thread / { tid = $4; next }
 	/^# gap begin/ { gap = 1; next }
-	/^# gap end/ { gap = 0; print tid, 0, $5, "start"; next }
+	/^# gap end/ { gap = 0; if ($5 != "") print tid, 0, $5, "start"; next }
 	/^# overflow resume/ { print tid, 0, $4, "start"; next }
 	/^#/ { next }
 	{

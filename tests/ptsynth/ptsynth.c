@@ -1132,6 +1132,17 @@ static void thread_end(struct thread *t)
 		put_ip(t, ppt_tip_pgd, 0);
 		t->in_trace = false;
 	}
+	if (t->gap_left) {
+		/*
+		 * The thread ended inside an injected gap (it began late: no
+		 * TIP came for long after --overflow's count): the buffer has
+		 * room again, OVF, and tracing does not resume.
+		 */
+		t->gap_left = 0;
+		put_simple(t, ppt_ovf);
+		if (opt.truth)
+			gb_printf(&t->truth, "# gap end\n");
+	}
 	if (opt.per_cpu)
 		chunk_end(t, t->seen);
 	t->alive = false;
