@@ -16,12 +16,12 @@
 #
 # A trace directory holds trace.data (perf.data), trace.truth,
 # trace.sideband, trace.TID.pt (see docs/ptsynth.md) and env (a hash of
-# the environment's variable names and lengths). Variants:
+# the traced program's environment's variable names and lengths). Variants:
 #   default    return compression, timing packets, PSB every 4096 bytes
 #   noretcomp  --no-retcomp
 #   notiming   --no-timing
 #   psb256     --psb-period 256
-#   overflow   --overflow 20000 --overflow-len 3000
+#   overflow   --overflow 5000 --overflow-len 3000
 #   cyc        --cyc (CYC packets)     tsconly  --mtc-period 0 (no MTC)
 #   drop       --drop 3000:37          corrupt  --corrupt 2500
 #   percpu     --per-cpu (2 CPUs, threads migrate every 3rd syscall)
@@ -32,9 +32,14 @@
 # compiler's version; a trace's key hashes the program file, its arguments
 # and input files, the ptsynth binary and the options. Remove $O/corpus to
 # start afresh. Traced programs run in $O/corpus/run (what they write,
-# such as the gmon.out of a -pg program, stays there; one directory for
-# all, so that their environment, PWD included, is the same in every
-# variant).
+# such as the gmon.out of a -pg program, stays there) as ./NAME, their
+# inputs under ./input, with RUN_ENV as their whole environment: what a
+# program sees of its path, its arguments and its environment is then the
+# same whoever runs this, from whichever clone, build or make (ld.so and
+# libc walk those strings, whose lengths shift the stack), so its trace is
+# the same bytes everywhere, and a test that damages it at a given packet
+# hits the same one in every clone (tests/decoder/e2e-damage-diff.sh,
+# tests/view/e2e-fxt.sh).
 set -euo pipefail
 O=${O:-build}
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -47,14 +52,19 @@ mkdir -p "$out/bin" "$out/traces" "$out/input" "$out/run"
 NAMES="static staticpie dynpie recurse fptr tailcall longjmp exceptions signals threads plt ocaml ls sort gzip pgqsort pgtree"
 
 hash() { sha256sum | cut -c1-16; }
-# The shape of the environment (names and lengths): ld.so and libc walk
-# it, so a trace made under make (MAKEFLAGS, MAKELEVEL, MFLAGS) runs other
-# instructions than one made by hand. Kept beside each trace ("env").
-env_shape() { env | awk '{ i = index($0, "="); if (i) print substr($0, 1, i) length($0) }' | LC_ALL=C sort | hash; }
+# The traced programs' whole environment (and ptsynth's, which passes it
+# on through QEMU): a trace made under make (MAKEFLAGS, MAKELEVEL, SAN=...)
+# or from a longer path (PWD, OLDPWD) would run other instructions.
+RUN_ENV=(PATH=/usr/bin:/bin)
+# The shape of that environment (names and lengths), kept beside each
+# trace ("env"): two traces made in one shape ran the same instructions.
+env_shape() { env -i "${RUN_ENV[@]}" env | awk '{ i = index($0, "="); if (i) print substr($0, 1, i) length($0) }' | LC_ALL=C sort | hash; }
 abs() { case $1 in /*) echo "$1" ;; *) echo "$top/$1" ;; esac; }
-# the arguments, with paths under $O made absolute (the program runs
-# elsewhere)
-abs_args() { for a; do case $a in "$O"/*) abs "$a" ;; *) echo "$a" ;; esac; done; }
+# run_link NAME PROG: $out/run/NAME, a link to PROG, made atomically (two
+# variants of one program may be traced at once)
+run_link() {
+	ln -sfn "$(abs "$2")" "$out/run/.$1.$$" && mv -fT "$out/run/.$1.$$" "$out/run/$1"
+}
 
 # The build command of each program (from sources in $src).
 build_cmd() {
@@ -82,6 +92,8 @@ build_cmd() {
 # Inputs of the Debian-binary entries, made deterministic here.
 make_inputs() {
 	local d=$out/input
+	[ -e "$out/run/input" ] || ln -s ../input "$out/run/input" 2>/dev/null ||
+		[ -e "$out/run/input" ]
 	if [ ! -e "$d/.done" ]; then
 		mkdir -p "$d/lsdir/sub"
 		for f in alpha beta gamma delta; do echo "$f" >"$d/lsdir/$f.txt"; done
@@ -122,12 +134,13 @@ cmd_bin() {
 	echo "$f"
 }
 
-# Arguments and input files of each entry.
+# Arguments and input files of each entry (input/: $out/input, from the
+# directory the programs run in).
 prog_args() {
 	case $1 in
-	ls) echo "-1 -F $out/input/lsdir" ;;
-	sort) echo "-n $out/input/sort.txt" ;;
-	gzip) echo "-c -6 $out/input/gzip.txt" ;;
+	ls) echo "-1 -F input/lsdir" ;;
+	sort) echo "-n input/sort.txt" ;;
+	gzip) echo "-c -6 input/gzip.txt" ;;
 	*) echo "" ;;
 	esac
 }
@@ -138,7 +151,7 @@ variant_opts() {
 	noretcomp) echo "--no-retcomp" ;;
 	notiming) echo "--no-timing" ;;
 	psb256) echo "--psb-period 256" ;;
-	overflow) echo "--overflow 20000 --overflow-len 3000" ;;
+	overflow) echo "--overflow 5000 --overflow-len 3000" ;;
 	cyc) echo "--cyc" ;;
 	tsconly) echo "--mtc-period 0" ;;
 	drop) echo "--drop 3000:37" ;;
@@ -162,8 +175,8 @@ cmd_trace() {
 	# -pg programs: glibc's profil() sends SIGPROF every 10 ms of CPU
 	# time, a handler run at places that differ every run; blocked, it
 	# never comes (gmon.out is still written)
-	case $name in pg*) run=(env --block-signal=PROF) ;; esac
-	key=$( { sha256sum "$prog" "$PTSYNTH"; echo "$args|$opts|${run[*]}"; [ -z "$args" ] || cat $out/input/*.txt; } | hash)
+	case $name in pg*) run=(--block-signal=PROF) ;; esac
+	key=$( { sha256sum "$prog" "$PTSYNTH"; echo "$args|$opts|${run[*]}|${RUN_ENV[*]}"; [ -z "$args" ] || cat $out/input/*.txt; } | hash)
 	dir=$out/traces/$name-$variant-$key
 	if [ ! -e "$dir/done" ]; then
 		# older keys of this trace are stale: keep the cache small
@@ -171,10 +184,12 @@ cmd_trace() {
 			[ -d "$old" ] && [ "$old" != "$dir" ] && rm -rf "$old"
 		done
 		rm -rf "$dir"; mkdir -p "$dir"
-		# shellcheck disable=SC2086,SC2046
+		run_link "$name" "$prog"
+		# shellcheck disable=SC2086
 		(d=$(abs "$dir") && cd "$out/run" &&
-			"${run[@]}" "$(abs "$PTSYNTH")" $opts -o "$d/trace.data" --truth "$d/trace.truth" \
-				-- "$(abs "$prog")" $(abs_args $args) >"$d/stdout" 2>"$d/stderr") ||
+			env -i "${run[@]}" "${RUN_ENV[@]}" "$(abs "$PTSYNTH")" $opts \
+				-o "$d/trace.data" --truth "$d/trace.truth" \
+				-- "./$name" $args >"$d/stdout" 2>"$d/stderr") ||
 			{ cat "$dir/stderr" >&2; return 1; }
 		env_shape >"$dir/env"
 		touch "$dir/done"
@@ -221,14 +236,15 @@ bench | bench-big)
 	# bench: sort of 5000 lines, a real workload of about 31M
 	# instructions (with its truth); bench-big: sort of 20000 lines,
 	# 4.7 times the instructions (no truth: it would be 0.5 GB)
+	# (run as ./sort in $out/run, as cmd_trace runs the corpus)
 	make_inputs
-	name=bench input=$out/input/bench.txt truth=(--truth)
+	name=bench input=bench.txt truth=(--truth)
 	if [ "$1" = bench-big ]; then
-		name=big input=$out/input/bench-big.txt truth=()
-		[ -e "$input" ] ||
-			awk 'BEGIN { s = 11; for (i = 0; i < 20000; i++) { s = (s * 1103515245 + 12345) % 2147483648; printf "%d %s record-%d\n", s % 100000, (s % 3 ? "x" : "y"), i } }' >"$input"
+		name=big input=bench-big.txt truth=()
+		[ -e "$out/input/$input" ] ||
+			awk 'BEGIN { s = 11; for (i = 0; i < 20000; i++) { s = (s * 1103515245 + 12345) % 2147483648; printf "%d %s record-%d\n", s % 100000, (s % 3 ? "x" : "y"), i } }' >"$out/input/$input"
 	fi
-	key=$( { sha256sum /usr/bin/sort "$PTSYNTH" "$input"; } | hash)
+	key=$( { sha256sum /usr/bin/sort "$PTSYNTH" "$out/input/$input"; echo "${RUN_ENV[*]}"; } | hash)
 	mkdir -p "$O/bench"
 	dir=$O/bench/$name-$key
 	if [ ! -e "$dir/done" ]; then
@@ -236,8 +252,11 @@ bench | bench-big)
 			[ -d "$old" ] && [ "$old" != "$dir" ] && rm -rf "$old"
 		done
 		rm -rf "$dir"; mkdir -p "$dir"
-		"$PTSYNTH" -o "$dir/trace.data" ${truth[@]+"${truth[@]}" "$dir/trace.truth"} -- \
-			/usr/bin/sort -k2,2 -k1,1n "$input" >"$dir/stdout" 2>"$dir/stderr" ||
+		run_link sort /usr/bin/sort
+		d=$(abs "$dir")
+		(cd "$out/run" && env -i "${RUN_ENV[@]}" "$(abs "$PTSYNTH")" \
+			-o "$d/trace.data" ${truth[@]+"${truth[@]}" "$d/trace.truth"} -- \
+			./sort -k2,2 -k1,1n "input/$input" >"$d/stdout" 2>"$d/stderr") ||
 			{ cat "$dir/stderr" >&2; exit 1; }
 		touch "$dir/done"
 	fi

@@ -22,7 +22,9 @@ pass() { echo "PASS: capture-rawpt/$1"; }
 fail() { echo "FAIL: capture-rawpt/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; }
 
 # events of a ring without seq, time and TIME_EXACT, nor thread_exit
-# (perf.data's EXIT record: a raw trace has no sideband to say it)
+# (perf.data's EXIT record: a raw trace has no sideband to say it), nor
+# the process's name (-i has the COMM record's, the name the program ran
+# as; a raw trace names none, and --pt takes the first file's)
 events() {
 	"$bin/ptrace-read" -f jsonl "$1" | python3 -c '
 import json, sys
@@ -30,7 +32,9 @@ for line in sys.stdin:
     e = json.loads(line)
     if e["type"] == "thread_exit":
         continue
-    e.pop("seq", None); e.pop("time", None)
+    e.pop("seq", None); e.pop("time", None); e.pop("comm", None)
+    if e["type"] == "process":
+        e.pop("name", None)
     if "flags" in e:
         e["flags"] &= ~0x10
         if not e["flags"]:

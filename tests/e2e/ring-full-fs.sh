@@ -42,8 +42,11 @@ else
 	fail capture "exit $rc (want 1, a message, the ring removed): $(cat "$err")"
 fi
 
-# the viewer formats, from a ring off the full file system
+# the viewer formats, from a ring off the full file system, with 16 KiB
+# left on it (less than any view of the trace takes, however small the
+# trace)
 if "$bin/ptrace-capture" -q -i "$data" -o "$ring" 2>"$err"; then
+	head -c $((240 * 1024)) /dev/zero >"$mnt/filler" 2>/dev/null
 	for f in uftrace chrome fxt; do
 		"$bin/ptrace-read" -f $f -o "$mnt/view.$f" "$ring" 2>"$err"
 		rc=$?
@@ -54,6 +57,7 @@ if "$bin/ptrace-capture" -q -i "$data" -o "$ring" 2>"$err"; then
 		fi
 		rm -rf "$mnt/view.$f"
 	done
+	rm -f "$mnt/filler"
 else
 	fail view-input "ptrace-capture into $ring: $(cat "$err")"
 fi

@@ -221,13 +221,9 @@ for v in threads:overflow recurse:overflow exceptions:corrupt signals:corrupt th
 	if [ "$gaps" -gt 0 ] && [ "$shown" -gt 0 ] && [ "$shown" -le "$gaps" ] &&
 		grep -q '^EVENT: 1000000 ptrace-read:' "$work/$p-$var.d/events.txt"; then
 		pass "$p-$var/gaps-shown ($gaps gap events, $shown shown by replay: $(grep -o 'ptrace-read:[a-z_-]*' "$work/replay.out" | sort -u | tr '\n' ' '))"
-	elif [ "$gaps" = 0 ] && [ "$shown" = 0 ] && rm -f "$work/ref.srb" &&
-		"$B/ptrace-capture" -q --decoder reference -i "$dir/trace.data" -o "$work/ref.srb" 2>/dev/null &&
-		[ "$("$B/ptrace-read" -f jsonl --types 'overflow,error,lost' "$work/ref.srb" | grep -c .)" = 0 ]; then
-		# a flipped TNT bit that still led through the code: the trace
-		# (and so what the damage hits) depends on the checkout's path
-		pass "$p-$var/gaps-shown (none: the damage hit nothing libipt's decoder finds wrong either)"
 	else
+		# (the damaged traces are the same bytes in every clone:
+		# tests/corpus/corpus.sh runs every program in one environment)
 		fail "$p-$var/gaps-shown" "$gaps gap events, $shown shown"
 	fi
 done
