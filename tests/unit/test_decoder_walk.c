@@ -668,25 +668,27 @@ static size_t no_enable_tnt(struct enc *en)
 	return at;
 }
 
-static size_t no_enable_tip(struct enc *en)
+/* up_to_syscall(), then an IP packet of type t (ip 0: suppressed) */
+static size_t ip_after_syscall(struct enc *en, enum pt_packet_type t,
+			       uint64_t ip)
 {
 	size_t at;
 
 	up_to_syscall(en);
 	at = enc_at(en);
-	pkt_ip(en, ppt_tip, addr[S_F]);
+	pkt_ip(en, t, ip);
 	return at;
+}
+
+static size_t no_enable_tip(struct enc *en)
+{
+	return ip_after_syscall(en, ppt_tip, addr[S_F]);
 }
 
 static size_t disable_twice(struct enc *en)
 {
 	/* libipt: -pte_bad_context */
-	size_t at;
-
-	up_to_syscall(en);
-	at = enc_at(en);
-	pkt_ip(en, ppt_tip_pgd, 0);
-	return at;
+	return ip_after_syscall(en, ppt_tip_pgd, 0);
 }
 
 static size_t fup_then_tnt(struct enc *en)
@@ -717,11 +719,8 @@ static size_t fup_without_ip(struct enc *en)
 
 static size_t fup_while_off(struct enc *en)
 {
-	size_t at;
+	size_t at = ip_after_syscall(en, ppt_fup, addr[S_AFTER_SYS]);
 
-	up_to_syscall(en);
-	at = enc_at(en);
-	pkt_ip(en, ppt_fup, addr[S_AFTER_SYS]);
 	pkt_ip(en, ppt_tip_pge, addr[S_AFTER_SYS]);
 	return at;
 }
