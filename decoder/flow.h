@@ -339,9 +339,10 @@ int strace_dec_fail(struct strace_walker *w, int code);
 /* strace_dec_off() - a TNT, TIP, TIP.PGD or FUP while tracing is off:
  * after a TIP.PGD or a PSB+ without FUP the hardware sends none of them
  * until a TIP.PGE (libipt: -pte_no_enable, -pte_bad_context), so the
- * trace was damaged there. While an overflow is not resolved yet the walker cannot
- * tell (its FUP may be missing, SKD010, or an extra TIP.PGD follow it,
- * APL11): nothing to follow. Returns 0, or -code after the error. */
+ * trace was damaged there. While an overflow is not resolved yet the
+ * walker cannot tell (its FUP may be missing, SKD010, or an extra
+ * TIP.PGD follow it, APL11): nothing to follow. Returns 0, or -code
+ * after the error. */
 int strace_dec_off(struct strace_walker *w);
 
 /* strace_dec_tnt_bit() - one TNT bit, walked (no cache). Stops with
