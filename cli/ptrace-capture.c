@@ -148,6 +148,12 @@ static void usage(FILE *f)
 		"                        symbol cache (default: $XDG_CACHE_HOME/\n"
 		"                        strace, else ~/.cache/strace; one file\n"
 		"                        per ELF build-id; docs/cache.md)\n"
+		"      --names perf|plain\n"
+		"                        how functions are named: as perf 6.1's\n"
+		"                        perf script names them (default), or\n"
+		"                        as a person types them, as objdump and\n"
+		"                        nm do (puts@plt, [plt0], puts, not\n"
+		"                        _IO_puts; docs/stacks.md)\n"
 		"      --plugin FILE.so[:ARG,...]\n"
 		"                        hand every event to this plugin, in\n"
 		"                        this process, before the ring\n"
@@ -544,13 +550,14 @@ static int capture(int argc, char **argv)
 	const char *input = NULL, *output = NULL, *types_arg = NULL;
 	const char *vdso = NULL;
 	int mode = -1, jobs = 1, quiet = 0, wait_readers = 0;
+	int names = STRACE_PLT_PERF61;
 	unsigned flags = 0;
 	long pid = 0;
 	uint32_t tid = 0;
 	uint64_t capacity = 0, piece = 0;
 	enum { O_MODE = 256, O_CAP, O_DEC, O_ALL, O_EXACT, O_TYPES, O_TID, O_VDSO,
 	       O_WAIT, O_PIECE, O_PT, O_RAW, O_ELF, O_CPU, O_VERSION, O_VIEW,
-	       O_PLUGIN, O_NO_RING, O_NO_CACHE };
+	       O_PLUGIN, O_NO_RING, O_NO_CACHE, O_NAMES };
 	const char *pt = NULL, *cpu_arg = NULL;
 	struct strace_raw_section secs[64];
 	size_t nsecs = 0;
@@ -578,6 +585,7 @@ static int capture(int argc, char **argv)
 		{"plugin", required_argument, NULL, O_PLUGIN},
 		{"no-ring", no_argument, NULL, O_NO_RING},
 		{"no-cache", no_argument, NULL, O_NO_CACHE},
+		{"names", required_argument, NULL, O_NAMES},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, O_VERSION},
@@ -751,6 +759,16 @@ static int capture(int argc, char **argv)
 		case O_NO_CACHE:
 			no_cache = 1;
 			break;
+		case O_NAMES:
+			if (!strcmp(optarg, "perf"))
+				names = STRACE_PLT_PERF61;
+			else if (!strcmp(optarg, "plain"))
+				names = STRACE_PLT_PLAIN;
+			else
+				die_usage("--names: '%s' is neither perf nor "
+					  "plain",
+					  optarg);
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -870,6 +888,8 @@ static int capture(int argc, char **argv)
 		struct strace_live_decoder_stats ds;
 		rc = strace_live_decoder_new(ring, flags,
 					     types_arg ? &types : NULL, &lc.ld);
+		if (rc == 0)
+			strace_live_decoder_set_names(lc.ld, names);
 		if (rc == 0 &&
 		    strace_live_decoder_set_cache(lc.ld, cache_dir()) < 0) {
 			(void)strace_live_decoder_finish(lc.ld, NULL);
@@ -933,6 +953,7 @@ static int capture(int argc, char **argv)
 			.piece_bytes = (size_t)piece,
 			.progress = on_progress,
 			.cb_arg = &ui,
+			.names = names,
 		};
 		struct strace_raw_stats rs;
 		struct strace_raw_fault rf;
@@ -982,6 +1003,7 @@ static int capture(int argc, char **argv)
 		.vdso_path = vdso,
 		.buildid_dir = buildid_dir,
 		.cache_dir = cache_dir(),
+		.names = names,
 		.warn = on_warn,
 		.progress = on_progress,
 		.cb_arg = &ui,

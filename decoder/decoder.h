@@ -111,6 +111,16 @@ enum strace_plt_style {
 	/* perf 6.2 and later: also .plt.sec and .plt.got, a ".plt" symbol for
 	 * the header, relocations sorted by GOT slot, offset_0x...@plt. */
 	STRACE_PLT_PERF62 = 1,
+	/* The names a person types, as objdump, nm and readelf give them
+	 * (docs/stacks.md, "Names"): PLT entries as objdump names them (its
+	 * .plt.sec and .plt.got too; an IRELATIVE slot by the IFUNC its
+	 * resolver is, else "*ABS*+0x...@plt"), the lazy-binding header
+	 * "[plt0]"; of the aliases at one address an exported one before a
+	 * local, the default version before others, the fewest leading
+	 * underscores (no __GI_ or __libc_ alias where a public name
+	 * exists), without its @VERSION; a symbol without size extends to
+	 * the next, but not past the end of its section. */
+	STRACE_PLT_PLAIN = 2,
 };
 
 struct strace_image_opts {

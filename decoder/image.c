@@ -33,8 +33,12 @@ struct sym {
 	const char *name;
 	uint8_t bind, type;
 	uint8_t pooled;    /* name is an offset in the object's pool */
+	uint8_t old_ver;   /* STRACE_PLT_PLAIN: the name had a non-default
+			    * version (name@VERSION) */
 	uint32_t order;    /* insertion order, for stable alias choice */
 	size_t pool_off;
+	uint64_t sec_end;  /* STRACE_PLT_PLAIN: the end of its section (file
+			    * offset), or 0 */
 };
 
 /* NUL-terminated names, one after another, in memory that moves as it
@@ -1030,8 +1034,11 @@ static int symvec_push(struct symvec *sv, uint64_t start, uint64_t size,
 		sv->v = nv;
 		sv->cap = nc;
 	}
-	sv->v[sv->n] = (struct sym){start, start + size, name, (uint8_t)bind,
-				    (uint8_t)type, 0, (uint32_t)sv->n, 0};
+	sv->v[sv->n] = (struct sym){start,	   start + size,
+				    name,	   (uint8_t)bind,
+				    (uint8_t)type, 0,
+				    0,		   (uint32_t)sv->n,
+				    0,		   0};
 	sv->n++;
 	return 0;
 }
@@ -1080,6 +1087,8 @@ static int read_symtab(struct object *o, Elf *elf, size_t shstrndx,
 		       Elf_Scn *symscn, struct symvec *sv, Elf *rt,
 		       int copy_names, int perf61, int no_demangle)
 {
+	int plain = o->plt_style == STRACE_PLT_PLAIN;
+	static _Thread_local char vbuf[1024];
 	GElf_Shdr symshdr;
 	Elf_Data *data;
 	size_t n;
@@ -1097,7 +1106,7 @@ static int read_symtab(struct object *o, Elf *elf, size_t shstrndx,
 		GElf_Shdr shdr;
 		Elf_Scn *sec;
 		const char *name, *secname;
-		int type, vis;
+		int type, vis, old_ver, must_copy = copy_names;
 
 		if (!gelf_getsym(data, (int)i, &sym))
 			break;
@@ -1135,13 +1144,27 @@ static int read_symtab(struct object *o, Elf *elf, size_t shstrndx,
 		name = elf_strptr(elf, symshdr.sh_link, sym.st_name);
 		if (!name || !*name)
 			continue;
+		old_ver = 0;
+		if (plain) {
+			/* memcpy@@GLIBC_2.14 is memcpy, and
+			 * cfree@GLIBC_2.2.5 cfree of an older version */
+			const char *at = strchr(name, '@');
+			if (at && at != name &&
+			    (size_t)(at - name) < sizeof(vbuf)) {
+				old_ver = at[1] != '@';
+				memcpy(vbuf, name, (size_t)(at - name));
+				vbuf[at - name] = 0;
+				name = vbuf;
+				must_copy = 1;
+			}
+		}
 		/* perf stores names demangled (C++, OCaml) */
 		if (!no_demangle) {
 			const char *d = strace_demangle(name, dbuf, sizeof(dbuf));
-			copy = copy_names || d != name;
+			copy = must_copy || d != name;
 			name = d;
 		} else {
-			copy = copy_names;
+			copy = must_copy;
 		}
 		/* file offset, as perf keeps user symbols */
 		uint64_t off;
@@ -1156,6 +1179,15 @@ static int read_symtab(struct object *o, Elf *elf, size_t shstrndx,
 				return -ENOMEM;
 			sv->v[sv->n - 1].pooled = 1;
 			sv->v[sv->n - 1].pool_off = (size_t)po;
+		}
+		if (plain) {
+			uint64_t end;
+
+			sv->v[sv->n - 1].old_ver = (uint8_t)old_ver;
+			if (shdr.sh_size &&
+			    !vaddr_to_off(rt, shdr.sh_addr + shdr.sh_size - 1,
+					  &end))
+				sv->v[sv->n - 1].sec_end = end + 1;
 		}
 	}
 	return 0;
@@ -1325,13 +1357,37 @@ static uint32_t plt_entry_got(const uint8_t *p, size_t avail)
 	return 0;
 }
 
-static const char *ifunc_name(struct symvec *sv, uint64_t off)
+static int better_plain(const struct sym *a, const char *na,
+			const struct sym *b, const char *nb);
+
+/* The name of s (a pooled one only until the pool grows again). */
+static const char *sym_name(const struct object *o, const struct sym *s)
 {
-	for (size_t i = 0; i < sv->n; i++)
-		if (sv->v[i].start == off && !sv->v[i].pooled &&
-		    sv->v[i].type == STT_GNU_IFUNC)
-			return sv->v[i].name;
-	return NULL;
+	return s->pooled ? o->pool.v + s->pool_off : s->name;
+}
+
+/* The IFUNC symbol at off: perf's first one, or (STRACE_PLT_PLAIN) the
+ * one a person types, of its aliases. */
+static const char *ifunc_name(const struct object *o, struct symvec *sv,
+			      uint64_t off)
+{
+	const struct sym *best = NULL;
+
+	for (size_t i = 0; i < sv->n; i++) {
+		const struct sym *y = &sv->v[i];
+
+		if (y->start != off || y->type != STT_GNU_IFUNC)
+			continue;
+		if (o->plt_style != STRACE_PLT_PLAIN) {
+			if (!y->pooled)
+				return y->name;
+			continue;
+		}
+		if (!best ||
+		    better_plain(best, sym_name(o, best), y, sym_name(o, y)))
+			best = y;
+	}
+	return best ? sym_name(o, best) : NULL;
 }
 
 /* Offset of a virtual address in the file (through PT_LOAD headers). */
@@ -1364,7 +1420,9 @@ static int add_plt_syms(struct object *o, Elf *elf,
 	struct rel *rels = NULL;
 	uint64_t entry, header, off;
 	size_t nrel, i;
-	int modern = o->plt_style == STRACE_PLT_PERF62;
+	int modern = o->plt_style == STRACE_PLT_PERF62 ||
+		     o->plt_style == STRACE_PLT_PLAIN;
+	int plain = o->plt_style == STRACE_PLT_PLAIN;
 	int lazy = 1, have_sec = 0;
 	char buf[1024];
 	static _Thread_local char dbuf[1000];
@@ -1505,10 +1563,12 @@ static int add_plt_syms(struct object *o, Elf *elf,
 			off += header;
 	}
 	if (modern) {
+		/* the lazy-binding header (with .plt.sec: all of .plt, its
+		 * entries' lazy halves) */
 		if (have_sec || lazy)
 			if (symvec_push_pool(sv, o, plt.sh_offset,
 					     have_sec ? plt.sh_size : header,
-					     ".plt"))
+					     plain ? "[plt0]" : ".plt"))
 				goto nomem;
 		qsort(rels, nrel, sizeof(*rels), cmp_rel);
 	}
@@ -1530,9 +1590,13 @@ static int add_plt_syms(struct object *o, Elf *elf,
 			uint64_t ioff;
 			if (rels[i].type == R_X86_64_IRELATIVE &&
 			    !vaddr_to_off(elf, rels[i].addend, &ioff))
-				ifn = ifunc_name(sv, ioff);
+				ifn = ifunc_name(o, sv, ioff);
 			if (ifn)
 				snprintf(buf, sizeof(buf), "%s@plt", ifn);
+			else if (plain && rels[i].type == R_X86_64_IRELATIVE)
+				/* objdump's name of it */
+				snprintf(buf, sizeof(buf), "*ABS*+%#llx@plt",
+					 (unsigned long long)rels[i].addend);
 			else
 				snprintf(buf, sizeof(buf), "offset_%#llx@plt",
 					 (unsigned long long)off);
@@ -1572,6 +1636,37 @@ int strace_dec_perf_choose_best(uint64_t la, int binda, const char *namea,
 	return strlen(nameb) > strlen(namea);
 }
 
+/*
+ * STRACE_PLT_PLAIN: 1 if b (named nb) is the name a person types rather
+ * than a (na), of two symbols at one address: an exported one (global,
+ * weak) before a local one (glibc's __GI_ aliases are local), the
+ * default version before an older one, a function before a label, the
+ * fewest leading underscores (puts, not _IO_puts; write, not __write),
+ * one with a size, the shortest, the first read.
+ */
+static int better_plain(const struct sym *a, const char *na,
+			const struct sym *b, const char *nb)
+{
+	int ea = a->bind != STB_LOCAL, eb = b->bind != STB_LOCAL;
+	int fa = a->type != STT_NOTYPE, fb = b->type != STT_NOTYPE;
+	int ua = prefix_underscores(na), ub = prefix_underscores(nb);
+	size_t la = strlen(na), lb = strlen(nb);
+
+	if (ea != eb)
+		return eb;
+	if (a->old_ver != b->old_ver)
+		return a->old_ver;
+	if (fa != fb)
+		return fb;
+	if (ua != ub)
+		return ub < ua;
+	if ((a->end > a->start) != (b->end > b->start))
+		return b->end > b->start;
+	if (la != lb)
+		return lb < la;
+	return b->order < a->order;
+}
+
 /* perf's choose_best_symbol() on our entries: 1 if b beats a. */
 static int better(const struct sym *a, const struct sym *b)
 {
@@ -1595,6 +1690,7 @@ static void load_symbols(struct object *o)
 	size_t shstrndx, symtab_idx = 0, dynsym_idx = 0, i, n, n_elf = 0;
 	size_t n_symtab = 0;
 	int perf61 = o->plt_style == STRACE_PLT_PERF61;
+	int plain = o->plt_style == STRACE_PLT_PLAIN;
 	GElf_Shdr sh;
 	Elf_Scn *symtab, *dynsym;
 	Elf *elf;
@@ -1671,19 +1767,26 @@ static void load_symbols(struct object *o)
 		return;
 	}
 	qsort(sv.v, sv.n, sizeof(*sv.v), cmp_sym);
-	/* perf's symbols__fixup_duplicate() */
+	/* perf's symbols__fixup_duplicate(), or the name a person types */
 	for (i = 0, n = 0; i < sv.n; i++) {
 		if (n && sv.v[n - 1].start == sv.v[i].start) {
-			if (better(&sv.v[n - 1], &sv.v[i]))
+			if (plain ? better_plain(&sv.v[n - 1], sv.v[n - 1].name,
+						 &sv.v[i], sv.v[i].name)
+				  : better(&sv.v[n - 1], &sv.v[i]))
 				sv.v[n - 1] = sv.v[i];
 			continue;
 		}
 		sv.v[n++] = sv.v[i];
 	}
-	/* perf's symbols__fixup_end() */
+	/* perf's symbols__fixup_end() (plain: not past the section's end,
+	 * where perf's reaches into the next one: _init over .plt) */
 	for (i = 0; i + 1 < n; i++)
-		if (sv.v[i].end == sv.v[i].start)
+		if (sv.v[i].end == sv.v[i].start) {
 			sv.v[i].end = sv.v[i + 1].start;
+			if (plain && sv.v[i].sec_end > sv.v[i].start &&
+			    sv.v[i].end > sv.v[i].sec_end)
+				sv.v[i].end = sv.v[i].sec_end;
+		}
 	if (n && sv.v[n - 1].end == sv.v[n - 1].start)
 		sv.v[n - 1].end = ((sv.v[n - 1].start + 4095) & ~4095ull) + 4096;
 	o->syms = sv.v;

@@ -54,6 +54,7 @@ struct strace_live_decoder {
 	struct ld_proc *procs;
 	struct ld_thread *threads;
 	struct strace_objcache *objects; /* with set_cache */
+	int style; /* enum strace_plt_style: how symbols are named */
 	struct strace_live_decoder_stats st;
 	int err;
 };
@@ -116,6 +117,7 @@ static struct strace_image *proc_image(struct strace_live_decoder *ld,
 	memset(&io, 0, sizeof(io));
 	io.size = sizeof(io);
 	io.objects = ld->objects;
+	io.plt_style = ld->style;
 	if (strace_image_new(&io, &p->img) < 0)
 		return NULL;
 	for (size_t i = 0; i < p->nmaps; i++)
@@ -403,6 +405,12 @@ int strace_live_decoder_new(struct strace_ring *ring, unsigned walk_flags,
 	ld->names.syms = ld->syms;
 	*out = ld;
 	return 0;
+}
+
+void strace_live_decoder_set_names(struct strace_live_decoder *ld,
+				   int names)
+{
+	ld->style = names;
 }
 
 int strace_live_decoder_set_cache(struct strace_live_decoder *ld,

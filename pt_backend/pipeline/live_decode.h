@@ -42,6 +42,12 @@ int strace_live_decoder_new(struct strace_ring *ring, unsigned walk_flags,
 int strace_live_decoder_set_cache(struct strace_live_decoder *ld,
 				  const char *dir);
 
+/* strace_live_decoder_set_names() - how symbols are named: enum
+ * strace_plt_style (decoder.h; 0, perf 6.1's answers, by default). Before
+ * the first sideband. */
+void strace_live_decoder_set_names(struct strace_live_decoder *ld,
+				   int names);
+
 /* The time conversion of the session (before the first PT bytes). */
 void strace_live_decoder_set_time(struct strace_live_decoder *ld,
 				  const struct strace_time_conv *tc,

@@ -529,6 +529,7 @@ static int new_image(struct ctx *c, struct strace_image **img)
 	memset(&io, 0, sizeof(io));
 	io.size = sizeof(io);
 	io.objects = c->objects;
+	io.plt_style = c->o->names;
 	return strace_image_new(&io, img);
 }
 

@@ -51,6 +51,9 @@ struct strace_offline_opts {
 	 * caller's objects use their own (and the caller saves them). NULL:
 	 * none. */
 	const char *cache_dir;
+	/* How symbols are named: enum strace_plt_style (decoder.h); 0:
+	 * perf 6.1's answers, STRACE_PLT_PLAIN: the names a person types */
+	int names;
 	/* Warnings (a missing ELF file, a gap); NULL to ignore. */
 	void (*warn)(void *arg, const char *msg);
 	/* Progress: bytes of PT decoded so far out of total. */

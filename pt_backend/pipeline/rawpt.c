@@ -365,7 +365,11 @@ int strace_raw_decode(const struct strace_raw_opts *opts,
 		rc = -STRACE_E_RAW_NOPSB;
 		goto out;
 	}
-	rc = strace_image_new(NULL, &img);
+	{
+		struct strace_image_opts io = {.size = sizeof(io),
+					       .plt_style = o->names};
+		rc = strace_image_new(&io, &img);
+	}
 	for (size_t i = 0; i < c.n && rc >= 0; i++) {
 		fault->section = c.r[i].sec;
 		rc = strace_image_add_file(img, c.r[i].start,

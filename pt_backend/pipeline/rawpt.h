@@ -63,6 +63,8 @@ struct strace_raw_opts {
 	size_t piece_bytes;     /* with jobs: segment size; 0: 64 KiB */
 	const char *comm;       /* process name; NULL: the first section's
 				 * file name, 15 bytes as the kernel's comm */
+	int names;              /* how symbols are named: enum
+				 * strace_plt_style (decoder.h) */
 	void (*progress)(void *arg, uint64_t done, uint64_t total);
 	void *cb_arg;
 };

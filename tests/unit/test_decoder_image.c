@@ -443,6 +443,126 @@ TEST(plt_perf62_plt_got_and_sec)
 	strace_image_free(img);
 }
 
+/* The IFUNC symbols readelf lists in path's .dynsym at value v, without
+ * their versions, one per line in out (of size max). */
+static void dyn_ifuncs(const char *path, unsigned long long v, char *out,
+		       size_t max)
+{
+	char cmd[800], *r;
+
+	snprintf(cmd, sizeof(cmd),
+		 "readelf -sW --dyn-syms %s | awk '$2 ~ /^0*%llx$/ && $4 == "
+		 "\"IFUNC\" { sub(/@.*/, \"\", $8); print $8 }'",
+		 path, v);
+	r = tl_run(cmd);
+	snprintf(out, max, "%s", r ? r : "");
+	free(r);
+}
+
+/*
+ * STRACE_PLT_PLAIN against objdump -d: every label objdump prints in the
+ * section is our symbol at that address (start and name): NAME@plt as it
+ * is; PLT0 (objdump: FIRST@plt-0x10, or .plt with .plt.sec) "[plt0]"; an
+ * IRELATIVE slot (objdump: *ABS*+0xADDEND@plt) objdump's name, or
+ * NAME@plt where readelf lists an IFUNC NAME at ADDEND. Returns how many
+ * labels were checked; *bad counts the misses.
+ */
+static int check_plain_labels(struct strace_image *img, const char *path,
+			      const char *sec, uint64_t bias, int *bad)
+{
+	char cmd[800], *out, *line, *save = NULL;
+	int n = 0;
+
+	snprintf(cmd, sizeof(cmd),
+		 "objdump -d --section=%s %s | grep -E '^[0-9a-f]+ <.*>:$'",
+		 sec, path);
+	out = tl_run(cmd);
+	if (!out)
+		return 0;
+	for (line = strtok_r(out, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long a, add;
+		char name[512], want[600], ifn[4096];
+		struct strace_symbol s;
+		size_t len;
+		int ok;
+
+		if (sscanf(line, "%llx <%511[^>]>:", &a, name) != 2)
+			continue;
+		len = strlen(name);
+		if (!strcmp(name, ".plt") ||
+		    (len > 9 && !strcmp(name + len - 9, "@plt-0x10")))
+			snprintf(want, sizeof(want), "[plt0]");
+		else if (len > 4 && !strcmp(name + len - 4, "@plt"))
+			snprintf(want, sizeof(want), "%s", name);
+		else
+			continue;
+		n++;
+		ok = strace_image_symbol(img, bias + a, &s) == 0 &&
+		     s.start == bias + a;
+		if (ok && strcmp(s.name, want)) {
+			ok = 0;
+			if (sscanf(name, "*ABS*+%llx@plt", &add) == 1) {
+				char *l, *sv2 = NULL;
+				dyn_ifuncs(path, add, ifn, sizeof(ifn));
+				for (l = strtok_r(ifn, "\n", &sv2); l && !ok;
+				     l = strtok_r(NULL, "\n", &sv2)) {
+					snprintf(want, sizeof(want), "%s@plt", l);
+					ok = !strcmp(s.name, want);
+				}
+			}
+		}
+		if (!ok && (*bad)++ < 5)
+			fprintf(stderr, "  %s %s %llx: objdump %s, ours %s\n",
+				path, sec, a, name,
+				strace_image_symbol(img, bias + a, &s) ? "(none)"
+								       : s.name);
+	}
+	free(out);
+	return n;
+}
+
+TEST(plt_plain_as_objdump)
+{
+	struct strace_image_opts o = {.size = sizeof(o),
+				      .plt_style = STRACE_PLT_PLAIN};
+	static const char *const files[][3] = {
+		{"/bin/ls", ".plt", ".plt.got"},
+		{"/usr/lib/x86_64-linux-gnu/libc.so.6", ".plt", ".plt.got"},
+	};
+	struct strace_image *img;
+	uint64_t bias = 0x560000000000ull;
+	int bad = 0, n = 0;
+	const char *p;
+
+	if (!tl_have("objdump") || !tl_have("readelf"))
+		SKIP("no objdump or readelf");
+	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+		REQUIRE(strace_image_new(&o, &img) == 0);
+		REQUIRE(tl_map_elf(img, files[f][0], bias) > 0);
+		n += check_plain_labels(img, files[f][0], files[f][1], bias,
+					&bad);
+		n += check_plain_labels(img, files[f][0], files[f][2], bias,
+					&bad);
+		strace_image_free(img);
+	}
+	CHECK_INT(n, >=, 120);
+	CHECK_INT(bad, ==, 0);
+
+	p = build_prog("prog_ibt", "-fPIE -pie -fcf-protection=full "
+				   "-Wl,-z,ibtplt");
+	if (!p)
+		SKIP("cannot build an IBT program");
+	REQUIRE(strace_image_new(&o, &img) == 0);
+	REQUIRE(tl_map_elf(img, p, bias) > 0);
+	bad = n = 0;
+	n += check_plain_labels(img, p, ".plt", bias, &bad);
+	n += check_plain_labels(img, p, ".plt.sec", bias, &bad);
+	CHECK_INT(n, >=, 3);
+	CHECK_INT(bad, ==, 0);
+	strace_image_free(img);
+}
+
 TEST(code_bytes_match_objdump)
 {
 	const char *p = build_prog("prog2", "-fPIE -pie");
@@ -828,3 +948,75 @@ TEST(objcache_threads)
 }
 
 RUN_TESTS("test_decoder_image")
+
+/*
+ * STRACE_PLT_PLAIN against nm: at every address of a function libc
+ * exports (nm -D), our symbol starts there and is one of the names nm
+ * lists there, without a version: a public name, never __GI_ or
+ * _IO_ where one exists; and the names people type are these.
+ */
+TEST(plain_names_as_nm)
+{
+	struct strace_image_opts o = {.size = sizeof(o),
+				      .plt_style = STRACE_PLT_PLAIN};
+	static const char *const typed[] = {"puts",   "free",  "malloc",
+					    "write",  "qsort", "qsort_r",
+					    "printf", "exit",  "memcpy"};
+	const char *libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+	struct strace_image *img;
+	uint64_t bias = 0x7f0000000000ull;
+	char *out, *line, *save = NULL;
+	/* nm's names at one address, sorted by address: "ADDR NAME..." */
+	char cmd[600];
+	int bad = 0, n = 0, seen = 0;
+
+	if (!tl_have("nm"))
+		SKIP("no nm");
+	snprintf(cmd, sizeof(cmd),
+		 "nm -D --defined-only %s | awk '$2 ~ /^[TWi]$/ { "
+		 "sub(/@.*/, \"\", $3); n[$1] = n[$1] \" \" $3 } END { "
+		 "for (a in n) print a n[a] }'",
+		 libc);
+	out = tl_run(cmd);
+	REQUIRE(out != NULL);
+	REQUIRE(strace_image_new(&o, &img) == 0);
+	REQUIRE(tl_map_elf(img, libc, bias) > 0);
+	for (line = strtok_r(out, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long a;
+		struct strace_symbol s;
+		char want[300], names[4096];
+		int ok;
+
+		if (sscanf(line, "%llx", &a) != 1 || !strchr(line, ' '))
+			continue;
+		n++;
+		/* " NAME NAME ": a name is there when " NAME " is */
+		snprintf(names, sizeof(names), "%s ", strchr(line, ' '));
+		ok = strace_image_symbol(img, bias + a, &s) == 0 &&
+		     s.start == bias + a && !strchr(s.name, '@');
+		if (ok) {
+			snprintf(want, sizeof(want), " %s ", s.name);
+			ok = strstr(names, want) != NULL;
+		}
+		for (size_t i = 0; ok && i < sizeof(typed) / sizeof(*typed);
+		     i++) {
+			snprintf(want, sizeof(want), " %s ", typed[i]);
+			if (strstr(names, want)) {
+				seen++;
+				ok = !strcmp(s.name, typed[i]);
+			}
+		}
+		if (!ok && bad++ < 5)
+			fprintf(stderr, "  libc %llx: nm%s, ours %s\n", a,
+				strchr(line, ' '),
+				strace_image_symbol(img, bias + a, &s) ? "(none)"
+								       : s.name);
+	}
+	free(out);
+	strace_image_free(img);
+	CHECK_INT(n, >=, 1000);
+	/* (each at least once: an old version has an address of its own) */
+	CHECK_INT(seen, >=, (int)(sizeof(typed) / sizeof(*typed)));
+	CHECK_INT(bad, ==, 0);
+}
