@@ -119,7 +119,7 @@ static const char usage_text[] =
 	"usage: " PROG " [-f text|jsonl|raw|ring] [--follow] [--timeout MS]\n"
 	"                   [--types PATTERNS] [--from-end] [FILTERS] [-o FILE] RING\n"
 	"       " PROG " -f tree|report|folded|fxt|chrome|uftrace\n"
-	"                   [--depth N] [--sort KEY]\n"
+	"                   [--depth N] [--sort KEY] [--machine-stack]\n"
 	"                   [--by function|thread|dso] [--weight ns|calls]\n"
 	"                   [--follow] [FILTERS] [-o FILE] RING\n"
 	"       " PROG " -f none --plugin FILE.so[:ARGS]... [--follow]\n"
@@ -182,7 +182,13 @@ static const char help_text[] =
 	"  --sym PATTERNS     the functions that match and what they call\n"
 	"  --no-sym PATTERNS  not the functions that match, nor their callees\n"
 	"  --dso PATTERNS     code in the DSOs that match (libc.so.6, *libm*)\n"
-	"\n"
+	"  --machine-stack    the stacks as the machine ran them: a tail call\n"
+	"                     replaces its caller, PLT stubs and the lazy\n"
+	"                     binding are frames (default: as a person reads\n"
+	"                     them, as uftrace shows them; docs/stacks.md)\n"
+	"\n";
+
+static const char help_ring_text[] =
 	"  --generate N       write N sample events of every type into a new\n"
 	"                     ring (-o RING, default $STRACE_RING or\n"
 	"                     /dev/shm/strace_<pid>_<random>.srb)\n"
@@ -845,15 +851,19 @@ static int trace_span(struct rd *d, uint64_t *first, uint64_t *last)
 	return 0;
 }
 
+/* the options of the filters, by enum strace_filter_kind */
+static const char *const filter_opt[] = {"--time", "--tid",    "--pid",
+					 "--comm", "--sym",    "--no-sym",
+					 "--dso"};
+
 /* The read-side filters of the command line (d->filt stays NULL when
  * there are none). */
 static int setup_filters(struct rd *d)
 {
 	const struct opts *o = d->o;
+	struct strace_stack_opts so = {.size = sizeof(so),
+				       .machine = o->vo.machine};
 	char msg[256];
-	static const char *const opt[] = {"--time", "--tid",    "--pid",
-					  "--comm", "--sym",    "--no-sym",
-					  "--dso"};
 
 	if (!o->nfilters)
 		return 0;
@@ -870,7 +880,8 @@ static int setup_filters(struct rd *d)
 			return -1;
 		}
 		if (rc < 0) {
-			usage_error("%s %s", opt[o->filters[i].kind], msg);
+			usage_error("%s %s", filter_opt[o->filters[i].kind],
+				    msg);
 			d->usage = 1;
 			return -1;
 		}
@@ -888,11 +899,35 @@ static int setup_filters(struct rd *d)
 		strace_filter_set_span(d->filt, first, last);
 	}
 	if (strace_filter_needs_stack(d->filt) && !o->view &&
-	    strace_stack_new(d->names, NULL, NULL, &d->fstack) < 0) {
+	    strace_stack_new(d->names, &so, NULL, &d->fstack) < 0) {
 		err("out of memory");
 		return -1;
 	}
 	return 0;
+}
+
+/* A filter's id or pattern that matched nothing is said (the output is
+ * what the others kept: the read still succeeds). */
+static void say_unmatched(struct rd *d, const char *path)
+{
+	static const char *const what[] = {
+		[STRACE_FILTER_TID] = "no thread of that id has events",
+		[STRACE_FILTER_PID] = "no process of that id has events",
+		[STRACE_FILTER_COMM] = "no thread of that name has events",
+		[STRACE_FILTER_SYM] = "no function of that name ran (-f report "
+				      "lists those that did)",
+		[STRACE_FILTER_NO_SYM] = "no function of that name ran (-f "
+					 "report lists those that did)",
+		[STRACE_FILTER_DSO] = "no code of such a DSO ran (-f report "
+				      "--by dso lists those that did)",
+	};
+	enum strace_filter_kind kind;
+	const char *value;
+
+	for (size_t i = 0; strace_filter_unmatched(d->filt, i, &kind, &value);
+	     i++)
+		err("%s: %s %s matched nothing: %s", path, filter_opt[kind],
+		    value, what[kind]);
 }
 
 static int setup_view(struct rd *d)
@@ -1296,6 +1331,8 @@ static int cmd_read(const struct opts *o, const char *path)
 done:
 	if (d.view && ret == EXIT_OK && view_finish(d.view) < 0)
 		ret = EXIT_ERR;
+	if (d.filt && ret == EXIT_OK)
+		say_unmatched(&d, path);
 	if (ret == EXIT_OK &&
 	    (d.nlost || d.ring_lost || status == STRACE_READER_WRITER_GONE))
 		ret = EXIT_INCOMPLETE;
@@ -1954,6 +1991,7 @@ enum {
 	OPT_NO_COMM,
 	OPT_VERSION,
 	OPT_DEPTH,
+	OPT_MACHINE_STACK,
 	OPT_SORT,
 	OPT_BY,
 	OPT_WEIGHT,
@@ -1988,6 +2026,7 @@ int main(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, OPT_VERSION},
 		{"depth", required_argument, NULL, OPT_DEPTH},
+		{"machine-stack", no_argument, NULL, OPT_MACHINE_STACK},
 		{"sort", required_argument, NULL, OPT_SORT},
 		{"by", required_argument, NULL, OPT_BY},
 		{"weight", required_argument, NULL, OPT_WEIGHT},
@@ -2055,6 +2094,9 @@ int main(int argc, char **argv)
 				return EXIT_USAGE;
 			o.vo.depth = (uint32_t)v;
 			view_opts++;
+			break;
+		case OPT_MACHINE_STACK:
+			o.vo.machine = 1;
 			break;
 		case OPT_SORT:
 			if (!strcmp(optarg, "total"))
@@ -2189,6 +2231,7 @@ int main(int argc, char **argv)
 		case 'h':
 			fputs(usage_text, stdout);
 			fputs(help_text, stdout);
+			fputs(help_ring_text, stdout);
 			return EXIT_OK;
 		case OPT_VERSION:
 			printf(PROG " (ptrace toolkit) %s\n", strace_version());

@@ -270,10 +270,16 @@ static void tree_enter(void *arg, const struct strace_frame *f)
 
 	if (!kept(v, f, &rd) || (v->o.depth && rd >= v->o.depth))
 		return;
-	/* the caller has a callee shown: its line opens a block */
-	if (f->depth && (f[-1].user[1] & PENDING)) {
-		tree_line(v, f - 1, 0);
-		m[-1].user[1] &= ~(uint64_t)PENDING;
+	/* the nearest caller shown (--dso, --sym may leave out those
+	 * between) has a callee shown: its line opens a block */
+	for (uint32_t i = 1; i <= f->depth; i++) {
+		if (!(f[-(long)i].user[1] & KEPT))
+			continue;
+		if (f[-(long)i].user[1] & PENDING) {
+			tree_line(v, f - i, 0);
+			m[-(long)i].user[1] &= ~(uint64_t)PENDING;
+		}
+		break;
 	}
 	m->user[1] = KEPT | PENDING | (uint64_t)rd << 8;
 }
@@ -730,6 +736,8 @@ int view_new(const struct view_opts *o, struct strace_names *names,
 {
 	struct view *v = calloc(1, sizeof(*v));
 	struct strace_stack_cb cb = {NULL, NULL, v};
+	struct strace_stack_opts so = {.size = sizeof(so),
+				       .machine = o->machine};
 	int rc;
 
 	if (!v)
@@ -765,7 +773,7 @@ int view_new(const struct view_opts *o, struct strace_names *names,
 		cb.leave = flt ? format_leave : v->fmt->leave;
 		cb.arg = flt ? (void *)v : v->state;
 	}
-	rc = strace_stack_new(names, NULL, &cb, &v->stack);
+	rc = strace_stack_new(names, &so, &cb, &v->stack);
 	if (rc < 0) {
 		if (v->fmt)
 			v->fmt->close(v);

@@ -37,6 +37,8 @@ struct view_opts {
 	int sort;          /* report: enum view_sort */
 	int by;            /* report: enum view_by */
 	int weight_calls;  /* folded: weigh by calls, not nanoseconds */
+	int machine;       /* the machine's stack, not the person's
+			    * (strace_stack_opts.machine) */
 	const char *dir;   /* uftrace: the directory to write (-o) */
 };
 

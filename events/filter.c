@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fnmatch.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,13 +23,16 @@ struct range {
 	int pct;
 };
 
+/* patterns and ids; hit[i]: v[i] matched something asked about */
 struct patterns {
 	char **v;
+	uint8_t *hit;
 	size_t n;
 };
 
 struct ids {
 	uint32_t *v;
+	uint8_t *hit;
 	size_t n;
 };
 
@@ -46,6 +50,7 @@ struct strace_filter {
 	struct ids tids, pids;
 	struct patterns comm, sym, nosym, dso;
 	struct verdicts vsym, vnosym, vdso;
+	char idbuf[16]; /* strace_filter_unmatched()'s id */
 	/* per-thread verdicts of tid, pid and comm: tid -> 1 keep, 2 drop */
 	struct {
 		uint32_t tid;
@@ -70,6 +75,7 @@ static void patterns_free(struct patterns *p)
 	for (size_t i = 0; i < p->n; i++)
 		free(p->v[i]);
 	free(p->v);
+	free(p->hit);
 }
 
 void strace_filter_free(struct strace_filter *f)
@@ -78,7 +84,9 @@ void strace_filter_free(struct strace_filter *f)
 		return;
 	free(f->times);
 	free(f->tids.v);
+	free(f->tids.hit);
 	free(f->pids.v);
+	free(f->pids.hit);
 	patterns_free(&f->comm);
 	patterns_free(&f->sym);
 	patterns_free(&f->nosym);
@@ -239,11 +247,16 @@ static int add_ids(struct ids *ids, const char *s, char *err, size_t len)
 			return rc;
 		}
 		n = realloc(ids->v, (ids->n + 1) * sizeof(*n));
-		if (!n) {
+		if (n)
+			ids->v = n;
+		uint8_t *h = realloc(ids->hit, ids->n + 1);
+		if (h)
+			ids->hit = h;
+		if (!n || !h) {
 			free(copy);
 			return -ENOMEM;
 		}
-		ids->v = n;
+		ids->hit[ids->n] = 0;
 		ids->v[ids->n++] = (uint32_t)v;
 	}
 	free(copy);
@@ -260,13 +273,16 @@ static int add_patterns(struct patterns *p, const char *s, char *err,
 	for (tok = strtok_r(copy, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		char **v = realloc(p->v, (p->n + 1) * sizeof(*v));
-		if (!v || !(v[p->n] = strdup(tok))) {
-			if (v)
-				p->v = v;
+		if (v)
+			p->v = v;
+		uint8_t *h = realloc(p->hit, p->n + 1);
+		if (h)
+			p->hit = h;
+		if (!v || !h || !(v[p->n] = strdup(tok))) {
 			free(copy);
 			return -ENOMEM;
 		}
-		p->v = v;
+		p->hit[p->n] = 0;
 		p->n++;
 	}
 	free(copy);
@@ -331,19 +347,24 @@ int strace_filter_empty(const struct strace_filter *f)
 
 /* --- matching ---------------------------------------------------------- */
 
-static int match_any(const struct patterns *p, const char *s)
+/* Whether s matches a pattern of p; each that does is marked hit (the
+ * callers ask once per name, so all are tried). */
+static int match_any(struct patterns *p, const char *s)
 {
 	const char *base = strrchr(s, '/');
+	int any = 0;
 
 	for (size_t i = 0; i < p->n; i++)
 		if (!fnmatch(p->v[i], s, 0) ||
-		    (base && !fnmatch(p->v[i], base + 1, 0)))
-			return 1;
-	return 0;
+		    (base && !fnmatch(p->v[i], base + 1, 0))) {
+			p->hit[i] = 1;
+			any = 1;
+		}
+	return any;
 }
 
 /* Whether entry e matches p, decided once per entry. */
-static int verdict(struct verdicts *v, const struct patterns *p,
+static int verdict(struct verdicts *v, struct patterns *p,
 		   const struct strace_name *e)
 {
 	if (e->id >= v->cap) {
@@ -363,11 +384,13 @@ static int verdict(struct verdicts *v, const struct patterns *p,
 	return v->v[e->id] == 1;
 }
 
-static int has_id(const struct ids *ids, uint32_t id)
+static int has_id(struct ids *ids, uint32_t id)
 {
 	for (size_t i = 0; i < ids->n; i++)
-		if (ids->v[i] == id)
+		if (ids->v[i] == id) {
+			ids->hit[i] = 1;
 			return 1;
+		}
 	return 0;
 }
 
@@ -483,9 +506,45 @@ int strace_filter_in_scope(struct strace_filter *f,
 	}
 	if (!f->sym.n)
 		return 1;
+	/* the innermost function gets its verdict too, matched or not
+	 * (strace_filter_unmatched() tells what no function matched) */
+	if (n && frames[n - 1].fn)
+		(void)verdict(&f->vsym, &f->sym, frames[n - 1].fn);
 	if (first == n)
 		return 0;
 	if (depth)
 		*depth = frames[first].depth;
 	return 1;
+}
+
+/* --- what matched nothing ------------------------------------------------ */
+
+int strace_filter_unmatched(struct strace_filter *f, size_t i,
+			    enum strace_filter_kind *kind, const char **value)
+{
+	static const enum strace_filter_kind pk[] = {
+		STRACE_FILTER_COMM, STRACE_FILTER_SYM, STRACE_FILTER_NO_SYM,
+		STRACE_FILTER_DSO};
+	struct patterns *ps[] = {&f->comm, &f->sym, &f->nosym, &f->dso};
+	struct ids *is[] = {&f->tids, &f->pids};
+
+	for (size_t k = 0; k < 2; k++)
+		for (size_t j = 0; j < is[k]->n; j++) {
+			if (is[k]->hit[j] || i--)
+				continue;
+			*kind = k ? STRACE_FILTER_PID : STRACE_FILTER_TID;
+			snprintf(f->idbuf, sizeof(f->idbuf), "%" PRIu32,
+				 is[k]->v[j]);
+			*value = f->idbuf;
+			return 1;
+		}
+	for (size_t k = 0; k < 4; k++)
+		for (size_t j = 0; j < ps[k]->n; j++) {
+			if (ps[k]->hit[j] || i--)
+				continue;
+			*kind = pk[k];
+			*value = ps[k]->v[j];
+			return 1;
+		}
+	return 0;
 }

@@ -212,7 +212,8 @@ static void frame_leave(void *arg, const struct strace_frame *f)
 /* The stacks, kept from the first plugin that asks on. */
 static int want_stack(struct strace_plugins *ps)
 {
-	struct strace_stack_opts so = {sizeof(so), ps->max_depth};
+	struct strace_stack_opts so = {.size = sizeof(so),
+				       .max_depth = ps->max_depth};
 	struct strace_stack_cb cb = {frame_enter, frame_leave, ps};
 	int rc;
 

@@ -57,6 +57,15 @@ struct thr {
 	uint32_t nh, hcap;
 	struct seed *seeds;
 	uint32_t nseeds, seeds_cap;
+	/* the person's stack (not opts.machine): the top frame is a PLT
+	 * stub's, not entered yet, until it reaches its function (pend);
+	 * its lazy binding: 1 once the stub went to the PLT's header, 2 once
+	 * that went into the resolver (lazy_fn, at lazy_addr), whose own
+	 * calls are lazy_depth deep; the binding began at lazy_begin */
+	int pend, lazy;
+	uint32_t lazy_depth;
+	uint64_t lazy_begin, lazy_addr;
+	const struct strace_name *lazy_fn;
 };
 
 /* an address and its symbol, the entry valid when bit 0 of fn is set
@@ -70,6 +79,7 @@ struct strace_stack {
 	struct strace_names *names;
 	struct strace_stack_cb cb;
 	uint32_t max_depth;
+	int machine; /* opts.machine */
 	struct thr *t;
 	uint32_t nt, tcap;
 	uint32_t *map; /* tid -> index + 1 in t, open addressing */
@@ -99,6 +109,7 @@ int strace_stack_new(struct strace_names *names,
 	if (cb)
 		s->cb = *cb;
 	s->max_depth = o.max_depth ? o.max_depth : DEFAULT_DEPTH;
+	s->machine = o.machine;
 	s->sc = calloc(1u << SYMCACHE_BITS, sizeof(*s->sc));
 	if (!s->sc) {
 		free(s);
@@ -171,6 +182,23 @@ static int covers(const struct strace_frame *f, uint64_t addr)
 	    f->kind == STRACE_FRAME_SIGNAL)
 		return 0;
 	return addr >= fn->key && (addr - fn->key < fn->aux || addr == fn->key);
+}
+
+/* What code is to the person's stack: a PLT entry (NAME@plt, *ABS*+0x...@plt),
+ * the PLT's lazy-binding header ([plt0]; with perf 6.1's names, _init's
+ * symbol reaches over .plt: code in it but at its start), or else. */
+enum { FN_OTHER, FN_STUB, FN_PLT0 };
+
+static int fn_kind(const struct strace_name *fn, uint64_t addr)
+{
+	if (!fn)
+		return FN_OTHER;
+	if (fn->len > 4 && !memcmp(fn->str + fn->len - 4, "@plt", 4))
+		return FN_STUB;
+	if ((fn->len == 6 && !memcmp(fn->str, "[plt0]", 6)) ||
+	    (fn->len == 5 && !memcmp(fn->str, "_init", 5) && addr != fn->key))
+		return FN_PLT0;
+	return FN_OTHER;
 }
 
 const char *strace_frame_name(const struct strace_frame *f)
@@ -295,9 +323,11 @@ static inline void entered(struct strace_stack *s,
 	enter_cb(s, f);
 }
 
-static inline void push(struct strace_stack *s, struct thr *t, uint16_t kind,
-		 uint16_t flags, uint64_t addr, uint64_t call_site,
-		 uint64_t time)
+/* A frame for addr on top of t; pending: a PLT stub's, entered once it
+ * reaches its function (t->pend), not now. */
+static inline void push_frame(struct strace_stack *s, struct thr *t,
+			      uint16_t kind, uint16_t flags, uint64_t addr,
+			      uint64_t call_site, uint64_t time, int pending)
 {
 	struct strace_frame *f;
 
@@ -315,7 +345,17 @@ static inline void push(struct strace_stack *s, struct thr *t, uint16_t kind,
 		  addr, call_site, time);
 	t->syscalls += kind == STRACE_FRAME_SYSCALL;
 	t->n++;
-	entered(s, f);
+	if (pending)
+		t->pend = 1;
+	else
+		entered(s, f);
+}
+
+static inline void push(struct strace_stack *s, struct thr *t, uint16_t kind,
+			uint16_t flags, uint64_t addr, uint64_t call_site,
+			uint64_t time)
+{
+	push_frame(s, t, kind, flags, addr, call_site, time, 0);
 }
 
 /* f, the top frame of t, leaves at time with flags added: depth frames
@@ -349,6 +389,108 @@ static void pop(struct strace_stack *s, struct thr *t, uint64_t time,
 	f = &t->v[t->n - 1];
 	t->syscalls -= f->kind == STRACE_FRAME_SYSCALL;
 	left(s, t, f, t->n - 1, time, flags);
+}
+
+/* --- the person's stack: PLT stubs and lazy binding ---------------------- */
+
+/* The lazy binding as one frame under the top frame: the resolver's (or
+ * the PLT header's, if it went no further), from the binding's start to
+ * time, without the resolver's callees. */
+static void lazy_frame(struct strace_stack *s, struct thr *t, uint64_t time)
+{
+	struct strace_frame *f;
+
+	t->lazy = 0;
+	t->lazy_depth = 0;
+	if (t->extra || !(f = grow(s, t)))
+		return;
+	frame_set(f, t->tid, t->n, STRACE_FRAME_ENTRY, STRACE_FRAME_TAIL,
+		  t->lazy_fn, t->lazy_addr, 0, t->lazy_begin);
+	t->n++;
+	entered(s, f);
+	pop(s, t, time, 0);
+}
+
+/* The pending stub's frame (the top) reached its function: it becomes
+ * fn's (at to) and is entered, with the lazy binding that led there. */
+static void reach(struct strace_stack *s, struct thr *t, uint64_t to,
+		  const struct strace_name *fn, uint64_t time)
+{
+	struct strace_frame *f = &t->v[t->n - 1];
+
+	f->fn = fn;
+	f->addr = fn ? fn->key : to;
+	t->pend = 0;
+	entered(s, f);
+	if (t->lazy)
+		lazy_frame(s, t, time);
+}
+
+/* The pending stub's frame is entered as it is, its binding cut short
+ * at time (a gap, a signal, the end, a return from the stub). */
+static void settle(struct strace_stack *s, struct thr *t, uint64_t time)
+{
+	t->pend = 0;
+	entered(s, &t->v[t->n - 1]);
+	if (t->lazy)
+		lazy_frame(s, t, time);
+}
+
+/*
+ * An event of a thread whose top frame is a pending stub's: the stub's
+ * jump into the PLT's header (the lazy binding begins), the header's into
+ * the resolver, the resolver's calls and returns (none a frame), its jump
+ * to the function bound, or the stub's own jump to its function. Returns
+ * 1 when e was that; else the stub's frame is settled and the caller
+ * takes e.
+ */
+static int pending_event(struct strace_stack *s, struct thr *t,
+			 const struct strace_event *e)
+{
+	const struct strace_name *fn;
+	uint64_t to = e->b;
+
+	switch (e->type) {
+	case STRACE_EV_CALL:
+		if (t->lazy != 2)
+			break;
+		t->lazy_depth++;
+		return 1;
+	case STRACE_EV_RETURN:
+		if (t->lazy != 2 || !t->lazy_depth)
+			break;
+		t->lazy_depth--;
+		return 1;
+	case STRACE_EV_JUMP:
+		if (e->flags & STRACE_F_INTRA)
+			return 1;
+		fn = sym(s, to);
+		if (t->lazy == 1) {
+			/* the PLT's header goes into the resolver */
+			t->lazy = 2;
+			t->lazy_addr = to;
+			t->lazy_fn = fn;
+			return 1;
+		}
+		if (t->lazy == 2) {
+			/* the resolver goes to the function it bound */
+			if (!t->lazy_depth && fn && fn->key == to)
+				reach(s, t, to, fn, e->time);
+			return 1;
+		}
+		if (fn_kind(fn, to) == FN_PLT0) {
+			t->lazy = 1;
+			t->lazy_depth = 0;
+			t->lazy_begin = e->time;
+			t->lazy_addr = to;
+			t->lazy_fn = fn;
+			return 1;
+		}
+		reach(s, t, to, fn, e->time);
+		return 1;
+	}
+	settle(s, t, e->time);
+	return 0;
 }
 
 /* Frames above index i leave (unwound); frame i stays the top. */
@@ -504,6 +646,18 @@ moved(struct strace_stack *s, struct thr *t, uint64_t from, uint64_t time)
 	moved_slow(s, t, f, from, time);
 }
 
+/* Whether the top frame is a callee a tail call entered (the person's
+ * stack): it returns where the frame under it, which jumped to it,
+ * would have. */
+static inline int tail_child(const struct thr *t)
+{
+	const struct strace_frame *f = &t->v[t->n - 1];
+
+	return t->n > 1 && (f->flags & STRACE_FRAME_TAIL) &&
+	       f->kind == STRACE_FRAME_CALL && f[-1].kind == STRACE_FRAME_CALL &&
+	       f->call_site && f[-1].call_site == f->call_site;
+}
+
 static void on_return(struct strace_stack *s, struct thr *t,
 		      const struct strace_event *e)
 {
@@ -529,6 +683,10 @@ static void on_return(struct strace_stack *s, struct thr *t,
 			pop(s, t, e->time, STRACE_FRAME_UNWOUND);
 			s->st.unwinds++;
 		}
+		/* a tail call's callee returns with the frames that
+		 * tail-called it (the person's stack) */
+		while (!s->machine && !t->extra && tail_child(t))
+			pop(s, t, e->time, 0);
 		pop(s, t, e->time, 0);
 		return;
 	}
@@ -613,6 +771,17 @@ static void on_jump(struct strace_stack *s, struct thr *t,
 			s->st.tails++;
 			push(s, t, STRACE_FRAME_ENTRY, STRACE_FRAME_TAIL, to, 0,
 			     e->time);
+			return;
+		}
+		if (!s->machine && t->v[t->n - 1].kind == STRACE_FRAME_CALL &&
+		    t->v[t->n - 1].call_site) {
+			/* the person's stack: the callee of the frame that
+			 * jumped, both returning where it would have (a
+			 * stub's, pending until it reaches its function) */
+			s->st.tails++;
+			push_frame(s, t, STRACE_FRAME_CALL, STRACE_FRAME_TAIL, to,
+				   t->v[t->n - 1].call_site, e->time,
+				   fn_kind(fn, to) == FN_STUB);
 			return;
 		}
 		tail_call(s, t, to, e->time);
@@ -705,6 +874,8 @@ static int add_seed(struct strace_stack *s, struct thr *t,
 
 static void close_all(struct strace_stack *s, struct thr *t, uint64_t time)
 {
+	if (t->pend)
+		settle(s, t, time);
 	while (t->extra || t->n)
 		pop(s, t, time, STRACE_FRAME_CLOSED);
 	t->nh = 0;
@@ -788,6 +959,8 @@ static __attribute__((noinline)) void event(struct strace_stack *s,
 			/* the function the thread's trace starts in */
 			push(s, t, STRACE_FRAME_ENTRY, 0, e->a, 0, e->time);
 	}
+	if (t->pend && pending_event(s, t, e))
+		return;
 	switch (type) {
 	case STRACE_EV_CALL:
 		end_syscall(s, t, e->time);
@@ -798,7 +971,10 @@ static __attribute__((noinline)) void event(struct strace_stack *s,
 		if (e->b > e->a && e->b - e->a <= CALL_MAX &&
 		    sym(s, e->b) == sym(s, e->a))
 			return;
-		push(s, t, STRACE_FRAME_CALL, 0, e->b, e->a, e->time);
+		/* (the person's stack: a PLT stub's frame waits to be
+		 * entered as the function it reaches) */
+		push_frame(s, t, STRACE_FRAME_CALL, 0, e->b, e->a, e->time,
+			   !s->machine && fn_kind(sym(s, e->b), e->b) != FN_OTHER);
 		return;
 	case STRACE_EV_RETURN:
 		end_syscall(s, t, e->time);
@@ -889,6 +1065,15 @@ static const struct strace_event *run(struct strace_stack *s,
 			    e->b <= f->call_site ||
 			    e->b - f->call_site > CALL_MAX)
 				break;
+			/* (the person's stack: with the frames that
+			 * tail-called it, tail_child()) */
+			while (!s->machine && depth > 1 &&
+			       (f->flags & STRACE_FRAME_TAIL) &&
+			       f[-1].kind == STRACE_FRAME_CALL &&
+			       f[-1].call_site == f->call_site) {
+				left(s, t, f, --depth, e->time, 0);
+				f--;
+			}
 			left(s, t, f, --depth, e->time, 0);
 			if (depth)
 				f--;
@@ -900,6 +1085,8 @@ static const struct strace_event *run(struct strace_stack *s,
 			    depth == t->cap)
 				break;
 			fn = sym(s, e->b);
+			if (!s->machine && fn_kind(fn, e->b) != FN_OTHER)
+				break; /* a PLT stub's (event()) */
 			f++;
 			frame_set(f, tid, depth, STRACE_FRAME_CALL, 0, fn, e->b,
 				  e->a, e->time);
@@ -915,6 +1102,22 @@ static const struct strace_event *run(struct strace_stack *s,
 			fn = sym(s, e->b);
 			if (!fn || fn->key != e->b || kind == STRACE_FRAME_SIGNAL)
 				break;
+			if (!s->machine) {
+				/* a tail call, the person's stack: the callee
+				 * of the frame that jumped (on_jump()) */
+				if (kind != STRACE_FRAME_CALL || !site ||
+				    fn_kind(fn, e->b) != FN_OTHER ||
+				    depth == t->cap)
+					break;
+				s->st.tails++;
+				f++;
+				frame_set(f, tid, depth, STRACE_FRAME_CALL,
+					  STRACE_FRAME_TAIL, fn, e->b, site,
+					  e->time);
+				t->n = ++depth;
+				entered(s, f);
+				goto next;
+			}
 			/* a tail call (tail_call()): the frame left, its slot
 			 * the new one's */
 			s->st.tails++;
@@ -952,7 +1155,7 @@ int strace_stack_feed(struct strace_stack *s, const struct strace_event *ev,
 		event(s, e++);
 		if ((t = s->last) != NULL)
 			t->plain = t->started && t->first && !t->syscalls &&
-				   !t->extra;
+				   !t->extra && !t->pend;
 	}
 	s->st.events += n;
 	return s->err;

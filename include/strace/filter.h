@@ -110,6 +110,19 @@ int strace_filter_in_scope(struct strace_filter *f,
  */
 int strace_filter_frame(struct strace_filter *f, const struct strace_frame *fr);
 
+/*
+ * strace_filter_unmatched() - the i-th (0, 1, ...) of the ids and
+ * patterns given (--tid, --pid, --comm, --sym, --no-sym, --dso) that
+ * matched nothing the filter was asked about so far: no thread of the
+ * events, no function of the frames, no DSO of the addresses. *kind and
+ * *value (the pattern, or the id in decimal) are set; value is valid
+ * until the next call or the filter is freed. A reader asks at the end,
+ * to say which of the user's conditions found nothing.
+ * Returns 1, or 0 when fewer than i + 1 matched nothing.
+ */
+int strace_filter_unmatched(struct strace_filter *f, size_t i,
+			    enum strace_filter_kind *kind, const char **value);
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,8 +8,13 @@
  * while following one); the rules that turn calls, returns, jumps,
  * syscalls, signals, gaps and unwinds into frames are in docs/stacks.md:
  * in short, a call pushes; a return pops to the frame whose call it
- * returns after; a jump to another function's entry replaces the top
- * frame (a tail call, PLT stubs included); a jump or return into a
+ * returns after; a jump to another function's entry (a tail call) enters
+ * it as a callee of the top frame, and both return at its return (with
+ * opts.machine, as the machine's stack has it: the jump's target replaces
+ * the top frame); a PLT stub's frame becomes the function it reaches,
+ * and the dynamic linker's lazy binding of it is one frame, the
+ * resolver's (with opts.machine: frames of the stub, of the PLT's
+ * header and of the resolver, as they ran); a jump or return into a
  * function deeper on the stack unwinds to it (longjmp, exceptions); a
  * return that matches no frame makes the function it returns to a new
  * root, begun at the thread's first event; exc_raise unwinds to the frame
@@ -101,6 +106,10 @@ struct strace_stack_cb {
 struct strace_stack_opts {
 	size_t size;        /* sizeof(struct strace_stack_opts) (opts.h) */
 	uint32_t max_depth; /* frames kept per thread; 0: 4096 */
+	int machine;        /* the machine's stack: a tail call replaces the
+			     * top frame, PLT stubs and the lazy binding's
+			     * functions are frames (docs/stacks.md); 0: the
+			     * stack as a person reads it, as uftrace's */
 };
 
 struct strace_stack;

@@ -144,6 +144,8 @@ int main(int argc, char **argv)
 	struct strace_reader *r;
 	struct strace_names *nm;
 	struct strace_stack *st;
+	/* the truth is the machine's stack: tail calls replace frames */
+	struct strace_stack_opts so = {.size = sizeof(so), .machine = 1};
 	struct strace_batch b;
 	static char ours[1 << 16], truth[1 << 16];
 	char name[512];
@@ -160,7 +162,7 @@ int main(int argc, char **argv)
 	if (strace_ring_open(argv[1], &ring) < 0 ||
 	    strace_reader_open(ring, 0, &r) < 0 ||
 	    strace_names_new(ring, &nm) < 0 ||
-	    strace_stack_new(nm, NULL, NULL, &st) < 0) {
+	    strace_stack_new(nm, &so, NULL, &st) < 0) {
 		fprintf(stderr, "stackcmp: %s: cannot read the ring\n", argv[1]);
 		return 2;
 	}

@@ -163,9 +163,12 @@ struct pair {
 	struct log lf, lr, lc;
 };
 
-static int pair_new(struct pair *p, uint32_t max_depth)
+/* machine: the machine's stack (opts.machine), else the person's */
+static int pair_new(struct pair *p, uint32_t max_depth, int machine)
 {
-	struct strace_stack_opts o = {sizeof(o), max_depth};
+	struct strace_stack_opts o = {.size = sizeof(o),
+				      .max_depth = max_depth,
+				      .machine = machine};
 	struct strace_stack_cb cf = {on_enter, on_leave, &p->lf};
 	struct strace_stack_cb cr = {on_enter, on_leave, &p->lr};
 	struct strace_stack_cb cc = {on_enter, on_leave, &p->lc};
@@ -392,7 +395,8 @@ TEST(random_streams)
 			th[t].tid = 100 + (uint32_t)t;
 		n = make_stream(ev, CAP, th, nth);
 		snprintf(what, sizeof(what), "stream %d", it);
-		REQUIRE(pair_new(&p, depths[rnd(6)]));
+		/* the person's stack and the machine's, in turn */
+		REQUIRE(pair_new(&p, depths[rnd(6)], it & 1));
 		while (i < n) { /* in batches of any size */
 			size_t m = 1 + rnd(700);
 			if (m > n - i)
@@ -429,44 +433,51 @@ TEST(rings)
 	REQUIRE(list);
 	for (rp = strtok_r(list, " ", &save); rp;
 	     rp = strtok_r(NULL, " ", &save)) {
-		struct strace_ring *rg;
-		struct strace_reader *rd;
-		struct strace_names *nm;
-		struct strace_batch b;
-		struct pair p;
-		unsigned long before = stack_fast_hits, total = 0;
-		long k;
-		int ok = 1;
+		/* the person's stack, then the machine's */
+		for (int machine = 0; machine < 2; machine++) {
+			struct strace_ring *rg;
+			struct strace_reader *rd;
+			struct strace_names *nm;
+			struct strace_batch b;
+			struct pair p;
+			unsigned long before = stack_fast_hits, total = 0;
+			long k;
+			int ok = 1;
 
-		if (strace_ring_open(rp, &rg) < 0 ||
-		    strace_reader_open(rg, 0, &rd) < 0 ||
-		    strace_names_new(rg, &nm) < 0) {
-			fprintf(stderr, "  %s: cannot read the ring\n", rp);
-			CHECK(0);
-			continue;
+			if (strace_ring_open(rp, &rg) < 0 ||
+			    strace_reader_open(rg, 0, &rd) < 0 ||
+			    strace_names_new(rg, &nm) < 0) {
+				fprintf(stderr, "  %s: cannot read the ring\n",
+					rp);
+				CHECK(0);
+				break;
+			}
+			{
+				/* the pair names with the ring's names */
+				struct strace_names *keep = names;
+				names = nm;
+				REQUIRE(pair_new(&p, 0, machine));
+				names = keep;
+			}
+			while ((k = strace_reader_next(rd, &b, 4096, 0)) > 0) {
+				strace_names_update(nm);
+				pair_feed(&p, b.ev, (size_t)k);
+				total += (unsigned long)k;
+				strace_reader_release(rd, &b);
+			}
+			ok = pair_end(&p, rp);
+			fprintf(stderr,
+				"  %s (the %s's stack): %lu events, %lu by "
+				"the fast path\n",
+				rp, machine ? "machine" : "person", total,
+				stack_fast_hits - before);
+			CHECK(ok);
+			/* real traces are mostly calls and returns */
+			CHECK_INT(stack_fast_hits - before, >, total / 2);
+			strace_names_free(nm);
+			strace_reader_close(rd);
+			strace_ring_close(rg);
 		}
-		{
-			/* the pair names with the ring's names */
-			struct strace_names *keep = names;
-			names = nm;
-			REQUIRE(pair_new(&p, 0));
-			names = keep;
-		}
-		while ((k = strace_reader_next(rd, &b, 4096, 0)) > 0) {
-			strace_names_update(nm);
-			pair_feed(&p, b.ev, (size_t)k);
-			total += (unsigned long)k;
-			strace_reader_release(rd, &b);
-		}
-		ok = pair_end(&p, rp);
-		fprintf(stderr, "  %s: %lu events, %lu by the fast path\n",
-			rp, total, stack_fast_hits - before);
-		CHECK(ok);
-		/* real traces are mostly calls and returns */
-		CHECK_INT(stack_fast_hits - before, >, total / 2);
-		strace_names_free(nm);
-		strace_reader_close(rd);
-		strace_ring_close(rg);
 	}
 	free(list);
 }

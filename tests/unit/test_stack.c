@@ -28,6 +28,10 @@ enum {
 	OCAML_G = 0x1900,
 	RAISE = 0x1a00, /* caml_raise_exn */
 	START = 0x1b00,
+	PLT0 = 0x1c00,     /* [plt0]: the lazy binding's way in */
+	RESOLVER = 0x1d00, /* _dl_runtime_resolve_xsave */
+	FIXUP = 0x1e00,    /* _dl_fixup */
+	INIT = 0x1f00,     /* _init: perf 6.1's name for .plt's start too */
 };
 
 static struct strace_ring *ring;
@@ -45,7 +49,9 @@ static void setup(void)
 		    {PLT_MALLOC, "malloc@plt"}, {MALLOC, "malloc"},
 		    {HANDLER, "on_signal"},     {RESTORE, "__restore_rt"},
 		    {OCAML_F, "camlF"},         {OCAML_G, "camlG"},
-		    {RAISE, "caml_raise_exn"},  {START, "_start"}};
+		    {RAISE, "caml_raise_exn"},  {START, "_start"},
+		    {PLT0, "[plt0]"},		{RESOLVER, "_dl_runtime_resolve_xsave"},
+		    {FIXUP, "_dl_fixup"},	{INIT, "_init"}};
 	struct strace_ring_opts o = {sizeof(o), 1024, 1 << 16,
 				     STRACE_RING_ARCHIVE, 1};
 	uint64_t off;
@@ -102,12 +108,17 @@ static void on_leave(void *arg, const struct strace_frame *f)
 
 #define E(type, a, b) {STRACE_EV_##type, 0, 7, 0, a, b}
 
+/* the machine's stack (opts.machine) in run(); else the person's */
+static int machine;
+
 /* Feed ev[] (times 1, 2, 3...), end the trace, return the log. */
 static const char *run(struct strace_event *ev, size_t n, uint32_t max_depth,
 		       struct strace_stack_stats *st)
 {
 	struct strace_stack_cb cb = {on_enter, on_leave, NULL};
-	struct strace_stack_opts o = {sizeof(o), max_depth};
+	struct strace_stack_opts o = {.size = sizeof(o),
+				      .max_depth = max_depth,
+				      .machine = machine};
 	struct strace_stack *s;
 
 	log_buf[0] = '\0';
@@ -127,6 +138,19 @@ static const char *run(struct strace_event *ev, size_t n, uint32_t max_depth,
 }
 
 #define RUN(ev, max) run(ev, sizeof(ev) / sizeof(ev[0]), max, NULL)
+
+/* The same, the machine's stack. */
+static const char *run_machine(struct strace_event *ev, size_t n)
+{
+	const char *r;
+
+	machine = 1;
+	r = run(ev, n, 0, NULL);
+	machine = 0;
+	return r;
+}
+
+#define RUN_MACHINE(ev) run_machine(ev, sizeof(ev) / sizeof(ev[0]))
 
 TEST(call_return)
 {
@@ -154,8 +178,9 @@ TEST(return_to_deeper_call_site)
 	CHECK_STR(RUN(ev, 0), "+0 f +1 g +2 h -2 h! -1 g! -0 f");
 }
 
-/* call malloc@plt, jmp *GOT to malloc: malloc replaces the stub and
- * returns to the stub's caller */
+/* call malloc@plt, jmp *GOT to malloc: the stub's frame is malloc's
+ * (the machine's stack: malloc replaces the stub), returning to the
+ * stub's caller */
 TEST(plt_tail_call)
 {
 	struct strace_event ev[] = {
@@ -165,8 +190,112 @@ TEST(plt_tail_call)
 		E(RETURN, MALLOC + 0x80, F + 0x25),
 		E(RETURN, F + 0x40, MAIN + 0x15),
 	};
-	CHECK_STR(RUN(ev, 0), "+0 f +1 malloc@plt -1 malloc@plt +1 malloc "
-			      "-1 malloc -0 f");
+	CHECK_STR(RUN(ev, 0), "+0 f +1 malloc -1 malloc -0 f");
+	CHECK_STR(RUN_MACHINE(ev), "+0 f +1 malloc@plt -1 malloc@plt "
+				   "+1 malloc -1 malloc -0 f");
+}
+
+/* the frame of a call to a stub begins at the call, as uftrace's does */
+static uint64_t malloc_begin, malloc_end;
+
+static void times_leave(void *arg, const struct strace_frame *f)
+{
+	const char *n = strace_frame_name(f);
+
+	(void)arg;
+	if (n && !strcmp(n, "malloc")) {
+		malloc_begin = f->begin;
+		malloc_end = f->end;
+	}
+}
+
+/*
+ * The lazy binding of malloc: the stub jumps to the PLT's header, which
+ * jumps into the dynamic linker's resolver, which calls _dl_fixup and
+ * then jumps to malloc. The person's stack: malloc's frame from the call
+ * to its return, the binding one frame under it (the resolver's, without
+ * its callees); the machine's: each function as it ran.
+ */
+TEST(plt_lazy_binding)
+{
+	struct strace_event ev[] = {
+		E(CALL, MAIN + 0x10, F),
+		E(CALL, F + 0x20, PLT_MALLOC),
+		E(JUMP, PLT_MALLOC + 0xb, PLT0),
+		E(JUMP, PLT0 + 0x6, RESOLVER),
+		E(CALL, RESOLVER + 0x40, FIXUP),
+		E(JUMP, FIXUP + 0x10, FIXUP + 0x30),
+		E(RETURN, FIXUP + 0x50, RESOLVER + 0x45),
+		E(JUMP, RESOLVER + 0x90, MALLOC),
+		E(RETURN, MALLOC + 0x80, F + 0x25),
+		E(RETURN, F + 0x40, MAIN + 0x15),
+	};
+	struct strace_stack_cb cb = {NULL, times_leave, NULL};
+	struct strace_stack *s;
+
+	CHECK_STR(RUN(ev, 0), "+0 f +1 malloc +2 _dl_runtime_resolve_xsave "
+			      "-2 _dl_runtime_resolve_xsave -1 malloc -0 f");
+	CHECK_STR(RUN_MACHINE(ev),
+		  "+0 f +1 malloc@plt -1 malloc@plt +1 [plt0] -1 [plt0] "
+		  "+1 _dl_runtime_resolve_xsave +2 _dl_fixup -2 _dl_fixup "
+		  "-1 _dl_runtime_resolve_xsave +1 malloc -1 malloc -0 f");
+	/* malloc lasts from its call (time 2) to its return (9) */
+	REQUIRE(strace_stack_new(names, NULL, &cb, &s) == 0);
+	strace_stack_feed(s, ev, sizeof(ev) / sizeof(ev[0]));
+	strace_stack_end(s);
+	strace_stack_free(s);
+	CHECK_U64(malloc_begin, ==, 2);
+	CHECK_U64(malloc_end, ==, 9);
+
+	/* perf 6.1's names: the PLT's header is _init+0x20 */
+	ev[2].b = INIT + 0x20;
+	ev[3].a = INIT + 0x26;
+	CHECK_STR(RUN(ev, 0), "+0 f +1 malloc +2 _dl_runtime_resolve_xsave "
+			      "-2 _dl_runtime_resolve_xsave -1 malloc -0 f");
+}
+
+/* A lazy binding cut short (an error in the resolver): the stub's frame
+ * is entered as it is, the binding's up to the error */
+TEST(plt_lazy_binding_cut_short)
+{
+	struct strace_event ev[] = {
+		E(CALL, MAIN + 0x10, F),
+		E(CALL, F + 0x20, PLT_MALLOC),
+		E(JUMP, PLT_MALLOC + 0xb, PLT0),
+		E(JUMP, PLT0 + 0x6, RESOLVER),
+		E(CALL, RESOLVER + 0x40, FIXUP),
+		E(ERROR, FIXUP + 0x20, 0),
+		E(RETURN, F + 0x40, MAIN + 0x15),
+	};
+	CHECK_STR(RUN(ev, 0), "+0 f +1 malloc@plt "
+			      "+2 _dl_runtime_resolve_xsave "
+			      "-2 _dl_runtime_resolve_xsave -1 malloc@plt! "
+			      "-0 f");
+}
+
+/*
+ * A tail call (f jumps to g's entry): the person's stack keeps f open as
+ * g's caller, and both return at g's return, as uftrace shows them; the
+ * machine's stack has g replace f. Through a stub too: f jumps to
+ * malloc@plt, which jumps to malloc.
+ */
+TEST(tail_call_keeps_its_caller)
+{
+	struct strace_event ev[] = {
+		E(CALL, MAIN + 0x10, F),
+		E(JUMP, F + 0x30, G),
+		E(JUMP, G + 0x30, H),
+		E(RETURN, H + 0x40, MAIN + 0x15),
+		E(CALL, MAIN + 0x20, F),
+		E(JUMP, F + 0x30, PLT_MALLOC),
+		E(JUMP, PLT_MALLOC + 0x4, MALLOC),
+		E(RETURN, MALLOC + 0x80, MAIN + 0x25),
+	};
+	CHECK_STR(RUN(ev, 0), "+0 f +1 g +2 h -2 h -1 g -0 f "
+			      "+0 f +1 malloc -1 malloc -0 f");
+	CHECK_STR(RUN_MACHINE(ev), "+0 f -0 f +0 g -0 g +0 h -0 h "
+				   "+0 f -0 f +0 malloc@plt -0 malloc@plt "
+				   "+0 malloc -0 malloc");
 }
 
 /* longjmp: a jump into the middle of a function deeper on the stack */
