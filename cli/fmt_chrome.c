@@ -395,7 +395,7 @@ static char *put_frame_name(struct view *v, struct chrome *c, char *p,
 		pc = &c->names[f->fn->id];
 	} else if (!fn) {
 		/* an address's label, "[syscall]", "[signal]": cached */
-		uint64_t id = view_name_id(f);
+		uint64_t id = view_name_id(v, f);
 		size_t k = (size_t)(id * 0x9e3779b97f4a7c15ull >> 54) % LCACHE;
 		struct piece *lp = &c->lcache[k].pc;
 		if (!lp->s || c->lcache[k].id != id) {

@@ -262,10 +262,11 @@ found:
 /* A frame's name as view_name_id() gives it (views.h: the names id of
  * its function, else its address with bit 63 set), without the call;
  * syscall and signal frames have fixed names (FIX_*_NAME). */
-static inline uint64_t frame_id(const struct strace_frame *f)
+static inline uint64_t frame_id(struct view *v,
+				const struct strace_frame *f)
 {
 	if (f->kind == STRACE_FRAME_SYSCALL || f->kind == STRACE_FRAME_SIGNAL)
-		return view_name_id(f);
+		return view_name_id(v, f);
 	return f->fn ? f->fn->id : f->addr | 1ull << 63;
 }
 
@@ -284,7 +285,7 @@ static inline uint32_t name_index(struct view *v, struct fxt *x,
 {
 	uint32_t index;
 
-	if (kind == STRACE_FRAME_SYSCALL)
+	if (kind == STRACE_FRAME_SYSCALL && id == VIEW_ID_SYSCALL)
 		return FIX_SYSCALL_NAME;
 	if (kind == STRACE_FRAME_SIGNAL)
 		return FIX_SIGNAL_NAME;
@@ -300,7 +301,7 @@ static inline uint32_t frame_name(struct view *v, struct fxt *x,
 				  const struct strace_frame *f)
 {
 	if (__builtin_expect(f->kind >= STRACE_FRAME_SYSCALL, 0))
-		return name_index(v, x, f->kind, 0);
+		return name_index(v, x, f->kind, frame_id(v, f));
 	return name_index(v, x, f->kind,
 			  f->fn ? f->fn->id : f->addr | 1ull << 63);
 }
@@ -672,7 +673,7 @@ static __attribute__((noinline)) void keep(struct view *v, struct fxt *x,
 			write_dfr(v, x, th);
 		}
 	}
-	th->dfr[th->ndfr++] = (struct dfr){f->begin, f->end,	 frame_id(f),
+	th->dfr[th->ndfr++] = (struct dfr){f->begin, f->end,	 frame_id(x->v, f),
 					   th->seq++, th->pid, f->kind,
 					   f->flags};
 }
@@ -751,7 +752,7 @@ static void fxt_enter(void *state, const struct strace_frame *f)
 	if (__builtin_expect(!x->cur_slot || x->cur_tid != f->tid ||
 				     !th->tfirst || f->begin <= th->tfirst ||
 				     f->kind > STRACE_FRAME_ENTRY ||
-				     !(name = known_name(x, frame_id(f))) ||
+				     !(name = known_name(x, frame_id(x->v, f))) ||
 				     (th->nbe && th->bepid != th->pid),
 			     0)) {
 		enter_slow(state, f);

@@ -144,7 +144,12 @@ struct uft {
 	 * signals), open addressing */
 	struct label *labs;
 	size_t nlabs, labcap;
-	uint64_t sys_addr, sig_addr; /* [syscall], [signal] */
+	uint64_t sig_addr; /* [signal] */
+	/* [syscall] and "[syscall NAME]" (open addressing by view_name_id();
+	 * full: a pseudo address each time) */
+	struct {
+		uint64_t id, addr;
+	} sys[256];
 	/* the labels' module: the label id of each of its addresses */
 	uint64_t *pseudo;
 	size_t npseudo, pcap;
@@ -521,7 +526,7 @@ static __attribute__((noinline)) uint64_t fn_addr(struct view *v,
 		u->fnaddr = n;
 		u->fncap = cap;
 	}
-	a = in_dso(v, fn->key) ? fn->key : pseudo_addr(v, u, view_name_id(f));
+	a = in_dso(v, fn->key) ? fn->key : pseudo_addr(v, u, view_name_id(v, f));
 	u->fnaddr[fn->id] = a;
 	return a;
 }
@@ -536,12 +541,25 @@ static __attribute__((noinline)) uint64_t label_addr(struct view *v,
 	uint64_t key = f->addr, a;
 	size_t j;
 
-	if (f->kind == STRACE_FRAME_SYSCALL || f->kind == STRACE_FRAME_SIGNAL) {
-		uint64_t *c = f->kind == STRACE_FRAME_SYSCALL ? &u->sys_addr
-							     : &u->sig_addr;
-		if (!*c)
-			*c = pseudo_addr(v, u, view_name_id(f));
-		return *c;
+	if (f->kind == STRACE_FRAME_SYSCALL) {
+		uint64_t id = view_name_id(v, f);
+		size_t k = (size_t)(id * 0x9e3779b97f4a7c15ull >> 56), i;
+
+		for (i = 0; i < 256 && u->sys[k].addr && u->sys[k].id != id;
+		     i++)
+			k = (k + 1) & 255;
+		if (i == 256)
+			return pseudo_addr(v, u, id);
+		if (!u->sys[k].addr) {
+			u->sys[k].id = id;
+			u->sys[k].addr = pseudo_addr(v, u, id);
+		}
+		return u->sys[k].addr;
+	}
+	if (f->kind == STRACE_FRAME_SIGNAL) {
+		if (!u->sig_addr)
+			u->sig_addr = pseudo_addr(v, u, view_name_id(v, f));
+		return u->sig_addr;
 	}
 	if (2 * (u->nlabs + 1) > u->labcap) {
 		size_t cap = u->labcap ? 2 * u->labcap : 1024;
@@ -572,9 +590,9 @@ static __attribute__((noinline)) uint64_t label_addr(struct view *v,
 	}
 	/* a new one: in a DSO it keeps its address (the DSO's .sym file names it);
 	 * elsewhere it goes to the labels' module */
-	a = in_dso(v, key) ? key : pseudo_addr(v, u, view_name_id(f));
+	a = in_dso(v, key) ? key : pseudo_addr(v, u, view_name_id(v, f));
 	u->labs[j].key = key;
-	u->labs[j].id = view_name_id(f);
+	u->labs[j].id = view_name_id(v, f);
 	u->labs[j].addr = a;
 	u->nlabs++;
 	return a;
@@ -1193,7 +1211,7 @@ static int write_modules(struct view *v, struct uft *u, struct sb *map,
 			struct strace_frame fake;
 			memset(&fake, 0, sizeof(fake));
 			fake.addr = m[i].start;
-			if (msym_add(&m[i], 0, 1, view_name_id(&fake), 1) < 0)
+			if (msym_add(&m[i], 0, 1, view_name_id(v, &fake), 1) < 0)
 				goto nomem;
 		}
 		if (write_sym(v, u, &m[i], &b) < 0)

@@ -149,11 +149,11 @@ static void usage(FILE *f)
 		"                        strace, else ~/.cache/strace; one file\n"
 		"                        per ELF build-id; docs/cache.md)\n"
 		"      --names perf|plain\n"
-		"                        how functions are named: as perf 6.1's\n"
-		"                        perf script names them (default), or\n"
-		"                        as a person types them, as objdump and\n"
-		"                        nm do (puts@plt, [plt0], puts, not\n"
-		"                        _IO_puts; docs/stacks.md)\n"
+		"                        how functions are named: as a person\n"
+		"                        types them, as objdump and nm do\n"
+		"                        (default: puts@plt, [plt0], puts, not\n"
+		"                        _IO_puts), or as perf 6.1's perf script\n"
+		"                        names them (docs/stacks.md)\n"
 		"      --plugin FILE.so[:ARG,...]\n"
 		"                        hand every event to this plugin, in\n"
 		"                        this process, before the ring\n"
@@ -550,7 +550,7 @@ static int capture(int argc, char **argv)
 	const char *input = NULL, *output = NULL, *types_arg = NULL;
 	const char *vdso = NULL;
 	int mode = -1, jobs = 1, quiet = 0, wait_readers = 0;
-	int names = STRACE_PLT_PERF61;
+	int names = STRACE_PLT_PLAIN;
 	unsigned flags = 0;
 	long pid = 0;
 	uint32_t tid = 0;

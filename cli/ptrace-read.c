@@ -1515,7 +1515,7 @@ static int cmd_stat(const struct opts *o, const char *path)
 	struct strace_ring_stat st;
 	struct strace_reader_info ri[STRACE_RING_MAX_READERS];
 	struct strace_string s;
-	uint64_t off = 0, kinds[5] = {0}, nstr = 0, lost = 0;
+	uint64_t off = 0, kinds[6] = {0}, nstr = 0, lost = 0;
 	char when[64];
 	time_t t;
 	struct tm tm;
@@ -1548,6 +1548,9 @@ static int cmd_stat(const struct opts *o, const char *path)
 		case STRACE_EV_PROCESS:
 			kinds[3]++;
 			break;
+		case STRACE_EV_SYSCALL:
+			kinds[5]++;
+			break;
 		default:
 			kinds[4]++;
 		}
@@ -1572,9 +1575,10 @@ static int cmd_stat(const struct opts *o, const char *path)
 	printf("oldest:     %" PRIu64 "\n", st.tail);
 	printf("strings:    %" PRIu64 " of %" PRIu64 " bytes, %" PRIu64
 	       " entries (%" PRIu64 " symbols, %" PRIu64 " dsos, %" PRIu64
-	       " threads, %" PRIu64 " processes, %" PRIu64 " other)%s\n",
+	       " threads, %" PRIu64 " processes, %" PRIu64 " syscall sites, %" PRIu64
+	       " other)%s\n",
 	       st.strings_used, st.strings_size, nstr, kinds[0], kinds[1],
-	       kinds[2], kinds[3], kinds[4],
+	       kinds[2], kinds[3], kinds[5], kinds[4],
 	       rc < 0 ? " - table corrupt after the last entry" : "");
 	printf("writers:    %u live, %u dead, %u closed\n", st.writers_live,
 	       st.writers_dead, st.writers_closed);

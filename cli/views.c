@@ -19,9 +19,15 @@
 #define PENDING 1u /* user[1]: the tree has not printed its line yet */
 
 /* labels of frames without a function of their own */
-#define ID_UNKNOWN (1ull << 63)
-#define ID_SYSCALL (1ull << 62)
-#define ID_SIGNAL (1ull << 61)
+#define ID_UNKNOWN VIEW_ID_UNKNOWN
+#define ID_SYSCALL VIEW_ID_SYSCALL
+#define ID_SIGNAL VIEW_ID_SIGNAL
+/* the widest DSO column of a report */
+#define DSO_COL_MAX 64
+/* a label id of a syscall frame (an address label may have bit 62) */
+#define IS_SYSCALL_ID(id) (((id) & (ID_UNKNOWN | ID_SYSCALL)) == ID_SYSCALL)
+/* a label id that is a names id (of a symbol) */
+#define IS_NAME_ID(id) (!((id) & (ID_UNKNOWN | ID_SYSCALL | ID_SIGNAL)))
 
 struct row {
 	uint64_t key;
@@ -64,6 +70,13 @@ struct view {
 	size_t mapcap;
 	uint32_t *byid; /* functions: names id -> index + 1 in rows */
 	size_t bycap;
+	/* functions: names id -> the id + 1 of the first symbol entry of
+	 * its start and name (a producer may define a function twice),
+	 * found through same[] (ids + 1, open addressing by both) */
+	uint32_t *canon;
+	size_t canoncap;
+	uint32_t *same;
+	size_t samecap, nsame;
 	/* folded */
 	struct path *paths;
 	size_t npaths, pcap;
@@ -79,10 +92,17 @@ struct view {
 
 /* --- frames ------------------------------------------------------------- */
 
-static uint64_t label_id(const struct strace_frame *f)
+/* A frame's label: its symbol's names id; ID_SYSCALL, with the names id +
+ * 1 of the system call when the producer named it; ID_SIGNAL; else
+ * ID_UNKNOWN with the address. */
+static uint64_t label_id(struct view *v, const struct strace_frame *f)
 {
-	if (f->kind == STRACE_FRAME_SYSCALL)
-		return ID_SYSCALL;
+	if (f->kind == STRACE_FRAME_SYSCALL) {
+		const struct strace_name *e =
+			v->names ? strace_names_syscall(v->names, f->addr)
+				 : NULL;
+		return ID_SYSCALL | (e ? (uint64_t)e->id + 1 : 0);
+	}
 	if (f->kind == STRACE_FRAME_SIGNAL)
 		return ID_SIGNAL;
 	return f->fn ? f->fn->id : (f->addr | ID_UNKNOWN);
@@ -96,9 +116,17 @@ static char *put_label(struct view *v, char *p, uint64_t id)
 	uint64_t addr;
 	size_t len;
 
-	if (id == ID_SYSCALL) {
-		memcpy(p, "[syscall]", 9);
-		return p + 9;
+	if (IS_SYSCALL_ID(id)) {
+		if (id == ID_SYSCALL) {
+			memcpy(p, "[syscall]", 9);
+			return p + 9;
+		}
+		fn = strace_names_get(v->names, (uint32_t)(id - ID_SYSCALL) - 1);
+		len = fn->len < 64 ? fn->len : 64;
+		memcpy(p, "[syscall ", 9);
+		memcpy(p + 9, fn->str, len);
+		p[9 + len] = ']';
+		return p + 10 + len;
 	}
 	if (id == ID_SIGNAL) {
 		memcpy(p, "[signal]", 8);
@@ -235,18 +263,18 @@ static void tree_line(struct view *v, const struct strace_frame *f, int what)
 
 	if (what == 0) { /* an open frame with callees: "name() {" */
 		p = tree_prefix(v, p, 0, 0, f->tid, rd);
-		p = put_label(v, p, label_id(f));
+		p = put_label(v, p, label_id(v, f));
 		memcpy(p, "() {\n", 5);
 		p += 5;
 	} else if (what == 1) { /* a leaf: "name();" */
 		p = tree_prefix(v, p, 1, f->end - f->begin, f->tid, rd);
-		p = put_label(v, p, label_id(f));
+		p = put_label(v, p, label_id(v, f));
 		memcpy(p, "();\n", 4);
 		p += 4;
 	} else { /* "} /" "* name *" "/" */
 		p = tree_prefix(v, p, 1, f->end - f->begin, f->tid, rd);
 		memcpy(p, "} /* ", 5);
-		p = put_label(v, p + 5, label_id(f));
+		p = put_label(v, p + 5, label_id(v, f));
 		memcpy(p, " */\n", 4);
 		p += 4;
 	}
@@ -294,6 +322,70 @@ static void tree_leave(void *arg, const struct strace_frame *f)
 
 /* --- report --------------------------------------------------------------- */
 
+static uint64_t name_hash(const struct strace_name *fn)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ fn->key;
+
+	for (uint32_t i = 0; i < fn->len; i++)
+		h = (h ^ (unsigned char)fn->str[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* The id of the first symbol entry with fn's start and name: a report's
+ * row is a function, however often it was defined (a producer defines a
+ * symbol again when it finds it shorter). fn's own id when memory runs
+ * out. */
+static uint64_t same_function(struct view *v, const struct strace_name *fn)
+{
+	size_t j, mask;
+
+	if (fn->id < v->canoncap && v->canon[fn->id])
+		return v->canon[fn->id] - 1;
+	if (fn->id >= v->canoncap) {
+		size_t cap = v->canoncap ? v->canoncap : 1024;
+		while (cap <= fn->id)
+			cap *= 2;
+		uint32_t *c = realloc(v->canon, cap * sizeof(*c));
+		if (!c)
+			return fn->id;
+		memset(c + v->canoncap, 0, (cap - v->canoncap) * sizeof(*c));
+		v->canon = c;
+		v->canoncap = cap;
+	}
+	if (2 * (v->nsame + 1) > v->samecap) {
+		size_t cap = v->samecap ? 2 * v->samecap : 1024;
+		uint32_t *t = calloc(cap, sizeof(*t));
+		if (!t)
+			return fn->id;
+		for (size_t i = 0; i < v->samecap; i++) {
+			if (!v->same[i])
+				continue;
+			j = name_hash(strace_names_get(v->names, v->same[i] - 1)) &
+			    (cap - 1);
+			while (t[j])
+				j = (j + 1) & (cap - 1);
+			t[j] = v->same[i];
+		}
+		free(v->same);
+		v->same = t;
+		v->samecap = cap;
+	}
+	mask = v->samecap - 1;
+	for (j = name_hash(fn) & mask; v->same[j]; j = (j + 1) & mask) {
+		const struct strace_name *e =
+			strace_names_get(v->names, v->same[j] - 1);
+		if (e->key == fn->key && e->len == fn->len &&
+		    !memcmp(e->str, fn->str, fn->len)) {
+			v->canon[fn->id] = v->same[j];
+			return v->same[j] - 1;
+		}
+	}
+	v->same[j] = fn->id + 1;
+	v->nsame++;
+	v->canon[fn->id] = fn->id + 1;
+	return fn->id;
+}
+
 static uint64_t row_key(struct view *v, const struct strace_frame *f)
 {
 	const struct strace_name *d;
@@ -309,7 +401,10 @@ static uint64_t row_key(struct view *v, const struct strace_frame *f)
 		d = v->names ? strace_names_dso(v->names, f->addr) : NULL;
 		return d ? d->id : ID_UNKNOWN;
 	}
-	return label_id(f);
+	if (f->fn && f->kind != STRACE_FRAME_SYSCALL &&
+	    f->kind != STRACE_FRAME_SIGNAL)
+		return same_function(v, f->fn);
+	return label_id(v, f);
 }
 
 /* The index of key's row, made from f when new: rows[] only grows, so
@@ -446,23 +541,92 @@ static int cmp_rows(const void *a, const void *b)
 	return x->key < y->key ? -1 : x->key > y->key;
 }
 
+static int cmp_row_names(const void *a, const void *b)
+{
+	const struct strace_name *x = *(const struct strace_name *const *)a;
+	const struct strace_name *y = *(const struct strace_name *const *)b;
+	int c = memcmp(x->str, y->str, x->len < y->len ? x->len : y->len);
+
+	return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* Whether two of the n rows (functions) have one name (in two DSOs, or
+ * two static functions of one). Returns -1 when out of memory. */
+static int names_repeat(struct view *v, size_t n)
+{
+	const struct strace_name **nm = malloc((n + 1) * sizeof(*nm));
+	size_t k = 0;
+	int rep = 0;
+
+	if (!nm)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (IS_NAME_ID(v->rows[i].key))
+			nm[k++] = strace_names_get(v->names,
+						   (uint32_t)v->rows[i].key);
+	qsort(nm, k, sizeof(*nm), cmp_row_names);
+	for (size_t i = 1; i < k && !rep; i++)
+		rep = !cmp_row_names(&nm[i - 1], &nm[i]);
+	free(nm);
+	return rep;
+}
+
+/* The base name of the DSO of a function's row ("" if none). */
+static const char *row_dso(struct view *v, const struct row *r, int *len)
+{
+	const struct strace_name *d = NULL;
+	const char *b = "";
+
+	if (IS_NAME_ID(r->key))
+		d = strace_names_dso(
+			v->names,
+			strace_names_get(v->names, (uint32_t)r->key)->key);
+	if (d) {
+		b = strrchr(d->str, '/');
+		b = b ? b + 1 : d->str;
+	}
+	*len = (int)strlen(b) < DSO_COL_MAX ? (int)strlen(b) : DSO_COL_MAX;
+	return b;
+}
+
 static int report_print(struct view *v)
 {
 	struct out *o = v->out;
 	size_t n = 0;
+	int dsocol = 0, width = 3, len;
+	const char *b;
 	static const char *const first[] = {"Function", "Thread", "DSO"};
 
 	for (size_t i = 0; i < v->nrows; i++)
 		if (v->rows[i].calls)
 			v->rows[n++] = v->rows[i];
+	/* a name on two rows (_start of the program and of ld.so): say
+	 * which DSO each is in */
+	if (v->o.by == VIEW_BY_FUNCTION && v->names &&
+	    (dsocol = names_repeat(v, n)) < 0)
+		return -1;
+	for (size_t i = 0; dsocol && i < n; i++) {
+		row_dso(v, &v->rows[i], &len);
+		width = len > width ? len : width;
+	}
 	view_sort_key = v->o.sort;
 	qsort(v->rows, n, sizeof(*v->rows), cmp_rows);
 	o->p += sprintf(o->p,
 			"  Total time   Self time       Calls     Average     "
-			"Maximum  %s\n"
+			"Maximum  ");
+	if (dsocol)
+		o->p += sprintf(o->p, "%-*s  ", width, "DSO");
+	o->p += sprintf(o->p,
+			"%s\n"
 			"  ==========  ==========  ==========  ==========  "
-			"==========  ====================\n",
+			"==========  ",
 			first[v->o.by]);
+	if (dsocol) {
+		memset(o->p, '=', (size_t)width);
+		o->p += width;
+		o->p += sprintf(o->p, "  ");
+	}
+	o->p += sprintf(o->p, "====================\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct row *r = &v->rows[i];
 		char *p = o->p;
@@ -489,7 +653,7 @@ static int report_print(struct view *v)
 				p += sprintf(p, " %.*s", (int)(t->len < 256 ? t->len : 256),
 					     t->str);
 		} else if (v->o.by == VIEW_BY_DSO) {
-			if (r->key == ID_SYSCALL || r->key == ID_SIGNAL) {
+			if (IS_SYSCALL_ID(r->key) || r->key == ID_SIGNAL) {
 				p = put_label(v, p, r->key);
 			} else if (r->key == ID_UNKNOWN) {
 				memcpy(p, "[unknown]", 9);
@@ -502,6 +666,10 @@ static int report_print(struct view *v)
 					     d->str);
 			}
 		} else {
+			if (dsocol) {
+				b = row_dso(v, r, &len);
+				p += sprintf(p, "%-*.*s  ", width, len, b);
+			}
 			p = put_label(v, p, r->key);
 		}
 		*p++ = '\n';
@@ -529,7 +697,7 @@ static void folded_enter(void *arg, const struct strace_frame *f)
 	if (!kept(v, f, &rd))
 		return;
 	/* the stack's hash: the caller's when shown, else a fresh one */
-	m->user[1] = mix(rd && f->depth ? f[-1].user[1] : 0, label_id(f));
+	m->user[1] = mix(rd && f->depth ? f[-1].user[1] : 0, label_id(v, f));
 }
 
 /* The path of f: the ids of the shown frames from the outermost. */
@@ -546,7 +714,7 @@ static int path_ids(struct view *v, const struct strace_frame *f, size_t *n)
 	}
 	for (const struct strace_frame *x = f - f->depth; x <= f; x++)
 		if (x->user[1])
-			v->ids[k++] = label_id(x);
+			v->ids[k++] = label_id(v, x);
 	*n = k;
 	return 0;
 }
@@ -716,12 +884,12 @@ void view_fail(struct view *v, int err)
 
 char *view_put_name(struct view *v, char *p, const struct strace_frame *f)
 {
-	return put_label(v, p, label_id(f));
+	return put_label(v, p, label_id(v, f));
 }
 
-uint64_t view_name_id(const struct strace_frame *f)
+uint64_t view_name_id(struct view *v, const struct strace_frame *f)
 {
-	return label_id(f);
+	return label_id(v, f);
 }
 
 char *view_put_name_id(struct view *v, char *p, uint64_t id)
@@ -846,6 +1014,8 @@ void view_free(struct view *v)
 	free(v->rows);
 	free(v->map);
 	free(v->byid);
+	free(v->canon);
+	free(v->same);
 	free(v->paths);
 	free(v->pool);
 	free(v->ids);

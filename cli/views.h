@@ -105,9 +105,14 @@ void view_fail(struct view *v, int err);
  * "[signal]" for those frames. Writes at most FMT_NAME_MAX + 64 bytes.
  */
 char *view_put_name(struct view *v, char *p, const struct strace_frame *f);
-/* view_name_id() - one number per distinct name view_put_name() gives
- * (a names id, or the address with bit 63 set, or a pseudo-frame's) */
-uint64_t view_name_id(const struct strace_frame *f);
+/* view_name_id() - one number per distinct name view_put_name() gives:
+ * a names id; VIEW_ID_UNKNOWN with the address (no symbol); VIEW_ID_SYSCALL
+ * with the names id + 1 of the system call ("[syscall write]"), or alone
+ * ("[syscall]": the producer could not tell which); VIEW_ID_SIGNAL */
+#define VIEW_ID_UNKNOWN (1ull << 63)
+#define VIEW_ID_SYSCALL (1ull << 62)
+#define VIEW_ID_SIGNAL (1ull << 61)
+uint64_t view_name_id(struct view *v, const struct strace_frame *f);
 /* view_put_name_id() - the name of an id from view_name_id() */
 char *view_put_name_id(struct view *v, char *p, uint64_t id);
 

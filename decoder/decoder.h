@@ -118,8 +118,9 @@ enum strace_plt_style {
 	 * "[plt0]"; of the aliases at one address an exported one before a
 	 * local, the default version before others, the fewest leading
 	 * underscores (no __GI_ or __libc_ alias where a public name
-	 * exists), without its @VERSION; a symbol without size extends to
-	 * the next, but not past the end of its section. */
+	 * exists; __GI_X, the only name, as X), without its @VERSION; a
+	 * symbol without size extends to the next, but not past the end of
+	 * its section. */
 	STRACE_PLT_PLAIN = 2,
 };
 
@@ -212,6 +213,20 @@ struct strace_symbol {
  */
 int strace_image_symbol(struct strace_image *img, uint64_t addr,
 			struct strace_symbol *out);
+
+/*
+ * strace_syscall_nr() - the number of the system call the `syscall`
+ * instruction at addr makes, as its code says: the last `mov $N, %eax`
+ * before it on the straight path from the start of its symbol, with
+ * nothing between that may change %eax, no call, and no direct branch
+ * landing between (decoder/sysnr.c). Returns N, or -1 when the code does
+ * not say (no symbol, no syscall at addr, the number loaded or computed).
+ */
+long strace_syscall_nr(struct strace_image *img, uint64_t addr);
+
+/* strace_syscall_name() - x86-64's name of system call nr ("write"), from
+ * the kernel's list at build time; NULL if it has none. */
+const char *strace_syscall_name(long nr);
 
 /* strace_image_generation() - changes whenever a mapping is added or
  * removed; block caches keyed by address compare it to know when to flush. */
@@ -335,8 +350,13 @@ struct strace_blockfile_sym {
 #define STRACE_BLOCKFILE_ID_MAX 64
 /* the symbol options a file's symbols were read with: plt_style in bits
  * 0-7, no_debuginfo bit 8, no_demangle bit 9 */
+/* (the revision of STRACE_PLT_PLAIN's rules, bits 10-17: a cache made
+ * under other rules is stale) */
+#define STRACE_PLT_PLAIN_REV 1
 #define STRACE_BLOCKFILE_SYMOPTS(plt, nodebug, nodemangle)                    \
-	((uint32_t)(plt) | (nodebug ? 1u << 8 : 0) | (nodemangle ? 1u << 9 : 0))
+	((uint32_t)(plt) | (nodebug ? 1u << 8 : 0) |                          \
+	 (nodemangle ? 1u << 9 : 0) |                                         \
+	 ((plt) == STRACE_PLT_PLAIN ? (uint32_t)STRACE_PLT_PLAIN_REV << 10 : 0))
 #define STRACE_BLOCKFILE_PERF61(symopts)                                      \
 	(((symopts) & 0xff) == STRACE_PLT_PERF61)
 

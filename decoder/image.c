@@ -1157,6 +1157,10 @@ static int read_symtab(struct object *o, Elf *elf, size_t shstrndx,
 				name = vbuf;
 				must_copy = 1;
 			}
+			/* __GI_X is glibc's internal alias of X: where it is
+			 * the only name (ld.so's), X is what a person types */
+			if (!strncmp(name, "__GI_", 5) && name[5])
+				name += 5;
 		}
 		/* perf stores names demangled (C++, OCaml) */
 		if (!no_demangle) {
@@ -1641,7 +1645,8 @@ int strace_dec_perf_choose_best(uint64_t la, int binda, const char *namea,
  * than a (na), of two symbols at one address: an exported one (global,
  * weak) before a local one (glibc's __GI_ aliases are local), the
  * default version before an older one, a function before a label, the
- * fewest leading underscores (puts, not _IO_puts; write, not __write),
+ * fewest leading underscores (puts, not _IO_puts; write, not __write;
+ * __GI_ was taken off the name as it was read),
  * one with a size, the shortest, the first read.
  */
 static int better_plain(const struct sym *a, const char *na,

@@ -111,3 +111,24 @@ int strace_writer_define_symbol(struct strace_writer *w,
 	rc = strace_writer_define(w, &d, types);
 	return rc < 0 ? rc : 1;
 }
+
+int strace_writer_name_syscall(struct strace_writer *w,
+			       struct strace_symset *set, uint64_t addr,
+			       uint64_t nr, const char *name)
+{
+	uint64_t off;
+	int rc = 1;
+
+	if (set) {
+		/* (bit 63 keeps a site apart from a symbol starting there:
+		 * user addresses never have it) */
+		pthread_mutex_lock(&set->lock);
+		rc = symset_add(set, addr | 1ull << 63);
+		pthread_mutex_unlock(&set->lock);
+		if (rc <= 0)
+			return rc;
+	}
+	rc = strace_ring_add_string(strace_writer_ring(w), STRACE_EV_SYSCALL,
+				    addr, nr, name, strlen(name), &off);
+	return rc < 0 ? rc : 1;
+}

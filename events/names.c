@@ -46,6 +46,8 @@ struct strace_names {
 	size_t count, nchunks;
 	struct ranges syms, dsos;
 	struct map threads, procs, offs;
+	/* syscall sites -> the first entry of their number (sysnr) */
+	struct map syssites, sysnr;
 	uint64_t gen;
 	int corrupt;
 	/* the last thread looked up: events come in runs of one thread */
@@ -77,6 +79,8 @@ void strace_names_free(struct strace_names *n)
 	free(n->threads.slots);
 	free(n->procs.slots);
 	free(n->offs.slots);
+	free(n->syssites.slots);
+	free(n->sysnr.slots);
 	free(n);
 }
 
@@ -273,6 +277,16 @@ int strace_names_update(struct strace_names *n)
 				if (s.key && s.key <= UINT32_MAX)
 					rc = map_put(&n->procs, s.key, e, 1);
 				break;
+			case STRACE_EV_SYSCALL:
+				/* one entry per number: sites share it */
+				if (s.aux >= 1u << 20 || !s.len)
+					break;
+				rc = map_put(&n->sysnr, s.aux, e, 0);
+				if (rc == 0)
+					rc = map_put(&n->syssites, s.key,
+						     map_get(&n->sysnr, s.aux),
+						     0);
+				break;
 			}
 		}
 		if (rc < 0)
@@ -312,6 +326,12 @@ const struct strace_name *strace_names_dso(struct strace_names *n,
 					   uint64_t addr)
 {
 	return range_find(&n->dsos, addr);
+}
+
+const struct strace_name *strace_names_syscall(struct strace_names *n,
+					       uint64_t addr)
+{
+	return map_get(&n->syssites, addr);
 }
 
 const struct strace_name *strace_names_thread(struct strace_names *n,

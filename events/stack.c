@@ -151,39 +151,6 @@ static void sym_sync(struct strace_stack *s)
 	}
 }
 
-static __attribute__((noinline)) const struct strace_name *
-sym_slow(struct strace_stack *s, struct symcache *c, uint64_t addr)
-{
-	const struct strace_name *fn =
-		s->names ? strace_names_symbol(s->names, addr) : NULL;
-
-	c->addr = addr;
-	c->fn = (uintptr_t)fn | 1;
-	return fn;
-}
-
-static inline __attribute__((always_inline)) const struct strace_name *
-sym(struct strace_stack *s, uint64_t addr)
-{
-	struct symcache *c =
-		&s->sc[(addr * 0x9e3779b97f4a7c15ull) >> (64 - SYMCACHE_BITS)];
-
-	if (__builtin_expect(c->addr == addr && c->fn, 1))
-		return (const struct strace_name *)(c->fn & ~(uintptr_t)1);
-	return sym_slow(s, c, addr);
-}
-
-/* whether f's function covers addr */
-static int covers(const struct strace_frame *f, uint64_t addr)
-{
-	const struct strace_name *fn = f->fn;
-
-	if (!fn || f->kind == STRACE_FRAME_SYSCALL ||
-	    f->kind == STRACE_FRAME_SIGNAL)
-		return 0;
-	return addr >= fn->key && (addr - fn->key < fn->aux || addr == fn->key);
-}
-
 /* What code is to the person's stack: a PLT entry (NAME@plt, *ABS*+0x...@plt),
  * the PLT's lazy-binding header ([plt0]; with perf 6.1's names, _init's
  * symbol reaches over .plt: code in it but at its start), or else. */
@@ -199,6 +166,53 @@ static int fn_kind(const struct strace_name *fn, uint64_t addr)
 	    (fn->len == 5 && !memcmp(fn->str, "_init", 5) && addr != fn->key))
 		return FN_PLT0;
 	return FN_OTHER;
+}
+
+static __attribute__((noinline)) const struct strace_name *
+sym_slow(struct strace_stack *s, struct symcache *c, uint64_t addr)
+{
+	const struct strace_name *fn =
+		s->names ? strace_names_symbol(s->names, addr) : NULL;
+
+	c->addr = addr;
+	c->fn = (uintptr_t)fn | 1 | (uintptr_t)fn_kind(fn, addr) << 1;
+	return fn;
+}
+
+static inline __attribute__((always_inline)) const struct strace_name *
+sym(struct strace_stack *s, uint64_t addr)
+{
+	struct symcache *c =
+		&s->sc[(addr * 0x9e3779b97f4a7c15ull) >> (64 - SYMCACHE_BITS)];
+
+	if (__builtin_expect(c->addr == addr && c->fn, 1))
+		return (const struct strace_name *)(c->fn & ~(uintptr_t)7);
+	return sym_slow(s, c, addr);
+}
+
+/* sym(), and what the code at addr is to the person's stack (fn_kind(),
+ * kept in the cache entry's bits 1-2: names are 8-byte aligned) */
+static inline __attribute__((always_inline)) const struct strace_name *
+sym_kind(struct strace_stack *s, uint64_t addr, int *kind)
+{
+	struct symcache *c =
+		&s->sc[(addr * 0x9e3779b97f4a7c15ull) >> (64 - SYMCACHE_BITS)];
+
+	if (__builtin_expect(c->addr != addr || !c->fn, 0))
+		sym_slow(s, c, addr);
+	*kind = (int)(c->fn >> 1 & 3);
+	return (const struct strace_name *)(c->fn & ~(uintptr_t)7);
+}
+
+/* whether f's function covers addr */
+static int covers(const struct strace_frame *f, uint64_t addr)
+{
+	const struct strace_name *fn = f->fn;
+
+	if (!fn || f->kind == STRACE_FRAME_SYSCALL ||
+	    f->kind == STRACE_FRAME_SIGNAL)
+		return 0;
+	return addr >= fn->key && (addr - fn->key < fn->aux || addr == fn->key);
 }
 
 const char *strace_frame_name(const struct strace_frame *f)
@@ -1050,6 +1064,7 @@ static const struct strace_event *run(struct strace_stack *s,
 	const struct strace_event *from = e;
 	struct strace_frame *f;
 	const struct strace_name *fn;
+	int k;
 	uint32_t depth, tid;
 
 	if (!t || !t->plain || !t->n)
@@ -1060,6 +1075,22 @@ static const struct strace_event *run(struct strace_stack *s,
 	for (; e < end; e++) {
 		if (e->tid != tid || !depth)
 			break;
+		if (t->pend) {
+			/* the top frame is a PLT stub's (the person's stack):
+			 * its jump to a function's entry reaches it (reach());
+			 * anything else (the lazy binding) is event()'s */
+			if (e->type != STRACE_EV_JUMP ||
+			    (e->flags & STRACE_F_INTRA))
+				break;
+			fn = sym_kind(s, e->b, &k);
+			if (!fn || fn->key != e->b || k != FN_OTHER)
+				break;
+			f->fn = fn;
+			f->addr = e->b;
+			t->pend = 0;
+			entered(s, f);
+			goto next;
+		}
 		if (e->type == STRACE_EV_RETURN) {
 			if (f->kind != STRACE_FRAME_CALL || !f->call_site ||
 			    e->b <= f->call_site ||
@@ -1084,14 +1115,19 @@ static const struct strace_event *run(struct strace_stack *s,
 			    (e->b > e->a && e->b - e->a <= CALL_MAX) ||
 			    depth == t->cap)
 				break;
-			fn = sym(s, e->b);
-			if (!s->machine && fn_kind(fn, e->b) != FN_OTHER)
-				break; /* a PLT stub's (event()) */
+			fn = sym_kind(s, e->b, &k);
+			if (!s->machine && k == FN_PLT0)
+				break; /* the PLT's header called: event() */
 			f++;
 			frame_set(f, tid, depth, STRACE_FRAME_CALL, 0, fn, e->b,
 				  e->a, e->time);
 			t->n = ++depth;
-			entered(s, f);
+			/* (the person's stack: a PLT stub's frame waits to be
+			 * entered as the function it reaches) */
+			if (!s->machine && k == FN_STUB)
+				t->pend = 1;
+			else
+				entered(s, f);
 		} else if (e->type == STRACE_EV_JUMP) {
 			uint16_t kind = f->kind;
 			uint64_t site = f->call_site;
@@ -1099,14 +1135,14 @@ static const struct strace_event *run(struct strace_stack *s,
 				break;
 			if ((e->flags & STRACE_F_INTRA) || covers(f, e->b))
 				goto next; /* inside the function */
-			fn = sym(s, e->b);
+			fn = sym_kind(s, e->b, &k);
 			if (!fn || fn->key != e->b || kind == STRACE_FRAME_SIGNAL)
 				break;
 			if (!s->machine) {
 				/* a tail call, the person's stack: the callee
 				 * of the frame that jumped (on_jump()) */
 				if (kind != STRACE_FRAME_CALL || !site ||
-				    fn_kind(fn, e->b) != FN_OTHER ||
+				    k != FN_OTHER ||
 				    depth == t->cap)
 					break;
 				s->st.tails++;

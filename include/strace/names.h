@@ -93,6 +93,14 @@ size_t strace_names_count(const struct strace_names *n);
  */
 const struct strace_name *strace_names_symbol(struct strace_names *n,
 					      uint64_t addr);
+/*
+ * strace_names_syscall() - the system call the syscall instruction at
+ * addr makes, when the producer could tell (strace_writer_name_syscall):
+ * an entry of kind STRACE_EV_SYSCALL, str its name ("write"), aux its
+ * number; one entry per number, whatever the site. NULL if not known.
+ */
+const struct strace_name *strace_names_syscall(struct strace_names *n,
+					       uint64_t addr);
 const struct strace_name *strace_names_dso(struct strace_names *n,
 					   uint64_t addr);
 

@@ -530,6 +530,20 @@ int strace_writer_define_symbol(struct strace_writer *w,
 				uint32_t tid, uint64_t time, uint64_t start,
 				uint64_t size, const char *name);
 
+/*
+ * strace_writer_name_syscall() - say that the syscall instruction at addr
+ * makes system call nr, named name ("write"): a string-table entry of
+ * kind STRACE_EV_SYSCALL (key addr, aux nr), no event; readers name the
+ * syscalls made there by it (strace_names_syscall()). Unless set (may be
+ * NULL, shared with the symbols) says it was named already.
+ * Returns 1 if it was written now, 0 if it was named before.
+ * Returns -ENOMEM if memory runs out, -STRACE_E_FULL if the string table
+ * is full.
+ */
+int strace_writer_name_syscall(struct strace_writer *w,
+			       struct strace_symset *set, uint64_t addr,
+			       uint64_t nr, const char *name);
+
 /* --- readers ----------------------------------------------------------- */
 
 struct strace_reader;

@@ -71,6 +71,27 @@ static inline int define_symbol(struct strace_sink *s,
 	return define_symbol_slow(s, ev, addr, slot);
 }
 
+/* The name of the system call the syscall at ev->a makes, before its
+ * first syscall event (the shared set keeps it to once). */
+static __attribute__((noinline)) int
+name_syscall(struct strace_sink *s, const struct strace_event *ev)
+{
+	uint64_t *site = &s->sites[(ev->a ^ ev->a >> 6) & 63];
+	const char *name;
+	long nr;
+	int rc;
+
+	if (*site == ev->a || !ev->a || !s->img)
+		return 0;
+	*site = ev->a;
+	nr = strace_syscall_nr(s->img, ev->a);
+	if (nr < 0 || !(name = strace_syscall_name(nr)))
+		return 0;
+	rc = strace_writer_name_syscall(s->w, s->syms, ev->a, (uint64_t)nr,
+					name);
+	return rc < 0 ? rc : 0;
+}
+
 static inline __attribute__((always_inline)) int
 emit1(struct strace_sink *s, const struct strace_event *ev)
 {
@@ -78,6 +99,8 @@ emit1(struct strace_sink *s, const struct strace_event *ev)
 
 	if (s->types && !strace_typeset_has(s->types, ev->type))
 		return 0;
+	if (ev->type == STRACE_EV_SYSCALL && (rc = name_syscall(s, ev)) < 0)
+		return rc;
 	if (ev->type < STRACE_EV_MAX && addr_fields[ev->type]) {
 		if ((addr_fields[ev->type] & 1) &&
 		    (rc = define_symbol(s, ev, ev->a)) < 0)
@@ -114,7 +137,7 @@ static int emit_all(struct strace_sink *s, const struct strace_event *ev,
 		unsigned f = e->type < STRACE_EV_MAX ? addr_fields[e->type] : 0;
 		int slow = ((f & 1) && cache[cache_slot(e->a)] != e->a) ||
 			   ((f & 2) && cache[cache_slot(e->b)] != e->b) ||
-			   pos == end;
+			   pos == end || e->type == STRACE_EV_SYSCALL;
 
 		if (__builtin_expect(slow, 0)) {
 			/* a definition first, or a full batch: the slow way */

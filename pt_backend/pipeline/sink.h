@@ -2,7 +2,9 @@
 /*
  * pt_backend/pipeline/sink.h - where decoded events go: the type filter, then a
  * SYMBOL definition (string table entry + event) before the first event
- * that refers to each symbol, then the ring writer. Used by the offline
+ * that refers to each symbol, and the name of the system call a syscall
+ * instruction makes before its first syscall event (when its code says,
+ * strace_syscall_nr()), then the ring writer. Used by the offline
  * decoder (perf.data) and the live one.
  */
 #ifndef PT_BACKEND_PIPELINE_SINK_H
@@ -26,6 +28,7 @@ struct strace_sink {
 	struct strace_symset *syms;         /* symbols defined (shared) */
 	uint64_t events;                    /* events written */
 	uint64_t cache[STRACE_SINK_CACHE];  /* addresses already handled */
+	uint64_t sites[64];                 /* syscall sites handled */
 };
 
 /* strace_sink_emit() - a strace_emit_fn (arg: the sink). Returns 0 or the

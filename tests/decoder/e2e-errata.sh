@@ -90,7 +90,7 @@ print('.text\n.globl _start\n_start:\n.byte ' + ','.join(str(x) for x in b))
 	[ "$(cat "$d.flags")" = 1 ] && all=--all-branches
 	for dec in fast reference; do
 		rm -f "$d.srb"
-		if ! $B/ptrace-capture -q --decoder $dec $all -i "$d.data" -o "$d.srb" 2>"$W/err" ||
+		if ! $B/ptrace-capture -q --names perf --decoder $dec $all -i "$d.data" -o "$d.srb" 2>"$W/err" ||
 			! $B/ptrace-read -f jsonl "$d.srb" >"$d.$dec.jsonl" 2>>"$W/err"; then
 			fail "$c/$dec-as-the-sdm-says" "$(cat $W/err)"
 			continue
@@ -119,7 +119,7 @@ print('.text\n.globl _start\n_start:\n.byte ' + ','.join(str(x) for x in b))
 	fi
 	rm -f "$d.srb"
 	perf script -i "$d.data" --itrace=be -F ip,addr,flags >"$d.perf" 2>&1
-	if ! $B/ptrace-capture -q --all-branches -i "$d.data" -o "$d.srb" 2>"$W/err" ||
+	if ! $B/ptrace-capture -q --names perf --all-branches -i "$d.data" -o "$d.srb" 2>"$W/err" ||
 		! $B/ptrace-read -f jsonl "$d.srb" >"$d.all.jsonl"; then
 		fail "$c/same-as-perf" "$(cat $W/err)"
 	elif python3 $top/tests/decoder/errata_cmp.py perf "$d.perf" "$d.all.jsonl" >$W/out; then
@@ -137,7 +137,7 @@ c=$W/cases/apl12_ovf_fup_then_pge-1
 for cpuid in GenuineIntel,6,92,9 GenuineIntel,6,142,10; do
 	rm -f $c.cpu.data $c.cpu.srb
 	if ! $B/ptsynth --wrap $c.pt --cpuid $cpuid -o $c.cpu.data -- $c.elf 2>$W/err ||
-		! $B/ptrace-capture -q -i $c.cpu.data -o $c.cpu.srb 2>$W/err ||
+		! $B/ptrace-capture -q --names perf -i $c.cpu.data -o $c.cpu.srb 2>$W/err ||
 		! $B/ptrace-read -f jsonl $c.cpu.srb >$c.cpu.jsonl 2>$W/err; then
 		fail "cpuid-chooses-errata/$cpuid" "$(cat $W/err)"
 		continue

@@ -39,8 +39,8 @@ check() {
 		return
 	fi
 	mkdir -p "$w"
-	"$cap" -q -i "$dir/trace.data" -o "$w/c.srb" &&
-	"$cap" -q --exact-times -i "$dir/trace.data" -o "$w/ce.srb" ||
+	"$cap" -q --names perf -i "$dir/trace.data" -o "$w/c.srb" &&
+	"$cap" -q --names perf --exact-times -i "$dir/trace.data" -o "$w/ce.srb" ||
 		{ say "FAIL: times/$name-$variant/capture"; return; }
 	if command -v perf >/dev/null; then
 		perfdl script -i "$dir/trace.data" --itrace=b --dlfilter "$lib" \

@@ -173,7 +173,7 @@ for n in $names; do
 		reference) args="--decoder reference" ;;
 		j2) args="-j 2 --exact-times" ;;
 		esac
-		if ! $B/ptrace-capture -q -i $W/$n.data -o $W/$n.$mode.ring $args 2>$W/$n.err; then
+		if ! $B/ptrace-capture -q --names perf -i $W/$n.data -o $W/$n.$mode.ring $args 2>$W/$n.err; then
 			echo "  $n/$mode: ptrace-capture failed: $(tail -1 $W/$n.err)"
 			ok=0
 			continue

@@ -60,7 +60,7 @@ for _, line in sorted(out, key=lambda x: x[0]):
 same_ring() {
 	local check=$1 tag=$2 ring=$work/$name.$2.srb
 	shift 2
-	if "$bin/ptrace-capture" -q "$@" -i "$data" -o "$ring" 2>"$work/err" &&
+	if "$bin/ptrace-capture" -q --names perf "$@" -i "$data" -o "$ring" 2>"$work/err" &&
 		"$bin/ptrace-read" -f jsonl "$ring" >"$work/$name.$tag.jsonl" &&
 		cmp -s "$work/$name.fast.jsonl" "$work/$name.$tag.jsonl"; then
 		pass "$name/$check"
@@ -92,7 +92,7 @@ for trace in $(for n in $names; do for v in default noretcomp overflow percpu; d
 		-F tid,time,flags,ip,sym,dso,addr >"$work/$name.perf" 2>"$work/$name.perf.err"
 	for dec in fast reference; do
 		ring=$work/$name.$dec.srb
-		if ! "$bin/ptrace-capture" --decoder $dec -i "$data" -o "$ring" 2>"$work/err"; then
+		if ! "$bin/ptrace-capture" --names perf --decoder $dec -i "$data" -o "$ring" 2>"$work/err"; then
 			fail "$name/$dec" "ptrace-capture failed: $(cat "$work/err")"
 			continue
 		fi
@@ -153,7 +153,7 @@ for trace in $(for n in $names; do for v in default noretcomp overflow percpu; d
 	if [ -f "$truth" ]; then
 		ring=$work/$name.all.srb
 		rm -f "$work/$name.all.jsonl"
-		if ! "$bin/ptrace-capture" -q --all-branches -i "$data" -o "$ring" 2>"$work/err"; then
+		if ! "$bin/ptrace-capture" -q --names perf --all-branches -i "$data" -o "$ring" 2>"$work/err"; then
 			fail "$name/all-branches-vs-truth" "ptrace-capture --all-branches failed: $(cat "$work/err")"
 		elif ! "$bin/ptrace-read" -f jsonl "$ring" >"$work/$name.all.jsonl" 2>"$work/err"; then
 			fail "$name/all-branches-vs-truth" "ptrace-read failed: $(cat "$work/err")"

@@ -18,7 +18,7 @@ decode() { # decode DATA NAME [opts] -> $work/NAME.jsonl, stderr in $work/NAME.e
 	local data=$1 name=$2
 	shift 2
 	rm -f "$work/$name.srb"
-	"$bin/ptrace-capture" -q "$@" -i "$data" -o "$work/$name.srb" 2>"$work/$name.err"
+	"$bin/ptrace-capture" -q --names perf "$@" -i "$data" -o "$work/$name.srb" 2>"$work/$name.err"
 	local rc=$?
 	[ -f "$work/$name.srb" ] && "$bin/ptrace-read" -f jsonl "$work/$name.srb" >"$work/$name.jsonl"
 	return $rc

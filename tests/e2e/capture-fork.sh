@@ -81,7 +81,7 @@ grep -v "instruction trace error" "$work/perf" >"$work/perf.b"
 
 # --- ours ------------------------------------------------------------------
 for dec in fast reference; do
-	if ! "$bin/ptrace-capture" -q --decoder $dec -i "$data" -o "$work/$dec.srb" 2>"$work/err"; then
+	if ! "$bin/ptrace-capture" -q --names perf --decoder $dec -i "$data" -o "$work/$dec.srb" 2>"$work/err"; then
 		fail $dec "ptrace-capture exit $?: $(cat "$work/err")"
 		continue
 	fi
@@ -114,7 +114,7 @@ print(" ".join(map(str, procs)), "|", " ".join("%d/%d" % x for x in exits))' "$w
 	else
 		fail events "process and thread_exit: '$defs', want '$want'"
 	fi
-	"$bin/ptrace-capture" -q --piece-bytes 4096 -i "$data" -o "$work/p.srb" 2>"$work/err" &&
+	"$bin/ptrace-capture" -q --names perf --piece-bytes 4096 -i "$data" -o "$work/p.srb" 2>"$work/err" &&
 		"$bin/ptrace-read" -f jsonl "$work/p.srb" >"$work/p.jsonl"
 	if cmp -s "$work/fast.jsonl" "$work/p.jsonl"; then
 		pass small-pieces-same-ring
@@ -122,7 +122,7 @@ print(" ".join(map(str, procs)), "|", " ".join("%d/%d" % x for x in exits))' "$w
 		fail small-pieces-same-ring "$(cat "$work/err")" "$(diff "$work/fast.jsonl" "$work/p.jsonl" | head -4)"
 	fi
 fi
-"$bin/ptrace-capture" -q --all-branches -i "$data" -o "$work/all.srb" 2>"$work/err" &&
+"$bin/ptrace-capture" -q --names perf --all-branches -i "$data" -o "$work/all.srb" 2>"$work/err" &&
 	"$bin/ptrace-read" -f jsonl "$work/all.srb" >"$work/all.jsonl"
 if python3 "$top/tests/e2e/cmptruth.py" "$work/fork.truth" "$work/all.jsonl" >"$work/out"; then
 	pass all-branches-vs-truth
@@ -140,7 +140,7 @@ for h in unknown-parent:"forked from pid 4000000" \
 		{ fail "hostile-$what" "ptfork: $(cat "$work/err")"; continue; }
 	for dec in fast reference; do
 		rm -f "$work/h.srb"
-		"$bin/ptrace-capture" --decoder $dec -i "$work/h.data" -o "$work/h.srb" 2>"$work/err"
+		"$bin/ptrace-capture" --names perf --decoder $dec -i "$work/h.data" -o "$work/h.srb" 2>"$work/err"
 		rc=$?
 		if [ $rc -eq 0 ] && grep -q "$msg" "$work/err" &&
 			"$bin/ptrace-read" -f jsonl "$work/h.srb" >"$work/h.jsonl" 2>/dev/null; then

@@ -103,7 +103,7 @@ check() { # NAME CMD...: record CMD and check the recording
 
 	# --- ours ------------------------------------------------------------
 	for dec in fast reference; do
-		if ! "$bin/ptrace-capture" -q --decoder $dec -i "$data" \
+		if ! "$bin/ptrace-capture" -q --names perf --decoder $dec -i "$data" \
 			-o "$work/$n.$dec.srb" 2>"$work/err"; then
 			fail "$n-$dec-vs-perf" "ptrace-capture exit $?: $(cat "$work/err")"
 			continue
@@ -118,7 +118,7 @@ check() { # NAME CMD...: record CMD and check the recording
 			fail "$n-$dec-vs-perf" "$(head -12 "$work/out")"
 		fi
 	done
-	if "$bin/ptrace-capture" -q --all-branches -i "$data" -o "$work/$n.all.srb" 2>"$work/err" &&
+	if "$bin/ptrace-capture" -q --names perf --all-branches -i "$data" -o "$work/$n.all.srb" 2>"$work/err" &&
 		"$bin/ptrace-read" -f jsonl "$work/$n.all.srb" >"$work/$n.all.jsonl" &&
 		python3 "$top/tests/e2e/cmptruth.py" "$truth" "$work/$n.all.jsonl" >"$work/out"; then
 		pass "$n-all-branches-vs-truth"

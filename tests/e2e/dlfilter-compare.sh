@@ -77,8 +77,8 @@ compare() {
 	# the times of the timing packets on both sides: both place a branch
 	# within the same timing-packet period (how each spreads the times
 	# between: tests/decoder/e2e-times.sh)
-	"$cap" -q --exact-times -i "$data" -o "$w/c.srb" 2>"$w/cap.err" &&
-	"$cap" -q --exact-times -i "$data" --all-branches -o "$w/ca.srb" 2>>"$w/cap.err" ||
+	"$cap" -q --names perf --exact-times -i "$data" -o "$w/c.srb" 2>"$w/cap.err" &&
+	"$cap" -q --names perf --exact-times -i "$data" --all-branches -o "$w/ca.srb" 2>>"$w/cap.err" ||
 		{ say "FAIL: $name/capture (ptrace-capture failed: $(tail -n1 "$w/cap.err"))"; return; }
 	for r in d da; do
 		local extra=()

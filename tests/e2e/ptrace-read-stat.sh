@@ -49,7 +49,7 @@ for l in open(sys.argv[1]):
     who = o["tid"] if o["type"] == "thread" else o.get("pid", 0)
     k[o["type"]].add((who, o.get("name") or o.get("path")))
 n = sum(len(v) for v in k.values())
-print("%d entries (%d symbols, %d dsos, %d threads, %d processes, 0 other)" %
+print("%d entries (%d symbols, %d dsos, %d threads, %d processes, 0 syscall sites, 0 other)" %
       (n, len(k["symbol"]), len(k["dso"]), len(k["thread"]), len(k["process"])))
 ' "$tmp/defs")
 got=$(field strings | sed 's/^[0-9]* of [0-9]* bytes, //')

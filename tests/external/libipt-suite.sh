@@ -139,7 +139,7 @@ for ptt in "$src"/test/src/*.ptt; do
 		classes=() diffs=()
 		for dec in fast reference; do
 			rm -f "$dec.srb"
-			"$bin/ptrace-capture" -q --all-branches --decoder "$dec" \
+			"$bin/ptrace-capture" -q --names perf --all-branches --decoder "$dec" \
 				--pt "$base.pt" "${raws[@]}" "${cpuopt[@]}" \
 				-o "$dec.srb" >"$dec.out" 2>"$dec.err"
 			rc=$?

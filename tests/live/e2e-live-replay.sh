@@ -42,7 +42,7 @@ if ! command -v qemu-x86_64 >/dev/null || ! command -v perf >/dev/null; then
 fi
 
 events() { # perf.data -> events text (ptrace-read), or nothing on failure
-	"$CAPTURE" -q -i "$1" -o "$1.srb" >/dev/null 2>"$1.err" &&
+	"$CAPTURE" -q --names perf -i "$1" -o "$1.srb" >/dev/null 2>"$1.err" &&
 		"$READ" "$1.srb"
 }
 

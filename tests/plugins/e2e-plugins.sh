@@ -61,6 +61,8 @@ have_perf=1
 command -v perf >/dev/null || have_perf=0
 . "$top/tests/e2e/perfdl.inc"
 
+# Our rings name functions as perf does (--names perf), as the dlfilter's
+# do: every host's plugins see the same names.
 # in HOST NAME SPEC...: run the plugins SPEC... over trace NAME in HOST
 # (read: its ring $tmp/NAME.srb; capture: the recording, no ring; dlf: the
 # recording through perf into $tmp/NAME.dlf.srb, made once)
@@ -73,7 +75,7 @@ in_host() {
 		"$PR" -f none "${args[@]}" "$tmp/$name.srb" ;;
 	capture)
 		for s in "$@"; do args+=(--plugin "$s"); done
-		"$CAP" -q -i "$O/corpus/$name.data" --no-ring "${args[@]}" ;;
+		"$CAP" -q --names perf -i "$O/corpus/$name.data" --no-ring "${args[@]}" ;;
 	dlf)
 		for s in "$@"; do args+=(--dlarg "plugin=$s"); done
 		rm -f "$tmp/$name.dlf2.srb"
@@ -100,7 +102,7 @@ done
 for t in "${traces[@]}"; do
 	w=$tmp/$t
 	mkdir -p "$w"
-	if ! "$CAP" -q -i "$O/corpus/$t.data" -o "$tmp/$t.srb" 2>"$w/cap.err"; then
+	if ! "$CAP" -q --names perf -i "$O/corpus/$t.data" -o "$tmp/$t.srb" 2>"$w/cap.err"; then
 		fail "$t/ring" "$(cat "$w/cap.err")"
 		continue
 	fi
@@ -192,7 +194,7 @@ print(c.most_common()[-1][0] if len(c) > 1 else "")')
 	done
 	# decoded by 2 threads at once, handed over from both: the threads'
 	# events interleave otherwise, each thread's in order
-	"$CAP" -q -j2 -i "$O/corpus/$t.data" --no-ring \
+	"$CAP" -q --names perf -j2 -i "$O/corpus/$t.data" --no-ring \
 		--plugin "$PL/callcount.so:out=$w/cc.j2" \
 		--plugin "$PL/slow.so:sym=$sym,ns=$thr,out=$w/slow.j2" 2>"$w/j2.err"
 	if cmp -s "$w/cc.read" "$w/cc.j2" &&
@@ -226,7 +228,7 @@ if [ ${#traces[@]} -gt 0 ]; then
 		fail "stop/read" "exit $rc, '$(cat "$w/read" 2>/dev/null)': $(cat "$w/err")"
 	fi
 	# the decode goes on: the ring holds every event
-	"$CAP" -q -i "$O/corpus/$t.data" -o "$w/cap.srb" \
+	"$CAP" -q --names perf -i "$O/corpus/$t.data" -o "$w/cap.srb" \
 		--plugin "$PL/test-stop.so:n=5,out=$w/cap" 2>"$w/err"
 	rc=$?
 	if [ $rc = 0 ] && [ "$(cat "$w/cap")" = "calls 5 returns 0 events 0" ] &&

@@ -91,6 +91,58 @@ for p in pgqsort pgtree; do
 	else
 		fail "$p/tree-vs-uftrace (uftrace $(grep -vc '^#' "$work/uf"), ours $(wc -l <"$work/ours") entries; first difference: $(diff <(grep -v '^#' "$work/uf") "$work/ours" | head -4 | tr '\n' ' ')"
 	fi
+	# the library functions too: uftrace shows the calls through the
+	# program's PLT (its default) by the names people type, the
+	# function open while it runs (qsort holds cmp_rec). Ours: the tree
+	# of the trace decoded with --names plain, cut to the program's own
+	# functions and to the frames of uftrace's library functions whose
+	# caller is code of the program (nm names it). uftrace names a
+	# library function as the program called it (__monstartup), ours
+	# by the name people type of its aliases (monstartup): both sides
+	# name a libc function by the first of its aliases nm -D lists
+	if ! tests/stack/uftrace-tree.sh --libcall "$prog" >"$work/ufl" 2>"$work/err"; then
+		fail "$p/libcalls-vs-uftrace (uftrace-tree --libcall: $(tail -c 300 "$work/err"))"
+		continue
+	fi
+	if ! "$O/bin/ptrace-capture" -q --names plain -i "$data" -o "$work/$p-plain.srb" 2>"$work/err" ||
+		! "$O/bin/ptrace-read" -f tree "$work/$p-plain.srb" >"$work/treep" 2>>"$work/err"; then
+		fail "$p/libcalls-vs-uftrace (ptrace-capture --names plain or ptrace-read: $(head -c 300 "$work/err"))"
+		continue
+	fi
+	nm --defined-only "$prog" | awk '{ print $3 }' | sort -u >"$work/exe"
+	libc=$(ldd "$prog" | awk '$1 ~ /^libc\.so/ { print $3 }')
+	nm -D --defined-only "$libc" | awk '$2 ~ /^[TWi]$/ { sub(/@.*/, "", $3); print $1, $3 }' |
+		sort -k1,1 -k2,2 | awk '$1 != a { a = $1; c = $2 } { print $2, c }' >"$work/alias"
+	canon() { awk -v al="$work/alias" 'BEGIN { while ((getline l < al) > 0) { split(l, x, " "); c[x[1]] = x[2] } }
+		/^#/ { print; next } { print $1, ($2 in c) ? c[$2] : $2 }'; }
+	canon <"$work/ufl" >"$work/uflc"
+	mv "$work/uflc" "$work/ufl"
+	awk '!/^#/ { print $2 }' "$work/ufl" | sort -u >"$work/libset"
+	awk -v own="$work/own" -v lib="$work/libset" -v exe="$work/exe" -v al="$work/alias" '
+	BEGIN {
+		while ((getline f < own) > 0) mine[f] = 1
+		while ((getline f < lib) > 0) shown[f] = 1
+		while ((getline f < exe) > 0) prog[f] = 1
+		while ((getline l < al) > 0) { split(l, x, " "); c[x[1]] = x[2] }
+	}
+	/^#/ { next }
+	{
+		if (!match($0, /\] \| /)) next
+		body = substr($0, RSTART + RLENGTH); sub(/^ +/, "", body)
+		if (body ~ /^} \/\* /) { if (kept[n--]) d--; next }
+		open_ = body ~ /\(\) \{/
+		name = body; sub(/\(\).*$/, "", name)
+		if (!(name in mine) && (name in c)) name = c[name]
+		k = (name in mine) || ((name in shown) && n > 0 && (stack[n] in prog))
+		if (k) print d + 0 " " name
+		if (open_) { stack[++n] = name; kept[n] = k; if (k) d++ }
+	}' "$work/treep" >"$work/oursl"
+	nlib=$(awk -v own="$work/own" 'BEGIN { while ((getline f < own) > 0) m[f] = 1 } !/^#/ && !($2 in m) { n++ } END { print n + 0 }' "$work/ufl")
+	if [ "$nlib" -gt 0 ] && cmp -s <(grep -v '^#' "$work/ufl") "$work/oursl"; then
+		pass "$p/libcalls-vs-uftrace (the same $(wc -l <"$work/oursl") entries, $nlib of library functions: $(awk -v own="$work/own" 'BEGIN { while ((getline f < own) > 0) m[f] = 1 } !/^#/ && !($2 in m) { s[$2] = 1 } END { for (k in s) printf "%s ", k }' "$work/ufl"))"
+	else
+		fail "$p/libcalls-vs-uftrace (uftrace $(grep -vc '^#' "$work/ufl") entries, $nlib of library functions; ours $(wc -l <"$work/oursl"); first difference: $(diff <(grep -v '^#' "$work/ufl") "$work/oursl" | head -4 | tr '\n' ' ')"
+	fi
 done
 after=$(gmons)
 if [ "$before" = "$after" ]; then

@@ -3,27 +3,31 @@
 # as uftrace (0.13) records it natively, normalized for comparison with
 # the truth's (tests/stack/truthtree.py) and, later, with a decoded one.
 #
-# usage: uftrace-tree.sh PROG [ARGS...]
+# usage: uftrace-tree.sh [--libcall] PROG [ARGS...]
 #
 # Output, per thread (in the order the threads first appear): "# thread
 # TID", then one line per entry of one of the program's own functions
 # (those that call mcount), in order: "DEPTH NAME", DEPTH the number of
 # the program's own functions open around it (library calls, the PLT and
-# mcount are not counted: `--no-libcall`). The program runs in a
+# mcount are not counted: `--no-libcall`). With --libcall, also the
+# library functions the program calls through its PLT (uftrace's
+# default: qsort, printf...), counted in the depths. The program runs in a
 # temporary directory (uftrace.data and a gmon.out, if any, go there);
 # its own output goes to stderr.
 set -eu
-[ $# -ge 1 ] || { echo "usage: uftrace-tree.sh PROG [ARGS...]" >&2; exit 2; }
+libcall=--no-libcall
+[ "${1:-}" = --libcall ] && { libcall=; shift; }
+[ $# -ge 1 ] || { echo "usage: uftrace-tree.sh [--libcall] PROG [ARGS...]" >&2; exit 2; }
 command -v uftrace >/dev/null || { echo "uftrace-tree: uftrace not installed (Debian: uftrace)" >&2; exit 1; }
 prog=$(command -v "$1") || { echo "uftrace-tree: $1: no such program" >&2; exit 1; }
 prog=$(readlink -f "$prog")
 shift
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-(cd "$tmp" && uftrace record --no-libcall -d data "$prog" "$@" >&2) ||
+(cd "$tmp" && uftrace record $libcall -d data "$prog" "$@" >&2) ||
 	{ echo "uftrace-tree: uftrace record failed" >&2; exit 1; }
 # " [ 1234] |   name() {", "name();", "} /* name */"; "-f tid": no times
-uftrace replay -d "$tmp/data" --no-pager --no-libcall -f tid | awk '
+uftrace replay -d "$tmp/data" --no-pager $libcall -f tid | awk '
 /^#/ { next }
 {
 	if (!match($0, /^ *\[ *[0-9]+\] \| /)) next

@@ -1020,3 +1020,84 @@ TEST(plain_names_as_nm)
 	CHECK_INT(seen, >=, (int)(sizeof(typed) / sizeof(*typed)));
 	CHECK_INT(bad, ==, 0);
 }
+
+/*
+ * strace_syscall_nr() against objdump -d, at every `syscall` of libc:
+ * where objdump shows `mov $N, %eax` (or %rax; xor %eax,%eax: 0) right
+ * before it, the number is N
+ * (at nearly all: a branch onto the syscall itself makes it unknown);
+ * wherever we give a number, objdump shows a `mov $N, %eax` before it in
+ * the function; the names are the kernel's (write is 1).
+ */
+TEST(syscall_numbers_as_objdump)
+{
+	struct strace_image_opts o = {.size = sizeof(o)};
+	const char *libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+	struct strace_image *img;
+	uint64_t bias = 0x7f0000000000ull;
+	char *out, *line, *save = NULL;
+	int sites = 0, next_to = 0, named_next_to = 0, named = 0, bad = 0;
+
+	CHECK_STR(strace_syscall_name(1), "write");
+	CHECK_STR(strace_syscall_name(231), "exit_group");
+	CHECK(strace_syscall_name(-1) == NULL);
+	CHECK(strace_syscall_name(100000) == NULL);
+	if (!tl_have("objdump"))
+		SKIP("no objdump");
+	/* "ADDR PREV MOVS...": PREV the N of a mov $N,%eax (xor %eax,%eax:
+	 * 0) right before (or -), MOVS every such N since the function's
+	 * start, in hex */
+	out = tl_run("objdump -d --no-show-raw-insn "
+		     "/usr/lib/x86_64-linux-gnu/libc.so.6 | awk '"
+		     "/^[0-9a-f]+ <.*>:$/ { prev = \"-\"; movs = \"\"; next } "
+		     "/^ *[0-9a-f]+:\\t/ { split($0, f, \"\\t\"); a = f[1]; "
+		     "sub(/^ */, \"\", a); sub(/:$/, \"\", a); i = f[2]; "
+		     "if (i ~ /^syscall/) { print a, prev, movs; prev = \"-\"; "
+		     "next } "
+		     "if (i ~ /^mov +[$]0x[0-9a-f]+,%[er]ax$/) { v = i; "
+		     "sub(/^mov +[$]0x/, \"\", v); sub(/,.*/, \"\", v); "
+		     "prev = v; movs = movs \" \" v } "
+		     "else if (i ~ /^xor +%eax,%eax$/) { prev = \"0\"; "
+		     "movs = movs \" 0\" } else prev = \"-\" }'");
+	REQUIRE(out != NULL);
+	REQUIRE(strace_image_new(&o, &img) == 0);
+	REQUIRE(tl_map_elf(img, libc, bias) > 0);
+	for (line = strtok_r(out, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long a;
+		char prev[32], want[40];
+		long nr;
+
+		if (sscanf(line, "%llx %31s", &a, prev) != 2)
+			continue;
+		sites++;
+		nr = strace_syscall_nr(img, bias + a);
+		if (strcmp(prev, "-")) {
+			next_to++;
+			if (nr == strtol(prev, NULL, 16))
+				named_next_to++;
+			else if (nr != -1 && bad++ < 5)
+				fprintf(stderr, "  libc %llx: objdump mov $0x%s, "
+					"ours %ld\n", a, prev, nr);
+		}
+		if (nr < 0)
+			continue;
+		named++;
+		snprintf(want, sizeof(want), " %lx ", nr);
+		char movs[4096];
+		const char *m = strchr(strchr(line, ' ') + 1, ' ');
+		snprintf(movs, sizeof(movs), "%s ", m ? m : "");
+		if (!strstr(movs, want) && bad++ < 5)
+			fprintf(stderr, "  libc %llx: ours %ld, no such mov "
+				"before it (objdump:%s)\n", a, nr, movs);
+	}
+	free(out);
+	strace_image_free(img);
+	fprintf(stderr, "  libc: %d syscalls, %d right after a mov $N,%%eax "
+		"(%d of them named), %d named in all\n", sites, next_to,
+		named_next_to, named);
+	CHECK_INT(sites, >=, 300);
+	CHECK_INT(bad, ==, 0);
+	CHECK_INT(named_next_to * 100, >=, next_to * 98);
+	CHECK_INT(named, >=, named_next_to);
+}

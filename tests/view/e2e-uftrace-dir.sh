@@ -77,11 +77,12 @@ tree_norm() {
 }
 # "NAME<TAB>CALLS" per function name (calls of same-named functions
 # summed, as uftrace keys its rows by name), sorted; from our report
-# (fixed columns: calls at 27-36, the name from 63) or uftrace's
+# (fixed columns: calls at 27-36, the name under "Function", after the
+# DSO column when names repeat in DSOs) or uftrace's
 # "report -f call" (calls at 1-12, the name from 15)
 report_norm() {
 	tr '\t' ' ' | case $1 in
-	ours) awk 'NR > 2 { s[substr($0, 63)] += substr($0, 27, 10) }
+	ours) awk 'NR == 1 { at = index($0, "Function") } NR > 2 { s[substr($0, at)] += substr($0, 27, 10) }
 		END { for (k in s) printf "%s\t%d\n", k, s[k] }' ;;
 	uftrace) awk 'NR > 2 { n = substr($0, 15); sub(/\.nofixup$/, "", n); s[n] += substr($0, 1, 12) }
 		END { for (k in s) printf "%s\t%d\n", k, s[k] }' ;;
