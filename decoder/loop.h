@@ -137,11 +137,10 @@ static inline int run(struct strace_walker *w)
 		default: { /* PKT_OTHER */
 			struct pt_packet op;
 			int n = other_packet(w, &op);
-			if (n < 0) {
-				if (w->in.pos + 16 > len)
-					return 0; /* a packet cut by the end */
+			if (n == 0)
+				return 0; /* a packet cut by the end */
+			if (n < 0)
 				return strace_dec_fail(w, -n);
-			}
 			err = strace_dec_other_packet(w, &op);
 			if (err)
 				return err;

@@ -43,6 +43,8 @@ int strace_dec_pkt_decode(struct pt_packet_decoder *d, size_t pos,
 	if (pt_pkt_sync_set(d, pos) < 0)
 		return -STRACE_E_BADPKT;
 	n = pt_pkt_next(d, p, sizeof(*p));
+	if (n == -pte_eos)
+		return 0;
 	if (n <= 0)
 		return -STRACE_E_BADPKT;
 	return n;

@@ -308,8 +308,9 @@ long strace_dec_pkt_sync(struct pt_packet_decoder *d, const uint8_t *buf,
 
 /*
  * strace_dec_pkt_decode() - the packet at pos, decoded by libipt's packet
- * decoder d into *p. Returns its size, or -STRACE_E_BADPKT if libipt
- * cannot decode it.
+ * decoder d into *p. Returns its size, 0 if the buffer ends inside it,
+ * or -STRACE_E_BADPKT if libipt cannot decode it (a bad opcode, a bad
+ * payload: also in the last bytes of the buffer).
  */
 int strace_dec_pkt_decode(struct pt_packet_decoder *d, size_t pos,
 			  struct pt_packet *p);

@@ -912,6 +912,51 @@ TEST(contradictions_reported_as_libipt_does)
 }
 
 /*
+ * A byte that is no packet in the last bytes of the trace is an error
+ * there, as libipt says (the fast walker took any packet libipt could not
+ * decode in the last 16 bytes for one cut by the end: a corrupted TIP
+ * before a thread's last packets went unreported); a packet really cut
+ * by the end is not.
+ */
+TEST(bad_packet_at_the_end)
+{
+	static const uint8_t bad[] = {0x85, 0x88, 0x02, 0x04, 0x01};
+	static const uint8_t cut[] = {0x02, 0xc8, 0x00}; /* a VMCS, cut */
+	static struct evs fast, bit, ref;
+	struct enc en;
+	size_t at, len;
+	long ef;
+
+	if (!setup())
+		SKIP("cannot build the test program");
+	enc_init(&en);
+	psb(&en, addr[S_START], 0);
+	tnt(&en, "NTTNTT");
+	at = enc_at(&en);
+	raw(&en, bad, sizeof(bad));
+	len = enc_done(&en);
+	decode(en.buf, len, 0, &fast, NULL);
+	decode(en.buf, len, STRACE_WALK_BIT_BY_BIT, &bit, NULL);
+	decode(en.buf, len, STRACE_WALK_REFERENCE, &ref, NULL);
+	ef = first_error(&fast);
+	REQUIRE(ef >= 0);
+	CHECK_INT(fast.v[ef].flags, ==, STRACE_E_BADPKT);
+	CHECK_U64(fast.v[ef].b, ==, at);
+	CHECK_INT(count_errors(&fast), ==, 1);
+	CHECK_INT(count_errors(&ref), ==, 1);
+	CHECK(fast.n == bit.n &&
+	      !memcmp(fast.v, bit.v, fast.n * sizeof(fast.v[0])));
+
+	enc_init(&en);
+	psb(&en, addr[S_START], 0);
+	tnt(&en, "NTTNTT");
+	raw(&en, cut, sizeof(cut));
+	len = enc_done(&en);
+	decode(en.buf, len, 0, &fast, NULL);
+	CHECK_INT(count_errors(&fast), ==, 0);
+}
+
+/*
  * libipt and perf defer the TIP of a far branch as of an indirect one:
  * TNT bits for the branches after a syscall may come before its TIP (a
  * trace of the kernel too). The fast walker keeps them for after the TIP,
