@@ -582,7 +582,7 @@ put_sym(struct fmt *f, char *p, uint64_t addr, int json)
 	e = name_of(f, addr, &dso);
 	if (!e || !(nm = display(&f->dn, e, dso)))
 		return NULL;
-	off = addr - e->key;
+	off = dso ? strace_names_dso_offset(f->names, e, addr) : addr - e->key;
 	if (dso)
 		*p++ = '[';
 	if (json)

@@ -156,7 +156,7 @@ static char *put_label(struct view *v, char *p, uint64_t id)
 		p += len;
 		*p++ = ']';
 		*p++ = '+';
-		p = fmt_put_hex(p, addr - dso->key);
+		p = fmt_put_hex(p, strace_names_dso_offset(v->names, dso, addr));
 	} else {
 		p = fmt_put_hex(p, addr);
 	}

@@ -228,6 +228,16 @@ long strace_syscall_nr(struct strace_image *img, uint64_t addr);
  * the kernel's list at build time; NULL if it has none. */
 const char *strace_syscall_name(long nr);
 
+/*
+ * strace_image_elf_base() - the mapping that holds addr in the object's
+ * own addresses: *start its run-time start, *vaddr the ELF virtual address
+ * (of the PT_LOAD segment it maps) there, so that addr is at
+ * addr - *start + *vaddr for objdump and addr2line. Returns 0, or -ENOENT
+ * (unmapped, not a 64-bit ELF, no segment there).
+ */
+int strace_image_elf_base(struct strace_image *img, uint64_t addr,
+			  uint64_t *start, uint64_t *vaddr);
+
 /* strace_image_generation() - changes whenever a mapping is added or
  * removed; block caches keyed by address compare it to know when to flush. */
 uint64_t strace_image_generation(const struct strace_image *img);

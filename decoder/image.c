@@ -1813,6 +1813,38 @@ static void ensure_symbols(struct object *o)
 static int symbol_lookup(struct strace_image *img, uint64_t addr,
 			 struct strace_symbol *out);
 
+int strace_image_elf_base(struct strace_image *img, uint64_t addr,
+			  uint64_t *start, uint64_t *vaddr)
+{
+	const struct mapping *m = find_map(img, addr);
+	const struct object *o;
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+
+	if (!m)
+		return -ENOENT;
+	o = m->obj;
+	if (!o->data || o->size < sizeof(eh) ||
+	    memcmp(o->data, ELFMAG, SELFMAG) || o->data[EI_CLASS] != ELFCLASS64)
+		return -ENOENT;
+	memcpy(&eh, o->data, sizeof(eh));
+	if (eh.e_phentsize != sizeof(ph) || eh.e_phoff > o->size ||
+	    eh.e_phnum > (o->size - eh.e_phoff) / sizeof(ph))
+		return -ENOENT;
+	for (size_t i = 0; i < eh.e_phnum; i++) {
+		memcpy(&ph, o->data + eh.e_phoff + i * sizeof(ph), sizeof(ph));
+		/* the segment the mapping's first page holds: a file offset
+		 * x of it is at x - p_offset + p_vaddr */
+		if (ph.p_type != PT_LOAD || m->pgoff >= ph.p_offset + ph.p_filesz ||
+		    m->pgoff + 4096 <= ph.p_offset)
+			continue;
+		*start = m->start;
+		*vaddr = m->pgoff - ph.p_offset + ph.p_vaddr;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 /* Per-thread memo of recent answers: the walker asks about the same
  * indirect-branch targets (PLT slots, callbacks) again and again, and so
  * does a sink that defines symbols. Keyed by image, generation, address. */

@@ -575,8 +575,15 @@ static int define_dso(struct strace_dlf *d, uint32_t pid, uint32_t dso,
 
 	const struct dso *x = &d->dsos[dso];
 	uint64_t start = bias + x->exec_off;
-	return define(d, STRACE_EV_DSO, pid, 0, start, start, x->exec_len,
-		      x->name);
+	int rc = define(d, STRACE_EV_DSO, pid, 0, start, start, x->exec_len,
+			x->name);
+
+	/* readers count "[dso]+0xOFF" in the object's own addresses: perf's
+	 * (run-time address - bias) */
+	if (rc == 0 && (rc = strace_writer_name_dso_base(d->w, NULL, start,
+							 start - bias)) < 0)
+		return d->err = rc;
+	return rc;
 }
 
 /* The first of the n sorted keys v[] above x (n if none). */

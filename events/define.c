@@ -112,23 +112,41 @@ int strace_writer_define_symbol(struct strace_writer *w,
 	return rc < 0 ? rc : 1;
 }
 
-int strace_writer_name_syscall(struct strace_writer *w,
-			       struct strace_symset *set, uint64_t addr,
-			       uint64_t nr, const char *name)
+/* A string-table entry no event carries, once per setkey in set (may be
+ * NULL). Returns 1 if written now, 0 if before, or an error. */
+static int name_once(struct strace_writer *w, struct strace_symset *set,
+		     uint64_t setkey, unsigned kind, uint64_t key, uint64_t aux,
+		     const char *name)
 {
 	uint64_t off;
 	int rc = 1;
 
 	if (set) {
-		/* (bit 63 keeps a site apart from a symbol starting there:
-		 * user addresses never have it) */
 		pthread_mutex_lock(&set->lock);
-		rc = symset_add(set, addr | 1ull << 63);
+		rc = symset_add(set, setkey);
 		pthread_mutex_unlock(&set->lock);
 		if (rc <= 0)
 			return rc;
 	}
-	rc = strace_ring_add_string(strace_writer_ring(w), STRACE_EV_SYSCALL,
-				    addr, nr, name, strlen(name), &off);
+	rc = strace_ring_add_string(strace_writer_ring(w), kind, key, aux,
+				    name, strlen(name), &off);
 	return rc < 0 ? rc : 1;
+}
+
+/* (bits 63 and 62 keep a syscall site and a mapping's start apart from a
+ * symbol starting there: user addresses have neither) */
+int strace_writer_name_syscall(struct strace_writer *w,
+			       struct strace_symset *set, uint64_t addr,
+			       uint64_t nr, const char *name)
+{
+	return name_once(w, set, addr | 1ull << 63, STRACE_EV_SYSCALL, addr,
+			 nr, name);
+}
+
+int strace_writer_name_dso_base(struct strace_writer *w,
+				struct strace_symset *set, uint64_t start,
+				uint64_t vaddr)
+{
+	return name_once(w, set, start | 1ull << 62, STRACE_NAME_DSO_BASE,
+			 start, vaddr, "elf");
 }

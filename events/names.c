@@ -48,6 +48,8 @@ struct strace_names {
 	struct map threads, procs, offs;
 	/* syscall sites -> the first entry of their number (sysnr) */
 	struct map syssites, sysnr;
+	/* DSO starts -> their base entries (aux: the ELF address there) */
+	struct map dsobase;
 	uint64_t gen;
 	int corrupt;
 	/* the last thread looked up: events come in runs of one thread */
@@ -81,6 +83,7 @@ void strace_names_free(struct strace_names *n)
 	free(n->offs.slots);
 	free(n->syssites.slots);
 	free(n->sysnr.slots);
+	free(n->dsobase.slots);
 	free(n);
 }
 
@@ -277,6 +280,9 @@ int strace_names_update(struct strace_names *n)
 				if (s.key && s.key <= UINT32_MAX)
 					rc = map_put(&n->procs, s.key, e, 1);
 				break;
+			case STRACE_NAME_DSO_BASE:
+				rc = map_put(&n->dsobase, s.key, e, 0);
+				break;
 			case STRACE_EV_SYSCALL:
 				/* one entry per number: sites share it */
 				if (s.aux >= 1u << 20 || !s.len)
@@ -326,6 +332,14 @@ const struct strace_name *strace_names_dso(struct strace_names *n,
 					   uint64_t addr)
 {
 	return range_find(&n->dsos, addr);
+}
+
+uint64_t strace_names_dso_offset(struct strace_names *n,
+				 const struct strace_name *dso, uint64_t addr)
+{
+	const struct strace_name *b = map_get(&n->dsobase, dso->key);
+
+	return addr - dso->key + (b ? b->aux : 0);
 }
 
 const struct strace_name *strace_names_syscall(struct strace_names *n,

@@ -101,6 +101,16 @@ const struct strace_name *strace_names_symbol(struct strace_names *n,
  */
 const struct strace_name *strace_names_syscall(struct strace_names *n,
 					       uint64_t addr);
+
+/*
+ * strace_names_dso_offset() - the offset of addr in the DSO entry dso
+ * (strace_names_dso()), in the object's own addresses when the producer
+ * said where the mapping lies in it (strace_writer_name_dso_base: the ELF
+ * virtual address, what objdump and addr2line take), else from the
+ * mapping's start. What "[libc.so.6]+0xOFF" shows.
+ */
+uint64_t strace_names_dso_offset(struct strace_names *n,
+				 const struct strace_name *dso, uint64_t addr);
 const struct strace_name *strace_names_dso(struct strace_names *n,
 					   uint64_t addr);
 

@@ -544,6 +544,26 @@ int strace_writer_name_syscall(struct strace_writer *w,
 			       struct strace_symset *set, uint64_t addr,
 			       uint64_t nr, const char *name);
 
+/* The string-table kind of a DSO's base: key the start of a DSO entry's
+ * mapping, aux the ELF virtual address there (no event type has it). */
+#define STRACE_NAME_DSO_BASE 53
+
+/*
+ * strace_writer_name_dso_base() - say that the DSO mapped at start has
+ * its ELF virtual address vaddr there: a string-table entry of kind
+ * STRACE_NAME_DSO_BASE (key start, aux vaddr, name "elf"), no event;
+ * readers count the offsets of code without a symbol from it
+ * ("[libc.so.6]+0xOFF" in the object's own addresses, as objdump and
+ * addr2line take them: strace_names_dso_offset()). Unless set (may be
+ * NULL) says it was named already.
+ * Returns 1 if it was written now, 0 if it was named before.
+ * Returns -ENOMEM if memory runs out, -STRACE_E_FULL if the string table
+ * is full.
+ */
+int strace_writer_name_dso_base(struct strace_writer *w,
+				struct strace_symset *set, uint64_t start,
+				uint64_t vaddr);
+
 /* --- readers ----------------------------------------------------------- */
 
 struct strace_reader;

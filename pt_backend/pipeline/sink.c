@@ -37,8 +37,15 @@ define_symbol_slow(struct strace_sink *s, const struct strace_event *ev,
 	if (!addr || !s->img)
 		return 0;
 	s->cache[slot] = addr;
-	if (strace_image_symbol(s->img, addr, &sym) < 0)
-		return 0;
+	if (strace_image_symbol(s->img, addr, &sym) < 0) {
+		/* readers name it "[dso]+0xOFF": OFF in the object's own
+		 * addresses, from where its mapping lies in it */
+		uint64_t start, vaddr;
+		if (strace_image_elf_base(s->img, addr, &start, &vaddr) < 0)
+			return 0;
+		rc = strace_writer_name_dso_base(s->w, s->syms, start, vaddr);
+		return rc < 0 ? rc : 0;
+	}
 	rc = strace_writer_define_symbol(s->w, s->syms, s->types, ev->tid,
 					 ev->time, sym.start, sym.size,
 					 sym.name);

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pt_backend/pipeline/sink.h - where decoded events go: the type filter, then a
- * SYMBOL definition (string table entry + event) before the first event
- * that refers to each symbol, and the name of the system call a syscall
- * instruction makes before its first syscall event (when its code says,
- * strace_syscall_nr()), then the ring writer. Used by the offline
- * decoder (perf.data) and the live one.
+ * pt_backend/pipeline/sink.h - where decoded events go: the type filter,
+ * then a SYMBOL definition (string table entry + event) before the first
+ * event that refers to each symbol (for an address no symbol holds,
+ * where its mapping lies in the object's own addresses), and the name of
+ * the system call a syscall instruction makes before its first syscall
+ * event (when its code says, strace_syscall_nr()), then the ring writer.
+ * Used by the offline decoder (perf.data) and the live one.
  */
 #ifndef PT_BACKEND_PIPELINE_SINK_H
 #define PT_BACKEND_PIPELINE_SINK_H

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tee - writes the events that match a pattern into another ring, with
- * the definitions (processes, threads, DSOs, symbols) that name them:
+ * the definitions (processes, threads, DSOs, symbols) that name them, and
+ * the names no event carries (a DSO's ELF addresses, system calls):
  *
  *   ptrace-read -f none --plugin tee.so:ring=OUT.srb,types=call,return RING
  *
@@ -15,6 +16,7 @@
 #include "args.h"
 #include "strace/error.h"
 #include "strace/plugin.h"
+#include "strace/names.h"
 #include "strace/ring.h"
 
 STRACE_PLUGIN_VERSION;
@@ -22,7 +24,40 @@ STRACE_PLUGIN_VERSION;
 static struct strace_plugin_host *host;
 static struct strace_ring *ring;
 static struct strace_writer *w;
+static struct strace_symset *named; /* DSO bases, syscall sites copied */
 static int failed;
+
+/* The names no event carries that e's addresses have in the host's ring
+ * (strace/ring.h): where a DSO's mapping lies in its ELF addresses, the
+ * system call a syscall instruction makes; copied before e, once. */
+static int carry_names(const struct strace_event *e)
+{
+	struct strace_names *n = host->names(host);
+	const struct strace_event_info *in = strace_event_info(e->type);
+	uint64_t addrs[2] = {e->a, e->b};
+	int rc = 0;
+
+	if (!n || !in)
+		return 0;
+	for (int i = 0; i < 2 && rc >= 0; i++) {
+		const struct strace_name *d;
+		uint64_t base;
+
+		if ((i ? in->b_kind : in->a_kind) != STRACE_FK_ADDR ||
+		    !(d = strace_names_dso(n, addrs[i])))
+			continue;
+		base = strace_names_dso_offset(n, d, d->key);
+		if (base)
+			rc = strace_writer_name_dso_base(w, named, d->key, base);
+	}
+	if (rc >= 0 && e->type == STRACE_EV_SYSCALL) {
+		const struct strace_name *sc = strace_names_syscall(n, e->a);
+		if (sc)
+			rc = strace_writer_name_syscall(w, named, e->a, sc->aux,
+							sc->str);
+	}
+	return rc;
+}
 
 static void copy(const struct strace_event *e, void *ctx)
 {
@@ -31,6 +66,13 @@ static void copy(const struct strace_event *e, void *ctx)
 	(void)ctx;
 	if (failed)
 		return;
+	if (carry_names(e) < 0) {
+		fprintf(stderr, "tee: cannot name into %s\n",
+			strace_ring_path(ring));
+		failed = 1;
+		host->stop(host);
+		return;
+	}
 	s = strace_writer_slot(w);
 	if (!s) {
 		fprintf(stderr, "tee: cannot write to %s: %s\n",
@@ -98,7 +140,9 @@ int strace_plugin_init(struct strace_plugin_host *h, int argc, char **argv)
 		rc = h->on(h, "process,thread,dso,symbol", define, NULL);
 	if (rc < 0)
 		return rc;
-	rc = strace_ring_create(path, &ro, &ring);
+	rc = strace_symset_new(&named);
+	if (rc == 0)
+		rc = strace_ring_create(path, &ro, &ring);
 	if (rc == 0)
 		rc = strace_writer_open(ring, &w);
 	if (rc < 0) {
@@ -117,6 +161,8 @@ void strace_plugin_fini(void)
 		fprintf(stderr, "tee: finishing %s: %s\n",
 			strace_ring_path(ring), strace_strerror(rc));
 	strace_ring_close(ring);
+	strace_symset_free(named);
 	w = NULL;
 	ring = NULL;
+	named = NULL;
 }
