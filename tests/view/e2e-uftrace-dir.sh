@@ -88,6 +88,27 @@ report_norm() {
 		END { for (k in s) printf "%s\t%d\n", k, s[k] }' ;;
 	esac | LC_ALL=C sort
 }
+# "NAME<TAB>TOTAL<TAB>SELF<TAB>CALLS<TAB>SLACK" per function name (ns,
+# summed over same-named rows), from a report with total and self times:
+# ours, or uftrace's "report -f total,self,call" (the same fixed columns:
+# 1-12, 13-24, 25-36; uftrace leaves a time of 0 blank). A figure shown
+# in us is exact to the ns, one in ms to the us: SLACK sums each row's
+# resolution, what two truncations may differ by.
+times_norm() {
+	tr '\t' ' ' | awk '
+	function ns(f,  v, u) { if (split(f, x, " ") < 2) return 0; v = x[1]; u = x[2]
+		return u == "s" ? v * 1e9 : u == "ms" ? v * 1e6 : u == "us" ? v * 1e3 : v }
+	function res(f) { return f ~ / s$/ ? 1e6 : f ~ /ms$/ ? 1e3 : 1 }
+	NR == 1 { at = index($0, "Function") }
+	NR > 2 {
+		n = substr($0, at); sub(/\.nofixup$/, "", n)
+		a = substr($0, 1, 12); b = substr($0, 13, 12)
+		t[n] += ns(a); s[n] += ns(b); c[n] += substr($0, 25, 12) + 0
+		sl[n] += res(a) > res(b) ? res(a) : res(b)
+	}
+	END { for (k in t) printf "%s\t%.0f\t%.0f\t%d\t%.0f\n", k, t[k], s[k], c[k], sl[k] }' |
+		LC_ALL=C sort
+}
 # first lines of a difference, on one line
 difference() { diff "$1" "$2" | head -${3:-6} | tr '\n' '|' | cut -c1-600; }
 
@@ -178,6 +199,37 @@ print("%d events, %d slices" % (len(ev), b))' "$work/chrome.out" 2>&1); then
 		pass "$tag/report-calls-equal-ours ($n functions, $(awk -F'\t' '{ s += $2 } END { print s }' "$work/ours.report") calls)"
 	else
 		fail "$tag/report-calls-equal-ours" "$(difference "$work/ours.report" "$work/uft.report")"
+	fi
+	# the total and self times too, name by name, within what the two
+	# reports' truncation to their units may differ by; on a whole trace
+	# (across an overflow, an error or a loss, or from a flight ring's
+	# oldest event, uftrace's totals of the frames open there are not
+	# ours: not yet explained). With a filter, the self times differ by
+	# definition: ours leave out every callee's time, uftrace's only the
+	# callees written, so only totals and calls are compared then.
+	local gaps
+	gaps=$("$B/ptrace-read" --types overflow,error,lost "$ring" 2>/dev/null | grep -c .)
+	gaps=$((gaps + $("$B/ptrace-read" --stat "$ring" | awk '$1 == "mode:" { m = $2 }
+		$1 == "capacity:" { c = $2 } $1 == "committed:" { n = $2 }
+		END { print (m == "flight" && n > c) }')))
+	if [ "$gaps" -gt 0 ]; then
+		echo "SKIP: uftrace-dir/$tag/report-times-equal-ours (a trace with gaps or without its start: uftrace's totals of frames open across a gap differ from ours, not yet explained)"
+	elif why=$(run times uft report -d "$d" $DEEP -f total,self,call); then
+		"$B/ptrace-read" -f report "$@" "$ring" 2>/dev/null | times_norm >"$work/ours.times"
+		times_norm <"$work/times.out" >"$work/uft.times"
+		local bad
+		bad=$(join -t "$(printf '\t')" -a 1 -a 2 -e x -o 0,1.2,1.3,1.4,1.5,2.2,2.3,2.4,2.5 \
+			"$work/ours.times" "$work/uft.times" | awk -F'\t' '
+			function abs(x) { return x < 0 ? -x : x }
+			$2 == "x" || $6 == "x" || $4 != $8 || abs($2 - $6) > $5 + $9 ||
+			(!filtered && abs($3 - $7) > $5 + $9) { print $1 ": ours " $2 " " $3 " " $4 ", uftrace " $6 " " $7 " " $8 }' filtered=$(($# > 0)) | head -3)
+		if [ -z "$bad" ] && [ "$(wc -l <"$work/ours.times")" -gt 5 ]; then
+			pass "$tag/report-times-equal-ours ($(wc -l <"$work/ours.times") functions: total$([ $# -gt 0 ] || echo ", self") and calls)"
+		else
+			fail "$tag/report-times-equal-ours" "${bad:-too few rows}"
+		fi
+	else
+		fail "$tag/report-times-equal-ours" "uftrace report -f total,self,call: $why"
 	fi
 }
 
