@@ -202,9 +202,11 @@ print("%d events, %d slices" % (len(ev), b))' "$work/chrome.out" 2>&1); then
 	fi
 	# the total and self times too, name by name, within what the two
 	# reports' truncation to their units may differ by; on a whole trace
-	# (across an overflow, an error or a loss, or from a flight ring's
-	# oldest event, uftrace's totals of the frames open there are not
-	# ours: not yet explained). With a filter, the self times differ by
+	# (after a gap, or in a flight ring without its start, a return finds
+	# a frame that began before the trace: ours begins at the thread's
+	# first event, the export writes it when found, a uftrace data file
+	# being in time order, so uftrace's total of it is shorter: the
+	# export's limit, cli/fmt_uftrace.c). With a filter, the self times differ by
 	# definition: ours leave out every callee's time, uftrace's only the
 	# callees written, so only totals and calls are compared then.
 	local gaps
@@ -213,7 +215,7 @@ print("%d events, %d slices" % (len(ev), b))' "$work/chrome.out" 2>&1); then
 		$1 == "capacity:" { c = $2 } $1 == "committed:" { n = $2 }
 		END { print (m == "flight" && n > c) }')))
 	if [ "$gaps" -gt 0 ]; then
-		echo "SKIP: uftrace-dir/$tag/report-times-equal-ours (a trace with gaps or without its start: uftrace's totals of frames open across a gap differ from ours, not yet explained)"
+		echo "SKIP: uftrace-dir/$tag/report-times-equal-ours (a trace with gaps or without its start: frames found to have begun before the trace are written to the uftrace data when found, not at the thread's first event, so uftrace's totals of them are shorter)"
 	elif why=$(run times uft report -d "$d" $DEEP -f total,self,call); then
 		"$B/ptrace-read" -f report "$@" "$ring" 2>/dev/null | times_norm >"$work/ours.times"
 		times_norm <"$work/times.out" >"$work/uft.times"
