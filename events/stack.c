@@ -168,7 +168,7 @@ static int fn_kind(const struct strace_name *fn, uint64_t addr)
 	return FN_OTHER;
 }
 
-static __attribute__((noinline)) const struct strace_name *
+static __attribute__((noinline)) void
 sym_slow(struct strace_stack *s, struct symcache *c, uint64_t addr)
 {
 	const struct strace_name *fn =
@@ -176,18 +176,6 @@ sym_slow(struct strace_stack *s, struct symcache *c, uint64_t addr)
 
 	c->addr = addr;
 	c->fn = (uintptr_t)fn | 1 | (uintptr_t)fn_kind(fn, addr) << 1;
-	return fn;
-}
-
-static inline __attribute__((always_inline)) const struct strace_name *
-sym(struct strace_stack *s, uint64_t addr)
-{
-	struct symcache *c =
-		&s->sc[(addr * 0x9e3779b97f4a7c15ull) >> (64 - SYMCACHE_BITS)];
-
-	if (__builtin_expect(c->addr == addr && c->fn, 1))
-		return (const struct strace_name *)(c->fn & ~(uintptr_t)7);
-	return sym_slow(s, c, addr);
 }
 
 /* sym(), and what the code at addr is to the person's stack (fn_kind(),
@@ -202,6 +190,14 @@ sym_kind(struct strace_stack *s, uint64_t addr, int *kind)
 		sym_slow(s, c, addr);
 	*kind = (int)(c->fn >> 1 & 3);
 	return (const struct strace_name *)(c->fn & ~(uintptr_t)7);
+}
+
+static inline __attribute__((always_inline)) const struct strace_name *
+sym(struct strace_stack *s, uint64_t addr)
+{
+	int kind;
+
+	return sym_kind(s, addr, &kind);
 }
 
 /* whether f's function covers addr */
@@ -463,6 +459,7 @@ static int pending_event(struct strace_stack *s, struct thr *t,
 {
 	const struct strace_name *fn;
 	uint64_t to = e->b;
+	int kind;
 
 	switch (e->type) {
 	case STRACE_EV_CALL:
@@ -478,7 +475,7 @@ static int pending_event(struct strace_stack *s, struct thr *t,
 	case STRACE_EV_JUMP:
 		if (e->flags & STRACE_F_INTRA)
 			return 1;
-		fn = sym(s, to);
+		fn = sym_kind(s, to, &kind);
 		if (t->lazy == 1) {
 			/* the PLT's header goes into the resolver */
 			t->lazy = 2;
@@ -492,7 +489,7 @@ static int pending_event(struct strace_stack *s, struct thr *t,
 				reach(s, t, to, fn, e->time);
 			return 1;
 		}
-		if (fn_kind(fn, to) == FN_PLT0) {
+		if (kind == FN_PLT0) {
 			t->lazy = 1;
 			t->lazy_depth = 0;
 			t->lazy_begin = e->time;
@@ -660,14 +657,12 @@ moved(struct strace_stack *s, struct thr *t, uint64_t from, uint64_t time)
 	moved_slow(s, t, f, from, time);
 }
 
-/* Whether the top frame is a callee a tail call entered (the person's
- * stack): it returns where the frame under it, which jumped to it,
- * would have. */
-static inline int tail_child(const struct thr *t)
+/* Whether f, the top of n frames, is a callee a tail call entered (the
+ * person's stack): it returns where the frame under it, which jumped to
+ * it, would have. */
+static inline int tail_callee(const struct strace_frame *f, uint32_t n)
 {
-	const struct strace_frame *f = &t->v[t->n - 1];
-
-	return t->n > 1 && (f->flags & STRACE_FRAME_TAIL) &&
+	return n > 1 && (f->flags & STRACE_FRAME_TAIL) &&
 	       f->kind == STRACE_FRAME_CALL && f[-1].kind == STRACE_FRAME_CALL &&
 	       f->call_site && f[-1].call_site == f->call_site;
 }
@@ -699,7 +694,8 @@ static void on_return(struct strace_stack *s, struct thr *t,
 		}
 		/* a tail call's callee returns with the frames that
 		 * tail-called it (the person's stack) */
-		while (!s->machine && !t->extra && tail_child(t))
+		while (!s->machine && !t->extra &&
+		       tail_callee(&t->v[t->n - 1], t->n))
 			pop(s, t, e->time, 0);
 		pop(s, t, e->time, 0);
 		return;
@@ -771,11 +767,12 @@ static void on_jump(struct strace_stack *s, struct thr *t,
 {
 	uint64_t to = e->b;
 	const struct strace_name *fn;
+	int kind;
 	long i;
 
 	if (e->flags & STRACE_F_INTRA)
 		return;
-	fn = sym(s, to);
+	fn = sym_kind(s, to, &kind);
 	if (fn && fn->key == to && !(t->n && covers(&t->v[t->n - 1], to))) {
 		/* to another function's entry: a tail call replaces the top
 		 * frame and returns where it would have */
@@ -795,7 +792,7 @@ static void on_jump(struct strace_stack *s, struct thr *t,
 			s->st.tails++;
 			push_frame(s, t, STRACE_FRAME_CALL, STRACE_FRAME_TAIL, to,
 				   t->v[t->n - 1].call_site, e->time,
-				   fn_kind(fn, to) == FN_STUB);
+				   kind == FN_STUB);
 			return;
 		}
 		tail_call(s, t, to, e->time);
@@ -976,20 +973,25 @@ static __attribute__((noinline)) void event(struct strace_stack *s,
 	if (t->pend && pending_event(s, t, e))
 		return;
 	switch (type) {
-	case STRACE_EV_CALL:
+	case STRACE_EV_CALL: {
+		int kind;
+		const struct strace_name *callee;
+
 		end_syscall(s, t, e->time);
 		t->async = 0;
 		moved(s, t, e->a, e->time);
+		callee = sym_kind(s, e->b, &kind);
 		/* a call to the next instruction, inside one function,
 		 * reads the PC: no frame */
 		if (e->b > e->a && e->b - e->a <= CALL_MAX &&
-		    sym(s, e->b) == sym(s, e->a))
+		    callee == sym(s, e->a))
 			return;
 		/* (the person's stack: a PLT stub's frame waits to be
 		 * entered as the function it reaches) */
 		push_frame(s, t, STRACE_FRAME_CALL, 0, e->b, e->a, e->time,
-			   !s->machine && fn_kind(sym(s, e->b), e->b) != FN_OTHER);
+			   !s->machine && kind != FN_OTHER);
 		return;
+	}
 	case STRACE_EV_RETURN:
 		end_syscall(s, t, e->time);
 		t->async = 0;
@@ -1097,11 +1099,8 @@ static const struct strace_event *run(struct strace_stack *s,
 			    e->b - f->call_site > CALL_MAX)
 				break;
 			/* (the person's stack: with the frames that
-			 * tail-called it, tail_child()) */
-			while (!s->machine && depth > 1 &&
-			       (f->flags & STRACE_FRAME_TAIL) &&
-			       f[-1].kind == STRACE_FRAME_CALL &&
-			       f[-1].call_site == f->call_site) {
+			 * tail-called it) */
+			while (!s->machine && tail_callee(f, depth)) {
 				left(s, t, f, --depth, e->time, 0);
 				f--;
 			}
