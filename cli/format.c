@@ -1018,6 +1018,28 @@ put_time_cached(struct fmt *f, char *p, uint64_t ns)
 	return p + 9;
 }
 
+/* A syscall event's system call, where the producer named its site:
+ * " syscall=write" (text) or ,"syscall":"write" (JSON). */
+static __attribute__((noinline)) char *put_syscall(struct fmt *f, char *p,
+						   uint64_t site, int json)
+{
+	const struct strace_name *e;
+	const struct fmt_name *nm;
+
+	if (!f->names || !(e = strace_names_syscall(f->names, site)) ||
+	    !(nm = display(&f->dn, e, 0)))
+		return p;
+	if (json) {
+		memcpy(p, ",\"syscall\":\"", 12);
+		p = copy_name(p + 12, nm->json, nm->json_len);
+		*p++ = '"';
+	} else {
+		memcpy(p, " syscall=", 9);
+		p = copy_name(p + 9, nm->text, nm->text_len);
+	}
+	return p;
+}
+
 static inline __attribute__((always_inline)) char *
 text_line(struct fmt *f, char *p, const struct strace_event *e, uint64_t seq)
 {
@@ -1052,6 +1074,8 @@ text_line(struct fmt *f, char *p, const struct strace_event *e, uint64_t seq)
 	}
 	p = text_operand(f, p, t, 0, e->a);
 	p = text_operand(f, p, t, 1, e->b);
+	if (__builtin_expect(e->type == STRACE_EV_SYSCALL, 0))
+		p = put_syscall(f, p, e->a, 0);
 	if (e->flags) {
 		if (__builtin_expect(t->flags_kind == STRACE_FLK_ERROR, 0)) {
 			p = put_error_text(p, e->flags);
@@ -1096,6 +1120,8 @@ json_line(struct fmt *f, char *p, const struct strace_event *e, uint64_t seq)
 	}
 	p = json_operand(f, p, t, 0, e->a);
 	p = json_operand(f, p, t, 1, e->b);
+	if (__builtin_expect(e->type == STRACE_EV_SYSCALL, 0))
+		p = put_syscall(f, p, e->a, 1);
 	if (__builtin_expect(f->tid_valid && f->tid_last == e->tid, 1)) {
 		memcpy(p, f->comm_json, sizeof(f->comm_json));
 		p += f->comm_json_len;

@@ -25,10 +25,11 @@
 #define FMT_NAME_MAX 1024
 /*
  * Room one formatted line may need at most: two operands whose names are
- * at most FMT_NAME_MAX bytes escaped up to 6x (\u00XX), a thread name and
- * numbers. The caller keeps this much free before each fmt_*_event().
+ * at most FMT_NAME_MAX bytes escaped up to 6x (\u00XX), a thread name, a
+ * system call's name and numbers. The caller keeps this much free before
+ * each fmt_*_event().
  */
-#define FMT_LINE_MAX (3 * 6 * FMT_NAME_MAX + 1024)
+#define FMT_LINE_MAX (4 * 6 * FMT_NAME_MAX + 1024)
 
 /* One display name: text form (control bytes shown as '?') and JSON form
  * (escaped, without the quotes). Both point to storage owned by the

@@ -26,6 +26,8 @@ struct dso {
 	char *name;
 	uint64_t exec_off; /* file offset of the executable segment's page */
 	uint64_t exec_len; /* its mapping length; 0 when unknown */
+	uint64_t exec_vaddr; /* the ELF virtual address of that page */
+	int in_img; /* the file is in strace_dlf.img (1), cannot be (-1) */
 	/* the persistent block cache: the file's key (idn 0: none), its
 	 * blocks as read, and the blocks decoded since (keys: address in
 	 * the DSO + 1, targets relative) */
@@ -140,6 +142,15 @@ struct strace_dlf {
 	uint32_t cur_tid; /* the sample at hand, for definitions */
 	uint64_t cur_time;
 
+	/* the DSOs' own files, for their symbols (names=plain) and the
+	 * numbers of the system calls their code makes: DSO i is mapped
+	 * whole at dso_base(i), a file offset (perf's address in a DSO) x
+	 * at dso_base(i) + x; and the syscall sites named (a memo of the
+	 * last ones, then the set) */
+	struct strace_image *img;
+	struct strace_symset *sites;
+	uint64_t site_memo[64];
+
 	struct strace_dlf_stats st;
 	char cache_dir[4096]; /* "": none */
 	uint8_t code[CODE_CHUNK];
@@ -225,6 +236,9 @@ int strace_dlf_parse_args(struct strace_dlf_opts *o, int argc,
 			o->exact_times = 1;
 		} else if (KEY("no-cache") && !v) {
 			o->no_cache = 1;
+		} else if (KEY("names") && v &&
+			   (!strcmp(v, "plain") || !strcmp(v, "perf"))) {
+			o->perf_names = !strcmp(v, "perf");
 		} else if (KEY("plugin") && v && *v) {
 			if (o->nplugins == (int)(sizeof(o->plugins) /
 						 sizeof(o->plugins[0]))) {
@@ -240,7 +254,8 @@ int strace_dlf_parse_args(struct strace_dlf_opts *o, int argc,
 				 "mode=lossless|flight|archive, capacity=N, "
 				 "all-branches, types=PATTERNS, print, late, "
 				 "stats, no-check, exact-times, "
-				 "plugin=FILE.so[:ARGS])",
+				 "plugin=FILE.so[:ARGS], no-cache, "
+				 "names=plain|perf)",
 				 a);
 			return -EINVAL;
 		}
@@ -266,8 +281,10 @@ static int grow(void **v, size_t *cap, size_t n, size_t esz)
 }
 
 /* The executable segment of an ELF file: where its mapping starts in the
- * file and how long it is, as the loader maps it (what MMAP2 records). */
-static void elf_exec_segment(const char *path, uint64_t *off, uint64_t *len)
+ * file and how long it is, as the loader maps it (what MMAP2 records),
+ * and its ELF virtual address there. */
+static void elf_exec_segment(const char *path, uint64_t *off, uint64_t *len,
+			     uint64_t *vaddr)
 {
 	Elf64_Ehdr eh;
 	struct stat st;
@@ -275,6 +292,7 @@ static void elf_exec_segment(const char *path, uint64_t *off, uint64_t *len)
 
 	*off = 0;
 	*len = 0;
+	*vaddr = 0;
 	if (!path || path[0] != '/')
 		return;
 	/* a FIFO or a device under that name is not opened at all */
@@ -297,6 +315,7 @@ static void elf_exec_segment(const char *path, uint64_t *off, uint64_t *len)
 				continue;
 			uint64_t pg = 4096;
 			*off = ph.p_offset & ~(pg - 1);
+			*vaddr = ph.p_vaddr & ~(pg - 1);
 			*len = ((ph.p_vaddr + ph.p_filesz + pg - 1) &
 				~(pg - 1)) -
 			       (ph.p_vaddr & ~(pg - 1));
@@ -421,7 +440,7 @@ static uint32_t dso_index(struct strace_dlf *d, const char *name,
 	x->name = strdup(name);
 	if (!x->name)
 		return 0;
-	elf_exec_segment(name, &x->exec_off, &x->exec_len);
+	elf_exec_segment(name, &x->exec_off, &x->exec_len, &x->exec_vaddr);
 	d->st.dsos++;
 	dso_cache_load(d, x, (uint32_t)d->ndsos, loc);
 	return (uint32_t)d->ndsos++;
@@ -578,12 +597,90 @@ static int define_dso(struct strace_dlf *d, uint32_t pid, uint32_t dso,
 	int rc = define(d, STRACE_EV_DSO, pid, 0, start, start, x->exec_len,
 			x->name);
 
-	/* readers count "[dso]+0xOFF" in the object's own addresses: perf's
-	 * (run-time address - bias) */
-	if (rc == 0 && (rc = strace_writer_name_dso_base(d->w, NULL, start,
-							 start - bias)) < 0)
+	/* readers count "[dso]+0xOFF" in the object's own (ELF virtual)
+	 * addresses, not in perf's (file offsets) */
+	if (rc == 0 && x->exec_len &&
+	    (rc = strace_writer_name_dso_base(d->w, NULL, start,
+					      x->exec_vaddr)) < 0)
 		return d->err = rc;
 	return rc;
+}
+
+/* --- the DSOs' own files ---------------------------------------------------- */
+
+static inline uint64_t dso_base(uint32_t i)
+{
+	return (uint64_t)i << 40;
+}
+
+/* DSO i's file in d->img: 0, or -1 when it cannot be there (not a regular
+ * file, not ELF, or gone since perf mapped it): perf's names then. */
+static int dso_mapped(struct strace_dlf *d, uint32_t i)
+{
+	struct dso *x = &d->dsos[i];
+	struct stat st;
+
+	if (x->in_img)
+		return x->in_img > 0 ? 0 : -1;
+	x->in_img = -1;
+	/* exec_len: an ELF file with an executable segment */
+	if (!x->exec_len || stat(x->name, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size >= dso_base(1))
+		return -1;
+	if (!d->img) {
+		struct strace_image_opts io;
+		memset(&io, 0, sizeof(io));
+		io.size = sizeof(io);
+		io.plt_style = d->o.perf_names ? STRACE_PLT_PERF61
+					       : STRACE_PLT_PLAIN;
+		if (strace_image_new(&io, &d->img) < 0)
+			return -1;
+	}
+	if (strace_image_add_file(d->img, dso_base(i), (uint64_t)st.st_size, 0,
+				  x->name) < 0)
+		return -1;
+	x->in_img = 1;
+	return 0;
+}
+
+/* The symbol of names=plain at addr of e's mapping (bias set): its index,
+ * 0 for none there; -1 where the DSO's file cannot say. */
+static long own_symbol(struct strace_dlf *d, const struct aent *e,
+		       uint64_t addr)
+{
+	struct strace_symbol sym;
+	uint64_t base = dso_base(e->dso);
+
+	if (dso_mapped(d, e->dso) < 0)
+		return -1;
+	if (strace_image_symbol(d->img, base + (addr - e->bias), &sym) < 0)
+		return 0;
+	return sym_index(d, sym.start - base + e->bias, sym.size, sym.name);
+}
+
+/* The name of the system call the syscall at ip (of e's mapping) makes,
+ * before its first event, when the code says (strace_syscall_nr()), as
+ * ptrace-capture names it. */
+static int name_syscall(struct strace_dlf *d, const struct aent *e,
+			uint64_t ip)
+{
+	uint64_t *memo = &d->site_memo[(ip ^ ip >> 6) & 63];
+	const char *name;
+	long nr;
+	int rc;
+
+	if (*memo == ip || !e || !e->dso || !want(d, STRACE_EV_SYSCALL))
+		return 0;
+	*memo = ip;
+	if (dso_mapped(d, e->dso) < 0)
+		return 0;
+	nr = strace_syscall_nr(d->img, dso_base(e->dso) + (ip - e->bias));
+	if (nr < 0 || !(name = strace_syscall_name(nr)))
+		return 0;
+	if (!d->sites && (rc = strace_symset_new(&d->sites)) < 0)
+		return d->err = rc;
+	rc = strace_writer_name_syscall(d->w, d->sites, ip, (uint64_t)nr, name);
+	return rc < 0 ? (d->err = rc) : 0;
 }
 
 /* The first of the n sorted keys v[] above x (n if none). */
@@ -733,6 +830,7 @@ static struct aent *lookup_slot(struct strace_dlf *d, uint32_t pid,
 		e = &d->addrs[j];
 	}
 	struct strace_dlf_loc loc;
+	long own;
 	memset(&loc, 0, sizeof(loc));
 	d->st.addr_misses++;
 	if (h->resolve(ctx, which, addr, &loc) < 0)
@@ -750,9 +848,11 @@ static struct aent *lookup_slot(struct strace_dlf *d, uint32_t pid,
 		if (e->dso && define_dso(d, pid, e->dso, loc.bias) < 0)
 			return NULL;
 	}
-	if (loc.sym && e->dso)
+	if (!d->o.perf_names && e->dso && (own = own_symbol(d, e, addr)) >= 0)
+		e->sym = (uint32_t)own;
+	else if (loc.sym && e->dso)
 		e->sym = sym_index(d, loc.sym_start, loc.sym_size, loc.sym);
-	else if (e->dso && hole(d, addr) < 0)
+	if (e->dso && !e->sym && hole(d, addr) < 0)
 		return NULL;
 	return e;
 }
@@ -1271,6 +1371,8 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 		/* "tr end": the trace stops after ip */
 		if ((f & DLF_FLAG_SYSCALLRET) && (f & DLF_FLAG_CALL)) {
 			t->pending_syscall = 1;
+			if ((rc = name_syscall(d, ea, s->ip)) < 0)
+				return rc;
 			rc = flow(d, t, STRACE_EV_SYSCALL, 0, s, ea, eb, s->ip,
 				  s->addr);
 		} else if (async) {
@@ -1294,6 +1396,10 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 	unsigned type, ef = 0;
 	if (f & DLF_FLAG_SYSCALLRET) {
 		type = (f & DLF_FLAG_CALL) ? STRACE_EV_SYSCALL : STRACE_EV_SYSRET;
+		/* (a memoised branch was named the first time) */
+		if (type == STRACE_EV_SYSCALL &&
+		    (rc = name_syscall(d, ea, s->ip)) < 0)
+			return rc;
 	} else if (async) {
 		type = STRACE_EV_INTERRUPT;
 		ef = STRACE_F_ASYNC;
@@ -1460,6 +1566,8 @@ int strace_dlf_free(struct strace_dlf *d)
 	}
 	strace_ring_close(d->ring);
 	strace_bcache_free(d->bc);
+	strace_image_free(d->img);
+	strace_symset_free(d->sites);
 	for (size_t i = 1; i < d->ndsos; i++) {
 		free(d->dsos[i].name);
 		strace_blockfile_unload(d->dsos[i].bc_buf, &d->dsos[i].bc);

@@ -51,13 +51,19 @@ struct strace_dlf_opts {
 	 * NULL: the default directory, unless no_cache (no-cache). */
 	const char *cache_dir;
 	int no_cache;
+	/* names=perf: functions named as perf names them. By default
+	 * (names=plain) as ptrace-capture names them, by the rules of
+	 * docs/stacks.md ("Names"), from each DSO's own file; perf's names
+	 * only where that file cannot be read. */
+	int perf_names;
 };
 
 /*
  * strace_dlf_parse_args() - fill opts from --dlarg strings: ring=PATH,
  * mode=lossless|flight|archive, capacity=N, all-branches, types=PATTERNS,
  * print, late, stats, no-check, exact-times, plugin=FILE.so[:ARGS]
- * (repeatable), no-cache. The strings must outlive opts (ring=).
+ * (repeatable), no-cache, names=plain|perf. The strings must outlive opts
+ * (ring=).
  * Returns 0, or -EINVAL with a message in err (errlen bytes).
  */
 int strace_dlf_parse_args(struct strace_dlf_opts *opts, int argc,

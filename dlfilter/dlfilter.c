@@ -437,6 +437,6 @@ const char *filter_description(const char **long_description)
 			"--dlarg ring=PATH, mode=lossless|flight|archive, "
 			"capacity=N, all-branches, types=PATTERNS, print, late, "
 			"stats, no-check, exact-times, plugin=FILE.so[:ARGS], "
-			"no-cache";
+			"no-cache, names=plain|perf";
 	return "branches -> strace event ring";
 }

@@ -2,6 +2,7 @@
 """Compare the ring the dlfilter wrote with the ring ptrace-capture wrote.
 
 usage: dlfcmp.py NAME CAP_DEFAULT CAP_ALL DLF_DEFAULT DLF_ALL [--tol NS]
+                 [--perf-data FILE] [--plain]
 
 Each file is `ptrace-read -f jsonl` of a ring made from the same perf.data:
 ptrace-capture -i (CAP_*) and perf script --itrace=b --dlfilter
@@ -10,9 +11,9 @@ libstrace_dlf.so (DLF_*), each without and with all-branches.
 Prints one PASS:/FAIL:/SKIP: line per check (prefixed with NAME):
 
   flow      with all branches, per thread, the same sequence of control,
-            flow and gap events: type, addresses, reason, and the flags
+            flow and gap events: type, addresses, reason, the flags
             both sides can know (async, conditional, indirect for calls
-            and jumps). Strict.
+            and jumps) and a syscall's name. Strict.
   time      on those events, |time difference| <= --tol ns, or with
             --perf-data FILE one MTC period of that recording (issue 4's
             tolerance: both decoders place a branch within the timing
@@ -26,7 +27,9 @@ Prints one PASS:/FAIL:/SKIP: line per check (prefixed with NAME):
             names PLT entries its own way): reported per DSO, with counts
             and an example, as a SKIP. A difference in a DSO without a
             debug file, without --perf-data to vouch for the dlfilter,
-            fails.
+            fails. With --plain (both rings named by our own rules,
+            names=plain, from the same files) every difference fails, and
+            perfnames is not checked.
   default   without all-branches: the same events; where the two differ,
             every difference must be a jump that one side drops as
             intra-symbol and the other keeps, at an address the names
@@ -87,7 +90,7 @@ def key(e):
     reason = e.get("reason", "")
     if reason in RESYNC:
         reason = "resync"
-    return (t, addrs, reason, fl & mask)
+    return (t, addrs, reason, fl & mask, e.get("syscall", ""))
 
 
 def names(e):
@@ -218,11 +221,15 @@ def main():
         i = args.index("--tol")
         tol = int(args[i + 1])
         del args[i:i + 2]
+    plain = "--plain" in args
+    if plain:
+        args.remove("--plain")
     perf_names = None
     if "--perf-data" in args:
         i = args.index("--perf-data")
         tol = mtc_tolerance(args[i + 1])
-        perf_names = perf_symbols(args[i + 1])
+        if not plain:
+            perf_names = perf_symbols(args[i + 1])
         del args[i:i + 2]
     name, cd, ca, dd, da = args
     cap_d, cap_defs = load(cd, True)
@@ -290,7 +297,7 @@ def main():
                     continue
                 dso = dso_of(tid, x.get(k, 0))
                 if dso not in debug:
-                    debug[dso] = debug_file(dso)
+                    debug[dso] = None if plain else debug_file(dso)
                 if not debug[dso]:
                     hard.append((x, y, p, q))
                     continue

@@ -74,18 +74,32 @@ compare() {
 		say "SKIP: $name/all (perf $(perf version | cut -d' ' -f3) cannot read this trace: $(head -n1 "$w/perf.err"))"
 		return
 	fi
+	# both names: perf's (the dlfilter's names are perf script's own)
+	# and ours (names=plain: the dlfilter's names are ptrace-capture's,
+	# read from the same files)
+	local n
+	for n in perf plain; do
+		compare_names "$data" "$name" "$w" "$n"
+	done
+}
+
+# compare_names DATA NAME DIR NAMES: both rings of one perf.data
+compare_names() {
+	local data=$1 name=$2 w=$3/$4 n=$4 r extra=()
+	mkdir -p "$w"
+	[ "$n" = plain ] && name=$name-plain
 	# the times of the timing packets on both sides: both place a branch
 	# within the same timing-packet period (how each spreads the times
 	# between: tests/decoder/e2e-times.sh)
-	"$cap" -q --names perf --exact-times -i "$data" -o "$w/c.srb" 2>"$w/cap.err" &&
-	"$cap" -q --names perf --exact-times -i "$data" --all-branches -o "$w/ca.srb" 2>>"$w/cap.err" ||
+	"$cap" -q --names "$n" --exact-times -i "$data" -o "$w/c.srb" 2>"$w/cap.err" &&
+	"$cap" -q --names "$n" --exact-times -i "$data" --all-branches -o "$w/ca.srb" 2>>"$w/cap.err" ||
 		{ say "FAIL: $name/capture (ptrace-capture failed: $(tail -n1 "$w/cap.err"))"; return; }
 	for r in d da; do
-		local extra=()
+		extra=()
 		[ $r = da ] && extra=(--dlarg all-branches)
 		perfdl script -i "$data" --itrace=b --dlfilter "$lib" \
-			--dlarg "ring=$w/$r.srb" --dlarg exact-times "${extra[@]}" \
-			>"$w/$r.out" 2>"$w/$r.err"
+			--dlarg "ring=$w/$r.srb" --dlarg exact-times \
+			--dlarg "names=$n" "${extra[@]}" >"$w/$r.out" 2>"$w/$r.err"
 		local rc=$?
 		if [ $rc -ne 0 ] || [ ! -s "$w/$r.srb" ]; then
 			say "FAIL: $name/perf-$r (perf script --dlfilter exit $rc: $(tail -n1 "$w/$r.err"))"
@@ -101,8 +115,11 @@ compare() {
 		"$rd" -f jsonl "$w/$r.srb" >"$w/$r.jsonl" 2>"$w/rd.err" ||
 			{ say "FAIL: $name/read-$r ($(tail -n1 "$w/rd.err"))"; return; }
 	done
+	extra=()
+	[ "$n" = plain ] && extra=(--plain)
 	python3 tests/e2e/dlfcmp.py "$name" "$w/c.jsonl" "$w/ca.jsonl" \
-		"$w/d.jsonl" "$w/da.jsonl" --perf-data "$data" >"$w/cmp.out" 2>&1
+		"$w/d.jsonl" "$w/da.jsonl" --perf-data "$data" "${extra[@]}" \
+		>"$w/cmp.out" 2>&1
 	cat "$w/cmp.out"
 	fails=$((fails + $(grep -c '^FAIL: ' "$w/cmp.out")))
 	grep -q '^\(PASS\|FAIL\|SKIP\): ' "$w/cmp.out" ||

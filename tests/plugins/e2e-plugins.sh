@@ -61,8 +61,8 @@ have_perf=1
 command -v perf >/dev/null || have_perf=0
 . "$top/tests/e2e/perfdl.inc"
 
-# Our rings name functions as perf does (--names perf), as the dlfilter's
-# do: every host's plugins see the same names.
+# Every host names functions as perf does (--names perf, --dlarg
+# names=perf): every host's plugins see the same names.
 # in HOST NAME SPEC...: run the plugins SPEC... over trace NAME in HOST
 # (read: its ring $tmp/NAME.srb; capture: the recording, no ring; dlf: the
 # recording through perf into $tmp/NAME.dlf.srb, made once)
@@ -80,7 +80,8 @@ in_host() {
 		for s in "$@"; do args+=(--dlarg "plugin=$s"); done
 		rm -f "$tmp/$name.dlf2.srb"
 		perfdl script -i "$O/corpus/$name.data" --itrace=b --dlfilter "$lib" \
-			--dlarg "ring=$tmp/$name.dlf2.srb" "${args[@]}" >/dev/null ;;
+			--dlarg names=perf --dlarg "ring=$tmp/$name.dlf2.srb" \
+			"${args[@]}" >/dev/null ;;
 	esac
 }
 
@@ -119,8 +120,11 @@ for t in "${traces[@]}"; do
 		   mv "$tmp/$t.dlf2.srb" "$tmp/$t.dlf.srb"; then
 			"$PR" -f report "$tmp/$t.dlf.srb" >"$w/report.dlf" 2>&1
 			"$PR" -f chrome -o "$w/chrome.dlf.json" "$tmp/$t.dlf.srb"
-			thr_dlf=$($CHK threshold "$w/chrome.dlf.json" "$sym") &&
+			if thr_dlf=$($CHK threshold "$w/chrome.dlf.json" "$sym"); then
 				hosts+=(dlf)
+			else
+				fail "$t/dlf-threshold" "$thr_dlf"
+			fi
 		else
 			skip "$t/dlf" "perf cannot decode this trace: $(head -n1 "$w/dlf.err")"
 		fi
@@ -239,7 +243,8 @@ if [ ${#traces[@]} -gt 0 ]; then
 	fi
 	if [ $have_perf = 1 ] && [ -e "$tmp/$t.dlf.srb" ]; then
 		perfdl script -i "$O/corpus/$t.data" --itrace=b --dlfilter "$lib" \
-			--dlarg "ring=$w/dlf.srb" --dlarg "plugin=$PL/test-stop.so:n=5,out=$w/dlf" \
+			--dlarg names=perf --dlarg "ring=$w/dlf.srb" \
+			--dlarg "plugin=$PL/test-stop.so:n=5,out=$w/dlf" \
 			>/dev/null 2>"$w/err"
 		rc=$?
 		if [ $rc = 0 ] && [ "$(cat "$w/dlf")" = "calls 5 returns 0 events 0" ] &&

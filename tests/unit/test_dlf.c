@@ -467,19 +467,22 @@ TEST(args)
 	char err[256];
 	const char *good[] = {"ring=/x", "mode=flight", "capacity=1024",
 			      "all-branches", "types=call,-jump", "print",
-			      "late", "stats", "no-check"};
-	CHECK_INT(strace_dlf_parse_args(&o, 9, good, err, sizeof(err)), ==, 0);
+			      "late", "stats", "no-check", "names=perf"};
+	CHECK_INT(strace_dlf_parse_args(&o, 10, good, err, sizeof(err)), ==, 0);
 	CHECK_STR(o.ring_path, "/x");
 	CHECK_INT(o.mode, ==, STRACE_RING_FLIGHT);
 	CHECK_U64(o.capacity, ==, 1024);
-	CHECK(o.all_branches && o.print && o.late && o.stats && o.no_check);
+	CHECK(o.all_branches && o.print && o.late && o.stats && o.no_check &&
+	      o.perf_names);
 	CHECK(o.has_types && strace_typeset_has(&o.types, STRACE_EV_CALL) &&
 	      !strace_typeset_has(&o.types, STRACE_EV_JUMP));
 	CHECK_INT(strace_dlf_parse_args(&o, 0, NULL, err, sizeof(err)), ==, 0);
 	CHECK_INT(o.mode, ==, STRACE_RING_ARCHIVE);
+	CHECK(!o.perf_names); /* names=plain by default */
 
 	const char *bad[] = {"bogus", "mode=fast", "capacity=1000",
-			     "types=nosuchtype", "print=1", "ring="};
+			     "types=nosuchtype", "print=1", "ring=",
+			     "names=gdb", "names"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		const char *a[] = {bad[i]};
 		err[0] = 0;
