@@ -1018,6 +1018,47 @@ put_time_cached(struct fmt *f, char *p, uint64_t ns)
 	return p + 9;
 }
 
+/* A symbol event's other names, where the producer wrote them
+ * (strace_names_aliases()): " aliases=_IO_puts,puts@@GLIBC_2.2.5" (text)
+ * or ,"aliases":["_IO_puts","puts@@GLIBC_2.2.5"] (JSON); as many as fit
+ * in FMT_NAME_MAX bytes, then "...". */
+static __attribute__((noinline)) char *put_aliases(struct fmt *f, char *p,
+						   uint64_t off, int json)
+{
+	const struct strace_name *sym, *al[STRACE_ALIASES_MAX];
+	size_t n, bytes = 0;
+
+	if (!f->names || !(sym = strace_names_at(f->names, off)) ||
+	    !(n = strace_names_aliases(f->names, sym, al,
+				       STRACE_ALIASES_MAX)))
+		return p;
+	memcpy(p, json ? ",\"aliases\":[" : " aliases=", json ? 12 : 9);
+	p += json ? 12 : 9;
+	for (size_t i = 0; i < n && i < STRACE_ALIASES_MAX; i++) {
+		const struct fmt_name *nm = display(&f->dn, al[i], 0);
+		if (!nm)
+			break;
+		if (i)
+			*p++ = ',';
+		bytes += al[i]->len;
+		if (bytes > FMT_NAME_MAX) {
+			memcpy(p, json ? "\"...\"" : "...", json ? 5 : 3);
+			p += json ? 5 : 3;
+			break;
+		}
+		if (json) {
+			*p++ = '"';
+			p = copy_name(p, nm->json, nm->json_len);
+			*p++ = '"';
+		} else {
+			p = copy_name(p, nm->text, nm->text_len);
+		}
+	}
+	if (json)
+		*p++ = ']';
+	return p;
+}
+
 /* A syscall event's system call, where the producer named its site:
  * " syscall=write" (text) or ,"syscall":"write" (JSON). */
 static __attribute__((noinline)) char *put_syscall(struct fmt *f, char *p,
@@ -1076,6 +1117,8 @@ text_line(struct fmt *f, char *p, const struct strace_event *e, uint64_t seq)
 	p = text_operand(f, p, t, 1, e->b);
 	if (__builtin_expect(e->type == STRACE_EV_SYSCALL, 0))
 		p = put_syscall(f, p, e->a, 0);
+	else if (__builtin_expect(e->type == STRACE_EV_SYMBOL, 0))
+		p = put_aliases(f, p, e->b, 0);
 	if (e->flags) {
 		if (__builtin_expect(t->flags_kind == STRACE_FLK_ERROR, 0)) {
 			p = put_error_text(p, e->flags);
@@ -1122,6 +1165,8 @@ json_line(struct fmt *f, char *p, const struct strace_event *e, uint64_t seq)
 	p = json_operand(f, p, t, 1, e->b);
 	if (__builtin_expect(e->type == STRACE_EV_SYSCALL, 0))
 		p = put_syscall(f, p, e->a, 1);
+	else if (__builtin_expect(e->type == STRACE_EV_SYMBOL, 0))
+		p = put_aliases(f, p, e->b, 1);
 	if (__builtin_expect(f->tid_valid && f->tid_last == e->tid, 1)) {
 		memcpy(p, f->comm_json, sizeof(f->comm_json));
 		p += f->comm_json_len;

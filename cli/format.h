@@ -26,10 +26,11 @@
 /*
  * Room one formatted line may need at most: two operands whose names are
  * at most FMT_NAME_MAX bytes escaped up to 6x (\u00XX), a thread name, a
- * system call's name and numbers. The caller keeps this much free before
- * each fmt_*_event().
+ * system call's name or a symbol's aliases (FMT_NAME_MAX bytes of names
+ * in all, plus their quotes and commas), and numbers. The caller keeps
+ * this much free before each fmt_*_event().
  */
-#define FMT_LINE_MAX (4 * 6 * FMT_NAME_MAX + 1024)
+#define FMT_LINE_MAX (4 * 6 * FMT_NAME_MAX + 1024 + 4 * STRACE_ALIASES_MAX)
 
 /* One display name: text form (control bytes shown as '?') and JSON form
  * (escaped, without the quotes). Both point to storage owned by the

@@ -215,6 +215,17 @@ int strace_image_symbol(struct strace_image *img, uint64_t addr,
 			struct strace_symbol *out);
 
 /*
+ * strace_image_aliases() - the other names of the symbol that starts at
+ * start (a strace_symbol.start), under STRACE_PLT_PLAIN: the names of the
+ * other symbols at that address and the names as the ELF file writes
+ * them where the symbol's own differs (memcpy@@GLIBC_2.14, __GI_X,
+ * mangled), each once. Up to max of them into out (valid until the
+ * image is freed); returns how many there are (0 in the other styles).
+ */
+size_t strace_image_aliases(struct strace_image *img, uint64_t start,
+			    const char **out, size_t max);
+
+/*
  * strace_syscall_nr() - the number of the system call the `syscall`
  * instruction at addr makes, as its code says: the last `mov $N, %eax`
  * before it on the straight path from the start of its symbol, with
@@ -356,13 +367,16 @@ struct strace_blockfile_sym {
 	uint8_t bind, type, pad_[6];
 	uint64_t vis_end;
 };
+/* STRACE_PLT_PLAIN: a strace_blockfile_sym of this type is another name
+ * of the symbol before it (same start), not a symbol */
+#define STRACE_BLOCKFILE_ALIAS 0xff
 
 #define STRACE_BLOCKFILE_ID_MAX 64
 /* the symbol options a file's symbols were read with: plt_style in bits
  * 0-7, no_debuginfo bit 8, no_demangle bit 9 */
 /* (the revision of STRACE_PLT_PLAIN's rules, bits 10-17: a cache made
  * under other rules is stale) */
-#define STRACE_PLT_PLAIN_REV 1
+#define STRACE_PLT_PLAIN_REV 2
 #define STRACE_BLOCKFILE_SYMOPTS(plt, nodebug, nodemangle)                    \
 	((uint32_t)(plt) | (nodebug ? 1u << 8 : 0) |                          \
 	 (nodemangle ? 1u << 9 : 0) |                                         \

@@ -39,6 +39,16 @@ struct sym {
 	size_t pool_off;
 	uint64_t sec_end;  /* STRACE_PLT_PLAIN: the end of its section (file
 			    * offset), or 0 */
+	const char *raw;   /* STRACE_PLT_PLAIN: the name as the ELF file has
+			    * it, where name differs (memcpy@@GLIBC_2.14,
+			    * __GI_X, mangled), else NULL */
+	size_t raw_off;    /* ... in the object's pool, until it is complete */
+};
+
+/* STRACE_PLT_PLAIN: another name of the symbol at start (file offset) */
+struct alias {
+	uint64_t start;
+	const char *name;
 };
 
 /* NUL-terminated names, one after another, in memory that moves as it
@@ -91,6 +101,8 @@ struct object {
 	struct timespec mtime;
 	struct sym *syms;
 	size_t nsyms;
+	struct alias *aliases; /* by start, STRACE_PLT_PLAIN */
+	size_t naliases, capaliases;
 	struct perf_sym *psyms; /* perf 6.1 replay: symbols */
 	struct perf_iv *iv;     /* ... and the answer per address range */
 	size_t niv;
@@ -185,6 +197,7 @@ static void object_free(struct object *o)
 	else
 		free((void *)(uintptr_t)o->data);
 	free(o->syms);
+	free(o->aliases);
 	if (!o->syms_in_file) {
 		free(o->psyms);
 		free(o->iv);
@@ -749,6 +762,23 @@ static void bc_ensure(struct object *o)
 	once(o, &o->bc_tried, &o->bc_lock, bc_load);
 }
 
+/* room for one more of o's aliases */
+static int grow_aliases(struct object *o)
+{
+	struct alias *v;
+	size_t cap;
+
+	if (o->naliases < o->capaliases)
+		return 0;
+	cap = o->capaliases ? 2 * o->capaliases : 256;
+	v = realloc(o->aliases, cap * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	o->aliases = v;
+	o->capaliases = cap;
+	return 0;
+}
+
 /* o's symbols from its cache file; 0, or -1 when it has none (or no
  * memory: then they are read from the ELF file) */
 static int bc_symbols(struct object *o)
@@ -770,16 +800,30 @@ static int bc_symbols(struct object *o)
 	o->syms = calloc(n ? n : 1, sizeof(*o->syms));
 	if (!o->syms)
 		return -1;
+	o->nsyms = 0;
 	for (size_t i = 0; i < n; i++) {
-		struct sym *y = &o->syms[i];
-		y->start = c->syms[i].start;
-		y->end = c->syms[i].end;
-		y->name = c->pool + c->syms[i].name;
-		y->bind = c->syms[i].bind;
-		y->type = c->syms[i].type;
+		const struct strace_blockfile_sym *f = &c->syms[i];
+		if (f->type == STRACE_BLOCKFILE_ALIAS) {
+			/* (aliases follow their symbol: kept in order) */
+			if (grow_aliases(o) < 0)
+				goto fail;
+			o->aliases[o->naliases++] =
+				(struct alias){f->start, c->pool + f->name};
+			continue;
+		}
+		struct sym *y = &o->syms[o->nsyms++];
+		y->start = f->start;
+		y->end = f->end;
+		y->name = c->pool + f->name;
+		y->bind = f->bind;
+		y->type = f->type;
 	}
-	o->nsyms = n;
 	return 0;
+fail:
+	free(o->syms);
+	o->syms = NULL;
+	o->nsyms = o->naliases = 0;
+	return -1;
 }
 
 /* o's cache file, with everything the decodes added */
@@ -790,7 +834,7 @@ static int bc_save(struct object *o)
 	struct strace_blockfile_block *blocks = NULL;
 	struct strace_blockfile_sym *syms = NULL;
 	struct strpool pool = {0};
-	size_t nb = 0, ns = 0;
+	size_t nb = 0, ns = 0, nent = 0;
 	int rc = -ENOMEM;
 
 	if (o->blocks) {
@@ -809,13 +853,15 @@ static int bc_save(struct object *o)
 		goto out;
 	if (atomic_load(&o->syms_loaded) && !o->syms_in_file) {
 		int perf61 = o->plt_style == STRACE_PLT_PERF61;
+		size_t na = 0, nal = perf61 ? 0 : o->naliases;
 		ns = perf61 ? (o->psyms ? o->npsyms : 0) : o->nsyms;
-		syms = calloc(ns ? ns : 1, sizeof(*syms));
+		syms = calloc(ns + nal ? ns + nal : 1, sizeof(*syms));
 		if (!syms)
 			goto out;
-		for (size_t i = 0; i < ns; i++) {
-			struct strace_blockfile_sym *y = &syms[i];
+		for (size_t i = 0, k = 0; i < ns; i++) {
+			struct strace_blockfile_sym *y = &syms[k++];
 			const char *name;
+			long off;
 			if (perf61) {
 				y->start = o->psyms[i].start;
 				y->end = o->psyms[i].end;
@@ -829,14 +875,29 @@ static int bc_save(struct object *o)
 				y->type = o->syms[i].type;
 				name = o->syms[i].name;
 			}
-			long off = strpool_add(&pool, name ? name : "");
+			off = strpool_add(&pool, name ? name : "");
 			if (off < 0)
 				goto out;
 			y->name = (uint64_t)off;
+			/* STRACE_PLT_PLAIN: the symbol's aliases after it */
+			for (; na < nal && o->aliases[na].start <= y->start;
+			     na++) {
+				struct strace_blockfile_sym *z;
+				if (o->aliases[na].start < y->start)
+					continue;
+				off = strpool_add(&pool, o->aliases[na].name);
+				if (off < 0)
+					goto out;
+				z = &syms[k++];
+				z->start = z->end = o->aliases[na].start;
+				z->type = STRACE_BLOCKFILE_ALIAS;
+				z->name = (uint64_t)off;
+			}
+			nent = k;
 		}
 		c.has_syms = 1;
 		c.syms = syms;
-		c.nsyms = ns;
+		c.nsyms = nent;
 		c.iv = perf61 && o->psyms ? (const void *)o->iv : NULL;
 		c.niv = c.iv ? o->niv : 0;
 		c.pool = pool.v;
@@ -1034,11 +1095,12 @@ static int symvec_push(struct symvec *sv, uint64_t start, uint64_t size,
 		sv->v = nv;
 		sv->cap = nc;
 	}
-	sv->v[sv->n] = (struct sym){start,	   start + size,
-				    name,	   (uint8_t)bind,
-				    (uint8_t)type, 0,
-				    0,		   (uint32_t)sv->n,
-				    0,		   0};
+	sv->v[sv->n] = (struct sym){.start = start,
+				    .end = start + size,
+				    .name = name,
+				    .bind = (uint8_t)bind,
+				    .type = (uint8_t)type,
+				    .order = (uint32_t)sv->n};
 	sv->n++;
 	return 0;
 }
@@ -1105,7 +1167,7 @@ static int read_symtab(struct object *o, Elf *elf, size_t shstrndx,
 		GElf_Sym sym;
 		GElf_Shdr shdr;
 		Elf_Scn *sec;
-		const char *name, *secname;
+		const char *name, *secname, *raw;
 		int type, vis, old_ver, must_copy = copy_names;
 
 		if (!gelf_getsym(data, (int)i, &sym))
@@ -1144,6 +1206,7 @@ static int read_symtab(struct object *o, Elf *elf, size_t shstrndx,
 		name = elf_strptr(elf, symshdr.sh_link, sym.st_name);
 		if (!name || !*name)
 			continue;
+		raw = name;
 		old_ver = 0;
 		if (plain) {
 			/* memcpy@@GLIBC_2.14 is memcpy, and
@@ -1183,6 +1246,12 @@ static int read_symtab(struct object *o, Elf *elf, size_t shstrndx,
 				return -ENOMEM;
 			sv->v[sv->n - 1].pooled = 1;
 			sv->v[sv->n - 1].pool_off = (size_t)po;
+		}
+		if (plain && strcmp(raw, name)) {
+			long ro = strpool_add(&o->pool, raw);
+			if (ro < 0)
+				return -ENOMEM;
+			sv->v[sv->n - 1].raw_off = (size_t)ro + 1;
 		}
 		if (plain) {
 			uint64_t end;
@@ -1688,6 +1757,40 @@ static int cmp_sym(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
+/* 1 if name is among the n names v[] */
+static int has_name(const struct alias *v, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i].name, name))
+			return 1;
+	return 0;
+}
+
+/* The names of the k symbols g[] at one start other than best's own: the
+ * other symbols' and the names as the ELF file has them, best's too, each
+ * once, into o->aliases. */
+static int add_aliases(struct object *o, const struct sym *g, size_t k,
+		       const struct sym *best)
+{
+	size_t first = o->naliases;
+
+	for (size_t i = 0; i < k; i++) {
+		const char *names[2] = {g[i].name, g[i].raw};
+		for (size_t j = 0; j < 2; j++) {
+			const char *nm = names[j];
+			if (!nm || !strcmp(nm, best->name) ||
+			    has_name(o->aliases + first, o->naliases - first,
+				     nm))
+				continue;
+			if (grow_aliases(o) < 0)
+				return -ENOMEM;
+			o->aliases[o->naliases++] =
+				(struct alias){g[i].start, nm};
+		}
+	}
+	return 0;
+}
+
 /* Read o's symbols (once: see ensure_symbols()). */
 static void load_symbols(struct object *o)
 {
@@ -1748,9 +1851,12 @@ static void load_symbols(struct object *o)
 	if (add_plt_syms(o, elf, shstrndx, symtab_idx, dynsym_idx, &sv) < 0)
 		goto fail;
 	/* pool names are tagged offsets: make them pointers now */
-	for (i = 0; i < sv.n; i++)
+	for (i = 0; i < sv.n; i++) {
 		if (sv.v[i].pooled)
 			sv.v[i].name = o->pool.v + sv.v[i].pool_off;
+		if (sv.v[i].raw_off)
+			sv.v[i].raw = o->pool.v + sv.v[i].raw_off - 1;
+	}
 	if (perf61) {
 		o->psyms = malloc((sv.n ? sv.n : 1) * sizeof(*o->psyms));
 		if (!o->psyms)
@@ -1772,16 +1878,19 @@ static void load_symbols(struct object *o)
 		return;
 	}
 	qsort(sv.v, sv.n, sizeof(*sv.v), cmp_sym);
-	/* perf's symbols__fixup_duplicate(), or the name a person types */
-	for (i = 0, n = 0; i < sv.n; i++) {
-		if (n && sv.v[n - 1].start == sv.v[i].start) {
-			if (plain ? better_plain(&sv.v[n - 1], sv.v[n - 1].name,
-						 &sv.v[i], sv.v[i].name)
-				  : better(&sv.v[n - 1], &sv.v[i]))
-				sv.v[n - 1] = sv.v[i];
-			continue;
-		}
-		sv.v[n++] = sv.v[i];
+	/* perf's symbols__fixup_duplicate(), or the name a person types
+	 * (and the others kept as its aliases) */
+	for (i = 0, n = 0; i < sv.n;) {
+		size_t best = i, end = i + 1;
+		for (; end < sv.n && sv.v[end].start == sv.v[i].start; end++)
+			if (plain ? better_plain(&sv.v[best], sv.v[best].name,
+						 &sv.v[end], sv.v[end].name)
+				  : better(&sv.v[best], &sv.v[end]))
+				best = end;
+		if (plain && add_aliases(o, sv.v + i, end - i, &sv.v[best]) < 0)
+			goto fail;
+		sv.v[n++] = sv.v[best];
+		i = end;
 	}
 	/* perf's symbols__fixup_end() (plain: not past the section's end,
 	 * where perf's reaches into the next one: _init over .plt) */
@@ -1948,6 +2057,33 @@ static int symbol_lookup(struct strace_image *img, uint64_t addr,
 			break;
 	}
 	return -ENOENT;
+}
+
+size_t strace_image_aliases(struct strace_image *img, uint64_t start,
+			    const char **out, size_t max)
+{
+	const struct mapping *m = find_map(img, start);
+	struct object *o;
+	uint64_t off;
+	size_t lo = 0, hi, n = 0;
+
+	if (!m)
+		return 0;
+	o = m->obj;
+	ensure_symbols(o);
+	off = start - m->start + m->pgoff;
+	hi = o->naliases;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (o->aliases[mid].start < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < o->naliases && o->aliases[lo].start == off; lo++, n++)
+		if (n < max)
+			out[n] = o->aliases[lo].name;
+	return n;
 }
 
 void strace_dec_image_load_all_symbols(struct strace_image *img)

@@ -49,6 +49,8 @@ struct sym {
 	char *name;
 	int defined;    /* a SYMBOL event is in the ring */
 	uint64_t shown; /* the size that event gives (see define_sym()) */
+	uint64_t own;   /* names=plain: its start in strace_dlf.img (its
+			 * aliases are there); 0: perf's symbol */
 };
 
 /* One resolved address of one process. */
@@ -650,12 +652,16 @@ static long own_symbol(struct strace_dlf *d, const struct aent *e,
 {
 	struct strace_symbol sym;
 	uint64_t base = dso_base(e->dso);
+	uint32_t i;
 
 	if (dso_mapped(d, e->dso) < 0)
 		return -1;
 	if (strace_image_symbol(d->img, base + (addr - e->bias), &sym) < 0)
 		return 0;
-	return sym_index(d, sym.start - base + e->bias, sym.size, sym.name);
+	i = sym_index(d, sym.start - base + e->bias, sym.size, sym.name);
+	if (i && !d->syms[i].own)
+		d->syms[i].own = sym.start;
+	return i;
 }
 
 /* The name of the system call the syscall at ip (of e's mapping) makes,
@@ -726,6 +732,7 @@ static size_t defs_above(const struct strace_dlf *d, uint64_t x)
 static int define_sym(struct strace_dlf *d, struct sym *s, uint64_t size)
 {
 	size_t i = upper_bound(d->holes, d->holes_n, s->start);
+	int first = !s->defined, rc;
 
 	if (i < d->holes_n && d->holes[i] - s->start < size)
 		size = d->holes[i] - s->start;
@@ -741,8 +748,19 @@ static int define_sym(struct strace_dlf *d, struct sym *s, uint64_t size)
 	}
 	s->defined = 1;
 	s->shown = size;
-	return define(d, STRACE_EV_SYMBOL, d->cur_tid, d->cur_time, s->start,
-		      s->start, size, s->name);
+	rc = define(d, STRACE_EV_SYMBOL, d->cur_tid, d->cur_time, s->start,
+		    s->start, size, s->name);
+	if (rc == 0 && first && s->own) {
+		/* its other names, as ptrace-capture writes them */
+		const char *al[STRACE_ALIASES_MAX];
+		size_t n = strace_image_aliases(d->img, s->own, al,
+						STRACE_ALIASES_MAX);
+		for (size_t k = 0; k < n && k < STRACE_ALIASES_MAX; k++)
+			if ((rc = strace_writer_name_alias(d->w, s->start,
+							   al[k])) < 0)
+				return d->err = rc;
+	}
+	return rc;
 }
 
 /* perf names no symbol at addr: a hole in whatever defined symbol starts

@@ -143,6 +143,14 @@ int strace_writer_name_syscall(struct strace_writer *w,
 			 nr, name);
 }
 
+int strace_writer_name_alias(struct strace_writer *w, uint64_t start,
+			     const char *name)
+{
+	int rc = name_once(w, NULL, 0, STRACE_NAME_ALIAS, start, 0, name);
+
+	return rc < 0 ? rc : 0;
+}
+
 int strace_writer_name_dso_base(struct strace_writer *w,
 				struct strace_symset *set, uint64_t start,
 				uint64_t vaddr)

@@ -363,9 +363,36 @@ static int match_any(struct patterns *p, const char *s)
 	return any;
 }
 
-/* Whether entry e matches p, decided once per entry. */
+/* Whether symbol entry e matches p by another of its names (the
+ * producer's aliases: _IO_puts for puts), as written or without its
+ * @VERSION (cfree@GLIBC_2.2.5 is cfree). */
+static int match_aliases(struct strace_names *names, struct patterns *p,
+			 const struct strace_name *e)
+{
+	const struct strace_name *al[STRACE_ALIASES_MAX];
+	size_t n = names ? strace_names_aliases(names, e, al,
+						 STRACE_ALIASES_MAX)
+			 : 0;
+	char buf[256];
+	int any = 0;
+
+	for (size_t i = 0; i < n && i < STRACE_ALIASES_MAX; i++) {
+		const char *at = strchr(al[i]->str, '@');
+		any |= match_any(p, al[i]->str);
+		if (at && at > al[i]->str &&
+		    (size_t)(at - al[i]->str) < sizeof(buf)) {
+			memcpy(buf, al[i]->str, (size_t)(at - al[i]->str));
+			buf[at - al[i]->str] = 0;
+			any |= match_any(p, buf);
+		}
+	}
+	return any;
+}
+
+/* Whether entry e matches p, by its name or an alias, decided once per
+ * entry. */
 static int verdict(struct verdicts *v, struct patterns *p,
-		   const struct strace_name *e)
+		   struct strace_names *names, const struct strace_name *e)
 {
 	if (e->id >= v->cap) {
 		size_t cap = v->cap ? v->cap : 256;
@@ -374,13 +401,16 @@ static int verdict(struct verdicts *v, struct patterns *p,
 			cap *= 2;
 		n = realloc(v->v, cap);
 		if (!n)
-			return match_any(p, e->str);
+			return match_any(p, e->str) |
+			       match_aliases(names, p, e);
 		memset(n + v->cap, 0, cap - v->cap);
 		v->v = n;
 		v->cap = cap;
 	}
-	if (!v->v[e->id])
-		v->v[e->id] = match_any(p, e->str) ? 1 : 2;
+	if (!v->v[e->id]) {
+		int m = match_any(p, e->str) | match_aliases(names, p, e);
+		v->v[e->id] = m ? 1 : 2;
+	}
 	return v->v[e->id] == 1;
 }
 
@@ -441,7 +471,7 @@ static int dso_ok(struct strace_filter *f, uint64_t addr)
 	if (!f->dso.n)
 		return 1;
 	d = f->names ? strace_names_dso(f->names, addr) : NULL;
-	return d && verdict(&f->vdso, &f->dso, d);
+	return d && verdict(&f->vdso, &f->dso, NULL, d);
 }
 
 int strace_filter_event(struct strace_filter *f, const struct strace_event *e)
@@ -499,9 +529,10 @@ int strace_filter_in_scope(struct strace_filter *f,
 		const struct strace_name *fn = frames[i].fn;
 		if (!fn)
 			continue;
-		if (f->nosym.n && verdict(&f->vnosym, &f->nosym, fn))
+		if (f->nosym.n && verdict(&f->vnosym, &f->nosym, f->names, fn))
 			return 0;
-		if (first == n && f->sym.n && verdict(&f->vsym, &f->sym, fn))
+		if (first == n && f->sym.n &&
+		    verdict(&f->vsym, &f->sym, f->names, fn))
 			first = i;
 	}
 	if (!f->sym.n)
@@ -509,7 +540,7 @@ int strace_filter_in_scope(struct strace_filter *f,
 	/* the innermost function gets its verdict too, matched or not
 	 * (strace_filter_unmatched() tells what no function matched) */
 	if (n && frames[n - 1].fn)
-		(void)verdict(&f->vsym, &f->sym, frames[n - 1].fn);
+		(void)verdict(&f->vsym, &f->sym, f->names, frames[n - 1].fn);
 	if (first == n)
 		return 0;
 	if (depth)

@@ -45,6 +45,7 @@ struct strace_names {
 	struct strace_name **chunks;
 	size_t count, nchunks;
 	struct ranges syms, dsos;
+	struct ranges aliases; /* by the start of their symbol */
 	struct map threads, procs, offs;
 	/* syscall sites -> the first entry of their number (sysnr) */
 	struct map syssites, sysnr;
@@ -78,6 +79,7 @@ void strace_names_free(struct strace_names *n)
 	free(n->chunks);
 	free(n->syms.v);
 	free(n->dsos.v);
+	free(n->aliases.v);
 	free(n->threads.slots);
 	free(n->procs.slots);
 	free(n->offs.slots);
@@ -283,6 +285,10 @@ int strace_names_update(struct strace_names *n)
 			case STRACE_NAME_DSO_BASE:
 				rc = map_put(&n->dsobase, s.key, e, 0);
 				break;
+			case STRACE_NAME_ALIAS:
+				if (s.len)
+					rc = range_add(&n->aliases, e);
+				break;
 			case STRACE_EV_SYSCALL:
 				/* one entry per number: sites share it */
 				if (s.aux >= 1u << 20 || !s.len)
@@ -340,6 +346,32 @@ uint64_t strace_names_dso_offset(struct strace_names *n,
 	const struct strace_name *b = map_get(&n->dsobase, dso->key);
 
 	return addr - dso->key + (b ? b->aux : 0);
+}
+
+size_t strace_names_aliases(struct strace_names *n,
+			    const struct strace_name *sym,
+			    const struct strace_name **out, size_t max)
+{
+	struct ranges *r = &n->aliases;
+	size_t lo = 0, hi = r->n, k = 0;
+
+	if (!sym || sym->kind != STRACE_EV_SYMBOL)
+		return 0;
+	if (!r->sorted) {
+		qsort(r->v, r->n, sizeof(*r->v), range_cmp);
+		r->sorted = 1;
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r->v[mid].start < sym->key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < r->n && r->v[lo].start == sym->key; lo++, k++)
+		if (k < max)
+			out[k] = r->v[lo].e;
+	return k;
 }
 
 const struct strace_name *strace_names_syscall(struct strace_names *n,

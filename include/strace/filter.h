@@ -50,7 +50,9 @@ enum strace_filter_kind {
 	STRACE_FILTER_PID,    /* "PID[,PID...]" */
 	STRACE_FILTER_COMM,   /* "PATTERN[,PATTERN...]": thread names */
 	STRACE_FILTER_SYM,    /* "PATTERN[,...]": the subtree under the
-			       * functions that match */
+			       * functions that match by their name or an
+			       * alias (strace_names_aliases(), as written
+			       * or without @VERSION) */
 	STRACE_FILTER_NO_SYM, /* "PATTERN[,...]": not the subtree under the
 			       * functions that match */
 	STRACE_FILTER_DSO,    /* "PATTERN[,...]": events and frames whose

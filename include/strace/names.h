@@ -103,6 +103,18 @@ const struct strace_name *strace_names_syscall(struct strace_names *n,
 					       uint64_t addr);
 
 /*
+ * strace_names_aliases() - the other names of the symbol entry sym, when
+ * the producer wrote them (strace_writer_name_alias: entries of kind
+ * STRACE_NAME_ALIAS keyed by its start; `_IO_puts` and
+ * `puts@@GLIBC_2.2.5` for `puts`), in the order written: up to max of
+ * them into out. Returns how many there are (0 for an entry that is no
+ * symbol).
+ */
+size_t strace_names_aliases(struct strace_names *n,
+			    const struct strace_name *sym,
+			    const struct strace_name **out, size_t max);
+
+/*
  * strace_names_dso_offset() - the offset of addr in the DSO entry dso
  * (strace_names_dso()), in the object's own addresses when the producer
  * said where the mapping lies in it (strace_writer_name_dso_base: the ELF

@@ -564,6 +564,24 @@ int strace_writer_name_dso_base(struct strace_writer *w,
 				struct strace_symset *set, uint64_t start,
 				uint64_t vaddr);
 
+/* The string-table kind of a symbol's other name: key the start of the
+ * symbol entry it belongs to, aux 0 (no event type has it). */
+#define STRACE_NAME_ALIAS 54
+/* Aliases a producer writes per symbol, at most (glibc's have up to 6). */
+#define STRACE_ALIASES_MAX 32
+
+/*
+ * strace_writer_name_alias() - say that the symbol defined at start is
+ * also called name: another symbol at its address (glibc's _IO_puts for
+ * puts), or its name as the ELF file writes it (memcpy@@GLIBC_2.14): a
+ * string-table entry of kind STRACE_NAME_ALIAS, no event. Readers match
+ * it where a person names a function (--sym; strace_names_aliases()).
+ * Write them right after the symbol's definition, once.
+ * Returns 0, -ENOMEM, or -STRACE_E_FULL if the string table is full.
+ */
+int strace_writer_name_alias(struct strace_writer *w, uint64_t start,
+			     const char *name);
+
 /* --- readers ----------------------------------------------------------- */
 
 struct strace_reader;

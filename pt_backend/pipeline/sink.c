@@ -26,6 +26,21 @@ put(struct strace_sink *s, const struct strace_event *ev)
 	return 0;
 }
 
+/* The other names of the symbol just defined at start (the image's
+ * aliases: _IO_puts for puts), right after it. */
+static int name_aliases(struct strace_sink *s, uint64_t start)
+{
+	const char *al[STRACE_ALIASES_MAX];
+	size_t n = strace_image_aliases(s->img, start, al,
+					STRACE_ALIASES_MAX);
+	int rc = 0;
+
+	for (size_t i = 0; i < n && i < STRACE_ALIASES_MAX && rc >= 0;
+	     i++)
+		rc = strace_writer_name_alias(s->w, start, al[i]);
+	return rc < 0 ? rc : 0;
+}
+
 /* The symbol holding addr, unless addr was handled lately: defined. */
 static __attribute__((noinline)) int
 define_symbol_slow(struct strace_sink *s, const struct strace_event *ev,
@@ -52,7 +67,7 @@ define_symbol_slow(struct strace_sink *s, const struct strace_event *ev,
 	if (rc == 1 && (!s->types ||
 			strace_typeset_has(s->types, STRACE_EV_SYMBOL)))
 		s->events++;
-	return rc < 0 ? rc : 0;
+	return rc == 1 ? name_aliases(s, sym.start) : rc < 0 ? rc : 0;
 }
 
 /* The slot of addr in the sink's cache of addresses handled: a

@@ -35,7 +35,8 @@ Prints one PASS:/FAIL:/SKIP: line per check (prefixed with NAME):
             intra-symbol and the other keeps, at an address the names
             check found named on one side only (else FAIL).
   defs      DSO definitions (pid, start, path) that the dlfilter
-            wrote are ptrace-capture's; process/thread names agree.
+            wrote are ptrace-capture's; process/thread names agree; with
+            --plain, its symbol definitions (start, name, aliases) too.
 """
 import json
 import os
@@ -414,6 +415,13 @@ def main():
     dlf_thr = {(e["type"], e["tid"], e["pid"], e["name"]) for e in dlf_defs
                if e["type"] in ("process", "thread")}
     bad = sorted(dlf_dso - cap_dso) + sorted(dlf_thr - cap_thr)
+    if plain:
+        # same files, same rules: each symbol the dlfilter defined is
+        # ptrace-capture's, with the same aliases
+        def syms(defs):
+            return {(e["start"], e["name"], tuple(e.get("aliases", ())))
+                    for e in defs if e["type"] == "symbol"}
+        bad += sorted(syms(dlf_defs) - syms(cap_defs))
     if bad or not dlf_dso:
         for b in bad[:5]:
             print("  dlfilter definition not in ptrace-capture's: %r" % (b,))

@@ -2,7 +2,8 @@
 /*
  * tee - writes the events that match a pattern into another ring, with
  * the definitions (processes, threads, DSOs, symbols) that name them, and
- * the names no event carries (a DSO's ELF addresses, system calls):
+ * the names no event carries (a DSO's ELF addresses, system calls, a
+ * symbol's aliases):
  *
  *   ptrace-read -f none --plugin tee.so:ring=OUT.srb,types=call,return RING
  *
@@ -85,6 +86,20 @@ static void copy(const struct strace_event *e, void *ctx)
 	*s = *e;
 }
 
+/* A symbol's other names, after it (strace_writer_name_alias()). */
+static int copy_aliases(const struct strace_name *sym)
+{
+	struct strace_names *n = host->names(host);
+	const struct strace_name *al[STRACE_ALIASES_MAX];
+	size_t k = n ? strace_names_aliases(n, sym, al, STRACE_ALIASES_MAX)
+		     : 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < k && i < STRACE_ALIASES_MAX && rc >= 0; i++)
+		rc = strace_writer_name_alias(w, sym->key, al[i]->str);
+	return rc;
+}
+
 /* A definition's name goes into this ring's string table first. */
 static void define(const struct strace_event *e, void *ctx)
 {
@@ -97,7 +112,8 @@ static void define(const struct strace_event *e, void *ctx)
 	}
 	d = (struct strace_definition){e->type, e->tid, e->time, e->a,
 				       n->key,  n->aux, n->str};
-	if (!failed && strace_writer_define(w, &d, NULL) < 0) {
+	if (!failed && (strace_writer_define(w, &d, NULL) < 0 ||
+			copy_aliases(n) < 0)) {
 		fprintf(stderr, "tee: cannot define %s in %s\n", n->str,
 			strace_ring_path(ring));
 		failed = 1;

@@ -1022,6 +1022,117 @@ TEST(plain_names_as_nm)
 }
 
 /*
+ * A symbol's aliases against nm: at every function address of libc that
+ * nm -D lists, each of nm -D's names there (free@@GLIBC_2.2.5,
+ * cfree@GLIBC_2.2.5, __libc_free@@GLIBC_2.2.5) is our name or an alias
+ * (the default version may be missing where the detached debug file's
+ * .symtab was read: it writes free, not free@@...), and each alias is a
+ * name nm lists there, in libc or in its debug file, as written or
+ * before its @VERSION or after __GI_.
+ */
+TEST(aliases_as_nm)
+{
+	struct strace_image_opts o = {.size = sizeof(o),
+				      .plt_style = STRACE_PLT_PLAIN};
+	const char *libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+	struct strace_image *img;
+	uint64_t bias = 0x7f0000000000ull;
+	char *dyn, *all, *line, *save = NULL;
+	char cmd[900];
+	int bad = 0, n = 0, aliased = 0;
+
+	if (!tl_have("nm"))
+		SKIP("no nm");
+	/* "ADDR NAME...": nm -D's function names per address; then every
+	 * name of libc and of its debug file (found by build-id), per
+	 * address */
+	snprintf(cmd, sizeof(cmd),
+		 "nm -D --defined-only %s | awk '$2 ~ /^[TWi]$/ { "
+		 "n[$1] = n[$1] \" \" $3 } END { for (a in n) print a n[a] }'",
+		 libc);
+	dyn = tl_run(cmd);
+	snprintf(cmd, sizeof(cmd),
+		 "id=$(readelf -n %s | awk '/Build ID/ {print $3}'); "
+		 "{ nm -D --defined-only %s; nm --defined-only "
+		 "/usr/lib/debug/.build-id/$(echo $id | cut -c1-2)/"
+		 "$(echo $id | cut -c3-).debug 2>/dev/null; } | "
+		 "awk 'NF == 3 { n[$1] = n[$1] \" \" $3 } END { "
+		 "for (a in n) print a n[a] \" \" }'",
+		 libc, libc);
+	all = tl_run(cmd);
+	REQUIRE(dyn != NULL && all != NULL);
+	REQUIRE(strace_image_new(&o, &img) == 0);
+	REQUIRE(tl_map_elf(img, libc, bias) > 0);
+	for (line = strtok_r(dyn, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long a;
+		struct strace_symbol s;
+		const char *al[STRACE_ALIASES_MAX], *at;
+		char key[40], want[400], *tok, *save2 = NULL, *there;
+		size_t na;
+		int ok = 1;
+
+		if (sscanf(line, "%llx", &a) != 1 ||
+		    strace_image_symbol(img, bias + a, &s) ||
+		    s.start != bias + a)
+			continue;
+		n++;
+		na = strace_image_aliases(img, s.start, al,
+					  STRACE_ALIASES_MAX);
+		aliased += na > 0;
+		/* nm's names at a: the line of `all` that starts "ADDR " */
+		snprintf(key, sizeof(key), "\n%016llx ", a);
+		there = strstr(all, key);
+		if (!there && !strncmp(all, key + 1, strlen(key + 1)))
+			there = all - 1;
+		for (tok = strtok_r(strchr(line, ' '), " ", &save2);
+		     tok && ok; tok = strtok_r(NULL, " ", &save2)) {
+			int found = !strcmp(tok, s.name);
+			for (size_t i = 0; !found && i < na; i++)
+				found = !strcmp(tok, al[i]);
+			at = strstr(tok, "@@");
+			if (!found && at) {
+				/* free@@GLIBC_2.2.5 as free */
+				snprintf(want, sizeof(want), "%.*s",
+					 (int)(at - tok), tok);
+				found = !strcmp(want, s.name);
+				for (size_t i = 0; !found && i < na; i++)
+					found = !strcmp(want, al[i]);
+			}
+			if (!found && bad++ < 5)
+				fprintf(stderr, "  libc %llx: nm -D's %s is "
+						"not ours (%s, %zu aliases)\n",
+					a, tok, s.name, na);
+			ok = found;
+		}
+		for (size_t i = 0; ok && there && i < na && i < STRACE_ALIASES_MAX;
+		     i++) {
+			const char *end = strchr(there + 1, '\n');
+			size_t span = end ? (size_t)(end - there) : strlen(there);
+			char w1[300], w2[300], w3[300];
+			snprintf(w1, sizeof(w1), " %s ", al[i]);
+			snprintf(w2, sizeof(w2), " %s@", al[i]);
+			snprintf(w3, sizeof(w3), " __GI_%s ", al[i]);
+			ok = memmem(there, span, w1, strlen(w1)) ||
+			     memmem(there, span, w2, strlen(w2)) ||
+			     memmem(there, span, w3, strlen(w3));
+			if (!ok && bad++ < 5)
+				fprintf(stderr, "  libc %llx: alias %s of %s "
+						"is no name nm lists there\n",
+					a, al[i], s.name);
+		}
+		if (!ok && !bad)
+			bad++;
+	}
+	free(dyn);
+	free(all);
+	strace_image_free(img);
+	CHECK_INT(n, >=, 1000);
+	CHECK_INT(aliased, >=, 100);
+	CHECK_INT(bad, ==, 0);
+}
+
+/*
  * strace_syscall_nr() against objdump -d, at every `syscall` of libc:
  * where objdump shows `mov $N, %eax` (or %rax; xor %eax,%eax: 0) right
  * before it, the number is N
