@@ -49,6 +49,9 @@ struct plugin {
 	char bad[200]; /* a pattern that matched no type, during init */
 };
 
+/* system call numbers frame_name() names (x86-64's are below 512) */
+#define SYSCALL_LABELS 1024
+
 struct strace_plugins {
 	/* the hot part: per type, the enabled callbacks, NULL when none */
 	const struct cbent *tab[STRACE_EV_MAX];
@@ -64,7 +67,14 @@ struct strace_plugins {
 	size_t nretired;
 	int in_dispatch;
 	pthread_mutex_t lock;
+	/* frame_name()'s "[syscall write]", by number, made on first use
+	 * and kept until the plugins are freed (after their fini) */
+	char *syscall_labels[SYSCALL_LABELS];
 };
+
+/* The plugins whose code runs on this thread (a callback, a fini):
+ * frame_name() has no host argument, and names system calls by theirs. */
+static _Thread_local struct strace_plugins *running;
 
 static struct plugin *of(struct strace_plugin_host *h)
 {
@@ -321,6 +331,30 @@ static struct strace_stack *h_stack(struct strace_plugin_host *h)
 	return want_stack(ps) < 0 ? NULL : ps->stack;
 }
 
+/* A frame's name; a system call's by the host's names ("[syscall
+ * write]") where the producer named its site and a callback or fini of
+ * these plugins is running. */
+static const char *h_frame_name(const struct strace_frame *f)
+{
+	struct strace_plugins *ps = running;
+	const struct strace_name *e;
+	char **label;
+
+	if (f->kind != STRACE_FRAME_SYSCALL || !ps || !ps->names ||
+	    !(e = strace_names_syscall(ps->names, f->addr)) ||
+	    e->aux >= SYSCALL_LABELS)
+		return strace_frame_name(f);
+	label = &ps->syscall_labels[e->aux];
+	if (!*label) {
+		size_t len = e->len < 64 ? e->len : 64;
+		*label = malloc(len + 11);
+		if (!*label)
+			return strace_frame_name(f);
+		snprintf(*label, len + 11, "[syscall %.*s]", (int)len, e->str);
+	}
+	return *label;
+}
+
 static const char *h_type_name(unsigned type)
 {
 	const struct strace_event_info *i = strace_event_info(type);
@@ -554,7 +588,7 @@ static int load(struct strace_plugins *ps, const char *spec, char *err,
 		.name_at = h_name_at,
 		.frames = h_frames,
 		.stack = h_stack,
-		.frame_name = strace_frame_name,
+		.frame_name = h_frame_name,
 		.type_name = h_type_name,
 	};
 	strace_typeset_all(&p->enabled);
@@ -598,8 +632,12 @@ static int unload(struct strace_plugins *ps, const char *name)
 	if (!p || ps->in_dispatch)
 		return -STRACE_E_BADARG;
 	unlink_plugin(ps, p);
-	if (p->fini)
+	if (p->fini) {
+		struct strace_plugins *was = running;
+		running = ps;
 		p->fini();
+		running = was;
+	}
 	free_plugin(p);
 	return 0;
 }
@@ -780,6 +818,7 @@ static void dispatch_slow(struct strace_plugins *ps,
 int strace_plugins_dispatch(struct strace_plugins *ps,
 			    const struct strace_event *ev, size_t n)
 {
+	struct strace_plugins *was;
 	size_t i = 0;
 
 	pthread_mutex_lock(&ps->lock);
@@ -790,6 +829,8 @@ int strace_plugins_dispatch(struct strace_plugins *ps,
 	if (ps->names)
 		strace_names_update(ps->names);
 	ps->in_dispatch = 1;
+	was = running;
+	running = ps;
 	if (!ps->brk) {
 		/* the fast path: no stacks, nobody stopped */
 		for (; i < n; i++) {
@@ -813,6 +854,7 @@ int strace_plugins_dispatch(struct strace_plugins *ps,
 	}
 	if (i < n)
 		dispatch_slow(ps, ev + i, n - i);
+	running = was;
 	ps->in_dispatch = 0;
 	for (size_t k = 0; k < ps->nretired; k++)
 		free(ps->retired[k]);
@@ -823,21 +865,27 @@ int strace_plugins_dispatch(struct strace_plugins *ps,
 
 void strace_plugins_free(struct strace_plugins *ps)
 {
+	struct strace_plugins *was;
 	struct plugin *p;
 
 	if (!ps)
 		return;
+	was = running;
+	running = ps;
 	if (ps->stack && !ps->stopped)
 		strace_stack_end(ps->stack);
 	ps->stopped = 1;
 	for (p = ps->first; p; p = p->next)
 		if (p->fini)
 			p->fini();
+	running = was;
 	while ((p = ps->first)) {
 		ps->first = p->next;
 		free_plugin(p);
 	}
 	strace_stack_free(ps->stack);
+	for (size_t i = 0; i < SYSCALL_LABELS; i++)
+		free(ps->syscall_labels[i]);
 	free(ps->block);
 	free(ps->retired);
 	pthread_mutex_destroy(&ps->lock);

@@ -152,8 +152,10 @@ struct strace_plugin_host {
 	 * itself and calls strace_stack_frames(). */
 	struct strace_stack *(*stack)(struct strace_plugin_host *h);
 
-	/* frame_name() - a frame's function name, "[syscall]", "[signal]",
-	 * or NULL when its function has no symbol. */
+	/* frame_name() - a frame's function name; a system call's as the
+	 * views name it, "[syscall write]" ("[syscall]" where the producer
+	 * could not tell which); "[signal]"; or NULL when its function has
+	 * no symbol. Valid until the plugins are freed (after their fini). */
 	const char *(*frame_name)(const struct strace_frame *f);
 
 	/* type_name() - an event type's name ("call"), or NULL. */

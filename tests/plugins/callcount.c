@@ -19,7 +19,8 @@
 STRACE_PLUGIN_VERSION;
 
 struct fn {
-	const void *key; /* the symbol entry, or the address without one */
+	const void *key; /* the symbol entry, the system call's name, or the
+			  * address without one */
 	const char *name;
 	uint64_t calls, total;
 };
@@ -29,9 +30,12 @@ static struct fn *fns;
 static size_t nfns, cap; /* open addressing, at most half full */
 static FILE *out;
 
+/* (a system call's name, "[syscall write]", is one string per call for
+ * as long as the plugins live: its address tells the calls apart) */
 static const void *key_of(const struct strace_frame *f)
 {
-	return f->kind == STRACE_FRAME_SYSCALL	? (const void *)1
+	return f->kind == STRACE_FRAME_SYSCALL
+		       ? (const void *)host->frame_name(f)
 	       : f->kind == STRACE_FRAME_SIGNAL ? (const void *)2
 	       : f->fn				? (const void *)f->fn
 						: (const void *)(uintptr_t)f->addr;
