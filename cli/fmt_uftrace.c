@@ -54,7 +54,12 @@
  * the header's max_stack (uftrace's stack per thread) is raised to the
  * deepest frame (uftrace replay shows 1024 levels unless given -D). A
  * ROOT frame (found late, under the open frames, which all leave next)
- * is written once they have left, at depth 0.
+ * is written once they have left, at depth 0; when the thread's file is
+ * complete, its entry is moved to the file's start, at the time the frame
+ * began (the thread's first event: a uftrace file is in time order, and
+ * was written on before the frame was known), the ROOT frames found
+ * later outside those found earlier, and the depths of the records
+ * between are raised to match (move_roots()).
  *
  * Gaps (overflow, error, lost) are user events in the thread's file
  * (every thread's, for a loss of the ring's), at the depth they happened:
@@ -118,6 +123,16 @@ struct uthr {
 	uint64_t size, alloc; /* bytes written, bytes reserved (fallocate) */
 	uint64_t first;       /* the time of the first record */
 	unsigned char *buf;
+	/* the ROOT frames written, in the order found (move_roots()) */
+	struct uroot *roots;
+	size_t nroots, caproots;
+};
+
+/* A ROOT frame in its thread's file: its entry's and exit's records (by
+ * number; the exit UINT64_MAX until written), its entry word and when it
+ * began. */
+struct uroot {
+	uint64_t entry, exit, word, begin;
 };
 
 struct label {
@@ -662,6 +677,37 @@ static inline void write_entry(struct view *v, struct uft *u, struct uthr *t,
 	t->open++;
 }
 
+/* The number of t's next record. */
+static inline uint64_t rec_index(const struct uthr *t)
+{
+	return (t->size + (uint64_t)(t->cur - t->buf)) / 16;
+}
+
+/* The entry of a ROOT frame found late (STRACE_FRAME_LATE: it began
+ * before the records written), remembered to be moved to the file's
+ * start. */
+static void write_root(struct view *v, struct uft *u, struct uthr *t,
+		       const struct strace_frame *f)
+{
+	uint64_t at = rec_index(t);
+
+	write_entry(v, u, t, f);
+	if (at == rec_index(t))
+		return; /* not written */
+	if (t->nroots == t->caproots) {
+		size_t cap = t->caproots ? 2 * t->caproots : 8;
+		struct uroot *r = realloc(t->roots, cap * sizeof(*r));
+		if (!r) {
+			view_fail(v, -ENOMEM);
+			return;
+		}
+		t->roots = r;
+		t->caproots = cap;
+	}
+	t->roots[t->nroots++] =
+		(struct uroot){at, UINT64_MAX, f->user[0], f->begin};
+}
+
 static __attribute__((noinline)) void enter_slow(struct view *v,
 						   struct uft *u,
 						   const struct strace_frame *f)
@@ -680,7 +726,10 @@ static __attribute__((noinline)) void enter_slow(struct view *v,
 		u->deep++;
 		return;
 	}
-	write_entry(v, u, t, f);
+	if (f->flags & STRACE_FRAME_LATE)
+		write_root(v, u, t, f);
+	else
+		write_entry(v, u, t, f);
 }
 
 /* The address of f when it is known already, else 0. */
@@ -744,14 +793,26 @@ static __attribute__((noinline)) void leave_slow(struct view *v,
 		return;
 	/* the written frames leave in the order they came */
 	t->open--;
+	if (f->flags & STRACE_FRAME_LATE) {
+		/* the innermost of those found late not left yet */
+		for (size_t k = t->nroots; k-- > 0;)
+			if (t->roots[k].exit == UINT64_MAX) {
+				t->roots[k].exit = rec_index(t);
+				break;
+			}
+	}
 	put_rec(v, u, t, f->end, w | UFT_EXIT);
 	if (t->root_pending && !t->open) {
 		/* the frames above the ROOT frame have left: it is the
 		 * thread's outermost (strace/stack.h: f[-f->depth]) */
 		const struct strace_frame *r = f - f->depth;
 		t->root_pending = 0;
-		if (f->depth && r->kind == STRACE_FRAME_ROOT && !r->user[0])
-			write_entry(v, u, t, r);
+		if (f->depth && r->kind == STRACE_FRAME_ROOT && !r->user[0]) {
+			if (r->flags & STRACE_FRAME_LATE)
+				write_root(v, u, t, r);
+			else
+				write_entry(v, u, t, r);
+		}
 	}
 }
 
@@ -763,7 +824,8 @@ static void uft_leave(void *state, const struct strace_frame *f)
 
 	if (__builtin_expect(!f->user[0] || !t || t->tid != f->tid ||
 				     !t->open || t->root_pending ||
-				     t->cur == t->end,
+				     t->cur == t->end ||
+				     (f->flags & STRACE_FRAME_LATE),
 			     0)) {
 		leave_slow(u->v, u, f);
 		return;
@@ -1467,6 +1529,105 @@ out:
 	return rc;
 }
 
+/*
+ * t's file, complete, with the entries of its ROOT frames moved to its
+ * start (see the top of this file): written anew beside it through t's
+ * buffer, then renamed over it. The k frames nest, the last found
+ * outermost, and all began at the thread's first event; a record keeps
+ * its place, its depth raised by the ROOT frames around it (those not
+ * left before it; for a ROOT frame's exit, those outside it).
+ */
+static int move_roots(struct view *v, struct uft *u, struct uthr *t)
+{
+	const size_t k = t->nroots, cap = (size_t)(t->end - t->buf) / 16 * 16;
+	char path[PATH_MAX + 64], tmp[PATH_MAX + 72];
+	size_t ne = 0, nx = 0;
+	uint64_t i = 0;
+	int in, out, rc = -1;
+
+	snprintf(path, sizeof(path), "%s", thr_file(u, t));
+	snprintf(tmp, sizeof(tmp), "%s.roots", path);
+	in = open(path, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return fail_file(v, path, "cannot read the file back");
+	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (out < 0) {
+		close(in);
+		return fail_file(v, tmp, "cannot create the file");
+	}
+	/* the entries, outermost first */
+	for (size_t j = k; j-- > 0;) {
+		uint64_t rec[2] = {t->roots[j].begin,
+				   rec_word(UFT_ENTRY, (uint32_t)(k - 1 - j),
+					    t->roots[j].word >> 16)};
+		if (t->roots[j].begin < t->first)
+			t->first = t->roots[j].begin;
+		if (write_all(out, rec, sizeof(rec)) < 0)
+			goto werr;
+	}
+	/* the records, in chunks of whole records (have: bytes read) */
+	for (size_t have = 0;;) {
+		ssize_t n = read(in, t->buf + have, cap - have);
+		unsigned char *p = t->buf, *q = t->buf;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			fail_file(v, path, "cannot read the file back");
+			goto out;
+		}
+		if (!n)
+			break;
+		have += (size_t)n;
+		for (; p + 16 <= t->buf + have; p += 16, i++) {
+			uint64_t w, add = k - nx;
+			uint32_t depth;
+
+			if (ne < k && t->roots[ne].entry == i) {
+				ne++; /* moved to the start */
+				continue;
+			}
+			if (nx < k && t->roots[nx].exit == i) {
+				add--;
+				nx++;
+			}
+			memcpy(&w, p + 8, 8);
+			depth = (uint32_t)(w >> 6) & (UFT_DEPTH_FIELD - 1);
+			w &= ~((uint64_t)(UFT_DEPTH_FIELD - 1) << 6);
+			w |= (uint64_t)((depth + add) & (UFT_DEPTH_FIELD - 1))
+			     << 6;
+			memmove(q, p, 8);
+			memcpy(q + 8, &w, 8);
+			q += 16;
+		}
+		if (write_all(out, t->buf, (size_t)(q - t->buf)) < 0)
+			goto werr;
+		/* a record cut by the read: its start, for the next */
+		have -= (size_t)(p - t->buf);
+		memmove(t->buf, p, have);
+	}
+	if (close(out) < 0) {
+		out = -1;
+		goto werr;
+	}
+	out = -1;
+	if (rename(tmp, path) < 0) {
+		fail_file(v, path, "cannot replace the file");
+		goto out;
+	}
+	rc = 0;
+	goto out;
+werr:
+	fail_file(v, tmp, "write failed; check free space");
+out:
+	close(in);
+	if (out >= 0)
+		close(out);
+	if (rc < 0)
+		unlink(tmp);
+	return rc;
+}
+
 static int uft_finish(struct view *v)
 {
 	struct uft *u = view_state(v);
@@ -1476,7 +1637,9 @@ static int uft_finish(struct view *v)
 	int rc = -1;
 
 	for (size_t k = 0; k < u->nt; k++)
-		if (thr_flush(v, u, u->t[k]) < 0 || thr_close(v, u, u->t[k]) < 0)
+		if (thr_flush(v, u, u->t[k]) < 0 ||
+		    thr_close(v, u, u->t[k]) < 0 ||
+		    (u->t[k]->nroots && move_roots(v, u, u->t[k]) < 0))
 			return -1;
 	if (write_modules(v, u, &map, &m, &n) == 0 &&
 	    write_meta(v, u, m, n, &map) == 0)
@@ -1511,6 +1674,7 @@ static void uft_close(struct view *v)
 			close(u->t[k]->fd);
 		}
 		free(u->t[k]->buf);
+		free(u->t[k]->roots);
 		free(u->t[k]);
 	}
 	free(u->t);

@@ -37,6 +37,18 @@ struct row {
 	uint32_t tid;
 	uint64_t calls, total, self, max;
 	uint32_t active;
+	/* the total counted on one thread (the last), for a frame found
+	 * late around them (report_leave()); other threads' in tsums */
+	uint32_t sum_tid;
+	uint64_t sum;
+};
+
+/* a row's total counted on a thread other than its last: key (row
+ * index + 1) << 32 | tid, plus 1 (0: empty); key tid alone (row 0): the
+ * time of the thread's outermost frames left since the last frame found
+ * late (report_enter()) */
+struct tsum {
+	uint64_t key, sum;
 };
 
 struct path {
@@ -70,6 +82,8 @@ struct view {
 	size_t mapcap;
 	uint32_t *byid; /* functions: names id -> index + 1 in rows */
 	size_t bycap;
+	struct tsum *tsums; /* open addressing */
+	size_t ntsums, tsumcap;
 	/* functions: names id -> the id + 1 of the first symbol entry of
 	 * its start and name (a producer may define a function twice),
 	 * found through same[] (ids + 1, open addressing by both) */
@@ -278,7 +292,7 @@ static void tree_line(struct view *v, const struct strace_frame *f, int what)
 		memcpy(p, " */\n", 4);
 		p += 4;
 	}
-	if (f->kind == STRACE_FRAME_ROOT && what != 2) {
+	if ((f->flags & STRACE_FRAME_LATE) && what != 2) {
 		/* began before the trace: say so where it is first shown */
 		p--;
 		static const char r[] = " /* began before the trace */\n";
@@ -480,6 +494,8 @@ nomem:
 /* in a frame's user[1]: the row's outermost open frame in its thread */
 #define ROW_OUTER (1ull << 63)
 
+static struct tsum *tsum_get(struct view *v, uint64_t key);
+
 static void report_enter(void *arg, const struct strace_frame *f)
 {
 	struct view *v = arg;
@@ -487,6 +503,15 @@ static void report_enter(void *arg, const struct strace_frame *f)
 	uint32_t rd;
 	long i;
 
+	if (__builtin_expect(f->flags & STRACE_FRAME_LATE, 0)) {
+		/* begun at the thread's first event: the thread's outermost
+		 * frames left since the last such one were its callees */
+		struct tsum *s = tsum_get(v, f->tid);
+		if (s) {
+			m->user[0] += s->sum;
+			s->sum = 0;
+		}
+	}
 	if (!kept(v, f, &rd))
 		return;
 	i = row_of(v, row_key(v, f), f);
@@ -504,14 +529,84 @@ static void report_enter(void *arg, const struct strace_frame *f)
 	m->user[1] |= ROW_OUTER;
 }
 
+/* The slot of key in v->tsums (its own, or the empty one to take). */
+static struct tsum *tsum_slot(struct view *v, uint64_t key)
+{
+	size_t mask = v->tsumcap - 1;
+	size_t i = (size_t)(key * 0x9e3779b97f4a7c15ull >> 32) & mask;
+
+	while (v->tsums[i].key && v->tsums[i].key != key)
+		i = (i + 1) & mask;
+	return &v->tsums[i];
+}
+
+/* The entry of key in v->tsums, made (sum 0) if it has none; NULL: no
+ * memory. */
+static struct tsum *tsum_get(struct view *v, uint64_t key)
+{
+	struct tsum *s;
+
+	key++; /* (tid 0 of row 0: not the empty key) */
+	if (2 * (v->ntsums + 1) > v->tsumcap) {
+		struct tsum *old = v->tsums;
+		size_t ocap = v->tsumcap;
+		v->tsumcap = ocap ? 2 * ocap : 256;
+		v->tsums = calloc(v->tsumcap, sizeof(*v->tsums));
+		if (!v->tsums) {
+			v->tsums = old;
+			v->tsumcap = ocap;
+			v->err = -ENOMEM;
+			return NULL;
+		}
+		for (size_t i = 0; i < ocap; i++)
+			if (old[i].key)
+				*tsum_slot(v, old[i].key) = old[i];
+		free(old);
+	}
+	s = tsum_slot(v, key);
+	if (!s->key) {
+		s->key = key;
+		s->sum = 0;
+		v->ntsums++;
+	}
+	return s;
+}
+
+/* Row r's total counted on thread tid: its own fields, after the last
+ * thread's is put aside (a row changes threads seldom). NULL: no memory. */
+static uint64_t *row_sum(struct view *v, struct row *r, uint32_t tid)
+{
+	uint64_t row = (uint64_t)(r - v->rows) + 1;
+	struct tsum *s;
+
+	if (r->sum_tid == tid)
+		return &r->sum;
+	if (r->sum) {
+		if (!(s = tsum_get(v, row << 32 | r->sum_tid)))
+			return NULL;
+		s->sum = r->sum;
+	}
+	if (!(s = tsum_get(v, row << 32 | tid)))
+		return NULL;
+	r->sum = s->sum;
+	r->sum_tid = tid;
+	return &r->sum;
+}
+
 static void report_leave(void *arg, const struct strace_frame *f)
 {
 	struct view *v = arg;
 	uint64_t dur = f->end - f->begin;
 	struct row *r;
 
-	if (f->depth)
+	if (f->depth) {
 		((struct strace_frame *)(uintptr_t)f)[-1].user[0] += dur;
+	} else {
+		/* for a frame found late around it (report_enter()) */
+		struct tsum *s = tsum_get(v, f->tid);
+		if (s)
+			s->sum += dur;
+	}
 	if (!f->user[1])
 		return;
 	r = &v->rows[(f->user[1] & ~ROW_OUTER) - 1];
@@ -520,8 +615,22 @@ static void report_leave(void *arg, const struct strace_frame *f)
 	r->self += dur > f->user[0] ? dur - f->user[0] : 0;
 	if (dur > r->max)
 		r->max = dur;
-	if (f->user[1] & ROW_OUTER)
-		r->total += dur;
+	if (f->user[1] & ROW_OUTER) {
+		uint64_t *sum = row_sum(v, r, f->tid);
+		if (!sum)
+			return;
+		if (__builtin_expect(f->flags & STRACE_FRAME_LATE, 0)) {
+			/* begun at the thread's first event, it holds the
+			 * frames of the row the thread counted before (a
+			 * recursion found at the attach, one split by a
+			 * gap): the row's time on the thread is its own */
+			r->total += dur > *sum ? dur - *sum : 0;
+			*sum = dur > *sum ? dur : *sum;
+		} else {
+			r->total += dur;
+			*sum += dur;
+		}
+	}
 }
 
 static int view_sort_key;
@@ -1012,6 +1121,7 @@ void view_free(struct view *v)
 		v->fmt->close(v);
 	strace_stack_free(v->stack);
 	free(v->rows);
+	free(v->tsums);
 	free(v->map);
 	free(v->byid);
 	free(v->canon);

@@ -547,6 +547,7 @@ static int root(struct strace_stack *s, struct thr *t, uint64_t addr)
 	f->begin = t->first;
 	f->tid = t->tid;
 	f->kind = STRACE_FRAME_ROOT;
+	f->flags = STRACE_FRAME_LATE;
 	enter_cb(s, f);
 	return 1;
 }

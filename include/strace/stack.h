@@ -72,6 +72,11 @@ enum strace_frame_kind {
 #define STRACE_FRAME_CLOSED 0x0008    /* left because the thread exited or
 				       * the trace ended */
 #define STRACE_FRAME_TRUNCATED 0x0010 /* deeper frames were not kept */
+#define STRACE_FRAME_LATE 0x0020      /* found late: a ROOT frame made by a
+				       * return that matched no frame; begun
+				       * at the thread's first event, it
+				       * holds every frame of the thread
+				       * left before it was entered */
 
 struct strace_frame {
 	const struct strace_name *fn; /* the SYMBOL entry of addr; NULL if

@@ -349,6 +349,40 @@ TEST(unmatched_return_makes_roots)
 	CHECK_INT(st.roots, ==, 2);
 }
 
+/* "name:L " for each frame entered with STRACE_FRAME_LATE, "name " else */
+static void late_enter(void *arg, const struct strace_frame *f)
+{
+	char one[64];
+
+	snprintf(one, sizeof(one), "%s%s ", strace_frame_name(f),
+		 f->flags & STRACE_FRAME_LATE ? ":L" : "");
+	strncat(arg, one, 255 - strlen(arg));
+}
+
+/* the roots a return that matched nothing makes are flagged late (begun
+ * at the thread's first event); a root's frame that went on into another
+ * function without a call is not: it begins where it went on */
+TEST(roots_found_late)
+{
+	struct strace_event ev[] = {
+		E(TRACE_BEGIN, G + 0x10, STRACE_REASON_START),
+		E(RETURN, G + 0x50, F + 0x25),
+		E(CALL, H + 0x10, MAIN), /* f went on into h */
+		E(RETURN, MAIN + 0x40, H + 0x15),
+	};
+	char log[256] = "";
+	struct strace_stack_cb cb = {late_enter, NULL, log};
+	struct strace_stack *s;
+
+	for (size_t i = 0; i < 4; i++)
+		ev[i].time = 1 + i;
+	REQUIRE(strace_stack_new(names, NULL, &cb, &s) == 0);
+	strace_stack_feed(s, ev, 4);
+	strace_stack_end(s);
+	strace_stack_free(s);
+	CHECK_STR(log, "g f:L h main ");
+}
+
 TEST(syscall_frame)
 {
 	struct strace_event ev[] = {

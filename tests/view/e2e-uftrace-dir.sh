@@ -64,16 +64,32 @@ tree_norm() {
 	if (!(tid in depth)) { depth[tid] = 0; n[tid] = 0 }
 	if (body ~ /^} \/\* .* \*\/$/) { depth[tid]--; next }
 	if (body ~ /^\/\*/) next
+	late = body ~ /\/\* began before the trace \*\/$/
 	if (body ~ /\) \{( \/\*.*\*\/)?$/) { o = 1; sub(/ \{( \/\*.*\*\/)?$/, "", body) }
 	else if (body ~ /\);( \/\*.*\*\/)?$/) { o = 0; sub(/;( \/\*.*\*\/)?$/, "", body) }
 	else next
 	if (who == "ours" || body ~ /[^)]\(\)$/) sub(/\(\)$/, "", body)
 	sub(/\.nofixup$/, "", body)
-	printf "%d\t%d\t%d %s\n", tid, ++n[tid], depth[tid], body
+	printf "%d\t%d\t%d\t%s\t%d\n", tid, ++n[tid], depth[tid], body, late
 	if (o) depth[tid]++
 }' | sort -t"$(printf '\t')" -k1,1n -k2,2n | awk -F'\t' '
-	$1 != last { print "# thread " $1; last = $1 }
-	{ print $3 }'
+	# a frame found late ("began before the trace", where we found it)
+	# is at the start of the thread in the uftrace data, around all
+	# that came before its end: those found later outside those found
+	# earlier, and each line deeper by the ones found after it
+	function flush(   i, j, after) {
+		if (!cnt) return
+		print "# thread " last
+		j = 0
+		for (i = cnt; i >= 1; i--) if (lt[i]) print j++ " " nm[i]
+		after = 0
+		for (i = cnt; i >= 1; i--) { dd[i] = dp[i] + after; after += lt[i] }
+		for (i = 1; i <= cnt; i++) if (!lt[i]) print dd[i] " " nm[i]
+		cnt = 0
+	}
+	$1 != last { flush(); last = $1 }
+	{ cnt++; dp[cnt] = $3; nm[cnt] = $4; lt[cnt] = $5 }
+	END { flush() }'
 }
 # "NAME<TAB>CALLS" per function name (calls of same-named functions
 # summed, as uftrace keys its rows by name), sorted; from our report
@@ -201,22 +217,14 @@ print("%d events, %d slices" % (len(ev), b))' "$work/chrome.out" 2>&1); then
 		fail "$tag/report-calls-equal-ours" "$(difference "$work/ours.report" "$work/uft.report")"
 	fi
 	# the total and self times too, name by name, within what the two
-	# reports' truncation to their units may differ by; on a whole trace
-	# (after a gap, or in a flight ring without its start, a return finds
-	# a frame that began before the trace: ours begins at the thread's
-	# first event, the export writes it when found, a uftrace data file
-	# being in time order, so uftrace's total of it is shorter: the
-	# export's limit, cli/fmt_uftrace.c). With a filter, the self times differ by
-	# definition: ours leave out every callee's time, uftrace's only the
-	# callees written, so only totals and calls are compared then.
-	local gaps
-	gaps=$("$B/ptrace-read" --types overflow,error,lost "$ring" 2>/dev/null | grep -c .)
-	gaps=$((gaps + $("$B/ptrace-read" --stat "$ring" | awk '$1 == "mode:" { m = $2 }
-		$1 == "capacity:" { c = $2 } $1 == "committed:" { n = $2 }
-		END { print (m == "flight" && n > c) }')))
-	if [ "$gaps" -gt 0 ]; then
-		echo "SKIP: uftrace-dir/$tag/report-times-equal-ours (a trace with gaps or without its start: frames found to have begun before the trace are written to the uftrace data when found, not at the thread's first event, so uftrace's totals of them are shorter)"
-	elif why=$(run times uft report -d "$d" $DEEP -f total,self,call); then
+	# reports' truncation to their units may differ by; traces with gaps
+	# or without their start included (a frame that began before the
+	# trace, found by a return, begins at the thread's first event in
+	# both: the export moves its entry there, cli/fmt_uftrace.c). With a
+	# filter, the self times differ by definition: ours leave out every
+	# callee's time, uftrace's only the callees written, so only totals
+	# and calls are compared then.
+	if why=$(run times uft report -d "$d" $DEEP -f total,self,call); then
 		"$B/ptrace-read" -f report "$@" "$ring" 2>/dev/null | times_norm >"$work/ours.times"
 		times_norm <"$work/times.out" >"$work/uft.times"
 		local bad
