@@ -274,16 +274,27 @@ TEST(demangled_names_like_perf)
 	strace_image_free(img);
 }
 
-/* Every objdump label "<name@plt>" in section sec of path: our name. */
-static int check_plt_labels(struct strace_image *img, const char *path,
-			    const char *sec, uint64_t bias, int *bad)
+/* What a check of objdump's labels works on. */
+struct labels {
+	struct strace_image *img;
+	const char *path, *sec;
+	uint64_t bias;
+	int *bad;
+};
+
+/* Each label objdump -d prints in section l->sec of l->path ("ADDR
+ * <NAME>:"): one call of check, which returns 1 if it checked it (and
+ * counted a miss in *l->bad), 0 if not. Returns how many it checked. */
+static int each_label(struct labels *l,
+		      int (*check)(struct labels *l, uint64_t a,
+				   const char *name))
 {
 	char cmd[800], *out, *line, *save = NULL;
 	int n = 0;
 
 	snprintf(cmd, sizeof(cmd),
-		 "objdump -d --section=%s %s | grep -E '^[0-9a-f]+ <.*@plt>:$'",
-		 sec, path);
+		 "objdump -d --section=%s %s | grep -E '^[0-9a-f]+ <.*>:$'",
+		 l->sec, l->path);
 	out = tl_run(cmd);
 	if (!out)
 		return 0;
@@ -291,25 +302,49 @@ static int check_plt_labels(struct strace_image *img, const char *path,
 	     line = strtok_r(NULL, "\n", &save)) {
 		unsigned long long a;
 		char name[512];
-		struct strace_symbol s;
 
-		if (sscanf(line, "%llx <%511[^>]>:", &a, name) != 2)
-			continue;
-		if (strchr(name, '*') || strchr(name, '+'))
-			continue; /* IRELATIVE: *ABS*+0x...@plt */
-		n++;
-		if (strace_image_symbol(img, bias + a, &s) != 0 ||
-		    strcmp(s.name, name) || s.start != bias + a) {
-			if ((*bad)++ < 5)
-				fprintf(stderr, "  %s %llx: want %s got %s\n",
-					sec, a, name,
-					strace_image_symbol(img, bias + a, &s)
-						? "(none)"
-						: s.name);
-		}
+		if (sscanf(line, "%llx <%511[^>]>:", &a, name) == 2)
+			n += check(l, a, name);
 	}
 	free(out);
 	return n;
+}
+
+/* A miss: what objdump says at a and what we say. */
+static void miss(struct labels *l, uint64_t a, const char *name)
+{
+	struct strace_symbol s;
+
+	if ((*l->bad)++ < 5)
+		fprintf(stderr, "  %s %s %llx: objdump %s, ours %s\n", l->path,
+			l->sec, (unsigned long long)a, name,
+			strace_image_symbol(l->img, l->bias + a, &s) ? "(none)"
+								     : s.name);
+}
+
+/* perf's: a label "<name@plt>" is our name there (not the IRELATIVE
+ * slots: *ABS*+0x...@plt). */
+static int perf_label(struct labels *l, uint64_t a, const char *name)
+{
+	struct strace_symbol s;
+	size_t len = strlen(name);
+
+	if (len < 4 || strcmp(name + len - 4, "@plt") || strchr(name, '*') ||
+	    strchr(name, '+'))
+		return 0;
+	if (strace_image_symbol(l->img, l->bias + a, &s) != 0 ||
+	    strcmp(s.name, name) || s.start != l->bias + a)
+		miss(l, a, name);
+	return 1;
+}
+
+/* Every objdump label "<name@plt>" in section sec of path: our name. */
+static int check_plt_labels(struct strace_image *img, const char *path,
+			    const char *sec, uint64_t bias, int *bad)
+{
+	struct labels l = {img, path, sec, bias, bad};
+
+	return each_label(&l, perf_label);
 }
 
 TEST(plt_perf61)
@@ -467,59 +502,46 @@ static void dyn_ifuncs(const char *path, unsigned long long v, char *out,
  * NAME@plt where readelf lists an IFUNC NAME at ADDEND. Returns how many
  * labels were checked; *bad counts the misses.
  */
+static int plain_label(struct labels *l, uint64_t a, const char *name)
+{
+	unsigned long long add;
+	char want[600], ifn[4096];
+	struct strace_symbol s;
+	size_t len = strlen(name);
+	int ok;
+
+	if (!strcmp(name, ".plt") ||
+	    (len > 9 && !strcmp(name + len - 9, "@plt-0x10")))
+		snprintf(want, sizeof(want), "[plt0]");
+	else if (len > 4 && !strcmp(name + len - 4, "@plt"))
+		snprintf(want, sizeof(want), "%s", name);
+	else
+		return 0;
+	ok = strace_image_symbol(l->img, l->bias + a, &s) == 0 &&
+	     s.start == l->bias + a;
+	if (ok && strcmp(s.name, want)) {
+		ok = 0;
+		if (sscanf(name, "*ABS*+%llx@plt", &add) == 1) {
+			char *f, *sv = NULL;
+			dyn_ifuncs(l->path, add, ifn, sizeof(ifn));
+			for (f = strtok_r(ifn, "\n", &sv); f && !ok;
+			     f = strtok_r(NULL, "\n", &sv)) {
+				snprintf(want, sizeof(want), "%s@plt", f);
+				ok = !strcmp(s.name, want);
+			}
+		}
+	}
+	if (!ok)
+		miss(l, a, name);
+	return 1;
+}
+
 static int check_plain_labels(struct strace_image *img, const char *path,
 			      const char *sec, uint64_t bias, int *bad)
 {
-	char cmd[800], *out, *line, *save = NULL;
-	int n = 0;
+	struct labels l = {img, path, sec, bias, bad};
 
-	snprintf(cmd, sizeof(cmd),
-		 "objdump -d --section=%s %s | grep -E '^[0-9a-f]+ <.*>:$'",
-		 sec, path);
-	out = tl_run(cmd);
-	if (!out)
-		return 0;
-	for (line = strtok_r(out, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		unsigned long long a, add;
-		char name[512], want[600], ifn[4096];
-		struct strace_symbol s;
-		size_t len;
-		int ok;
-
-		if (sscanf(line, "%llx <%511[^>]>:", &a, name) != 2)
-			continue;
-		len = strlen(name);
-		if (!strcmp(name, ".plt") ||
-		    (len > 9 && !strcmp(name + len - 9, "@plt-0x10")))
-			snprintf(want, sizeof(want), "[plt0]");
-		else if (len > 4 && !strcmp(name + len - 4, "@plt"))
-			snprintf(want, sizeof(want), "%s", name);
-		else
-			continue;
-		n++;
-		ok = strace_image_symbol(img, bias + a, &s) == 0 &&
-		     s.start == bias + a;
-		if (ok && strcmp(s.name, want)) {
-			ok = 0;
-			if (sscanf(name, "*ABS*+%llx@plt", &add) == 1) {
-				char *l, *sv2 = NULL;
-				dyn_ifuncs(path, add, ifn, sizeof(ifn));
-				for (l = strtok_r(ifn, "\n", &sv2); l && !ok;
-				     l = strtok_r(NULL, "\n", &sv2)) {
-					snprintf(want, sizeof(want), "%s@plt", l);
-					ok = !strcmp(s.name, want);
-				}
-			}
-		}
-		if (!ok && (*bad)++ < 5)
-			fprintf(stderr, "  %s %s %llx: objdump %s, ours %s\n",
-				path, sec, a, name,
-				strace_image_symbol(img, bias + a, &s) ? "(none)"
-								       : s.name);
-	}
-	free(out);
-	return n;
+	return each_label(&l, plain_label);
 }
 
 TEST(plt_plain_as_objdump)
