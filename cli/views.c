@@ -494,41 +494,6 @@ nomem:
 /* in a frame's user[1]: the row's outermost open frame in its thread */
 #define ROW_OUTER (1ull << 63)
 
-static struct tsum *tsum_get(struct view *v, uint64_t key);
-
-static void report_enter(void *arg, const struct strace_frame *f)
-{
-	struct view *v = arg;
-	struct strace_frame *m = (struct strace_frame *)(uintptr_t)f;
-	uint32_t rd;
-	long i;
-
-	if (__builtin_expect(f->flags & STRACE_FRAME_LATE, 0)) {
-		/* begun at the thread's first event: the thread's outermost
-		 * frames left since the last such one were its callees */
-		struct tsum *s = tsum_get(v, f->tid);
-		if (s) {
-			m->user[0] += s->sum;
-			s->sum = 0;
-		}
-	}
-	if (!kept(v, f, &rd))
-		return;
-	i = row_of(v, row_key(v, f), f);
-	if (i < 0)
-		return;
-	/* the row's total counts a thread's outermost frame of it (a
-	 * recursion's inner frames are inside it); another thread's frame
-	 * of it may be open at once */
-	m->user[1] = (uint64_t)i + 1;
-	if (v->rows[i].active++)
-		for (uint32_t k = 1; k <= f->depth; k++)
-			if ((f[-(long)k].user[1] & ~ROW_OUTER) ==
-			    (uint64_t)i + 1)
-				return;
-	m->user[1] |= ROW_OUTER;
-}
-
 /* The slot of key in v->tsums (its own, or the empty one to take). */
 static struct tsum *tsum_slot(struct view *v, uint64_t key)
 {
@@ -572,6 +537,59 @@ static struct tsum *tsum_get(struct view *v, uint64_t key)
 	return s;
 }
 
+/* Self times: a frame left is callee time of its caller; an outermost
+ * one's, of the frame found late around it, if one comes
+ * (late_callees()). */
+static inline void callee_time(struct view *v, const struct strace_frame *f,
+			       uint64_t dur)
+{
+	struct tsum *s;
+
+	if (f->depth)
+		((struct strace_frame *)(uintptr_t)f)[-1].user[0] += dur;
+	else if ((s = tsum_get(v, f->tid)) != NULL)
+		s->sum += dur;
+}
+
+/* A frame found late (STRACE_FRAME_LATE) began at its thread's first
+ * event: the thread's outermost frames left since the last such one
+ * were its callees. */
+static inline void late_callees(struct view *v, const struct strace_frame *f)
+{
+	struct tsum *s;
+
+	if (__builtin_expect(f->flags & STRACE_FRAME_LATE, 0) &&
+	    (s = tsum_get(v, f->tid)) != NULL) {
+		((struct strace_frame *)(uintptr_t)f)->user[0] += s->sum;
+		s->sum = 0;
+	}
+}
+
+static void report_enter(void *arg, const struct strace_frame *f)
+{
+	struct view *v = arg;
+	struct strace_frame *m = (struct strace_frame *)(uintptr_t)f;
+	uint32_t rd;
+	long i;
+
+	late_callees(v, f);
+	if (!kept(v, f, &rd))
+		return;
+	i = row_of(v, row_key(v, f), f);
+	if (i < 0)
+		return;
+	/* the row's total counts a thread's outermost frame of it (a
+	 * recursion's inner frames are inside it); another thread's frame
+	 * of it may be open at once */
+	m->user[1] = (uint64_t)i + 1;
+	if (v->rows[i].active++)
+		for (uint32_t k = 1; k <= f->depth; k++)
+			if ((f[-(long)k].user[1] & ~ROW_OUTER) ==
+			    (uint64_t)i + 1)
+				return;
+	m->user[1] |= ROW_OUTER;
+}
+
 /* Row r's total counted on thread tid: its own fields, after the last
  * thread's is put aside (a row changes threads seldom). NULL: no memory. */
 static uint64_t *row_sum(struct view *v, struct row *r, uint32_t tid)
@@ -599,14 +617,7 @@ static void report_leave(void *arg, const struct strace_frame *f)
 	uint64_t dur = f->end - f->begin;
 	struct row *r;
 
-	if (f->depth) {
-		((struct strace_frame *)(uintptr_t)f)[-1].user[0] += dur;
-	} else {
-		/* for a frame found late around it (report_enter()) */
-		struct tsum *s = tsum_get(v, f->tid);
-		if (s)
-			s->sum += dur;
-	}
+	callee_time(v, f, dur);
 	if (!f->user[1])
 		return;
 	r = &v->rows[(f->user[1] & ~ROW_OUTER) - 1];
@@ -803,6 +814,7 @@ static void folded_enter(void *arg, const struct strace_frame *f)
 	struct strace_frame *m = (struct strace_frame *)(uintptr_t)f;
 	uint32_t rd;
 
+	late_callees(v, f);
 	if (!kept(v, f, &rd))
 		return;
 	/* the stack's hash: the caller's when shown, else a fresh one */
@@ -890,8 +902,7 @@ static void folded_leave(void *arg, const struct strace_frame *f)
 	struct view *v = arg;
 	uint64_t dur = f->end - f->begin;
 
-	if (f->depth)
-		((struct strace_frame *)(uintptr_t)f)[-1].user[0] += dur;
+	callee_time(v, f, dur);
 	if (!f->user[1])
 		return;
 	if (v->o.weight_calls)
