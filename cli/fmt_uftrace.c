@@ -1546,7 +1546,9 @@ static int move_roots(struct view *v, struct uft *u, struct uthr *t)
 	int in, out, rc = -1;
 
 	snprintf(path, sizeof(path), "%s", thr_file(u, t));
-	snprintf(tmp, sizeof(tmp), "%s.roots", path);
+	/* (a name prepare_dir() clears, should one be left behind) */
+	snprintf(tmp, sizeof(tmp), "%.*s.roots.dat", (int)strlen(path) - 4,
+		 path);
 	in = open(path, O_RDONLY | O_CLOEXEC);
 	if (in < 0)
 		return fail_file(v, path, "cannot read the file back");
