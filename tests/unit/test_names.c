@@ -2,7 +2,7 @@
 /*
  * tests/unit/test_names.c - reader-side names (strace/names.h) from a
  * real ring's string table: symbol ranges and their rules, DSOs,
- * threads and processes, offsets, incremental updates, and a damaged
+ * threads and processes, offsets, aliases, incremental updates, and a damaged
  * table.
  */
 #include <inttypes.h>
@@ -148,6 +148,49 @@ TEST(lookups)
 	sym_is(n, 0x20f0, "(none)");
 	CHECK_INT(strace_names_corrupt(n, NULL), ==, 0);
 
+	strace_names_free(n);
+	strace_ring_close(ring);
+	unlink(path);
+}
+
+/* A symbol's aliases (kind 54, keyed by its start): in the order written,
+ * across updates, cut at max but counted; none for another symbol, for
+ * a DSO entry at the same start, or from an alias without a name. */
+TEST(aliases)
+{
+	char path[128];
+	struct strace_ring *ring = tmp_ring(path, sizeof(path));
+	struct strace_names *n;
+	const struct strace_name *al[4], *puts_, *d;
+
+	REQUIRE(ring);
+	REQUIRE(add(ring, STRACE_EV_SYMBOL, 0x2000, 0x40, "puts", NULL) == 0);
+	REQUIRE(add(ring, STRACE_NAME_ALIAS, 0x2000, 0, "_IO_puts", NULL) ==
+		0);
+	REQUIRE(add(ring, STRACE_EV_SYMBOL, 0x3000, 0x40, "free", NULL) == 0);
+	REQUIRE(add(ring, STRACE_EV_DSO, 0x2000, 0x1000, "/lib/libc.so.6",
+		    NULL) == 0);
+	REQUIRE(strace_names_new(ring, &n) == 0);
+	CHECK_INT(strace_names_update(n), ==, 4);
+	puts_ = strace_names_symbol(n, 0x2000);
+	REQUIRE(puts_ != NULL);
+	CHECK_INT((int)strace_names_aliases(n, puts_, al, 4), ==, 1);
+	CHECK_STR(al[0]->str, "_IO_puts");
+	/* more come later: found after the next update, in order */
+	REQUIRE(add(ring, STRACE_NAME_ALIAS, 0x2000, 0, "puts@@GLIBC_2.2.5",
+		    NULL) == 0);
+	REQUIRE(add(ring, STRACE_NAME_ALIAS, 0x2000, 0, "", NULL) == 0);
+	CHECK_INT(strace_names_update(n), ==, 2);
+	CHECK_INT((int)strace_names_aliases(n, puts_, al, 4), ==, 2);
+	CHECK_STR(al[1]->str, "puts@@GLIBC_2.2.5");
+	CHECK_INT((int)strace_names_aliases(n, puts_, al, 1), ==, 2);
+	CHECK_INT((int)strace_names_aliases(n, strace_names_symbol(n, 0x3000),
+					   al, 4),
+		  ==, 0);
+	d = strace_names_dso(n, 0x2000);
+	REQUIRE(d != NULL);
+	CHECK_INT((int)strace_names_aliases(n, d, al, 4), ==, 0);
+	CHECK_INT((int)strace_names_aliases(n, NULL, al, 4), ==, 0);
 	strace_names_free(n);
 	strace_ring_close(ring);
 	unlink(path);
