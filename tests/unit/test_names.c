@@ -2,8 +2,8 @@
 /*
  * tests/unit/test_names.c - reader-side names (strace/names.h) from a
  * real ring's string table: symbol ranges and their rules, DSOs,
- * threads and processes, offsets, aliases, incremental updates, and a damaged
- * table.
+ * threads and processes, offsets, aliases, incremental updates, and a
+ * damaged table.
  */
 #include <inttypes.h>
 #include <stdio.h>
