@@ -730,7 +730,8 @@ static int report_print(struct view *v)
 		width = len > width ? len : width;
 	}
 	view_sort_key = v->o.sort;
-	qsort(v->rows, n, sizeof(*v->rows), cmp_rows);
+	if (n) /* (rows is NULL when nothing was kept) */
+		qsort(v->rows, n, sizeof(*v->rows), cmp_rows);
 	o->p += sprintf(o->p,
 			"  Total time   Self time       Calls     Average     "
 			"Maximum  ");

@@ -355,7 +355,7 @@ size_t strace_names_aliases(struct strace_names *n,
 	struct ranges *r = &n->aliases;
 	size_t lo = 0, hi = r->n, k = 0;
 
-	if (!sym || sym->kind != STRACE_EV_SYMBOL)
+	if (!sym || sym->kind != STRACE_EV_SYMBOL || !r->n)
 		return 0;
 	if (!r->sorted) {
 		qsort(r->v, r->n, sizeof(*r->v), range_cmp);
