@@ -196,8 +196,10 @@ bench: deps-test
 	@$(MAKE) --no-print-directory build $(BENCH_BINS) bench-trace
 	@O=$(O) tests/bench/run.sh
 
+# (the example plugins the README names: $(O)/plugins/)
+DEMO_PLUGINS := $(addprefix $(O)/plugins/,callcount.so latency.so slow.so tee.so)
 demo: deps-test
-	@$(MAKE) --no-print-directory build $(O)/bin/ptsynth
+	@$(MAKE) --no-print-directory build $(O)/bin/ptsynth $(DEMO_PLUGINS)
 	@O=$(O) scripts/demo.sh
 
 libipt-suite: build

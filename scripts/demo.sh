@@ -4,10 +4,10 @@
 # calls) is run under QEMU by ptsynth, which records its exact control flow
 # as real Intel PT packets in a perf.data (this machine has no PT);
 # ptrace-capture decodes that into a shared ring; ptrace-read prints it.
-# Then perf's own decoder is shown on the same file, for comparison. At the
-# end, the views of the trace are written to $O/demo/ (Perfetto FXT, Chrome
-# JSON, folded stacks, a uftrace directory) and where to open each is
-# printed.
+# Then perf's own decoder is shown on the same file, for comparison.
+# Everything stays in $O/demo/: the program, its recording (demo.data), the
+# ring (demo.srb) and the views of the trace (Perfetto FXT, Chrome JSON,
+# folded stacks, a uftrace directory); where to open each is printed.
 # Env: O = build directory.
 set -eu
 O=${O:-build}
@@ -16,9 +16,17 @@ bin=$top/$O/bin
 for b in ptrace-read ptrace-capture ptsynth; do
 	[ -x "$bin/$b" ] || { echo "demo: $bin/$b is missing; run 'make demo'" >&2; exit 1; }
 done
-dir=$(mktemp -d "${TMPDIR:-/tmp}/ptrace-demo.XXXXXX")
-ring=/dev/shm/strace_demo_$$.srb
-trap 'rm -rf "$dir" "$ring"' EXIT
+# the program, its recording and its ring stay where the views go: the
+# README's commands read them afterwards, and the views name the program
+# by this path
+dir=$top/$O/demo
+ring=$dir/demo.srb
+mkdir -p "$dir"
+rm -rf "$dir/demo" "$dir/demo.data" "$dir/demo.truth" "$dir/demo.srb" \
+	"$dir"/demo.*.pt "$dir/demo.sideband" "$dir/demo.fxt" "$dir/demo.json" \
+	"$dir/demo.folded" "$dir/demo.uftrace"
+flow=$(mktemp)
+trap 'rm -f "$flow"' EXIT
 
 cc -O1 -o "$dir/demo" "$top/scripts/demo.c"
 echo "== ptsynth -o demo.data -- ./demo      (QEMU -> Intel PT packets -> perf.data)"
@@ -29,9 +37,9 @@ echo "== ptrace-capture -i demo.data -o $ring"
 "$bin/ptrace-capture" -i "$dir/demo.data" -o "$ring"
 echo
 echo "== ptrace-read --types 'call,return,jump,syscall' $ring | grep -A12 ' main>'"
-"$bin/ptrace-read" --types 'call,return,jump,syscall' "$ring" > "$dir/flow.txt"
-grep -m1 -A12 'to=0x[0-9a-f]* <main>' "$dir/flow.txt" || head -n 13 "$dir/flow.txt"
-echo "... $(wc -l < "$dir/flow.txt") flow events"
+"$bin/ptrace-read" --types 'call,return,jump,syscall' "$ring" > "$flow"
+grep -m1 -A12 'to=0x[0-9a-f]* <main>' "$flow" || head -n 13 "$flow"
+echo "... $(wc -l < "$flow") flow events"
 echo
 echo "== ptrace-read -f jsonl --types call $ring | grep cmp_int | head -n 2"
 "$bin/ptrace-read" -f jsonl --types call "$ring" | grep cmp_int | head -n 2
@@ -48,13 +56,11 @@ echo
 echo "== ptrace-read -f tree --sym main --depth 3 $ring | head -n 25"
 "$bin/ptrace-read" -f tree --sym main --depth 3 "$ring" | head -n 25
 echo
-echo "== ptrace-read -f folded --sym main $ring | sort -k2 -n -r | head -n 5   (for flamegraph.pl, speedscope)"
+echo "== ptrace-read -f folded --sym main $ring | sort -k2 -n -r | head -n 5   (for speedscope)"
 "$bin/ptrace-read" -f folded --sym main "$ring" | sort -t' ' -k2 -n -r | head -n 5
 echo
 # The views, kept after the demo: build/demo/ (O), opened where people look.
-out=$top/$O/demo
-mkdir -p "$out"
-rm -rf "$out/demo.uftrace"
+out=$dir
 echo "== ptrace-capture -i demo.data --view $O/demo/demo.fxt   (decode and write a timeline in one step)"
 "$bin/ptrace-capture" -q -i "$dir/demo.data" --view "$out/demo.fxt"
 "$bin/ptrace-read" -f chrome -o "$out/demo.json" "$ring"
@@ -68,10 +74,20 @@ echo
 ls -l "$out" | sed 1d
 cat <<MSG
 
+The recording and the ring stay for your own commands:
+  $O/demo/demo.data     perf script -i $O/demo/demo.data --itrace=b
+                        $O/bin/ptrace-capture -i $O/demo/demo.data -o NEW.srb
+  $O/demo/demo.srb      $O/bin/ptrace-read -f tree --sym main $O/demo/demo.srb
+                        (report, folded, --types, -f jsonl: docs/man/ptrace-read.1)
+
 Open the trace where you look at timelines (docs/viewing.md):
   $O/demo/demo.fxt      Perfetto UI: https://ui.perfetto.dev -> Open trace file
   $O/demo/demo.json     Perfetto UI, chrome://tracing (Load), or https://speedscope.app
-  $O/demo/demo.folded   speedscope, or flamegraph.pl $O/demo/demo.folded > demo.svg
+  $O/demo/demo.folded   https://speedscope.app (collapsed stacks, one per line)
   $O/demo/demo.uftrace  uftrace replay / report / graph -d $O/demo/demo.uftrace,
                            uftrace dump --chrome -d $O/demo/demo.uftrace > demo-uftrace.json
+
+Plugins (README, docs/plugins.md) are in $O/plugins/: callcount.so, latency.so,
+slow.so, tee.so, e.g.
+  $O/bin/ptrace-read -f none --plugin $O/plugins/callcount.so $O/demo/demo.srb
 MSG
