@@ -665,35 +665,18 @@ static int uft_open(struct view *v)
 	return prepare_dir(v, u);
 }
 
-/* The frame's entry record, at the thread's next depth. */
-static inline void write_entry(struct view *v, struct uft *u, struct uthr *t,
-			       const struct strace_frame *f)
-{
-	uint64_t w = rec_word(UFT_ENTRY, t->open, out_addr(v, u, f));
-
-	put_rec(v, u, t, f->begin, w);
-	/* user[0]: the entry's word (never 0: the magic is in it) */
-	((struct strace_frame *)(uintptr_t)f)->user[0] = w;
-	t->open++;
-}
-
 /* The number of t's next record. */
 static inline uint64_t rec_index(const struct uthr *t)
 {
 	return (t->size + (uint64_t)(t->cur - t->buf)) / 16;
 }
 
-/* The entry of a ROOT frame found late (STRACE_FRAME_LATE: it began
- * before the records written), remembered to be moved to the file's
- * start. */
-static void write_root(struct view *v, struct uft *u, struct uthr *t,
-		       const struct strace_frame *f)
+/* A ROOT frame found late (STRACE_FRAME_LATE: it began before the
+ * records written) whose entry is record `at`: remembered, to be moved to
+ * the file's start (move_roots()). */
+static void remember_root(struct view *v, struct uthr *t,
+			  const struct strace_frame *f, uint64_t at)
 {
-	uint64_t at = rec_index(t);
-
-	write_entry(v, u, t, f);
-	if (at == rec_index(t))
-		return; /* not written */
 	if (t->nroots == t->caproots) {
 		size_t cap = t->caproots ? 2 * t->caproots : 8;
 		struct uroot *r = realloc(t->roots, cap * sizeof(*r));
@@ -706,6 +689,22 @@ static void write_root(struct view *v, struct uft *u, struct uthr *t,
 	}
 	t->roots[t->nroots++] =
 		(struct uroot){at, UINT64_MAX, f->user[0], f->begin};
+}
+
+/* The frame's entry record, at the thread's next depth. */
+static inline void write_entry(struct view *v, struct uft *u, struct uthr *t,
+			       const struct strace_frame *f)
+{
+	uint64_t w = rec_word(UFT_ENTRY, t->open, out_addr(v, u, f));
+	uint64_t at = rec_index(t);
+
+	put_rec(v, u, t, f->begin, w);
+	/* user[0]: the entry's word (never 0: the magic is in it) */
+	((struct strace_frame *)(uintptr_t)f)->user[0] = w;
+	t->open++;
+	if (__builtin_expect(f->flags & STRACE_FRAME_LATE, 0) &&
+	    at != rec_index(t))
+		remember_root(v, t, f, at);
 }
 
 static __attribute__((noinline)) void enter_slow(struct view *v,
@@ -726,10 +725,7 @@ static __attribute__((noinline)) void enter_slow(struct view *v,
 		u->deep++;
 		return;
 	}
-	if (f->flags & STRACE_FRAME_LATE)
-		write_root(v, u, t, f);
-	else
-		write_entry(v, u, t, f);
+	write_entry(v, u, t, f);
 }
 
 /* The address of f when it is known already, else 0. */
@@ -807,12 +803,8 @@ static __attribute__((noinline)) void leave_slow(struct view *v,
 		 * thread's outermost (strace/stack.h: f[-f->depth]) */
 		const struct strace_frame *r = f - f->depth;
 		t->root_pending = 0;
-		if (f->depth && r->kind == STRACE_FRAME_ROOT && !r->user[0]) {
-			if (r->flags & STRACE_FRAME_LATE)
-				write_root(v, u, t, r);
-			else
-				write_entry(v, u, t, r);
-		}
+		if (f->depth && r->kind == STRACE_FRAME_ROOT && !r->user[0])
+			write_entry(v, u, t, r);
 	}
 }
 
