@@ -834,7 +834,7 @@ static int bc_save(struct object *o)
 	struct strace_blockfile_block *blocks = NULL;
 	struct strace_blockfile_sym *syms = NULL;
 	struct strpool pool = {0};
-	size_t nb = 0, ns = 0, nent = 0;
+	size_t nb = 0, ns = 0;
 	int rc = -ENOMEM;
 
 	if (o->blocks) {
@@ -853,12 +853,12 @@ static int bc_save(struct object *o)
 		goto out;
 	if (atomic_load(&o->syms_loaded) && !o->syms_in_file) {
 		int perf61 = o->plt_style == STRACE_PLT_PERF61;
-		size_t na = 0, nal = perf61 ? 0 : o->naliases;
+		size_t na = 0, k = 0, nal = perf61 ? 0 : o->naliases;
 		ns = perf61 ? (o->psyms ? o->npsyms : 0) : o->nsyms;
 		syms = calloc(ns + nal ? ns + nal : 1, sizeof(*syms));
 		if (!syms)
 			goto out;
-		for (size_t i = 0, k = 0; i < ns; i++) {
+		for (size_t i = 0; i < ns; i++) {
 			struct strace_blockfile_sym *y = &syms[k++];
 			const char *name;
 			long off;
@@ -893,11 +893,10 @@ static int bc_save(struct object *o)
 				z->type = STRACE_BLOCKFILE_ALIAS;
 				z->name = (uint64_t)off;
 			}
-			nent = k;
 		}
 		c.has_syms = 1;
 		c.syms = syms;
-		c.nsyms = nent;
+		c.nsyms = k; /* the symbols and their aliases */
 		c.iv = perf61 && o->psyms ? (const void *)o->iv : NULL;
 		c.niv = c.iv ? o->niv : 0;
 		c.pool = pool.v;
