@@ -282,34 +282,6 @@ struct labels {
 	int *bad;
 };
 
-/* Each label objdump -d prints in section l->sec of l->path ("ADDR
- * <NAME>:"): one call of check, which returns 1 if it checked it (and
- * counted a miss in *l->bad), 0 if not. Returns how many it checked. */
-static int each_label(struct labels *l,
-		      int (*check)(struct labels *l, uint64_t a,
-				   const char *name))
-{
-	char cmd[800], *out, *line, *save = NULL;
-	int n = 0;
-
-	snprintf(cmd, sizeof(cmd),
-		 "objdump -d --section=%s %s | grep -E '^[0-9a-f]+ <.*>:$'",
-		 l->sec, l->path);
-	out = tl_run(cmd);
-	if (!out)
-		return 0;
-	for (line = strtok_r(out, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		unsigned long long a;
-		char name[512];
-
-		if (sscanf(line, "%llx <%511[^>]>:", &a, name) == 2)
-			n += check(l, a, name);
-	}
-	free(out);
-	return n;
-}
-
 /* A miss: what objdump says at a and what we say. */
 static void miss(struct labels *l, uint64_t a, const char *name)
 {
@@ -322,8 +294,8 @@ static void miss(struct labels *l, uint64_t a, const char *name)
 								     : s.name);
 }
 
-/* perf's: a label "<name@plt>" is our name there (not the IRELATIVE
- * slots: *ABS*+0x...@plt). */
+/* perf's names, a rule of check_labels(): a label "<name@plt>" is our
+ * name there (not the IRELATIVE slots: *ABS*+0x...@plt). */
 static int perf_label(struct labels *l, uint64_t a, const char *name)
 {
 	struct strace_symbol s;
@@ -338,13 +310,34 @@ static int perf_label(struct labels *l, uint64_t a, const char *name)
 	return 1;
 }
 
-/* Every objdump label "<name@plt>" in section sec of path: our name. */
-static int check_plt_labels(struct strace_image *img, const char *path,
-			    const char *sec, uint64_t bias, int *bad)
+/* Each label objdump -d prints in section sec of path ("ADDR <NAME>:"):
+ * one call of rule, which returns 1 if it checked it (and counted a miss
+ * in *bad), 0 if not. Returns how many it checked. */
+static int check_labels(struct strace_image *img, const char *path,
+			const char *sec, uint64_t bias, int *bad,
+			int (*rule)(struct labels *l, uint64_t a,
+				    const char *name))
 {
 	struct labels l = {img, path, sec, bias, bad};
+	char cmd[800], *out, *line, *save = NULL;
+	int n = 0;
 
-	return each_label(&l, perf_label);
+	snprintf(cmd, sizeof(cmd),
+		 "objdump -d --section=%s %s | grep -E '^[0-9a-f]+ <.*>:$'",
+		 sec, path);
+	out = tl_run(cmd);
+	if (!out)
+		return 0;
+	for (line = strtok_r(out, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long a;
+		char name[512];
+
+		if (sscanf(line, "%llx <%511[^>]>:", &a, name) == 2)
+			n += rule(&l, a, name);
+	}
+	free(out);
+	return n;
 }
 
 TEST(plt_perf61)
@@ -357,7 +350,7 @@ TEST(plt_perf61)
 		SKIP("no objdump");
 	REQUIRE(strace_image_new(NULL, &img) == 0);
 	REQUIRE(tl_map_elf(img, "/bin/ls", bias) > 0);
-	n = check_plt_labels(img, "/bin/ls", ".plt", bias, &bad);
+	n = check_labels(img, "/bin/ls", ".plt", bias, &bad, perf_label);
 	CHECK_INT(n, >=, 50);
 	CHECK_INT(bad, ==, 0);
 	/* perf 6.1 names no .plt.got entries: they belong to no symbol */
@@ -447,8 +440,8 @@ TEST(plt_perf62_plt_got_and_sec)
 		SKIP("no objdump");
 	REQUIRE(strace_image_new(&o, &img) == 0);
 	REQUIRE(tl_map_elf(img, "/bin/ls", bias) > 0);
-	n = check_plt_labels(img, "/bin/ls", ".plt", bias, &bad);
-	n += check_plt_labels(img, "/bin/ls", ".plt.got", bias, &bad);
+	n = check_labels(img, "/bin/ls", ".plt", bias, &bad, perf_label);
+	n += check_labels(img, "/bin/ls", ".plt.got", bias, &bad, perf_label);
 	CHECK_INT(n, >=, 56);
 	CHECK_INT(bad, ==, 0);
 	strace_image_free(img);
@@ -472,7 +465,7 @@ TEST(plt_perf62_plt_got_and_sec)
 	REQUIRE(strace_image_new(&o, &img) == 0);
 	REQUIRE(tl_map_elf(img, p, bias) > 0);
 	bad = 0;
-	n = check_plt_labels(img, p, ".plt.sec", bias, &bad);
+	n = check_labels(img, p, ".plt.sec", bias, &bad, perf_label);
 	CHECK_INT(n, >=, 2);
 	CHECK_INT(bad, ==, 0);
 	strace_image_free(img);
@@ -499,8 +492,8 @@ static void dyn_ifuncs(const char *path, unsigned long long v, char *out,
  * section is our symbol at that address (start and name): NAME@plt as it
  * is; PLT0 (objdump: FIRST@plt-0x10, or .plt with .plt.sec) "[plt0]"; an
  * IRELATIVE slot (objdump: *ABS*+0xADDEND@plt) objdump's name, or
- * NAME@plt where readelf lists an IFUNC NAME at ADDEND. Returns how many
- * labels were checked; *bad counts the misses.
+ * NAME@plt where readelf lists an IFUNC NAME at ADDEND. A rule of
+ * check_labels().
  */
 static int plain_label(struct labels *l, uint64_t a, const char *name)
 {
@@ -536,14 +529,6 @@ static int plain_label(struct labels *l, uint64_t a, const char *name)
 	return 1;
 }
 
-static int check_plain_labels(struct strace_image *img, const char *path,
-			      const char *sec, uint64_t bias, int *bad)
-{
-	struct labels l = {img, path, sec, bias, bad};
-
-	return each_label(&l, plain_label);
-}
-
 TEST(plt_plain_as_objdump)
 {
 	struct strace_image_opts o = {.size = sizeof(o),
@@ -562,10 +547,10 @@ TEST(plt_plain_as_objdump)
 	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
 		REQUIRE(strace_image_new(&o, &img) == 0);
 		REQUIRE(tl_map_elf(img, files[f][0], bias) > 0);
-		n += check_plain_labels(img, files[f][0], files[f][1], bias,
-					&bad);
-		n += check_plain_labels(img, files[f][0], files[f][2], bias,
-					&bad);
+		n += check_labels(img, files[f][0], files[f][1], bias, &bad,
+				  plain_label);
+		n += check_labels(img, files[f][0], files[f][2], bias, &bad,
+				  plain_label);
 		strace_image_free(img);
 	}
 	CHECK_INT(n, >=, 120);
@@ -578,8 +563,8 @@ TEST(plt_plain_as_objdump)
 	REQUIRE(strace_image_new(&o, &img) == 0);
 	REQUIRE(tl_map_elf(img, p, bias) > 0);
 	bad = n = 0;
-	n += check_plain_labels(img, p, ".plt", bias, &bad);
-	n += check_plain_labels(img, p, ".plt.sec", bias, &bad);
+	n += check_labels(img, p, ".plt", bias, &bad, plain_label);
+	n += check_labels(img, p, ".plt.sec", bias, &bad, plain_label);
 	CHECK_INT(n, >=, 3);
 	CHECK_INT(bad, ==, 0);
 	strace_image_free(img);
