@@ -119,7 +119,8 @@ static const char usage_text[] =
 	"usage: " PROG " [-f text|jsonl|raw|ring] [--follow] [--timeout MS]\n"
 	"                   [--types PATTERNS] [--from-end] [FILTERS] [-o FILE] RING\n"
 	"       " PROG " -f tree|report|folded|fxt|chrome|uftrace\n"
-	"                   [--depth N] [--sort KEY] [--machine-stack]\n"
+	"                   [-D N] [-t TIME] [-C PATTERNS] [--sort KEY]\n"
+	"                   [--machine-stack]\n"
 	"                   [--by function|thread|dso] [--weight ns|calls]\n"
 	"                   [--follow] [FILTERS] [-o FILE] RING\n"
 	"       " PROG " -f none --plugin FILE.so[:ARGS]... [--follow]\n"
@@ -151,7 +152,13 @@ static const char help_text[] =
 	"                     uftrace: a uftrace data directory (-o DIR)\n"
 	"                     for uftrace replay, report, graph, dump\n"
 	"                     (docs/viewing.md)\n"
-	"  --depth N          tree: show frames down to depth N-1\n"
+	"  -D, --depth N      show frames down to depth N-1 (uftrace -D)\n"
+	"  -t, --min-time TIME\n"
+	"                     show frames that lasted TIME (500, 10us, 2ms,\n"
+	"                     1s) or longer (uftrace -t)\n"
+	"  -C, --caller PATTERNS\n"
+	"                     show the functions that match and their\n"
+	"                     callers, not their callees (uftrace -C)\n"
 	"  --sort KEY         report: total (default), self or calls\n"
 	"  --by WHAT          report: rows per function (default), thread\n"
 	"                     or dso\n"
@@ -175,12 +182,14 @@ static const char help_text[] =
 	"\n"
 	"Filters, for every format (docs/stacks.md):\n"
 	"  --time START,END   perf time in seconds (either may be empty), or\n"
-	"                     percentages of the trace: A%-B%[,C%-D%], P%/N\n"
+	"                     percentages of the trace: A%-B%[,C%-D%], P%/N;\n"
+	"                     stack views: the frames overlapping it, cut\n"
 	"  --tid TID[,TID]    these threads\n"
 	"  --pid PID[,PID]    these processes\n"
 	"  --comm PATTERNS    threads whose name matches (globs)\n"
 	"  --sym PATTERNS     the functions that match and what they call\n"
-	"  --no-sym PATTERNS  not the functions that match, nor their callees\n"
+	"  -N, --no-sym, --hide PATTERNS\n"
+	"                     not the functions that match, nor their callees\n"
 	"  --dso PATTERNS     code in the DSOs that match (libc.so.6, *libm*)\n"
 	"  --machine-stack    the stacks as the machine ran them: a tail call\n"
 	"                     replaces its caller, PLT stubs and the lazy\n"
@@ -852,9 +861,12 @@ static int trace_span(struct rd *d, uint64_t *first, uint64_t *last)
 }
 
 /* the options of the filters, by enum strace_filter_kind */
-static const char *const filter_opt[] = {"--time", "--tid",    "--pid",
-					 "--comm", "--sym",    "--no-sym",
-					 "--dso"};
+static const char *const filter_opt[] = {
+	[STRACE_FILTER_TIME] = "--time",     [STRACE_FILTER_TID] = "--tid",
+	[STRACE_FILTER_PID] = "--pid",       [STRACE_FILTER_COMM] = "--comm",
+	[STRACE_FILTER_SYM] = "--sym",       [STRACE_FILTER_NO_SYM] = "--no-sym",
+	[STRACE_FILTER_DSO] = "--dso",       [STRACE_FILTER_CALLER] = "--caller",
+};
 
 /* The read-side filters of the command line (d->filt stays NULL when
  * there are none). */
@@ -920,6 +932,11 @@ static void say_unmatched(struct rd *d, const char *path)
 					 "report lists those that did)",
 		[STRACE_FILTER_DSO] = "no code of such a DSO ran (-f report "
 				      "--by dso lists those that did)",
+		[STRACE_FILTER_CALLER] = "no function of that name ran (-f "
+					 "report lists those that did)",
+		[STRACE_FILTER_TIME] = "no event or frame of the trace is in "
+				       "that time (-f text shows the times; "
+				       "--time 0%-100% is all of it)",
 	};
 	enum strace_filter_kind kind;
 	const char *value;
@@ -928,6 +945,24 @@ static void say_unmatched(struct rd *d, const char *path)
 	     i++)
 		err("%s: %s %s matched nothing: %s", path, filter_opt[kind],
 		    value, what[kind]);
+}
+
+/* A stack view whose filters left no frame says so (when the trace had
+ * some): the empty output is not a trace without calls. */
+static void say_no_frames(struct rd *d, const char *path)
+{
+	struct strace_stack_stats st;
+	const struct view_opts *vo = &d->o->vo;
+
+	view_stack_stats(d->view, &st);
+	if (view_frames_shown(d->view) || !st.frames ||
+	    (!d->filt && !vo->min_time && !vo->depth))
+		return;
+	err("%s: the filters left none of the trace's %" PRIu64 " frames%s: "
+	    "the output is empty; loosen them (-f report without them lists "
+	    "the functions and their times)",
+	    path, st.frames,
+	    vo->min_time ? " (none lasted --min-time)" : "");
 }
 
 static int setup_view(struct rd *d)
@@ -1333,6 +1368,8 @@ done:
 		ret = EXIT_ERR;
 	if (d.filt && ret == EXIT_OK)
 		say_unmatched(&d, path);
+	if (d.view && ret == EXIT_OK)
+		say_no_frames(&d, path);
 	if (ret == EXIT_OK &&
 	    (d.nlost || d.ring_lost || status == STRACE_READER_WRITER_GONE))
 		ret = EXIT_INCOMPLETE;
@@ -1980,6 +2017,32 @@ static int parse_num(const char *opt, const char *s, long long min,
 	return 0;
 }
 
+/* A duration as uftrace's -t takes it: a number (decimals allowed) and
+ * a unit, ns (the default), us, ms or s. */
+static int parse_duration(const char *opt, const char *s, uint64_t *ns)
+{
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = {{"", 1}, {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (!errno && end != s && v >= 0 && *s >= '0' && *s <= '9')
+		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (!strcmp(end, units[i].unit) &&
+			    v * units[i].ns < 1e19) {
+				*ns = (uint64_t)(v * units[i].ns + 0.5);
+				return 0;
+			}
+	usage_error("%s: '%s' is not a duration: a number and a unit, ns "
+		    "(the default), us, ms or s, e.g. 10us",
+		    opt, s);
+	return -1;
+}
+
 enum {
 	OPT_FOLLOW = 256,
 	OPT_TIMEOUT,
@@ -2006,6 +2069,8 @@ enum {
 	OPT_SYM,
 	OPT_NO_SYM,
 	OPT_DSO,
+	OPT_CALLER,
+	OPT_MIN_TIME,
 	OPT_PLUGIN,
 	OPT_CONTROL,
 };
@@ -2041,6 +2106,9 @@ int main(int argc, char **argv)
 		{"sym", required_argument, NULL, OPT_SYM},
 		{"no-sym", required_argument, NULL, OPT_NO_SYM},
 		{"dso", required_argument, NULL, OPT_DSO},
+		{"caller", required_argument, NULL, OPT_CALLER},
+		{"hide", required_argument, NULL, OPT_NO_SYM},
+		{"min-time", required_argument, NULL, OPT_MIN_TIME},
 		{"plugin", required_argument, NULL, OPT_PLUGIN},
 		{"control", required_argument, NULL, OPT_CONTROL},
 		{NULL, 0, NULL, 0},
@@ -2058,7 +2126,8 @@ int main(int argc, char **argv)
 	static char prog_name[] = PROG;
 
 	argv[0] = prog_name; /* getopt's messages name the program so */
-	while ((c = getopt_long(argc, argv, "f:o:h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:o:hD:t:C:N:", lopts, NULL)) !=
+	       -1) {
 		switch (c) {
 		case 'f':
 			if (!strcmp(optarg, "text"))
@@ -2093,10 +2162,18 @@ int main(int argc, char **argv)
 			if (o.view)
 				o.format = FMT_TEXT;
 			break;
+		case 'D':
 		case OPT_DEPTH:
 			if (parse_num("--depth", optarg, 1, 1 << 20, &v))
 				return EXIT_USAGE;
 			o.vo.depth = (uint32_t)v;
+			view_opts++;
+			break;
+		case 't':
+		case OPT_MIN_TIME:
+			if (parse_duration("--min-time", optarg,
+					   &o.vo.min_time))
+				return EXIT_USAGE;
 			view_opts++;
 			break;
 		case OPT_MACHINE_STACK:
@@ -2142,8 +2219,13 @@ int main(int argc, char **argv)
 		case OPT_PID:
 		case OPT_COMM:
 		case OPT_SYM:
+		case 'N':
 		case OPT_NO_SYM:
 		case OPT_DSO:
+		case 'C':
+		case OPT_CALLER:
+			if (c == 'C' || c == OPT_CALLER)
+				view_opts++;
 			if (o.nfilters == (int)(sizeof(o.filters) /
 						sizeof(o.filters[0])))
 				return usage_error("at most 64 filters");
@@ -2153,8 +2235,10 @@ int main(int argc, char **argv)
 				: c == OPT_PID	  ? STRACE_FILTER_PID
 				: c == OPT_COMM	  ? STRACE_FILTER_COMM
 				: c == OPT_SYM	  ? STRACE_FILTER_SYM
-				: c == OPT_NO_SYM ? STRACE_FILTER_NO_SYM
-						  : STRACE_FILTER_DSO;
+				: c == OPT_NO_SYM || c == 'N'
+					? STRACE_FILTER_NO_SYM
+				: c == OPT_DSO ? STRACE_FILTER_DSO
+					       : STRACE_FILTER_CALLER;
 			o.filters[o.nfilters++].value = optarg;
 			break;
 		case 'o':
@@ -2280,8 +2364,10 @@ int main(int argc, char **argv)
 	if (optind == argc)
 		return usage_error("which ring? pass its path");
 	if (view_opts && !o.view)
-		return usage_error("--depth, --sort, --by and --weight go with "
-				   "-f tree, report or folded");
+		return usage_error("--depth, --min-time, --caller, --sort, --by "
+				   "and --weight shape the stack views: they go "
+				   "with -f tree, report, folded, chrome, fxt "
+				   "or uftrace");
 	if (o.view && o.types)
 		return usage_error("--types does not go with -f tree, report "
 				   "or folded: the stacks need every call and "

@@ -102,6 +102,7 @@ struct view {
 	const struct view_format *fmt;
 	void *state;
 	uint64_t event_types; /* view_set_event_types() */
+	uint64_t shown; /* frames kept() */
 };
 
 /* --- frames ------------------------------------------------------------- */
@@ -182,8 +183,9 @@ static char *put_label(struct view *v, char *p, uint64_t id)
 	return p;
 }
 
-/* Whether f is shown (the filter's time, thread and DSO, and --sym /
- * --no-sym on its stack); *rd its depth as shown. */
+/* Whether f is shown (the filter's time, thread and DSO, --sym /
+ * --no-sym on its stack, and --depth); *rd its depth as shown. (--time's
+ * window, --min-time and --caller are the stacks': view_new().) */
 static int kept(struct view *v, const struct strace_frame *f, uint32_t *rd)
 {
 	uint32_t d0 = 0;
@@ -193,7 +195,16 @@ static int kept(struct view *v, const struct strace_frame *f, uint32_t *rd)
 					       f->depth + 1, &d0)))
 		return 0;
 	*rd = f->depth - d0;
+	if (v->o.depth && *rd >= v->o.depth)
+		return 0;
+	v->shown++;
 	return 1;
+}
+
+/* the stacks' select (--caller) */
+static int caller(void *flt, const struct strace_frame *f)
+{
+	return strace_filter_caller(flt, f);
 }
 
 /* --- durations ----------------------------------------------------------- */
@@ -310,7 +321,7 @@ static void tree_enter(void *arg, const struct strace_frame *f)
 	struct strace_frame *m = (struct strace_frame *)(uintptr_t)f;
 	uint32_t rd;
 
-	if (!kept(v, f, &rd) || (v->o.depth && rd >= v->o.depth))
+	if (!kept(v, f, &rd))
 		return;
 	/* the nearest caller shown (--dso, --sym may leave out those
 	 * between) has a callee shown: its line opens a block */
@@ -1027,6 +1038,7 @@ int view_new(const struct view_opts *o, struct strace_names *names,
 	struct strace_stack_cb cb = {NULL, NULL, v};
 	struct strace_stack_opts so = {.size = sizeof(so),
 				       .machine = o->machine};
+	uint64_t to;
 	int rc;
 
 	if (!v)
@@ -1058,9 +1070,24 @@ int view_new(const struct view_opts *o, struct strace_names *names,
 			free(v);
 			return -1;
 		}
-		cb.enter = flt ? format_enter : v->fmt->enter;
-		cb.leave = flt ? format_leave : v->fmt->leave;
-		cb.arg = flt ? (void *)v : v->state;
+		/* (behind the filters and --depth, when given) */
+		if (flt || o->depth || o->min_time) {
+			cb.enter = format_enter;
+			cb.leave = format_leave;
+		} else {
+			cb.enter = v->fmt->enter;
+			cb.leave = v->fmt->leave;
+			cb.arg = v->state;
+		}
+	}
+	/* --time: the frames that overlap it, clipped to it; --min-time;
+	 * --caller: the frames of such functions and their callers */
+	if (flt && strace_filter_time_window(flt, &so.from, &to))
+		so.to = to == UINT64_MAX ? 0 : to;
+	so.min_time = o->min_time;
+	if (flt && strace_filter_needs_caller(flt)) {
+		so.select = caller;
+		so.select_arg = flt;
 	}
 	rc = strace_stack_new(names, &so, &cb, &v->stack);
 	if (rc < 0) {
@@ -1118,6 +1145,11 @@ int view_finish(struct view *v)
 	if (v->fmt)
 		return v->fmt->finish(v) < 0 || v->err ? -1 : 0;
 	return 0;
+}
+
+uint64_t view_frames_shown(const struct view *v)
+{
+	return v->shown;
 }
 
 void view_stack_stats(const struct view *v, struct strace_stack_stats *st)

@@ -32,8 +32,10 @@ enum view_by { VIEW_BY_FUNCTION, VIEW_BY_THREAD, VIEW_BY_DSO };
 
 struct view_opts {
 	int kind;          /* enum view_kind */
-	uint32_t depth;    /* tree: frames this deep and deeper are not
-			    * shown (0: all) */
+	uint32_t depth;    /* frames this deep and deeper (under the
+			    * --sym scope) are not shown (0: all) */
+	uint64_t min_time; /* frames shorter than this (ns) are not shown,
+			    * nor their callees (uftrace -t; 0: all) */
 	int sort;          /* report: enum view_sort */
 	int by;            /* report: enum view_by */
 	int weight_calls;  /* folded: weigh by calls, not nanoseconds */
@@ -115,6 +117,10 @@ char *view_put_name(struct view *v, char *p, const struct strace_frame *f);
 uint64_t view_name_id(struct view *v, const struct strace_frame *f);
 /* view_put_name_id() - the name of an id from view_name_id() */
 char *view_put_name_id(struct view *v, char *p, uint64_t id);
+
+/* view_frames_shown() - how many frames the view showed so far (passed
+ * every filter). */
+uint64_t view_frames_shown(const struct view *v);
 
 /* view_stack_stats() - the stacks' counts. */
 void view_stack_stats(const struct view *v, struct strace_stack_stats *st);

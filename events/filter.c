@@ -21,6 +21,7 @@ struct range {
 	uint64_t lo, hi; /* [lo, hi] ns */
 	double plo, phi; /* percentages, when given so (pct) */
 	int pct;
+	int hit; /* an event or frame was in it */
 };
 
 /* patterns and ids; hit[i]: v[i] matched something asked about */
@@ -48,9 +49,9 @@ struct strace_filter {
 	size_t ntimes;
 	int percent, span_set;
 	struct ids tids, pids;
-	struct patterns comm, sym, nosym, dso;
-	struct verdicts vsym, vnosym, vdso;
-	char idbuf[16]; /* strace_filter_unmatched()'s id */
+	struct patterns comm, sym, nosym, dso, caller;
+	struct verdicts vsym, vnosym, vdso, vcaller;
+	char idbuf[64]; /* strace_filter_unmatched()'s id or range */
 	/* per-thread verdicts of tid, pid and comm: tid -> 1 keep, 2 drop */
 	struct {
 		uint32_t tid;
@@ -91,6 +92,8 @@ void strace_filter_free(struct strace_filter *f)
 	patterns_free(&f->sym);
 	patterns_free(&f->nosym);
 	patterns_free(&f->dso);
+	patterns_free(&f->caller);
+	free(f->vcaller.v);
 	free(f->vsym.v);
 	free(f->vnosym.v);
 	free(f->vdso.v);
@@ -165,7 +168,7 @@ static int add_time(struct strace_filter *f, const char *s, char *err,
 		    size_t len)
 {
 	const char *comma = strchr(s, ',');
-	struct range r = {0, UINT64_MAX, 0, 0, 0};
+	struct range r = {.lo = 0, .hi = UINT64_MAX};
 
 	if (!strchr(s, '%')) {
 		/* START,END in seconds */
@@ -309,6 +312,8 @@ int strace_filter_add(struct strace_filter *f, enum strace_filter_kind kind,
 		return add_patterns(&f->nosym, value, err, len);
 	case STRACE_FILTER_DSO:
 		return add_patterns(&f->dso, value, err, len);
+	case STRACE_FILTER_CALLER:
+		return add_patterns(&f->caller, value, err, len);
 	}
 	return bad(err, len, "%s: not a kind of filter", "?");
 }
@@ -334,6 +339,22 @@ void strace_filter_set_span(struct strace_filter *f, uint64_t first,
 	f->span_set = 1;
 }
 
+int strace_filter_time_window(const struct strace_filter *f, uint64_t *from,
+			      uint64_t *to)
+{
+	if (!f->ntimes)
+		return 0;
+	*from = UINT64_MAX;
+	*to = 0;
+	for (size_t i = 0; i < f->ntimes; i++) {
+		if (f->times[i].lo < *from)
+			*from = f->times[i].lo;
+		if (f->times[i].hi > *to)
+			*to = f->times[i].hi;
+	}
+	return 1;
+}
+
 int strace_filter_needs_stack(const struct strace_filter *f)
 {
 	return f->sym.n || f->nosym.n;
@@ -342,7 +363,12 @@ int strace_filter_needs_stack(const struct strace_filter *f)
 int strace_filter_empty(const struct strace_filter *f)
 {
 	return !f->ntimes && !f->tids.n && !f->pids.n && !f->comm.n &&
-	       !f->sym.n && !f->nosym.n && !f->dso.n;
+	       !f->sym.n && !f->nosym.n && !f->dso.n && !f->caller.n;
+}
+
+int strace_filter_needs_caller(const struct strace_filter *f)
+{
+	return f->caller.n != 0;
 }
 
 /* --- matching ---------------------------------------------------------- */
@@ -424,13 +450,13 @@ static int has_id(struct ids *ids, uint32_t id)
 	return 0;
 }
 
-static int in_time(const struct strace_filter *f, uint64_t t)
+static int in_time(struct strace_filter *f, uint64_t t)
 {
 	if (!f->ntimes)
 		return 1;
 	for (size_t i = 0; i < f->ntimes; i++)
 		if (t >= f->times[i].lo && t <= f->times[i].hi)
-			return 1;
+			return f->times[i].hit = 1;
 	return 0;
 }
 
@@ -502,8 +528,8 @@ int strace_filter_frame(struct strace_filter *f, const struct strace_frame *fr)
 		uint64_t end = fr->end ? fr->end : UINT64_MAX;
 		int any = 0;
 		for (size_t i = 0; i < f->ntimes && !any; i++)
-			any = fr->begin <= f->times[i].hi &&
-			      end >= f->times[i].lo;
+			any = f->times[i].hit = fr->begin <= f->times[i].hi &&
+						end >= f->times[i].lo;
 		if (!any)
 			return 0;
 	}
@@ -513,6 +539,13 @@ int strace_filter_frame(struct strace_filter *f, const struct strace_frame *fr)
 	    fr->kind != STRACE_FRAME_SIGNAL)
 		return dso_ok(f, fr->addr);
 	return 1;
+}
+
+int strace_filter_caller(struct strace_filter *f,
+			 const struct strace_frame *fr)
+{
+	return f->caller.n && fr->fn &&
+	       verdict(&f->vcaller, &f->caller, f->names, fr->fn);
 }
 
 int strace_filter_in_scope(struct strace_filter *f,
@@ -550,14 +583,56 @@ int strace_filter_in_scope(struct strace_filter *f,
 
 /* --- what matched nothing ------------------------------------------------ */
 
+/* ns as seconds, without trailing zeros: "12.5" */
+static void put_secs(char *p, size_t len, uint64_t ns)
+{
+	size_t n = (size_t)snprintf(p, len, "%" PRIu64 ".%09" PRIu64,
+				    ns / 1000000000u, ns % 1000000000u);
+
+	while (n > 1 && n < len && (p[n - 1] == '0' || p[n - 1] == '.'))
+		if (p[--n] == '.') {
+			p[n] = '\0';
+			break;
+		} else {
+			p[n] = '\0';
+		}
+}
+
+/* "START,END" in seconds, as --time takes it (an open end empty) */
+static void put_range(char *p, size_t len, const struct range *r)
+{
+	char lo[32] = "", hi[32] = "";
+
+	if (r->lo)
+		put_secs(lo, sizeof(lo), r->lo);
+	if (r->hi != UINT64_MAX)
+		put_secs(hi, sizeof(hi), r->hi);
+	snprintf(p, len, "%s,%s", lo, hi);
+}
+
 int strace_filter_unmatched(struct strace_filter *f, size_t i,
 			    enum strace_filter_kind *kind, const char **value)
 {
 	static const enum strace_filter_kind pk[] = {
 		STRACE_FILTER_COMM, STRACE_FILTER_SYM, STRACE_FILTER_NO_SYM,
-		STRACE_FILTER_DSO};
-	struct patterns *ps[] = {&f->comm, &f->sym, &f->nosym, &f->dso};
+		STRACE_FILTER_DSO, STRACE_FILTER_CALLER};
+	struct patterns *ps[] = {&f->comm, &f->sym, &f->nosym, &f->dso,
+				 &f->caller};
 	struct ids *is[] = {&f->tids, &f->pids};
+
+	for (size_t j = 0; j < f->ntimes; j++) {
+		const struct range *r = &f->times[j];
+		if (r->hit || i--)
+			continue;
+		*kind = STRACE_FILTER_TIME;
+		if (r->pct)
+			snprintf(f->idbuf, sizeof(f->idbuf), "%g%%-%g%%",
+				 r->plo, r->phi);
+		else
+			put_range(f->idbuf, sizeof(f->idbuf), r);
+		*value = f->idbuf;
+		return 1;
+	}
 
 	for (size_t k = 0; k < 2; k++)
 		for (size_t j = 0; j < is[k]->n; j++) {
@@ -569,7 +644,7 @@ int strace_filter_unmatched(struct strace_filter *f, size_t i,
 			*value = f->idbuf;
 			return 1;
 		}
-	for (size_t k = 0; k < 4; k++)
+	for (size_t k = 0; k < 5; k++)
 		for (size_t j = 0; j < ps[k]->n; j++) {
 			if (ps[k]->hit[j] || i--)
 				continue;

@@ -66,6 +66,9 @@ struct thr {
 	uint32_t lazy_depth;
 	uint64_t lazy_begin, lazy_addr;
 	const struct strace_name *lazy_fn;
+	/* the gate (opts.from, ...): frames [0, shown) were entered (the
+	 * callbacks saw them); those above are held, or never shown */
+	uint32_t shown;
 };
 
 /* an address and its symbol, the entry valid when bit 0 of fn is set
@@ -85,6 +88,11 @@ struct strace_stack {
 	uint32_t *map; /* tid -> index + 1 in t, open addressing */
 	uint32_t mapcap;
 	struct thr *last;
+	/* opts.from, to, min_time, select: which frames are shown */
+	int gate;
+	uint64_t from, to, min_time;
+	int (*select)(void *arg, const struct strace_frame *f);
+	void *select_arg;
 	struct symcache *sc;
 	uint64_t sc_gen;
 	struct strace_stack_stats st;
@@ -110,6 +118,16 @@ int strace_stack_new(struct strace_names *names,
 		s->cb = *cb;
 	s->max_depth = o.max_depth ? o.max_depth : DEFAULT_DEPTH;
 	s->machine = o.machine;
+	if (o.to && o.to < o.from) {
+		free(s);
+		return -STRACE_E_BADARG;
+	}
+	s->gate = o.from || o.to || o.min_time || o.select;
+	s->from = o.from;
+	s->to = o.to ? o.to : UINT64_MAX;
+	s->min_time = o.min_time;
+	s->select = o.select;
+	s->select_arg = o.select_arg;
 	s->sc = calloc(1u << SYMCACHE_BITS, sizeof(*s->sc));
 	if (!s->sc) {
 		free(s);
@@ -268,10 +286,75 @@ static struct thr *thread(struct strace_stack *s, uint32_t tid)
 
 /* --- frames ------------------------------------------------------------ */
 
-static void enter_cb(struct strace_stack *s, const struct strace_frame *f)
+/*
+ * The gate (opts.from, to, min_time, select): which frames are shown.
+ * The shown frames of a thread are always its outermost ones, t->shown
+ * of them: showing a frame shows the frames under it first. A frame is
+ * held (not entered yet) while it is not known whether it will be shown:
+ * it is shown at once when it begins inside the window and select()
+ * takes it (and no min_time); else when it is left, if it overlapped
+ * the window, lasted min_time and select() takes it; and before then if
+ * a frame it calls is shown. A held frame not shown by then never is.
+ */
+
+/* t's frames from t->shown up to i are entered, begun at from at the
+ * earliest */
+static void show(struct strace_stack *s, struct thr *t, uint32_t i)
+{
+	for (; t->shown <= i; t->shown++) {
+		struct strace_frame *f = &t->v[t->shown];
+		if (f->begin < s->from)
+			f->begin = s->from;
+		if (s->cb.enter)
+			s->cb.enter(s->cb.arg, f);
+	}
+}
+
+/* f, of t, was entered: on top, or a root under shown frames */
+static __attribute__((noinline)) void
+gate_enter(struct strace_stack *s, struct thr *t, struct strace_frame *f)
+{
+	if (f->depth < t->shown) {
+		/* a root found late under shown frames (root()): their
+		 * caller */
+		if (f->begin < s->from)
+			f->begin = s->from;
+		if (s->cb.enter)
+			s->cb.enter(s->cb.arg, f);
+	} else if (f->begin >= s->from && f->begin <= s->to &&
+		   (!s->select || s->select(s->select_arg, f)) &&
+		   !s->min_time) {
+		show(s, t, f->depth);
+	}
+}
+
+/* f, of t, is left (f->end set): whether the callbacks see it */
+static __attribute__((noinline)) int
+gate_leave(struct strace_stack *s, struct thr *t, struct strace_frame *f)
+{
+	if (f->depth >= t->shown) {
+		/* held: shown now if it passes */
+		uint64_t b = f->begin > s->from ? f->begin : s->from;
+		uint64_t e = f->end < s->to ? f->end : s->to;
+		if (f->begin > s->to || (f->begin < s->from && e <= s->from) ||
+		    (s->select && !s->select(s->select_arg, f)) ||
+		    e - b < s->min_time)
+			return 0;
+		show(s, t, f->depth);
+	}
+	t->shown = f->depth;
+	if (f->end > s->to)
+		f->end = s->to;
+	return 1;
+}
+
+static void enter_cb(struct strace_stack *s, struct thr *t,
+		     struct strace_frame *f)
 {
 	s->st.frames++;
-	if (s->cb.enter)
+	if (__builtin_expect(s->gate, 0))
+		gate_enter(s, t, f);
+	else if (s->cb.enter)
 		s->cb.enter(s->cb.arg, f);
 }
 
@@ -325,12 +408,12 @@ static inline void frame_set(struct strace_frame *f, uint32_t tid,
 }
 
 /* f was entered, the top of its thread: the deepest stack, the callback */
-static inline void entered(struct strace_stack *s,
-			   const struct strace_frame *f)
+static inline void entered(struct strace_stack *s, struct thr *t,
+			   struct strace_frame *f)
 {
 	if (f->depth + 1 > s->st.max_depth)
 		s->st.max_depth = f->depth + 1;
-	enter_cb(s, f);
+	enter_cb(s, t, f);
 }
 
 /* A frame for addr on top of t; pending: a PLT stub's, entered once it
@@ -358,7 +441,7 @@ static inline void push_frame(struct strace_stack *s, struct thr *t,
 	if (pending)
 		t->pend = 1;
 	else
-		entered(s, f);
+		entered(s, t, f);
 }
 
 static inline void push(struct strace_stack *s, struct thr *t, uint16_t kind,
@@ -380,6 +463,8 @@ static inline void left(struct strace_stack *s, struct thr *t,
 		t->nh--;
 	f->end = time < f->begin ? f->begin : time;
 	f->flags |= flags;
+	if (__builtin_expect(s->gate, 0) && !gate_leave(s, t, f))
+		return;
 	if (s->cb.leave)
 		s->cb.leave(s->cb.arg, f);
 }
@@ -417,7 +502,7 @@ static void lazy_frame(struct strace_stack *s, struct thr *t, uint64_t time)
 	frame_set(f, t->tid, t->n, STRACE_FRAME_ENTRY, STRACE_FRAME_TAIL,
 		  t->lazy_fn, t->lazy_addr, 0, t->lazy_begin);
 	t->n++;
-	entered(s, f);
+	entered(s, t, f);
 	pop(s, t, time, 0);
 }
 
@@ -431,7 +516,7 @@ static void reach(struct strace_stack *s, struct thr *t, uint64_t to,
 	f->fn = fn;
 	f->addr = fn ? fn->key : to;
 	t->pend = 0;
-	entered(s, f);
+	entered(s, t, f);
 	if (t->lazy)
 		lazy_frame(s, t, time);
 }
@@ -441,7 +526,7 @@ static void reach(struct strace_stack *s, struct thr *t, uint64_t to,
 static void settle(struct strace_stack *s, struct thr *t, uint64_t time)
 {
 	t->pend = 0;
-	entered(s, &t->v[t->n - 1]);
+	entered(s, t, &t->v[t->n - 1]);
 	if (t->lazy)
 		lazy_frame(s, t, time);
 }
@@ -548,7 +633,9 @@ static int root(struct strace_stack *s, struct thr *t, uint64_t addr)
 	f->tid = t->tid;
 	f->kind = STRACE_FRAME_ROOT;
 	f->flags = STRACE_FRAME_LATE;
-	enter_cb(s, f);
+	if (t->shown) /* under frames shown: shown with them */
+		t->shown++;
+	enter_cb(s, t, f);
 	return 1;
 }
 
@@ -1091,7 +1178,7 @@ static const struct strace_event *run(struct strace_stack *s,
 			f->fn = fn;
 			f->addr = e->b;
 			t->pend = 0;
-			entered(s, f);
+			entered(s, t, f);
 			goto next;
 		}
 		if (e->type == STRACE_EV_RETURN) {
@@ -1127,7 +1214,7 @@ static const struct strace_event *run(struct strace_stack *s,
 			if (!s->machine && k == FN_STUB)
 				t->pend = 1;
 			else
-				entered(s, f);
+				entered(s, t, f);
 		} else if (e->type == STRACE_EV_JUMP) {
 			uint16_t kind = f->kind;
 			uint64_t site = f->call_site;
@@ -1151,7 +1238,7 @@ static const struct strace_event *run(struct strace_stack *s,
 					  STRACE_FRAME_TAIL, fn, e->b, site,
 					  e->time);
 				t->n = ++depth;
-				entered(s, f);
+				entered(s, t, f);
 				goto next;
 			}
 			/* a tail call (tail_call()): the frame left, its slot
@@ -1161,7 +1248,7 @@ static const struct strace_event *run(struct strace_stack *s,
 			frame_set(f, tid, depth, kind, STRACE_FRAME_TAIL, fn,
 				  e->b, site, e->time);
 			t->n = ++depth;
-			entered(s, f);
+			entered(s, t, f);
 		} else {
 			break;
 		}

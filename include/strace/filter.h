@@ -57,6 +57,10 @@ enum strace_filter_kind {
 			       * functions that match */
 	STRACE_FILTER_DSO,    /* "PATTERN[,...]": events and frames whose
 			       * address lies in a matching DSO */
+	STRACE_FILTER_CALLER, /* "PATTERN[,...]": stack views show the
+			       * functions that match and their callers,
+			       * not what they call (uftrace's -C); see
+			       * strace_filter_caller() */
 };
 
 /*
@@ -79,9 +83,31 @@ int strace_filter_needs_span(const struct strace_filter *f);
 void strace_filter_set_span(struct strace_filter *f, uint64_t first,
 			    uint64_t last);
 
+/*
+ * strace_filter_time_window() - the time the time range covers, from the
+ * start of its first range to the end of its last (*to is UINT64_MAX
+ * when it has no end): what a stack view clips its frames to
+ * (strace_stack_opts.from, .to). Percentages count once the span is set.
+ * Returns 1, or 0 when no time range is set.
+ */
+int strace_filter_time_window(const struct strace_filter *f, uint64_t *from,
+			      uint64_t *to);
+
 /* strace_filter_needs_stack() - 1 when --sym or --no-sym is set: the
  * reader then keeps call stacks and asks with strace_filter_in_scope(). */
 int strace_filter_needs_stack(const struct strace_filter *f);
+
+/*
+ * strace_filter_needs_caller() - 1 when a STRACE_FILTER_CALLER is set: a
+ * stack view then shows only the frames strace_filter_caller() takes and
+ * their callers (strace_stack_opts.select).
+ */
+int strace_filter_needs_caller(const struct strace_filter *f);
+
+/* strace_filter_caller() - 1 when frame fr's function matches a caller
+ * pattern (by its name or an alias, as --sym matches). */
+int strace_filter_caller(struct strace_filter *f,
+			 const struct strace_frame *fr);
 
 /* strace_filter_empty() - 1 when it keeps everything. */
 int strace_filter_empty(const struct strace_filter *f);
@@ -113,12 +139,14 @@ int strace_filter_in_scope(struct strace_filter *f,
 int strace_filter_frame(struct strace_filter *f, const struct strace_frame *fr);
 
 /*
- * strace_filter_unmatched() - the i-th (0, 1, ...) of the ids and
- * patterns given (--tid, --pid, --comm, --sym, --no-sym, --dso) that
- * matched nothing the filter was asked about so far: no thread of the
- * events, no function of the frames, no DSO of the addresses. *kind and
- * *value (the pattern, or the id in decimal) are set; value is valid
- * until the next call or the filter is freed. A reader asks at the end,
+ * strace_filter_unmatched() - the i-th (0, 1, ...) of the ids, patterns
+ * and time ranges given (--tid, --pid, --comm, --sym, --no-sym, --dso,
+ * --caller, --time) that matched nothing the filter was asked about so
+ * far: no thread of the events, no function of the frames, no DSO of the
+ * addresses, no event or frame in the range. *kind and *value (the
+ * pattern; the id in decimal; the range as "START,END" in seconds, or
+ * "A%-B%") are set; value is valid until the next call or the filter is
+ * freed. A reader asks at the end,
  * to say which of the user's conditions found nothing.
  * Returns 1, or 0 when fewer than i + 1 matched nothing.
  */

@@ -115,6 +115,22 @@ struct strace_stack_opts {
 			     * top frame, PLT stubs and the lazy binding's
 			     * functions are frames (docs/stacks.md); 0: the
 			     * stack as a person reads it, as uftrace's */
+	/*
+	 * Which frames the callbacks see (all by default). A frame is
+	 * shown when it passes all three, or when a frame it calls is
+	 * shown (as uftrace's -C shows the callers of a function). A frame
+	 * that is to be shown is entered once that is known: at once, or,
+	 * with min_time or select, at the latest when it is left, after
+	 * the frames under it that had not been entered yet.
+	 */
+	uint64_t from, to;  /* a time window (ns, both 0: none; to 0: no
+			     * end): frames that overlap it, their begin
+			     * and end clipped to it */
+	uint64_t min_time;  /* frames that last this long (ns, after the
+			     * clipping; 0: any), as uftrace's -t */
+	int (*select)(void *arg, const struct strace_frame *f);
+	void *select_arg;   /* frames select() takes (NULL: all); asked
+			     * when a frame is entered and when it is left */
 };
 
 struct strace_stack;
@@ -124,7 +140,8 @@ struct strace_stack;
  * fn, and the rules that need function ranges use none), calling cb
  * (may be NULL).
  * Returns 0 and *out.
- * Returns -STRACE_E_BADARG if opts break the rule of strace/opts.h.
+ * Returns -STRACE_E_BADARG if opts break the rule of strace/opts.h, or
+ * the window ends before it begins.
  * Returns -ENOMEM if memory runs out.
  */
 int strace_stack_new(struct strace_names *names,

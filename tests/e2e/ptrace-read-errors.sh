@@ -224,6 +224,14 @@ expect usage_bad_number 2 "not a number" --generate 12abc -o "$R"_x
 expect usage_timeout_number 2 "not a number" --follow --timeout soon "$good"
 expect usage_gen_opts_alone 2 "go with --generate" --readers 2 "$good"
 expect usage_ring_needs_output 2 "give it with -o" -f ring "$good"
+expect usage_min_time_unit 2 "'10 sec' is not a duration" -f tree -t "10 sec" "$good"
+expect usage_caller_flat 2 "shape the stack views" -C main "$good"
+expect usage_min_time_flat 2 "shape the stack views" --min-time 1us "$good"
+# filters that leave nothing say so; the read still succeeds
+expect time_after_trace 0 "--time 9000,9001 matched nothing" -f tree --time 9000,9001 "$good"
+expect time_after_trace_empty 0 "the filters left none of the trace's [0-9]+ frames" -f report --time 9000,9001 "$good"
+expect min_time_longer_than_all 0 "none lasted --min-time" -f folded -t 1000s "$good"
+expect caller_unmatched 0 "--caller no_such_fn matched nothing" -f chrome -o "$tmp/c.json" -C no_such_fn "$good"
 expect help_exit_0 0 "" --help
 grep -q "Exit status" "$tmp/out" && pass help_documents_exit_codes || fail help_documents_exit_codes
 

@@ -561,4 +561,127 @@ TEST(pc_thunk)
 	CHECK_STR(RUN(ev, 0), "+0 f -0 f");
 }
 
+/* --- the gate (opts.from, to, min_time, select) -------------------------- */
+
+/* "+depth name@begin" / "-depth name@end" */
+static void timed(void *arg, const struct strace_frame *f, const char *sign,
+		  uint64_t t)
+{
+	char one[64];
+
+	(void)arg;
+	snprintf(one, sizeof(one), "%s%u %s@%u ", sign, f->depth,
+		 strace_frame_name(f), (unsigned)t);
+	strncat(log_buf, one, sizeof(log_buf) - strlen(log_buf) - 1);
+}
+
+static void timed_enter(void *arg, const struct strace_frame *f)
+{
+	timed(arg, f, "+", f->begin);
+}
+
+static void timed_leave(void *arg, const struct strace_frame *f)
+{
+	timed(arg, f, "-", f->end);
+}
+
+static int select_g(void *arg, const struct strace_frame *f)
+{
+	(void)arg;
+	return f->addr == G;
+}
+
+/* Feed ev[] (times 1, 2, 3...) through a gate, end, return the log. */
+static const char *run_gate(struct strace_event *ev, size_t n,
+			    struct strace_stack_opts *o)
+{
+	struct strace_stack_cb cb = {timed_enter, timed_leave, NULL};
+	struct strace_stack *s;
+
+	log_buf[0] = '\0';
+	o->size = sizeof(*o);
+	for (size_t i = 0; i < n; i++)
+		ev[i].time = 1 + i;
+	if (strace_stack_new(names, o, &cb, &s) < 0)
+		return "(new failed)";
+	strace_stack_feed(s, ev, n);
+	strace_stack_end(s);
+	strace_stack_free(s);
+	if (*log_buf)
+		log_buf[strlen(log_buf) - 1] = '\0';
+	return log_buf;
+}
+
+/* main [1, 9] calls f [2, 7], which calls g [3, 4] and h [5, 6]; then
+ * main calls g [8, 9] */
+#define GATE_EVENTS                                                          \
+	{                                                                    \
+		E(TRACE_BEGIN, MAIN, STRACE_REASON_START),                   \
+			E(CALL, MAIN + 0x10, F), E(CALL, F + 0x20, G),       \
+			E(RETURN, G + 0x30, F + 0x25), E(CALL, F + 0x30, H), \
+			E(RETURN, H + 0x30, F + 0x35),                       \
+			E(RETURN, F + 0x40, MAIN + 0x15),                    \
+			E(CALL, MAIN + 0x20, G),                             \
+			E(RETURN, G + 0x30, MAIN + 0x25),                    \
+	}
+
+/* a window: the frames that overlap it, begun and ended inside it; a
+ * frame left at its start (g at 4) is not shown, nor one begun after it */
+TEST(gate_window)
+{
+	struct strace_event ev[] = GATE_EVENTS;
+	struct strace_stack_opts o = {.from = 4, .to = 6};
+
+	CHECK_STR(run_gate(ev, 9, &o),
+		  "+0 main@4 +1 f@4 +2 h@5 -2 h@6 -1 f@6 -0 main@6");
+	o = (struct strace_stack_opts){.from = 8};
+	CHECK_STR(run_gate(ev, 9, &o), "+0 main@8 +1 g@8 -1 g@9 -0 main@9");
+	o = (struct strace_stack_opts){.from = 10, .to = 12};
+	CHECK_STR(run_gate(ev, 9, &o), "");
+	o = (struct strace_stack_opts){.from = 5, .to = 4};
+	CHECK_STR(run_gate(ev, 9, &o), "(new failed)");
+}
+
+/* min_time: the frames that last that long, entered once that is known */
+TEST(gate_min_time)
+{
+	struct strace_event ev[] = GATE_EVENTS;
+	struct strace_stack_opts o = {.min_time = 3};
+
+	CHECK_STR(run_gate(ev, 9, &o), "+0 main@1 +1 f@2 -1 f@7 -0 main@9");
+	/* (after the clipping) */
+	o = (struct strace_stack_opts){.from = 5, .min_time = 3};
+	CHECK_STR(run_gate(ev, 9, &o), "+0 main@5 -0 main@9");
+}
+
+/* select: the frames it takes and their callers, not their callees */
+TEST(gate_select)
+{
+	struct strace_event ev[] = GATE_EVENTS;
+	struct strace_stack_opts o = {.select = select_g};
+
+	CHECK_STR(run_gate(ev, 9, &o),
+		  "+0 main@1 +1 f@2 +2 g@3 -2 g@4 -1 f@7 +1 g@8 -1 g@9 "
+		  "-0 main@9");
+	o = (struct strace_stack_opts){.select = select_g, .min_time = 2};
+	CHECK_STR(run_gate(ev, 9, &o), "");
+}
+
+/* a root found late under held frames is held with them; under shown
+ * frames, it is shown at once (their caller), begun at the window */
+TEST(gate_roots_found_late)
+{
+	struct strace_event ev[] = {
+		E(TRACE_BEGIN, G + 0x10, STRACE_REASON_START),
+		E(CALL, G + 0x20, H),
+		E(RETURN, H + 0x10, G + 0x25),
+		E(RETURN, G + 0x50, F + 0x25),
+		E(RETURN, F + 0x50, MAIN + 0x15),
+	};
+	struct strace_stack_opts o = {.from = 3, .to = 5};
+
+	CHECK_STR(run_gate(ev, 5, &o),
+		  "+0 f@3 +1 g@3 -1 g@4 +0 main@3 -1 f@5 -0 main@5");
+}
+
 RUN_TESTS("test_stack")

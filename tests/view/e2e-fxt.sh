@@ -222,6 +222,22 @@ if [ -e "$O/corpus/threads.data" ]; then
 			fail "time/fewer-slices" "$n slices"
 		fi
 	fi
+	# --time START,END (perf seconds): every slice of both within the
+	# window, the frames open at its ends cut there
+	lo=$(awk 'NR == 1 || $3 < m { m = $3 } END { print m }' "$tmp/threads.fs")
+	hi=$(awk '$4 > m { m = $4 } END { print m }' "$tmp/threads.fs")
+	a=$(((lo * 3 + hi) / 4)) b=$(((lo + hi * 3) / 4))
+	secs() { printf '%d.%09d' $(($1 / 1000000000)) $(($1 % 1000000000)); }
+	if read_both window "$R"_th 0 --time "$(secs $a),$(secs $b)" && valid window && same window; then
+		out=$(awk -v a="$a" -v b="$b" '$3 < a || $4 > b { bad++ } $3 == a { at_a++ } $4 == b { at_b++ }
+			END { printf "%d %d %d", bad, at_a, at_b }' "$tmp/window.fs")
+		set -- $out
+		if [ -s "$tmp/window.fs" ] && [ "$1" = 0 ] && [ "$2" -gt 0 ] && [ "$3" -gt 0 ]; then
+			pass "window/slices-inside ($(wc -l <"$tmp/window.fs") slices in $a..$b ns; $2 cut at its start, $3 at its end)"
+		else
+			fail "window/slices-inside" "outside, cut at start, cut at end: $out"
+		fi
+	fi
 fi
 if [ -e "$O/corpus/recurse.data" ]; then
 	rm -f "$R"_rc

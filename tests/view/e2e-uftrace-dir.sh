@@ -380,6 +380,81 @@ if [ -e "$work/exceptions.srb" ]; then
 	fi
 fi
 
+# uftrace's own -t, -C, -N and -D on the whole directory: the tree and
+# the calls per function ours give with the same flags (uftrace matches
+# -C and -N as regexes: plain names here)
+same_filter() {
+	local tag=$1 ring=$2 d=$3 n
+	shift 3
+	if run rflt uft replay -d "$d" --no-pager $DEEP "$@" &&
+		run rfltr uft report -d "$d" $DEEP -f call "$@" &&
+		n=$(tree_norm uftrace <"$work/rflt.out" | grep -vc '^#') && [ "$n" -gt 0 ] &&
+		"$B/ptrace-read" -f tree "$@" "$ring" 2>"$work/err" | tree_norm ours >"$work/ours.flt" &&
+		cmp -s <(tree_norm uftrace <"$work/rflt.out") "$work/ours.flt" &&
+		cmp -s <(report_norm uftrace <"$work/rfltr.out") \
+			<("$B/ptrace-read" -f report "$@" "$ring" 2>/dev/null | report_norm ours); then
+		pass "$tag/uftrace-$(echo "$*" | tr ' ' '_')-equals-ours ($n entries, of $(tree_norm ours <"$work/ours.tree.all" | grep -vc '^#'); report calls too)"
+	else
+		fail "$tag/uftrace-$(echo "$*" | tr ' ' '_')-equals-ours" \
+			"$(difference <(tree_norm uftrace <"$work/rflt.out") "$work/ours.flt")" "$(head -c 300 "$work/err" "$work/rflt.err")"
+	fi
+}
+for t in pgqsort recurse threads; do
+	[ -e "$work/$t.srb" ] || continue
+	"$B/ptrace-read" -f tree "$work/$t.srb" >"$work/ours.tree.all"
+	case $t in
+	pgqsort) sets="-t+1us -C+cmp_rec -C+strcmp+-t+100ns -N+qsort -D+4 -N+main+-D+6" ;;
+	recurse) sets="-t+2us -C+down -D+40 -N+fib" ;;
+	threads) sets="-t+1us -C+work -N+work" ;;
+	esac
+	for s in $sets; do
+		# shellcheck disable=SC2046
+		same_filter "$t" "$work/$t.srb" "$work/$t.d" $(echo "$s" | tr "+" " ")
+	done
+done
+
+# --time: the frames that overlap the window, clipped to it. uftrace's
+# --time-range on the whole directory shows the entries inside it; the
+# directory ptrace-read writes with --time holds the same entries after
+# its start, and at its start the frames open then (begun before it):
+# uftrace replays it with their callers around every entry
+window_check() {
+	local tag=$1 ring=$2 d=$3 a b n open
+	"$B/ptrace-read" -f tree --time 0%-100% "$ring" >"$work/w0.tree"
+	run wall uft replay -d "$d" --no-pager $DEEP -f tid,time || { fail "$tag/time-window" "replay"; return; }
+	n=$(grep -c '\] *[0-9.]* | ' "$work/wall.out")
+	a=$(grep '\] *[0-9.]* | ' "$work/wall.out" | sed -n "$((n * 2 / 5))p" | awk '{ print $3 }')
+	b=$(grep '\] *[0-9.]* | ' "$work/wall.out" | sed -n "$((n * 3 / 5))p" | awk '{ print $3 }')
+	# entries: "TID TIME NAME" of the lines that enter a frame
+	entries() { sed -n 's/^ *\[ *\([0-9]*\)\] *\([0-9.]*\) | *\([^ ].*\)\(() {\|();\)$/\1 \2 \3/p'; }
+	rm -rf "$work/win.d"
+	if ! "$B/ptrace-read" -f uftrace --time "$a,$b" -o "$work/win.d" "$ring" 2>"$work/err" ||
+		! run wr uft replay -d "$d" --no-pager $DEEP -f tid,time --time-range="$a~$b" ||
+		! run ww uft replay -d "$work/win.d" --no-pager $DEEP -f tid,time; then
+		fail "$tag/time-window" "$(head -c 300 "$work/err" "$work/wr.err" "$work/ww.err")"
+		return
+	fi
+	entries <"$work/wr.out" | awk -v a="$a" '$2 != a' >"$work/wr.ent"
+	entries <"$work/ww.out" | awk -v a="$a" '$2 != a' >"$work/ww.ent"
+	open=$(entries <"$work/ww.out" | awk -v a="$a" '$2 == a' | grep -c .)
+	n=$(grep -c . "$work/wr.ent")
+	if [ "$n" -gt 10 ] && cmp -s "$work/wr.ent" "$work/ww.ent" && [ "$open" -gt 0 ] &&
+		! grep -q ' [0-9.]* | ' <(awk -v b="$b" '$3 > b' "$work/ww.out" | grep '\] *[0-9.]* | '); then
+		pass "$tag/time-window-equals-uftrace-time-range ($a..$b: $n entries inside, $open frames open at its start, clipped)"
+	else
+		fail "$tag/time-window-equals-uftrace-time-range" "$n entries, $open open; $(difference "$work/wr.ent" "$work/ww.ent")"
+	fi
+	# the views agree: every frame of -f tree --time within the window
+	n=$("$B/ptrace-read" -f tree --time "$a,$b" "$ring" | grep -c '\] | ')
+	if [ "$n" -gt 10 ] && [ "$n" -lt "$(grep -c '\] | ' "$work/w0.tree")" ]; then
+		pass "$tag/time-window-cuts-the-tree ($n of $(grep -c '\] | ' "$work/w0.tree") lines)"
+	else
+		fail "$tag/time-window-cuts-the-tree" "$n lines"
+	fi
+}
+[ -e "$work/pgqsort.srb" ] && window_check pgqsort "$work/pgqsort.srb" "$work/pgqsort.d"
+[ -e "$work/threads.srb" ] && window_check threads "$work/threads.srb" "$work/threads.d"
+
 # --- a longjmp keeps its depth ------------------------------------------------
 # uftrace resets its stack at the entry of a function named longjmp (its
 # recorder sees no returns from one); the ring has them. The longjmp
