@@ -23,6 +23,10 @@
  * PT, or no permission (perf_event_paranoid, ptrace_scope, ownership,
  * the locked-memory limit). 2 is a usage error. */
 #define CAPTURE_EXIT_NOTRACE 4
+/* ptrace-capture's exit status when the decode lost code: decode errors,
+ * or mappings whose code could not be read (the ring has error events
+ * where; the summary counts them). */
+#define CAPTURE_EXIT_PARTIAL 3
 
 struct capture_live_opts {
 	struct strace_live_opts lo; /* passed to strace_live_open() */

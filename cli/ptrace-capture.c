@@ -9,8 +9,9 @@
  *   ptrace-capture [options] -- CMD [ARGS...]          trace a command
  *
  * Exit status: 0 success; 1 the input could not be decoded (message says
- * where and why), or a runtime failure; 2 usage error; 4 tracing cannot
- * run here (no Intel PT, no permission: CAPTURE_EXIT_NOTRACE).
+ * where and why), or a runtime failure; 2 usage error; 3 decoded, with
+ * decode errors or unreadable mappings (CAPTURE_EXIT_PARTIAL); 4 tracing
+ * cannot run here (no Intel PT, no permission: CAPTURE_EXIT_NOTRACE).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -174,8 +175,9 @@ static void usage(FILE *f)
 	capture_live_usage(f);
 	fprintf(f, "\nExit status: 0 ok; 1 decoding or tracing failed (no "
 		   "such file,\nprocess or thread, a damaged input); 2 usage "
-		   "error; 4 tracing cannot\nrun here (no Intel PT, no "
-		   "permission to trace).\n");
+		   "error; 3 decoded, but code\nwas lost (decode errors, "
+		   "unreadable mappings: the ring marks where);\n4 tracing "
+		   "cannot run here (no Intel PT, no permission to trace).\n");
 }
 
 static void die_usage(const char *fmt, ...)
@@ -336,6 +338,29 @@ static void plugin_tap(void *arg, const struct strace_event *ev, size_t n)
 	(void)arg;
 	if (strace_plugins_dispatch(plugins, ev, n) && plugin_live)
 		strace_live_request_stop(plugin_live);
+}
+
+/* The exit status of a decode that ended: CAPTURE_EXIT_PARTIAL, said
+ * (unless quiet), when it lost code; else 0. */
+static int partial(int quiet, unsigned long long errors,
+		   unsigned long long missing)
+{
+	if (!errors && !missing)
+		return 0;
+	if (!quiet)
+		fprintf(stderr,
+			PROG ": the trace is partial: %llu decode errors and "
+			     "%llu unreadable mappings lost code (the ring has "
+			     "an error event where each began; 'ptrace-read "
+			     "--types error RING' lists them)%s; exit status "
+			     "%d\n",
+			errors, missing,
+			missing ? "; make the traced objects readable at their "
+				  "recorded paths, or put them in the build-id "
+				  "cache ('perf buildid-cache -a FILE')"
+				: "",
+			CAPTURE_EXIT_PARTIAL);
+	return CAPTURE_EXIT_PARTIAL;
 }
 
 /* Load the plugins; returns 0, or the exit status (the message said). */
@@ -933,7 +958,9 @@ static int capture(int argc, char **argv)
 		if (!quiet && status == 0 && rc >= 0 && !no_ring)
 			say_ring(ring);
 		close_ring(ring);
-		return status ? status : (rc < 0 ? 1 : 0);
+		if (status || rc < 0)
+			return status ? status : 1;
+		return partial(quiet, ds.errors, 0);
 	}
 
 	struct ui ui = {isatty(2), quiet, 0, now_s(), 0};
@@ -1164,7 +1191,7 @@ static int capture(int argc, char **argv)
 	if (!quiet && !no_ring)
 		say_ring(ring);
 	close_ring(ring);
-	return 0;
+	return partial(quiet, st.errors, st.missing);
 }
 
 int main(int argc, char **argv)
@@ -1172,8 +1199,11 @@ int main(int argc, char **argv)
 	int rc = capture(argc, argv);
 
 	if (view_path && view_ring[0]) {
-		if (rc == 0)
-			rc = view_write(view_quiet);
+		/* (a partial trace is still shown, and stays partial) */
+		if (rc == 0 || rc == CAPTURE_EXIT_PARTIAL) {
+			int vrc = view_write(view_quiet);
+			rc = vrc ? vrc : rc;
+		}
 		if (!view_keep) /* the ring was only the way to the view */
 			unlink(view_ring);
 	}

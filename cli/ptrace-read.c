@@ -218,8 +218,9 @@ static const char help_ring_text[] =
 	"\n"
 	"Exit status: 0 all events read; 1 runtime error (the message names\n"
 	"the file; --gc: a stale ring could not be removed); 2 usage error;\n"
-	"3 events were lost or a writer died (a summary is printed on\n"
-	"standard error).\n";
+	"3 the output is partial: events were lost, a writer died, or\n"
+	"(without --follow) a writer was still writing (a summary is\n"
+	"printed on standard error).\n";
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int usage_error(const char *fmt, ...)
@@ -1370,6 +1371,16 @@ done:
 		say_unmatched(&d, path);
 	if (d.view && ret == EXIT_OK)
 		say_no_frames(&d, path);
+	if (ret == EXIT_OK && status == STRACE_READER_LIVE && !o->follow &&
+	    !d.plugin_stop) {
+		/* the writer goes on: what was read is what was there */
+		err("%s: a writer is still writing this ring: the output holds "
+		    "the %" PRIu64 " events there were when it was read; read "
+		    "with --follow to wait for the rest (until every writer "
+		    "closes)",
+		    path, d.nread);
+		ret = EXIT_INCOMPLETE;
+	}
 	if (ret == EXIT_OK &&
 	    (d.nlost || d.ring_lost || status == STRACE_READER_WRITER_GONE))
 		ret = EXIT_INCOMPLETE;

@@ -14,14 +14,25 @@ fails=0
 pass() { echo "PASS: capture-damage/$1"; }
 fail() { echo "FAIL: capture-damage/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; fails=$((fails + 1)); }
 
-decode() { # decode DATA NAME [opts] -> $work/NAME.jsonl, stderr in $work/NAME.err
+# decode DATA NAME [opts] -> $work/NAME.jsonl, stderr in $work/NAME.err;
+# returns 0 for a decode into the ring, partial or not (exit 0 or 3: the
+# exit status in $decode_rc), else ptrace-capture's exit status
+decode() {
 	local data=$1 name=$2
 	shift 2
 	rm -f "$work/$name.srb"
 	"$bin/ptrace-capture" -q --names perf "$@" -i "$data" -o "$work/$name.srb" 2>"$work/$name.err"
-	local rc=$?
+	decode_rc=$?
 	[ -f "$work/$name.srb" ] && "$bin/ptrace-read" -f jsonl "$work/$name.srb" >"$work/$name.jsonl"
-	return $rc
+	[ $decode_rc -eq 3 ] && return 0
+	return $decode_rc
+}
+# partial NAME: the decode's exit status was 3 when the ring has error
+# events (code lost), else 0
+partial() {
+	local want=0
+	grep -q '"type":"error"' "$work/$1.jsonl" && want=3
+	[ "$decode_rc" -eq $want ]
 }
 
 notimes() { # the JSON lines of a decode without their times
@@ -90,6 +101,11 @@ for prog in plt recurse; do
 			fail "$name" "ptrace-capture failed: $(cat "$work/$name.err")"
 			continue
 		fi
+		if partial "$name"; then
+			pass "$name/exit-$decode_rc ($(grep -c '"type":"error"' "$work/$name.jsonl") error events)"
+		else
+			fail "$name/exit-status" "exit $decode_rc, $(grep -c '"type":"error"' "$work/$name.jsonl") error events"
+		fi
 		# The reference decoder (libipt) survives the same damage, and
 		# reports it when ours does.
 		if decode "$work/$name.data" "$name.ref" --decoder reference &&
@@ -137,10 +153,22 @@ decode "$work/gone.data" gone.clean
 rm -f "$work/gone"
 if decode "$work/gone.data" gone && grep -q "cannot read $work/gone" "$work/gone.err" &&
 	grep -q '"type":"error"' "$work/gone.jsonl" &&
-	grep -q '"flags":4203' "$work/gone.jsonl"; then
-	pass missing-elf/warned-and-error-events
+	grep -q '"flags":4203' "$work/gone.jsonl" && [ "$decode_rc" = 3 ]; then
+	pass missing-elf/warned-and-error-events-exit-3
 else
-	fail missing-elf/warned-and-error-events "$(head -3 "$work/gone.err")"
+	fail missing-elf/warned-and-error-events-exit-3 "exit $decode_rc: $(head -3 "$work/gone.err")"
+fi
+# without -q: the summary counts them, and a line says the trace is
+# partial, why, and what to do; --view still writes the view
+rm -f "$work/gone.srb"
+"$bin/ptrace-capture" -i "$work/gone.data" -o "$work/gone.srb" --view "$work/gone.json" 2>"$work/gone.err"
+rc=$?
+if [ $rc -eq 3 ] && grep -q "unreadable mappings" "$work/gone.err" &&
+	grep -q "the trace is partial: [0-9]* decode errors and 1 unreadable mappings lost code.*readable at their recorded paths.*exit status 3" "$work/gone.err" &&
+	python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$work/gone.json"; then
+	pass missing-elf/partial-said-view-written
+else
+	fail missing-elf/partial-said-view-written "exit $rc: $(cat "$work/gone.err")"
 fi
 python3 - "$work/gone.clean.jsonl" "$work/gone.jsonl" <<'EOF' >"$work/out" && pass missing-elf/prefix-intact || fail missing-elf/prefix-intact "$(cat "$work/out")"
 import json, sys

@@ -167,4 +167,20 @@ else
 	fail reader_killed_writer_continues "the writer did not wait for the stalled reader"
 fi
 
+# 7. a ring whose writer still writes, read without --follow: what was
+# there, and a word that it is partial (exit 3), with the count
+"$PR" --generate 3000000 -o "$R"_7 --capacity 4096 >/dev/null 2>&1 &
+gpid=$!; pids+=($gpid)
+# (a lossless ring waits, full, for its first reader)
+wait_stat "$R"_7 '/^committed:/ && $2 >= 4096 { ok = 1 } END { exit !ok }'
+"$PR" -f raw "$R"_7 > "$tmp/p7" 2> "$tmp/p7.err"; rc=$?
+n=$(($(stat -c %s "$tmp/p7") / 32))
+if [ $rc -eq 3 ] && grep -q "a writer is still writing this ring: the output holds the $n events there were" "$tmp/p7.err" &&
+	grep -q -- "--follow" "$tmp/p7.err" && [ "$n" -gt 0 ] && [ "$n" -lt 3000000 ]; then
+	pass "partial_read_says_so ($n events)"
+else
+	fail partial_read_says_so "exit $rc, $n events: $(cat "$tmp/p7.err")"
+fi
+wait $gpid
+
 [ $nfail -eq 0 ]
