@@ -224,6 +224,10 @@ expect usage_bad_number 2 "not a number" --generate 12abc -o "$R"_x
 expect usage_timeout_number 2 "not a number" --follow --timeout soon "$good"
 expect usage_gen_opts_alone 2 "go with --generate" --readers 2 "$good"
 expect usage_ring_needs_output 2 "give it with -o" -f ring "$good"
+expect usage_diff_needs_report 2 "--diff compares the reports of two rings: give -f report" --diff "$good" "$good"
+expect usage_diff_policy_alone 2 "--diff-policy goes with --diff" -f report --diff-policy full "$good"
+expect diff_old_missing 1 "^ptrace-read: $tmp/nope.srb: cannot open the ring: No such file" -f report --diff "$tmp/nope.srb" "$good"
+expect diff_same_ring 0 "" -f report --diff "$good" "$good"
 expect help_exit_0 0 "" --help
 grep -q "Exit status" "$tmp/out" && pass help_documents_exit_codes || fail help_documents_exit_codes
 
