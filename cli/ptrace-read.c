@@ -25,6 +25,7 @@
 #include "control.h"
 #include "format.h"
 #include "out.h"
+#include "report_diff.h"
 #include "views.h"
 #include "ringmsg.h"
 #include "sample.h"
@@ -123,6 +124,8 @@ static const char usage_text[] =
 	"                   [--machine-stack]\n"
 	"                   [--by function|thread|dso] [--weight ns|calls]\n"
 	"                   [--follow] [FILTERS] [-o FILE] RING\n"
+	"       " PROG " -f report --diff OLD [--diff-policy POLICY]\n"
+	"                   [--sort KEY] [FILTERS] [-o FILE] RING\n"
 	"       " PROG " -f none --plugin FILE.so[:ARGS]... [--follow]\n"
 	"                   [--control FIFO] [FILTERS] RING\n"
 	"       " PROG " --generate N [-o RING] [--readers K]\n"
@@ -163,6 +166,14 @@ static const char help_text[] =
 	"  --by WHAT          report: rows per function (default), thread\n"
 	"                     or dso\n"
 	"  --weight W         folded: ns of self time (default) or calls\n"
+	"  --diff OLD         report: compare with the ring OLD (the base),\n"
+	"                     function by function, by name: calls, total\n"
+	"                     and self time of RING minus OLD's (uftrace\n"
+	"                     report --diff); the filters apply to both\n"
+	"  --diff-policy P    with --diff, comma-separated: full (both\n"
+	"                     runs' figures beside each change) or compact\n"
+	"                     (default); percent: time changes in percent;\n"
+	"                     no-abs: sort by the signed change, not its size\n"
 	"  -o, --output FILE  write there instead of standard output\n"
 	"  --follow           wait for more events until every writer has\n"
 	"                     closed; wait for RING to appear\n"
@@ -322,6 +333,9 @@ struct opts {
 	/* stack views (-f tree, report, folded) */
 	int view; /* 0: none, else 1 + enum view_kind */
 	struct view_opts vo;
+	const char *diff;     /* -f report --diff OLD: the base ring */
+	unsigned diff_policy; /* REPORT_DIFF_* */
+	int diff_policy_set;
 	/* read-side filters, in the order given */
 	struct {
 		int kind; /* enum strace_filter_kind */
@@ -1204,7 +1218,14 @@ static int setup_plugins(struct rd *d)
 	return 0;
 }
 
-static int cmd_read(const struct opts *o, const char *path)
+/*
+ * Read the ring at path and show it as the options say; with keep (-f
+ * report --diff: o->vo.rows_only), print nothing but hand the report
+ * view, finished, to the caller (who frees it), unless reading failed.
+ * Returns the exit status.
+ */
+static int cmd_read(const struct opts *o, const char *path,
+		    struct view **keep)
 {
 	struct rd d;
 	struct strace_ring_stat st;
@@ -1286,7 +1307,7 @@ static int cmd_read(const struct opts *o, const char *path)
 			ret = EXIT_ERR;
 			goto out_ring;
 		}
-	} else if (o->format != FMT_NONE &&
+	} else if (o->format != FMT_NONE && !keep &&
 		   out_open(&d.out, PROG,
 			    o->view == 1 + VIEW_UFTRACE ? NULL : o->output) < 0) {
 		/* (-f uftrace writes its files into the directory -o names) */
@@ -1365,8 +1386,11 @@ static int cmd_read(const struct opts *o, const char *path)
 	}
 
 done:
-	if (d.view && ret == EXIT_OK && view_finish(d.view) < 0)
+	if (d.view && ret == EXIT_OK && (rc = view_finish(d.view)) < 0) {
+		if (rc == -ENOMEM)
+			err("out of memory");
 		ret = EXIT_ERR;
+	}
 	if (d.filt && ret == EXIT_OK)
 		say_unmatched(&d, path);
 	if (d.view && ret == EXIT_OK)
@@ -1425,6 +1449,10 @@ out_out:
 out_ring:
 	strace_plugins_free(d.plugins);
 	control_close(&d.ctl);
+	if (keep && (ret == EXIT_OK || ret == EXIT_INCOMPLETE)) {
+		*keep = d.view;
+		d.view = NULL;
+	}
 	view_free(d.view);
 	strace_stack_free(d.fstack);
 	strace_filter_free(d.filt);
@@ -1432,6 +1460,49 @@ out_ring:
 	strace_names_free(d.names);
 	free(d.copy);
 	strace_ring_close(d.ring);
+	return ret;
+}
+
+/*
+ * -f report --diff OLD RING: both rings read as one is (cmd_read), with
+ * the same options and filters; their reports compared (report_diff.h).
+ */
+static int cmd_diff(const struct opts *o, const char *path)
+{
+	struct report_diff_opts ro = {.sort = o->vo.sort,
+				      .policy = o->diff_policy,
+				      .by = o->vo.by,
+				      .base_name = o->diff,
+				      .new_name = path};
+	struct view *base = NULL, *now = NULL;
+	const struct view_row *rb, *rn;
+	struct out out;
+	long nb, nn;
+	int ret, rc;
+
+	ret = cmd_read(o, o->diff, &base);
+	if (!base)
+		return ret;
+	rc = cmd_read(o, path, &now);
+	if (!now || rc != EXIT_OK)
+		ret = rc;
+	if (!now)
+		goto out;
+	nb = view_report_rows(base, &rb);
+	nn = view_report_rows(now, &rn);
+	memset(&out, 0, sizeof(out));
+	if (nb < 0 || nn < 0 || out_open(&out, PROG, o->output) < 0) {
+		ret = EXIT_ERR;
+		goto out;
+	}
+	rc = report_diff_print(&ro, rb, (size_t)nb, rn, (size_t)nn, &out);
+	if (rc == -ENOMEM)
+		err("out of memory");
+	if (out_close(&out) < 0 || rc < 0)
+		ret = EXIT_ERR;
+out:
+	view_free(base);
+	view_free(now);
 	return ret;
 }
 
@@ -2054,6 +2125,29 @@ static int parse_duration(const char *opt, const char *s, uint64_t *ns)
 	return -1;
 }
 
+/* What --diff does not go with (-1 after the usage error); o->vo set
+ * for it. */
+static int diff_usage(struct opts *o)
+{
+	if (o->view != 1 + VIEW_REPORT) {
+		usage_error("--diff compares the reports of two rings: give -f "
+			    "report (" PROG " -f report --diff OLD RING)");
+		return -1;
+	}
+	if (o->vo.by == VIEW_BY_THREAD) {
+		usage_error("--diff matches rows by name, and thread ids differ "
+			    "from run to run: compare --by function or dso");
+		return -1;
+	}
+	if (o->nplugins || o->control) {
+		usage_error("--diff reads two rings for one report: run the "
+			    "plugins (--plugin, --control) on each ring alone");
+		return -1;
+	}
+	o->vo.rows_only = 1;
+	return 0;
+}
+
 enum {
 	OPT_FOLLOW = 256,
 	OPT_TIMEOUT,
@@ -2084,6 +2178,8 @@ enum {
 	OPT_MIN_TIME,
 	OPT_PLUGIN,
 	OPT_CONTROL,
+	OPT_DIFF,
+	OPT_DIFF_POLICY,
 };
 
 int main(int argc, char **argv)
@@ -2122,6 +2218,8 @@ int main(int argc, char **argv)
 		{"min-time", required_argument, NULL, OPT_MIN_TIME},
 		{"plugin", required_argument, NULL, OPT_PLUGIN},
 		{"control", required_argument, NULL, OPT_CONTROL},
+		{"diff", required_argument, NULL, OPT_DIFF},
+		{"diff-policy", required_argument, NULL, OPT_DIFF_POLICY},
 		{NULL, 0, NULL, 0},
 	};
 	struct opts o;
@@ -2133,6 +2231,7 @@ int main(int argc, char **argv)
 	o.timeout_ms = -1;
 	o.generate = -1;
 	o.mode = STRACE_RING_LOSSLESS;
+	o.diff_policy = REPORT_DIFF_ABS;
 
 	static char prog_name[] = PROG;
 
@@ -2264,6 +2363,19 @@ int main(int argc, char **argv)
 		case OPT_CONTROL:
 			o.control = optarg;
 			break;
+		case OPT_DIFF:
+			o.diff = optarg;
+			break;
+		case OPT_DIFF_POLICY: {
+			const char *bad;
+			if (report_diff_policy(optarg, &o.diff_policy, &bad) < 0)
+				return usage_error("--diff-policy: '%.*s' is none of "
+						   "abs, no-abs, percent, no-percent, "
+						   "full, compact",
+						   (int)strcspn(bad, ","), bad);
+			o.diff_policy_set = 1;
+			break;
+		}
 		case OPT_FOLLOW:
 			o.follow = 1;
 			break;
@@ -2385,6 +2497,10 @@ int main(int argc, char **argv)
 				   "return (filter with --sym, --tid, --time ...)");
 	if (o.view)
 		o.vo.kind = o.view - 1;
+	if (o.diff_policy_set && !o.diff)
+		return usage_error("--diff-policy goes with --diff OLD");
+	if (o.diff)
+		return diff_usage(&o) ? EXIT_USAGE : cmd_diff(&o, argv[optind]);
 	if (o.view == 1 + VIEW_UFTRACE && !o.output)
 		return usage_error("-f uftrace writes a uftrace data directory: "
 				   "give it with -o DIR");
@@ -2398,5 +2514,5 @@ int main(int argc, char **argv)
 	if (o.format == FMT_RING && !o.output)
 		return usage_error("-f ring saves to a new ring file: give it "
 				   "with -o FILE");
-	return cmd_read(&o, argv[optind]);
+	return cmd_read(&o, argv[optind], NULL);
 }

@@ -103,6 +103,11 @@ struct view {
 	void *state;
 	uint64_t event_types; /* view_set_event_types() */
 	uint64_t shown; /* frames kept() */
+	/* a report's rows for view_report_rows() (rows_only) */
+	struct view_row *vrows;
+	char *vnames;
+	size_t nvrows;
+	int kept;
 };
 
 /* --- frames ------------------------------------------------------------- */
@@ -720,17 +725,58 @@ static const char *row_dso(struct view *v, const struct row *r, int *len)
 	return b;
 }
 
-static int report_print(struct view *v)
+/* The rows the report shows, those with calls, moved to the front of
+ * rows[] in its order (--sort); their count. */
+static size_t report_rows(struct view *v)
 {
-	struct out *o = v->out;
 	size_t n = 0;
-	int dsocol = 0, width = 3, len;
-	const char *b;
-	static const char *const first[] = {"Function", "Thread", "DSO"};
 
 	for (size_t i = 0; i < v->nrows; i++)
 		if (v->rows[i].calls)
 			v->rows[n++] = v->rows[i];
+	view_sort_key = v->o.sort;
+	if (n) /* (rows is NULL when nothing was kept) */
+		qsort(v->rows, n, sizeof(*v->rows), cmp_rows);
+	return n;
+}
+
+/* A row's name under Function, Thread or DSO. */
+static char *put_row_name(struct view *v, char *p, const struct row *r)
+{
+	if (v->o.by == VIEW_BY_THREAD) {
+		const struct strace_name *t =
+			v->names ? strace_names_thread(v->names, (uint32_t)r->key)
+				 : NULL;
+		p += sprintf(p, "%u", (unsigned)r->key);
+		if (t)
+			p += sprintf(p, " %.*s", (int)(t->len < 256 ? t->len : 256),
+				     t->str);
+	} else if (v->o.by == VIEW_BY_DSO) {
+		if (IS_SYSCALL_ID(r->key) || r->key == ID_SIGNAL) {
+			p = put_label(v, p, r->key);
+		} else if (r->key == ID_UNKNOWN) {
+			memcpy(p, "[unknown]", 9);
+			p += 9;
+		} else {
+			const struct strace_name *d =
+				strace_names_get(v->names, (uint32_t)r->key);
+			p += sprintf(p, "%.*s",
+				     (int)(d->len < 1024 ? d->len : 1024), d->str);
+		}
+	} else {
+		p = put_label(v, p, r->key);
+	}
+	return p;
+}
+
+static int report_print(struct view *v)
+{
+	struct out *o = v->out;
+	size_t n = report_rows(v);
+	int dsocol = 0, width = 3, len;
+	const char *b;
+	static const char *const first[] = {"Function", "Thread", "DSO"};
+
 	/* a name on two rows (_start of the program and of ld.so): say
 	 * which DSO each is in */
 	if (v->o.by == VIEW_BY_FUNCTION && v->names &&
@@ -740,9 +786,6 @@ static int report_print(struct view *v)
 		row_dso(v, &v->rows[i], &len);
 		width = len > width ? len : width;
 	}
-	view_sort_key = v->o.sort;
-	if (n) /* (rows is NULL when nothing was kept) */
-		qsort(v->rows, n, sizeof(*v->rows), cmp_rows);
 	o->p += sprintf(o->p,
 			"  Total time   Self time       Calls     Average     "
 			"Maximum  ");
@@ -775,41 +818,74 @@ static int report_print(struct view *v)
 		p = put_duration(p, r->max);
 		*p++ = ' ';
 		*p++ = ' ';
-		if (v->o.by == VIEW_BY_THREAD) {
-			const struct strace_name *t =
-				v->names ? strace_names_thread(v->names,
-							       (uint32_t)r->key)
-					 : NULL;
-			p += sprintf(p, "%u", (unsigned)r->key);
-			if (t)
-				p += sprintf(p, " %.*s", (int)(t->len < 256 ? t->len : 256),
-					     t->str);
-		} else if (v->o.by == VIEW_BY_DSO) {
-			if (IS_SYSCALL_ID(r->key) || r->key == ID_SIGNAL) {
-				p = put_label(v, p, r->key);
-			} else if (r->key == ID_UNKNOWN) {
-				memcpy(p, "[unknown]", 9);
-				p += 9;
-			} else {
-				const struct strace_name *d = strace_names_get(
-					v->names, (uint32_t)r->key);
-				p += sprintf(p, "%.*s",
-					     (int)(d->len < 1024 ? d->len : 1024),
-					     d->str);
-			}
-		} else {
-			if (dsocol) {
-				b = row_dso(v, r, &len);
-				p += sprintf(p, "%-*.*s  ", width, len, b);
-			}
-			p = put_label(v, p, r->key);
+		if (dsocol) {
+			b = row_dso(v, r, &len);
+			p += sprintf(p, "%-*.*s  ", width, len, b);
 		}
+		p = put_row_name(v, p, r);
 		*p++ = '\n';
 		o->p = p;
 		if (out_room(o) < 0)
 			return -1;
 	}
 	return 0;
+}
+
+/* The rows of a report made with rows_only, named (view_report_rows());
+ * the names in one pool, whose pointers are set once it is whole. */
+static int report_keep(struct view *v)
+{
+	size_t n = report_rows(v), used = 0, cap = 0;
+	char name[FMT_NAME_MAX + 2048];
+	char *pool = NULL;
+
+	v->vrows = calloc(n + 1, sizeof(*v->vrows));
+	if (!v->vrows)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct row *r = &v->rows[i];
+		size_t len = (size_t)(put_row_name(v, name, r) - name);
+		if (used + len + 1 > cap) {
+			size_t ncap = cap ? 2 * cap : 4096;
+			while (ncap < used + len + 1)
+				ncap *= 2;
+			char *np = realloc(pool, ncap);
+			if (!np) {
+				free(pool);
+				return -ENOMEM;
+			}
+			pool = np;
+			cap = ncap;
+		}
+		memcpy(pool + used, name, len);
+		pool[used + len] = 0;
+		/* the offset for now */
+		v->vrows[i].name = (const char *)(uintptr_t)used;
+		v->vrows[i].calls = r->calls;
+		v->vrows[i].total = r->total;
+		v->vrows[i].self = r->self;
+		v->vrows[i].max = r->max;
+		used += len + 1;
+	}
+	for (size_t i = 0; i < n; i++)
+		v->vrows[i].name = pool + (uintptr_t)v->vrows[i].name;
+	v->vnames = pool;
+	v->nvrows = n;
+	v->kept = 1;
+	return 0;
+}
+
+long view_report_rows(struct view *v, const struct view_row **rows)
+{
+	if (!v->kept)
+		return -EINVAL;
+	*rows = v->vrows;
+	return (long)v->nvrows;
+}
+
+char *view_put_duration(char *p, uint64_t ns)
+{
+	return put_duration(p, ns);
 }
 
 /* --- folded --------------------------------------------------------------- */
@@ -1138,6 +1214,8 @@ int view_finish(struct view *v)
 	strace_stack_end(v->stack);
 	if (v->err)
 		return v->err;
+	if (v->o.kind == VIEW_REPORT && v->o.rows_only)
+		return report_keep(v);
 	if (v->o.kind == VIEW_REPORT)
 		return report_print(v);
 	if (v->o.kind == VIEW_FOLDED)
@@ -1173,5 +1251,7 @@ void view_free(struct view *v)
 	free(v->paths);
 	free(v->pool);
 	free(v->ids);
+	free(v->vrows);
+	free(v->vnames);
 	free(v);
 }

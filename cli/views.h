@@ -42,6 +42,8 @@ struct view_opts {
 	int machine;       /* the machine's stack, not the person's
 			    * (strace_stack_opts.machine) */
 	const char *dir;   /* uftrace: the directory to write (-o) */
+	int rows_only;     /* report: print nothing; view_report_rows()
+			    * gives the rows */
 };
 
 struct view;
@@ -121,6 +123,26 @@ char *view_put_name_id(struct view *v, char *p, uint64_t id);
 /* view_frames_shown() - how many frames the view showed so far (passed
  * every filter). */
 uint64_t view_frames_shown(const struct view *v);
+
+/* A row of a report: what -f report prints on one line. */
+struct view_row {
+	const char *name; /* as the report names the row under Function,
+			   * Thread or DSO (no DSO column); NUL-terminated */
+	uint64_t calls, total, self, max; /* max: the longest call (ns) */
+};
+
+/*
+ * view_report_rows() - the rows of a report view made with rows_only,
+ * after view_finish(): those it would print, in its order (--sort).
+ * *rows (names included) is the view's, valid until view_free().
+ * Returns the number of rows; -ENOMEM; -EINVAL when v is not such a
+ * view or view_finish() did not succeed.
+ */
+long view_report_rows(struct view *v, const struct view_row **rows);
+
+/* view_put_duration() - "  1.234 us" (10 characters for a time below
+ * 1000 s) as the report prints a time. */
+char *view_put_duration(char *p, uint64_t ns);
 
 /* view_stack_stats() - the stacks' counts. */
 void view_stack_stats(const struct view *v, struct strace_stack_stats *st);

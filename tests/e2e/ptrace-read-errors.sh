@@ -232,6 +232,10 @@ expect time_after_trace 0 "--time 9000,9001 matched nothing" -f tree --time 9000
 expect time_after_trace_empty 0 "the filters left none of the trace's [0-9]+ frames" -f report --time 9000,9001 "$good"
 expect min_time_longer_than_all 0 "none lasted --min-time" -f folded -t 1000s "$good"
 expect caller_unmatched 0 "--caller no_such_fn matched nothing" -f chrome -o "$tmp/c.json" -C no_such_fn "$good"
+expect usage_diff_needs_report 2 "--diff compares the reports of two rings: give -f report" --diff "$good" "$good"
+expect usage_diff_policy_alone 2 "--diff-policy goes with --diff" -f report --diff-policy full "$good"
+expect diff_old_missing 1 "^ptrace-read: $tmp/nope.srb: cannot open the ring: No such file" -f report --diff "$tmp/nope.srb" "$good"
+expect diff_same_ring 0 "" -f report --diff "$good" "$good"
 expect help_exit_0 0 "" --help
 grep -q "Exit status" "$tmp/out" && pass help_documents_exit_codes || fail help_documents_exit_codes
 
