@@ -5,12 +5,14 @@
  * (docs/viewing.md).
  *
  * A JSON array written as it goes: every frame is a complete event
- * ("ph":"X": name, category the frame's kind, ts and dur in microseconds
- * with three decimals (nanoseconds), pid and tid, args: addr (hex string),
- * dso, and gap / unwound when so) written when it is left; each thread
- * gets process_name and thread_name metadata before its first event;
- * gaps, errors and losses are instant events ("ph":"i"). (speedscope
- * shows a slice's args after its name.)
+ * ("ph":"X": name, ts and dur in microseconds with three decimals
+ * (nanoseconds), pid and tid, and the category "KIND[,gap][,unwound]
+ * [,DSO],0xADDR": the frame's kind, gap / unwound when so, its DSO's
+ * path and its address) written when it is left; no args, which
+ * speedscope would add to every frame's name (Perfetto shows the
+ * category). Each thread gets process_name and thread_name metadata
+ * before its first event; gaps, errors and losses are instant events
+ * ("ph":"i").
  *
  * Times: readers sort the slices by time and nest them by it, and add dur
  * to ts in floating point: a callee that ends when its caller does (in
@@ -429,7 +431,8 @@ static char *put_frame_name(struct view *v, struct chrome *c, char *p,
 	return p + pc->len;
 }
 
-/* p += ',"dso":"PATH"' for the DSO of addr, if any. */
+/* p += ',PATH' (JSON-escaped, in the category) for the DSO of addr, if
+ * any. */
 static char *put_dso(struct chrome *c, char *p, uint64_t addr)
 {
 	struct strace_names *nm = c->nm;
@@ -454,8 +457,10 @@ static char *put_dso(struct chrome *c, char *p, uint64_t addr)
 	if (d->id < c->ndsos && c->dsos[d->id].s) {
 		pc = &c->dsos[d->id];
 	} else {
-		memcpy(c->scratch, ",\"dso\":", 7);
-		end = put_str(c->scratch + 7, d->str, d->len);
+		c->scratch[0] = ',';
+		end = fmt_put_json_str(c->scratch + 1, d->str,
+				       d->len < FMT_NAME_MAX ? d->len
+							     : FMT_NAME_MAX);
 		pc = piece_of(&c->dsos, &c->ndsos, d->id, c->scratch,
 			      (size_t)(end - c->scratch));
 		if (!pc)
@@ -488,30 +493,30 @@ static void chrome_leave(void *state, const struct strace_frame *f)
 	p = sep(c, o->p);
 	memcpy(p, "{\"name\":\"", 9);
 	p = put_frame_name(v, c, p + 9, f);
+	/* the category: "KIND[,gap][,unwound][,DSO],0xADDR" (no args:
+	 * speedscope adds a slice's args to its name) */
 	memcpy(p, "\",\"cat\":\"", 9);
 	memcpy(p + 9, k, kl);
 	p += 9 + kl;
+	if (f->flags & STRACE_FRAME_GAP) {
+		memcpy(p, ",gap", 4);
+		p += 4;
+	}
+	if (f->flags & STRACE_FRAME_UNWOUND) {
+		memcpy(p, ",unwound", 8);
+		p += 8;
+	}
+	if (f->kind != STRACE_FRAME_SYSCALL && f->kind != STRACE_FRAME_SIGNAL &&
+	    c->nm)
+		p = put_dso(c, p, f->addr);
+	*p++ = ',';
+	p = fmt_put_hex(p, f->addr);
 	memcpy(p, "\",\"ph\":\"X\",\"ts\":", 16);
 	p = put_us(p + 16, b);
 	memcpy(p, ",\"dur\":", 7);
 	p = put_us(p + 7, e > b ? e - b : 0);
 	memcpy(p, th->ids, th->idslen); /* (put_ids(p, th->pid, f->tid)) */
 	p += th->idslen;
-	memcpy(p, ",\"args\":{\"addr\":\"", 17);
-	p = fmt_put_hex(p + 17, f->addr);
-	*p++ = '"';
-	if (f->kind != STRACE_FRAME_SYSCALL && f->kind != STRACE_FRAME_SIGNAL &&
-	    c->nm)
-		p = put_dso(c, p, f->addr);
-	if (f->flags & STRACE_FRAME_GAP) {
-		memcpy(p, ",\"gap\":true", 11);
-		p += 11;
-	}
-	if (f->flags & STRACE_FRAME_UNWOUND) {
-		memcpy(p, ",\"unwound\":true", 15);
-		p += 15;
-	}
-	*p++ = '}';
 	*p = '}';
 	o->p = p + 1;
 	if (out_room(o) < 0)

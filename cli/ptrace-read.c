@@ -843,8 +843,11 @@ static int same_file(const char *a, const char *b)
 	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-/* The first and last times of a saved ring's flow (for --time A%-B%). */
-static int trace_span(struct rd *d, uint64_t *first, uint64_t *last)
+/* Every event of the ring, through a reader of its own, to visit (a
+ * pass before the read). Returns 0, or -1 after a message. */
+static int scan_ring(struct rd *d,
+		     void (*visit)(void *arg, const struct strace_event *e),
+		     void *arg)
 {
 	struct strace_reader *r;
 	struct strace_batch b;
@@ -855,23 +858,79 @@ static int trace_span(struct rd *d, uint64_t *first, uint64_t *last)
 		ring_error(d->path, rc, "attach a reader to the ring");
 		return -1;
 	}
-	*first = UINT64_MAX;
-	*last = 0;
 	while ((n = strace_reader_next(r, &b, BATCH_MAX, 0)) > 0) {
-		for (long i = 0; i < n; i++) {
-			uint64_t t = b.ev[i].time;
-			if (!t)
-				continue;
-			if (t < *first)
-				*first = t;
-			if (t > *last)
-				*last = t;
-		}
+		for (long i = 0; i < n; i++)
+			visit(arg, &b.ev[i]);
 		strace_reader_release(r, &b);
 	}
 	strace_reader_close(r);
-	if (*first == UINT64_MAX)
-		*first = *last = 0;
+	return 0;
+}
+
+static void span_visit(void *arg, const struct strace_event *e)
+{
+	uint64_t *fl = arg;
+
+	if (!e->time)
+		return;
+	if (e->time < fl[0])
+		fl[0] = e->time;
+	if (e->time > fl[1])
+		fl[1] = e->time;
+}
+
+/* The times of the trace's first and last event (0, 0: none). */
+static int trace_span(struct rd *d, uint64_t *first, uint64_t *last)
+{
+	uint64_t fl[2] = {UINT64_MAX, 0};
+
+	if (scan_ring(d, span_visit, fl) < 0)
+		return -1;
+	*first = fl[0] == UINT64_MAX ? 0 : fl[0];
+	*last = fl[0] == UINT64_MAX ? 0 : fl[1];
+	return 0;
+}
+
+static void frames_visit(void *arg, const struct strace_event *e)
+{
+	*(uint64_t *)arg += e->type == STRACE_EV_CALL ||
+			    e->type == STRACE_EV_SYSCALL ||
+			    e->type == STRACE_EV_INTERRUPT;
+}
+
+/*
+ * -f chrome and fxt: a warning, before the events are written, when the
+ * output will pass what its viewers load, with the options that cut it.
+ * Its size is estimated from the frames the events begin (a call, a
+ * syscall, an interrupt) and the bytes a frame takes (tests/view: 150 to
+ * 160 in JSON, 33 to 40 in FXT); with filters it is at most that.
+ */
+static int warn_size(struct rd *d)
+{
+	const struct view_opts *vo = &d->o->vo;
+	const char *env = getenv("STRACE_VIEW_WARN_MB");
+	int chrome = vo->kind == VIEW_CHROME;
+	uint64_t frames = 0, mb, limit_mb = chrome ? 300 : 1000;
+
+	if (d->o->follow || (vo->kind != VIEW_CHROME && vo->kind != VIEW_FXT))
+		return 0;
+	if (env && *env)
+		limit_mb = strtoull(env, NULL, 10);
+	if (scan_ring(d, frames_visit, &frames) < 0)
+		return -1;
+	mb = (frames * (chrome ? 160 : 40) + 999999) / 1000000;
+	if (mb <= limit_mb)
+		return 0;
+	err("%s: the %s will be %sabout %" PRIu64 " MB (%" PRIu64 " frames), more "
+	    "than its viewers load (%s): cut it with --time (e.g. --time "
+	    "0%%-10%%), --min-time, --tid, --sym or --depth%s",
+	    d->path, chrome ? "Chrome JSON" : "FXT trace",
+	    d->filt || vo->min_time || vo->depth ? "at most " : "", mb,
+	    frames,
+	    chrome ? "a browser cannot parse JSON text over 512 MB, and "
+		     "speedscope and chrome://tracing fail well before"
+		   : "Perfetto UI holds about 2 GB in the browser",
+	    chrome ? ", or write -f fxt (a quarter of the size)" : "");
 	return 0;
 }
 
@@ -1120,6 +1179,7 @@ static int read_merged(struct rd *d)
 		rc = -1;
 		goto out;
 	}
+	d->nread = pos;
 	if (d->names)
 		(void)strace_names_update(d->names);
 	/* the second pass: straight, or the threads by time */
@@ -1325,6 +1385,10 @@ static int cmd_read(const struct opts *o, const char *path,
 		ret = d.usage ? EXIT_USAGE : EXIT_ERR;
 		goto out_reader;
 	}
+	if (d.view && warn_size(&d) < 0) {
+		ret = EXIT_ERR;
+		goto out_reader;
+	}
 	if (o->follow)
 		catch_signals();
 	if (d.view && o->vo.kind == VIEW_TREE && !o->follow &&
@@ -1396,7 +1460,8 @@ done:
 	if (d.view && ret == EXIT_OK)
 		say_no_frames(&d, path);
 	if (ret == EXIT_OK && status == STRACE_READER_LIVE && !o->follow &&
-	    !d.plugin_stop) {
+	    !d.plugin_stop && strace_ring_stat(d.ring, &st) == 0 &&
+	    st.writers_live) {
 		/* the writer goes on: what was read is what was there */
 		err("%s: a writer is still writing this ring: the output holds "
 		    "the %" PRIu64 " events there were when it was read; read "

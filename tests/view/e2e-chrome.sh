@@ -179,6 +179,43 @@ else
 fi
 unset STRACE_RING
 
+# --- clean names: no args (speedscope adds them to the name); the kind,
+# the DSO and the address in the category, which Perfetto shows ---------
+if python3 - "$work/threads-default.json" >"$work/out" 2>&1 <<'EOF'
+import json, re, sys
+ev = [e for e in json.load(open(sys.argv[1])) if e.get("ph") == "X"]
+kinds = {"call", "entry", "root", "seed", "syscall", "signal"}
+bad = [e for e in ev if "args" in e or "{" in e["name"]
+       or e["cat"].split(",")[0] not in kinds
+       or not re.fullmatch(r"0x[0-9a-f]+", e["cat"].split(",")[-1])]
+dso = sum(1 for e in ev if len(e["cat"].split(",")) >= 3 and e["cat"].split(",")[-2].startswith("/"))
+print("%d slices, %d with their DSO's path in the category; bad: %s" % (len(ev), dso, bad[:2]))
+sys.exit(1 if bad or not ev or dso < len(ev) // 2 else 0)
+EOF
+then
+	pass "clean-names ($(cat "$work/out"))"
+else
+	fail "clean-names" "$(head -c 600 "$work/out")"
+fi
+
+# --- a warning before an output its viewers cannot load --------------------
+"$rd" -f chrome -o "$work/big.json" "$work/threads-default.srb" 2>"$work/err"
+rc1=$? quiet=$(wc -c <"$work/err")
+STRACE_VIEW_WARN_MB=0 "$rd" -f chrome -o "$work/big.json" "$work/threads-default.srb" 2>"$work/err"
+rc2=$?
+if [ $rc1 -eq 0 ] && [ "$quiet" -eq 0 ] && [ $rc2 -eq 0 ] && [ -s "$work/big.json" ] &&
+	grep -q "threads-default.srb: the Chrome JSON will be about [0-9]* MB ([0-9]* frames), more than its viewers load.*cut it with --time.*--min-time, --tid, --sym or --depth, or write -f fxt" "$work/err"; then
+	pass "size-warning ($(head -c 200 "$work/err")...)"
+else
+	fail "size-warning" "exit $rc1 $rc2: $(cat "$work/err")"
+fi
+STRACE_VIEW_WARN_MB=0 "$rd" -f chrome --tid 1 -o "$work/big.json" "$work/threads-default.srb" 2>"$work/err"
+if grep -q "will be at most about" "$work/err"; then
+	pass "size-warning-filtered-says-at-most"
+else
+	fail "size-warning-filtered-says-at-most" "$(cat "$work/err")"
+fi
+
 # --- a real browser ---------------------------------------------------------
 "$rd" -f folded -o "$work/threads.folded" "$work/threads-default.srb" 2>/dev/null
 for f in threads-default.json:chrome threads.folded:folded; do
