@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "control.h"
+#include "fields.h"
 #include "format.h"
 #include "out.h"
 #include "report_diff.h"
@@ -117,7 +118,8 @@ __attribute__((format(printf, 1, 2))) static void err(const char *fmt, ...)
 }
 
 static const char usage_text[] =
-	"usage: " PROG " [-f text|jsonl|raw|ring] [--follow] [--timeout MS]\n"
+	"usage: " PROG " [-f text|jsonl|raw|ring] [-F FIELDS] [--follow]\n"
+	"                   [--timeout MS]\n"
 	"                   [--types PATTERNS] [--from-end] [FILTERS] [-o FILE] RING\n"
 	"       " PROG " -f tree|report|folded|fxt|chrome|uftrace\n"
 	"                   [-D N] [-t TIME] [-C PATTERNS] [--sort KEY]\n"
@@ -183,6 +185,9 @@ static const char help_text[] =
 	"                     'call,ret*'; '-block' excludes\n"
 	"  --from-end         start at the newest event, not the oldest\n"
 	"  --no-comm          do not show thread names\n"
+	"  -F, --fields LIST  text and jsonl: these fields, in this order\n"
+	"                     (as perf script -F): seq, time, tid, pid, comm,\n"
+	"                     type, from, to, sym, offset, dso, flags\n"
 	"  --plugin FILE.so[:ARG,...]\n"
 	"                     hand every event the filters keep to this\n"
 	"                     plugin (repeatable; -f none: no other output;\n"
@@ -190,7 +195,9 @@ static const char help_text[] =
 	"  --control FIFO|fifo:CTL[,ACK]\n"
 	"                     plugin commands between batches: load FILE,\n"
 	"                     unload NAME, enable|disable PATTERN, list\n"
-	"\n"
+	"\n";
+
+static const char help_filter_text[] =
 	"Filters, for every format (docs/stacks.md):\n"
 	"  --time START,END   perf time in seconds (either may be empty), or\n"
 	"                     percentages of the trace: A%-B%[,C%-D%], P%/N;\n"
@@ -330,6 +337,8 @@ struct opts {
 	int stat;
 	int gc;
 	int list_types;
+	/* -F: the fields of text and JSON lines (fields.n 0: all) */
+	struct fields fields;
 	/* stack views (-f tree, report, folded) */
 	int view; /* 0: none, else 1 + enum view_kind */
 	struct view_opts vo;
@@ -485,8 +494,11 @@ static int filter_keeps(struct rd *d, const struct strace_event *e)
 {
 	const struct strace_frame *fr;
 	size_t n;
-	int keep = strace_filter_event(d->filt, e), in;
+	int keep, in;
 
+	if (!d->filt)
+		return 1;
+	keep = strace_filter_event(d->filt, e);
 	if (!d->fstack)
 		return keep;
 	/* in the functions --sym asks for before the event or after it (a
@@ -501,7 +513,8 @@ static int filter_keeps(struct rd *d, const struct strace_event *e)
 }
 
 /* Events one by one through the filters (the slow path of --time,
- * --tid, --sym ...); the plugins get each run of kept events at once. */
+ * --tid, --sym ..., and of -F); the plugins get each run of kept events
+ * at once. */
 static int show_filtered(struct rd *d, const struct strace_event *ev,
 			 size_t n, uint64_t seq)
 {
@@ -517,10 +530,18 @@ static int show_filtered(struct rd *d, const struct strace_event *ev,
 		}
 		switch (d->o->format) {
 		case FMT_TEXT:
-			o->p = fmt_text_event(&d->fmt, o->p, e, seq + i);
+			o->p = d->o->fields.n
+				       ? fields_text(&d->o->fields, d->names,
+						     o->p, e, seq + i)
+				       : fmt_text_event(&d->fmt, o->p, e,
+							seq + i);
 			break;
 		case FMT_JSONL:
-			o->p = fmt_json_event(&d->fmt, o->p, e, seq + i);
+			o->p = d->o->fields.n
+				       ? fields_json(&d->o->fields, d->names,
+						     o->p, e, seq + i)
+				       : fmt_json_event(&d->fmt, o->p, e,
+							seq + i);
 			break;
 		case FMT_RAW:
 			memcpy(o->p, e, sizeof(*e));
@@ -552,7 +573,7 @@ static int show_events(struct rd *d, const struct strace_event *ev, size_t n,
 		plugins_feed(d, ev, n);
 		return view_feed(d->view, ev, n, d->seen) == 0 ? 0 : -1;
 	}
-	if (d->filt)
+	if (d->filt || d->o->fields.n)
 		return show_filtered(d, ev, n, seq);
 	plugins_feed(d, ev, n);
 	switch (d->o->format) {
@@ -2241,6 +2262,7 @@ enum {
 	OPT_DSO,
 	OPT_CALLER,
 	OPT_MIN_TIME,
+	OPT_FIELDS,
 	OPT_PLUGIN,
 	OPT_CONTROL,
 	OPT_DIFF,
@@ -2281,6 +2303,7 @@ int main(int argc, char **argv)
 		{"caller", required_argument, NULL, OPT_CALLER},
 		{"hide", required_argument, NULL, OPT_NO_SYM},
 		{"min-time", required_argument, NULL, OPT_MIN_TIME},
+		{"fields", required_argument, NULL, 'F'},
 		{"plugin", required_argument, NULL, OPT_PLUGIN},
 		{"control", required_argument, NULL, OPT_CONTROL},
 		{"diff", required_argument, NULL, OPT_DIFF},
@@ -2301,7 +2324,7 @@ int main(int argc, char **argv)
 	static char prog_name[] = PROG;
 
 	argv[0] = prog_name; /* getopt's messages name the program so */
-	while ((c = getopt_long(argc, argv, "f:o:hD:t:C:N:", lopts, NULL)) !=
+	while ((c = getopt_long(argc, argv, "f:o:hD:t:C:N:F:", lopts, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 'f':
@@ -2344,6 +2367,13 @@ int main(int argc, char **argv)
 			o.vo.depth = (uint32_t)v;
 			view_opts++;
 			break;
+		case 'F': {
+			char why[160];
+			if (fields_parse(&o.fields, optarg, why, sizeof(why)) <
+			    0)
+				return usage_error("-F %s: %s", optarg, why);
+			break;
+		}
 		case 't':
 		case OPT_MIN_TIME:
 			if (parse_duration("--min-time", optarg,
@@ -2507,6 +2537,7 @@ int main(int argc, char **argv)
 		case 'h':
 			fputs(usage_text, stdout);
 			fputs(help_text, stdout);
+			fputs(help_filter_text, stdout);
 			fputs(help_ring_text, stdout);
 			return EXIT_OK;
 		case OPT_VERSION:
@@ -2556,6 +2587,10 @@ int main(int argc, char **argv)
 				   "and --weight shape the stack views: they go "
 				   "with -f tree, report, folded, chrome, fxt "
 				   "or uftrace");
+	if (o.fields.n && ((o.format != FMT_TEXT && o.format != FMT_JSONL) ||
+			   o.view))
+		return usage_error("-F chooses the fields of the lines of -f "
+				   "text or jsonl");
 	if (o.view && o.types)
 		return usage_error("--types does not go with -f tree, report "
 				   "or folded: the stacks need every call and "

@@ -79,7 +79,7 @@ rm -f "$work/elf"
 mkfifo "$work/elf"
 decode "$work/elf.data" elf
 rc=$?
-if [ $rc -eq 0 ] && grep -q "cannot read $work/elf: not a regular file" "$work/elf.err" &&
+if [ $rc -eq 3 ] && grep -q "cannot read $work/elf: not a regular file" "$work/elf.err" &&
 	grep -q '"type":"error"' "$work/elf.jsonl"; then
 	pass mmap-path-fifo
 else
@@ -157,11 +157,14 @@ EOF2
 shrink shrink-percpu "$work/ls-cpu0.data" --piece-bytes 4096
 
 # Grown, and rewritten whole with another (bigger) recording, as perf
-# record -o does: no crash; decoded to the end, exit 0, with a warning
-# that the file was written to meanwhile.
+# record -o does: no crash; decoded to the end, exit 0 (3 when the bytes
+# read anew lost code: error events), with a warning that the file was
+# written to meanwhile.
 changed() { # changed NAME ACTION
 	held "$1" "$top/$O/corpus/ls.data" "$2"
-	if [ $rc -eq 0 ] && [ $rrc -eq 0 ] &&
+	local want=0
+	grep -q '"type":"error"' "$work/$1.jsonl" && want=3
+	if [ $rc -eq $want ] && [ $rrc -eq 0 ] &&
 		grep -q "$1.data was written to while it was read" "$work/$1.err"; then
 		pass "$1"
 	else

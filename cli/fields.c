@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli/fields.c - ptrace-read -F/--fields (fields.h).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "fields.h"
+#include "format.h"
+
+static const char *const field_name[FLD_COUNT] = {
+	[FLD_SEQ] = "seq",   [FLD_TIME] = "time",     [FLD_TID] = "tid",
+	[FLD_PID] = "pid",   [FLD_COMM] = "comm",     [FLD_TYPE] = "type",
+	[FLD_FROM] = "from", [FLD_TO] = "to",         [FLD_SYM] = "sym",
+	[FLD_OFFSET] = "offset", [FLD_DSO] = "dso",   [FLD_FLAGS] = "flags",
+};
+
+/* what an address shows besides itself */
+#define ADDR_PARTS (1u << FLD_SYM | 1u << FLD_OFFSET | 1u << FLD_DSO)
+
+int fields_parse(struct fields *fl, const char *spec, char *err, size_t len)
+{
+	const char *s = spec;
+
+	memset(fl, 0, sizeof(*fl));
+	while (*s) {
+		size_t n = strcspn(s, ",");
+		unsigned i;
+		for (i = 0; i < FLD_COUNT; i++)
+			if (strlen(field_name[i]) == n &&
+			    !strncmp(s, field_name[i], n))
+				break;
+		if (i == FLD_COUNT) {
+			snprintf(err, len,
+				 "'%.*s' is no field: seq, time, tid, pid, "
+				 "comm, type, from, to, sym, offset, dso, flags",
+				 (int)n, s);
+			return -1;
+		}
+		if (fl->mask & 1u << i) {
+			snprintf(err, len, "'%s' is given twice", field_name[i]);
+			return -1;
+		}
+		fl->mask |= 1u << i;
+		/* sym, offset and dso belong to from and to */
+		if (!(ADDR_PARTS & 1u << i))
+			fl->order[fl->n++] = (uint8_t)i;
+		s += n;
+		if (*s == ',' && *++s == '\0')
+			break;
+	}
+	if (!fl->n && !fl->mask) {
+		snprintf(err, len, "no field given: e.g. -F time,tid,from,to,sym");
+		return -1;
+	}
+	if ((fl->mask & ADDR_PARTS) &&
+	    !(fl->mask & (1u << FLD_FROM | 1u << FLD_TO))) {
+		snprintf(err, len,
+			 "sym, offset and dso show the symbol and DSO of from "
+			 "and to: give from or to too");
+		return -1;
+	}
+	if ((fl->mask & 1u << FLD_OFFSET) && !(fl->mask & 1u << FLD_SYM)) {
+		snprintf(err, len, "offset is the offset in the symbol: give sym "
+				   "too");
+		return -1;
+	}
+	return 0;
+}
+
+/* a name shown is cut to this many bytes: a line's five names (comm, and
+ * the symbol and DSO of from and to), escaped, stay within
+ * FIELDS_LINE_MAX */
+#define NAME_MAX_BYTES 512
+_Static_assert(5 * 6 * NAME_MAX_BYTES + 512 <= FIELDS_LINE_MAX &&
+		       FIELDS_LINE_MAX <= FMT_LINE_MAX,
+	       "a -F line fits where ptrace-read keeps room for one");
+
+/* s[0..len) for a text line: control bytes as '?' */
+static char *put_text(char *p, const char *s, size_t len)
+{
+	if (len > NAME_MAX_BYTES)
+		len = NAME_MAX_BYTES;
+	for (size_t i = 0; i < len; i++)
+		*p++ = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	return p;
+}
+
+static char *put_json(char *p, const char *s, size_t len)
+{
+	return fmt_put_json_str(p, s, len < NAME_MAX_BYTES ? len : NAME_MAX_BYTES);
+}
+
+/* hex without 0x, as perf script writes addresses */
+static char *put_bare_hex(char *p, uint64_t v)
+{
+	char buf[24], *e = fmt_put_hex(buf, v);
+
+	memcpy(p, buf + 2, (size_t)(e - buf - 2));
+	return p + (e - buf - 2);
+}
+
+/* the operand value of a field, whether it is a code address */
+static uint64_t operand(const struct strace_event *e, int to, int *addr)
+{
+	const struct strace_event_info *in = strace_event_info(e->type);
+	unsigned kind = !in ? STRACE_FK_HEX : to ? in->b_kind : in->a_kind;
+
+	*addr = kind == STRACE_FK_ADDR;
+	return to ? e->b : e->a;
+}
+
+/* an address's symbol (+ offset) and DSO as the fields ask: text
+ * " sym+0xOFF (dso)", JSON ',"K_sym":"sym+0xOFF","K_dso":"dso"' */
+static char *put_addr_parts(const struct fields *fl,
+			    struct strace_names *names, char *p, uint64_t v,
+			    const char *key, int json)
+{
+	const struct strace_name *sym, *dso;
+
+	if (!names || !v)
+		return p;
+	if (fl->mask & 1u << FLD_SYM) {
+		sym = strace_names_symbol(names, v);
+		if (json) {
+			p += sprintf(p, ",\"%s_sym\":\"", key);
+			p = sym ? put_json(p, sym->str, sym->len)
+				: (memcpy(p, "[unknown]", 9), p + 9);
+		} else {
+			*p++ = ' ';
+			p = sym ? put_text(p, sym->str, sym->len)
+				: (memcpy(p, "[unknown]", 9), p + 9);
+		}
+		if (sym && (fl->mask & 1u << FLD_OFFSET)) {
+			memcpy(p, "+", 1);
+			p = fmt_put_hex(p + 1, v - sym->key);
+		}
+		if (json)
+			*p++ = '"';
+	}
+	if (fl->mask & 1u << FLD_DSO) {
+		dso = strace_names_dso(names, v);
+		if (json) {
+			p += sprintf(p, ",\"%s_dso\":\"", key);
+			p = dso ? put_json(p, dso->str, dso->len)
+				: (memcpy(p, "[unknown]", 9), p + 9);
+			*p++ = '"';
+		} else {
+			memcpy(p, " (", 2);
+			p = dso ? put_text(p + 2, dso->str, dso->len)
+				: (memcpy(p + 2, "[unknown]", 9), p + 11);
+			*p++ = ')';
+		}
+	}
+	return p;
+}
+
+static uint32_t pid_of(struct strace_names *names, uint32_t tid)
+{
+	const struct strace_name *t = names ? strace_names_thread(names, tid)
+					    : NULL;
+
+	if (!t)
+		return tid;
+	return t->kind == STRACE_EV_THREAD ? (uint32_t)t->aux
+					   : (uint32_t)t->key;
+}
+
+char *fields_text(const struct fields *fl, struct strace_names *names,
+		  char *p, const struct strace_event *e, uint64_t seq)
+{
+	const struct strace_event_info *in = strace_event_info(e->type);
+	const struct strace_name *t;
+	char *start = p;
+	int addr;
+
+	for (unsigned i = 0; i < fl->n; i++) {
+		if (p > start)
+			*p++ = ' ';
+		switch (fl->order[i]) {
+		case FLD_SEQ:
+			p = fmt_put_u64(p, seq);
+			break;
+		case FLD_TIME:
+			p = fmt_put_time(p, e->time);
+			break;
+		case FLD_TID:
+			p = fmt_put_u64(p, e->tid);
+			break;
+		case FLD_PID:
+			p = fmt_put_u64(p, pid_of(names, e->tid));
+			break;
+		case FLD_COMM:
+			t = names ? strace_names_thread(names, e->tid) : NULL;
+			p = t ? put_text(p, t->str, t->len)
+			      : (memcpy(p, "-", 1), p + 1);
+			break;
+		case FLD_TYPE:
+			if (in && in->name)
+				p = put_text(p, in->name, strlen(in->name));
+			else
+				p += sprintf(p, "type%u", e->type);
+			break;
+		case FLD_FROM:
+		case FLD_TO: {
+			int to = fl->order[i] == FLD_TO;
+			uint64_t v = operand(e, to, &addr);
+			if (to && (fl->mask & 1u << FLD_FROM)) {
+				memcpy(p, "=> ", 3);
+				p += 3;
+			}
+			p = put_bare_hex(p, v);
+			if (addr)
+				p = put_addr_parts(fl, names, p, v, NULL, 0);
+			break;
+		}
+		case FLD_FLAGS:
+			p = fmt_put_hex(p, e->flags);
+			break;
+		}
+	}
+	*p++ = '\n';
+	return p;
+}
+
+char *fields_json(const struct fields *fl, struct strace_names *names,
+		  char *p, const struct strace_event *e, uint64_t seq)
+{
+	const struct strace_event_info *in = strace_event_info(e->type);
+	const struct strace_name *t;
+	int addr;
+
+	*p++ = '{';
+	for (unsigned i = 0; i < fl->n; i++) {
+		unsigned f = fl->order[i];
+		if (i)
+			*p++ = ',';
+		*p++ = '"';
+		memcpy(p, field_name[f], strlen(field_name[f]));
+		p += strlen(field_name[f]);
+		memcpy(p, "\":", 2);
+		p += 2;
+		switch (f) {
+		case FLD_SEQ:
+			p = fmt_put_u64(p, seq);
+			break;
+		case FLD_TIME:
+			p = fmt_put_u64(p, e->time);
+			break;
+		case FLD_TID:
+			p = fmt_put_u64(p, e->tid);
+			break;
+		case FLD_PID:
+			p = fmt_put_u64(p, pid_of(names, e->tid));
+			break;
+		case FLD_COMM:
+			t = names ? strace_names_thread(names, e->tid) : NULL;
+			if (!t) {
+				memcpy(p, "null", 4);
+				p += 4;
+				break;
+			}
+			*p++ = '"';
+			p = put_json(p, t->str, t->len);
+			*p++ = '"';
+			break;
+		case FLD_TYPE:
+			*p++ = '"';
+			if (in && in->name)
+				p = put_json(p, in->name, strlen(in->name));
+			else
+				p += sprintf(p, "type%u", e->type);
+			*p++ = '"';
+			break;
+		case FLD_FROM:
+		case FLD_TO: {
+			uint64_t v = operand(e, f == FLD_TO, &addr);
+			*p++ = '"';
+			p = fmt_put_hex(p, v);
+			*p++ = '"';
+			if (addr)
+				p = put_addr_parts(fl, names, p, v,
+						   field_name[f], 1);
+			break;
+		}
+		case FLD_FLAGS:
+			p = fmt_put_u64(p, e->flags);
+			break;
+		}
+	}
+	memcpy(p, "}\n", 2);
+	return p + 2;
+}

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# tests/e2e/fields.sh - ptrace-read -F/--fields, judged by perf script -F
+# on the same perf.data: the calls and returns of corpus traces (decoded
+# with perf's names, --names perf) as "tid from sym+off (dso) => to
+# sym+off (dso)" equal perf script -F tid,ip,sym,symoff,dso,addr line by
+# line (per thread, in order); JSON lines carry the chosen keys in the
+# order given; bad lists are usage errors naming the field.
+set -u
+O=${O:-build}
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 1
+T=fields
+B=$O/bin
+nfail=0
+pass() { echo "PASS: $T/$1"; }
+fail() { echo "FAIL: $T/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; nfail=$((nfail + 1)); }
+skip() { echo "SKIP: $T/$1 ($2)"; }
+work=$(mktemp -d /tmp/fields.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+for p in pgqsort threads exceptions; do
+	data=$O/corpus/$p.data
+	if [ ! -e "$data" ]; then
+		fail "$p" "no $data: run make tests"
+		continue
+	fi
+	if ! "$B/ptrace-capture" -q --names perf -i "$data" -o "$work/$p.srb" 2>"$work/err"; then
+		fail "$p/capture" "$(head -c 300 "$work/err")"
+		continue
+	fi
+	if ! command -v perf >/dev/null; then
+		skip "$p/perf-script" "perf is not installed"
+		continue
+	fi
+	# per thread, in order (the ring and perf order threads differently)
+	"$B/ptrace-read" -F tid,from,sym,offset,dso,to --types call,return "$work/$p.srb" 2>"$work/err" |
+		tr -s ' ' | sort -s -k1,1n >"$work/ours"
+	perf script -i "$data" --itrace=b -F tid,ip,sym,symoff,dso,addr,flags 2>/dev/null |
+		awk '$2 == "call" || $2 == "return"' |
+		sed -E 's/^ *([0-9]+) +(call|return) +/\1 /' | tr -s ' ' | sort -s -k1,1n >"$work/perf"
+	n=$(wc -l <"$work/ours")
+	if [ "$n" -gt 100 ] && [ ! -s "$work/err" ] && cmp -s "$work/ours" "$work/perf"; then
+		pass "$p/calls-and-returns-equal-perf-script ($n lines, $(cut -d' ' -f1 "$work/ours" | sort -u | wc -l) threads)"
+	else
+		fail "$p/calls-and-returns-equal-perf-script" "ours $n lines, perf's $(wc -l <"$work/perf")" \
+			"$(diff "$work/ours" "$work/perf" | head -4 | cut -c1-300)"
+	fi
+done
+
+# JSON lines: the keys chosen, in order; symbols and DSOs beside each address
+r=$work/pgqsort.srb
+if [ -e "$r" ] && "$B/ptrace-read" -f jsonl -F type,tid,comm,pid,from,to,sym,offset,dso,flags,time,seq \
+	--types call "$r" >"$work/j" 2>"$work/err" && python3 - "$work/j" >"$work/out" 2>&1 <<'PY'
+import json, sys
+want = ["type", "tid", "comm", "pid", "from", "from_sym", "from_dso", "to", "to_sym",
+        "to_dso", "flags", "time", "seq"]
+n = 0
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if list(e) != want or e["type"] != "call" or not e["from"].startswith("0x"):
+        sys.exit("keys %s" % list(e))
+    n += 1
+print("%d lines, keys %s" % (n, ",".join(want)))
+sys.exit(0 if n > 100 else 1)
+PY
+then
+	pass "jsonl-keys-in-order ($(cat "$work/out"))"
+else
+	fail "jsonl-keys-in-order" "$(head -c 300 "$work/out" "$work/err" 2>/dev/null)"
+fi
+
+# usage errors: exit 2, the field named
+usage() {
+	local name=$1 pat=$2 rc
+	shift 2
+	"$B/ptrace-read" "$@" >/dev/null 2>"$work/err"
+	rc=$?
+	if [ $rc -eq 2 ] && grep -q -- "$pat" "$work/err"; then
+		pass "usage-$name"
+	else
+		fail "usage-$name" "exit $rc: $(head -2 "$work/err")"
+	fi
+}
+if [ -e "$r" ]; then
+	usage unknown "'cpus' is no field: seq, time" -F time,cpus "$r"
+	usage twice "'tid' is given twice" -F tid,time,tid "$r"
+	usage sym-alone "give from or to too" -F sym,dso "$r"
+	usage offset-without-sym "give sym too" -F from,offset "$r"
+	usage with-a-view "-F chooses the fields of the lines of -f text or jsonl" -f tree -F tid "$r"
+fi
+[ $nfail -eq 0 ]
