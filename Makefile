@@ -17,7 +17,8 @@
 #   make fuzz            libFuzzer targets into build/fuzz/ (clang, ASan, UBSan);
 #                        make fuzz-run FUZZ_TARGET=perf|perf_ref|ring|blockfile|damage
 #                        (tests/fuzz/fuzz.mk)
-#   make install PREFIX=/usr/local DESTDIR=
+#   make install PREFIX=/usr/local DESTDIR=   (make uninstall: the same
+#                        PREFIX and DESTDIR remove it all)
 #   make format          clang-format the sources
 #   V=1                  show the commands
 #
@@ -36,6 +37,9 @@ PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 # for another PREFIX, perf finds it with PERF_EXEC_PATH=$(PREFIX)/lib/perf-core.
 DLFILTERDIR ?= $(PREFIX)/lib/perf-core/dlfilters
 DOCDIR ?= $(PREFIX)/share/doc/ptrace-toolkit
+# the example plugins, where --plugin NAME finds them (cli/pluginpath.h:
+# beside the commands, BINDIR/../lib/strace/plugins)
+PLUGINDIR ?= $(PREFIX)/lib/strace/plugins
 
 # The one version, written in include/strace/version.h.
 VERSION := $(shell sed -n 's/^\#define STRACE_VERSION "\(.*\)"$$/\1/p' include/strace/version.h)
@@ -94,7 +98,7 @@ Q :=
 msg = @:
 else
 Q := @
-msg = @printf '  %-7s %s\n' $(1) $(2);
+msg = @printf '  %-7s %s\n' '$(1)' "$(2)";
 endif
 
 # Filled by the module.mk files.
@@ -196,7 +200,8 @@ bench: deps-test
 	@$(MAKE) --no-print-directory build $(BENCH_BINS) bench-trace
 	@O=$(O) tests/bench/run.sh
 
-# (the example plugins the README names: $(O)/plugins/)
+# (the example plugins the README names: $(O)/plugins/; make install
+# puts them in $(PLUGINDIR))
 DEMO_PLUGINS := $(addprefix $(O)/plugins/,callcount.so latency.so slow.so tee.so)
 demo: deps-test
 	@$(MAKE) --no-print-directory build $(O)/bin/ptsynth $(DEMO_PLUGINS)
@@ -218,12 +223,13 @@ SYSTEM_LIBDIRS := /usr/lib /usr/lib64 /lib /lib64 /usr/lib/x86_64-linux-gnu \
 	/lib/x86_64-linux-gnu
 comma := ,
 PC_RPATH := $(if $(filter $(SYSTEM_LIBDIRS),$(LIBDIR)),,-Wl$(comma)-rpath$(comma)$${libdir} )
-install: build
+install: build $(DEMO_PLUGINS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/strace \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
 		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(DLFILTERDIR) \
-		$(DESTDIR)$(DOCDIR)/examples
+		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(PLUGINDIR)
 	install -m 0755 $(BINS) $(DESTDIR)$(BINDIR)
+	install -m 0755 $(DEMO_PLUGINS) $(DESTDIR)$(PLUGINDIR)
 	install -m 0755 $(O)/lib/libstrace.so.$(VERSION) $(DESTDIR)$(LIBDIR)
 	ln -sf libstrace.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libstrace.so.$(VERSION_MAJOR)
 	ln -sf libstrace.so.$(VERSION_MAJOR) $(DESTDIR)$(LIBDIR)/libstrace.so
@@ -240,6 +246,21 @@ install: build
 	    -e 's|@RPATH@|$(PC_RPATH)|' \
 	    scripts/libstrace.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/libstrace.pc
 
+# Everything install put there, and the folders of ours it leaves empty.
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(BINS))) \
+		$(addprefix $(DESTDIR)$(LIBDIR)/,libstrace.so.$(VERSION) \
+			libstrace.so.$(VERSION_MAJOR) libstrace.so libstrace.a) \
+		$(DESTDIR)$(DLFILTERDIR)/libstrace_dlf.so \
+		$(addprefix $(DESTDIR)$(INCDIR)/strace/,$(notdir $(PUBLIC_HEADERS))) \
+		$(foreach m,$(MANPAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m))) \
+		$(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(USER_DOCS))) \
+		$(DESTDIR)$(DOCDIR)/examples/reader.c $(DESTDIR)$(DOCDIR)/examples/plugin.c \
+		$(addprefix $(DESTDIR)$(PLUGINDIR)/,$(notdir $(DEMO_PLUGINS))) \
+		$(DESTDIR)$(PKGCONFIGDIR)/libstrace.pc
+	rmdir $(DESTDIR)$(INCDIR)/strace $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(PREFIX)/lib/strace 2>/dev/null || true
+
 $(O)/man/%: docs/man/% include/strace/version.h
 	@mkdir -p $(@D)
 	$(Q)$(call man_sed,$<) > $@
@@ -250,5 +271,5 @@ format:
 clean:
 	rm -rf $(O)
 
-.PHONY: all build check check-unit check-e2e check-ring tests bench demo libipt-suite install format clean deps-build deps-test
+.PHONY: all build check check-unit check-e2e check-ring tests bench demo libipt-suite install uninstall format clean deps-build deps-test
 .DELETE_ON_ERROR:

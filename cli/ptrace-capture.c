@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "cli/capture_live.h"
+#include "cli/pluginpath.h"
 #include "cli/ringmsg.h"
 #include "pt_backend/perf/perf.h"
 #include "pt_backend/pipeline/pipeline.h"
@@ -202,8 +203,9 @@ static double now_s(void)
 
 struct ui {
 	int tty, quiet, shown;
-	double t0;
+	double t0, last; /* start; the last progress line */
 	unsigned warnings;
+	struct strace_ring *ring; /* its events counted in the progress line */
 };
 
 static void on_warn(void *arg, const char *msg)
@@ -221,20 +223,40 @@ static void on_warn(void *arg, const char *msg)
 	fprintf(stderr, PROG ": warning: %s\n", msg);
 }
 
+/* The progress line on a terminal, at most 5 times a second (the
+ * decoding threads call this; only the terminal's line is shared):
+ * "[=====     ]  42% 12.3 MB/s, 1.2 M events, 3 s left" */
 static void on_progress(void *arg, uint64_t done, uint64_t total)
 {
 	struct ui *ui = arg;
-	double t = now_s() - ui->t0;
-	if (!ui->tty || ui->quiet || t < 1.0 || !total)
+	double now, t, rate;
+	char bar[41], ev[32] = "";
+
+	if (!ui->tty || ui->quiet || !total)
 		return;
+	now = now_s();
+	t = now - ui->t0;
+	if (t < 1.0 || now - ui->last < 0.2)
+		return;
+	ui->last = now;
 	int pct = (int)(done * 100 / total);
-	char bar[41];
 	int fill = pct * 40 / 100;
 	for (int i = 0; i < 40; i++)
 		bar[i] = i < fill ? '=' : ' ';
 	bar[40] = '\0';
-	fprintf(stderr, "\r[%s] %3d%% %.1f MB/s ", bar, pct,
-		(double)done / t / 1e6);
+	rate = (double)done / t;
+	if (ui->ring) {
+		uint64_t n = strace_ring_committed(ui->ring);
+		if (n >= 1000000)
+			snprintf(ev, sizeof(ev), ", %.1f M events",
+				 (double)n / 1e6);
+		else
+			snprintf(ev, sizeof(ev), ", %llu events",
+				 (unsigned long long)n);
+	}
+	fprintf(stderr, "\r[%s] %3d%% %.1f MB/s%s, %.0f s left ", bar, pct,
+		rate / 1e6, ev,
+		rate > 0 && done < total ? (double)(total - done) / rate : 0.0);
 	ui->shown = 1;
 }
 
@@ -380,8 +402,11 @@ static int plugins_load(struct strace_ring *ring)
 		return 1;
 	}
 	for (int i = 0; i < nplugins; i++) {
-		rc = strace_plugins_load(plugins, plugin_specs[i], msg,
-					 sizeof(msg));
+		char found[PATH_MAX + 1024];
+		rc = strace_plugins_load(plugins,
+					 plugin_spec_find(plugin_specs[i], found,
+							  sizeof(found)),
+					 msg, sizeof(msg));
 		if (rc < 0) {
 			fprintf(stderr, PROG ": %s\n", msg);
 			return rc == -ENOMEM ? 1 : 2;
@@ -963,7 +988,7 @@ static int capture(int argc, char **argv)
 		return partial(quiet, ds.errors, 0);
 	}
 
-	struct ui ui = {isatty(2), quiet, 0, now_s(), 0};
+	struct ui ui = {isatty(2), quiet, 0, now_s(), 0, 0, ring};
 	if (pt) {
 		struct strace_raw_opts ro2 = {
 			.size = sizeof(ro2),

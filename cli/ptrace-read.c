@@ -25,6 +25,7 @@
 #include "control.h"
 #include "fields.h"
 #include "format.h"
+#include "pluginpath.h"
 #include "out.h"
 #include "report_diff.h"
 #include "views.h"
@@ -1280,8 +1281,11 @@ static int setup_plugins(struct rd *d)
 		return EXIT_ERR;
 	}
 	for (int i = 0; i < o->nplugins; i++) {
-		rc = strace_plugins_load(d->plugins, o->plugins[i], msg,
-					 sizeof(msg));
+		char found[PATH_MAX + 1024];
+		rc = strace_plugins_load(d->plugins,
+					 plugin_spec_find(o->plugins[i], found,
+							  sizeof(found)),
+					 msg, sizeof(msg));
 		if (rc < 0) {
 			err("%s", msg);
 			return rc == -ENOMEM ? EXIT_ERR : EXIT_USAGE;

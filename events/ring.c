@@ -1189,6 +1189,11 @@ static void hdr_stat(struct ring_hdr *h, int mode, uint64_t cap,
 				  ((1u << LOCK_PID_BITS) - 1));
 }
 
+uint64_t strace_ring_committed(const struct strace_ring *ring)
+{
+	return atomic_load_explicit(&ring->h->committed, memory_order_acquire);
+}
+
 int strace_ring_stat(struct strace_ring *ring, struct strace_ring_stat *st)
 {
 	uint64_t cap = ring->cap;

@@ -103,8 +103,9 @@ $(eval $(call tool,$(O)/tests/stackfast,tests/stack/stackfast.c tests/stack/stac
 # see tests/corpus/corpus.sh link), made by `make tests`; cached by input
 # hash under $(O)/corpus/traces/, so a rerun only checks the hashes.
 $(O)/corpus/.linked: $(O)/bin/ptsynth tests/corpus/corpus.sh $(wildcard tests/corpus/*.c tests/corpus/*.cpp tests/corpus/*.ml)
-	$(call msg,CORPUS,$(O)/corpus)
+	$(call msg,CORPUS,$(O)/corpus (the corpus programs run in QEMU: minutes the first time and cached after))
 	$(Q)O=$(O) tests/corpus/corpus.sh link
+	$(call msg,CORPUS,$(O)/corpus: $$(ls $(O)/corpus/*.data | wc -l) traces)
 	$(Q)touch $@
 
 TEST_TOOLS += $(O)/corpus/.linked
@@ -149,15 +150,17 @@ BENCH_BINS += $(O)/bench/libdlf_null.so
 #   make bench-trace -> $(O)/bench/bench.data (+ bench.truth, bench.sideband),
 #   $(O)/bench/big.data
 $(O)/bench/bench.data: $(O)/bin/ptsynth tests/corpus/corpus.sh
-	$(call msg,PTSYNTH,$@)
+	$(call msg,PTSYNTH,$@ (sort of 5000 lines in QEMU: about a minute))
 	$(Q)O=$(O) tests/corpus/corpus.sh bench >/dev/null
+	$(call msg,PTSYNTH,$@: $$(du -h $@ | cut -f1))
 
 # ... and the same program on 4x the input (issue 17's "a trace at least
 # 4x bigger": 148M instructions, about six minutes once; no truth)
 #   -> $(O)/bench/big.data (+ big.sideband)
 $(O)/bench/big.data: $(O)/bin/ptsynth tests/corpus/corpus.sh
-	$(call msg,PTSYNTH,$@)
+	$(call msg,PTSYNTH,$@ (sort of 20000 lines in QEMU: about six minutes))
 	$(Q)O=$(O) tests/corpus/corpus.sh bench-big >/dev/null
+	$(call msg,PTSYNTH,$@: $$(du -h $@ | cut -f1))
 
 bench-trace: $(O)/bench/bench.data $(O)/bench/big.data
 

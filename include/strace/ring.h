@@ -132,6 +132,10 @@ struct strace_ring_stat {
 	uint32_t lock_pid;   /* the process holding the ring's lock, 0: free */
 };
 
+/* strace_ring_committed() - the events committed so far (their count
+ * since the ring was made): one atomic load, from any thread. */
+uint64_t strace_ring_committed(const struct strace_ring *ring);
+
 /* strace_ring_stat() - snapshot of the header; checks liveness of pids. */
 int strace_ring_stat(struct strace_ring *ring, struct strace_ring_stat *st);
 

@@ -69,6 +69,22 @@ check man-pages $ok
 [ -x "$libdir/perf-core/dlfilters/libstrace_dlf.so" ]
 check dlfilter-place $? "lib/perf-core/dlfilters/libstrace_dlf.so"
 
+ok=0
+for p in callcount latency slow tee; do
+	[ -x "$libdir/strace/plugins/$p.so" ] || ok=1
+done
+check example-plugins $ok "$(ls "$libdir/strace/plugins" 2>/dev/null | tr '\n' ' ')"
+
+# --plugin NAME: the installed commands find the installed plugins (from
+# any directory), by name and by file name, with their arguments
+"$root/bin/ptrace-read" --generate 2000 -o "$work/plug.srb" >/dev/null 2>&1
+(cd / && "$root/bin/ptrace-read" -f none --plugin callcount "$work/plug.srb") >"$work/plug.out" 2>&1
+rc1=$?
+(cd / && "$root/bin/ptrace-read" -f none --plugin latency.so:sym=compute "$work/plug.srb") >"$work/plug2.out" 2>&1
+rc2=$?
+[ $rc1 -eq 0 ] && grep -q "parse_args" "$work/plug.out" && [ $rc2 -eq 0 ] && [ -s "$work/plug2.out" ]
+check plugin-by-name $? "--plugin callcount, --plugin latency.so:sym=compute: $(head -c 120 "$work/plug.out" | tr '\n' ' ')"
+
 # --- the library exports its API and nothing else --------------------------
 # every function the installed headers declare (not the static inline ones,
 # nor what a plugin exports: strace/plugin.h declares its init and fini)
@@ -254,6 +270,16 @@ if command -v perf >/dev/null; then
 	check perf-runs-dlfilter-by-name $? "--dlfilter libstrace_dlf.so: $n calls, ptrace-capture $ncalls"
 else
 	say "SKIP: install/perf-dlfilter (no perf)"
+fi
+
+# --- make uninstall removes what make install put there ----------------------
+if make -s --no-print-directory O="$O" DESTDIR="$dest" PREFIX=$prefix uninstall \
+	>"$work/uninstall.log" 2>&1; then
+	left=$(find "$dest" -type f -o -type l | sed "s|^$dest||")
+	[ -z "$left" ]
+	check uninstall-removes-all $? "${left:-nothing left}"
+else
+	check uninstall-removes-all 1 "$(tail -3 "$work/uninstall.log")"
 fi
 
 [ $fails -eq 0 ]

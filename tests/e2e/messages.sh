@@ -167,4 +167,23 @@ else
 	fail makefile-no-pkg-config-when-read "called: $(cat "$work/pkg-config.log")"
 fi
 
+# the progress line on a terminal: done, speed, events so far, time left
+# (the decode held back by a slow reader of a small lossless ring, so
+# that it lasts past the line's first second)
+if command -v script >/dev/null; then
+	rm -f "$work/prog.srb"
+	script -qec "'$cap' --mode lossless --capacity 4096 --wait-readers 1 -i '$top/$O/corpus/exceptions.data' -o '$work/prog.srb'" \
+		/dev/null >"$work/prog.out" 2>&1 &
+	spid=$!
+	"$rd" --follow --timeout 20000 "$work/prog.srb" 2>/dev/null | { sleep 1.5; cat >/dev/null; }
+	wait $spid
+	if tr '\r' '\n' <"$work/prog.out" | grep -qE '^\[=+ *\] +[0-9]+% [0-9.]+ MB/s, [0-9]+ events, [0-9]+ s left'; then
+		pass "progress-line ($(tr '\r' '\n' <"$work/prog.out" | grep -E 'events, [0-9]+ s left' | tail -1 | sed 's/^.*\] *//'))"
+	else
+		fail progress-line "$(tr '\r' '\n' <"$work/prog.out" | head -5)"
+	fi
+else
+	echo "SKIP: messages/progress-line (script(1) is needed for a terminal)"
+fi
+
 [ $fails -eq 0 ]
