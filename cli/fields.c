@@ -3,6 +3,7 @@
  * cli/fields.c - ptrace-read -F/--fields (fields.h).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fields.h"
@@ -13,6 +14,7 @@ static const char *const field_name[FLD_COUNT] = {
 	[FLD_PID] = "pid",   [FLD_COMM] = "comm",     [FLD_TYPE] = "type",
 	[FLD_FROM] = "from", [FLD_TO] = "to",         [FLD_SYM] = "sym",
 	[FLD_OFFSET] = "offset", [FLD_DSO] = "dso",   [FLD_FLAGS] = "flags",
+	[FLD_CPU] = "cpu",
 };
 
 /* what an address shows besides itself */
@@ -33,7 +35,8 @@ int fields_parse(struct fields *fl, const char *spec, char *err, size_t len)
 		if (i == FLD_COUNT) {
 			snprintf(err, len,
 				 "'%.*s' is no field: seq, time, tid, pid, "
-				 "comm, type, from, to, sym, offset, dso, flags",
+				 "comm, cpu, type, from, to, sym, offset, dso, "
+				 "flags",
 				 (int)n, s);
 			return -1;
 		}
@@ -155,6 +158,61 @@ static char *put_addr_parts(const struct fields *fl,
 	return p;
 }
 
+/* --- the threads' CPUs ---------------------------------------------------- */
+
+static size_t cpu_slot(const struct fields *fl, uint32_t tid)
+{
+	size_t i = (size_t)(tid * 0x9e3779b1u) & (fl->cpucap - 1);
+
+	while (fl->cpus[i] && (uint32_t)(fl->cpus[i] >> 32) != tid + 1)
+		i = (i + 1) & (fl->cpucap - 1);
+	return i;
+}
+
+void fields_see(struct fields *fl, const struct strace_event *e)
+{
+	size_t i;
+
+	if (e->type != STRACE_EV_CPU || !(fl->mask & 1u << FLD_CPU) ||
+	    e->tid == UINT32_MAX || e->a >= UINT32_MAX)
+		return;
+	if (2 * (fl->ncpus + 1) > fl->cpucap) {
+		size_t cap = fl->cpucap ? 2 * fl->cpucap : 64;
+		uint64_t *old = fl->cpus, *v = calloc(cap, sizeof(*v));
+		size_t oldcap = fl->cpucap;
+		if (!v)
+			return; /* (the CPU then shows as not known) */
+		fl->cpus = v;
+		fl->cpucap = cap;
+		for (size_t k = 0; k < oldcap; k++)
+			if (old[k])
+				fl->cpus[cpu_slot(fl, (uint32_t)(old[k] >> 32) -
+							      1)] = old[k];
+		free(old);
+	}
+	i = cpu_slot(fl, e->tid);
+	fl->ncpus += !fl->cpus[i];
+	fl->cpus[i] = (uint64_t)(e->tid + 1) << 32 | (uint32_t)e->a;
+}
+
+/* the CPU thread tid last ran on, or -1 */
+static long cpu_of(const struct fields *fl, uint32_t tid)
+{
+	size_t i;
+
+	if (!fl->cpucap || tid == UINT32_MAX)
+		return -1;
+	i = cpu_slot(fl, tid);
+	return fl->cpus[i] ? (long)(uint32_t)fl->cpus[i] : -1;
+}
+
+void fields_fini(struct fields *fl)
+{
+	free(fl->cpus);
+	fl->cpus = NULL;
+	fl->ncpus = fl->cpucap = 0;
+}
+
 static uint32_t pid_of(struct strace_names *names, uint32_t tid)
 {
 	const struct strace_name *t = names ? strace_names_thread(names, tid)
@@ -217,6 +275,12 @@ char *fields_text(const struct fields *fl, struct strace_names *names,
 		case FLD_FLAGS:
 			p = fmt_put_hex(p, e->flags);
 			break;
+		case FLD_CPU: {
+			long cpu = cpu_of(fl, e->tid);
+			p += cpu < 0 ? sprintf(p, "[-]")
+				     : sprintf(p, "[%03ld]", cpu);
+			break;
+		}
 		}
 	}
 	*p++ = '\n';
@@ -286,6 +350,16 @@ char *fields_json(const struct fields *fl, struct strace_names *names,
 		case FLD_FLAGS:
 			p = fmt_put_u64(p, e->flags);
 			break;
+		case FLD_CPU: {
+			long cpu = cpu_of(fl, e->tid);
+			if (cpu < 0) {
+				memcpy(p, "null", 4);
+				p += 4;
+			} else {
+				p = fmt_put_u64(p, (uint64_t)cpu);
+			}
+			break;
+		}
 		}
 	}
 	memcpy(p, "}\n", 2);

@@ -6,8 +6,9 @@
  *
  * Text: the fields separated by blanks; an address as perf script writes
  * it (hex without 0x), then its symbol (sym, +0xOFF with offset) and its
- * DSO in parentheses (dso), with "=>" between from and to. JSON: one
- * object per line with the chosen keys. The slow path beside cli/format.c
+ * DSO in parentheses (dso), with "=>" between from and to; the CPU as
+ * perf writes it ("[002]"), from the thread's last cpu event ("[-]"
+ * before one). JSON: one object per line with the chosen keys. The slow path beside cli/format.c
  * (one event at a time, names looked up each time): what a person asks
  * for by hand.
  */
@@ -33,6 +34,7 @@ enum fields_id {
 	FLD_OFFSET,
 	FLD_DSO,
 	FLD_FLAGS,
+	FLD_CPU,
 	FLD_COUNT
 };
 
@@ -40,6 +42,10 @@ struct fields {
 	uint8_t order[FLD_COUNT]; /* the fields to print, in order */
 	unsigned n;
 	uint32_t mask; /* 1 << each field chosen */
+	/* cpu: each thread's CPU, from its cpu events (open addressing by
+	 * tid: tid + 1 << 32 | cpu; 0 empty) */
+	uint64_t *cpus;
+	size_t ncpus, cpucap;
 };
 
 /* The most one line takes: names of FMT_NAME_MAX bytes escaped, numbers. */
@@ -55,11 +61,17 @@ int fields_parse(struct fields *fl, const char *spec, char *err, size_t len);
 /*
  * fields_text() / fields_json() - the line of event e (number seq) at p,
  * names from names (may be NULL: addresses only); at most
- * FIELDS_LINE_MAX bytes. Returns the end of the line (after '\n').
+ * FIELDS_LINE_MAX bytes. Every event of the ring goes through
+ * fields_see() first (the CPUs of the threads), shown or not.
+ * Returns the end of the line (after '\n').
  */
+void fields_see(struct fields *fl, const struct strace_event *e);
 char *fields_text(const struct fields *fl, struct strace_names *names,
 		  char *p, const struct strace_event *e, uint64_t seq);
 char *fields_json(const struct fields *fl, struct strace_names *names,
 		  char *p, const struct strace_event *e, uint64_t seq);
+
+/* fields_fini() - free what fields_see() kept. */
+void fields_fini(struct fields *fl);
 
 #endif /* CLI_FIELDS_H */

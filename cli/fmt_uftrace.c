@@ -1461,7 +1461,20 @@ static int write_meta(struct view *v, struct uft *u, struct mod *m, size_t n,
 		/* TASK_SESSION, SYM_REL_ADDR, MAX_STACK; EVENT */
 		uint64_t feat = 1u << 1 | 1u << 5 | 1u << 6 |
 				(u->nev ? 1u << 7 : 0);
-		uint64_t mask = 1u << 0 | 1u << 3 | 1u << 4 | 1u << 7 |
+		/* what the recording said of where it was made */
+		const struct strace_name *cmd = NULL, *host = NULL, *rel = NULL,
+					 *cpus = NULL, *desc = NULL;
+		if (nm) {
+			cmd = strace_names_info(nm, STRACE_INFO_CMDLINE);
+			host = strace_names_info(nm, STRACE_INFO_HOSTNAME);
+			rel = strace_names_info(nm, STRACE_INFO_OSRELEASE);
+			cpus = strace_names_info(nm, STRACE_INFO_NRCPUS);
+			desc = strace_names_info(nm, STRACE_INFO_CPUDESC);
+		}
+		/* (osinfo 6 only when the recording said; cmdline always:
+		 * uftrace dump --chrome writes invalid JSON without one) */
+		uint64_t mask = 1u << 0 | 1u << 3 | 1u << 4 |
+				(host || rel ? 1u << 6 : 0) | 1u << 7 |
 				1u << 11 | 1u << 12 | 1u << 13;
 		uint32_t version = 4;
 		uint16_t hsize = 40, max_stack = UFT_DEPTH_FIELD;
@@ -1488,9 +1501,33 @@ static int write_meta(struct view *v, struct uft *u, struct mod *m, size_t n,
 		memcpy(h + 32, &max_stack, 2);
 		sb_add(&info, (const char *)h, sizeof(h));
 		sb_printf(&info, "exename:%s\n", ns ? s[0].exe : "unknown");
-		sb_printf(&info, "cmdline:%s -f uftrace -o %s\n", PROG, u->dir);
-		sb_str(&info, "cpuinfo:lines=1\n"
-			      "cpuinfo:desc=x86-64, traced with Intel PT\n");
+		if (cmd)
+			sb_printf(&info, "cmdline:%.*s\n", (int)cmd->len,
+				  cmd->str);
+		else
+			sb_str(&info, "cmdline:(the recording did not say)\n");
+		if (cpus)
+			sb_printf(&info,
+				  "cpuinfo:lines=2\ncpuinfo:nr_cpus=%u / %u "
+				  "(online/possible)\n",
+				  (unsigned)(cpus->aux >> 32),
+				  (unsigned)(cpus->aux & 0xffffffffu));
+		else
+			sb_str(&info, "cpuinfo:lines=1\n");
+		if (desc)
+			sb_printf(&info, "cpuinfo:desc=%.*s, traced with Intel PT\n",
+				  (int)desc->len, desc->str);
+		else
+			sb_str(&info, "cpuinfo:desc=x86-64, traced with Intel PT\n");
+		if (host || rel)
+			sb_printf(&info,
+				  "osinfo:lines=3\nosinfo:kernel=Linux %.*s\n"
+				  "osinfo:hostname=%.*s\n"
+				  "osinfo:distro=\"unknown\"\n",
+				  rel ? (int)rel->len : 7,
+				  rel ? rel->str : "unknown",
+				  host ? (int)host->len : 7,
+				  host ? host->str : "unknown");
 		sb_printf(&info, "taskinfo:lines=2\ntaskinfo:nr_tid=%zu\n"
 				 "taskinfo:tids=",
 			  nth);

@@ -188,7 +188,7 @@ static const char help_text[] =
 	"  --no-comm          do not show thread names\n"
 	"  -F, --fields LIST  text and jsonl: these fields, in this order\n"
 	"                     (as perf script -F): seq, time, tid, pid, comm,\n"
-	"                     type, from, to, sym, offset, dso, flags\n"
+	"                     cpu, type, from, to, sym, offset, dso, flags\n"
 	"  --plugin FILE.so[:ARG,...]\n"
 	"                     hand every event the filters keep to this\n"
 	"                     plugin (repeatable; -f none: no other output;\n"
@@ -377,6 +377,8 @@ struct rd {
 	int started;
 	uint64_t ring_lost;  /* events lost by writers (lost events in the ring) */
 	uint64_t seen;       /* the types of the batch (count_ring_losses) */
+	/* -F: o->fields with the threads' CPUs (fields_see()) */
+	struct fields fields;
 	/* read-side filters (--time, --tid, --sym, ...): NULL when none */
 	struct strace_filter *filt;
 	struct strace_stack *fstack; /* the stacks --sym / --no-sym need */
@@ -524,6 +526,8 @@ static int show_filtered(struct rd *d, const struct strace_event *ev,
 
 	for (size_t i = 0; i < n; i++) {
 		const struct strace_event *e = &ev[i];
+		if (d->fields.n)
+			fields_see(&d->fields, e);
 		if (!filter_keeps(d, e) || !fmt_wanted(&d->flt, e->type)) {
 			plugins_run(d, ev, run, i);
 			run = i + 1;
@@ -531,15 +535,15 @@ static int show_filtered(struct rd *d, const struct strace_event *ev,
 		}
 		switch (d->o->format) {
 		case FMT_TEXT:
-			o->p = d->o->fields.n
-				       ? fields_text(&d->o->fields, d->names,
+			o->p = d->fields.n
+				       ? fields_text(&d->fields, d->names,
 						     o->p, e, seq + i)
 				       : fmt_text_event(&d->fmt, o->p, e,
 							seq + i);
 			break;
 		case FMT_JSONL:
-			o->p = d->o->fields.n
-				       ? fields_json(&d->o->fields, d->names,
+			o->p = d->fields.n
+				       ? fields_json(&d->fields, d->names,
 						     o->p, e, seq + i)
 				       : fmt_json_event(&d->fmt, o->p, e,
 							seq + i);
@@ -574,7 +578,7 @@ static int show_events(struct rd *d, const struct strace_event *ev, size_t n,
 		plugins_feed(d, ev, n);
 		return view_feed(d->view, ev, n, d->seen) == 0 ? 0 : -1;
 	}
-	if (d->filt || d->o->fields.n)
+	if (d->filt || d->fields.n)
 		return show_filtered(d, ev, n, seq);
 	plugins_feed(d, ev, n);
 	switch (d->o->format) {
@@ -1319,6 +1323,7 @@ static int cmd_read(const struct opts *o, const char *path,
 
 	memset(&d, 0, sizeof(d));
 	d.o = o;
+	d.fields = o->fields;
 	d.seen = ~0ull; /* (until a batch is counted) */
 	d.path = path;
 
@@ -1546,6 +1551,7 @@ out_ring:
 	view_free(d.view);
 	strace_stack_free(d.fstack);
 	strace_filter_free(d.filt);
+	fields_fini(&d.fields);
 	fmt_cleanup(&d.fmt);
 	strace_names_free(d.names);
 	free(d.copy);

@@ -75,6 +75,7 @@ struct thr {
 	uint64_t last_to;    /* where the last branch went */
 	uint32_t last_sym;   /* its symbol */
 	uint64_t last_time;
+	uint32_t cpu1; /* the CPU of its last sample + 1; 0: none */
 	/* times between perf's: the instructions the thread ran (from the
 	 * block summaries of the continuity check; a branch counts one
 	 * where its path is not known), and its spreader */
@@ -1291,6 +1292,14 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 	if (unlikely(!t))
 		return d->err ? d->err : -ENOMEM;
 	t->last_time = s->time;
+	if (unlikely(s->cpu1 && s->cpu1 != t->cpu1)) {
+		/* the thread runs on another CPU from here */
+		t->cpu1 = s->cpu1;
+		if (want(d, STRACE_EV_CPU) &&
+		    (rc = put_thr(d, t, STRACE_EV_CPU, 0, s->time,
+				  s->cpu1 - 1, 0)) < 0)
+			return rc;
+	}
 	if (unlikely(f & DLF_FLAG_TRACE_BEGIN) && h->comm) {
 		const char *c = h->comm(ctx);
 		if (c && t->comm && strcmp(c, t->comm) != 0 &&

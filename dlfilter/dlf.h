@@ -109,6 +109,7 @@ struct strace_dlf_sample {
 	uint64_t time; /* perf time, ns */
 	uint32_t pid, tid;
 	uint32_t flags; /* DLF_FLAG_* (perf's PERF_DLFILTER_FLAG_*) */
+	uint32_t cpu1;  /* the CPU + 1; 0: not known (a per-thread buffer) */
 };
 
 struct strace_dlf_stats {

@@ -293,6 +293,7 @@ static int work(struct state *st, const struct perf_dlfilter_sample *sample,
 	s.pid = (uint32_t)LOAD(sample->pid);
 	s.tid = (uint32_t)LOAD(sample->tid);
 	s.flags = LOAD(sample->flags);
+	s.cpu1 = LOAD(sample->cpu) >= 0 ? (uint32_t)LOAD(sample->cpu) + 1 : 0;
 	rc = strace_dlf_sample(st->d, &s, &host, ctx);
 	if (rc < 0) {
 		fprintf(stderr, PROG ": cannot write to the ring %s: %s\n",

@@ -158,3 +158,12 @@ int strace_writer_name_dso_base(struct strace_writer *w,
 	return name_once(w, set, start | 1ull << 62, STRACE_NAME_DSO_BASE,
 			 start, vaddr, "elf");
 }
+
+int strace_writer_name_info(struct strace_writer *w, enum strace_info what,
+			    uint64_t aux, const char *value)
+{
+	int rc = name_once(w, NULL, 0, STRACE_NAME_INFO, (uint64_t)what, aux,
+			   value);
+
+	return rc < 0 ? rc : 0;
+}

@@ -51,6 +51,7 @@ struct strace_names {
 	struct map syssites, sysnr;
 	/* DSO starts -> their base entries (aux: the ELF address there) */
 	struct map dsobase;
+	struct map info; /* enum strace_info -> its last entry */
 	uint64_t gen;
 	int corrupt;
 	/* the last thread looked up: events come in runs of one thread */
@@ -86,6 +87,7 @@ void strace_names_free(struct strace_names *n)
 	free(n->syssites.slots);
 	free(n->sysnr.slots);
 	free(n->dsobase.slots);
+	free(n->info.slots);
 	free(n);
 }
 
@@ -289,6 +291,10 @@ int strace_names_update(struct strace_names *n)
 				if (s.len)
 					rc = range_add(&n->aliases, e);
 				break;
+			case STRACE_NAME_INFO:
+				if (s.key && s.key < 256)
+					rc = map_put(&n->info, s.key, e, 1);
+				break;
 			case STRACE_EV_SYSCALL:
 				/* one entry per number: sites share it */
 				if (s.aux >= 1u << 20 || !s.len)
@@ -338,6 +344,12 @@ const struct strace_name *strace_names_dso(struct strace_names *n,
 					   uint64_t addr)
 {
 	return range_find(&n->dsos, addr);
+}
+
+const struct strace_name *strace_names_info(struct strace_names *n,
+					    unsigned what)
+{
+	return what ? map_get(&n->info, what) : NULL;
 }
 
 uint64_t strace_names_dso_offset(struct strace_names *n,

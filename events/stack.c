@@ -1032,7 +1032,8 @@ static __attribute__((noinline)) void event(struct strace_stack *s,
 			gap(s, &s->t[i]);
 		return;
 	}
-	if (type == STRACE_EV_PAD || type >= STRACE_EV_MAX ||
+	if (type == STRACE_EV_PAD || type == STRACE_EV_CPU ||
+	    type >= STRACE_EV_MAX ||
 	    (type >= STRACE_EV_PROCESS && type <= STRACE_EV_SYMBOL &&
 	     type != STRACE_EV_THREAD_EXIT))
 		return;

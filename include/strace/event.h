@@ -81,6 +81,8 @@ enum strace_family {
 	  "tracing (re)starts at ip; reason says why")                                \
 	X(TRACE_END, 2, "trace_end", CONTROL, "ip", ADDR, "reason", REASON,         \
 	  "tracing stops after ip (last known address); reason says why")             \
+	X(CPU, 3, "cpu", CONTROL, "cpu", DEC, "", NONE,                              \
+	  "the thread's next events ran on CPU cpu (until its next cpu event)")      \
 	X(CALL, 16, "call", FLOW, "from", ADDR, "to", ADDR,                          \
 	  "call instruction at from entered to")                                      \
 	X(RETURN, 17, "return", FLOW, "from", ADDR, "to", ADDR,                      \

@@ -138,6 +138,15 @@ const struct strace_name *strace_names_process(struct strace_names *n,
 					       uint32_t pid);
 
 /*
+ * strace_names_info() - what the recording said of where it was made
+ * (strace_writer_name_info(): what is an enum strace_info of
+ * strace/ring.h): its last entry of kind STRACE_NAME_INFO, key what; str
+ * the value, aux as the enum says. NULL when it said nothing of it.
+ */
+const struct strace_name *strace_names_info(struct strace_names *n,
+					    unsigned what);
+
+/*
  * strace_names_at() - the entry at string-table offset off (the STR
  * operand of a definition event), or NULL when there is none (yet): a
  * reader never trusts an offset read from an event.

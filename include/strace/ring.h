@@ -586,6 +586,30 @@ int strace_writer_name_dso_base(struct strace_writer *w,
 int strace_writer_name_alias(struct strace_writer *w, uint64_t start,
 			     const char *name);
 
+/* The string-table kind of what a recording says about where it was
+ * made: key an enum strace_info (no event type has it). */
+#define STRACE_NAME_INFO 55
+
+enum strace_info {
+	STRACE_INFO_HOSTNAME = 1, /* the machine's name */
+	STRACE_INFO_OSRELEASE,    /* the kernel's release ("6.1.0-18-amd64") */
+	STRACE_INFO_CMDLINE,      /* the command that recorded, as typed
+				   * ("perf record -e intel_pt//u ./prog") */
+	STRACE_INFO_NRCPUS,       /* aux: CPUs online << 32 | available */
+	STRACE_INFO_CPUDESC,      /* the processor ("Intel(R) Xeon(R) ...") */
+};
+
+/*
+ * strace_writer_name_info() - say something about where the trace was
+ * recorded: a string-table entry of kind STRACE_NAME_INFO (key what,
+ * aux and value as enum strace_info says), no event; a reader takes the
+ * last one of each key (strace_names_info()). Write them once, before the
+ * events.
+ * Returns 0, -ENOMEM, or -STRACE_E_FULL if the string table is full.
+ */
+int strace_writer_name_info(struct strace_writer *w, enum strace_info what,
+			    uint64_t aux, const char *value);
+
 /* --- readers ----------------------------------------------------------- */
 
 struct strace_reader;

@@ -471,26 +471,100 @@ static int vdso_cached(struct ctx *c, char *buf, size_t len)
 /* c->cpu: the processor perf recorded on (the CPUID header, a perf string
  * "GenuineIntel,6,85,4"); it chooses the errata workarounds. Without one
  * (or one we cannot read), the cpu stays unknown. */
+/* The k-th perf string of feature feat's payload at p (size bytes: u32
+ * len, then len bytes, NUL-padded), NUL-terminated in buf (cut to len
+ * bytes). Returns 1, or 0 when the payload has no such string. */
+static int perf_string(const uint8_t *p, uint64_t size, unsigned k, char *buf,
+		       size_t len)
+{
+	uint32_t n;
+
+	for (;;) {
+		if (size < 4)
+			return 0;
+		memcpy(&n, p, 4);
+		if (n > size - 4)
+			return 0;
+		if (!k--)
+			break;
+		p += 4 + n;
+		size -= 4 + (uint64_t)n;
+	}
+	n = (uint32_t)strnlen((const char *)p + 4, n);
+	if (n >= len)
+		n = (uint32_t)len - 1;
+	memcpy(buf, p + 4, n);
+	buf[n] = 0;
+	return 1;
+}
+
 static void find_cpu(struct ctx *c)
 {
 	const uint8_t *feat;
 	uint64_t size;
-	uint32_t len;
 	char buf[128];
 
 	memset(&c->cpu, 0, sizeof(c->cpu));
 	if (strace_perf_feature(&c->perf, PFMT_FEAT_CPUID, &feat, &size) != 1 ||
-	    size < 4)
+	    !perf_string(feat, size, 0, buf, sizeof(buf)))
 		return;
-	memcpy(&len, feat, 4);
-	if (len > size - 4)
-		len = (uint32_t)(size - 4);
-	if (len >= sizeof(buf))
-		len = sizeof(buf) - 1;
-	memcpy(buf, feat + 4, len);
-	buf[len] = 0;
 	if (strace_pt_cpu_parse(buf, &c->cpu) < 0)
 		memset(&c->cpu, 0, sizeof(c->cpu));
+}
+
+/* What the recording's header says of where it was made, into the ring
+ * (strace_writer_name_info()): its host, kernel, processor, CPUs and
+ * perf's command line (the words joined by blanks). */
+static int write_info(struct ctx *c, struct strace_writer *w)
+{
+	static const struct {
+		unsigned feat, what;
+	} strs[] = {{PFMT_FEAT_HOSTNAME, STRACE_INFO_HOSTNAME},
+		    {PFMT_FEAT_OSRELEASE, STRACE_INFO_OSRELEASE},
+		    {PFMT_FEAT_CPUDESC, STRACE_INFO_CPUDESC}};
+	const uint8_t *feat;
+	uint64_t size;
+	char buf[4096], word[1024];
+	int rc = 0;
+
+	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]) && rc >= 0; i++)
+		if (strace_perf_feature(&c->perf, strs[i].feat, &feat, &size) ==
+			    1 &&
+		    perf_string(feat, size, 0, buf, sizeof(buf)) && buf[0])
+			rc = strace_writer_name_info(w, strs[i].what, 0, buf);
+	if (rc >= 0 &&
+	    strace_perf_feature(&c->perf, PFMT_FEAT_NRCPUS, &feat, &size) ==
+		    1 &&
+	    size >= 8) {
+		uint32_t avail, online;
+		memcpy(&avail, feat, 4);
+		memcpy(&online, feat + 4, 4);
+		rc = strace_writer_name_info(w, STRACE_INFO_NRCPUS,
+					     (uint64_t)online << 32 | avail,
+					     "cpus");
+	}
+	/* CMDLINE: u32 nr, then nr perf strings */
+	if (rc >= 0 &&
+	    strace_perf_feature(&c->perf, PFMT_FEAT_CMDLINE, &feat, &size) ==
+		    1 &&
+	    size >= 4) {
+		size_t used = 0;
+		buf[0] = 0;
+		for (unsigned k = 0;
+		     perf_string(feat + 4, size - 4, k, word, sizeof(word)); k++) {
+			size_t n = strlen(word);
+			if (used + n + 2 > sizeof(buf))
+				break;
+			if (used)
+				buf[used++] = ' ';
+			memcpy(buf + used, word, n + 1);
+			used += n;
+		}
+		if (used)
+			rc = strace_writer_name_info(w, STRACE_INFO_CMDLINE, 0,
+						     buf);
+	}
+	return rc;
 }
 
 /* A walker's options for thread tid of this recording: what every
@@ -1245,24 +1319,34 @@ enum { T_NEW, T_RUNNING, T_SYSCALL, T_OFF };
 struct tstate {
 	uint32_t tid;
 	int state;
+	uint32_t cpu; /* the CPU of its last event, + 1 (0: none yet) */
 };
 struct tstates {
 	struct tstate *v;
 	size_t n, cap;
 };
 
-static int thread_resumes(struct tstates *ts, struct strace_event *e)
+/* e of thread e->tid, from cpu's stream (UINT32_MAX: not known), as its
+ * thread resumes there. Returns 1 when the thread's CPU changed (a cpu
+ * event goes before e), 0, or -ENOMEM. */
+static int thread_resumes(struct tstates *ts, struct strace_event *e,
+			  uint32_t cpu)
 {
 	struct tstate *t = NULL;
+	int moved = 0;
 
 	for (size_t i = 0; i < ts->n && !t; i++)
 		if (ts->v[i].tid == e->tid)
 			t = &ts->v[i];
 	if (!t) {
-		struct tstate nt = {e->tid, T_NEW};
+		struct tstate nt = {e->tid, T_NEW, 0};
 		if (VEC_PUSH(*ts, nt))
 			return -ENOMEM;
 		t = &ts->v[ts->n - 1];
+	}
+	if (cpu != UINT32_MAX && t->cpu != cpu + 1) {
+		t->cpu = cpu + 1;
+		moved = 1;
 	}
 	switch (e->type) {
 	case STRACE_EV_SYSCALL:
@@ -1296,7 +1380,7 @@ static int thread_resumes(struct tstates *ts, struct strace_event *e)
 	default:
 		break;
 	}
-	return 0;
+	return moved;
 }
 
 static size_t cpu_piece(const struct ctx *c)
@@ -1705,7 +1789,14 @@ static int decode_percpu(struct ctx *c)
 		if (c->perf.has_time && e->time)
 			rc = emit_exits(c, s, &xat, e->time - 1);
 		if (rc >= 0)
-			rc = thread_resumes(&ts, e);
+			rc = thread_resumes(&ts, e, best->q->cpu);
+		if (rc > 0 && (!o->tid || e->tid == o->tid)) {
+			/* the thread runs on another CPU from here */
+			struct strace_event ce_ev = {STRACE_EV_CPU, 0, e->tid,
+						     e->time, best->q->cpu,
+						     0};
+			rc = strace_sink_emit(s, &ce_ev);
+		}
 		if (rc >= 0 && (!o->tid || e->tid == o->tid))
 			rc = strace_sink_emit(s, e);
 	}
@@ -1797,6 +1888,7 @@ static int define_names(struct ctx *c, struct strace_writer **out)
 	if (rc < 0)
 		return rc;
 	*out = w;
+	rc = write_info(c, w);
 	for (size_t i = 0; i < c->defs.n && rc >= 0; i++) {
 		const struct def *d = &c->defs.v[i];
 		struct strace_definition sd = {d->type, d->tid, 0, d->a,

@@ -3,8 +3,10 @@
 # on the same perf.data: the calls and returns of corpus traces (decoded
 # with perf's names, --names perf) as "tid from sym+off (dso) => to
 # sym+off (dso)" equal perf script -F tid,ip,sym,symoff,dso,addr line by
-# line (per thread, in order); JSON lines carry the chosen keys in the
-# order given; bad lists are usage errors naming the field.
+# line (per thread, in order); on a per-CPU recording, with their CPU
+# (cpu events), from ptrace-capture and from the dlfilter; JSON lines
+# carry the chosen keys in the order given; bad lists are usage errors
+# naming the field.
 set -u
 O=${O:-build}
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -46,6 +48,40 @@ for p in pgqsort threads exceptions; do
 			"$(diff "$work/ours" "$work/perf" | head -4 | cut -c1-300)"
 	fi
 done
+
+# cpu: a per-CPU recording's events carry their CPU (cpu events where a
+# thread moves), from ptrace-capture and from the dlfilter: -F
+# tid,cpu,... equals perf script -F tid,cpu,... line by line
+data=$O/corpus/threads-percpu.data
+lib=$O/lib/libstrace_dlf.so
+if [ -e "$data" ] && command -v perf >/dev/null; then
+	. tests/e2e/perfdl.inc
+	perf script -i "$data" --itrace=b -F tid,cpu,ip,sym,symoff,dso,addr,flags 2>/dev/null |
+		awk '$3 == "call" || $3 == "return"' |
+		sed -E 's/^ *([0-9]+) +(\[[0-9]+\]) +(call|return) +/\1 \2 /' | tr -s ' ' |
+		sort -s -k1,1n >"$work/perf.cpu"
+	"$B/ptrace-capture" -q --names perf -i "$data" -o "$work/pc.srb" 2>"$work/err"
+	(cd "$work" && perfdl script -i "$top/$data" --itrace=b --dlfilter "$top/$lib" \
+		--dlarg ring="$work/dl.srb" --dlarg names=perf >/dev/null 2>"$work/dl.err")
+	for who in pc dl; do
+		"$B/ptrace-read" -F tid,cpu,from,sym,offset,dso,to --types call,return "$work/$who.srb" 2>/dev/null |
+			tr -s ' ' | sort -s -k1,1n >"$work/$who.cpu"
+		n=$(wc -l <"$work/$who.cpu")
+		moves=$("$B/ptrace-read" --types cpu "$work/$who.srb" 2>/dev/null | wc -l)
+		if [ "$n" -gt 100 ] && [ "$moves" -gt 1 ] && cmp -s "$work/$who.cpu" "$work/perf.cpu"; then
+			pass "percpu/$who-cpu-equals-perf-script ($n calls and returns, $moves cpu events, CPUs $(grep -o '\[[0-9]*\]' "$work/$who.cpu" | sort -u | tr -d '\n'))"
+		else
+			fail "percpu/$who-cpu-equals-perf-script" "$n lines, $moves cpu events" \
+				"$(diff "$work/$who.cpu" "$work/perf.cpu" | head -4 | cut -c1-200)" "$(head -c 300 "$work/dl.err")"
+		fi
+	done
+	# a per-thread recording: no CPU (perf's is -1 there too)
+	if "$B/ptrace-read" -F cpu,type --types call "$work/threads.srb" 2>/dev/null | grep -qv '^\[-\] '; then
+		fail "per-thread-cpu-not-known" "$("$B/ptrace-read" -F cpu,type --types call "$work/threads.srb" | sort | uniq -c | head -3)"
+	else
+		pass "per-thread-cpu-not-known ([-])"
+	fi
+fi
 
 # JSON lines: the keys chosen, in order; symbols and DSOs beside each address
 r=$work/pgqsort.srb

@@ -2468,6 +2468,36 @@ static const char *comm_of(const char *path)
 	return b ? b + 1 : path;
 }
 
+/* The CMDLINE feature's words, as perf writes its own: "ptsynth", the
+ * program and its arguments, each cut to its file name (a trace is the
+ * same bytes whatever the checkout's path) */
+static const char *cmd_words[64];
+static int cmd_nwords;
+
+static void write_cmdline(struct strace_perfw *w)
+{
+	uint8_t buf[8192];
+	uint32_t nr = (uint32_t)cmd_nwords;
+	size_t at = 4;
+
+	memset(buf, 0, sizeof(buf));
+	for (int i = 0; i < cmd_nwords; i++) {
+		const char *word = strrchr(cmd_words[i], '/');
+		word = word ? word + 1 : cmd_words[i];
+		size_t n = strlen(word) + 1;
+		uint32_t len = (uint32_t)((n + 63) & ~(size_t)63);
+		if (at + 4 + len > sizeof(buf)) {
+			nr = (uint32_t)i;
+			break;
+		}
+		memcpy(buf + at, &len, 4);
+		memcpy(buf + at + 4, word, n);
+		at += 4 + len;
+	}
+	memcpy(buf, &nr, 4);
+	strace_perfw_feature(w, PFMT_FEAT_CMDLINE, buf, at);
+}
+
 static void write_perf_data(void)
 {
 	struct strace_perfw *w;
@@ -2679,6 +2709,7 @@ finished:
 	strace_perfw_feature_string(w, PFMT_FEAT_OSRELEASE, "6.1.0-ptsynth");
 	strace_perfw_feature_string(w, PFMT_FEAT_VERSION, "6.1");
 	strace_perfw_feature_string(w, PFMT_FEAT_ARCH, "x86_64");
+	write_cmdline(w);
 	if (opt.cpuid)
 		strace_perfw_feature_string(w, PFMT_FEAT_CPUID, opt.cpuid);
 	{
@@ -2980,6 +3011,9 @@ int main(int argc, char **argv)
 			 opt.out);
 		opt.raw = rawbuf;
 	}
+	cmd_words[cmd_nwords++] = "ptsynth";
+	for (int i = optind; i < argc && cmd_nwords < 64; i++)
+		cmd_words[cmd_nwords++] = argv[i];
 	prog_path = find_in_path(argv[optind]);
 	if (!prog_path || access(prog_path, F_OK))
 		die("%s: no such program", argv[optind]);

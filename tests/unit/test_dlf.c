@@ -185,7 +185,7 @@ static int run(const char *name, int argc, const char *const *argv,
 	for (size_t i = 0; i < NFLOW; i++) {
 		struct strace_dlf_sample s = {flow[i].ip, flow[i].addr,
 					      1000 + i, 100, 100,
-					      flow[i].flags};
+					      flow[i].flags, 0};
 		rc = strace_dlf_sample(d, &s, &host, &f);
 		if (rc < 0)
 			return rc;
@@ -536,11 +536,12 @@ TEST(exec_rename)
 	strace_dlf_parse_args(&o, 0, NULL, err, sizeof(err));
 	o.ring_path = path;
 	REQUIRE(strace_dlf_new(&o, &d, &auto_path) == 0);
-	struct strace_dlf_sample s1 = {0, MAIN, 1, 7, 7, S_STRT};
-	struct strace_dlf_sample s2 = {0x401003, FOO, 2, 7, 7, S_CALL};
-	struct strace_dlf_sample s3 = {0x401101, 0x401008, 3, 7, 7, S_RET};
-	struct strace_dlf_sample s4 = {0x401012, 0, 4, 7, 7, S_SYSCALL};
-	struct strace_dlf_sample s5 = {0, MAIN, 5, 7, 7, S_STRT};
+	/* (on CPU 0, then 2 from the return, then 0 again after the exec) */
+	struct strace_dlf_sample s1 = {0, MAIN, 1, 7, 7, S_STRT, 1};
+	struct strace_dlf_sample s2 = {0x401003, FOO, 2, 7, 7, S_CALL, 1};
+	struct strace_dlf_sample s3 = {0x401101, 0x401008, 3, 7, 7, S_RET, 3};
+	struct strace_dlf_sample s4 = {0x401012, 0, 4, 7, 7, S_SYSCALL, 3};
+	struct strace_dlf_sample s5 = {0, MAIN, 5, 7, 7, S_STRT, 1};
 	CHECK_INT(strace_dlf_sample(d, &s1, &host, &f), ==, 1);
 	CHECK_INT(strace_dlf_sample(d, &s2, &host, &f), ==, 1);
 	CHECK_INT(strace_dlf_sample(d, &s3, &host, &f), ==, 1);
@@ -559,6 +560,7 @@ TEST(exec_rename)
 	REQUIRE(strace_ring_open(path, &ring) == 0);
 	strace_reader_open(ring, 0, &rd);
 	int procs = 0, dsos = 0, last_proc_new = 0;
+	char cpus[16] = "";
 	long k;
 	while ((k = strace_reader_next(rd, &b, 0, 0)) > 0) {
 		for (long i = 0; i < k; i++) {
@@ -570,12 +572,17 @@ TEST(exec_rename)
 				last_proc_new = !strcmp(str.str, "newprog");
 			}
 			dsos += b.ev[i].type == STRACE_EV_DSO;
+			/* a cpu event where the thread's CPU changed */
+			if (b.ev[i].type == STRACE_EV_CPU &&
+			    strlen(cpus) < sizeof(cpus) - 2)
+				cpus[strlen(cpus)] = (char)('0' + b.ev[i].a);
 		}
 		strace_reader_release(rd, &b);
 	}
 	CHECK_INT(procs, ==, 2);
 	CHECK(last_proc_new);
 	CHECK_INT(dsos, ==, 2); /* the DSO again, after the exec */
+	CHECK_STR(cpus, "020");
 	strace_reader_close(rd);
 	strace_ring_close(ring);
 }

@@ -272,6 +272,24 @@ for p in recurse threads exceptions signals pgqsort longjmp ocaml threads-percpu
 		{ skip "$p" "no OCaml compiler: the corpus has no OCaml trace"; continue; }
 	make_dir "$p" "$O/corpus/$p.data" && check_dir "$p" "$work/$p.d" "$work/$p.srb"
 done
+# info: the recording's command line, host, kernel and CPUs, as the
+# perf.data header has them (perf report --header-only reads the same)
+for p in pgqsort threads-percpu; do
+	[ -e "$work/$p.d/info" ] || continue
+	uft info -d "$work/$p.d" >"$work/info.out" 2>&1
+	perf report -i "$O/corpus/$p.data" --header-only 2>/dev/null >"$work/hdr.out"
+	want_cmd=$(sed -n 's/^# cmdline : //p' "$work/hdr.out" | sed 's/ *$//')
+	want_host=$(sed -n 's/^# hostname : //p' "$work/hdr.out")
+	want_cpus="$(sed -n 's/^# nrcpus online : //p' "$work/hdr.out") / $(sed -n 's/^# nrcpus avail : //p' "$work/hdr.out")"
+	if [ -n "$want_cmd" ] && grep -q "^# cmdline *: $want_cmd\$" "$work/info.out" &&
+		grep -q "^# hostname *: $want_host\$" "$work/info.out" &&
+		grep -q "^# number of cpus *: $want_cpus (online / possible)" "$work/info.out"; then
+		pass "$p/info-is-the-recordings (cmdline '$want_cmd', host $want_host, cpus $want_cpus)"
+	else
+		fail "$p/info-is-the-recordings" "want '$want_cmd' $want_host $want_cpus" "$(grep 'cmdline\|hostname\|cpus' "$work/info.out" | tr '\n' '|')"
+	fi
+done
+
 # gaps: PT overflows, corrupt trace data (decode errors)
 for v in threads:overflow recurse:overflow exceptions:corrupt signals:corrupt threads:corrupt; do
 	p=${v%:*} var=${v#*:}
