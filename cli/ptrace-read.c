@@ -118,9 +118,10 @@ __attribute__((format(printf, 1, 2))) static void err(const char *fmt, ...)
 static const char usage_text[] =
 	"usage: " PROG " [-f text|jsonl|raw|ring] [--follow] [--timeout MS]\n"
 	"                   [--types PATTERNS] [--from-end] [FILTERS] [-o FILE] RING\n"
-	"       " PROG " -f tree|report|folded|fxt|chrome|uftrace\n"
+	"       " PROG " -f tree|report|folded|fxt|chrome|uftrace|svg\n"
 	"                   [--depth N] [--sort KEY] [--machine-stack]\n"
 	"                   [--by function|thread|dso] [--weight ns|calls]\n"
+	"                   [--flame merged|time] [--min-width PX]\n"
 	"                   [--follow] [FILTERS] [-o FILE] RING\n"
 	"       " PROG " -f none --plugin FILE.so[:ARGS]... [--follow]\n"
 	"                   [--control FIFO] [FILTERS] RING\n"
@@ -149,13 +150,20 @@ static const char help_text[] =
 	"                     chrome: Chrome trace event JSON (Perfetto\n"
 	"                     UI, chrome://tracing, speedscope);\n"
 	"                     uftrace: a uftrace data directory (-o DIR)\n"
-	"                     for uftrace replay, report, graph, dump\n"
-	"                     (docs/viewing.md)\n"
+	"                     for uftrace replay, report, graph, dump;\n"
+	"                     svg: a flame graph to open in a browser:\n"
+	"                     hover, click to zoom, search (docs/viewing.md)\n"
 	"  --depth N          tree: show frames down to depth N-1\n"
 	"  --sort KEY         report: total (default), self or calls\n"
 	"  --by WHAT          report: rows per function (default), thread\n"
 	"                     or dso\n"
-	"  --weight W         folded: ns of self time (default) or calls\n"
+	"  --weight W         folded, svg: ns of self time (default) or calls\n"
+	"  --flame KIND       svg: merged (default): the stacks merged, callees\n"
+	"                     in the order of their names; time: every frame\n"
+	"                     where it ran, a lane per thread, in time order\n"
+	"  --min-width PX     svg: leave out frames narrower than PX pixels of\n"
+	"                     the 1200 (default 0.1; 0: keep all), and count\n"
+	"                     them in the subtitle\n"
 	"  -o, --output FILE  write there instead of standard output\n"
 	"  --follow           wait for more events until every writer has\n"
 	"                     closed; wait for RING to appear\n"
@@ -1980,6 +1988,24 @@ static int parse_num(const char *opt, const char *s, long long min,
 	return 0;
 }
 
+/* --min-width PX: a number of pixels from 0 to 100. */
+static int parse_width(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= 0 && v <= 100)) {
+		usage_error("--min-width: '%s' is not a number of pixels from 0 "
+			    "to 100",
+			    s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
 enum {
 	OPT_FOLLOW = 256,
 	OPT_TIMEOUT,
@@ -1999,6 +2025,8 @@ enum {
 	OPT_SORT,
 	OPT_BY,
 	OPT_WEIGHT,
+	OPT_FLAME,
+	OPT_MIN_WIDTH,
 	OPT_TIME,
 	OPT_TID,
 	OPT_PID,
@@ -2034,6 +2062,8 @@ int main(int argc, char **argv)
 		{"sort", required_argument, NULL, OPT_SORT},
 		{"by", required_argument, NULL, OPT_BY},
 		{"weight", required_argument, NULL, OPT_WEIGHT},
+		{"flame", required_argument, NULL, OPT_FLAME},
+		{"min-width", required_argument, NULL, OPT_MIN_WIDTH},
 		{"time", required_argument, NULL, OPT_TIME},
 		{"tid", required_argument, NULL, OPT_TID},
 		{"pid", required_argument, NULL, OPT_PID},
@@ -2047,13 +2077,14 @@ int main(int argc, char **argv)
 	};
 	struct opts o;
 	long long v;
-	int c, gen_opts = 0, view_opts = 0;
+	int c, gen_opts = 0, view_opts = 0, svg_opts = 0;
 
 	memset(&o, 0, sizeof(o));
 	o.format = FMT_TEXT;
 	o.timeout_ms = -1;
 	o.generate = -1;
 	o.mode = STRACE_RING_LOSSLESS;
+	o.vo.min_width = VIEW_MIN_WIDTH;
 
 	static char prog_name[] = PROG;
 
@@ -2084,11 +2115,13 @@ int main(int argc, char **argv)
 				o.view = 1 + VIEW_FXT;
 			else if (!strcmp(optarg, "uftrace"))
 				o.view = 1 + VIEW_UFTRACE;
+			else if (!strcmp(optarg, "svg"))
+				o.view = 1 + VIEW_SVG;
 			else
 				return usage_error("-f: unknown format '%s' "
 						   "(text, jsonl, raw, ring, none, "
 						   "tree, report, folded, chrome, "
-						   "fxt, uftrace)",
+						   "fxt, uftrace, svg)",
 						   optarg);
 			if (o.view)
 				o.format = FMT_TEXT;
@@ -2136,6 +2169,23 @@ int main(int argc, char **argv)
 						   "or calls",
 						   optarg);
 			view_opts++;
+			break;
+		case OPT_FLAME:
+			if (!strcmp(optarg, "merged"))
+				o.vo.flame = VIEW_FLAME_MERGED;
+			else if (!strcmp(optarg, "time"))
+				o.vo.flame = VIEW_FLAME_TIME;
+			else
+				return usage_error("--flame: '%s': merged (the "
+						   "stacks merged) or time (the "
+						   "frames in time order)",
+						   optarg);
+			svg_opts++;
+			break;
+		case OPT_MIN_WIDTH:
+			if (parse_width(optarg, &o.vo.min_width) < 0)
+				return EXIT_USAGE;
+			svg_opts++;
 			break;
 		case OPT_TIME:
 		case OPT_TID:
@@ -2281,7 +2331,12 @@ int main(int argc, char **argv)
 		return usage_error("which ring? pass its path");
 	if (view_opts && !o.view)
 		return usage_error("--depth, --sort, --by and --weight go with "
-				   "-f tree, report or folded");
+				   "-f tree, report, folded or svg");
+	if (svg_opts && o.view != 1 + VIEW_SVG)
+		return usage_error("--flame and --min-width go with -f svg");
+	if (o.vo.flame == VIEW_FLAME_TIME && o.vo.weight_calls)
+		return usage_error("--flame time draws the frames' time: "
+				   "--weight calls goes with --flame merged");
 	if (o.view && o.types)
 		return usage_error("--types does not go with -f tree, report "
 				   "or folded: the stacks need every call and "
