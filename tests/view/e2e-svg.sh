@@ -17,6 +17,8 @@
 #     calls shape it as they shape -f folded and -f tree;
 #   - 457,000 frames (1M sample events) give an SVG of a few MB;
 #   - bad option values are usage errors (exit 2) that say what is taken;
+#   - ptrace-capture --view NAME.svg, NAME.folded and NAME.uftrace write
+#     what ptrace-read writes;
 #   - headless Chromium (tests/view/svg-check.js, through
 #     browser-check.sh --svg): the frames are drawn, hover, click to zoom,
 #     undo, reset and search work, nothing is fetched. The screenshots
@@ -167,8 +169,28 @@ bad -f chrome --min-width 1 -- "--flame and --min-width go with -f svg"
 bad -f svg --flame time --weight calls -- "--weight calls goes with --flame merged"
 bad -f svgz -- "-f: unknown format 'svgz' (text, jsonl, raw, ring, none, tree, report, folded, chrome, fxt, uftrace, svg)"
 
-# --- a real browser ---------------------------------------------------------------
+# --- ptrace-capture --view ------------------------------------------------------
+export STRACE_RING=$work/default.srb
 "$rd" -f svg -o "$work/rd.svg" "$r" && "$rd" -f folded -o "$work/rd.folded" "$r"
+if "$cap" -q -i "$threads" --view "$work/v.svg" 2>"$work/err" &&
+	"$cap" -q -i "$threads" --view "$work/v.folded" 2>>"$work/err" &&
+	"$cap" -q -i "$threads" --view "$work/v.uftrace" 2>>"$work/err" &&
+	cmp -s "$work/v.svg" "$work/rd.svg" && cmp -s "$work/v.folded" "$work/rd.folded" &&
+	[ -s "$work/v.uftrace/info" ] && [ ! -e "$STRACE_RING" ]; then
+	pass "capture-view (.svg and .folded as ptrace-read writes them, a .uftrace directory, no ring left)"
+else
+	fail "capture-view" "$(head -3 "$work/err")"
+fi
+"$cap" -q -i "$threads" --view "$work/v.txt" >/dev/null 2>"$work/err"
+rc=$?
+if [ $rc -eq 2 ] && grep -q 'a .svg file (a flame graph), a .folded file' "$work/err"; then
+	pass "capture-view-bad-name (exit 2: $(head -1 "$work/err"))"
+else
+	fail "capture-view-bad-name" "exit $rc: $(head -2 "$work/err")"
+fi
+unset STRACE_RING
+
+# --- a real browser ---------------------------------------------------------------
 # the share of main in the folded stacks: what the search must say
 want=$(python3 -c '
 import sys
