@@ -8,7 +8,8 @@
 #                   live (-p, -- CMD; capture_live.c)
 CLI_COMMON := cli/format.c cli/sample.c cli/ringmsg.c cli/out.c cli/views.c \
 	cli/pluginpath.c \
-	cli/fmt_chrome.c cli/fmt_fxt.c cli/fmt_uftrace.c cli/control.c
+	cli/fmt_chrome.c cli/fmt_fxt.c cli/fmt_uftrace.c cli/fmt_svg.c \
+	cli/control.c
 CLI_COMMON_OBJS := $(call objs,$(CLI_COMMON))
 
 $(eval $(call program,$(O)/bin/ptrace-read,cli/ptrace-read.c cli/report_diff.c cli/fields.c $(CLI_COMMON),$(LIBSTRACE_A),NO_LDLIBS))

@@ -165,9 +165,11 @@ static void usage(FILE *f)
 		"      --view FILE       then write the events as FILE to look at:\n"
 		"                        NAME.json (Chrome JSON: Perfetto,\n"
 		"                        chrome://tracing, speedscope), NAME.fxt\n"
-		"                        (Perfetto) or DIR/ (a uftrace data\n"
-		"                        directory); the ring is removed unless\n"
-		"                        -o names it\n"
+		"                        (Perfetto), NAME.svg (a flame graph for\n"
+		"                        a browser), NAME.folded (collapsed\n"
+		"                        stacks), NAME.uftrace or DIR/ (a uftrace\n"
+		"                        data directory); the ring is removed\n"
+		"                        unless -o names it\n"
 		"  -q, --quiet           no progress bar and no summary\n"
 		"  -h, --help            this text\n"
 		"      --version         the version\n"
@@ -528,14 +530,20 @@ static void raw_error(int rc, const struct strace_raw_opts *o,
 /* The ptrace-read format of a --view path, or NULL. */
 static const char *view_format(const char *path)
 {
+	static const struct {
+		const char *suffix, *format;
+	} by[] = {
+		{".json", "chrome"},  {".fxt", "fxt"},
+		{".svg", "svg"},      {".folded", "folded"},
+		{".uftrace", "uftrace"}, {"/", "uftrace"},
+	};
 	size_t n = strlen(path);
 
-	if (n > 5 && !strcmp(path + n - 5, ".json"))
-		return "chrome";
-	if (n > 4 && !strcmp(path + n - 4, ".fxt"))
-		return "fxt";
-	if (n > 1 && path[n - 1] == '/')
-		return "uftrace";
+	for (size_t i = 0; i < sizeof(by) / sizeof(by[0]); i++) {
+		size_t k = strlen(by[i].suffix);
+		if (n > k && !strcmp(path + n - k, by[i].suffix))
+			return by[i].format;
+	}
 	return NULL;
 }
 
@@ -590,6 +598,12 @@ static int view_write(int quiet)
 				  "chrome://tracing or https://speedscope.app"
 			: !strcmp(fmt, "fxt")
 				? "open it in https://ui.perfetto.dev"
+			: !strcmp(fmt, "svg")
+				? "open it in a web browser (hover, click to "
+				  "zoom, search)"
+			: !strcmp(fmt, "folded")
+				? "collapsed stacks for https://speedscope.app "
+				  "and flame graph scripts"
 				: "uftrace replay / report / graph -d DIR, "
 				  "or uftrace dump --chrome -d DIR");
 	return 0;
@@ -793,8 +807,10 @@ static int capture(int argc, char **argv)
 			if (!view_format(view_path))
 				die_usage("--view %s: name a .json file (Chrome "
 					  "JSON: Perfetto, chrome://tracing, "
-					  "speedscope), a .fxt file (Perfetto) or "
-					  "a directory ending in / (uftrace)",
+					  "speedscope), a .fxt file (Perfetto), "
+					  "a .svg file (a flame graph), a .folded "
+					  "file (collapsed stacks), or a .uftrace "
+					  "directory or one ending in / (uftrace)",
 					  view_path);
 			break;
 		case O_PLUGIN:

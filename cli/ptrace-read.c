@@ -122,10 +122,11 @@ static const char usage_text[] =
 	"usage: " PROG " [-f text|jsonl|raw|ring] [-F FIELDS] [--follow]\n"
 	"                   [--timeout MS]\n"
 	"                   [--types PATTERNS] [--from-end] [FILTERS] [-o FILE] RING\n"
-	"       " PROG " -f tree|report|folded|fxt|chrome|uftrace\n"
+	"       " PROG " -f tree|report|folded|fxt|chrome|uftrace|svg\n"
 	"                   [-D N] [-t TIME] [-C PATTERNS] [--sort KEY]\n"
 	"                   [--machine-stack]\n"
 	"                   [--by function|thread|dso] [--weight ns|calls]\n"
+	"                   [--flame merged|time] [--min-width PX]\n"
 	"                   [--follow] [FILTERS] [-o FILE] RING\n"
 	"       " PROG " -f report --diff OLD [--diff-policy POLICY]\n"
 	"                   [--sort KEY] [FILTERS] [-o FILE] RING\n"
@@ -156,8 +157,9 @@ static const char help_text[] =
 	"                     chrome: Chrome trace event JSON (Perfetto\n"
 	"                     UI, chrome://tracing, speedscope);\n"
 	"                     uftrace: a uftrace data directory (-o DIR)\n"
-	"                     for uftrace replay, report, graph, dump\n"
-	"                     (docs/viewing.md)\n"
+	"                     for uftrace replay, report, graph, dump;\n"
+	"                     svg: a flame graph to open in a browser:\n"
+	"                     hover, click to zoom, search (docs/viewing.md)\n"
 	"  -D, --depth N      show frames down to depth N-1 (uftrace -D)\n"
 	"  -t, --min-time TIME\n"
 	"                     show frames that lasted TIME (500, 10us, 2ms,\n"
@@ -168,7 +170,13 @@ static const char help_text[] =
 	"  --sort KEY         report: total (default), self or calls\n"
 	"  --by WHAT          report: rows per function (default), thread\n"
 	"                     or dso\n"
-	"  --weight W         folded: ns of self time (default) or calls\n"
+	"  --weight W         folded, svg: ns of self time (default) or calls\n"
+	"  --flame KIND       svg: merged (default): the stacks merged, callees\n"
+	"                     in the order of their names; time: every frame\n"
+	"                     where it ran, a lane per thread, in time order\n"
+	"  --min-width PX     svg: leave out frames narrower than PX pixels of\n"
+	"                     the 1200 (default 0.1; 0: keep all), and count\n"
+	"                     them in the subtitle\n"
 	"  --diff OLD         report: compare with the ring OLD (the base),\n"
 	"                     function by function, by name: calls, total\n"
 	"                     and self time of RING minus OLD's (uftrace\n"
@@ -2244,6 +2252,24 @@ static int diff_usage(struct opts *o)
 	return 0;
 }
 
+/* --min-width PX: a number of pixels from 0 to 100. */
+static int parse_width(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= 0 && v <= 100)) {
+		usage_error("--min-width: '%s' is not a number of pixels from 0 "
+			    "to 100",
+			    s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
 enum {
 	OPT_FOLLOW = 256,
 	OPT_TIMEOUT,
@@ -2263,6 +2289,8 @@ enum {
 	OPT_SORT,
 	OPT_BY,
 	OPT_WEIGHT,
+	OPT_FLAME,
+	OPT_MIN_WIDTH,
 	OPT_TIME,
 	OPT_TID,
 	OPT_PID,
@@ -2303,6 +2331,8 @@ int main(int argc, char **argv)
 		{"sort", required_argument, NULL, OPT_SORT},
 		{"by", required_argument, NULL, OPT_BY},
 		{"weight", required_argument, NULL, OPT_WEIGHT},
+		{"flame", required_argument, NULL, OPT_FLAME},
+		{"min-width", required_argument, NULL, OPT_MIN_WIDTH},
 		{"time", required_argument, NULL, OPT_TIME},
 		{"tid", required_argument, NULL, OPT_TID},
 		{"pid", required_argument, NULL, OPT_PID},
@@ -2322,7 +2352,7 @@ int main(int argc, char **argv)
 	};
 	struct opts o;
 	long long v;
-	int c, gen_opts = 0, view_opts = 0;
+	int c, gen_opts = 0, view_opts = 0, svg_opts = 0;
 
 	memset(&o, 0, sizeof(o));
 	o.format = FMT_TEXT;
@@ -2330,6 +2360,7 @@ int main(int argc, char **argv)
 	o.generate = -1;
 	o.mode = STRACE_RING_LOSSLESS;
 	o.diff_policy = REPORT_DIFF_ABS;
+	o.vo.min_width = VIEW_MIN_WIDTH;
 
 	static char prog_name[] = PROG;
 
@@ -2361,11 +2392,13 @@ int main(int argc, char **argv)
 				o.view = 1 + VIEW_FXT;
 			else if (!strcmp(optarg, "uftrace"))
 				o.view = 1 + VIEW_UFTRACE;
+			else if (!strcmp(optarg, "svg"))
+				o.view = 1 + VIEW_SVG;
 			else
 				return usage_error("-f: unknown format '%s' "
 						   "(text, jsonl, raw, ring, none, "
 						   "tree, report, folded, chrome, "
-						   "fxt, uftrace)",
+						   "fxt, uftrace, svg)",
 						   optarg);
 			if (o.view)
 				o.format = FMT_TEXT;
@@ -2428,6 +2461,23 @@ int main(int argc, char **argv)
 						   "or calls",
 						   optarg);
 			view_opts++;
+			break;
+		case OPT_FLAME:
+			if (!strcmp(optarg, "merged"))
+				o.vo.flame = VIEW_FLAME_MERGED;
+			else if (!strcmp(optarg, "time"))
+				o.vo.flame = VIEW_FLAME_TIME;
+			else
+				return usage_error("--flame: '%s': merged (the "
+						   "stacks merged) or time (the "
+						   "frames in time order)",
+						   optarg);
+			svg_opts++;
+			break;
+		case OPT_MIN_WIDTH:
+			if (parse_width(optarg, &o.vo.min_width) < 0)
+				return EXIT_USAGE;
+			svg_opts++;
 			break;
 		case OPT_TIME:
 		case OPT_TID:
@@ -2595,12 +2645,17 @@ int main(int argc, char **argv)
 	if (view_opts && !o.view)
 		return usage_error("--depth, --min-time, --caller, --sort, --by "
 				   "and --weight shape the stack views: they go "
-				   "with -f tree, report, folded, chrome, fxt "
-				   "or uftrace");
+				   "with -f tree, report, folded, chrome, fxt, "
+				   "uftrace or svg");
 	if (o.fields.n && ((o.format != FMT_TEXT && o.format != FMT_JSONL) ||
 			   o.view))
 		return usage_error("-F chooses the fields of the lines of -f "
 				   "text or jsonl");
+	if (svg_opts && o.view != 1 + VIEW_SVG)
+		return usage_error("--flame and --min-width go with -f svg");
+	if (o.vo.flame == VIEW_FLAME_TIME && o.vo.weight_calls)
+		return usage_error("--flame time draws the frames' time: "
+				   "--weight calls goes with --flame merged");
 	if (o.view && o.types)
 		return usage_error("--types does not go with -f tree, report "
 				   "or folded: the stacks need every call and "

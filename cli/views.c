@@ -5,7 +5,8 @@
  * All three are callbacks of one strace_stack. A frame's user[0] holds
  * the time its callees took (for self times); user[1] holds the view's
  * mark of the frame: for the tree, whether it is shown and its line is
- * still to print; for folded, the hash of its stack.
+ * still to print; for folded (and a format that reads folded stacks,
+ * view_folded_each()), the hash of its stack.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -999,6 +1000,22 @@ static void folded_leave(void *arg, const struct strace_frame *f)
 		folded_add(v, f, dur - f->user[0]);
 }
 
+int view_folded_each(struct view *v,
+		     int (*fn)(void *arg, const uint64_t *ids, size_t n,
+			       uint64_t weight),
+		     void *arg)
+{
+	int rc;
+
+	for (size_t i = 0; i < v->pcap; i++) {
+		const struct path *pa = &v->paths[i];
+		if (pa->hash && pa->weight &&
+		    (rc = fn(arg, v->pool + pa->off, pa->len, pa->weight)))
+			return rc;
+	}
+	return 0;
+}
+
 static int folded_print(struct view *v)
 {
 	struct out *o = v->out;
@@ -1137,14 +1154,23 @@ int view_new(const struct view_opts *o, struct strace_names *names,
 		cb.leave = folded_leave;
 		break;
 	default:
-		v->fmt = o->kind == VIEW_CHROME ? &view_chrome
-			 : o->kind == VIEW_FXT  ? &view_fxt
-						: &view_uftrace;
+		if (o->kind == VIEW_SVG)
+			v->fmt = o->flame == VIEW_FLAME_TIME ? &view_svg_time
+							     : &view_svg;
+		else
+			v->fmt = o->kind == VIEW_CHROME ? &view_chrome
+				 : o->kind == VIEW_FXT  ? &view_fxt
+							: &view_uftrace;
 		if (v->fmt->open(v) < 0) {
 			/* what the format made before it failed */
 			v->fmt->close(v);
 			free(v);
 			return -1;
+		}
+		if (!v->fmt->enter) { /* the format reads the folded stacks */
+			cb.enter = folded_enter;
+			cb.leave = folded_leave;
+			break;
 		}
 		/* (behind the filters and --depth, when given) */
 		if (flt || o->depth || o->min_time) {

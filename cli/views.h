@@ -2,7 +2,8 @@
 /*
  * cli/views.h - ptrace-read's stack views (docs/stacks.md): a call tree
  * with durations (like uftrace replay), a per-function report (like
- * uftrace report), collapsed stacks for flame graphs. Each is fed the
+ * uftrace report), collapsed stacks for flame graphs, and the viewer
+ * formats (docs/viewing.md), each in a file of its own. Each is fed the
  * events of a ring through strace_stack and prints to an out buffer;
  * memory is bounded by the stack depth and the distinct functions (or
  * stacks, for folded), not by the length of the trace.
@@ -25,7 +26,12 @@ enum view_kind {
 	VIEW_CHROME,  /* Chrome trace event JSON (cli/fmt_chrome.c) */
 	VIEW_FXT,     /* Fuchsia trace format (cli/fmt_fxt.c) */
 	VIEW_UFTRACE, /* a uftrace data directory (cli/fmt_uftrace.c) */
+	VIEW_SVG,     /* an SVG flame graph (cli/fmt_svg.c) */
 };
+
+/* svg: the folded stacks merged (a flame graph), or every frame where it
+ * ran, per thread, in time order (a flame chart) */
+enum view_flame { VIEW_FLAME_MERGED, VIEW_FLAME_TIME };
 
 enum view_sort { VIEW_SORT_TOTAL, VIEW_SORT_SELF, VIEW_SORT_CALLS };
 enum view_by { VIEW_BY_FUNCTION, VIEW_BY_THREAD, VIEW_BY_DSO };
@@ -38,13 +44,21 @@ struct view_opts {
 			    * nor their callees (uftrace -t; 0: all) */
 	int sort;          /* report: enum view_sort */
 	int by;            /* report: enum view_by */
-	int weight_calls;  /* folded: weigh by calls, not nanoseconds */
+	int weight_calls;  /* folded, svg merged: weigh by calls, not
+			    * nanoseconds */
 	int machine;       /* the machine's stack, not the person's
 			    * (strace_stack_opts.machine) */
 	const char *dir;   /* uftrace: the directory to write (-o) */
 	int rows_only;     /* report: print nothing; view_report_rows()
 			    * gives the rows */
+	int flame;         /* svg: enum view_flame */
+	double min_width;  /* svg: boxes narrower (in pixels of the
+			    * 1200-pixel image) are left out and counted
+			    * (0: only those of no width) */
 };
+
+/* svg: ptrace-read's min_width (--min-width), in pixels */
+#define VIEW_MIN_WIDTH 0.1
 
 struct view;
 
@@ -64,8 +78,8 @@ int view_feed(struct view *v, const struct strace_event *ev, size_t n,
 int view_finish(struct view *v);
 
 /*
- * A format of frames: what the viewer formats (Chrome JSON, FXT, uftrace)
- * implement, each in its own file; the view keeps the call stacks, the
+ * A format of frames: what the viewer formats (Chrome JSON, FXT, uftrace,
+ * SVG) implement, each in its own file; the view keeps the call stacks, the
  * filters and the names, and calls these in the order of the events:
  *   open    once, before any event; may keep state (view_set_state)
  *   event   every event, before the stacks see it (gaps, losses, thread
@@ -73,7 +87,9 @@ int view_finish(struct view *v);
  *           view_set_event_types(), only the events of those types
  *   enter   a frame that is shown was entered, given the format's state
  *           (view_set_state(); the stacks call it directly when nothing
- *           is filtered)
+ *           is filtered). NULL (and leave NULL): the view collects the
+ *           folded stacks, as -f folded, for finish to read
+ *           (view_folded_each())
  *   leave   that frame is left (f->end is set; its callees have left)
  *   finish  the trace ended: every frame has left; write what remains
  *   close   free the state (after finish, or after an error)
@@ -89,6 +105,8 @@ struct view_format {
 };
 
 extern const struct view_format view_chrome, view_fxt, view_uftrace;
+/* -f svg: --flame merged (folded stacks), --flame time (frames) */
+extern const struct view_format view_svg, view_svg_time;
 
 /* What a format uses of its view. */
 void *view_state(const struct view *v);
@@ -143,6 +161,18 @@ long view_report_rows(struct view *v, const struct view_row **rows);
 /* view_put_duration() - "  1.234 us" (10 characters for a time below
  * 1000 s) as the report prints a time. */
 char *view_put_duration(char *p, uint64_t ns);
+/*
+ * view_folded_each() - the stacks collected for a format without enter
+ * (as -f folded prints them, in no order): fn(arg, ids, n, weight) for
+ * each stack of a weight above 0, ids the view_name_id() of its n frames
+ * from the outermost (valid during the call), weight its self time in
+ * ns or its calls (view_opts weight_calls). Stops at fn's first return
+ * other than 0 and returns it; else returns 0.
+ */
+int view_folded_each(struct view *v,
+		     int (*fn)(void *arg, const uint64_t *ids, size_t n,
+			       uint64_t weight),
+		     void *arg);
 
 /* view_stack_stats() - the stacks' counts. */
 void view_stack_stats(const struct view *v, struct strace_stack_stats *st);

@@ -3,7 +3,7 @@
  * tests/bench/bench_stack.c - the call stacks and the views on a saved
  * ring (make bench, tests/bench/stacks.sh).
  *
- *   bench_stack RING stack|report|folded|tree|chrome|fxt|uftrace [N]
+ *   bench_stack RING stack|report|folded|tree|chrome|fxt|uftrace|svg|svg-time [N]
  *
  * The ring's events are read once into memory, then fed again and again
  * in batches of BATCH, as ptrace-read reads a ring (N events in all,
@@ -74,9 +74,10 @@ int main(int argc, char **argv)
 	if (argc < 3 || (strcmp(mode, "stack") && strcmp(mode, "report") &&
 			 strcmp(mode, "folded") && strcmp(mode, "tree") &&
 			 strcmp(mode, "chrome") && strcmp(mode, "fxt") &&
-			 strcmp(mode, "uftrace"))) {
+			 strcmp(mode, "uftrace") && strcmp(mode, "svg") &&
+			 strcmp(mode, "svg-time"))) {
 		fprintf(stderr, "usage: bench_stack RING stack|report|folded|"
-				"tree|chrome|fxt|uftrace [N]\n");
+				"tree|chrome|fxt|uftrace|svg|svg-time [N]\n");
 		return 2;
 	}
 	if (strace_ring_open(argv[1], &ring) < 0 ||
@@ -122,7 +123,12 @@ int main(int argc, char **argv)
 			 : !strcmp(mode, "chrome")  ? VIEW_CHROME
 			 : !strcmp(mode, "fxt")     ? VIEW_FXT
 			 : !strcmp(mode, "uftrace") ? VIEW_UFTRACE
+			 : !strcmp(mode, "svg")     ? VIEW_SVG
+			 : !strcmp(mode, "svg-time") ? VIEW_SVG
 						    : VIEW_TREE;
+		o.flame = !strcmp(mode, "svg-time") ? VIEW_FLAME_TIME
+						    : VIEW_FLAME_MERGED;
+		o.min_width = VIEW_MIN_WIDTH;
 		if (o.kind == VIEW_UFTRACE) {
 			if (!mkdtemp(dir)) {
 				perror("bench_stack: mkdtemp");

@@ -307,4 +307,8 @@ async function main() {
   }
 }
 
-main().catch((e) => { console.log(`not ok: ${e.stack || e}`); process.exit(1); });
+// svg-check.js uses the blank-screenshot rule too.
+module.exports = { pngStats, isBlank, pngText };
+if (require.main === module) {
+  main().catch((e) => { console.log(`not ok: ${e.stack || e}`); process.exit(1); });
+}

@@ -13,10 +13,20 @@
 # had. The first run installs the packages (npm ci, about 4 s); later runs
 # reuse tests/view/node_modules while package-lock.json is unchanged.
 # See docs/viewing-tests.md.
+#
+# browser-check.sh --svg FILE.svg SCREENSHOT.png NAME [options]: our own SVG
+# flame graph (ptrace-read -f svg) in the same Chromium, driven by
+# svg-check.js (hover, click to zoom, search; see there), with the same
+# exits.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+js=browser-check.js
+if [ "${1:-}" = --svg ]; then
+	js=svg-check.js
+	shift
+fi
 if [ $# -lt 3 ]; then
-	echo "usage: $0 PROFILE SCREENSHOT.png NAME [NAME...]" >&2
+	echo "usage: $0 [--svg] PROFILE SCREENSHOT.png NAME [NAME...]" >&2
 	exit 2
 fi
 chromium=${CHROMIUM:-/usr/bin/chromium}
@@ -46,4 +56,4 @@ if ! cmp -s "$here/package-lock.json" "$stamp" 2>/dev/null; then
 	rm -f "$log"
 	cp "$here/package-lock.json" "$stamp"
 fi
-exec node "$here/browser-check.js" "$@"
+exec node "$here/$js" "$@"
