@@ -7,7 +7,8 @@
 # Then perf's own decoder is shown on the same file, for comparison.
 # Everything stays in $O/demo/: the program, its recording (demo.data), the
 # ring (demo.srb) and the views of the trace (Perfetto FXT, Chrome JSON,
-# folded stacks, a uftrace directory); where to open each is printed.
+# folded stacks, a flame graph, a uftrace directory); where to open each
+# is printed.
 # Env: O = build directory.
 set -eu
 O=${O:-build}
@@ -24,7 +25,7 @@ ring=$dir/demo.srb
 mkdir -p "$dir"
 rm -rf "$dir/demo" "$dir/demo.data" "$dir/demo.truth" "$dir/demo.srb" \
 	"$dir"/demo.*.pt "$dir/demo.sideband" "$dir/demo.fxt" "$dir/demo.json" \
-	"$dir/demo.folded" "$dir/demo.uftrace"
+	"$dir/demo.folded" "$dir/demo.uftrace" "$dir/demo.svg"
 flow=$(mktemp)
 trap 'rm -f "$flow"' EXIT
 
@@ -66,6 +67,7 @@ echo "== ptrace-capture -i demo.data --view $O/demo/demo.fxt   (decode and write
 "$bin/ptrace-read" -f chrome -o "$out/demo.json" "$ring"
 "$bin/ptrace-read" -f uftrace -o "$out/demo.uftrace" "$ring"
 "$bin/ptrace-read" -f folded -o "$out/demo.folded" "$ring"
+"$bin/ptrace-read" -f svg -o "$out/demo.svg" "$ring"
 if command -v uftrace >/dev/null; then
 	echo "== uftrace replay -d $O/demo/demo.uftrace -F main -D 3 | head -n 12   (uftrace reads our directory)"
 	uftrace replay -d "$out/demo.uftrace" --no-pager -F main -D 3 2>/dev/null | head -n 12 || true
@@ -83,11 +85,13 @@ The recording and the ring stay for your own commands:
 Open the trace where you look at timelines (docs/viewing.md):
   $O/demo/demo.fxt      Perfetto UI: https://ui.perfetto.dev -> Open trace file
   $O/demo/demo.json     Perfetto UI, chrome://tracing (Load), or https://speedscope.app
+  $O/demo/demo.svg      a web browser: a flame graph (hover, click to zoom, search);
+                           -f svg --flame time for the frames in time order
   $O/demo/demo.folded   https://speedscope.app (collapsed stacks, one per line)
   $O/demo/demo.uftrace  uftrace replay / report / graph -d $O/demo/demo.uftrace,
                            uftrace dump --chrome -d $O/demo/demo.uftrace > demo-uftrace.json
 
 Plugins (README, docs/plugins.md) are in $O/plugins/: callcount.so, latency.so,
-slow.so, tee.so, e.g.
-  $O/bin/ptrace-read -f none --plugin $O/plugins/callcount.so $O/demo/demo.srb
+slow.so, tee.so, found by name, e.g.
+  $O/bin/ptrace-read -f none --plugin callcount $O/demo/demo.srb
 MSG
