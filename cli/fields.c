@@ -113,6 +113,12 @@ static uint64_t operand(const struct strace_event *e, int to, int *addr)
 	return to ? e->b : e->a;
 }
 
+/* s[0..len) as text or as the body of a JSON string */
+static char *put_str(char *p, const char *s, size_t len, int json)
+{
+	return json ? put_json(p, s, len) : put_text(p, s, len);
+}
+
 /* an address's symbol (+ offset) and DSO as the fields ask: text
  * " sym+0xOFF (dso)", JSON ',"K_sym":"sym+0xOFF","K_dso":"dso"' */
 static char *put_addr_parts(const struct fields *fl,
@@ -125,35 +131,22 @@ static char *put_addr_parts(const struct fields *fl,
 		return p;
 	if (fl->mask & 1u << FLD_SYM) {
 		sym = strace_names_symbol(names, v);
-		if (json) {
-			p += sprintf(p, ",\"%s_sym\":\"", key);
-			p = sym ? put_json(p, sym->str, sym->len)
-				: (memcpy(p, "[unknown]", 9), p + 9);
-		} else {
-			*p++ = ' ';
-			p = sym ? put_text(p, sym->str, sym->len)
-				: (memcpy(p, "[unknown]", 9), p + 9);
-		}
+		p += json ? sprintf(p, ",\"%s_sym\":\"", key) : sprintf(p, " ");
+		p = sym ? put_str(p, sym->str, sym->len, json)
+			: put_str(p, "[unknown]", 9, json);
 		if (sym && (fl->mask & 1u << FLD_OFFSET)) {
-			memcpy(p, "+", 1);
-			p = fmt_put_hex(p + 1, v - sym->key);
+			*p++ = '+';
+			p = fmt_put_hex(p, v - sym->key);
 		}
 		if (json)
 			*p++ = '"';
 	}
 	if (fl->mask & 1u << FLD_DSO) {
 		dso = strace_names_dso(names, v);
-		if (json) {
-			p += sprintf(p, ",\"%s_dso\":\"", key);
-			p = dso ? put_json(p, dso->str, dso->len)
-				: (memcpy(p, "[unknown]", 9), p + 9);
-			*p++ = '"';
-		} else {
-			memcpy(p, " (", 2);
-			p = dso ? put_text(p + 2, dso->str, dso->len)
-				: (memcpy(p + 2, "[unknown]", 9), p + 11);
-			*p++ = ')';
-		}
+		p += json ? sprintf(p, ",\"%s_dso\":\"", key) : sprintf(p, " (");
+		p = dso ? put_str(p, dso->str, dso->len, json)
+			: put_str(p, "[unknown]", 9, json);
+		*p++ = json ? '"' : ')';
 	}
 	return p;
 }
@@ -224,92 +217,47 @@ static uint32_t pid_of(struct strace_names *names, uint32_t tid)
 					   : (uint32_t)t->key;
 }
 
-char *fields_text(const struct fields *fl, struct strace_names *names,
-		  char *p, const struct strace_event *e, uint64_t seq)
+/* a name: as text ('-' for none), or as a JSON string (null) */
+static char *put_name(char *p, const char *s, size_t len, int json)
+{
+	if (!s) {
+		memcpy(p, json ? "null" : "-", json ? 4 : 1);
+		return p + (json ? 4 : 1);
+	}
+	if (!json)
+		return put_text(p, s, len);
+	*p++ = '"';
+	p = put_json(p, s, len);
+	*p++ = '"';
+	return p;
+}
+
+/* The line of e: its fields in text or in JSON. */
+static char *put_line(const struct fields *fl, struct strace_names *names,
+		      char *p, const struct strace_event *e, uint64_t seq,
+		      int json)
 {
 	const struct strace_event_info *in = strace_event_info(e->type);
 	const struct strace_name *t;
 	char *start = p;
+	long cpu;
 	int addr;
 
-	for (unsigned i = 0; i < fl->n; i++) {
-		if (p > start)
-			*p++ = ' ';
-		switch (fl->order[i]) {
-		case FLD_SEQ:
-			p = fmt_put_u64(p, seq);
-			break;
-		case FLD_TIME:
-			p = fmt_put_time(p, e->time);
-			break;
-		case FLD_TID:
-			p = fmt_put_u64(p, e->tid);
-			break;
-		case FLD_PID:
-			p = fmt_put_u64(p, pid_of(names, e->tid));
-			break;
-		case FLD_COMM:
-			t = names ? strace_names_thread(names, e->tid) : NULL;
-			p = t ? put_text(p, t->str, t->len)
-			      : (memcpy(p, "-", 1), p + 1);
-			break;
-		case FLD_TYPE:
-			if (in && in->name)
-				p = put_text(p, in->name, strlen(in->name));
-			else
-				p += sprintf(p, "type%u", e->type);
-			break;
-		case FLD_FROM:
-		case FLD_TO: {
-			int to = fl->order[i] == FLD_TO;
-			uint64_t v = operand(e, to, &addr);
-			if (to && (fl->mask & 1u << FLD_FROM)) {
-				memcpy(p, "=> ", 3);
-				p += 3;
-			}
-			p = put_bare_hex(p, v);
-			if (addr)
-				p = put_addr_parts(fl, names, p, v, NULL, 0);
-			break;
-		}
-		case FLD_FLAGS:
-			p = fmt_put_hex(p, e->flags);
-			break;
-		case FLD_CPU: {
-			long cpu = cpu_of(fl, e->tid);
-			p += cpu < 0 ? sprintf(p, "[-]")
-				     : sprintf(p, "[%03ld]", cpu);
-			break;
-		}
-		}
-	}
-	*p++ = '\n';
-	return p;
-}
-
-char *fields_json(const struct fields *fl, struct strace_names *names,
-		  char *p, const struct strace_event *e, uint64_t seq)
-{
-	const struct strace_event_info *in = strace_event_info(e->type);
-	const struct strace_name *t;
-	int addr;
-
-	*p++ = '{';
+	if (json)
+		*p++ = '{';
 	for (unsigned i = 0; i < fl->n; i++) {
 		unsigned f = fl->order[i];
-		if (i)
-			*p++ = ',';
-		*p++ = '"';
-		memcpy(p, field_name[f], strlen(field_name[f]));
-		p += strlen(field_name[f]);
-		memcpy(p, "\":", 2);
-		p += 2;
+		if (json)
+			p += sprintf(p, "%s\"%s\":", i ? "," : "", field_name[f]);
+		else if (p > start)
+			*p++ = ' ';
 		switch (f) {
 		case FLD_SEQ:
 			p = fmt_put_u64(p, seq);
 			break;
 		case FLD_TIME:
-			p = fmt_put_u64(p, e->time);
+			p = json ? fmt_put_u64(p, e->time)
+				 : fmt_put_time(p, e->time);
 			break;
 		case FLD_TID:
 			p = fmt_put_u64(p, e->tid);
@@ -319,49 +267,61 @@ char *fields_json(const struct fields *fl, struct strace_names *names,
 			break;
 		case FLD_COMM:
 			t = names ? strace_names_thread(names, e->tid) : NULL;
-			if (!t) {
-				memcpy(p, "null", 4);
-				p += 4;
-				break;
-			}
-			*p++ = '"';
-			p = put_json(p, t->str, t->len);
-			*p++ = '"';
+			p = put_name(p, t ? t->str : NULL, t ? t->len : 0, json);
 			break;
 		case FLD_TYPE:
-			*p++ = '"';
 			if (in && in->name)
-				p = put_json(p, in->name, strlen(in->name));
+				p = put_name(p, in->name, strlen(in->name), json);
 			else
-				p += sprintf(p, "type%u", e->type);
-			*p++ = '"';
+				p += sprintf(p, json ? "\"type%u\"" : "type%u",
+					     e->type);
 			break;
 		case FLD_FROM:
 		case FLD_TO: {
 			uint64_t v = operand(e, f == FLD_TO, &addr);
-			*p++ = '"';
-			p = fmt_put_hex(p, v);
-			*p++ = '"';
+			if (json) {
+				*p++ = '"';
+				p = fmt_put_hex(p, v);
+				*p++ = '"';
+			} else {
+				if (f == FLD_TO && (fl->mask & 1u << FLD_FROM)) {
+					memcpy(p, "=> ", 3);
+					p += 3;
+				}
+				p = put_bare_hex(p, v);
+			}
 			if (addr)
 				p = put_addr_parts(fl, names, p, v,
-						   field_name[f], 1);
+						   field_name[f], json);
 			break;
 		}
 		case FLD_FLAGS:
-			p = fmt_put_u64(p, e->flags);
+			p = json ? fmt_put_u64(p, e->flags)
+				 : fmt_put_hex(p, e->flags);
 			break;
-		case FLD_CPU: {
-			long cpu = cpu_of(fl, e->tid);
-			if (cpu < 0) {
-				memcpy(p, "null", 4);
-				p += 4;
-			} else {
-				p = fmt_put_u64(p, (uint64_t)cpu);
-			}
+		case FLD_CPU:
+			cpu = cpu_of(fl, e->tid);
+			if (cpu < 0)
+				p += sprintf(p, json ? "null" : "[-]");
+			else
+				p += sprintf(p, json ? "%ld" : "[%03ld]", cpu);
 			break;
-		}
 		}
 	}
-	memcpy(p, "}\n", 2);
-	return p + 2;
+	if (json)
+		*p++ = '}';
+	*p++ = '\n';
+	return p;
+}
+
+char *fields_text(const struct fields *fl, struct strace_names *names,
+		  char *p, const struct strace_event *e, uint64_t seq)
+{
+	return put_line(fl, names, p, e, seq, 0);
+}
+
+char *fields_json(const struct fields *fl, struct strace_names *names,
+		  char *p, const struct strace_event *e, uint64_t seq)
+{
+	return put_line(fl, names, p, e, seq, 1);
 }

@@ -108,7 +108,7 @@ struct view {
 	struct view_row *vrows;
 	char *vnames;
 	size_t nvrows;
-	int kept;
+	int rows_kept; /* report_keep() ran */
 };
 
 /* --- frames ------------------------------------------------------------- */
@@ -872,13 +872,13 @@ static int report_keep(struct view *v)
 		v->vrows[i].name = pool + (uintptr_t)v->vrows[i].name;
 	v->vnames = pool;
 	v->nvrows = n;
-	v->kept = 1;
+	v->rows_kept = 1;
 	return 0;
 }
 
 long view_report_rows(struct view *v, const struct view_row **rows)
 {
-	if (!v->kept)
+	if (!v->rows_kept)
 		return -EINVAL;
 	*rows = v->vrows;
 	return (long)v->nvrows;

@@ -111,20 +111,20 @@ static void on_leave(void *arg, const struct strace_frame *f)
 /* the machine's stack (opts.machine) in run(); else the person's */
 static int machine;
 
-/* Feed ev[] (times 1, 2, 3...), end the trace, return the log. */
-static const char *run(struct strace_event *ev, size_t n, uint32_t max_depth,
-		       struct strace_stack_stats *st)
+/* Feed ev[] (times 1, 2, 3...) to stacks with options o and callbacks
+ * cb, end the trace, return the log. */
+static const char *run_with(struct strace_event *ev, size_t n,
+			    struct strace_stack_opts *o,
+			    const struct strace_stack_cb *cb,
+			    struct strace_stack_stats *st)
 {
-	struct strace_stack_cb cb = {on_enter, on_leave, NULL};
-	struct strace_stack_opts o = {.size = sizeof(o),
-				      .max_depth = max_depth,
-				      .machine = machine};
 	struct strace_stack *s;
 
 	log_buf[0] = '\0';
+	o->size = sizeof(*o);
 	for (size_t i = 0; i < n; i++)
 		ev[i].time = 1 + i;
-	if (strace_stack_new(names, &o, &cb, &s) < 0)
+	if (strace_stack_new(names, o, cb, &s) < 0)
 		return "(new failed)";
 	strace_stack_feed(s, ev, n);
 	strace_stack_end(s);
@@ -135,6 +135,17 @@ static const char *run(struct strace_event *ev, size_t n, uint32_t max_depth,
 	if (*log_buf)
 		log_buf[strlen(log_buf) - 1] = '\0';
 	return log_buf;
+}
+
+/* The same, logged by on_enter and on_leave. */
+static const char *run(struct strace_event *ev, size_t n, uint32_t max_depth,
+		       struct strace_stack_stats *st)
+{
+	struct strace_stack_cb cb = {on_enter, on_leave, NULL};
+	struct strace_stack_opts o = {.max_depth = max_depth,
+				      .machine = machine};
+
+	return run_with(ev, n, &o, &cb, st);
 }
 
 #define RUN(ev, max) run(ev, sizeof(ev) / sizeof(ev[0]), max, NULL)
@@ -591,25 +602,13 @@ static int select_g(void *arg, const struct strace_frame *f)
 	return f->addr == G;
 }
 
-/* Feed ev[] (times 1, 2, 3...) through a gate, end, return the log. */
+/* Feed ev[] through a gate, logged with the times. */
 static const char *run_gate(struct strace_event *ev, size_t n,
 			    struct strace_stack_opts *o)
 {
 	struct strace_stack_cb cb = {timed_enter, timed_leave, NULL};
-	struct strace_stack *s;
 
-	log_buf[0] = '\0';
-	o->size = sizeof(*o);
-	for (size_t i = 0; i < n; i++)
-		ev[i].time = 1 + i;
-	if (strace_stack_new(names, o, &cb, &s) < 0)
-		return "(new failed)";
-	strace_stack_feed(s, ev, n);
-	strace_stack_end(s);
-	strace_stack_free(s);
-	if (*log_buf)
-		log_buf[strlen(log_buf) - 1] = '\0';
-	return log_buf;
+	return run_with(ev, n, o, &cb, NULL);
 }
 
 /* main [1, 9] calls f [2, 7], which calls g [3, 4] and h [5, 6]; then
