@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "cli/capture_live.h"
@@ -427,6 +428,60 @@ static void close_ring(struct strace_ring *ring)
 	strace_names_free(plugin_names);
 	plugin_names = NULL;
 	strace_ring_close(ring);
+}
+
+/*
+ * A live capture: where it runs, into the ring (strace_writer_name_info(),
+ * what ptrace-capture -i takes from a perf.data's header): the host, the
+ * kernel, the processor, the CPUs, and this command line (the recorder's,
+ * as perf's and uftrace's headers keep theirs). Best effort: a ring that
+ * cannot take them still gets the trace.
+ */
+static void write_host_info(struct strace_ring *ring, int argc, char **argv)
+{
+	struct strace_writer *w;
+	struct utsname u;
+	char cmd[4096], line[256];
+	size_t used = 0;
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	long avail = sysconf(_SC_NPROCESSORS_CONF);
+	FILE *f;
+
+	if (strace_writer_open(ring, &w) < 0)
+		return;
+	if (uname(&u) == 0) {
+		strace_writer_name_info(w, STRACE_INFO_HOSTNAME, 0, u.nodename);
+		strace_writer_name_info(w, STRACE_INFO_OSRELEASE, 0, u.release);
+	}
+	if (online > 0 && avail > 0)
+		strace_writer_name_info(w, STRACE_INFO_NRCPUS,
+					(uint64_t)online << 32 |
+						(uint64_t)avail,
+					"cpus");
+	f = fopen("/proc/cpuinfo", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+			char *v = strchr(line, ':') + 1;
+			v += strspn(v, " \t");
+			v[strcspn(v, "\n")] = 0;
+			strace_writer_name_info(w, STRACE_INFO_CPUDESC, 0, v);
+			break;
+		}
+	if (f)
+		fclose(f);
+	cmd[0] = 0;
+	for (int i = 0; i < argc; i++) {
+		size_t n = strlen(argv[i]);
+		if (used + n + 2 > sizeof(cmd))
+			break;
+		if (used)
+			cmd[used++] = ' ';
+		memcpy(cmd + used, argv[i], n + 1);
+		used += n;
+	}
+	if (used)
+		strace_writer_name_info(w, STRACE_INFO_CMDLINE, 0, cmd);
+	strace_writer_close(w);
 }
 
 static void live_opened(void *arg, struct strace_live *l)
@@ -973,6 +1028,7 @@ static int capture(int argc, char **argv)
 		live_opts.opened_arg = &lc;
 		lc.ring = ring;
 		lc.print_path = !output && !view_path && !no_ring;
+		write_host_info(ring, argc, argv);
 		live_opts.lo.buildid_dir = buildid_dir;
 		int status = capture_live_run(&live_opts, (pid_t)pid,
 					      pid ? NULL : argv + optind, &cb,
