@@ -880,7 +880,8 @@ static int same_file(const char *a, const char *b)
 /* Every event of the ring, through a reader of its own, to visit (a
  * pass before the read). Returns 0, or -1 after a message. */
 static int scan_ring(struct rd *d,
-		     void (*visit)(void *arg, const struct strace_event *e),
+		     void (*visit)(void *arg, const struct strace_event *ev,
+				   size_t n),
 		     void *arg)
 {
 	struct strace_reader *r;
@@ -893,24 +894,25 @@ static int scan_ring(struct rd *d,
 		return -1;
 	}
 	while ((n = strace_reader_next(r, &b, BATCH_MAX, 0)) > 0) {
-		for (long i = 0; i < n; i++)
-			visit(arg, &b.ev[i]);
+		visit(arg, b.ev, (size_t)n);
 		strace_reader_release(r, &b);
 	}
 	strace_reader_close(r);
 	return 0;
 }
 
-static void span_visit(void *arg, const struct strace_event *e)
+static void span_visit(void *arg, const struct strace_event *ev, size_t n)
 {
 	uint64_t *fl = arg;
 
-	if (!e->time)
-		return;
-	if (e->time < fl[0])
-		fl[0] = e->time;
-	if (e->time > fl[1])
-		fl[1] = e->time;
+	for (size_t i = 0; i < n; i++) {
+		if (!ev[i].time)
+			continue;
+		if (ev[i].time < fl[0])
+			fl[0] = ev[i].time;
+		if (ev[i].time > fl[1])
+			fl[1] = ev[i].time;
+	}
 }
 
 /* The times of the trace's first and last event (0, 0: none). */
@@ -925,11 +927,15 @@ static int trace_span(struct rd *d, uint64_t *first, uint64_t *last)
 	return 0;
 }
 
-static void frames_visit(void *arg, const struct strace_event *e)
+static void frames_visit(void *arg, const struct strace_event *ev, size_t n)
 {
-	*(uint64_t *)arg += e->type == STRACE_EV_CALL ||
-			    e->type == STRACE_EV_SYSCALL ||
-			    e->type == STRACE_EV_INTERRUPT;
+	uint64_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		k += ev[i].type == STRACE_EV_CALL ||
+		     ev[i].type == STRACE_EV_SYSCALL ||
+		     ev[i].type == STRACE_EV_INTERRUPT;
+	*(uint64_t *)arg += k;
 }
 
 /*
@@ -937,7 +943,8 @@ static void frames_visit(void *arg, const struct strace_event *e)
  * output will pass what its viewers load, with the options that cut it.
  * Its size is estimated from the frames the events begin (a call, a
  * syscall, an interrupt) and the bytes a frame takes (tests/view: 150 to
- * 160 in JSON, 33 to 40 in FXT); with filters it is at most that.
+ * 160 in JSON, 33 to 40 in FXT); with filters it is at most that. The
+ * pass over the ring is made only for a ring big enough to pass it.
  */
 static int warn_size(struct rd *d)
 {
@@ -950,6 +957,11 @@ static int warn_size(struct rd *d)
 		return 0;
 	if (env && *env)
 		limit_mb = strtoull(env, NULL, 10);
+	/* (no pass when the output stays under the limit even if every
+	 * event made a frame) */
+	if (strace_ring_committed(d->ring) * (chrome ? 160 : 40) / 1000000 <
+	    limit_mb)
+		return 0;
 	if (scan_ring(d, frames_visit, &frames) < 0)
 		return -1;
 	mb = (frames * (chrome ? 160 : 40) + 999999) / 1000000;

@@ -103,7 +103,9 @@ struct view {
 	const struct view_format *fmt;
 	void *state;
 	uint64_t event_types; /* view_set_event_types() */
-	uint64_t shown; /* frames kept() */
+	/* kept(): filters, --depth or --min-time are given (checks), and a
+	 * frame was kept then (shown) */
+	int checks, shown;
 	/* a report's rows for view_report_rows() (rows_only) */
 	struct view_row *vrows;
 	char *vnames;
@@ -196,14 +198,16 @@ static int kept(struct view *v, const struct strace_frame *f, uint32_t *rd)
 {
 	uint32_t d0 = 0;
 
-	if (v->flt && (!strace_filter_frame(v->flt, f) ||
-		       !strace_filter_in_scope(v->flt, f - f->depth,
-					       f->depth + 1, &d0)))
-		return 0;
+	if (v->checks) {
+		if (v->flt && (!strace_filter_frame(v->flt, f) ||
+			       !strace_filter_in_scope(v->flt, f - f->depth,
+						       f->depth + 1, &d0)))
+			return 0;
+		if (v->o.depth && f->depth - d0 >= v->o.depth)
+			return 0;
+		v->shown = 1;
+	}
 	*rd = f->depth - d0;
-	if (v->o.depth && *rd >= v->o.depth)
-		return 0;
-	v->shown++;
 	return 1;
 }
 
@@ -1139,6 +1143,7 @@ int view_new(const struct view_opts *o, struct strace_names *names,
 	v->o = *o;
 	v->names = names;
 	v->flt = flt;
+	v->checks = flt || o->depth || o->min_time;
 	v->out = out;
 	switch (o->kind) {
 	case VIEW_TREE:
@@ -1251,7 +1256,7 @@ int view_finish(struct view *v)
 	return 0;
 }
 
-uint64_t view_frames_shown(const struct view *v)
+int view_frames_shown(const struct view *v)
 {
 	return v->shown;
 }

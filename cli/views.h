@@ -138,9 +138,10 @@ uint64_t view_name_id(struct view *v, const struct strace_frame *f);
 /* view_put_name_id() - the name of an id from view_name_id() */
 char *view_put_name_id(struct view *v, char *p, uint64_t id);
 
-/* view_frames_shown() - how many frames the view showed so far (passed
- * every filter). */
-uint64_t view_frames_shown(const struct view *v);
+/* view_frames_shown() - with filters, --depth or --min-time: 1 when the
+ * view showed a frame so far (one passed them all), else 0; without
+ * them, 0 (not counted). */
+int view_frames_shown(const struct view *v);
 
 /* A row of a report: what -f report prints on one line. */
 struct view_row {

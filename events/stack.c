@@ -80,7 +80,9 @@ struct symcache {
 
 struct strace_stack {
 	struct strace_names *names;
-	struct strace_stack_cb cb;
+	/* the frames' callbacks: the caller's, or with a gate (opts.from, to,
+	 * min_time, select) the gate's, in front of the caller's (user) */
+	struct strace_stack_cb cb, user;
 	uint32_t max_depth;
 	int machine; /* opts.machine */
 	struct thr *t;
@@ -89,7 +91,6 @@ struct strace_stack {
 	uint32_t mapcap;
 	struct thr *last;
 	/* opts.from, to, min_time, select: which frames are shown */
-	int gate;
 	uint64_t from, to, min_time;
 	int (*select)(void *arg, const struct strace_frame *f);
 	void *select_arg;
@@ -98,6 +99,9 @@ struct strace_stack {
 	struct strace_stack_stats st;
 	int err;
 };
+
+static void gate_enter(void *arg, const struct strace_frame *f);
+static void gate_leave(void *arg, const struct strace_frame *f);
 
 int strace_stack_new(struct strace_names *names,
 		     const struct strace_stack_opts *opts,
@@ -122,7 +126,10 @@ int strace_stack_new(struct strace_names *names,
 		free(s);
 		return -STRACE_E_BADARG;
 	}
-	s->gate = o.from || o.to || o.min_time || o.select;
+	if (o.from || o.to || o.min_time || o.select) {
+		s->user = s->cb;
+		s->cb = (struct strace_stack_cb){gate_enter, gate_leave, s};
+	}
 	s->from = o.from;
 	s->to = o.to ? o.to : UINT64_MAX;
 	s->min_time = o.min_time;
@@ -240,6 +247,22 @@ const char *strace_frame_name(const struct strace_frame *f)
 
 /* --- threads ----------------------------------------------------------- */
 
+/* The thread of tid, if it has been seen, without making it the last. */
+static struct thr *thread_of(const struct strace_stack *s, uint32_t tid)
+{
+	uint32_t mask, i;
+
+	if (s->last && s->last->tid == tid)
+		return s->last;
+	if (!s->mapcap)
+		return NULL;
+	mask = s->mapcap - 1;
+	for (i = (tid * 0x9e3779b9u) & mask; s->map[i]; i = (i + 1) & mask)
+		if (s->t[s->map[i] - 1].tid == tid)
+			return &s->t[s->map[i] - 1];
+	return NULL;
+}
+
 static struct thr *thread(struct strace_stack *s, uint32_t tid)
 {
 	uint32_t mask, i;
@@ -305,22 +328,28 @@ static void show(struct strace_stack *s, struct thr *t, uint32_t i)
 		struct strace_frame *f = &t->v[t->shown];
 		if (f->begin < s->from)
 			f->begin = s->from;
-		if (s->cb.enter)
-			s->cb.enter(s->cb.arg, f);
+		if (s->user.enter)
+			s->user.enter(s->user.arg, f);
 	}
 }
 
-/* f, of t, was entered: on top, or a root under shown frames */
-static __attribute__((noinline)) void
-gate_enter(struct strace_stack *s, struct thr *t, struct strace_frame *f)
+/* the gate's enter: f, of its thread, was entered: on top, or a root
+ * under shown frames */
+static void gate_enter(void *arg, const struct strace_frame *cf)
 {
+	struct strace_stack *s = arg;
+	struct strace_frame *f = (struct strace_frame *)(uintptr_t)cf;
+	struct thr *t = thread_of(s, f->tid);
+
+	if (!t)
+		return;
 	if (f->depth < t->shown) {
 		/* a root found late under shown frames (root()): their
 		 * caller */
 		if (f->begin < s->from)
 			f->begin = s->from;
-		if (s->cb.enter)
-			s->cb.enter(s->cb.arg, f);
+		if (s->user.enter)
+			s->user.enter(s->user.arg, f);
 	} else if (f->begin >= s->from && f->begin <= s->to &&
 		   (!s->select || s->select(s->select_arg, f)) &&
 		   !s->min_time) {
@@ -328,10 +357,16 @@ gate_enter(struct strace_stack *s, struct thr *t, struct strace_frame *f)
 	}
 }
 
-/* f, of t, is left (f->end set): whether the callbacks see it */
-static __attribute__((noinline)) int
-gate_leave(struct strace_stack *s, struct thr *t, struct strace_frame *f)
+/* the gate's leave: f, of its thread, is left (f->end set); the caller
+ * sees it when it is shown */
+static void gate_leave(void *arg, const struct strace_frame *cf)
 {
+	struct strace_stack *s = arg;
+	struct strace_frame *f = (struct strace_frame *)(uintptr_t)cf;
+	struct thr *t = thread_of(s, f->tid);
+
+	if (!t)
+		return;
 	if (f->depth >= t->shown) {
 		/* held: shown now if it passes */
 		uint64_t b = f->begin > s->from ? f->begin : s->from;
@@ -339,22 +374,20 @@ gate_leave(struct strace_stack *s, struct thr *t, struct strace_frame *f)
 		if (f->begin > s->to || (f->begin < s->from && e <= s->from) ||
 		    (s->select && !s->select(s->select_arg, f)) ||
 		    e - b < s->min_time)
-			return 0;
+			return;
 		show(s, t, f->depth);
 	}
 	t->shown = f->depth;
 	if (f->end > s->to)
 		f->end = s->to;
-	return 1;
+	if (s->user.leave)
+		s->user.leave(s->user.arg, f);
 }
 
-static void enter_cb(struct strace_stack *s, struct thr *t,
-		     struct strace_frame *f)
+static void enter_cb(struct strace_stack *s, const struct strace_frame *f)
 {
 	s->st.frames++;
-	if (__builtin_expect(s->gate, 0))
-		gate_enter(s, t, f);
-	else if (s->cb.enter)
+	if (s->cb.enter)
 		s->cb.enter(s->cb.arg, f);
 }
 
@@ -408,12 +441,12 @@ static inline void frame_set(struct strace_frame *f, uint32_t tid,
 }
 
 /* f was entered, the top of its thread: the deepest stack, the callback */
-static inline void entered(struct strace_stack *s, struct thr *t,
-			   struct strace_frame *f)
+static inline void entered(struct strace_stack *s,
+			   const struct strace_frame *f)
 {
 	if (f->depth + 1 > s->st.max_depth)
 		s->st.max_depth = f->depth + 1;
-	enter_cb(s, t, f);
+	enter_cb(s, f);
 }
 
 /* A frame for addr on top of t; pending: a PLT stub's, entered once it
@@ -441,7 +474,7 @@ static inline void push_frame(struct strace_stack *s, struct thr *t,
 	if (pending)
 		t->pend = 1;
 	else
-		entered(s, t, f);
+		entered(s, f);
 }
 
 static inline void push(struct strace_stack *s, struct thr *t, uint16_t kind,
@@ -463,8 +496,6 @@ static inline void left(struct strace_stack *s, struct thr *t,
 		t->nh--;
 	f->end = time < f->begin ? f->begin : time;
 	f->flags |= flags;
-	if (__builtin_expect(s->gate, 0) && !gate_leave(s, t, f))
-		return;
 	if (s->cb.leave)
 		s->cb.leave(s->cb.arg, f);
 }
@@ -502,7 +533,7 @@ static void lazy_frame(struct strace_stack *s, struct thr *t, uint64_t time)
 	frame_set(f, t->tid, t->n, STRACE_FRAME_ENTRY, STRACE_FRAME_TAIL,
 		  t->lazy_fn, t->lazy_addr, 0, t->lazy_begin);
 	t->n++;
-	entered(s, t, f);
+	entered(s, f);
 	pop(s, t, time, 0);
 }
 
@@ -516,7 +547,7 @@ static void reach(struct strace_stack *s, struct thr *t, uint64_t to,
 	f->fn = fn;
 	f->addr = fn ? fn->key : to;
 	t->pend = 0;
-	entered(s, t, f);
+	entered(s, f);
 	if (t->lazy)
 		lazy_frame(s, t, time);
 }
@@ -526,7 +557,7 @@ static void reach(struct strace_stack *s, struct thr *t, uint64_t to,
 static void settle(struct strace_stack *s, struct thr *t, uint64_t time)
 {
 	t->pend = 0;
-	entered(s, t, &t->v[t->n - 1]);
+	entered(s, &t->v[t->n - 1]);
 	if (t->lazy)
 		lazy_frame(s, t, time);
 }
@@ -635,7 +666,7 @@ static int root(struct strace_stack *s, struct thr *t, uint64_t addr)
 	f->flags = STRACE_FRAME_LATE;
 	if (t->shown) /* under frames shown: shown with them */
 		t->shown++;
-	enter_cb(s, t, f);
+	enter_cb(s, f);
 	return 1;
 }
 
@@ -1179,7 +1210,7 @@ static const struct strace_event *run(struct strace_stack *s,
 			f->fn = fn;
 			f->addr = e->b;
 			t->pend = 0;
-			entered(s, t, f);
+			entered(s, f);
 			goto next;
 		}
 		if (e->type == STRACE_EV_RETURN) {
@@ -1215,7 +1246,7 @@ static const struct strace_event *run(struct strace_stack *s,
 			if (!s->machine && k == FN_STUB)
 				t->pend = 1;
 			else
-				entered(s, t, f);
+				entered(s, f);
 		} else if (e->type == STRACE_EV_JUMP) {
 			uint16_t kind = f->kind;
 			uint64_t site = f->call_site;
@@ -1239,7 +1270,7 @@ static const struct strace_event *run(struct strace_stack *s,
 					  STRACE_FRAME_TAIL, fn, e->b, site,
 					  e->time);
 				t->n = ++depth;
-				entered(s, t, f);
+				entered(s, f);
 				goto next;
 			}
 			/* a tail call (tail_call()): the frame left, its slot
@@ -1249,7 +1280,7 @@ static const struct strace_event *run(struct strace_stack *s,
 			frame_set(f, tid, depth, kind, STRACE_FRAME_TAIL, fn,
 				  e->b, site, e->time);
 			t->n = ++depth;
-			entered(s, t, f);
+			entered(s, f);
 		} else {
 			break;
 		}
