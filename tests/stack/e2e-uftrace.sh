@@ -5,7 +5,8 @@
 # tests/stack/truthtree.py on $O/corpus/NAME-stack.{truth,sideband}
 # (linked by `make tests`); and uftrace is the judge of our call tree:
 # `ptrace-read -f tree` of the program's trace, cut down to the
-# program's own functions, equals `uftrace replay`'s. Running under QEMU must not change a
+# program's own functions, equals `uftrace replay`'s, also with -C and
+# -N on both sides. Running under QEMU must not change a
 # deterministic program's own call sequence. Also: no run leaves a
 # gmon.out (glibc's gcrt writes one at exit) in the source tree.
 set -u
@@ -24,6 +25,28 @@ if ! command -v uftrace >/dev/null; then
 	exit 0
 fi
 ob=$O; case $ob in /*) ;; *) ob=$top/$O ;; esac
+# own_tree: a -f tree on stdin cut down to the functions in $work/own (the
+# program's own, those uftrace shows), "DEPTH NAME", depths counted among
+# them
+own_tree() {
+	awk -v own="$work/own" '
+	BEGIN { while ((getline f < own) > 0) keep[f] = 1 }
+	/^#/ { next }
+	{
+		if (!match($0, /\] \| /)) next
+		body = substr($0, RSTART + RLENGTH); sub(/^ +/, "", body)
+		if (body ~ /^} \/\* /) {
+			name = body; sub(/^} \/\* /, "", name); sub(/ \*\/.*$/, "", name)
+			if (name in keep) d--
+			next
+		}
+		open_ = body ~ /\(\) \{/
+		name = body; sub(/\(\).*$/, "", name)
+		if (!(name in keep)) next
+		print d + 0 " " name
+		if (open_) d++
+	}'
+}
 gmons() { find "$top" -path "$ob" -prune -o -name gmon.out -print | sort; }
 before=$(gmons)
 for p in pgqsort pgtree; do
@@ -68,29 +91,31 @@ for p in pgqsort pgtree; do
 		continue
 	fi
 	awk '!/^#/ { print $2 }' "$work/uf" | sort -u >"$work/own"
-	awk -v own="$work/own" '
-	BEGIN { while ((getline f < own) > 0) keep[f] = 1 }
-	/^#/ { next }
-	{
-		if (!match($0, /\] \| /)) next
-		body = substr($0, RSTART + RLENGTH); sub(/^ +/, "", body)
-		if (body ~ /^} \/\* /) {
-			name = body; sub(/^} \/\* /, "", name); sub(/ \*\/.*$/, "", name)
-			if (name in keep) d--
-			next
-		}
-		open_ = body ~ /\(\) \{/
-		name = body; sub(/\(\).*$/, "", name)
-		if (!(name in keep)) next
-		print d + 0 " " name
-		if (open_) d++
-	}' "$work/tree" >"$work/ours"
+	own_tree <"$work/tree" >"$work/ours"
 	if [ "$(wc -l <"$work/ours")" -gt 50 ] &&
 		cmp -s <(grep -v '^#' "$work/uf") "$work/ours"; then
 		pass "$p/tree-vs-uftrace (ptrace-read -f tree cut to the program's functions: the same $(wc -l <"$work/ours") entries, depths and order as uftrace replay)"
 	else
 		fail "$p/tree-vs-uftrace (uftrace $(grep -vc '^#' "$work/uf"), ours $(wc -l <"$work/ours") entries; first difference: $(diff <(grep -v '^#' "$work/uf") "$work/ours" | head -4 | tr '\n' ' ')"
 	fi
+	# -C (the callers of a function) and -N (not a function, nor its
+	# callees) on uftrace's own recording: its replay with the filter
+	# and our -f tree with the same, cut the same way (-D and -t are
+	# judged on our export, e2e-uftrace-dir.sh: uftrace's depths here
+	# count the program's functions only, and its times are native)
+	case $p in pgqsort) filts="-C_cmp_rec -N_cmp_rec" ;; *) filts="-C_square -N_walk" ;; esac
+	for f in $filts; do
+		f=${f/_/ }
+		# shellcheck disable=SC2086
+		if UFTRACE_REPLAY_ARGS="$f" tests/stack/uftrace-tree.sh "$prog" >"$work/ufc" 2>"$work/err" &&
+			"$O/bin/ptrace-read" -f tree $f "$work/$p.srb" 2>>"$work/err" | own_tree >"$work/oursc" &&
+			[ "$(wc -l <"$work/oursc")" -gt 2 ] &&
+			cmp -s <(grep -v '^#' "$work/ufc") "$work/oursc"; then
+			pass "$p/filter-vs-uftrace ($f: the same $(wc -l <"$work/oursc") entries as uftrace replay $f of its own recording)"
+		else
+			fail "$p/filter-vs-uftrace ($f: uftrace $(grep -vc '^#' "$work/ufc"), ours $(wc -l <"$work/oursc") entries: $(diff <(grep -v '^#' "$work/ufc") "$work/oursc" | head -4 | tr '\n' ' ') $(head -c 200 "$work/err"))"
+		fi
+	done
 	# the library functions too: uftrace shows the calls through the
 	# program's PLT (its default) by the names people type, the
 	# function open while it runs (qsort holds cmp_rec). Ours: the tree

@@ -4,6 +4,7 @@
 # the truth's (tests/stack/truthtree.py) and, later, with a decoded one.
 #
 # usage: uftrace-tree.sh [--libcall] PROG [ARGS...]
+# (UFTRACE_REPLAY_ARGS in the environment: filters for uftrace replay)
 #
 # Output, per thread (in the order the threads first appear): "# thread
 # TID", then one line per entry of one of the program's own functions
@@ -27,7 +28,9 @@ trap 'rm -rf "$tmp"' EXIT
 (cd "$tmp" && uftrace record $libcall -d data "$prog" "$@" >&2) ||
 	{ echo "uftrace-tree: uftrace record failed" >&2; exit 1; }
 # " [ 1234] |   name() {", "name();", "} /* name */"; "-f tid": no times
-uftrace replay -d "$tmp/data" --no-pager $libcall -f tid | awk '
+# (UFTRACE_REPLAY_ARGS: replay's own filters, e.g. "-C cmp_rec")
+# shellcheck disable=SC2086
+uftrace replay -d "$tmp/data" --no-pager $libcall ${UFTRACE_REPLAY_ARGS:-} -f tid | awk '
 /^#/ { next }
 {
 	if (!match($0, /^ *\[ *[0-9]+\] \| /)) next
