@@ -92,7 +92,9 @@ static void usage(FILE *f)
 		"\n"
 		"  -i, --input FILE      decode a perf.data recorded with\n"
 		"                        perf record -e intel_pt//u (per-thread,\n"
-		"                        or per-CPU for one process)\n"
+		"                        or per-CPU for one process); - (stdin),\n"
+		"                        a FIFO or a file in perf's pipe mode:\n"
+		"                        perf record -o - ... | " PROG " -i -\n"
 		"      --pt FILE         decode a raw Intel PT stream (simple-pt,\n"
 		"                        kAFL/Nyx, a dump of perf's AUX area,\n"
 		"                        libipt's pttc), with the code it ran:\n"
@@ -363,6 +365,93 @@ static void plugin_tap(void *arg, const struct strace_event *ev, size_t n)
 	(void)arg;
 	if (strace_plugins_dispatch(plugins, ev, n) && plugin_live)
 		strace_live_request_stop(plugin_live);
+}
+
+/* -i in perf's pipe mode: the perf.data file it is copied into, removed
+ * at exit */
+static char spool[PATH_MAX];
+
+static void remove_spool(void)
+{
+	if (spool[0])
+		unlink(spool);
+}
+
+/*
+ * -i -, a FIFO, or a file in perf's pipe mode ('perf record -o -', 'perf
+ * inject -o -'): copied as it comes into a perf.data file under $TMPDIR
+ * (strace_perf_pipe_copy()), which *input then names. Returns 0 (also
+ * for a perf.data file, left as it is), or the exit status after a
+ * message.
+ */
+static int pipe_input(const char **input)
+{
+	const char *dir = getenv("TMPDIR");
+	unsigned char head[16];
+	struct stat st;
+	uint64_t off;
+	int fd, rc, tmp;
+
+	if (!strcmp(*input, "-")) {
+		fd = 0;
+	} else {
+		if (stat(*input, &st) < 0 ||
+		    !(S_ISFIFO(st.st_mode) || S_ISREG(st.st_mode)))
+			return 0; /* (the decode says what it is) */
+		fd = open(*input, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return 0;
+	}
+	rc = read(fd, head, 16) == 16 && !memcmp(head, "PERFILE2", 8) &&
+	     head[8] == 16 && !memcmp(head + 9, "\0\0\0\0\0\0\0", 7);
+	if (!rc && fd && S_ISREG(st.st_mode)) {
+		close(fd); /* a perf.data file: decoded where it is */
+		return 0;
+	}
+	if (!rc) {
+		fprintf(stderr,
+			PROG ": -i %s: not perf.data in pipe mode (no "
+			     "'PERFILE2' header of 16 bytes): give what 'perf "
+			     "record -o -' or 'perf inject -o -' writes, or a "
+			     "perf.data file\n",
+			*input);
+		if (fd)
+			close(fd);
+		return 1;
+	}
+	snprintf(spool, sizeof(spool), "%s/ptrace-capture-pipe.XXXXXX",
+		 dir && *dir ? dir : "/tmp");
+	tmp = mkstemp(spool);
+	if (tmp < 0) {
+		fprintf(stderr,
+			PROG ": -i %s: cannot make a file to copy the pipe "
+			     "into (%s): %s; set TMPDIR to a directory with "
+			     "room\n",
+			*input, spool, strerror(errno));
+		spool[0] = 0;
+		if (fd)
+			close(fd);
+		return 1;
+	}
+	close(tmp);
+	atexit(remove_spool);
+	rc = strace_perf_pipe_copy(fd, head, spool, &off);
+	if (fd)
+		close(fd);
+	if (rc < 0) {
+		fprintf(stderr,
+			PROG ": -i %s: perf.data in pipe mode, at byte %llu: "
+			     "%s%s\n",
+			*input, (unsigned long long)off, strace_strerror(rc),
+			rc == -STRACE_E_PERF_TRUNCATED
+				? " (the stream ended inside a record: perf "
+				  "was stopped before it finished)"
+			: rc == -ENOSPC ? "; set TMPDIR to a directory with room"
+					: "");
+		return 1;
+	}
+	*input = spool;
+	return 0;
 }
 
 /* The exit status of a decode that ended: CAPTURE_EXIT_PARTIAL, said
@@ -1115,6 +1204,12 @@ static int capture(int argc, char **argv)
 			say_ring(ring);
 		close_ring(ring);
 		return 0;
+	}
+	rc = pipe_input(&input);
+	if (rc) {
+		unlink(strace_ring_path(ring));
+		close_ring(ring);
+		return rc;
 	}
 	struct strace_offline_opts oo = {
 		.perf_path = input,

@@ -14,6 +14,7 @@
 
 #include "buildid.h"
 #include "perf_format.h"
+#include "perf_pipe.h"
 #include "perf_read.h"
 #include "perf_write.h"
 

@@ -31,13 +31,15 @@ decode() {
 	return $rc
 }
 
-# A FIFO as the perf.data: refused at once, the message naming it (open()
-# of a FIFO waits for a writer forever); a directory likewise.
+# A FIFO as the perf.data is read as perf's pipe mode (capture-pipe.sh);
+# one that carries something else is refused, the message naming it; a
+# directory likewise.
 mkfifo "$work/fifo.data"
+(head -c 4096 /dev/urandom >"$work/fifo.data" &)
 decode "$work/fifo.data" fifo
 rc=$?
-[ $rc -eq 1 ] && grep -q "fifo.data: a FIFO (a pipe), not a perf.data file" "$work/fifo.err" &&
-	pass input-fifo-refused || fail input-fifo-refused "exit $rc: $(cat "$work/fifo.err")"
+[ $rc -eq 1 ] && grep -q "fifo.data: not perf.data in pipe mode" "$work/fifo.err" &&
+	pass input-fifo-not-perf-refused || fail input-fifo-not-perf-refused "exit $rc: $(cat "$work/fifo.err")"
 mkdir "$work/dir.data"
 decode "$work/dir.data" dir
 rc=$?

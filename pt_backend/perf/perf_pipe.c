@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pt_backend/perf/perf_pipe.c - perf's pipe mode into a perf.data file
+ * (perf_pipe.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "perf_pipe.h"
+#include "perf_write.h"
+#include "strace/error.h"
+
+/* the largest record (its size is 16 bits), and an AUXTRACE's data read
+ * in pieces of this much */
+#define CHUNK (1u << 20)
+
+/* n bytes from fd into p: 1, 0 at the end before any byte, -1 with errno
+ * (EPIPE: the end inside them) */
+static int read_all(int fd, void *p, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = read(fd, (char *)p + got, n - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0) {
+			if (!got)
+				return 0;
+			errno = EPIPE;
+			return -1;
+		}
+		got += (size_t)r;
+	}
+	return 1;
+}
+
+/* as read_all, the end being an error too */
+static int read_exact(int fd, void *p, size_t n)
+{
+	int rc = read_all(fd, p, n);
+
+	if (rc == 0)
+		errno = EPIPE;
+	return rc == 1 ? 0 : -1;
+}
+
+static int read_err(void)
+{
+	return errno == EPIPE ? -STRACE_E_PERF_TRUNCATED : -errno;
+}
+
+int strace_perf_pipe_copy(int fd, const unsigned char head[16],
+			  const char *path, uint64_t *off)
+{
+	struct strace_perfw *w;
+	unsigned char *rec = NULL, *data = NULL;
+	uint64_t magic, hsize;
+	int rc;
+
+	*off = 0;
+	memcpy(&magic, head, 8);
+	memcpy(&hsize, head + 8, 8);
+	if (magic != PFMT_MAGIC || hsize != 16)
+		return -STRACE_E_PERF_MAGIC;
+	rc = strace_perfw_open(&w, path);
+	if (rc < 0)
+		return rc;
+	rec = malloc(65536);
+	data = malloc(CHUNK);
+	if (!rec || !data) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	*off = 16;
+	for (;;) {
+		struct pfmt_event_header h;
+		int got = read_all(fd, &h, sizeof(h));
+		if (got == 0)
+			break; /* the end, between two records */
+		if (got < 0) {
+			rc = read_err();
+			goto out;
+		}
+		if (h.size < sizeof(h)) {
+			rc = -STRACE_E_PERF_RECORD;
+			goto out;
+		}
+		memcpy(rec, &h, sizeof(h));
+		if (read_exact(fd, rec + sizeof(h), h.size - sizeof(h)) < 0) {
+			rc = read_err();
+			goto out;
+		}
+		switch (h.type) {
+		case PFMT_RECORD_HEADER_ATTR: {
+			/* attr (attr.size bytes), then its ids */
+			struct perf_event_attr attr;
+			uint32_t asize;
+			size_t body = h.size - sizeof(h);
+			memset(&attr, 0, sizeof(attr));
+			if (body < 8) {
+				rc = -STRACE_E_PERF_RECORD;
+				goto out;
+			}
+			memcpy(&asize, rec + sizeof(h) + 4, 4);
+			if (asize < 64 || asize > body || (body - asize) % 8) {
+				rc = -STRACE_E_PERF_RECORD;
+				goto out;
+			}
+			memcpy(&attr, rec + sizeof(h),
+			       asize < sizeof(attr) ? asize : sizeof(attr));
+			if (asize > sizeof(attr))
+				attr.size = sizeof(attr);
+			uint64_t *ids = (uint64_t *)(void *)(rec + sizeof(h) +
+							     asize);
+			rc = strace_perfw_add_attr(w, &attr, ids,
+						   (body - asize) / 8);
+			break;
+		}
+		case PFMT_RECORD_HEADER_FEATURE: {
+			/* u64 feature bit, then its payload */
+			uint64_t feat;
+			if (h.size < sizeof(h) + 8) {
+				rc = -STRACE_E_PERF_RECORD;
+				goto out;
+			}
+			memcpy(&feat, rec + sizeof(h), 8);
+			rc = feat >= PFMT_FEAT_BITS || feat == PFMT_FEAT_AUXTRACE
+				     ? 0 /* (the writer makes the index) */
+				     : strace_perfw_feature(
+					       w, (unsigned)feat,
+					       rec + sizeof(h) + 8,
+					       h.size - sizeof(h) - 8);
+			if (rc == -EINVAL)
+				rc = 0; /* a bit this writer does not keep */
+			break;
+		}
+		case PFMT_RECORD_HEADER_TRACING_DATA: {
+			/* u32 size, then that much tracing data: not used */
+			uint32_t n;
+			if (h.size < sizeof(h) + 4) {
+				rc = -STRACE_E_PERF_RECORD;
+				goto out;
+			}
+			memcpy(&n, rec + sizeof(h), 4);
+			for (uint64_t left = n; left && rc >= 0;) {
+				size_t k = left < CHUNK ? (size_t)left : CHUNK;
+				if (read_exact(fd, data, k) < 0) {
+					rc = read_err();
+					goto out;
+				}
+				left -= k;
+				*off += k;
+			}
+			break;
+		}
+		case PFMT_RECORD_HEADER_EVENT_TYPE:
+		case PFMT_RECORD_HEADER_BUILD_ID:
+			/* a file keeps these in features we do not use */
+			break;
+		case PFMT_RECORD_AUXTRACE: {
+			struct pfmt_auxtrace a;
+			unsigned char *buf;
+			if (h.size < sizeof(h) + sizeof(a)) {
+				rc = -STRACE_E_PERF_RECORD;
+				goto out;
+			}
+			memcpy(&a, rec + sizeof(h), sizeof(a));
+			if (a.size > (1ull << 36)) {
+				rc = -STRACE_E_PERF_RECORD;
+				goto out;
+			}
+			buf = malloc(a.size ? (size_t)a.size : 1);
+			if (!buf) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			if (read_exact(fd, buf, (size_t)a.size) < 0) {
+				free(buf);
+				rc = read_err();
+				goto out;
+			}
+			rc = strace_perfw_auxtrace(w, &a, buf, (size_t)a.size);
+			free(buf);
+			*off += a.size;
+			break;
+		}
+		default:
+			rc = strace_perfw_record(w, rec, h.size);
+		}
+		if (rc < 0)
+			goto out;
+		*off += h.size;
+	}
+	free(rec);
+	free(data);
+	return strace_perfw_close(w);
+out:
+	free(rec);
+	free(data);
+	strace_perfw_free(w);
+	unlink(path);
+	return rc;
+}
