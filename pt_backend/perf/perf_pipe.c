@@ -107,7 +107,8 @@ int strace_perf_pipe_copy(int fd, const unsigned char head[16],
 				goto out;
 			}
 			memcpy(&asize, rec + sizeof(h) + 4, 4);
-			if (asize < 64 || asize > body || (body - asize) % 8) {
+			if (asize < 64 || asize % 8 || asize > body ||
+			    (body - asize) % 8) {
 				rc = -STRACE_E_PERF_RECORD;
 				goto out;
 			}
@@ -170,7 +171,8 @@ int strace_perf_pipe_copy(int fd, const unsigned char head[16],
 				goto out;
 			}
 			memcpy(&a, rec + sizeof(h), sizeof(a));
-			if (a.size > (1ull << 36)) {
+			/* (an AUX area is at most a few GB) */
+			if (a.size > (1ull << 32)) {
 				rc = -STRACE_E_PERF_RECORD;
 				goto out;
 			}

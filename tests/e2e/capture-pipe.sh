@@ -4,8 +4,9 @@
 # 'ptrace-capture -i -', written to a file, or through a FIFO, gives the
 # ring of 'ptrace-capture -i FILE' (its events, byte for byte as JSON
 # lines) on corpus traces: one thread, threads, a per-CPU recording, C++
-# exceptions. A stream cut short, garbage and an empty stream are refused
-# with a message and exit 1, and leave no file behind.
+# exceptions. A stream cut short, garbage, an empty stream and hostile
+# records are refused with a message and exit 1, and leave no file
+# behind.
 set -u
 O=${O:-build}
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -84,4 +85,18 @@ refused garbage "not perf.data in pipe mode" sh -c \
 	"head -c 4096 /dev/urandom | '$B/ptrace-capture' -q -i - -o '$work/garbage.srb'"
 refused empty "not perf.data in pipe mode" sh -c \
 	"'$B/ptrace-capture' -q -i - -o '$work/empty.srb' </dev/null"
+# hostile: an AUXTRACE record that claims 3 GB of data and ends; an attr
+# whose size is no multiple of 8
+python3 - "$work/pgqsort.pipe.data" "$work/h1.data" "$work/h2.data" <<'PY'
+import struct, sys
+head = open(sys.argv[1], "rb").read(16)
+aux = struct.pack("<IHH", 71, 0, 48) + struct.pack("<QQQIIII", 3 << 30, 0, 0, 0, 1, 0, 0)
+open(sys.argv[2], "wb").write(head + aux + bytes(100))
+attr = struct.pack("<IHH", 64, 0, 8 + 68) + struct.pack("<II", 1, 68) + bytes(60)
+open(sys.argv[3], "wb").write(head + attr)
+PY
+refused huge-auxtrace "the stream ended inside a record" sh -c \
+	"'$B/ptrace-capture' -q -i - -o '$work/huge-auxtrace.srb' <'$work/h1.data'"
+refused odd-attr "malformed perf.data record" sh -c \
+	"'$B/ptrace-capture' -q -i - -o '$work/odd-attr.srb' <'$work/h2.data'"
 [ $nfail -eq 0 ]
