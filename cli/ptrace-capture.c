@@ -402,13 +402,19 @@ static int pipe_input(const char **input)
 		if (fd < 0)
 			return 0;
 	}
-	rc = read(fd, head, 16) == 16 && !memcmp(head, "PERFILE2", 8) &&
-	     head[8] == 16 && !memcmp(head + 9, "\0\0\0\0\0\0\0", 7);
-	if (!rc && fd && S_ISREG(st.st_mode)) {
+	rc = strace_perf_pipe_head(fd, head);
+	if (rc <= 0 && fd && S_ISREG(st.st_mode)) {
 		close(fd); /* a perf.data file: decoded where it is */
 		return 0;
 	}
-	if (!rc) {
+	if (rc < 0) {
+		fprintf(stderr, PROG ": -i %s: cannot read it: %s\n", *input,
+			strerror(-rc));
+		if (fd)
+			close(fd);
+		return 1;
+	}
+	if (rc == 0) {
 		fprintf(stderr,
 			PROG ": -i %s: not perf.data in pipe mode (no "
 			     "'PERFILE2' header of 16 bytes): give what 'perf "

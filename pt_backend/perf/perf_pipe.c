@@ -54,18 +54,33 @@ static int read_err(void)
 	return errno == EPIPE ? -STRACE_E_PERF_TRUNCATED : -errno;
 }
 
+static int is_pipe_head(const unsigned char head[16])
+{
+	uint64_t magic, hsize;
+
+	memcpy(&magic, head, 8);
+	memcpy(&hsize, head + 8, 8);
+	return magic == PFMT_MAGIC && hsize == 16;
+}
+
+int strace_perf_pipe_head(int fd, unsigned char head[16])
+{
+	int rc = read_all(fd, head, 16);
+
+	if (rc < 0)
+		return errno == EPIPE ? 0 : -errno;
+	return rc && is_pipe_head(head);
+}
+
 int strace_perf_pipe_copy(int fd, const unsigned char head[16],
 			  const char *path, uint64_t *off)
 {
 	struct strace_perfw *w;
 	unsigned char *rec = NULL, *data = NULL;
-	uint64_t magic, hsize;
 	int rc;
 
 	*off = 0;
-	memcpy(&magic, head, 8);
-	memcpy(&hsize, head + 8, 8);
-	if (magic != PFMT_MAGIC || hsize != 16)
+	if (!is_pipe_head(head))
 		return -STRACE_E_PERF_MAGIC;
 	rc = strace_perfw_open(&w, path);
 	if (rc < 0)

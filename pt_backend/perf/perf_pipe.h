@@ -19,6 +19,15 @@
 #include <stdint.h>
 
 /*
+ * strace_perf_pipe_head() - the first 16 bytes of fd into head (a short
+ * read of a pipe is read on); whether they are a pipe-mode header
+ * ('PERFILE2', header size 16).
+ * Returns 1 when they are, 0 when not (or the stream ends before 16
+ * bytes), -errno if reading fails.
+ */
+int strace_perf_pipe_head(int fd, unsigned char head[16]);
+
+/*
  * strace_perf_pipe_copy() - the pipe-mode stream read from fd, whose first
  * 16 bytes (magic and header size) are in head, as a perf.data file at
  * path. *off receives where in the stream an error was found.

@@ -53,6 +53,17 @@ for p in pgqsort threads threads-percpu exceptions; do
 	fi
 done
 
+# the header in two writes (a pipe's read may return less than asked)
+rm -f "$work/split.srb"
+{ head -c 5 "$work/pgqsort.pipe.data"; sleep 0.3; tail -c +6 "$work/pgqsort.pipe.data"; } |
+	"$B/ptrace-capture" -q -i - -o "$work/split.srb" 2>"$work/err"
+rc=$?
+if [ $rc -eq 0 ] && cmp -s <(events "$work/split.srb") "$work/pgqsort.want"; then
+	pass "header-split-equals-file"
+else
+	fail "header-split-equals-file" "exit $rc: $(head -c 300 "$work/err")"
+fi
+
 # a FIFO that perf writes into
 rm -f "$work/fifo"
 mkfifo "$work/fifo"
