@@ -343,16 +343,19 @@ TEST(jump_elsewhere_moves_frame)
 			      "+1 h -1 h -0 g");
 }
 
-/* the trace began inside g, called from f, called from main */
+/* The trace began inside g, called from f, called from main: g calls h,
+ * then returns to f, f to main. */
+#define ROOTS_EVENTS                                                         \
+	{                                                                    \
+		E(TRACE_BEGIN, G + 0x10, STRACE_REASON_START),               \
+			E(CALL, G + 0x20, H), E(RETURN, H + 0x10, G + 0x25), \
+			E(RETURN, G + 0x50, F + 0x25),                       \
+			E(RETURN, F + 0x50, MAIN + 0x15),                    \
+	}
+
 TEST(unmatched_return_makes_roots)
 {
-	struct strace_event ev[] = {
-		E(TRACE_BEGIN, G + 0x10, STRACE_REASON_START),
-		E(CALL, G + 0x20, H),
-		E(RETURN, H + 0x10, G + 0x25),
-		E(RETURN, G + 0x50, F + 0x25),
-		E(RETURN, F + 0x50, MAIN + 0x15),
-	};
+	struct strace_event ev[] = ROOTS_EVENTS;
 	struct strace_stack_stats st;
 	/* g, where it starts; f found under g, then main under f */
 	CHECK_STR(run(ev, 5, 0, &st),
@@ -670,13 +673,7 @@ TEST(gate_select)
  * frames, it is shown at once (their caller), begun at the window */
 TEST(gate_roots_found_late)
 {
-	struct strace_event ev[] = {
-		E(TRACE_BEGIN, G + 0x10, STRACE_REASON_START),
-		E(CALL, G + 0x20, H),
-		E(RETURN, H + 0x10, G + 0x25),
-		E(RETURN, G + 0x50, F + 0x25),
-		E(RETURN, F + 0x50, MAIN + 0x15),
-	};
+	struct strace_event ev[] = ROOTS_EVENTS;
 	struct strace_stack_opts o = {.from = 3, .to = 5};
 
 	CHECK_STR(run_gate(ev, 5, &o),

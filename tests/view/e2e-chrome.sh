@@ -172,7 +172,8 @@ else
 fi
 "$cap" -q -i "$data" --view "$work/v.txt" >/dev/null 2>"$work/err"
 rc=$?
-if [ $rc -eq 2 ] && grep -q 'name a .json file' "$work/err"; then
+if [ $rc -eq 2 ] && grep -q 'name a .json file' "$work/err" &&
+	grep -q 'a .svg file (a flame graph), a .folded file' "$work/err"; then
 	pass "capture-view-bad-name (exit 2: $(head -1 "$work/err"))"
 else
 	fail "capture-view-bad-name" "exit $rc: $(head -2 "$work/err")"
