@@ -34,6 +34,16 @@ enum {
 	O_SYSFS,
 	O_PROCFS,
 	O_WRITE,
+	O_TRIGGER,
+	O_TRIGGER_COUNT,
+	O_TRIGGER_AFTER,
+	O_TRIGGER_THEN,
+	O_TRIGGER_TAIL,
+	O_LIST_SYMBOLS,
+	O_START_AT,
+	O_STOP_AT,
+	O_START_EVENT,
+	O_STOP_EVENT,
 };
 
 const struct option capture_live_longopts[] = {
@@ -55,6 +65,16 @@ const struct option capture_live_longopts[] = {
 	{"sysfs-root", required_argument, NULL, O_SYSFS},
 	{"procfs-root", required_argument, NULL, O_PROCFS},
 	{"write", required_argument, NULL, O_WRITE},
+	{"trigger", required_argument, NULL, O_TRIGGER},
+	{"trigger-count", required_argument, NULL, O_TRIGGER_COUNT},
+	{"trigger-after", required_argument, NULL, O_TRIGGER_AFTER},
+	{"trigger-then", required_argument, NULL, O_TRIGGER_THEN},
+	{"trigger-tail", required_argument, NULL, O_TRIGGER_TAIL},
+	{"list-symbols", required_argument, NULL, O_LIST_SYMBOLS},
+	{"start-at", required_argument, NULL, O_START_AT},
+	{"stop-at", required_argument, NULL, O_STOP_AT},
+	{"start-event", required_argument, NULL, O_START_EVENT},
+	{"stop-event", required_argument, NULL, O_STOP_EVENT},
 	{NULL, 0, NULL, 0},
 };
 
@@ -86,6 +106,25 @@ void capture_live_usage(FILE *f)
 		"      --data-size BYTES sideband ring per thread (power of two)\n"
 		"      --no-stacks       do not unwind the stacks at attach\n"
 		"      --duration SEC    stop after SEC seconds\n"
+		"      --trigger WHERE   snapshot mode; take the snapshot when\n"
+		"                        WHERE runs (repeatable): FUNC[+OFF][@OBJ]\n"
+		"                        [:ret] (its return), or 0xADDR[@OBJ]; a\n"
+		"                        uprobe, else a hardware breakpoint\n"
+		"      --trigger-count N the Nth hit takes it (default 1)\n"
+		"      --trigger-after SEC  hits in the first SEC seconds do\n"
+		"                        not count\n"
+		"      --trigger-then stop|next  after the snapshot: end the\n"
+		"                        capture (default), or count again\n"
+		"      --trigger-tail BYTES  also keep up to BYTES of trace\n"
+		"                        after the hit (waits at most 1 s)\n"
+		"      --list-symbols REGEX  list the functions of the program\n"
+		"                        and its libraries matching REGEX (for\n"
+		"                        --trigger; needs no Intel PT), and exit\n"
+		"      --start-at WHERE  trace only from WHERE ... (repeatable;\n"
+		"      --stop-at WHERE   ... to WHERE; Linux 6.13's AUX pause\n"
+		"                        and resume, else a fallback it names)\n"
+		"      --start-event TP, --stop-event TP  the same with a\n"
+		"                        tracepoint GROUP:NAME (perf probe's)\n"
 		"  -w, --write FILE      also write a perf.data (perf script and\n"
 		"                        " PROG " -i read it); the vDSO goes into\n"
 		"                        perf's build-id cache, as perf record does\n");
@@ -210,6 +249,81 @@ int capture_live_option(struct capture_live_opts *o, int val, const char *arg,
 	case O_WRITE:
 		o->lo.write_path = arg;
 		return 1;
+	case O_TRIGGER:
+	case O_START_AT:
+	case O_STOP_AT:
+	case O_START_EVENT:
+	case O_STOP_EVENT: {
+		const char **list = val == O_TRIGGER    ? o->trigger
+				 : val == O_START_AT ? o->start_at
+				 : val == O_STOP_AT  ? o->stop_at
+				 : val == O_START_EVENT ? o->start_event
+							: o->stop_event;
+		size_t *n = val == O_TRIGGER    ? &o->ntrigger
+			    : val == O_START_AT ? &o->nstart_at
+			    : val == O_STOP_AT  ? &o->nstop_at
+			    : val == O_START_EVENT ? &o->nstart_event
+						   : &o->nstop_event;
+
+		if (*n == CAPTURE_LIVE_PROBES) {
+			fprintf(err, PROG ": at most %d of each of --trigger, "
+				     "--start-at, --stop-at, --start-event, "
+				     "--stop-event\n",
+				CAPTURE_LIVE_PROBES);
+			return -1;
+		}
+		list[(*n)++] = arg;
+		if (val == O_TRIGGER)
+			o->lo.snapshot = 1;
+		return 1;
+	}
+	case O_TRIGGER_COUNT:
+		errno = 0;
+		o->lo.trigger_count = strtoull(arg, &end, 10);
+		if (*end || end == arg || errno || !o->lo.trigger_count ||
+		    *arg == '-') {
+			fprintf(err, PROG ": --trigger-count needs a count of "
+				     "1 or more, not '%s'\n", arg);
+			return -1;
+		}
+		return 1;
+	case O_TRIGGER_AFTER:
+		o->lo.trigger_after = strtod(arg, &end);
+		if (*end || end == arg || !(o->lo.trigger_after >= 0)) {
+			fprintf(err, PROG ": --trigger-after needs seconds, "
+				     "not '%s'\n", arg);
+			return -1;
+		}
+		return 1;
+	case O_TRIGGER_THEN:
+		if (strcmp(arg, "stop") && strcmp(arg, "next")) {
+			fprintf(err, PROG ": --trigger-then takes stop (end "
+				     "the capture) or next (count again), "
+				     "not '%s'\n", arg);
+			return -1;
+		}
+		o->lo.trigger_next = !strcmp(arg, "next");
+		return 1;
+	case O_TRIGGER_TAIL: {
+		unsigned long long v2;
+
+		errno = 0;
+		v2 = strtoull(arg, &end, 0);
+		if (*end == 'K' || *end == 'k')
+			v2 <<= 10, end++;
+		else if (*end == 'M' || *end == 'm')
+			v2 <<= 20, end++;
+		if (*end || end == arg || errno || *arg == '-') {
+			fprintf(err, PROG ": --trigger-tail needs bytes (K or "
+				     "M allowed), not '%s'\n", arg);
+			return -1;
+		}
+		o->lo.trigger_tail = (size_t)v2;
+		return 1;
+	}
+	case O_LIST_SYMBOLS:
+		o->list_symbols = arg;
+		return 1;
 	default:
 		return 0;
 	}
@@ -327,6 +441,280 @@ static int live_command(void *arg, const char *line, char *reply, size_t len)
 	return 0;
 }
 
+/* ---------------- --trigger, windows, --list-symbols ---------------- */
+
+/* The objects of pid or of the command argv. Returns 0 or an exit status. */
+static int target_objects(const struct capture_live_opts *o, pid_t pid,
+			  char **argv, struct strace_objlist *objs, FILE *err)
+{
+	int rc = pid > 0 ? strace_objlist_pid(objs, o->lo.procfs_root, pid)
+			 : strace_objlist_cmd(objs, argv[0]);
+
+	if (rc == -STRACE_E_NOPID)
+		return capture_live_error(err, rc, pid, NULL, o->lo.procfs_root);
+	if (rc == -ENOENT) {
+		fprintf(err, PROG ": %s: no such program in PATH, or not a "
+			     "64-bit x86 ELF file: its functions cannot be "
+			     "looked up\n", argv[0]);
+		return 1;
+	}
+	if (rc < 0) {
+		fprintf(err, PROG ": reading the program's objects: %s\n",
+			strerror(-rc));
+		return 1;
+	}
+	return 0;
+}
+
+static int print_sym(void *arg, const char *obj, const struct strace_symbol *s,
+		     uint64_t vaddr)
+{
+	void **a = arg;
+
+	fprintf(a[0], "%016llx %8llu %s %s\n", (unsigned long long)vaddr,
+		(unsigned long long)s->size, s->name, obj);
+	(*(size_t *)a[1])++;
+	return 0;
+}
+
+int capture_live_list(const struct capture_live_opts *o, pid_t pid,
+		      char **argv, FILE *out, FILE *err)
+{
+	struct strace_objlist objs = {0};
+	char why[512];
+	size_t n = 0;
+	void *a[2] = {out, &n};
+	int rc = target_objects(o, pid, argv, &objs, err);
+
+	if (rc) {
+		strace_objlist_fini(&objs);
+		return rc;
+	}
+	rc = strace_probe_list(&objs, o->list_symbols, print_sym, a, why,
+			       sizeof(why));
+	if (rc == -STRACE_E_BADARG) {
+		fprintf(err, PROG ": --list-symbols %s\n", why);
+		rc = 2;
+	} else if (!n) {
+		fprintf(err, PROG ": no function of %s or the %zu object%s it "
+			     "loads matches '%s'\n",
+			objs.n ? objs.v[0] : "the program",
+			objs.n ? objs.n - 1 : 0, objs.n == 2 ? "" : "s",
+			o->list_symbols);
+		rc = 1;
+	} else {
+		rc = 0;
+	}
+	strace_objlist_fini(&objs);
+	return rc;
+}
+
+/* specs into out[]. Returns 0 or an exit status (2: a bad one). */
+static int resolve(const struct capture_live_opts *o, const char *opt,
+		   const char *const *specs, size_t n,
+		   const struct strace_objlist *objs, pid_t pid,
+		   struct strace_probe *out, FILE *err)
+{
+	char why[6144];
+
+	for (size_t i = 0; i < n; i++) {
+		const struct strace_probe *p = &out[i];
+
+		if (strace_probe_resolve(specs[i], objs, o->lo.procfs_root, pid,
+					 &out[i], why, sizeof(why)) < 0) {
+			fprintf(err, PROG ": %s %s\n", opt, why);
+			return 2;
+		}
+		if (!o->quiet)
+			fprintf(err,
+				PROG ": %s %s: %s%s at 0x%llx of %s (file "
+				     "offset 0x%llx)\n",
+				opt, specs[i], p->ret ? "the return of " : "",
+				p->name[0] ? p->name : "the instruction",
+				(unsigned long long)p->vaddr, p->path,
+				(unsigned long long)p->off);
+	}
+	return 0;
+}
+
+/* A tracepoint GROUP:NAME (perf probe makes them) as an attr. */
+static int tracepoint(const char *spec, struct perf_event_attr *a, FILE *err)
+{
+	static const char *const roots[] = {"/sys/kernel/tracing",
+					    "/sys/kernel/debug/tracing"};
+	const char *colon = strchr(spec, ':');
+	unsigned long long id = 0;
+
+	if (!colon || colon == spec || !colon[1] || strchr(colon + 1, ':') ||
+	    strchr(spec, '/') || strstr(spec, "..")) {
+		fprintf(err, PROG ": '%s' is not a tracepoint: give GROUP:NAME "
+			     "as perf list prints it (perf probe -x PROG FUNC "
+			     "makes probe_PROG:FUNC)\n", spec);
+		return 2;
+	}
+	for (size_t i = 0; i < 2 && !id; i++) {
+		char path[512];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/events/%.*s/%s/id", roots[i],
+			 (int)(colon - spec), spec, colon + 1);
+		if ((f = fopen(path, "re"))) {
+			if (fscanf(f, "%llu", &id) != 1)
+				id = 0;
+			fclose(f);
+		}
+	}
+	if (!id) {
+		fprintf(err, PROG ": no tracepoint %s (looked in "
+			     "/sys/kernel/tracing/events, as root; perf list "
+			     "tracepoint lists them)\n", spec);
+		return 2;
+	}
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_TRACEPOINT;
+	a->config = id;
+	a->sample_period = 1;
+	a->exclude_kernel = 1;
+	a->exclude_hv = 1;
+	return 0;
+}
+
+/* Where the kernel has no AUX pause/resume: what expresses the window. */
+static int windows_fallback(struct capture_live_opts *o,
+			    struct strace_probe *starts, size_t nstart,
+			    struct strace_probe *stops, size_t nstop,
+			    char *filter, size_t flen, FILE *err)
+{
+	int ret_stop = 0;
+
+	for (size_t i = 0; i < nstop; i++)
+		ret_stop |= stops[i].ret;
+	if (o->nstart_event || o->nstop_event) {
+		fprintf(err, PROG ": this kernel has no AUX pause and resume "
+			     "(Linux 6.13 added them), which --start-event and "
+			     "--stop-event need; use --trigger, or record "
+			     "where the kernel is newer\n");
+		return 2;
+	}
+	if (!nstart && !ret_stop && !o->lo.filter) {
+		/* a TraceStop range on each function: the trace stops for
+		 * good at the first one, as a pause with no resume does */
+		size_t at = 0;
+
+		for (size_t i = 0; i < nstop && at < flen; i++)
+			at += (size_t)snprintf(filter + at, flen - at,
+					       "%stracestop 0x%llx/0x%llx@%s",
+					       i ? "," : "",
+					       (unsigned long long)stops[i].off,
+					       (unsigned long long)(stops[i].size
+									    ? stops[i].size
+									    : 1),
+					       stops[i].path);
+		if (at >= flen) {
+			fprintf(err, PROG ": --stop-at: the paths are too long "
+				     "for an address filter\n");
+			return 2;
+		}
+		o->lo.filter = filter;
+		fprintf(err, PROG ": this kernel has no AUX pause and resume "
+			     "(Linux 6.13 added them): --stop-at becomes the "
+			     "address filter '%s' (the trace stops at the first "
+			     "call, as it would with them)\n", filter);
+		return 0;
+	}
+	if (nstop && !o->ntrigger) {
+		/* the trace before each stop, as snapshots */
+		o->lo.triggers = stops;
+		o->lo.ntriggers = nstop;
+		o->lo.snapshot = 1;
+		o->lo.trigger_next = 1;
+		fprintf(err, PROG ": this kernel has no AUX pause and resume "
+			     "(Linux 6.13 added them): each --stop-at takes a "
+			     "snapshot instead (--snapshot --trigger STOP "
+			     "--trigger-then next): it holds what ran before "
+			     "the stop as far back as the AUX area reaches, "
+			     "%sfrom --start-at\n",
+			nstart ? "not only " : "");
+		return 0;
+	}
+	(void)starts;
+	fprintf(err, PROG ": this kernel has no AUX pause and resume (Linux "
+		     "6.13 added them): a trace that starts at --start-at "
+		     "cannot be made here; give a --stop-at (each becomes a "
+		     "snapshot), use --trigger, or --filter 'filter FUNC @OBJ' "
+		     "to trace only inside a function\n");
+	return 2;
+}
+
+/*
+ * Resolve --trigger, --start-at and --stop-at, and set up the session's
+ * triggers and windows (or their fallback). *probes: the probes (freed by
+ * the caller), *wins: the windows. Returns 0 or an exit status.
+ */
+static int setup_probes(struct capture_live_opts *o, pid_t pid, char **argv,
+			struct strace_probe **probes,
+			struct strace_live_window **wins, char *filter,
+			size_t flen, FILE *err)
+{
+	size_t nt = o->ntrigger, ns = o->nstart_at, ne = o->nstop_at;
+	size_t nw = ns + ne + o->nstart_event + o->nstop_event, k = 0;
+	struct strace_objlist objs = {0};
+	struct strace_probe *p;
+	struct strace_uprobe_pmu up;
+	int rc;
+
+	if (!nt && !nw)
+		return 0;
+	p = *probes = calloc(nt + ns + ne, sizeof(*p));
+	*wins = calloc(nw ? nw : 1, sizeof(**wins));
+	if (!p || !*wins) {
+		fprintf(err, PROG ": out of memory\n");
+		return 1;
+	}
+	if (nt + ns + ne &&
+	    ((rc = target_objects(o, pid, argv, &objs, err)) ||
+	     (rc = resolve(o, "--trigger", o->trigger, nt, &objs, pid, p, err)) ||
+	     (rc = resolve(o, "--start-at", o->start_at, ns, &objs, pid, p + nt,
+			   err)) ||
+	     (rc = resolve(o, "--stop-at", o->stop_at, ne, &objs, pid,
+			   p + nt + ns, err)))) {
+		strace_objlist_fini(&objs);
+		return rc;
+	}
+	strace_objlist_fini(&objs);
+	o->lo.triggers = p;
+	o->lo.ntriggers = nt;
+	if (!nw)
+		return 0;
+	if (!strace_live_aux_action(o->lo.sys))
+		return windows_fallback(o, p + nt, ns, p + nt + ns, ne, filter,
+					flen, err);
+	if (ns + ne && strace_uprobe_pmu_load(o->lo.sysfs_root, &up) < 0) {
+		fprintf(err, PROG ": --start-at and --stop-at need the kernel's "
+			     "uprobe PMU (CONFIG_UPROBE_EVENTS), which this one "
+			     "does not have; --start-event and --stop-event "
+			     "take tracepoints\n");
+		return 2;
+	}
+	for (size_t i = 0; i < ns + ne; i++, k++) {
+		strace_probe_uprobe_attr(&up, &p[nt + i], &(*wins)[k].attr);
+		(*wins)[k].resume = i < ns;
+	}
+	for (size_t i = 0; i < o->nstart_event + o->nstop_event; i++, k++) {
+		int start = i < o->nstart_event;
+
+		if ((rc = tracepoint(start ? o->start_event[i]
+					   : o->stop_event[i - o->nstart_event],
+				     &(*wins)[k].attr, err)))
+			return rc;
+		(*wins)[k].resume = start;
+	}
+	o->lo.windows = *wins;
+	o->lo.nwindows = nw;
+	return 0;
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -368,6 +756,9 @@ int capture_live_run(struct capture_live_opts *o, pid_t pid, char **argv,
 	}
 	/* A process that is not there: say so first, then whether Intel PT
 	 * would have been there, so that one run tells both. */
+	struct strace_probe *probes = NULL;
+	struct strace_live_window *wins = NULL;
+	char filter[8192];
 	if (pid > 0 && strace_live_check_access(o->lo.procfs_root, pid, 1) ==
 			       -STRACE_E_NOPID) {
 		struct strace_pmu pmu;
@@ -383,9 +774,18 @@ int capture_live_run(struct capture_live_opts *o, pid_t pid, char **argv,
 				     "here with " PROG " -i\n");
 		return status;
 	}
+	if ((status = setup_probes(o, pid, argv, &probes, &wins, filter,
+				   sizeof(filter), err))) {
+		free(probes);
+		free(wins);
+		return status;
+	}
 	rc = strace_live_open(&o->lo, &l, detail, sizeof(detail));
-	if (rc < 0)
+	if (rc < 0) {
+		free(probes);
+		free(wins);
 		return capture_live_error(err, rc, pid, detail, o->lo.procfs_root);
+	}
 	if (o->opened)
 		o->opened(o->opened_arg, l);
 	if (o->control) {
@@ -415,7 +815,8 @@ int capture_live_run(struct capture_live_opts *o, pid_t pid, char **argv,
 		pid = child;
 	}
 	if (rc < 0) {
-		status = capture_live_error(err, rc, pid, detail, o->lo.procfs_root);
+		status = capture_live_error(err, rc, pid, strace_live_why(l),
+					    o->lo.procfs_root);
 		goto out;
 	}
 	for (;;) {
@@ -428,7 +829,9 @@ int capture_live_run(struct capture_live_opts *o, pid_t pid, char **argv,
 			break;
 		n = strace_live_poll(l, 100, cb);
 		if (n < 0) {
-			status = capture_live_error(err, n, pid, NULL, o->lo.procfs_root);
+			status = capture_live_error(err, n, pid,
+						    strace_live_why(l),
+						    o->lo.procfs_root);
 			break;
 		}
 		if (child > 0) {
@@ -464,6 +867,23 @@ out:
 				(unsigned long long)st.lost_records,
 				(unsigned long long)st.truncated,
 				(unsigned long long)st.snapshots);
+		if (o->lo.ntriggers && !o->quiet)
+			fprintf(err,
+				PROG ": triggers (%s): %llu hit%s, %llu before "
+				     "--trigger-after, %llu the kernel could not "
+				     "report; %llu snapshot%s taken by them%s\n",
+				st.trigger_bp ? "hardware breakpoints"
+					      : "uprobes",
+				(unsigned long long)st.trigger_hits,
+				st.trigger_hits == 1 ? "" : "s",
+				(unsigned long long)st.trigger_early,
+				(unsigned long long)st.trigger_lost,
+				(unsigned long long)st.trigger_snapshots,
+				st.trigger_snapshots == 1 ? "" : "s",
+				st.trigger_snapshots
+					? ""
+					: " (none ran: the snapshot is of the "
+					  "end)");
 	}
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
@@ -471,6 +891,8 @@ out:
 	g_live = NULL;
 	control_close(&ctl);
 	strace_live_close(l);
+	free(probes);
+	free(wins);
 	if (child > 0) {
 		/* A command we started keeps running; reap it when it ends. */
 		waitpid(child, NULL, WNOHANG);

@@ -18,6 +18,7 @@
 #include "pt_backend/capture/capture.h"
 
 #define CAPTURE_LIVE_OPT_BASE 0x4c00
+#define CAPTURE_LIVE_PROBES 16
 
 /* ptrace-capture's exit status when tracing cannot run here: no Intel
  * PT, or no permission (perf_event_paranoid, ptrace_scope, ownership,
@@ -35,6 +36,14 @@ struct capture_live_opts {
 	const char *control;        /* --control FIFO or fifo:CTL[,ACK] */
 	double duration;            /* --duration SECONDS; 0: until the end */
 	int quiet;
+	/* --trigger, --start-at, --stop-at as given (up to CAPTURE_LIVE_PROBES
+	 * each), --start-event/--stop-event (tracepoints) and --list-symbols */
+	const char *trigger[CAPTURE_LIVE_PROBES], *start_at[CAPTURE_LIVE_PROBES],
+		*stop_at[CAPTURE_LIVE_PROBES];
+	const char *start_event[CAPTURE_LIVE_PROBES],
+		*stop_event[CAPTURE_LIVE_PROBES];
+	size_t ntrigger, nstart_at, nstop_at, nstart_event, nstop_event;
+	const char *list_symbols;
 	/* Called once the session is open (before any data), e.g. to read
 	 * its time conversion; NULL: not called. */
 	void (*opened)(void *arg, struct strace_live *l);
@@ -68,6 +77,15 @@ void capture_live_usage(FILE *f);
  */
 int capture_live_error(FILE *err, int code, pid_t pid, const char *detail,
 		       const char *procfs_root);
+
+/*
+ * --list-symbols: print the functions of pid (> 0) or of the command argv
+ * and the shared objects it loads whose names match the option's regular
+ * expression, one per line: address (as objdump prints it), size, name,
+ * object. Needs no Intel PT. Returns the exit status.
+ */
+int capture_live_list(const struct capture_live_opts *o, pid_t pid,
+		      char **argv, FILE *out, FILE *err);
 
 /*
  * Trace pid (> 0) or argv (a command, pid 0) until the process ends,

@@ -998,6 +998,14 @@ static int capture(int argc, char **argv)
 	}
 	/* with --pt, -p/--pid names the process the trace is of */
 	int live = (pid && !pt) || optind < argc;
+	if (live_opts.list_symbols) {
+		if (!live || input || pt)
+			die_usage("%s", "--list-symbols lists the functions of "
+					"a program: give -p PID or -- CMD");
+		return capture_live_list(&live_opts, (pid_t)pid,
+					 pid ? NULL : argv + optind, stdout,
+					 stderr);
+	}
 	if (!input && !live && !pt)
 		die_usage("%s", "say what to trace: -i perf.data, --pt FILE, "
 				"-p PID or -- CMD");

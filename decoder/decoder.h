@@ -226,6 +226,21 @@ size_t strace_image_aliases(struct strace_image *img, uint64_t start,
 			    const char **out, size_t max);
 
 /*
+ * strace_image_each_symbol() - every function symbol of the object mapped
+ * at addr, in the order of their file offsets: fn(arg, s, off), s as
+ * strace_image_symbol() gives it (run-time start through this mapping)
+ * and off the file offset of its start (what a uprobe names). Under
+ * STRACE_PLT_PLAIN strace_image_aliases() gives a symbol's other names;
+ * the perf 6.1 style (STRACE_PLT_PERF61) keeps its symbols elsewhere and
+ * gives none here. A non-zero return of fn stops the walk.
+ * Returns 0, fn's value, or -ENOENT (addr unmapped).
+ */
+typedef int (*strace_symbol_fn)(void *arg, const struct strace_symbol *s,
+				uint64_t off);
+int strace_image_each_symbol(struct strace_image *img, uint64_t addr,
+			     strace_symbol_fn fn, void *arg);
+
+/*
  * strace_syscall_nr() - the number of the system call the `syscall`
  * instruction at addr makes, as its code says: the last `mov $N, %eax`
  * before it on the straight path from the start of its symbol, with

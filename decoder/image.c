@@ -2085,6 +2085,30 @@ size_t strace_image_aliases(struct strace_image *img, uint64_t start,
 	return n;
 }
 
+int strace_image_each_symbol(struct strace_image *img, uint64_t addr,
+			     strace_symbol_fn fn, void *arg)
+{
+	const struct mapping *m = find_map(img, addr);
+	struct object *o;
+
+	if (!m)
+		return -ENOENT;
+	o = m->obj;
+	ensure_symbols(o);
+	for (size_t i = 0; i < o->nsyms; i++) {
+		const struct sym *s = &o->syms[i];
+		struct strace_symbol out = {
+			s->name, o->path, s->start - m->pgoff + m->start,
+			s->end - s->start,
+		};
+		int r = fn(arg, &out, s->start);
+
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
 void strace_dec_image_load_all_symbols(struct strace_image *img)
 {
 	for (size_t i = 0; i < img->nmaps; i++)

@@ -4,7 +4,8 @@
 #              -> libptperf.a
 #   capture/   perf_event_open on intel_pt, the AUX and data rings, the
 #              vDSO, the stacks at attach (libunwind-ptrace)
-#              -> libptcapture.a (uses perf/)
+#              and the functions --trigger names
+#              -> libptcapture.a (uses perf/, decoder/)
 #   pipeline/  perf.data, raw PT and live streams through the decoder's
 #              walkers into a ring -> libptpipeline.a (uses capture/,
 #              perf/, decoder/)
@@ -17,7 +18,8 @@ $(eval $(call archive,$(PTCAPTURE_A),$(call objs,$(wildcard pt_backend/capture/*
 $(eval $(call archive,$(PTPIPELINE_A),$(call objs,$(wildcard pt_backend/pipeline/*.c))))
 
 # (libunwind is loaded on first need: capture/unwind.c)
-PTCAPTURE_LDLIBS := -lipt -lpthread
+# capture/ names functions through the decoder (probe.c)
+PTCAPTURE_LDLIBS = -lipt -lpthread $(DECODER_LIBS)
 # What a program of the whole pipeline links, in order, each once.
 PIPELINE_LINK := $(PTPIPELINE_A) $(PTCAPTURE_A) $(PTPERF_A) $(DECODER_A) \
 	$(LIBSTRACE_A)

@@ -29,7 +29,7 @@ $(call program,$(1),$(2),$(3),$(4))
 TEST_TOOLS += $(1)
 endef
 
-CAPTURE_TEST_LINK := $(PTCAPTURE_A) $(PTPERF_A) $(LIBSTRACE_A)
+CAPTURE_TEST_LINK := $(PTCAPTURE_A) $(PTPERF_A) $(DECODER_A) $(LIBSTRACE_A)
 DECODER_LINK := $(DECODER_A) $(LIBSTRACE_A)
 PTSYNTH_LIBS = $(CAPSTONE_LIBS) -lipt
 
@@ -94,6 +94,9 @@ $(eval $(call tool,$(O)/tests/damage_diff,tests/decoder/damage_diff.c tests/deco
 # through the whole live path (fake kernel) into a -w perf.data
 $(eval $(call tool,$(O)/tests/live_victim,tests/live/victim.c,,PTHREAD))
 $(eval $(call tool,$(O)/tests/live_replay,tests/live/replay.c,$(PIPELINE_LINK),PIPELINE_LDLIBS))
+# the triggers and windows on this machine's kernel, PT simulated
+$(eval $(call tool,$(O)/tests/live_trigger,tests/live/trigger.c cli/capture_live.c cli/control.c,$(CAPTURE_TEST_LINK),PTCAPTURE_LDLIBS))
+$(eval $(call tool,$(O)/tests/live_calls,tests/live/calls.c,,NO_LDLIBS))
 
 # the call stacks of strace_stack against the truth of the stack pointer
 $(eval $(call tool,$(O)/tests/stackcmp,tests/stack/stackcmp.c,$(LIBSTRACE_A),NO_LDLIBS))

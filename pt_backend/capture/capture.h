@@ -51,6 +51,7 @@
 #include "auxring.h"
 #include <strace/error.h>
 #include "pmu.h"
+#include "probe.h"
 #include "unwind.h"
 
 struct strace_live;
@@ -91,7 +92,41 @@ struct strace_live_opts {
 	const char *write_path;  /* -w: also write a perf.data here */
 	const char *buildid_dir; /* with -w: perf's build-id cache, where the
 				  * vDSO goes (as perf record puts it) */
+	/*
+	 * Snapshot triggers (--trigger): in snapshot mode, a snapshot when
+	 * one of these instructions runs in a traced thread: uprobes (the
+	 * kernel's uprobe PMU under sysfs_root), else hardware execute
+	 * breakpoints, opened per thread once a mapping of the object puts
+	 * the instruction at a run-time address (no :ret probes then).
+	 * The probes must live as long as the session.
+	 */
+	const struct strace_probe *triggers;
+	size_t ntriggers;
+	uint64_t trigger_count; /* the Nth hit takes the snapshot; 0: 1 */
+	double trigger_after;   /* hits in the first SEC seconds do not count */
+	int trigger_next;       /* after it, count again; 0: stop the session */
+	size_t trigger_tail;    /* before the snapshot, wait (at most
+				 * STRACE_TRIGGER_TAIL_WAIT s) until this many
+				 * more bytes of trace were written */
+	/*
+	 * Trace windows (--start-at, --stop-at): the PT event is opened
+	 * paused (aux_start_paused) with these events in its group, which
+	 * resume or pause it (aux_action, Linux 6.13). The attrs (uprobes,
+	 * tracepoints) are per thread copies' templates and must live as
+	 * long as the session; strace_live_aux_action() says if the kernel
+	 * has the fields.
+	 */
+	const struct strace_live_window *windows;
+	size_t nwindows;
 	const struct strace_live_sys *sys; /* NULL: the real system calls */
+};
+
+/* The longest --trigger-tail waits for its bytes, seconds. */
+#define STRACE_TRIGGER_TAIL_WAIT 1.0
+
+struct strace_live_window {
+	struct perf_event_attr attr; /* the event; its aux_action is set */
+	int resume;                  /* 1: it resumes the trace; 0: pauses */
 };
 
 struct strace_live_cb {
@@ -116,6 +151,12 @@ struct strace_live_stats {
 	uint64_t snapshots;    /* snapshots taken */
 	uint64_t torn;         /* snapshots where the producer had not stopped */
 	uint64_t reenabled;    /* events re-enabled after a truncation */
+	uint64_t trigger_hits;   /* times a --trigger probe ran */
+	uint64_t trigger_early;  /* ... of them before --trigger-after */
+	uint64_t trigger_snapshots; /* snapshots the triggers took */
+	uint64_t trigger_lost;   /* hits the kernel could not report (counted
+				  * in trigger_hits, not in the count) */
+	int trigger_bp;          /* the triggers are hardware breakpoints */
 };
 
 
@@ -176,6 +217,23 @@ int strace_live_poll(struct strace_live *l, int timeout_ms,
  * Returns the number of threads snapshotted or a negative code.
  */
 int strace_live_snapshot(struct strace_live *l, const struct strace_live_cb *cb);
+
+/*
+ * strace_live_aux_action() - whether the kernel knows perf_event_attr's
+ * aux_action (aux_start_paused, aux_pause, aux_resume; Linux 6.13): it
+ * opens a software event with aux_start_paused, which such a kernel
+ * refuses with EOPNOTSUPP (no AUX area there) and an older one with
+ * EINVAL (a reserved bit). sys: NULL for the real system calls.
+ * Returns 1 or 0.
+ */
+int strace_live_aux_action(const struct strace_live_sys *sys);
+
+/*
+ * strace_live_why() - what the last -STRACE_E_BADARG of attach, spawn or
+ * poll was about (a trigger or window event the kernel refused), as a
+ * sentence; "" if nothing. Valid until the session is closed.
+ */
+const char *strace_live_why(const struct strace_live *l);
 
 /* Async-signal-safe requests (SIGUSR2, SIGINT handlers). */
 void strace_live_request_snapshot(struct strace_live *l);

@@ -23,6 +23,15 @@
 
 /* Polls without AUX progress before a thread's event is enabled again. */
 #define IDLE_ENABLE 256
+/* A trigger probe's ring: a page of samples after the metadata page. */
+#define PROBE_PAGES 2
+
+/* One --trigger probe of a thread: its event and sample ring. */
+struct lprobe {
+	int fd; /* -1: not open (a breakpoint whose address is unknown) */
+	void *base;
+	struct strace_dring dr;
+};
 
 struct lthread {
 	pid_t tid;
@@ -44,6 +53,9 @@ struct lthread {
 	uint8_t *wbuf;
 	size_t wlen, wcap;
 	uint64_t woff;
+	struct lprobe *probes; /* --trigger, l->o.ntriggers of them */
+	int *fd_win;           /* --start-at/--stop-at, in fd_pt's group */
+	uint64_t head_at_fire; /* aux_head when a trigger fired */
 };
 
 struct strace_live {
@@ -67,6 +79,16 @@ struct strace_live {
 	size_t vdso_idlen;
 	uint64_t *ids;
 	size_t nids, idcap;
+	/* --trigger: the uprobe PMU, or breakpoints at these run-time
+	 * addresses (0: the object is not mapped yet) */
+	struct strace_uprobe_pmu up;
+	uint64_t *trig_rt;
+	double t0;       /* when the session was opened */
+	uint64_t hits;   /* counted toward trigger_count */
+	int firing;      /* a trigger fired: snapshot after the tail */
+	double fired_at;
+	int trig_done;   /* fired, and not --trigger-next */
+	char why[6144];  /* what strace_live_why() says */
 };
 
 /* ---------------- system calls (real or a test's fake kernel) ---------------- */
@@ -180,6 +202,49 @@ int strace_live_check_access(const char *procfs_root, pid_t pid,
 	return 0;
 }
 
+static double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The triggers' kind of event: uprobes, else breakpoints. */
+static int probes_open(struct strace_live *l, char *errbuf, size_t errlen)
+{
+	const struct strace_live_opts *o = &l->o;
+
+	l->t0 = mono();
+	if (!o->ntriggers)
+		return 0;
+	if (!o->snapshot) {
+		snprintf(errbuf, errlen, "a trigger takes a snapshot: it needs "
+					 "snapshot mode (--snapshot)");
+		return -STRACE_E_BADARG;
+	}
+	if (strace_uprobe_pmu_load(o->sysfs_root, &l->up) < 0) {
+		l->st.trigger_bp = 1;
+		for (size_t i = 0; i < o->ntriggers; i++)
+			if (o->triggers[i].ret) {
+				snprintf(errbuf, errlen,
+					 "%s: this kernel has no uprobe PMU "
+					 "(no uprobe under "
+					 "/sys/bus/event_source/devices), and a "
+					 "breakpoint cannot stop at a return: "
+					 "trigger on the function's entry or an "
+					 "address in it (CONFIG_UPROBE_EVENTS "
+					 "gives uprobes)",
+					 o->triggers[i].spec);
+				return -STRACE_E_BADARG;
+			}
+		l->trig_rt = calloc(o->ntriggers, sizeof(*l->trig_rt));
+		if (!l->trig_rt)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 int strace_live_open(const struct strace_live_opts *o, struct strace_live **out,
 		     char *errbuf, size_t errlen)
 {
@@ -233,6 +298,13 @@ int strace_live_open(const struct strace_live_opts *o, struct strace_live **out,
 				       strace_live_privileged());
 	if (err)
 		goto fail;
+	if ((err = probes_open(l, errbuf, errlen)) < 0)
+		goto fail;
+	/* paused until a start event, if there is one */
+	for (size_t i = 0; i < o->nwindows; i++)
+		if (o->windows[i].resume)
+			strace_pmu_set_aux_action(&l->pt,
+						  STRACE_AUX_START_PAUSED);
 	if (o->snapshot) {
 		l->snapbuf = malloc(l->snap_bytes);
 		if (!l->snapbuf) {
@@ -243,6 +315,7 @@ int strace_live_open(const struct strace_live_opts *o, struct strace_live **out,
 	*out = l;
 	return 0;
 fail:
+	free(l->trig_rt);
 	free(l);
 	return err;
 }
@@ -579,6 +652,20 @@ static void thread_free(struct strace_live *l, struct lthread *t)
 		return;
 	w_stage_flush(l, t, 1);
 	free(t->wbuf);
+	for (size_t i = 0; t->probes && i < l->o.ntriggers; i++) {
+		struct lprobe *p = &t->probes[i];
+
+		strace_dring_fini(&p->dr);
+		if (p->base)
+			SYS(l, unmap, p->base, PROBE_PAGES * l->page);
+		if (p->fd >= 0)
+			SYS(l, close, p->fd);
+	}
+	free(t->probes);
+	for (size_t i = 0; t->fd_win && i < l->o.nwindows; i++)
+		if (t->fd_win[i] >= 0)
+			SYS(l, close, t->fd_win[i]);
+	free(t->fd_win);
 	strace_dring_fini(&t->dr);
 	if (t->aux)
 		SYS(l, unmap, t->aux, t->aux_len);
@@ -608,6 +695,126 @@ static int open_error(struct strace_live *l, pid_t tid, int e)
 	}
 	(void)tid;
 	return -e;
+}
+
+/* Trigger probes fell back to breakpoints: the uprobe PMU refused. */
+static int to_breakpoints(struct strace_live *l, int e)
+{
+	for (size_t i = 0; i < l->o.ntriggers; i++)
+		if (l->o.triggers[i].ret) {
+			snprintf(l->why, sizeof(l->why),
+				 "%s: the kernel refused a uprobe (%s; they "
+				 "need root or CAP_PERFMON), and a breakpoint "
+				 "cannot stop at a return: run as root, or "
+				 "trigger on the function's entry",
+				 l->o.triggers[i].spec, strerror(e));
+			return -STRACE_E_BADARG;
+		}
+	l->trig_rt = calloc(l->o.ntriggers, sizeof(*l->trig_rt));
+	if (!l->trig_rt)
+		return -ENOMEM;
+	l->st.trigger_bp = 1;
+	return 0;
+}
+
+/*
+ * Trigger i of thread t: a uprobe, or a breakpoint once a mapping put its
+ * instruction at a run-time address (else nothing yet).
+ */
+static int probe_open(struct strace_live *l, struct lthread *t, size_t i,
+		      int enable)
+{
+	struct lprobe *p = &t->probes[i];
+	struct perf_event_attr a;
+	int err = 0;
+
+	if (p->fd >= 0)
+		return 0;
+	if (l->trig_rt && !l->trig_rt[i])
+		return 0;
+	if (l->trig_rt)
+		strace_probe_bp_attr(l->trig_rt[i], &a);
+	else
+		strace_probe_uprobe_attr(&l->up, &l->o.triggers[i], &a);
+	a.enable_on_exec = l->pt.enable_on_exec;
+	p->fd = SYS(l, event_open, &a, t->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (p->fd < 0) {
+		int e = -p->fd;
+
+		p->fd = -1;
+		if (e == ESRCH)
+			return -STRACE_E_NOPID;
+		/* no uprobes for this user, or none in this kernel */
+		if (!l->trig_rt && (e == EACCES || e == EPERM || e == ENOENT ||
+				    e == EOPNOTSUPP || e == ENODEV))
+			return to_breakpoints(l, e);
+		snprintf(l->why, sizeof(l->why),
+			 "cannot watch %s (%s at 0x%llx of %s): %s",
+			 l->o.triggers[i].spec,
+			 l->trig_rt ? "a breakpoint" : "a uprobe",
+			 (unsigned long long)l->o.triggers[i].vaddr,
+			 l->o.triggers[i].path, strerror(e));
+		return -STRACE_E_BADARG;
+	}
+	p->base = SYS(l, map, PROBE_PAGES * l->page, PROT_READ | PROT_WRITE,
+		      p->fd, 0, &err);
+	if (!p->base)
+		return err ? err : -ENOMEM;
+	err = strace_dring_init(&p->dr, p->base, l->page,
+				(PROBE_PAGES - 1) * l->page);
+	if (!err && enable)
+		SYS(l, ioctl, p->fd, PERF_EVENT_IOC_ENABLE, 0);
+	return err;
+}
+
+/* The window events of thread t, in its PT event's group. */
+static int windows_open(struct strace_live *l, struct lthread *t)
+{
+	if (!l->o.nwindows)
+		return 0;
+	t->fd_win = malloc(l->o.nwindows * sizeof(*t->fd_win));
+	if (!t->fd_win)
+		return -ENOMEM;
+	for (size_t i = 0; i < l->o.nwindows; i++)
+		t->fd_win[i] = -1;
+	for (size_t i = 0; i < l->o.nwindows; i++) {
+		struct perf_event_attr a = l->o.windows[i].attr;
+
+		strace_pmu_set_aux_action(&a, l->o.windows[i].resume
+						      ? STRACE_AUX_RESUME
+						      : STRACE_AUX_PAUSE);
+		a.disabled = 0; /* on and off with the group's leader */
+		a.enable_on_exec = 0;
+		t->fd_win[i] = SYS(l, event_open, &a, t->tid, -1, t->fd_pt,
+				   PERF_FLAG_FD_CLOEXEC);
+		if (t->fd_win[i] < 0) {
+			int e = -t->fd_win[i];
+
+			t->fd_win[i] = -1;
+			if (e == ESRCH)
+				return -STRACE_E_NOPID;
+			snprintf(l->why, sizeof(l->why),
+				 "the kernel refused the %s event of a trace "
+				 "window (%s)%s",
+				 l->o.windows[i].resume ? "start" : "stop",
+				 strerror(e),
+				 e == EINVAL ? ": AUX pause and resume need "
+					       "Linux 6.13 or later"
+					     : "");
+			return -STRACE_E_BADARG;
+		}
+	}
+	return 0;
+}
+
+/* Enable what thread t traces: sideband, PT, trigger probes. */
+static void thread_enable(struct strace_live *l, struct lthread *t)
+{
+	SYS(l, ioctl, t->fd_track, PERF_EVENT_IOC_ENABLE, 0);
+	SYS(l, ioctl, t->fd_pt, PERF_EVENT_IOC_ENABLE, 0);
+	for (size_t i = 0; t->probes && i < l->o.ntriggers; i++)
+		if (t->probes[i].fd >= 0)
+			SYS(l, ioctl, t->probes[i].fd, PERF_EVENT_IOC_ENABLE, 0);
 }
 
 static int thread_open(struct strace_live *l, pid_t tid, int enable,
@@ -672,10 +879,23 @@ static int thread_open(struct strace_live *l, pid_t tid, int enable,
 	if (err)
 		goto fail;
 	t->ar.align = 8; /* see auxring.h */
-	if (enable) {
-		SYS(l, ioctl, t->fd_track, PERF_EVENT_IOC_ENABLE, 0);
-		SYS(l, ioctl, t->fd_pt, PERF_EVENT_IOC_ENABLE, 0);
+	if ((err = windows_open(l, t)) < 0)
+		goto fail;
+	if (l->o.ntriggers) {
+		t->probes = calloc(l->o.ntriggers, sizeof(*t->probes));
+		if (!t->probes) {
+			err = -ENOMEM;
+			goto fail;
+		}
+		for (size_t i = 0; i < l->o.ntriggers; i++)
+			t->probes[i].fd = -1;
+		for (size_t i = 0; i < l->o.ntriggers && !err; i++)
+			err = probe_open(l, t, i, 0);
+		if (err < 0)
+			goto fail;
 	}
+	if (enable)
+		thread_enable(l, t);
 	t->idx = l->next_idx++;
 	if (l->o.write_path) {
 		if (!l->w) {
@@ -730,6 +950,100 @@ static int add_thread(struct strace_live *l, pid_t tid, int enable)
 
 /* ---------------- consuming ---------------- */
 
+/*
+ * Breakpoint triggers: a mapping of a trigger's object that holds its
+ * instruction gives its run-time address; watch it in every thread.
+ */
+static int probes_see_map(struct strace_live *l, const struct strace_sb *sb)
+{
+	int err = 0;
+
+	if (!l->trig_rt || !(sb->prot & PROT_EXEC) || !sb->name)
+		return 0;
+	for (size_t i = 0; i < l->o.ntriggers; i++) {
+		const struct strace_probe *p = &l->o.triggers[i];
+
+		if (l->trig_rt[i] || strcmp(sb->name, p->path) ||
+		    p->off < sb->pgoff || p->off - sb->pgoff >= sb->len)
+			continue;
+		l->trig_rt[i] = sb->addr + (p->off - sb->pgoff);
+		for (size_t k = 0; k < l->nth && err >= 0; k++) {
+			err = probe_open(l, l->th[k], i, 1);
+			if (err == -STRACE_E_NOPID)
+				err = 0; /* that thread is gone */
+		}
+	}
+	return err;
+}
+
+static int on_probe_record(void *arg, const struct pfmt_event_header *rec)
+{
+	uint64_t *n = arg, lost;
+
+	if (rec->type == PERF_RECORD_SAMPLE) {
+		n[0]++;
+	} else if (rec->type == PERF_RECORD_LOST && rec->size >= 24) {
+		memcpy(&lost, (const uint8_t *)rec + 16, 8); /* id, lost */
+		n[1] += lost;
+	}
+	return 0;
+}
+
+/* A trigger fires: remember where each thread's trace was. */
+static void trigger_fire(struct strace_live *l)
+{
+	l->firing = 1;
+	l->fired_at = mono();
+	for (size_t i = 0; i < l->nth; i++)
+		l->th[i]->head_at_fire = __atomic_load_n(
+			&l->th[i]->ar.page->aux_head, __ATOMIC_ACQUIRE);
+}
+
+/* Count the trigger probes' hits since the last poll; fire on the Nth. */
+static void trigger_count(struct strace_live *l)
+{
+	uint64_t n[2] = {0, 0}, need = l->o.trigger_count ? l->o.trigger_count : 1;
+
+	for (size_t i = 0; i < l->nth; i++)
+		for (size_t k = 0; l->th[i]->probes && k < l->o.ntriggers; k++)
+			if (l->th[i]->probes[k].fd >= 0)
+				strace_dring_consume(&l->th[i]->probes[k].dr,
+						     on_probe_record, n);
+	l->st.trigger_lost += n[1];
+	n[0] += n[1];
+	if (!n[0])
+		return;
+	l->st.trigger_hits += n[0];
+	if (l->trig_done || l->firing)
+		return; /* those are in the snapshot being taken */
+	if (mono() - l->t0 < l->o.trigger_after) {
+		l->st.trigger_early += n[0];
+		return;
+	}
+	l->hits += n[0];
+	if (l->hits >= need) {
+		l->hits = 0;
+		trigger_fire(l);
+	}
+}
+
+/* Whether the trace after the hit is there (--trigger-tail), or waited
+ * for long enough. */
+static int trigger_tail_done(const struct strace_live *l)
+{
+	if (!l->o.trigger_tail || mono() - l->fired_at >= STRACE_TRIGGER_TAIL_WAIT)
+		return 1;
+	for (size_t i = 0; i < l->nth; i++) {
+		const struct lthread *t = l->th[i];
+
+		if (!t->gone &&
+		    __atomic_load_n(&t->ar.page->aux_head, __ATOMIC_ACQUIRE) -
+				    t->head_at_fire < l->o.trigger_tail)
+			return 0;
+	}
+	return 1;
+}
+
 struct drain_ctx {
 	struct strace_live *l;
 	struct lthread *t;
@@ -779,6 +1093,10 @@ static int on_record(void *arg, const struct pfmt_event_header *rec)
 		if (sb.tid == (uint32_t)c->t->tid)
 			c->t->gone = 1;
 		break;
+	case PFMT_RECORD_MMAP2:
+		if ((err = probes_see_map(l, &sb)) < 0)
+			return err;
+		break;
 	default:
 		break;
 	}
@@ -800,6 +1118,8 @@ static int deliver_record(struct strace_live *l, struct lthread *t,
 	if (strace_sb_parse(rec, l->track.sample_type, &sb) < 0)
 		return -EINVAL;
 	l->st.records++;
+	if (rec->type == PFMT_RECORD_MMAP2 && (err = probes_see_map(l, &sb)) < 0)
+		return err;
 	if (l->w && (err = strace_perfw_record(l->w, rec, rec->size)) < 0)
 		return err;
 	if (cb && cb->sideband)
@@ -1073,10 +1393,8 @@ int strace_live_attach(struct strace_live *l, pid_t pid,
 				return err;
 		}
 	}
-	for (size_t i = 0; i < l->nth; i++) {
-		SYS(l, ioctl, l->th[i]->fd_track, PERF_EVENT_IOC_ENABLE, 0);
-		SYS(l, ioctl, l->th[i]->fd_pt, PERF_EVENT_IOC_ENABLE, 0);
-	}
+	for (size_t i = 0; i < l->nth; i++)
+		thread_enable(l, l->th[i]);
 	return 0;
 }
 
@@ -1141,6 +1459,34 @@ int strace_live_go(struct strace_live *l)
 
 /* ---------------- the loop ---------------- */
 
+const char *strace_live_why(const struct strace_live *l)
+{
+	return l->why;
+}
+
+int strace_live_aux_action(const struct strace_live_sys *sys)
+{
+	struct perf_event_attr a;
+	int fd;
+
+	if (!sys)
+		sys = &real_sys;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_DUMMY;
+	a.disabled = 1;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	strace_pmu_set_aux_action(&a, STRACE_AUX_START_PAUSED);
+	fd = sys->event_open(sys->arg, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd >= 0) { /* not what any kernel does: take it as known */
+		sys->close(sys->arg, fd);
+		return 1;
+	}
+	return fd == -EOPNOTSUPP;
+}
+
 void strace_live_request_snapshot(struct strace_live *l)
 {
 	l->want_snapshot = 1;
@@ -1189,19 +1535,26 @@ int strace_live_poll(struct strace_live *l, int timeout_ms,
 		     const struct strace_live_cb *cb)
 {
 	struct pollfd *p;
-	size_t n = l->nth;
+	size_t n = l->nth, np = n;
 	int err = 0;
 
 	if (!n)
 		return 0;
-	p = calloc(n, sizeof(*p));
+	p = calloc(n * (1 + l->o.ntriggers), sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		p[i].fd = l->th[i]->fd_pt;
 		p[i].events = POLLIN;
+		for (size_t k = 0; l->th[i]->probes && k < l->o.ntriggers; k++)
+			if (l->th[i]->probes[k].fd >= 0) {
+				p[np].fd = l->th[i]->probes[k].fd;
+				p[np++].events = POLLIN;
+			}
 	}
-	err = SYS(l, poll, p, n, timeout_ms);
+	if (l->firing && timeout_ms > 2)
+		timeout_ms = 2; /* waiting for --trigger-tail's bytes */
+	err = SYS(l, poll, p, np, timeout_ms);
 	if (err < 0 && err != -EINTR) {
 		free(p);
 		return err;
@@ -1220,6 +1573,22 @@ int strace_live_poll(struct strace_live *l, int timeout_ms,
 			err = e;
 	}
 	free(p);
+	if (l->o.ntriggers) {
+		trigger_count(l);
+		if (l->firing && trigger_tail_done(l)) {
+			int e;
+
+			l->firing = 0;
+			l->st.trigger_snapshots++;
+			e = strace_live_snapshot(l, cb);
+			if (e < 0 && !err)
+				err = e;
+			if (!l->o.trigger_next) {
+				l->trig_done = 1;
+				l->want_stop = 1;
+			}
+		}
+	}
 	if (l->o.snapshot && l->want_snapshot) {
 		int e;
 
@@ -1245,8 +1614,10 @@ int strace_live_stop(struct strace_live *l, const struct strace_live_cb *cb)
 		SYS(l, ioctl, l->th[i]->fd_pt, PERF_EVENT_IOC_DISABLE, 0);
 		SYS(l, ioctl, l->th[i]->fd_track, PERF_EVENT_IOC_DISABLE, 0);
 	}
-	if (l->o.snapshot) {
-		e = strace_live_snapshot(l, cb); /* the snapshot at exit */
+	/* the snapshot at exit: with triggers, only if none took one (the
+	 * last moments of a run whose trigger never ran) */
+	if (l->o.snapshot && !l->st.trigger_snapshots) {
+		e = strace_live_snapshot(l, cb);
 		if (e < 0)
 			err = e;
 	}

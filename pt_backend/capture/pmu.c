@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -540,6 +541,23 @@ static const char *const read_names[] = {
 	"TOTAL_TIME_ENABLED", "TOTAL_TIME_RUNNING", "ID", "GROUP", "LOST",
 };
 
+/* aux_action: the u32 after aux_sample_size (see pmu.h) */
+#define AUX_ACTION_AT (offsetof(struct perf_event_attr, aux_sample_size) + 4)
+_Static_assert(AUX_ACTION_AT == 116, "aux_action is at byte 116");
+
+void strace_pmu_set_aux_action(struct perf_event_attr *a, uint32_t bits)
+{
+	memcpy((char *)a + AUX_ACTION_AT, &bits, 4);
+}
+
+uint32_t strace_pmu_aux_action(const struct perf_event_attr *a)
+{
+	uint32_t v;
+
+	memcpy(&v, (const char *)a + AUX_ACTION_AT, 4);
+	return v;
+}
+
 int strace_pmu_attr_fprint(char *buf, size_t len,
 			   const struct perf_event_attr *a)
 {
@@ -606,6 +624,17 @@ int strace_pmu_attr_fprint(char *buf, size_t len,
 	B(aux_watermark);
 	B(sample_max_stack);
 	B(aux_sample_size);
+	{
+		/* perf 6.13's names for aux_action's bits */
+		uint32_t act = strace_pmu_aux_action(a);
+
+		if (act & STRACE_AUX_START_PAUSED)
+			pr_u(&b, "aux_start_paused", 1);
+		if (act & STRACE_AUX_PAUSE)
+			pr_u(&b, "aux_pause", 1);
+		if (act & STRACE_AUX_RESUME)
+			pr_u(&b, "aux_resume", 1);
+	}
 	B(sig_data);
 #undef B
 	return (int)b.pos;

@@ -108,6 +108,19 @@ void strace_pmu_attrs(const struct strace_pmu *pmu,
 		      struct perf_event_attr *pt, struct perf_event_attr *track);
 
 /*
+ * perf_event_attr's aux_action (Linux 6.13, include/uapi/linux/
+ * perf_event.h): a u32 after aux_sample_size (the u32 that older headers
+ * call __reserved_3, at byte 116), bit 0 aux_start_paused (an AUX event
+ * opened paused), bit 1 aux_pause and bit 2 aux_resume (an event of the
+ * AUX event's group that pauses or resumes it when it overflows).
+ */
+#define STRACE_AUX_START_PAUSED 1u
+#define STRACE_AUX_PAUSE 2u
+#define STRACE_AUX_RESUME 4u
+void strace_pmu_set_aux_action(struct perf_event_attr *a, uint32_t bits);
+uint32_t strace_pmu_aux_action(const struct perf_event_attr *a);
+
+/*
  * Print attr as perf -vv does ("perf_event_attr:" then one "  %-32s %s"
  * line per non-zero field, in perf's order). Returns the length that was
  * (or would have been) written, like snprintf.

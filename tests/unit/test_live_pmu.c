@@ -13,8 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <sys/utsname.h>
+#include <stddef.h>
 #include "strace/error.h"
-#include "pt_backend/capture/pmu.h"
+#include "pt_backend/capture/capture.h"
 #include "../harness.h"
 
 #define SYSFS "tests/live/sysfs"
@@ -281,6 +283,103 @@ TEST(filters)
 	CHECK_STR(out, "stop 0x1000/0x10@/a/b");
 	CHECK_INT(strace_pmu_filter("filter 0x1000/0x10@/a/b", 2, out, 10, err,
 				    sizeof(err)), ==, -ENOSPC);
+}
+
+/*
+ * aux_action as Linux 6.13 declares it (include/uapi/linux/perf_event.h:
+ * after aux_sample_size, a union of the u32 aux_action and the bit-fields
+ * aux_start_paused, aux_pause, aux_resume, then 29 reserved bits): our
+ * bytes must be the ones the bit-fields give.
+ */
+struct attr613_tail {
+	uint32_t aux_sample_size;
+	union {
+		uint32_t aux_action;
+		struct {
+			uint32_t aux_start_paused : 1, aux_pause : 1,
+				aux_resume : 1, reserved_3 : 29;
+		};
+	};
+	uint64_t sig_data;
+};
+
+TEST(aux_action_bytes)
+{
+	struct perf_event_attr a;
+	struct attr613_tail k;
+	const size_t at = offsetof(struct perf_event_attr, aux_sample_size);
+	char out[4096];
+
+	for (unsigned bit = 0; bit < 3; bit++) {
+		memset(&a, 0, sizeof(a));
+		memset(&k, 0, sizeof(k));
+		k.aux_start_paused = bit == 0;
+		k.aux_pause = bit == 1;
+		k.aux_resume = bit == 2;
+		strace_pmu_set_aux_action(&a, 1u << bit);
+		CHECK(!memcmp((char *)&a + at, &k, sizeof(k)));
+		CHECK_INT(strace_pmu_aux_action(&a), ==, 1u << bit);
+	}
+	CHECK_INT(at + 4, ==, 116);
+	/* nothing else moves */
+	memset(&a, 0, sizeof(a));
+	a.aux_sample_size = 0x1234;
+	a.sig_data = 7;
+	strace_pmu_set_aux_action(&a, STRACE_AUX_RESUME);
+	CHECK_INT(a.aux_sample_size, ==, 0x1234);
+	CHECK_U64(a.sig_data, ==, 7);
+	/* perf 6.13 -vv prints the bits by name */
+	strace_pmu_set_aux_action(&a, STRACE_AUX_START_PAUSED);
+	strace_pmu_attr_fprint(out, sizeof(out), &a);
+	CHECK(strstr(out, "aux_start_paused") != NULL);
+	CHECK(strstr(out, "aux_resume") == NULL);
+}
+
+/*
+ * The running kernel on aux_action: Linux 6.13 and later know the bits
+ * (aux_start_paused on a software event: EOPNOTSUPP, it has no AUX area;
+ * aux_resume with no AUX event to lead it: EINVAL); older kernels refuse
+ * any of them as reserved (EINVAL).
+ */
+TEST(aux_action_kernel)
+{
+	struct utsname u;
+	int maj = 0, min = 0, known = strace_live_aux_action(NULL);
+
+	uname(&u);
+	sscanf(u.release, "%d.%d", &maj, &min);
+	if (maj == 0)
+		SKIP("uname gives no kernel version");
+	printf("# kernel %s: aux_action %s\n", u.release,
+	       known ? "known" : "unknown");
+	CHECK_INT(known, ==, maj > 6 || (maj == 6 && min >= 13));
+}
+
+TEST(probe_attrs)
+{
+	struct strace_uprobe_pmu up = {8, 1};
+	struct strace_probe p;
+	struct perf_event_attr a;
+
+	memset(&p, 0, sizeof(p));
+	strcpy(p.path, "/bin/true");
+	p.off = 0x1179;
+	p.ret = 1;
+	strace_probe_uprobe_attr(&up, &p, &a);
+	CHECK_INT(a.type, ==, 8);
+	CHECK_U64(a.config, ==, 1); /* retprobe */
+	CHECK_U64(a.config1, ==, (uint64_t)(uintptr_t)p.path);
+	CHECK_U64(a.config2, ==, 0x1179);
+	CHECK_U64(a.sample_period, ==, 1);
+	CHECK_INT(a.wakeup_events, ==, 1);
+	CHECK_INT(a.disabled, ==, 1);
+	CHECK_INT(a.exclude_kernel, ==, 1);
+	strace_probe_bp_attr(0x401000, &a);
+	CHECK_INT(a.type, ==, PERF_TYPE_BREAKPOINT);
+	CHECK_INT(a.bp_type, ==, 4); /* HW_BREAKPOINT_X */
+	CHECK_U64(a.bp_addr, ==, 0x401000);
+	CHECK_U64(a.bp_len, ==, 8);
+	CHECK_INT(strace_uprobe_pmu_load("/nonexistent", &up), ==, -ENOENT);
 }
 
 RUN_TESTS("test_live_pmu")
