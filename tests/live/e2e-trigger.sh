@@ -159,6 +159,29 @@ if [ -n "$want" ] && [ "$got" = "$want" ]; then
 else
 	fail "list-symbols/shared-object-equals-nm-D" "nm: '$want'" "ours: '$got'"
 fi
+# a stripped program whose symbols are in its .gnu_debuglink file
+mkdir -p "$work/dbg"
+cp "$BIN" "$work/dbg/calls"
+if objcopy --only-keep-debug "$work/dbg/calls" "$work/dbg/calls.debug" &&
+	strip "$work/dbg/calls" &&
+	objcopy --add-gnu-debuglink="$work/dbg/calls.debug" "$work/dbg/calls"; then
+	got=$("$CAP" --sysfs-root "$work/none" --trigger tick -- "$work/dbg/calls" 2>&1 |
+		sed -n 's/.* (file offset \(0x[0-9a-f]*\))$/\1/p')
+	want=$(nm "$BIN" | awk '$3 == "tick" {print "0x" $1}' | sed 's/0x0*/0x/')
+	if [ -n "$want" ] && [ "$got" = "$want" ]; then
+		pass "resolve/stripped-through-debuglink ($got)"
+	else
+		fail "resolve/stripped-through-debuglink" "want '$want' got '$got'"
+	fi
+	rm "$work/dbg/calls.debug"
+	"$CAP" --sysfs-root "$work/none" --trigger tick -- "$work/dbg/calls" >/dev/null 2>"$work/err"
+	rc=$?
+	[ $rc -eq 2 ] && grep -q "no function called tick" "$work/err" &&
+		pass "resolve/stripped-without-its-debug-file-refused" ||
+		fail "resolve/stripped-without-its-debug-file-refused" "exit $rc: $(cat "$work/err")"
+else
+	skip "resolve/stripped-through-debuglink (objcopy or strip failed)"
+fi
 "$CAP" --list-symbols '(' -- "$CALLS" >/dev/null 2>"$work/err"
 rc=$?
 [ $rc -eq 2 ] && grep -q "not a regular expression" "$work/err" &&
