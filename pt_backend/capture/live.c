@@ -798,8 +798,10 @@ static int windows_open(struct strace_live *l, struct lthread *t)
 				 "window (%s)%s",
 				 l->o.windows[i].resume ? "start" : "stop",
 				 strerror(e),
-				 e == EINVAL ? ": AUX pause and resume need "
-					       "Linux 6.13 or later"
+				 e == EINVAL ? ": the kernel pauses and "
+					       "resumes only an AUX event "
+					       "(intel_pt) that leads the "
+					       "group, from Linux 6.13 on"
 					     : "");
 			return -STRACE_E_BADARG;
 		}
