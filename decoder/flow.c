@@ -31,6 +31,14 @@ int strace_dec_fail(struct strace_walker *w, int code)
 	return -code;
 }
 
+void strace_dec_psb_after_ip_sync(struct strace_walker *w)
+{
+	lose_sync(w);
+	w->flow.enabled = 0;
+	w->flow.begin_reason = STRACE_REASON_SYNC;
+	w->in.ip_synced = 0;
+}
+
 int strace_dec_off(struct strace_walker *w)
 {
 	if (w->flow.pending_ovf)

@@ -332,6 +332,12 @@ advance(struct strace_walker *w, uint64_t stop_at, uint64_t pgd_to)
  * when it has none) and the packet's offset. */
 void strace_dec_error_event(struct strace_walker *w, int code);
 
+/* strace_dec_psb_after_ip_sync() - a PSB after the walk resumed at an IP
+ * packet (walk.c): it begins afresh there (trace_begin at the PSB+'s FUP,
+ * reason sync), as a decode of the pieces between PSBs does (a piece
+ * cannot know that the one before resumed at an IP). */
+void strace_dec_psb_after_ip_sync(struct strace_walker *w);
+
 /* strace_dec_fail() - report the decode error code and drop sync: the
  * caller resumes at the next PSB. Returns -code. */
 int strace_dec_fail(struct strace_walker *w, int code);

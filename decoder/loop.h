@@ -120,6 +120,8 @@ static inline int run(struct strace_walker *w)
 				w->o.progress(w->o.progress_arg, i);
 			}
 			w->in.last_ip = 0;
+			if (unlikely(w->in.ip_synced))
+				strace_dec_psb_after_ip_sync(w);
 			flow_psb(w);
 			break;
 		case PKT_PSBEND:

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * decoder/walk.c - the fast walker: the decode of a range of a stream by
- * its packet loop (loop.h), with resync at the next PSB after an error;
- * and the walker's life (new, free, stats).
+ * its packet loop (loop.h), with resync after an error (at the next IP
+ * packet after a gap in the code, else at the next PSB); and the walker's
+ * life (new, free, stats).
  *
  * libipt's packet decoder finds PSBs (initial sync and resync after an
  * error).
@@ -24,6 +25,152 @@ static long next_psb(struct strace_walker *w, size_t from)
 	return off;
 }
 
+/*
+ * Errors after which the packets are still right, and only the walk lost
+ * its way: code missing from the image (or bytes that are no
+ * instruction); and, after a resume at an IP packet, a compressed return
+ * whose call came before it. Where the code and the packets disagree
+ * otherwise (a TNT or TIP that the code did not ask for, a packet in the
+ * wrong place) the packets may be what is wrong: bytes lost or changed
+ * put the packets after them out of step, and only a PSB is sure.
+ */
+static int gap_error(const struct strace_walker *w, int err)
+{
+	return err == -STRACE_E_NOMAP || err == -STRACE_E_BADINSN ||
+	       (err == -STRACE_E_RETCOMP && w->in.ip_synced);
+}
+
+/* The walk has no code at ip (a TIP or a FUP the resync met): an error
+ * there, as for any walk into missing code. */
+static void no_code_at(struct strace_walker *w, uint64_t ip)
+{
+	w->flow.ip = ip;
+	w->flow.have_ip = 1;
+	strace_dec_fail(w, STRACE_E_NOMAP);
+}
+
+/*
+ * After a gap the walk could not cross, resume as perf and libipt's
+ * ptxed --resync-on-error do: at the next IP packet whose address is
+ * known. Scans from the failing packet (its own IP counts), keeping the
+ * last IP (for the compressed IPs after it) and the time:
+ *  - a TIP begins the trace at its target (trace_begin, reason sync); if
+ *    the image has no code there, that is an error of its own and the
+ *    scan goes on;
+ *  - a FUP that no PTW, EXSTOP or MODE.TSX before it made a location is
+ *    the source of an asynchronous branch: the trace begins there and
+ *    the TIP or TIP.PGD that follows binds to it; a location FUP is like
+ *    a TIP;
+ *  - a TIP.PGD turns tracing off (the scan goes on); a TIP.PGE, a PSB and
+ *    an OVF are left to the packet loop (*fresh: it starts there as at a
+ *    PSB).
+ * Returns the offset the packet loop goes on from, or -1 at the end or at
+ * a packet that is none (then the next PSB).
+ */
+static long resync_ip(struct strace_walker *w, int *fresh)
+{
+	const uint8_t *buf = w->in.buf;
+	size_t len = w->in.len, i = w->in.pos;
+	int skd007 = (w->flow.errata & STRACE_ERRATUM_SKD007) != 0;
+	int located = 0;
+
+	*fresh = 0;
+	while (i < len) {
+		struct pkt p;
+		struct pt_packet op;
+		uint64_t ip;
+		size_t avail;
+		int n;
+
+		w->in.pos = i;
+		pkt_parse(buf, len, i, skd007, &p);
+		switch (p.type) {
+		case PKT_END:
+			/* (a piece's end is the next PSB: as there) */
+			w->in.ip_synced = 0;
+			w->in.pos = len;
+			return -1;
+		case PKT_BAD:
+			return -1;
+		case PKT_PSB:
+		case PKT_OVF:
+		case PKT_PGE:
+			*fresh = 1;
+			w->in.ip_synced = 0;
+			return (long)i;
+		case PKT_OTHER:
+			n = other_packet(w, &op);
+			if (n <= 0)
+				return -1;
+			if (op.type == ppt_ovf) {
+				*fresh = 1;
+				w->in.ip_synced = 0;
+				return (long)i;
+			}
+			if (op.type == ppt_tma)
+				strace_dec_time_on_tma(&w->time,
+						       op.payload.tma.ctc,
+						       op.payload.tma.fc);
+			else if (op.type == ppt_ptw)
+				located = op.payload.ptw.ip;
+			else if (op.type == ppt_exstop)
+				located = op.payload.exstop.ip;
+			p.size = (size_t)n;
+			break;
+		case PKT_MODE:
+			if ((p.payload >> 5) == 1) /* MODE.TSX: its FUP */
+				located = 1;
+			break;
+		case PKT_TSC:
+			time_on_tsc(&w->time, p.payload);
+			break;
+		case PKT_MTC:
+			time_on_mtc(&w->time, &w->o.time, (uint8_t)p.payload);
+			break;
+		case PKT_CYC:
+			time_on_cyc(&w->time, &w->o.time, p.payload);
+			break;
+		case PKT_CBR:
+			if (p.payload)
+				time_on_cbr(&w->time, (uint32_t)p.payload);
+			break;
+		case PKT_TIP:
+		case PKT_PGD:
+		case PKT_FUP: {
+			int async = p.type == PKT_FUP && !located;
+
+			located = 0;
+			if (!p.ipc)
+				break;
+			/* (the failing packet's IP is last_ip already: the
+			 * same again) */
+			ip = pkt_ip(w->in.last_ip, p.ipc, p.payload);
+			w->in.last_ip = ip;
+			if (p.type == PKT_PGD)
+				break; /* off until a TIP.PGE */
+			if (!async && !strace_image_code(w->img, ip, &avail)) {
+				no_code_at(w, ip);
+				break;
+			}
+			w->st.syncs++;
+			w->in.ip_synced = 1;
+			strace_dec_begin(w, ip, STRACE_REASON_SYNC);
+			if (async) {
+				w->flow.pending_fup = 1;
+				w->flow.fup_ip = ip;
+			}
+			return (long)(i + p.size);
+		}
+		default: /* TNT, PSBEND, PAD and the rest: nothing to keep */
+			break;
+		}
+		i += p.size;
+	}
+	w->in.ip_synced = 0;
+	w->in.pos = len;
+	return -1;
+}
+
 long strace_dec_decode_range(struct strace_walker *w, const uint8_t *buf,
 			     size_t start, size_t end, size_t all, int emit_end,
 			     int has_next_fup, uint64_t next_fup)
@@ -31,6 +178,7 @@ long strace_dec_decode_range(struct strace_walker *w, const uint8_t *buf,
 	struct walk_flow *f = &w->flow;
 	struct pt_config cfg;
 	long first = w->out.events, off;
+	size_t lim = end; /* where a run resumed at an IP packet stops */
 	int err;
 
 	pt_config_init(&cfg);
@@ -49,6 +197,7 @@ long strace_dec_decode_range(struct strace_walker *w, const uint8_t *buf,
 	w->seg.ovf_at_end = 0;
 	w->seg.psbs = 0;
 	w->in.prog_at = start;
+	w->in.ip_synced = 0;
 	if (w->blk.l0_gen != strace_image_generation(w->img)) {
 		memset(w->blk.l0, 0, sizeof(w->blk.l0));
 		memset(w->blk.jsame, 0, sizeof(w->blk.jsame));
@@ -67,10 +216,50 @@ long strace_dec_decode_range(struct strace_walker *w, const uint8_t *buf,
 		lose_sync(w);
 		f->enabled = 0;
 		w->time.tma_ok = 0;
-		err = w->out.to == OUT_VEC ? strace_dec_run_vec(w) : run(w);
-		if (w->out.sink_err)
-			break;
-		if (!err)
+		for (;;) {
+			int fresh;
+			long psb;
+
+			err = w->out.to == OUT_VEC ? strace_dec_run_vec(w)
+						   : run(w);
+			if (w->in.len != end) {
+				/* a run resumed at an IP packet stops at the
+				 * next PSB and goes on there as it would have */
+				w->in.len = end;
+				if (!err && !w->out.sink_err) {
+					w->in.pos = lim;
+					continue;
+				}
+			}
+			if (w->out.sink_err || !err || !gap_error(w, err))
+				break;
+			/*
+			 * A gap in the code: on at the next IP packet, before
+			 * the next PSB. That PSB is found by its pattern, not
+			 * by the packets: where damage put them out of step,
+			 * no packet is sure until there.
+			 */
+			psb = strace_dec_pkt_sync(w->in.pkt, buf, end,
+						  w->in.pos + 1);
+			lim = psb < 0 ? end : (size_t)psb;
+			w->in.len = lim;
+			off = resync_ip(w, &fresh);
+			w->in.len = end;
+			if (off < 0 && psb >= 0 && w->in.pos >= lim) {
+				off = psb; /* none before it: the PSB */
+				fresh = 1;
+			}
+			if (off < 0)
+				break;
+			w->in.pos = (size_t)off;
+			if (fresh) { /* a PSB, OVF or TIP.PGE: as at a PSB */
+				f->enabled = 0;
+				w->time.tma_ok = 0;
+			} else {
+				w->in.len = lim;
+			}
+		}
+		if (w->out.sink_err || !err)
 			break;
 		/* resume at the next PSB after the failing packet */
 		off = next_psb(w, w->in.pos + 1);
@@ -86,6 +275,10 @@ long strace_dec_decode_range(struct strace_walker *w, const uint8_t *buf,
 		f->pending_ovf = 0;
 		w->seg.ovf_at_end = 1;
 	}
+	/* a piece that ends resumed at an IP packet: the decode of the whole
+	 * begins afresh at the next PSB (strace_dec_psb_after_ip_sync()) */
+	if (!w->out.sink_err && !emit_end && w->in.ip_synced)
+		strace_dec_psb_after_ip_sync(w);
 	if (!w->out.sink_err && f->have_ip && f->enabled) {
 		if (emit_end) {
 			/* The last address the trace vouches for: where the

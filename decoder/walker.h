@@ -50,6 +50,8 @@ struct walk_input {
 	struct pt_packet_decoder *pkt; /* libipt's, over buf */
 	uint64_t last_ip; /* for IP decompression; 0 at a PSB */
 	size_t prog_at;  /* where o.progress was last told */
+	int ip_synced;   /* the walk resumed at an IP packet (walk.c) and
+			  * has met no PSB since */
 };
 
 /* Where the walk stands, and what the trace said that is still to come. */

@@ -266,6 +266,8 @@ static void on_events(void *arg, const struct strace_event *ev, size_t n)
 			e->e[e->n].ip = ev[i].a;
 			e->e[e->n].code = ev[i].flags;
 		}
+		if (!e->n || ev[i].b > e->last_off)
+			e->last_off = ev[i].b;
 		e->n++;
 	}
 }
@@ -366,7 +368,9 @@ static size_t count_in(const struct dmg_errs *e, size_t end, size_t *late,
 {
 	size_t n = 0, k = e->n < DMG_MAX_ERRS ? e->n : DMG_MAX_ERRS;
 
-	*late = e->n - k; /* (those not kept: late) */
+	/* those not kept: late if any error is past the window (after a
+	 * resume at an IP packet a walk may report many in it) */
+	*late = e->last_off > end ? e->n - k : 0;
 	*first = 0;
 	for (size_t i = 0; i < k; i++) {
 		if (e->e[i].off > end) {

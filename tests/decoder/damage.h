@@ -80,6 +80,7 @@ int dmg_apply(const struct dmg_trace *t, const struct dmg *d, uint8_t *out,
 #define DMG_MAX_ERRS 32
 struct dmg_errs {
 	size_t n; /* all of them (only the first DMG_MAX_ERRS kept) */
+	uint64_t last_off; /* the largest offset of all of them */
 	struct dmg_err {
 		uint64_t off, ip;
 		uint32_t code;

@@ -53,8 +53,8 @@ def cmp_want(want_path, jsonl, reference):
         t, f, a, b = line.split()
         want.append((t, int(f, 16), int(a, 16), int(b, 16)))
     got = ours(jsonl)
-    reasons = {1: "start", 2: "end", 3: "enable", 4: "disable", 6: "overflow",
-               7: "error"}
+    reasons = {1: "start", 2: "end", 3: "enable", 4: "disable", 5: "sync",
+               6: "overflow", 7: "error"}
     mask = ~(0x10 | 0x04)
     for i in range(max(len(want), len(got))):
         if i >= len(want) or i >= len(got):

@@ -9,10 +9,16 @@ in the order of their ids.
 
 Per thread, the damaged decode must be: the clean events up to the
 damage, then an error event (in the packet hit by the damage or later),
-then a trace_begin (reason "error") where decoding resumed at the next
-PSB, then exactly the clean events from that point on. The events lost
-are only those between the damage and the resuming PSB: all of them come
-before the resume time. Between the damage and the error the events may
+then a trace_begin where decoding resumed: reason "sync" at the next IP
+packet that leads into code after a gap in the walk (docs/decoder.md,
+"Resynchronising"), reason "error" at the next PSB. After a resume at an
+IP packet the walk may lose its way again (a compressed return whose call
+came before it), with an error and a resume of its own: every stretch of
+events after a resume is exactly a stretch of the clean events (times
+too), each after the one before, and the last resume at a PSB is followed
+by exactly the clean events to the end. The events lost are only those
+between the damage and the resuming PSB: all of them come before the
+resume time. Between the damage and the error the events may
 differ: a dropped or flipped branch bit is found out only when the code and
 the trace disagree, by any decoder. Damage that hit no packet the flow
 depends on (timing, padding) leaves the branches as they were, and the
@@ -131,8 +137,36 @@ def main():
                   "clean decode" % tid)
             ok = False
             continue
-        resume = [i for i in range(e, len(d))
-                  if d[i][0] == "trace_begin" and d[i][4] == "error"]
+        # stretches resumed at an IP packet, up to the last resume at a
+        # PSB: each a piece of the clean decode, in order
+        at, synced, bad_run = len(prefix), 0, False
+        resumes = [i for i in range(e, len(d))
+                   if d[i][0] == "trace_begin" and d[i][4] in ("error", "sync")]
+        last = resumes[-1:]
+        for i in resumes:
+            if i in last:
+                break
+            run = []
+            for x in d[i + 1:]:
+                if x[0] in ("error", "trace_begin", "overflow"):
+                    break
+                if x[0] in FLOW:
+                    run.append(x)
+            if not run:
+                continue
+            k = next((j for j in range(at, len(cf) - len(run) + 1)
+                      if cf[j:j + len(run)] == run), None)
+            if k is None:
+                print("thread %d: the %d events after the resume at 0x%x "
+                      "(reason %s) are not the clean decode's" %
+                      (tid, len(run), d[i][1], d[i][4]))
+                bad_run = True
+                break
+            at, synced = k + len(run), synced + len(run)
+        if bad_run:
+            ok = False
+            continue
+        resume = last
         if not resume:
             rerr = [i for i, x in enumerate(r or []) if x[0] == "error"]
             if (rerr and not [x for x in r[rerr[0]:]
@@ -150,22 +184,23 @@ def main():
         t_resume = d[r][3]
         suffix = flow(d[r + 1:])
         j = len(cf) - len(suffix)
-        if j < len(prefix) or cf[j:] != suffix:
+        if j < at or cf[j:] != suffix:
             print("thread %d: after resuming, the events differ from the "
                   "clean decode (%d after resume)" % (tid, len(suffix)))
             ok = False
             continue
-        lost = cf[len(prefix):j]
-        late = [x for x in lost if x[3] > t_resume]
+        lost = [x for x in cf[len(prefix):j]]
+        late = [x for x in cf[at:j] if x[3] > t_resume]
         if late:
             print("thread %d: %d events after the resume time were lost"
                   % (tid, len(late)))
             ok = False
             continue
         print("thread %d: %d events before the damage, error at 0x%x "
-              "(trace offset %d), resumed at 0x%x (time %d), %d events "
-              "lost, %d after" % (tid, len(prefix), d[e][1], d[e][5],
-                                  d[r][1], t_resume, len(lost), len(suffix)))
+              "(trace offset %d), %d events found again at IP packets, "
+              "resumed at the PSB at 0x%x (time %d), %d events lost, %d "
+              "after" % (tid, len(prefix), d[e][1], d[e][5], synced,
+                         d[r][1], t_resume, len(lost) - synced, len(suffix)))
     if not damaged:
         print("no thread to check")
         ok = False

@@ -620,6 +620,61 @@ TEST(skd010_ovf_tip)
 	       W(SYSCALL, 0, 0x1006, 0));
 }
 
+/*
+ * Not an erratum: after a gap in the code (no code at an indirect
+ * branch's target) the walk goes on at the next IP packet that leads into
+ * code (trace_begin, reason sync), as perf and libipt's ptxed
+ * --resync-on-error do; an IP packet before it into missing code is an
+ * error of its own (libipt's ptxed-resync-nomap-tip). libipt 2.0.5's
+ * block decoder waits for the next PSB: no reference here.
+ */
+TEST(resync_at_tip_after_nomap)
+{
+	struct enc en;
+	size_t t1, t2;
+
+	enc_init(&en);
+	psb(&en, 0x1024);
+	ip_pkt(&en, ppt_tip, 0x5000); /* call *%rbx into nothing */
+	t1 = enc_off(&en);
+	tnt(&en, "T");
+	t2 = enc_off(&en);
+	ip_pkt(&en, ppt_tip, 0x5100); /* still nothing there */
+	ip_pkt(&en, ppt_tip, 0x1030); /* back: nop; syscall */
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, "6/142", 0, 0,
+	       W(TRACE_BEGIN, 0, 0x1024, R(START)),
+	       W(CALL, STRACE_F_INDIRECT, 0x1024, 0x5000),
+	       W(ERROR, STRACE_E_NOMAP, 0x5000, t1),
+	       W(ERROR, STRACE_E_NOMAP, 0x5100, t2),
+	       W(TRACE_BEGIN, 0, 0x1030, R(SYNC)),
+	       W(SYSCALL, 0, 0x1031, 0));
+}
+
+/* ... and at a FUP, the source of an asynchronous branch whose TIP binds
+ * to it (libipt's ptxed-resync-nomap-fup-tip). */
+TEST(resync_at_fup_after_nomap)
+{
+	struct enc en;
+	size_t t1;
+
+	enc_init(&en);
+	psb(&en, 0x1024);
+	ip_pkt(&en, ppt_tip, 0x5000);
+	t1 = enc_off(&en);
+	tnt(&en, "T");
+	ip_pkt(&en, ppt_fup, 0x5200); /* an interrupt in missing code */
+	ip_pkt(&en, ppt_tip, 0x1030); /* its handler */
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, "6/142", 0, 0,
+	       W(TRACE_BEGIN, 0, 0x1024, R(START)),
+	       W(CALL, STRACE_F_INDIRECT, 0x1024, 0x5000),
+	       W(ERROR, STRACE_E_NOMAP, 0x5000, t1),
+	       W(TRACE_BEGIN, 0, 0x5200, R(SYNC)),
+	       W(INTERRUPT, STRACE_F_ASYNC, 0x5200, 0x1030),
+	       W(SYSCALL, 0, 0x1031, 0));
+}
+
 /* APL11: an OVF may be followed by a TIP.PGD: tracing is off. */
 TEST(apl11_ovf_pgd)
 {
