@@ -185,7 +185,7 @@ enum strace_event_type {
 	X(END, 2, "end")             /* end of the trace data */                 \
 	X(ENABLE, 3, "enable")       /* PT enabled (TIP.PGE) */                  \
 	X(DISABLE, 4, "disable")     /* PT disabled (TIP.PGD), e.g. kernel */   \
-	X(SYNC, 5, "sync")           /* resynchronised at a PSB */               \
+	X(SYNC, 5, "sync")           /* resynchronised after a gap in the code */ \
 	X(OVERFLOW, 6, "overflow")   /* after a PT overflow */                   \
 	X(ERROR, 7, "error")         /* after a decode error */                  \
 	X(LOST, 8, "lost")           /* AUX data was lost */                     \
