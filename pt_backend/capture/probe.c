@@ -292,7 +292,8 @@ static int convert(const char *path, uint64_t in, int to_off, uint64_t *out)
 /* The functions of one object, with file offsets as addresses. */
 static int object_image(const char *path, struct strace_image **img)
 {
-	struct strace_image_opts io = {sizeof(io), STRACE_PLT_PLAIN, 0, 0, NULL};
+	struct strace_image_opts io = {.size = sizeof(io),
+				       .plt_style = STRACE_PLT_PLAIN};
 	struct stat st;
 	int err;
 
