@@ -95,6 +95,9 @@ extern "C" {
 	  "64 or more): the file is damaged; record it again")                 \
 	X(PERF_NOTID, 4312, "no_thread",                                       \
 	  "the recording has no thread of that id")                            \
+	X(PERF_BUILDID, 4313, "buildid_mismatch",                              \
+	  "an object's build-id is not the one the recording names (another "  \
+	  "build of it)")                                                      \
 	/* raw PT (ptrace-capture --pt) */                                     \
 	X(RAW_SYNTAX, 4351, "raw_syntax", "bad section syntax")                \
 	X(RAW_RANGE, 4352, "raw_range",                                        \
