@@ -12,6 +12,7 @@
  *            so these values are part of the ring format: never renumber)
  *   4301...  perf.data files
  *   4351...  raw PT inputs (ptrace-capture --pt)
+ *   4401...  tar archives and the bundles of ptrace-capture --archive
  *   4609...  live capture (perf_event_open)
  *   4701...  plugins (strace/plugin.h)
  *
@@ -110,6 +111,24 @@ extern "C" {
 	  "a fixed-address (ET_EXEC) ELF file cannot be moved")                \
 	X(RAW_EMPTY, 4357, "raw_empty", "empty file")                          \
 	X(RAW_NOPSB, 4358, "raw_no_psb", "no PSB packet in the trace")         \
+	/* tar archives, bundles (ptrace-capture --archive) */                 \
+	X(TAR_HEADER, 4401, "tar_header",                                      \
+	  "not a tar archive, or a damaged one (a header's checksum is "       \
+	  "wrong)")                                                            \
+	X(TAR_NAME, 4402, "tar_unsafe_name",                                   \
+	  "an archive member's name is unsafe (absolute, with '..' or '.' "    \
+	  "components, or not printable)")                                    \
+	X(TAR_TYPE, 4403, "tar_member_type",                                   \
+	  "an archive member is neither a file nor a directory (a link, a "    \
+	  "device, a FIFO or an extension header)")                           \
+	X(TAR_FIELD, 4404, "tar_field",                                        \
+	  "an archive header's number field is no number")                    \
+	X(TAR_TRUNCATED, 4405, "tar_truncated",                                \
+	  "the archive is truncated (it ends inside a member or without its "  \
+	  "end blocks)")                                                       \
+	X(TAR_DUP, 4406, "tar_duplicate",                                      \
+	  "an archive member's name came before (or names a file where a "     \
+	  "directory is)")                                                     \
 	/* live capture */                                                     \
 	X(NOPT, 4609, "no_intel_pt",                                           \
 	  "Intel PT is not available (no intel_pt PMU under "                  \
