@@ -87,8 +87,11 @@ void capture_live_usage(FILE *f)
 		"      --no-stacks       do not unwind the stacks at attach\n"
 		"      --duration SEC    stop after SEC seconds\n"
 		"  -w, --write FILE      also write a perf.data (perf script and\n"
-		"                        " PROG " -i read it); the vDSO goes into\n"
-		"                        perf's build-id cache, as perf record does\n");
+		"                        " PROG " -i read it), naming every\n"
+		"                        mapped object's build-id; the vDSO goes\n"
+		"                        into perf's build-id cache, as perf\n"
+		"                        record does; with --archive B.tar, it is\n"
+		"                        bundled with its code at the end\n");
 }
 
 static int parse_size(const char *s, size_t *out)

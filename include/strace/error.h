@@ -129,6 +129,11 @@ extern "C" {
 	X(TAR_DUP, 4406, "tar_duplicate",                                      \
 	  "an archive member's name came before (or names a file where a "     \
 	  "directory is)")                                                     \
+	X(ARCHIVE_MANIFEST, 4407, "archive_manifest",                          \
+	  "the bundle has no manifest, or a malformed one")                    \
+	X(ARCHIVE_OBJECT, 4408, "archive_object",                              \
+	  "a bundled object is not the one the bundle's manifest names "       \
+	  "(missing, or another size or build-id)")                            \
 	/* live capture */                                                     \
 	X(NOPT, 4609, "no_intel_pt",                                           \
 	  "Intel PT is not available (no intel_pt PMU under "                  \
