@@ -126,8 +126,11 @@ void capture_live_usage(FILE *f)
 		"      --start-event TP, --stop-event TP  the same with a\n"
 		"                        tracepoint GROUP:NAME (perf probe's)\n"
 		"  -w, --write FILE      also write a perf.data (perf script and\n"
-		"                        " PROG " -i read it); the vDSO goes into\n"
-		"                        perf's build-id cache, as perf record does\n");
+		"                        " PROG " -i read it), naming every\n"
+		"                        mapped object's build-id; the vDSO goes\n"
+		"                        into perf's build-id cache, as perf\n"
+		"                        record does; with --archive B.tar, it is\n"
+		"                        bundled with its code at the end\n");
 }
 
 static int parse_size(const char *s, size_t *out)

@@ -3,6 +3,10 @@
  * ptrace-capture - Intel PT into a shared event ring.
  *
  *   ptrace-capture -i perf.data [-o RING] [options]   decode a recording
+ *   ptrace-capture -i perf.data --archive OUT.tar     bundle it with its
+ *                                                      code, to decode
+ *                                                      elsewhere
+ *   ptrace-capture -i OUT.tar [-o RING] [options]     decode a bundle
  *   ptrace-capture --pt FILE --raw|--elf ... [-o RING] [options]
  *                                                      decode a raw trace
  *   ptrace-capture -p PID [-o RING] [options]          trace a process
@@ -29,6 +33,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "cli/capture_archive.h"
 #include "cli/capture_live.h"
 #include "cli/pluginpath.h"
 #include "cli/ringmsg.h"
@@ -79,7 +84,8 @@ static void on_wait(void *arg, const struct strace_ring_wait *w)
 static void usage(FILE *f)
 {
 	fputs(
-		"usage: " PROG " -i perf.data [-o RING] [options]\n"
+		"usage: " PROG " -i perf.data|BUNDLE.tar [-o RING] [options]\n"
+		"       " PROG " -i perf.data --archive BUNDLE.tar [--symfs DIR]\n"
 		"       " PROG " --pt FILE [--raw BIN[:OFFSET[-SIZE]]@ADDR]...\n"
 		"                      [--elf FILE[@BASE]]... [--cpu F/M[/S]]\n"
 		"                      [--pid P --tid T] [-o RING] [options]\n"
@@ -95,6 +101,21 @@ static void usage(FILE *f)
 		"                        or per-CPU for one process); - (stdin),\n"
 		"                        a FIFO or a file in perf's pipe mode:\n"
 		"                        perf record -o - ... | " PROG " -i -\n"
+		"                        or a bundle that --archive wrote\n"
+		"      --archive FILE.tar\n"
+		"                        bundle the recording with the code it\n"
+		"                        needs, to decode on another machine:\n"
+		"                        the perf.data, every object its\n"
+		"                        mappings name (checked by build-id),\n"
+		"                        the vDSO, the host's facts. With -i:\n"
+		"                        bundle only (decode the bundle with\n"
+		"                        -i FILE.tar); with -w in a live\n"
+		"                        capture: bundle -w's file at the end\n"
+		"      --symfs DIR       read the recording's objects under DIR\n"
+		"                        (/a/b from DIR/a/b), as perf script\n"
+		"                        --symfs; the ring names them as\n"
+		"                        recorded. An object whose build-id is\n"
+		"                        not the recorded one is refused\n"
 		"      --pt FILE         decode a raw Intel PT stream (simple-pt,\n"
 		"                        kAFL/Nyx, a dump of perf's AUX area,\n"
 		"                        libipt's pttc), with the code it ran:\n"
@@ -762,7 +783,7 @@ static int view_write(int quiet)
 static int capture(int argc, char **argv)
 {
 	const char *input = NULL, *output = NULL, *types_arg = NULL;
-	const char *vdso = NULL;
+	const char *vdso = NULL, *archive = NULL, *symfs = NULL;
 	int mode = -1, jobs = 1, quiet = 0, wait_readers = 0;
 	int names = STRACE_PLT_PLAIN;
 	unsigned flags = 0;
@@ -771,7 +792,7 @@ static int capture(int argc, char **argv)
 	uint64_t capacity = 0, piece = 0;
 	enum { O_MODE = 256, O_CAP, O_DEC, O_ALL, O_EXACT, O_TYPES, O_TID, O_VDSO,
 	       O_WAIT, O_PIECE, O_PT, O_RAW, O_ELF, O_CPU, O_VERSION, O_VIEW,
-	       O_PLUGIN, O_NO_RING, O_NO_CACHE, O_NAMES };
+	       O_PLUGIN, O_NO_RING, O_NO_CACHE, O_NAMES, O_ARCHIVE, O_SYMFS };
 	const char *pt = NULL, *cpu_arg = NULL;
 	struct strace_raw_section secs[64];
 	size_t nsecs = 0;
@@ -800,6 +821,8 @@ static int capture(int argc, char **argv)
 		{"no-ring", no_argument, NULL, O_NO_RING},
 		{"no-cache", no_argument, NULL, O_NO_CACHE},
 		{"names", required_argument, NULL, O_NAMES},
+		{"archive", required_argument, NULL, O_ARCHIVE},
+		{"symfs", required_argument, NULL, O_SYMFS},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, O_VERSION},
@@ -941,6 +964,12 @@ static int capture(int argc, char **argv)
 		case O_VDSO:
 			vdso = optarg;
 			break;
+		case O_ARCHIVE:
+			archive = optarg;
+			break;
+		case O_SYMFS:
+			symfs = optarg;
+			break;
 		case O_WAIT:
 			wait_readers = (int)strtol(optarg, &end, 10);
 			if (*end || wait_readers < 0 ||
@@ -1021,6 +1050,42 @@ static int capture(int argc, char **argv)
 		die_usage("%s", "--pt needs the code the trace ran: --raw "
 				"BIN@ADDR or --elf FILE[@BASE], as many as "
 				"there are pieces");
+
+	if (archive && pt)
+		die_usage("%s", "--archive bundles a perf.data (-i, or -w in a "
+				"live capture); --pt has no perf.data");
+	if (archive && live && !live_opts.lo.write_path)
+		die_usage("%s", "--archive in a live capture bundles the "
+				"perf.data that -w FILE writes: give -w FILE");
+	if (archive && input &&
+	    (output || view_path || nplugins || no_ring || wait_readers))
+		die_usage("%s", "with -i, --archive only bundles the recording "
+				"(as perf archive): -o, --view, --plugin, "
+				"--no-ring and --wait-readers go with the "
+				"decode of the bundle (-i BUNDLE.tar)");
+	if (symfs && (pt || live))
+		die_usage("%s", "--symfs says where a recording's objects are: "
+				"it goes with -i (a live capture reads the "
+				"process's own; --pt takes --elf)");
+	if (symfs) {
+		struct stat sst;
+		if (stat(symfs, &sst) < 0 || !S_ISDIR(sst.st_mode))
+			die_usage("--symfs %s: not a directory (give the "
+				  "root the objects are under: /a/b is read "
+				  "from DIR/a/b)",
+				  symfs);
+	}
+	if (archive && input) {
+		/* bundle only, as perf archive: no ring */
+		int arc = pipe_input(&input);
+		if (arc == 0)
+			arc = capture_archive_input(PROG, &input, &symfs,
+						    &buildid_dir);
+		if (arc)
+			return arc;
+		return capture_archive_write(PROG, input, archive, symfs,
+					     buildid_dir, vdso, quiet);
+	}
 
 	if (no_ring && !nplugins)
 		die_usage("%s", "--no-ring leaves the events to the plugins: "
@@ -1160,7 +1225,16 @@ static int capture(int argc, char **argv)
 		close_ring(ring);
 		if (status || rc < 0)
 			return status ? status : 1;
-		return partial(quiet, ds.errors, 0);
+		rc = partial(quiet, ds.errors, 0);
+		if (archive) {
+			/* -w's perf.data is whole: bundle it (and the vDSO
+			 * the capture put in the build-id cache) */
+			int arc = capture_archive_write(
+				PROG, live_opts.lo.write_path, archive, NULL,
+				buildid_dir, NULL, quiet);
+			rc = arc == 1 ? 1 : rc ? rc : arc;
+		}
+		return rc;
 	}
 
 	struct ui ui = {isatty(2), quiet, 0, now_s(), 0, 0, ring};
@@ -1219,7 +1293,10 @@ static int capture(int argc, char **argv)
 		close_ring(ring);
 		return 0;
 	}
+	const char *named = input; /* (-i as given, for messages) */
 	rc = pipe_input(&input);
+	if (rc == 0)
+		rc = capture_archive_input(PROG, &input, &symfs, &buildid_dir);
 	if (rc) {
 		unlink(strace_ring_path(ring));
 		close_ring(ring);
@@ -1235,6 +1312,7 @@ static int capture(int argc, char **argv)
 		.piece_bytes = (size_t)piece,
 		.vdso_path = vdso,
 		.buildid_dir = buildid_dir,
+		.symfs = symfs,
 		.cache_dir = cache_dir(),
 		.names = names,
 		.warn = on_warn,
@@ -1334,6 +1412,12 @@ static int capture(int argc, char **argv)
 		close_ring(ring);
 		return 1;
 	}
+	if (rc == -STRACE_E_PERF_BUILDID) {
+		capture_archive_mismatch(PROG, named, &st.mismatch);
+		unlink(strace_ring_path(ring));
+		close_ring(ring);
+		return 1;
+	}
 	if (rc == -STRACE_E_PERF_NOTID) {
 		fprintf(stderr, PROG ": %s: the recording has no thread %u; ",
 			input, tid);
@@ -1358,6 +1442,10 @@ static int capture(int argc, char **argv)
 			fprintf(stderr, " (at file offset 0x%llx)",
 				(unsigned long long)err_off);
 		struct stat fst;
+		if (rc == -STRACE_E_PERF_MAGIC)
+			fprintf(stderr,
+				"; give a perf.data that perf record wrote, or "
+				"a bundle that --archive wrote");
 		if (rc == -STRACE_E_PERF_TRUNCATED && stat(input, &fst) == 0)
 			fprintf(stderr,
 				"; the file has %lld bytes: perf writes the "

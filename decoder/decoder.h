@@ -142,7 +142,30 @@ struct strace_image_opts {
 	/* Take files from this cache and leave them there (see struct
 	 * strace_objcache); NULL: the image maps its own files. */
 	struct strace_objcache *objects;
+	/* The root the recording's objects are read under, as perf script
+	 * --symfs takes it (the files given to strace_image_add_file() are
+	 * then ROOT/path): separate debug files are looked for under it
+	 * only, beside the file and at ROOT/usr/lib/debug/... (see
+	 * strace_debug_find()), never on this machine's own paths, so that
+	 * a bundle (ptrace-capture --archive) decodes the same anywhere.
+	 * NULL: this machine's paths. Copied: valid for the call. */
+	const char *symfs;
 };
+
+/*
+ * strace_debug_find() - the separate debug file an image takes the
+ * symbols of the ELF file at path from when path has no .symtab, looked
+ * for where perf 6.1 looks, its build-id checked: the .gnu_debuglink
+ * name beside the file, in its .debug/, under /usr/lib/debug/<dir>/;
+ * $HOME/.debug/.build-id/xx/rest/debug; /usr/lib/debug/.build-id/xx/
+ * rest.debug. With symfs (strace_image_opts.symfs; path is then under
+ * it), under symfs only: beside the file, SYMFS/usr/lib/debug/<dir>/,
+ * SYMFS/usr/lib/debug/.build-id/xx/rest.debug. Into out (len bytes).
+ * Returns 1 if there is one, 0 if path has a .symtab or no debug file
+ * is found, -errno if path cannot be read.
+ */
+int strace_debug_find(const char *path, const char *symfs, char *out,
+		      size_t len);
 
 /* strace_image_new() - an empty image. opts may be NULL.
  * Returns 0 and *out, -ENOMEM, -STRACE_E_BADARG. */

@@ -94,6 +94,7 @@ struct object {
 	pthread_mutex_t syms_lock;
 	/* what the symbols depend on: the image options at creation */
 	int plt_style, no_debuginfo, no_demangle;
+	char *symfs; /* where its debug file is looked for (opts.symfs) */
 	/* a cached file: the cache, and the file as it was mapped */
 	struct strace_objcache *cache;
 	dev_t dev;
@@ -155,6 +156,7 @@ struct strace_image {
 	int plt_style;
 	int no_debuginfo;
 	int no_demangle;
+	char *symfs;
 };
 
 enum bc_state { BC_NONE, BC_MISSED, BC_LOADED, BC_STALE, BC_DAMAGED };
@@ -183,6 +185,10 @@ int strace_image_new(const struct strace_image_opts *opts,
 	img->plt_style = o.plt_style;
 	img->no_debuginfo = o.no_debuginfo;
 	img->no_demangle = o.no_demangle;
+	if (o.symfs && *o.symfs && !(img->symfs = strdup(o.symfs))) {
+		free(img);
+		return -ENOMEM;
+	}
 	img->cache = o.objects;
 	img->generation = new_generation();
 	elf_version(EV_CURRENT);
@@ -204,6 +210,7 @@ static void object_free(struct object *o)
 	}
 	free(o->pool.v);
 	free(o->path);
+	free(o->symfs);
 	free(o->blocks);
 	strace_blockfile_unload(o->bc_buf, &o->bc);
 	pthread_mutex_destroy(&o->syms_lock);
@@ -227,6 +234,11 @@ static struct object *object_new(const struct strace_image *img,
 	o->plt_style = img->plt_style;
 	o->no_debuginfo = img->no_debuginfo;
 	o->no_demangle = img->no_demangle;
+	if (img->symfs && !(o->symfs = strdup(img->symfs))) {
+		free(o->path);
+		free(o);
+		return NULL;
+	}
 	return o;
 }
 
@@ -257,6 +269,7 @@ void strace_image_free(struct strace_image *img)
 	for (size_t i = 0; i < img->nmaps; i++)
 		object_put(img, img->maps[i].obj);
 	free(img->maps);
+	free(img->symfs);
 	free(img);
 }
 
@@ -413,6 +426,8 @@ static int cache_get(struct strace_image *img, const char *path, int fd,
 		    o->plt_style == img->plt_style &&
 		    o->no_debuginfo == img->no_debuginfo &&
 		    o->no_demangle == img->no_demangle &&
+		    !strcmp(o->symfs ? o->symfs : "",
+			    img->symfs ? img->symfs : "") &&
 		    !strcmp(o->path, path))
 			break;
 	if (!o) {
@@ -1352,36 +1367,49 @@ no:
  * Separate debug information, where perf 6.1 looks for it, in its order:
  * the .gnu_debuglink name beside the file, in its .debug/, under
  * /usr/lib/debug/<dir>/; then the build-id cache $HOME/.debug/.build-id/
- * xx/rest/debug; then /usr/lib/debug/.build-id/xx/rest.debug.
+ * xx/rest/debug; then /usr/lib/debug/.build-id/xx/rest.debug. Under a
+ * symfs root (path is ROOT/<dir>/name), those under it only: beside the
+ * file, ROOT/usr/lib/debug/<dir>/, ROOT/usr/lib/debug/.build-id/. The
+ * file taken is named in found (may be NULL).
  */
-static int debug_find(const char *path, Elf *rt, size_t shstrndx,
-		      struct debugfile *d)
+static int debug_find(const char *path, const char *root, Elf *rt,
+		      size_t shstrndx, struct debugfile *d, char *found,
+		      size_t flen)
 {
 	uint8_t id[64];
-	size_t idn = build_id(rt, id, sizeof(id));
+	size_t idn = build_id(rt, id, sizeof(id)), rl = root ? strlen(root) : 0;
 	char buf[4096], hex[129];
 	GElf_Shdr sh;
 	Elf_Scn *dl = section_by_name(rt, shstrndx, ".gnu_debuglink", &sh, NULL);
-	const char *home = getenv("HOME");
+	const char *home = root ? NULL : getenv("HOME");
+	/* the path as recorded: under the root, without it */
+	const char *rec = root && !strncmp(path, root, rl) && path[rl] == '/'
+				  ? path + rl
+				  : path;
+	int ok = 0;
 
+	if (!root)
+		root = "";
 	if (dl && path[0] == '/') {
 		Elf_Data *data = elf_getdata(dl, NULL);
 		const char *slash = strrchr(path, '/');
 		int dirlen = (int)(slash - path);
+		const char *rslash = strrchr(rec, '/');
+		int rdirlen = rslash ? (int)(rslash - rec) : 0;
 		if (data && data->d_size > 1 &&
 		    memchr(data->d_buf, 0, data->d_size)) {
 			const char *name = data->d_buf;
 			snprintf(buf, sizeof(buf), "%.*s/%s", dirlen, path, name);
-			if (strcmp(buf, path) && debug_try(buf, id, idn, d))
-				return 1;
+			if (strcmp(buf, path) && (ok = debug_try(buf, id, idn, d)))
+				goto out;
 			snprintf(buf, sizeof(buf), "%.*s/.debug/%s", dirlen,
 				 path, name);
-			if (debug_try(buf, id, idn, d))
-				return 1;
-			snprintf(buf, sizeof(buf), "/usr/lib/debug%.*s/%s",
-				 dirlen, path, name);
-			if (debug_try(buf, id, idn, d))
-				return 1;
+			if ((ok = debug_try(buf, id, idn, d)))
+				goto out;
+			snprintf(buf, sizeof(buf), "%s/usr/lib/debug%.*s/%s",
+				 root, rdirlen, rec, name);
+			if ((ok = debug_try(buf, id, idn, d)))
+				goto out;
 		}
 	}
 	if (!idn)
@@ -1391,12 +1419,53 @@ static int debug_find(const char *path, Elf *rt, size_t shstrndx,
 	if (home) {
 		snprintf(buf, sizeof(buf), "%s/.debug/.build-id/%.2s/%s/debug",
 			 home, hex, hex + 2);
-		if (debug_try(buf, id, idn, d))
-			return 1;
+		if ((ok = debug_try(buf, id, idn, d)))
+			goto out;
 	}
-	snprintf(buf, sizeof(buf), "/usr/lib/debug/.build-id/%.2s/%s.debug",
-		 hex, hex + 2);
-	return debug_try(buf, id, idn, d);
+	snprintf(buf, sizeof(buf), "%s/usr/lib/debug/.build-id/%.2s/%s.debug",
+		 root, hex, hex + 2);
+	ok = debug_try(buf, id, idn, d);
+out:
+	if (ok && found)
+		snprintf(found, flen, "%s", buf);
+	return ok;
+}
+
+int strace_debug_find(const char *path, const char *symfs, char *out,
+		      size_t len)
+{
+	struct debugfile d = {0};
+	struct stat st;
+	GElf_Shdr sh;
+	size_t shstrndx;
+	void *map;
+	Elf *elf;
+	int fd = open_regular(path, &st), rc = 0;
+
+	if (fd < 0)
+		return fd;
+	map = st.st_size ? mmap(NULL, (size_t)st.st_size, PROT_READ,
+				MAP_PRIVATE, fd, 0)
+			 : MAP_FAILED;
+	close(fd);
+	if (map == MAP_FAILED)
+		return 0;
+	elf_version(EV_CURRENT);
+	elf = elf_memory(map, (size_t)st.st_size);
+	if (elf && elf_kind(elf) == ELF_K_ELF &&
+	    !elf_getshdrstrndx(elf, &shstrndx)) {
+		Elf_Scn *symtab = section_by_name(elf, shstrndx, ".symtab",
+						  &sh, NULL);
+		if (!symtab || sh.sh_type != SHT_SYMTAB) {
+			rc = debug_find(path, symfs && *symfs ? symfs : NULL,
+					elf, shstrndx, &d, out, len);
+			debug_close(&d);
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	munmap(map, (size_t)st.st_size);
+	return rc;
 }
 
 struct rel {
@@ -1821,7 +1890,8 @@ static void load_symbols(struct object *o)
 		dynsym = NULL, dynsym_idx = 0;
 	if (!symtab && !o->no_debuginfo) {
 		struct debugfile d = {0};
-		if (debug_find(o->path, elf, shstrndx, &d)) {
+		if (debug_find(o->path, o->symfs, elf, shstrndx, &d, NULL,
+			       0)) {
 			int rc = read_symtab(o, d.elf, d.shstrndx, d.symtab,
 					     &sv, elf, 1, perf61,
 					     o->no_demangle);

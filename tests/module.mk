@@ -50,6 +50,8 @@ DECODER_BLOCK_LIBS = $(DECODER_LIBS) $(CAPSTONE_LIBS)
 $(eval $(call unit,test_decoder_block,tests/unit/test_decoder_block.c,$(DECODER_LINK),DECODER_BLOCK_LIBS))
 # the dlfilter's logic, with a fake perf
 $(eval $(call unit,test_dlf,tests/unit/test_dlf.c,$(DLFCORE_A) $(DECODER_LINK),DECODER_LIBS))
+# the tar files of ptrace-capture --archive
+$(eval $(call unit,test_tar,tests/unit/test_tar.c,$(PTPERF_A) $(LIBSTRACE_A),NO_LDLIBS))
 # the live capture, against fake sysfs, procfs and kernel rings
 $(foreach t,pmu proc rings session,$(eval $(call unit,test_live_$(t),tests/unit/test_live_$(t).c,$(CAPTURE_TEST_LINK),PTCAPTURE_LDLIBS)))
 $(eval $(call unit,test_live_cli,tests/unit/test_live_cli.c cli/capture_live.c cli/control.c,$(CAPTURE_TEST_LINK),PTCAPTURE_LDLIBS))

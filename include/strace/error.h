@@ -12,6 +12,7 @@
  *            so these values are part of the ring format: never renumber)
  *   4301...  perf.data files
  *   4351...  raw PT inputs (ptrace-capture --pt)
+ *   4401...  tar archives and the bundles of ptrace-capture --archive
  *   4609...  live capture (perf_event_open)
  *   4701...  plugins (strace/plugin.h)
  *
@@ -95,6 +96,9 @@ extern "C" {
 	  "64 or more): the file is damaged; record it again")                 \
 	X(PERF_NOTID, 4312, "no_thread",                                       \
 	  "the recording has no thread of that id")                            \
+	X(PERF_BUILDID, 4313, "buildid_mismatch",                              \
+	  "an object's build-id is not the one the recording names (another "  \
+	  "build of it)")                                                      \
 	/* raw PT (ptrace-capture --pt) */                                     \
 	X(RAW_SYNTAX, 4351, "raw_syntax", "bad section syntax")                \
 	X(RAW_RANGE, 4352, "raw_range",                                        \
@@ -107,6 +111,29 @@ extern "C" {
 	  "a fixed-address (ET_EXEC) ELF file cannot be moved")                \
 	X(RAW_EMPTY, 4357, "raw_empty", "empty file")                          \
 	X(RAW_NOPSB, 4358, "raw_no_psb", "no PSB packet in the trace")         \
+	/* tar archives, bundles (ptrace-capture --archive) */                 \
+	X(TAR_HEADER, 4401, "tar_header",                                      \
+	  "not a tar archive, or a damaged one (a header's checksum is "       \
+	  "wrong)")                                                            \
+	X(TAR_NAME, 4402, "tar_unsafe_name",                                   \
+	  "an archive member's name is unsafe (absolute, with '..' or '.' "    \
+	  "components, or not printable)")                                    \
+	X(TAR_TYPE, 4403, "tar_member_type",                                   \
+	  "an archive member is neither a file nor a directory (a link, a "    \
+	  "device, a FIFO or an extension header)")                           \
+	X(TAR_FIELD, 4404, "tar_field",                                        \
+	  "an archive header's number field is no number")                    \
+	X(TAR_TRUNCATED, 4405, "tar_truncated",                                \
+	  "the archive is truncated (it ends inside a member or without its "  \
+	  "end blocks)")                                                       \
+	X(TAR_DUP, 4406, "tar_duplicate",                                      \
+	  "an archive member's name came before (or names a file where a "     \
+	  "directory is)")                                                     \
+	X(ARCHIVE_MANIFEST, 4407, "archive_manifest",                          \
+	  "the bundle has no manifest, or a malformed one")                    \
+	X(ARCHIVE_OBJECT, 4408, "archive_object",                              \
+	  "a bundled object is not the one the bundle's manifest names "       \
+	  "(missing, or another size or build-id)")                            \
 	/* live capture */                                                     \
 	X(NOPT, 4609, "no_intel_pt",                                           \
 	  "Intel PT is not available (no intel_pt PMU under "                  \

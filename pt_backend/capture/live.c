@@ -58,6 +58,13 @@ struct lthread {
 	uint64_t head_at_fire; /* aux_head when a trigger fired */
 };
 
+/* An object a -w mapping record names, for the BUILD_ID feature. */
+struct wobj {
+	char *path;
+	uint8_t id[STRACE_BUILDID_MAX]; /* the record's (MMAP_BUILD_ID) */
+	size_t n;                       /* 0: read from the file at close */
+};
+
 struct strace_live {
 	struct strace_live_opts o;
 	const struct strace_live_sys *sys;
@@ -77,6 +84,8 @@ struct strace_live {
 	int wrote_info;
 	uint8_t vdso_id[STRACE_BUILDID_MAX]; /* the traced vDSO's, for -w */
 	size_t vdso_idlen;
+	struct wobj *objs; /* -w: the objects its MMAP2 records name */
+	size_t nobjs, capobjs;
 	uint64_t *ids;
 	size_t nids, idcap;
 	/* --trigger: the uprobe PMU, or breakpoints at these run-time
@@ -472,6 +481,97 @@ static void w_vdso(struct strace_live *l, const void *buf, size_t len)
 					      l->vdso_idlen, buf, len);
 }
 
+#define MISC_MMAP_BUILD_ID (1u << 14) /* PERF_RECORD_MISC_MMAP_BUILD_ID */
+
+/*
+ * -w: note the object an executable mapping record (MMAP, MMAP2) names,
+ * once per path, for the BUILD_ID feature written at close; perf record
+ * names every object of an AUX-area recording so. A record that carries
+ * its build-id (MMAP_BUILD_ID) gives it; the others' are read from their
+ * files at close, as perf reads them. Out of memory: the object goes
+ * unnamed (its decode is then unchecked, nothing worse).
+ */
+static void w_note_mmap(struct strace_live *l, const struct pfmt_event_header *rec)
+{
+	const uint8_t *b = (const uint8_t *)rec + 8;
+	size_t blen = rec->size - 8u, hdr;
+	const char *name;
+	int exec;
+
+	if (rec->type == PFMT_RECORD_MMAP2) {
+		struct pfmt_mmap2 m;
+
+		hdr = sizeof(m);
+		if (blen < hdr)
+			return;
+		memcpy(&m, b, sizeof(m));
+		exec = m.prot ? !!(m.prot & PROT_EXEC)
+			      : !(rec->misc & PFMT_MISC_MMAP_DATA);
+	} else if (rec->type == PFMT_RECORD_MMAP) {
+		hdr = sizeof(struct pfmt_mmap);
+		if (blen < hdr)
+			return;
+		exec = !(rec->misc & PFMT_MISC_MMAP_DATA);
+	} else {
+		return;
+	}
+	name = strace_perf_string(b + hdr, blen - hdr);
+	if (!exec || !name || name[0] != '/')
+		return; /* ([vdso] has its entry; [heap], //anon: no file) */
+	for (size_t i = 0; i < l->nobjs; i++)
+		if (!strcmp(l->objs[i].path, name))
+			return;
+	if (l->nobjs == l->capobjs) {
+		size_t nc = l->capobjs ? l->capobjs * 2 : 16;
+		struct wobj *v = realloc(l->objs, nc * sizeof(*v));
+
+		if (!v)
+			return;
+		l->objs = v;
+		l->capobjs = nc;
+	}
+	struct wobj *o = &l->objs[l->nobjs];
+	memset(o, 0, sizeof(*o));
+	if (!(o->path = strdup(name)))
+		return;
+	/* MMAP2 with MMAP_BUILD_ID: u8 size, 3 reserved, 20 id bytes where
+	 * maj, min, ino and ino_generation are */
+	if (rec->type == PFMT_RECORD_MMAP2 && (rec->misc & MISC_MMAP_BUILD_ID) &&
+	    b[32] && b[32] <= STRACE_BUILDID_MAX) {
+		o->n = b[32];
+		memcpy(o->id, b + 36, o->n);
+	}
+	l->nobjs++;
+}
+
+/* The BUILD_ID feature: the vDSO, and every object noted above that has
+ * a build-id (pid -1: perf's host machine). */
+static int w_buildids(struct strace_live *l)
+{
+	uint8_t *b = NULL;
+	size_t n = 0;
+	int err = 0;
+
+	if (l->vdso_idlen)
+		err = strace_buildid_entry(&b, &n, -1, l->vdso_id,
+					   l->vdso_idlen, "[vdso]");
+	for (size_t i = 0; i < l->nobjs && !err; i++) {
+		struct wobj *o = &l->objs[i];
+
+		if (!o->n) {
+			int k = strace_buildid_of_file(o->path, o->id);
+			o->n = k > 0 ? (size_t)k : 0;
+		}
+		if (o->n)
+			err = strace_buildid_entry(&b, &n, -1, o->id, o->n,
+						   o->path);
+	}
+	if (!err && n)
+		err = strace_perfw_feature(l->w, PFMT_FEAT_BUILD_ID, b, n);
+	free(b);
+	return err;
+}
+
 static int w_close(struct strace_live *l)
 {
 	uint64_t *pt_ids, *tr_ids;
@@ -505,18 +605,8 @@ static int w_close(struct strace_live *l)
 	err = w_event_desc(l, pt_ids, np, tr_ids, nt);
 	free(pt_ids);
 	free(tr_ids);
-	if (!err && l->vdso_idlen) {
-		uint8_t *b = NULL;
-		size_t n = 0;
-
-		/* pid -1: perf's host machine */
-		err = strace_buildid_entry(&b, &n, -1, l->vdso_id,
-					   l->vdso_idlen, "[vdso]");
-		if (!err)
-			err = strace_perfw_feature(l->w, PFMT_FEAT_BUILD_ID, b,
-						   n);
-		free(b);
-	}
+	if (!err)
+		err = w_buildids(l);
 	if (err < 0) {
 		strace_perfw_free(l->w);
 		l->w = NULL;
@@ -1104,6 +1194,8 @@ static int on_record(void *arg, const struct pfmt_event_header *rec)
 	}
 	if (l->w && (err = strace_perfw_record(l->w, rec, rec->size)) < 0)
 		return err;
+	if (l->w)
+		w_note_mmap(l, rec);
 	if (c->cb && c->cb->sideband)
 		return c->cb->sideband(c->cb->arg, c->t->tid, rec, &sb);
 	return 0;
@@ -1124,6 +1216,8 @@ static int deliver_record(struct strace_live *l, struct lthread *t,
 		return err;
 	if (l->w && (err = strace_perfw_record(l->w, rec, rec->size)) < 0)
 		return err;
+	if (l->w)
+		w_note_mmap(l, rec);
 	if (cb && cb->sideband)
 		return cb->sideband(cb->arg, t->tid, rec, &sb);
 	return 0;
@@ -1729,6 +1823,9 @@ void strace_live_close(struct strace_live *l)
 		strace_perfw_free(l->w);
 	free(l->th);
 	free(l->ids);
+	for (size_t i = 0; i < l->nobjs; i++)
+		free(l->objs[i].path);
+	free(l->objs);
 	free(l->snapbuf);
 	free(l);
 }

@@ -21,6 +21,8 @@ struct mapping {
 	const char *path; /* a copy (struct ctx.strs) */
 	uint64_t time;    /* the record's (UINT64_MAX: not known) */
 	int space;        /* the address space it went into (spaces) */
+	const char *file; /* the file read for it (resolve_objects()) */
+	int has_id;       /* the recording names its build-id */
 };
 
 struct thread {
@@ -170,7 +172,7 @@ static void warnf(struct ctx *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static void warnf(struct ctx *c, const char *fmt, ...)
 {
-	char buf[512];
+	char buf[2048];
 	va_list ap;
 	if (!c->o->warn)
 		return;
@@ -276,7 +278,7 @@ static int scan(struct ctx *c, uint64_t *err_off)
 					    path,
 					    r.sid.has_time ? r.sid.time
 							   : UINT64_MAX,
-					    -1};
+					    -1, NULL, 0};
 			struct def d = {STRACE_EV_DSO, m1.pid, m1.addr,
 					m1.addr, m1.len, path};
 			if (VEC_PUSH(c->maps, m) || VEC_PUSH(c->defs, d))
@@ -444,20 +446,46 @@ static int scan(struct ctx *c, uint64_t *err_off)
 	return rc;
 }
 
-/* The vDSO the file names by build-id, in perf's build-id cache: its path
- * into buf; 1 if it is there. buf is "" if the file names none. Once per
- * file, before the decoding jobs (find_vdso()). */
-static int vdso_cached(struct ctx *c, char *buf, size_t len)
+/* The build-id the file's BUILD_ID feature gives name, into id: its
+ * length, 0 if none. */
+static int recorded_id(struct ctx *c, const char *name, uint8_t *id)
 {
 	const uint8_t *feat;
 	uint64_t size;
-	uint8_t id[STRACE_BUILDID_MAX];
 	int n;
 
+	if (strace_perf_feature(&c->perf, PFMT_FEAT_BUILD_ID, &feat, &size) !=
+		    1 ||
+	    (n = strace_buildid_find(feat, size, name, id)) <= 0)
+		return 0;
+	return n;
+}
+
+/* The decode is refused: the recording's object path is another build
+ * in file (its build-id got, ngot bytes). */
+static int mismatch(struct ctx *c, const char *path, const char *file,
+		    const uint8_t *want, size_t nwant, const uint8_t *got,
+		    size_t ngot)
+{
+	struct strace_offline_mismatch *m = &c->st.mismatch;
+
+	snprintf(m->path, sizeof(m->path), "%s", path);
+	snprintf(m->file, sizeof(m->file), "%s", file);
+	memcpy(m->want, want, nwant);
+	memcpy(m->got, got, ngot);
+	m->nwant = (uint8_t)nwant;
+	m->ngot = (uint8_t)ngot;
+	return -STRACE_E_PERF_BUILDID;
+}
+
+/* The vDSO the file names by build-id, in perf's build-id cache: its path
+ * into buf; 1 if it is there. buf is "" if the file names none. Once per
+ * file, before the decoding jobs (find_vdso()). */
+static int vdso_cached(struct ctx *c, const uint8_t *id, int n, char *buf,
+		       size_t len)
+{
 	buf[0] = 0;
-	if (strace_perf_feature(&c->perf, PFMT_FEAT_BUILD_ID, &feat,
-				&size) != 1 ||
-	    (n = strace_buildid_find(feat, size, "[vdso]", id)) <= 0)
+	if (n <= 0)
 		return 0;
 	if (!c->o->buildid_dir ||
 	    strace_buildid_vdso_path(c->o->buildid_dir, id, (size_t)n, buf,
@@ -567,6 +595,7 @@ static int write_info(struct ctx *c, struct strace_writer *w)
 	return rc;
 }
 
+
 /* A walker's options for thread tid of this recording: what every
  * walker of it shares (flags, the time conversion, the processor) and
  * where its events go. */
@@ -587,12 +616,87 @@ static void walk_opts(const struct ctx *c, uint32_t tid, strace_emit_fn emit,
 }
 
 /* c->vdso: --vdso, else the build-id cache's copy, else NULL (and
- * c->vdso_hint, where that copy would be). */
-static void find_vdso(struct ctx *c)
+ * c->vdso_hint, where that copy would be). Either must be the vDSO the
+ * file names, when it names one: else -STRACE_E_PERF_BUILDID. */
+static int find_vdso(struct ctx *c)
 {
+	uint8_t want[STRACE_BUILDID_MAX], got[STRACE_BUILDID_MAX];
+	int n = recorded_id(c, "[vdso]", want), k;
+
 	c->vdso = c->o->vdso_path;
-	if (!c->vdso && vdso_cached(c, c->vdso_hint, sizeof(c->vdso_hint)))
+	if (!c->vdso &&
+	    vdso_cached(c, want, n, c->vdso_hint, sizeof(c->vdso_hint)))
 		c->vdso = c->vdso_hint;
+	if (!c->vdso || n <= 0)
+		return 0;
+	k = strace_buildid_of_file(c->vdso, got);
+	if (k < 0)
+		return 0; /* (cannot be read: add_one_map() says so) */
+	if (k != n || memcmp(want, got, (size_t)n))
+		return mismatch(c, "[vdso]", c->vdso, want, (size_t)n, got,
+				(size_t)k);
+	return 0;
+}
+
+static int by_path(const void *a, const void *b)
+{
+	const struct mapping *const *x = a, *const *y = b;
+
+	return strcmp((*x)->path, (*y)->path);
+}
+
+/*
+ * The file each mapping is read from (mapping.file): its recorded path,
+ * under o->symfs if set, else the build-id cache's copy
+ * (strace_buildid_locate()); an object whose file is another build is
+ * refused: -STRACE_E_PERF_BUILDID. Once per object, before the decode.
+ */
+static int resolve_objects(struct ctx *c)
+{
+	struct mapping **by;
+	int rc = 0;
+
+	if (!c->maps.n)
+		return 0;
+	by = malloc(c->maps.n * sizeof(*by));
+	if (!by)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->maps.n; i++)
+		by[i] = &c->maps.v[i];
+	qsort(by, c->maps.n, sizeof(*by), by_path);
+	for (size_t i = 0; i < c->maps.n && rc >= 0; i++) {
+		struct mapping *m = by[i];
+		struct strace_buildid_found fd;
+		uint8_t want[STRACE_BUILDID_MAX];
+		int n;
+
+		if (i && !strcmp(by[i - 1]->path, m->path)) {
+			m->file = by[i - 1]->file;
+			m->has_id = by[i - 1]->has_id;
+			continue;
+		}
+		m->file = m->path;
+		if (!strcmp(m->path, "[vdso]"))
+			continue; /* (find_vdso()) */
+		n = recorded_id(c, m->path, want);
+		m->has_id = n > 0;
+		rc = strace_buildid_locate(m->path, want, (size_t)n,
+					   c->o->symfs, c->o->buildid_dir, &fd);
+		if (rc == -STRACE_E_PERF_BUILDID) {
+			rc = mismatch(c, m->path, fd.file, want, (size_t)n,
+				      fd.id, fd.n);
+			break;
+		}
+		if (rc == -ENAMETOOLONG)
+			continue; /* (read as recorded: said missing later) */
+		/* found, or not (the path looked at: add_one_map() says
+		 * it cannot be read) */
+		rc = 0;
+		if (strcmp(fd.file, m->path) && !(m->file = keep_name(c, fd.file)))
+			rc = -ENOMEM;
+	}
+	free(by);
+	return rc;
 }
 
 /* An empty image whose files come from the decode's cache. */
@@ -604,6 +708,7 @@ static int new_image(struct ctx *c, struct strace_image **img)
 	io.size = sizeof(io);
 	io.objects = c->objects;
 	io.plt_style = c->o->names;
+	io.symfs = c->o->symfs;
 	return strace_image_new(&io, img);
 }
 
@@ -625,7 +730,8 @@ static void add_one_map(struct ctx *c, struct strace_image *img,
 			      pid, (unsigned long long)m->start,
 			      c->vdso_hint[0] ? ", or put the recording "
 						"machine's vDSO (perf archive "
-						"packs it) at "
+						"and ptrace-capture --archive "
+						"pack it) at "
 					      : "",
 			      c->vdso_hint);
 			(*missing)++;
@@ -634,23 +740,33 @@ static void add_one_map(struct ctx *c, struct strace_image *img,
 		file = c->vdso;
 		rc = strace_image_add_file(img, m->start, m->len, 0, file);
 	} else {
+		file = m->file ? m->file : m->path;
 		rc = strace_image_add_file(img, m->start, m->len, m->pgoff,
-					   m->path);
+					   file);
 	}
+	/* (where it was looked for under --symfs, and the name it has) */
+	char as[4200] = "";
+	if (strcmp(file, m->path) && m->file == file)
+		snprintf(as, sizeof(as), " (the recording's %s)", m->path);
 	if (rc == -ENODEV) {
 		/* a FIFO, a device: never opened (it could block) */
 		warnf(c,
-		      "pid %u: cannot read %s: not a regular file (a "
+		      "pid %u: cannot read %s%s: not a regular file (a "
 		      "FIFO, a device or a directory): code there "
 		      "cannot be decoded; put the mapped ELF file at "
 		      "this path",
-		      pid, file);
+		      pid, file, as);
 		(*missing)++;
 	} else if (rc < 0) {
 		warnf(c,
-		      "pid %u: cannot read %s (%s): code there cannot "
-		      "be decoded; copy the file to this path",
-		      pid, file, strace_strerror(rc));
+		      "pid %u: cannot read %s%s (%s): code there cannot "
+		      "be decoded; copy the file to this path%s",
+		      pid, file, as, strace_strerror(rc),
+		      m->has_id ? " from the recording machine, or put it "
+				  "in perf's build-id cache (perf "
+				  "buildid-cache -a FILE there; ptrace-capture "
+				  "--archive bundles the objects)"
+				: "");
 		(*missing)++;
 	}
 }
@@ -1943,7 +2059,13 @@ int strace_offline_decode(const struct strace_offline_opts *o,
 	rc = scan(c, err_off);
 	if (rc < 0)
 		goto out;
-	find_vdso(c);
+	rc = find_vdso(c);
+	if (rc == 0)
+		rc = resolve_objects(c);
+	if (rc < 0) {
+		*st = c->st;
+		goto out;
+	}
 	find_cpu(c);
 	rc = list_threads(c, &c->st);
 	if (rc < 0) {

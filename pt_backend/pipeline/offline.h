@@ -40,7 +40,19 @@ struct strace_offline_opts {
 	const char *vdso_path;        /* vDSO image for "[vdso]" mappings */
 	const char *buildid_dir; /* perf's build-id cache, where the [vdso]
 				  * the file names by build-id is looked
-				  * for when vdso_path is NULL */
+				  * for when vdso_path is NULL, and an
+				  * object not found at its path */
+	/* A root the mapped objects are read under, as perf script
+	 * --symfs: an object recorded as /a/b is read from SYMFS/a/b (the
+	 * ring still names it /a/b). NULL: their recorded paths.
+	 *
+	 * Every object the file's BUILD_ID feature names (perf record
+	 * names each it maps) must be the file of that build-id: the one
+	 * at its path, else the build-id cache's. A file of another build,
+	 * or of none, is never decoded against: the decode is refused
+	 * before it starts (-STRACE_E_PERF_BUILDID; st->mismatch says
+	 * which). An object the feature does not name is read as it is. */
+	const char *symfs;
 	/* The ELF files and their symbols, kept across decodes: a caller
 	 * that decodes recordings of the same program one after another
 	 * passes one cache (strace_objcache_new()) to read each file once;
@@ -82,6 +94,14 @@ struct strace_offline_stats {
 		char comm[16];
 	} threads[8];
 	uint32_t nthreads; /* in the recording (may be more than 8) */
+	/* -STRACE_E_PERF_BUILDID: the object whose file is another build */
+	struct strace_offline_mismatch {
+		char path[4096]; /* as the recording names it ("[vdso]") */
+		char file[4096]; /* the file found there */
+		uint8_t want[20], got[20]; /* the recording's build-id, the
+					    * file's */
+		uint8_t nwant, ngot;       /* their lengths (ngot 0: none) */
+	} mismatch;
 };
 
 /*
@@ -97,7 +117,9 @@ struct strace_offline_stats {
  * from which the data was lost.
  *
  * Returns 0, -STRACE_E_PERF_NOTID if opts->tid is no thread of the
- * recording (st->threads says which are), other -STRACE_E_PERF_*,
+ * recording (st->threads says which are), -STRACE_E_PERF_BUILDID if an
+ * object's file is not the build the recording names (st->mismatch says
+ * which; nothing was written to the ring), other -STRACE_E_PERF_*,
  * -STRACE_E_*, -errno.
  */
 int strace_offline_decode(const struct strace_offline_opts *opts,

@@ -175,7 +175,8 @@ changed() { # changed NAME ACTION
 	fi
 }
 changed grown 'head -c 1000000 /dev/zero >>"$f"'
-changed rewritten 'cat "$top/$O/corpus/sort.data" >"$f"'
+# (exceptions.data: four times ls.data, whatever BUILD_ID adds to either)
+changed rewritten 'cat "$top/$O/corpus/exceptions.data" >"$f"'
 
 # A usage error names the program as every other message does (getopt
 # used to print its full path)

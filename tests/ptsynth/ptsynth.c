@@ -2498,6 +2498,31 @@ static void write_cmdline(struct strace_perfw *w)
 	strace_perfw_feature(w, PFMT_FEAT_CMDLINE, buf, at);
 }
 
+/*
+ * BUILD_ID: every object the MMAP2 records name, by its build-id, as
+ * perf record writes it for an AUX-area recording (every object counts
+ * as hit: pid -1, perf's host machine). A decode then knows the code it
+ * needs; a file without a build-id gets no entry.
+ */
+static void write_buildids(struct strace_perfw *w)
+{
+	uint8_t *b = NULL, id[STRACE_BUILDID_MAX];
+	size_t n = 0, i, k, len;
+
+	for (i = 0; i < nmaps; i++) {
+		for (k = 0; k < i && maps[k].file != maps[i].file; k++)
+			;
+		if (k < i)
+			continue; /* the file has its entry */
+		len = strace_buildid_of(maps[i].file->data, maps[i].file->size, id);
+		if (len && strace_buildid_entry(&b, &n, -1, id, len, maps[i].file->path))
+			die("out of memory");
+	}
+	if (n)
+		strace_perfw_feature(w, PFMT_FEAT_BUILD_ID, b, n);
+	free(b);
+}
+
 static void write_perf_data(void)
 {
 	struct strace_perfw *w;
@@ -2710,6 +2735,7 @@ finished:
 	strace_perfw_feature_string(w, PFMT_FEAT_VERSION, "6.1");
 	strace_perfw_feature_string(w, PFMT_FEAT_ARCH, "x86_64");
 	write_cmdline(w);
+	write_buildids(w);
 	if (opt.cpuid)
 		strace_perfw_feature_string(w, PFMT_FEAT_CPUID, opt.cpuid);
 	{

@@ -739,6 +739,47 @@ static void check_w_vdso(const struct sink *s, const char *wpath,
 		fprintf(stderr, "  ptrace-capture -i said: %s\n", out);
 }
 
+/*
+ * Every object the -w file's mapping records name has its build-id in
+ * the BUILD_ID feature, as perf record writes it for an AUX-area
+ * recording: perf buildid-list lists the program (live_victim) and libc,
+ * each with the build-id readelf -n reads from the file itself.
+ */
+static void check_w_objects(const char *wpath)
+{
+	char cmd[4500], out[8192], line[4200];
+	int objects = 0, victim = 0, libc = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "perf buildid-list -i %s 2>&1", wpath);
+	CHECK_INT(run_cmd(cmd, out, sizeof(out)), ==, 0);
+	for (char *l = strtok(out, "\n"); l; l = strtok(NULL, "\n")) {
+		char id[64], path[4096], got[64] = "";
+
+		if (sscanf(l, "%63s %4095s", id, path) != 2 || path[0] != '/')
+			continue;
+		snprintf(cmd, sizeof(cmd),
+			 "readelf -n '%s' 2>/dev/null | sed -n "
+			 "'s/.*Build ID: *//p'",
+			 path);
+		p = popen(cmd, "r");
+		if (p && fgets(line, sizeof(line), p))
+			sscanf(line, "%63s", got);
+		if (p)
+			pclose(p);
+		if (strcmp(id, got))
+			fprintf(stderr, "  %s: BUILD_ID %s, readelf %s\n", path,
+				id, got);
+		CHECK_STR(id, got);
+		objects++;
+		victim |= strstr(path, "live_victim") != NULL;
+		libc |= strstr(path, "libc.so") != NULL;
+	}
+	printf("  -w BUILD_ID: %d objects besides the vDSO\n", objects);
+	CHECK(victim);
+	CHECK(libc);
+}
+
 TEST(session_full_trace_follow_threads)
 {
 	struct strace_live_opts o = {0};
@@ -941,6 +982,7 @@ TEST(session_full_trace_follow_threads)
 		CHECK_INT(atoi(out), >, 0);
 	}
 	check_w_vdso(&s, wpath, bdir);
+	check_w_objects(wpath);
 	strace_live_close(l);
 	kill(victim, SIGKILL);
 	waitpid(victim, NULL, 0);
