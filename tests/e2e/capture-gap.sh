@@ -22,6 +22,9 @@ pass() { echo "PASS: $T/$1"; }
 fail() { echo "FAIL: $T/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; nfail=$((nfail + 1)); }
 work=$(mktemp -d /tmp/capture-gap.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+# no build-id cache where libc could be found by its build-id
+mkdir -p "$work/home/.debug"
+export HOME=$work/home PERF_BUILDID_DIR=$work/home/.debug
 
 for p in pgqsort plt threads exceptions; do
 	data=$O/corpus/$p.data truth=$O/corpus/$p.truth
@@ -62,7 +65,8 @@ for t in sorted(d, key=str):
 		pass "$p/parallel-equals-sequential ($(wc -l <"$work/$p.1.flow") events)" ||
 		fail "$p/parallel-equals-sequential" "$(diff "$work/$p.1.flow" "$work/$p.2.flow" | head -4)"
 	if command -v perf >/dev/null; then
-		perf script -i "$work/$p.data" --itrace=b -F tid,ip,addr 2>/dev/null |
+		perf --buildid-dir "$PERF_BUILDID_DIR" script -i "$work/$p.data" \
+			--itrace=b -F tid,ip,addr 2>/dev/null |
 			grep -v '^ *[0-9]* *0 =>' >"$work/$p.perf"
 		perfarg=$work/$p.perf
 	else
