@@ -163,29 +163,13 @@ static int collect(struct strace_perf *p, struct objs *o, uint64_t *err_off)
 	return 0;
 }
 
-/* The k-th perf string of a feature's payload (u32 len, len bytes,
- * NUL-padded) into buf; 1, or 0 if it has none. */
+/* The k-th string of a feature's payload, on one line (a newline in it
+ * would start another line of HOST). Returns 1, or 0 if it has none. */
 static int perf_string(const uint8_t *p, uint64_t size, unsigned k, char *buf,
 		       size_t len)
 {
-	uint32_t n;
-
-	for (;;) {
-		if (size < 4)
-			return 0;
-		memcpy(&n, p, 4);
-		if (n > size - 4)
-			return 0;
-		if (!k--)
-			break;
-		p += 4 + n;
-		size -= 4 + (uint64_t)n;
-	}
-	n = (uint32_t)strnlen((const char *)p + 4, n);
-	if (n >= len)
-		n = (uint32_t)len - 1;
-	memcpy(buf, p + 4, n);
-	buf[n] = 0;
+	if (!strace_perf_feature_string(p, size, k, buf, len))
+		return 0;
 	for (char *c = buf; *c; c++)
 		if (*c == '\n' || *c == '\r')
 			*c = ' ';

@@ -552,3 +552,27 @@ void strace_perf_close(struct strace_perf *p)
 	p->fd = -1;
 	p->attrs = NULL;
 }
+
+int strace_perf_feature_string(const uint8_t *p, uint64_t size, unsigned k,
+			       char *buf, size_t len)
+{
+	uint32_t n;
+
+	for (;;) {
+		if (size < 4)
+			return 0;
+		memcpy(&n, p, 4);
+		if (n > size - 4)
+			return 0;
+		if (!k--)
+			break;
+		p += 4 + n;
+		size -= 4 + (uint64_t)n;
+	}
+	n = (uint32_t)strnlen((const char *)p + 4, n);
+	if (n >= len)
+		n = (uint32_t)len - 1;
+	memcpy(buf, p + 4, n);
+	buf[n] = 0;
+	return 1;
+}

@@ -145,4 +145,13 @@ int strace_perf_next(struct strace_perf *p, struct strace_perf_rec *rec);
  * s, or NULL if there is no NUL within max (malformed record). */
 const char *strace_perf_string(const void *s, size_t max);
 
+/*
+ * strace_perf_feature_string() - the k-th string of a header feature's
+ * payload (p, size bytes: each a u32 length, then that many bytes,
+ * NUL-padded), NUL-terminated into buf (cut to len - 1 bytes). Returns
+ * 1, or 0 when the payload has no such string.
+ */
+int strace_perf_feature_string(const uint8_t *p, uint64_t size, unsigned k,
+			       char *buf, size_t len);
+
 #endif /* PT_BACKEND_PERF_PERF_READ_H */

@@ -499,33 +499,6 @@ static int vdso_cached(struct ctx *c, const uint8_t *id, int n, char *buf,
 /* c->cpu: the processor perf recorded on (the CPUID header, a perf string
  * "GenuineIntel,6,85,4"); it chooses the errata workarounds. Without one
  * (or one we cannot read), the cpu stays unknown. */
-/* The k-th perf string of feature feat's payload at p (size bytes: u32
- * len, then len bytes, NUL-padded), NUL-terminated in buf (cut to len
- * bytes). Returns 1, or 0 when the payload has no such string. */
-static int perf_string(const uint8_t *p, uint64_t size, unsigned k, char *buf,
-		       size_t len)
-{
-	uint32_t n;
-
-	for (;;) {
-		if (size < 4)
-			return 0;
-		memcpy(&n, p, 4);
-		if (n > size - 4)
-			return 0;
-		if (!k--)
-			break;
-		p += 4 + n;
-		size -= 4 + (uint64_t)n;
-	}
-	n = (uint32_t)strnlen((const char *)p + 4, n);
-	if (n >= len)
-		n = (uint32_t)len - 1;
-	memcpy(buf, p + 4, n);
-	buf[n] = 0;
-	return 1;
-}
-
 static void find_cpu(struct ctx *c)
 {
 	const uint8_t *feat;
@@ -534,7 +507,7 @@ static void find_cpu(struct ctx *c)
 
 	memset(&c->cpu, 0, sizeof(c->cpu));
 	if (strace_perf_feature(&c->perf, PFMT_FEAT_CPUID, &feat, &size) != 1 ||
-	    !perf_string(feat, size, 0, buf, sizeof(buf)))
+	    !strace_perf_feature_string(feat, size, 0, buf, sizeof(buf)))
 		return;
 	if (strace_pt_cpu_parse(buf, &c->cpu) < 0)
 		memset(&c->cpu, 0, sizeof(c->cpu));
@@ -558,7 +531,9 @@ static int write_info(struct ctx *c, struct strace_writer *w)
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]) && rc >= 0; i++)
 		if (strace_perf_feature(&c->perf, strs[i].feat, &feat, &size) ==
 			    1 &&
-		    perf_string(feat, size, 0, buf, sizeof(buf)) && buf[0])
+		    strace_perf_feature_string(feat, size, 0, buf,
+					       sizeof(buf)) &&
+		    buf[0])
 			rc = strace_writer_name_info(w, strs[i].what, 0, buf);
 	if (rc >= 0 &&
 	    strace_perf_feature(&c->perf, PFMT_FEAT_NRCPUS, &feat, &size) ==
@@ -579,7 +554,9 @@ static int write_info(struct ctx *c, struct strace_writer *w)
 		size_t used = 0;
 		buf[0] = 0;
 		for (unsigned k = 0;
-		     perf_string(feat + 4, size - 4, k, word, sizeof(word)); k++) {
+		     strace_perf_feature_string(feat + 4, size - 4, k, word,
+						sizeof(word));
+		     k++) {
 			size_t n = strlen(word);
 			if (used + n + 2 > sizeof(buf))
 				break;
