@@ -102,6 +102,44 @@ int strace_dec_psb_plus(const uint8_t *buf, size_t len, size_t off,
 	return complete;
 }
 
+int strace_dec_pebs_near(const uint8_t *buf, size_t len, size_t from)
+{
+	struct pt_config cfg;
+	struct pt_packet_decoder *d;
+	unsigned blk = 0;
+	int found = 0;
+	size_t i = from;
+
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)(uintptr_t)buf;
+	cfg.end = (uint8_t *)(uintptr_t)buf + len;
+	d = pt_pkt_alloc_decoder(&cfg);
+	if (!d)
+		return 0;
+	for (int k = 0; k < 64 && i < len && !found; k++) {
+		struct pkt p;
+
+		pkt_parse_blk(buf, len, i, 0, &blk, &p);
+		if (p.type == PKT_BBP || p.type == PKT_BIP ||
+		    p.type == PKT_BEP) {
+			found = 1;
+		} else if (p.type == PKT_OTHER) {
+			struct pt_packet q;
+			int n = strace_dec_pkt_decode(d, i, &q);
+
+			if (n <= 0)
+				break;
+			p.size = (size_t)n;
+		} else if (p.type == PKT_END || p.type == PKT_BAD ||
+			   (p.type == PKT_PSB && i != from)) {
+			break;
+		}
+		i += p.size;
+	}
+	pt_pkt_free_decoder(d);
+	return found;
+}
+
 size_t strace_pt_split(const uint8_t *buf, size_t len, size_t min_bytes,
 		       uint64_t *offs, size_t max)
 {
