@@ -90,6 +90,8 @@ $(eval $(call tool,$(O)/bin/ptfork,tests/ptsynth/ptfork.c,$(PTPERF_A) $(DECODER_
 # damage_diff: differential error detection, the fast walker against
 # libipt's block decoder on damaged corpus traces (tests/decoder/)
 $(eval $(call tool,$(O)/tests/damage_diff,tests/decoder/damage_diff.c tests/decoder/damage.c,$(PIPELINE_LINK),PIPELINE_LDLIBS))
+# pebs_insert: PEBS-via-PT records put into a raw PT stream (e2e-pebs.sh)
+$(eval $(call tool,$(O)/tests/pebs_insert,tests/decoder/pebs_insert.c,$(DECODER_LINK),DECODER_LIBS))
 # live tests: a child with a known call chain; a recorded perf.data
 # through the whole live path (fake kernel) into a -w perf.data
 $(eval $(call tool,$(O)/tests/live_victim,tests/live/victim.c,,PTHREAD))
