@@ -53,11 +53,45 @@ int strace_dec_pkt_decode(struct pt_packet_decoder *d, size_t pos,
 int strace_dec_pkt_peek(struct pt_packet_decoder *d, size_t from,
 			uint64_t skip, struct pt_packet *p)
 {
-	if (pt_pkt_sync_set(d, from) < 0)
-		return -1;
-	for (int k = 0; k < 64; k++) {
-		if (pt_pkt_next(d, p, sizeof(*p)) <= 0)
+	const struct pt_config *cfg = pt_pkt_get_config(d);
+	const uint8_t *buf = cfg->begin;
+	size_t len = (size_t)(cfg->end - cfg->begin), at = from;
+	unsigned blk = 0;
+	int bep_fup = 0, pebs = 0;
+
+	for (int k = 0; k < 64 && pebs < 1024 && at < len;) {
+		struct pkt q;
+		uint64_t next;
+
+		/* PEBS-via-PT records, which libipt does not know, are passed
+		 * over (and the FUP a BEP with its IP bit binds): they say
+		 * nothing of the flow */
+		if (blk && pkt_is_bip(buf[at]))
+			pkt_bip(buf, len, at, blk, &q);
+		else
+			pkt_parse(buf, len, at, 0, &q);
+		if (q.type == PKT_BBP || q.type == PKT_BIP ||
+		    q.type == PKT_BEP) {
+			blk = pkt_blk_after(blk, &q, buf + at, len - at);
+			bep_fup = q.type == PKT_BEP && q.ipc;
+			at += q.size;
+			pebs++;
+			continue;
+		}
+		if (q.type == PKT_END)
 			return -1;
+		if (pt_pkt_sync_set(d, at) < 0 ||
+		    pt_pkt_next(d, p, sizeof(*p)) <= 0 ||
+		    pt_pkt_get_offset(d, &next) < 0)
+			return -1;
+		blk = pkt_blk_after(blk, &q, buf + at, len - at);
+		at = (size_t)next;
+		if (bep_fup && p->type == ppt_fup) {
+			bep_fup = 0;
+			continue;
+		}
+		bep_fup = 0;
+		k++;
 		if (!((skip >> p->type) & 1))
 			return 0;
 	}

@@ -466,7 +466,9 @@ int strace_dec_pkt_decode(struct pt_packet_decoder *d, size_t pos,
  * after it (pt_pkt_get_offset()). Looks at 64 packets at most: what the
  * errata look for comes within a few status and timing packets, and
  * hostile input (an OVF and a FUP again and again) must not make each
- * lookahead scan far. Returns 0, or -1 at the end of the buffer, at a
+ * lookahead scan far. PEBS-via-PT records (BBP ... BEP, and the FUP a
+ * BEP with its IP bit binds), which libipt cannot read, are passed over
+ * and not counted. Returns 0, or -1 at the end of the buffer, at a
  * packet libipt cannot read, or after 64 packets.
  */
 int strace_dec_pkt_peek(struct pt_packet_decoder *d, size_t from,

@@ -1008,6 +1008,29 @@ TEST(pebs_via_pt_passed_over)
 	       PEBS_ITEM(STRACE_PEBS_MEM, 2, 0x20),
 	       W(SYSRET, 0, 0, 0x1009),
 	       W(SYSCALL, 0, 0x1009, 0));
+	/* between a PSB+ that BDM70 left a FUP in and its TIP.PGE: the
+	 * erratum's lookahead passes over the record (and its FUP) */
+	enc_init(&en);
+	psb(&en, 0x1000);
+	ip_pkt(&en, ppt_fup, 0x1011); /* interrupt at the second nop */
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	pkt(&en, ppt_psb);
+	mode_exec(&en);
+	ip_pkt(&en, ppt_fup, 0x1011);
+	pkt(&en, ppt_psbend);
+	raw(&en, rec2, sizeof(rec2));
+	ip_pkt(&en, ppt_fup, 0x1011);
+	ip_pkt(&en, ppt_tip_pge, 0x1011);
+	ip_pkt(&en, ppt_tip, 0x1005); /* the ret, not compressed */
+	ip_pkt(&en, ppt_tip_pgd, 0);  /* the syscall */
+	EXPECT(common_code, &en, NULL, 0, 0,
+	       W(TRACE_BEGIN, 0, 0x1000, R(START)),
+	       W(CALL, 0, 0x1000, 0x1010),
+	       W(INTERRUPT, ASYNC, 0x1011, 0),
+	       W(TRACE_BEGIN, 0, 0x1011, R(ENABLE)),
+	       W(RETURN, IND, 0x1012, 0x1005),
+	       W(SYSCALL, 0, 0x1006, 0));
+	expect_error(common_code, &en, "6/92", STRACE_E_DESYNC);
 #undef PEBS_ITEM
 	/* ... and the reference decoder says so: its error names them */
 	{
