@@ -156,7 +156,10 @@ static void usage(FILE *f)
 		"                        timing packet (by default the events\n"
 		"                        between two are spread by instruction\n"
 		"                        count; exact ones are flagged)\n"
-		"      --types PATTERNS  keep only these event types (call,ret*,-symbol)\n"
+		"      --types PATTERNS  keep only these event types (call,ret*,-symbol);\n"
+		"                        a list that keeps pebs or pebs_item asks\n"
+		"                        for the PEBS-via-PT records (-i: an\n"
+		"                        aux-output event asks for them too)\n"
 		"      --tid TID         decode only this thread\n"
 		"  -j, --jobs N          decode N threads' traces in parallel;\n"
 		"                        with fewer threads, cut each thread's\n"
@@ -1106,6 +1109,14 @@ static int capture(int argc, char **argv)
 				(int)bad_len, bad);
 			return 2;
 		}
+		/* PEBS-via-PT records as events: asked for by a list of
+		 * types that keeps them (not one of exclusions: those start
+		 * from every type), else by the recording (an aux-output
+		 * event, -i) */
+		if (types_arg[0] != '-' &&
+		    (strace_typeset_has(&types, STRACE_EV_PEBS) ||
+		     strace_typeset_has(&types, STRACE_EV_PEBS_ITEM)))
+			flags |= STRACE_WALK_PEBS;
 	}
 
 	/* A decode of a recording into a lossless ring its readers follow

@@ -591,6 +591,11 @@ uint64_t strace_tsc_to_perf_time(const struct strace_time_conv *tc,
 				      * last timing packet: no spreading by
 				      * instruction count (docs/decoder.md,
 				      * "Times between timing packets") */
+#define STRACE_WALK_PEBS 0x20        /* a pebs event (and its pebs_item
+				      * events) for each PEBS-via-PT record
+				      * (the recording asked for them:
+				      * aux-output); without it the records
+				      * are passed over */
 
 /*
  * The processor a trace was recorded on. It chooses the errata
@@ -864,6 +869,8 @@ struct strace_walk_stats {
 	uint64_t errors;    /* decode errors */
 	uint64_t overflows;
 	uint64_t syncs;     /* PSBs synchronised on */
+	uint64_t pebs_records; /* PEBS-via-PT records read (BBP ... BEP),
+				* whether or not they gave events */
 };
 void strace_walker_stats(const struct strace_walker *w,
 			 struct strace_walk_stats *st);

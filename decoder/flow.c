@@ -9,6 +9,8 @@
 #include "decoder/flow.h"
 #include "decoder/packet.h"
 
+static void pebs_emit(struct strace_walker *w, uint64_t at);
+
 /* --- errors -------------------------------------------------------------- */
 
 void strace_dec_error_event(struct strace_walker *w, int code)
@@ -443,16 +445,25 @@ int strace_dec_fup(struct strace_walker *w, uint64_t ip, int suppressed,
 		   size_t next)
 {
 	struct walk_flow *f = &w->flow;
-	int binds = f->fup_binds, abort = f->tsx_abort;
+	int binds = f->fup_binds, abort = f->tsx_abort, bep = f->bep_fup;
 	int err;
 
-	f->fup_binds = f->tsx_abort = 0;
+	f->fup_binds = f->tsx_abort = f->bep_fup = 0;
 	if (suppressed) {
-		/* Only a FUP that binds to a MODE.TSX, PTW or EXSTOP may
-		 * leave out where it happened (libipt: -pte_ip_suppressed) */
+		/* Only a FUP that binds to a MODE.TSX, PTW, EXSTOP or BEP
+		 * may leave out where it happened (libipt:
+		 * -pte_ip_suppressed) */
+		if (bep)
+			pebs_emit(w, f->have_ip ? f->ip : 0);
 		if (binds || f->in_psb || f->pending_ovf)
 			return 0;
 		return strace_dec_fail(w, STRACE_E_NOIP);
+	}
+	if (unlikely(bep) && (!f->have_ip || !f->enabled)) {
+		/* a PEBS record taken where tracing is off: only where it
+		 * was (as perf takes it), nothing to walk */
+		pebs_emit(w, ip);
+		return 0;
 	}
 	if (f->in_psb) {
 		if (!f->have_ip) {
@@ -498,8 +509,12 @@ int strace_dec_fup(struct strace_walker *w, uint64_t ip, int suppressed,
 		f->parked = 0;
 		f->ip = ip;
 	}
-	if (binds && !abort)
-		return 0; /* MODE.TSX begin/commit, PTW, EXSTOP: a location */
+	if (binds && !abort) {
+		/* MODE.TSX begin/commit, PTW, EXSTOP, BEP: a location */
+		if (bep)
+			pebs_emit(w, ip);
+		return 0;
+	}
 	f->pending_fup = 1;
 	f->pending_abort = abort;
 	f->fup_ip = ip;
@@ -554,4 +569,101 @@ int strace_dec_other_packet(struct strace_walker *w,
 		break;
 	}
 	return 0;
+}
+
+/* --- PEBS-via-PT ------------------------------------------------------------ */
+
+/* The record's events, if asked for: pebs (the record's IP as perf takes
+ * it: the basic info's IP, else the GP registers' RIP, else at, where the
+ * flow stood; its applicable counters), then one pebs_item per item kept.
+ * They take the time of the flow where the record was taken, as the
+ * direct branches walked there do: the last packet-resolved point's
+ * (timing packets read since may belong to code after it), so no time
+ * goes backwards and the spreader spreads them by their instruction
+ * count with the flow's events; they leave TIME_EXACT to the next event
+ * resolved by a packet. */
+static void pebs_emit(struct strace_walker *w, uint64_t at)
+{
+	struct walk_pebs *r = &w->pebs;
+	uint64_t ip = at, ip_gp = 0, counters = 0, t;
+	int has_ip = 0, has_gp = 0;
+
+	if (!r->open)
+		return;
+	r->open = 0;
+	if (!(w->o.flags & STRACE_WALK_PEBS))
+		return;
+	for (unsigned k = 0; k < r->n; k++) {
+		switch (r->key[k]) {
+		case STRACE_PEBS_KEY(STRACE_PEBS_BASIC, 0):
+			ip = r->val[k];
+			has_ip = 1;
+			break;
+		case STRACE_PEBS_KEY(STRACE_PEBS_BASIC, 1):
+			counters = r->val[k];
+			break;
+		case STRACE_PEBS_KEY(STRACE_PEBS_GPR, 1):
+			ip_gp = r->val[k];
+			has_gp = 1;
+			break;
+		}
+	}
+	if (!has_ip && has_gp)
+		ip = ip_gp;
+	/* (in a segment's vector, marked as an advance's events are) */
+	t = w->time.adv_time;
+	put_event(w, STRACE_EV_PEBS, w->seg.adv_mark, t, ip, counters,
+		  w->st.insns);
+	for (unsigned k = 0; k < r->n; k++)
+		put_event(w, STRACE_EV_PEBS_ITEM, w->seg.adv_mark, t,
+			  r->key[k], r->val[k], w->st.insns);
+}
+
+void strace_dec_pebs_bbp(struct strace_walker *w, unsigned type, int first)
+{
+	if (first) {
+		/* a record's first block (perf: the items start afresh
+		 * where no block was open) */
+		w->pebs.open = 1;
+		w->pebs.n = 0;
+	}
+	w->pebs.type = type;
+}
+
+void strace_dec_pebs_bip(struct strace_walker *w, unsigned id,
+			 uint64_t value)
+{
+	struct walk_pebs *r = &w->pebs;
+
+	if (r->open && r->n < PEBS_ITEMS &&
+	    (w->o.flags & STRACE_WALK_PEBS)) {
+		r->key[r->n] = (uint16_t)STRACE_PEBS_KEY(r->type, id);
+		r->val[r->n++] = value;
+	}
+}
+
+void strace_dec_pebs_bep(struct strace_walker *w, int ip_bit, size_t next)
+{
+	if (!w->pebs.open)
+		return; /* no BBP since the last BEP, PSB or overflow */
+	w->st.pebs_records++;
+	if (ip_bit) {
+		/* the FUP right after it (perf: "Missing FUP after BEP"
+		 * else) says where; PAD may stand between */
+		const uint8_t *buf = w->in.buf;
+		size_t len = w->in.len;
+		struct pkt q;
+
+		while (next < len && buf[next] == 0x00)
+			next++;
+		if (next < len) {
+			pkt_parse(buf, len, next, 0, &q);
+			if (q.type == PKT_FUP) {
+				w->flow.bep_fup = 1;
+				w->flow.fup_binds = 1;
+				return;
+			}
+		}
+	}
+	pebs_emit(w, w->flow.have_ip ? w->flow.ip : 0);
 }

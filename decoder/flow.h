@@ -233,6 +233,8 @@ static inline void lose_sync(struct strace_walker *w)
 	w->flow.pending_fup = w->flow.pending_mode = 0;
 	w->flow.fup_binds = w->flow.tsx_abort = w->flow.pending_abort = 0;
 	w->flow.dtnt_n = w->flow.deferring = 0;
+	w->flow.bep_fup = 0;
+	w->pebs.open = 0;
 	retstack_clear(&w->flow.rs);
 }
 
@@ -386,6 +388,22 @@ int strace_dec_fup(struct strace_walker *w, uint64_t ip, int suppressed,
 
 /* strace_dec_overflow() - an OVF packet at the packet offset. */
 void strace_dec_overflow(struct strace_walker *w);
+
+/*
+ * PEBS-via-PT (packet.h; the blocks' packet loop is loop.h's
+ * pebs_blocks()): strace_dec_pebs_bbp() - a BBP opens a block of type
+ * type (first: and a record, no block was open); strace_dec_pebs_bip() -
+ * the block's item id is value; strace_dec_pebs_bep() - a BEP at in.pos
+ * (ip_bit: its IP bit), next the offset after it, ends the record. With
+ * its IP bit and a FUP right after it, the FUP says where the record was
+ * taken and the record's events come there (strace_dec_fup()); else they
+ * come now, at the walk's address. None of them moves the flow. The
+ * events (pebs, then a pebs_item per item) only with STRACE_WALK_PEBS.
+ */
+void strace_dec_pebs_bbp(struct strace_walker *w, unsigned type, int first);
+void strace_dec_pebs_bip(struct strace_walker *w, unsigned id,
+			 uint64_t value);
+void strace_dec_pebs_bep(struct strace_walker *w, int ip_bit, size_t next);
 
 /* strace_dec_other_packet() - what a packet libipt decoded (not parsed
  * inline: TMA, PIP, VMCS, MNT, PTW, EXSTOP, MWAIT, PWRE, PWRX, STOP, ...)
@@ -764,6 +782,8 @@ static inline int tip(struct strace_walker *w, uint64_t to, int suppressed,
  * segment cut at a PSB decodes on its own. */
 static inline void flow_psb(struct strace_walker *w)
 {
+	/* a PSB ends a PEBS-via-PT record (one it cuts is dropped) */
+	w->pebs.open = 0;
 	w->flow.in_psb = 1;
 	w->seg.psbs++;
 	w->flow.psb_fup = 0;

@@ -30,6 +30,105 @@ static inline int other_packet(struct strace_walker *w, struct pt_packet *p)
 	return strace_dec_pkt_decode(w->in.pkt, w->in.pos, p);
 }
 
+/*
+ * The blocks of a PEBS-via-PT record, from the BBP at i: its own packet
+ * loop, so that the main one pays nothing for the blocks (inside one, a
+ * byte xxxxx100b is a BIP, not the short TNT of the TNT case). It takes
+ * the packets that leave a block open (pkt_blk_after(): BIPs, the BBPs of
+ * further blocks, a FUP, PAD, CFE, EVD, the timing packets, MNT, EXSTOP,
+ * PWRE, PWRX), each as the main loop would where it means anything, and
+ * the BEP that ends the record. A packet that ends the block otherwise
+ * (a TNT, TIP, PSB, OVF, ...: the record is cut, perf drops it too) is
+ * left to the main loop. Returns the offset where the main loop goes on,
+ * -1 at a packet cut by the end of the buffer (the decode ends), or -code
+ * after a decode error (the error event is out).
+ */
+static __attribute__((noinline, cold)) long
+pebs_blocks(struct strace_walker *w, size_t i, int skd007)
+{
+	const uint8_t *buf = w->in.buf;
+	size_t len = w->in.len, first = i;
+	unsigned blk = 0;
+
+	while (i < len && !w->out.sink_err) {
+		struct pkt p = {0};
+		unsigned after;
+		int err = 0;
+
+		if (blk && pkt_is_bip(buf[i]))
+			pkt_bip(buf, len, i, blk, &p);
+		else
+			pkt_parse(buf, len, i, skd007, &p);
+		if (p.type == PKT_END)
+			return -1;
+		after = pkt_blk_after(blk, &p, buf + i, len - i);
+		if (!after && p.type != PKT_BEP)
+			return (long)i; /* the block ends: the main loop's */
+		w->in.pos = i;
+		w->st.packets += i != first; /* (the loop counted the BBP) */
+		switch (p.type) {
+		case PKT_BBP:
+			strace_dec_pebs_bbp(w, (unsigned)p.payload, !blk);
+			break;
+		case PKT_BIP:
+			strace_dec_pebs_bip(w, p.nbits, p.payload);
+			break;
+		case PKT_BEP:
+			strace_dec_pebs_bep(w, p.ipc, i + p.size);
+			return (long)(i + p.size);
+		case PKT_CYC:
+			time_on_cyc(&w->time, &w->o.time, p.payload);
+			break;
+		case PKT_TSC:
+			time_on_tsc(&w->time, p.payload);
+			break;
+		case PKT_MTC:
+			time_on_mtc(&w->time, &w->o.time, (uint8_t)p.payload);
+			break;
+		case PKT_CBR:
+			if (unlikely(!p.payload))
+				return strace_dec_fail(w, STRACE_E_BADPKT);
+			time_on_cbr(&w->time, (uint32_t)p.payload);
+			break;
+		case PKT_FUP: {
+			uint64_t prev_ip = w->in.last_ip;
+			uint64_t ip = pkt_ip(prev_ip, p.ipc, p.payload);
+			int supp = p.ipc == 0;
+
+			if (!supp)
+				w->in.last_ip = ip;
+			err = strace_dec_fup(w, ip, supp, i + p.size);
+			if (err == 1) { /* BDM70: not this FUP's IP */
+				w->in.last_ip = prev_ip;
+				err = 0;
+			}
+			break;
+		}
+		case PKT_BAD:
+			return strace_dec_fail(w, STRACE_E_BADPKT);
+		case PKT_OTHER: { /* TMA, MNT, EXSTOP, PWRE, PWRX */
+			struct pt_packet op;
+			int n = other_packet(w, &op);
+
+			if (n == 0)
+				return -1;
+			if (n < 0)
+				return strace_dec_fail(w, -n);
+			err = strace_dec_other_packet(w, &op);
+			p.size = (size_t)n;
+			break;
+		}
+		default: /* PAD, CFE, EVD */
+			break;
+		}
+		if (err)
+			return err;
+		blk = after;
+		i += p.size;
+	}
+	return (long)i;
+}
+
 /* Decode from a PSB at in.pos until the end or an error.
  * Returns 0 at the end of the buffer, -code after an error (the error
  * event is out; the caller resyncs), or a sink error. */
@@ -135,6 +234,17 @@ static inline int run(struct strace_walker *w)
 			break;
 		case PKT_OVF:
 			strace_dec_overflow(w);
+			break;
+		case PKT_BBP: { /* the blocks of a PEBS-via-PT record */
+			long r = pebs_blocks(w, i, skd007);
+
+			if (r < 0)
+				return r == -1 ? 0 : (int)r;
+			p.size = (size_t)r - i;
+			break;
+		}
+		case PKT_BEP: /* (with no block before it) */
+			strace_dec_pebs_bep(w, p.ipc, i + p.size);
 			break;
 		default: { /* PKT_OTHER */
 			struct pt_packet op;

@@ -53,11 +53,45 @@ int strace_dec_pkt_decode(struct pt_packet_decoder *d, size_t pos,
 int strace_dec_pkt_peek(struct pt_packet_decoder *d, size_t from,
 			uint64_t skip, struct pt_packet *p)
 {
-	if (pt_pkt_sync_set(d, from) < 0)
-		return -1;
-	for (int k = 0; k < 64; k++) {
-		if (pt_pkt_next(d, p, sizeof(*p)) <= 0)
+	const struct pt_config *cfg = pt_pkt_get_config(d);
+	const uint8_t *buf = cfg->begin;
+	size_t len = (size_t)(cfg->end - cfg->begin), at = from;
+	unsigned blk = 0;
+	int bep_fup = 0, pebs = 0;
+
+	for (int k = 0; k < 64 && pebs < 1024 && at < len;) {
+		struct pkt q;
+		uint64_t next;
+
+		/* PEBS-via-PT records, which libipt does not know, are passed
+		 * over (and the FUP a BEP with its IP bit binds): they say
+		 * nothing of the flow */
+		if (blk && pkt_is_bip(buf[at]))
+			pkt_bip(buf, len, at, blk, &q);
+		else
+			pkt_parse(buf, len, at, 0, &q);
+		if (q.type == PKT_BBP || q.type == PKT_BIP ||
+		    q.type == PKT_BEP) {
+			blk = pkt_blk_after(blk, &q, buf + at, len - at);
+			bep_fup = q.type == PKT_BEP && q.ipc;
+			at += q.size;
+			pebs++;
+			continue;
+		}
+		if (q.type == PKT_END)
 			return -1;
+		if (pt_pkt_sync_set(d, at) < 0 ||
+		    pt_pkt_next(d, p, sizeof(*p)) <= 0 ||
+		    pt_pkt_get_offset(d, &next) < 0)
+			return -1;
+		blk = pkt_blk_after(blk, &q, buf + at, len - at);
+		at = (size_t)next;
+		if (bep_fup && p->type == ppt_fup) {
+			bep_fup = 0;
+			continue;
+		}
+		bep_fup = 0;
+		k++;
 		if (!((skip >> p->type) & 1))
 			return 0;
 	}
@@ -100,6 +134,44 @@ int strace_dec_psb_plus(const uint8_t *buf, size_t len, size_t off,
 	}
 	pt_pkt_free_decoder(d);
 	return complete;
+}
+
+int strace_dec_pebs_near(const uint8_t *buf, size_t len, size_t from)
+{
+	struct pt_config cfg;
+	struct pt_packet_decoder *d;
+	unsigned blk = 0;
+	int found = 0;
+	size_t i = from;
+
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)(uintptr_t)buf;
+	cfg.end = (uint8_t *)(uintptr_t)buf + len;
+	d = pt_pkt_alloc_decoder(&cfg);
+	if (!d)
+		return 0;
+	for (int k = 0; k < 64 && i < len && !found; k++) {
+		struct pkt p;
+
+		pkt_parse_blk(buf, len, i, 0, &blk, &p);
+		if (p.type == PKT_BBP || p.type == PKT_BIP ||
+		    p.type == PKT_BEP) {
+			found = 1;
+		} else if (p.type == PKT_OTHER) {
+			struct pt_packet q;
+			int n = strace_dec_pkt_decode(d, i, &q);
+
+			if (n <= 0)
+				break;
+			p.size = (size_t)n;
+		} else if (p.type == PKT_END || p.type == PKT_BAD ||
+			   (p.type == PKT_PSB && i != from)) {
+			break;
+		}
+		i += p.size;
+	}
+	pt_pkt_free_decoder(d);
+	return found;
 }
 
 size_t strace_pt_split(const uint8_t *buf, size_t len, size_t min_bytes,

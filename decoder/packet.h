@@ -9,6 +9,16 @@
  * (no state: the walker keeps the last IP and says which errata apply).
  * It is static inline: the walker's packet loop calls it per packet.
  *
+ * One packet depends on what came before: a Block Item Packet (BIP,
+ * PEBS-via-PT) has the opcode byte of a short TNT, and is a BIP only
+ * inside a block that a Block Begin Packet (BBP) opened, with the payload
+ * size the BBP gave. pkt_parse() leaves blocks to its caller (the walker
+ * reads a record's blocks in a packet loop of their own, loop.h's
+ * pebs_blocks(), so its hot loop pays nothing for them); pkt_parse_blk()
+ * is pkt_parse() with the block's state, and pkt_blk_after() the rule for
+ * how each packet changes it (perf's packet context:
+ * tools/perf/util/intel-pt-decoder).
+ *
  * Threading: none of this keeps state of its own; a libipt packet decoder
  * belongs to one thread at a time.
  */
@@ -31,7 +41,9 @@ enum pkt_type {
 		      * more than 64 bits */
 	PKT_OTHER,   /* not parsed inline: libipt's (strace_dec_pkt_decode()) */
 	PKT_SKIP,    /* nothing to do: PAD, CFE, EVD, and the CYC byte an OVF
-		      * cut short (SKD007) */
+		      * cut short (SKD007). CFE: nbits its type, ipc its IP
+		      * bit, payload its vector; EVD: nbits its type,
+		      * payload its 8 bytes */
 	PKT_TNT,     /* short or long TNT: nbits bits in payload */
 	PKT_CYC,     /* payload: cycles */
 	PKT_TIP,     /* IP packets: payload the IP bits, ipc their */
@@ -45,6 +57,16 @@ enum pkt_type {
 	PKT_PSBEND,
 	PKT_CBR,     /* payload: the core/bus ratio */
 	PKT_OVF,
+	/* PEBS-via-PT (newer than libipt 2.0.5, which cannot decode them):
+	 * a PEBS record is one or more blocks, each a BBP and its BIPs, and
+	 * a BEP after the last */
+	PKT_BBP,     /* payload: the block's type (PEBS basic info 4, memory
+		      * info 5, GP registers 1, LBR 8-10, XMM 16); nbits: the
+		      * size of its BIPs' payloads (4 or 8) */
+	PKT_BIP,     /* (pkt_parse_blk() only) nbits: the item's id (0-31);
+		      * payload: its value */
+	PKT_BEP,     /* ipc: 1 when a FUP follows that says where the
+		      * record was taken (its IP bit) */
 };
 
 struct pkt {
@@ -76,9 +98,10 @@ static inline uint64_t pkt_le(const uint8_t *p, int n, const uint8_t *end)
 /*
  * pkt_parse() - the packet at buf[i] (i < len), in *p. Parses PAD, short
  * and long TNT, CYC, TIP, TIP.PGE, TIP.PGD, FUP, TSC, MTC, MODE, PSB,
- * PSBEND, CBR, OVF, CFE and EVD; anything else is PKT_OTHER. skd007:
- * the trace's processor has erratum SKD007 (an OVF in place of the rest
- * of a multi-byte CYC).
+ * PSBEND, CBR, OVF, CFE, EVD, BBP and BEP; anything else is PKT_OTHER.
+ * skd007: the trace's processor has erratum SKD007 (an OVF in place of
+ * the rest of a multi-byte CYC). A BIP is parsed as the short TNT its
+ * opcode byte also is: see pkt_parse_blk().
  */
 static inline __attribute__((always_inline)) void
 pkt_parse(const uint8_t *buf, size_t len, size_t i, int skd007, struct pkt *p)
@@ -248,12 +271,134 @@ pkt_parse(const uint8_t *buf, size_t len, size_t i, int skd007, struct pkt *p)
 		if (x == 0x13 || x == 0x53) {
 			size_t n = x == 0x13 ? 4 : 11;
 
-			p->type = i + n > len ? PKT_END : PKT_SKIP;
+			if (i + n > len) {
+				p->type = PKT_END;
+				return;
+			}
+			p->type = PKT_SKIP;
 			p->size = n;
+			if (x == 0x13) {
+				p->nbits = buf[i + 2] & 0x1f;
+				p->ipc = buf[i + 2] >> 7;
+				p->payload = buf[i + 3];
+			} else {
+				p->nbits = buf[i + 2] & 0x3f;
+				p->payload = pkt_le(buf + i + 3, 8, buf + len);
+			}
+			return;
+		}
+		/* PEBS-via-PT: BBP, 1 payload byte (its BIPs' size bit 7,
+		 * the block's type bits 4:0); BEP, none (its IP bit 7) */
+		if (x == 0x63) {
+			if (i + 3 > len) {
+				p->type = PKT_END;
+				return;
+			}
+			p->type = PKT_BBP;
+			p->payload = buf[i + 2] & 0x1f;
+			p->nbits = buf[i + 2] & 0x80 ? 4 : 8;
+			p->size = 3;
+			return;
+		}
+		if ((x & 0x7f) == 0x33) {
+			p->type = PKT_BEP;
+			p->ipc = x >> 7;
+			p->size = 2;
 			return;
 		}
 	}
 	p->type = PKT_OTHER;
+}
+
+/*
+ * pkt_bip() - the BIP at buf[i] (i < len) of a block whose items have
+ * bytes (4 or 8) of payload, in *p: its id is the opcode byte's bits 7:3
+ * (the opcode is xxxxx100b). PKT_END when the buffer ends inside it.
+ */
+static inline void pkt_bip(const uint8_t *buf, size_t len, size_t i,
+			   unsigned bytes, struct pkt *p)
+{
+	if (i + 1 + bytes > len) {
+		p->type = PKT_END;
+		return;
+	}
+	p->type = PKT_BIP;
+	p->nbits = buf[i] >> 3;
+	p->payload = pkt_le(buf + i + 1, (int)bytes, buf + len);
+	p->size = 1 + bytes;
+}
+
+/* Inside a block, a byte xxxxx100b opens a BIP (else a short TNT). */
+static inline int pkt_is_bip(uint8_t b)
+{
+	return (b & 7) == 4;
+}
+
+/*
+ * pkt_blk_after() - the block state after the packet p at at (its bytes,
+ * left of them in the buffer: a packet pkt_parse() leaves to libipt is
+ * told by its opcode), given blk
+ * before it: 0 outside a block, else the size of the block's BIP
+ * payloads (4 or 8). A BBP opens a block; a BIP, a FUP, PAD, the timing
+ * packets (TSC, TMA, MTC, CYC, CBR), MNT, EXSTOP, PWRE, PWRX, CFE, EVD
+ * and what is not a packet leave it as it was; every other packet (a
+ * BEP, TNT, TIP, MODE, PSB, PSBEND, OVF, PIP, VMCS, STOP, PTW, MWAIT)
+ * ends it. This is perf's rule (intel_pt_upd_pkt_ctx()).
+ */
+static inline unsigned pkt_blk_after(unsigned blk, const struct pkt *p,
+				     const uint8_t *at, size_t left)
+{
+	switch (p->type) {
+	case PKT_BBP:
+		return p->nbits;
+	case PKT_BIP:
+	case PKT_FUP:
+	case PKT_CYC:
+	case PKT_TSC:
+	case PKT_MTC:
+	case PKT_CBR:
+	case PKT_SKIP:
+	case PKT_BAD:
+	case PKT_END:
+		return blk;
+	case PKT_OTHER:
+		if (at[0] != 0x02 || left < 2)
+			return blk;
+		switch (at[1]) {
+		case 0x73: /* TMA */
+		case 0xc3: /* MNT */
+		case 0x62: /* EXSTOP */
+		case 0xe2:
+		case 0x22: /* PWRE */
+		case 0xa2: /* PWRX */
+			return blk;
+		case 0x43: /* PIP */
+		case 0xc8: /* VMCS */
+		case 0x83: /* STOP */
+		case 0xc2: /* MWAIT */
+			return 0;
+		default: /* PTW (xxx10010b) ends it; no packet: as it was */
+			return (at[1] & 0x1f) == 0x12 ? 0 : blk;
+		}
+	default:
+		return 0;
+	}
+}
+
+/*
+ * pkt_parse_blk() - pkt_parse() inside or outside a block: *blk is the
+ * block state before the packet (pkt_blk_after()), and after it on
+ * return. The walker does the same in its own way (loop.h,
+ * pebs_blocks()).
+ */
+static inline void pkt_parse_blk(const uint8_t *buf, size_t len, size_t i,
+				 int skd007, unsigned *blk, struct pkt *p)
+{
+	if (*blk && pkt_is_bip(buf[i]))
+		pkt_bip(buf, len, i, *blk, p);
+	else
+		pkt_parse(buf, len, i, skd007, p);
+	*blk = pkt_blk_after(*blk, p, buf + i, len - i);
 }
 
 /* pkt_ip() - the IP of an IP packet (pkt_parse()'s ipc and payload),
@@ -321,11 +466,23 @@ int strace_dec_pkt_decode(struct pt_packet_decoder *d, size_t pos,
  * after it (pt_pkt_get_offset()). Looks at 64 packets at most: what the
  * errata look for comes within a few status and timing packets, and
  * hostile input (an OVF and a FUP again and again) must not make each
- * lookahead scan far. Returns 0, or -1 at the end of the buffer, at a
+ * lookahead scan far. PEBS-via-PT records (BBP ... BEP, and the FUP a
+ * BEP with its IP bit binds), which libipt cannot read, are passed over
+ * and not counted. Returns 0, or -1 at the end of the buffer, at a
  * packet libipt cannot read, or after 64 packets.
  */
 int strace_dec_pkt_peek(struct pt_packet_decoder *d, size_t from,
 			uint64_t skip, struct pt_packet *p);
+
+/*
+ * strace_dec_pebs_near() - whether the packets of buf (len bytes) from
+ * from on hold PEBS-via-PT packets (a BBP, BIP or BEP) before any packet
+ * that neither the inline parser nor libipt can read, within 64 packets
+ * and before the next PSB: libipt (2.0.5) stops at them, and says only
+ * "bad opcode", at or before them (at the PSB it synchronised at when it
+ * read ahead). Returns 1 or 0.
+ */
+int strace_dec_pebs_near(const uint8_t *buf, size_t len, size_t from);
 
 /*
  * strace_dec_psb_plus() - read the PSB+ at off in buf (len bytes) with a

@@ -52,6 +52,7 @@ struct ref {
 	struct retstack rs;
 	uint64_t end_at; /* where the last resolved branch went */
 	const uint8_t *buf;
+	size_t len;
 	uint64_t ev_tsc; /* the time of the event being handled */
 	int ev_has_tsc;
 	int tx_abort; /* libipt reported a TSX abort: the async branch next */
@@ -435,9 +436,13 @@ static unsigned error_code(int pte)
 }
 
 /* A decode error (code) at trace offset off: the error event, and what
- * follows it is a resync. */
+ * follows it is a resync. libipt's bad opcode at PEBS-via-PT packets is
+ * said as what it is. */
 static void decode_error(struct ref *r, unsigned code, uint64_t off)
 {
+	if (code == STRACE_E_BADPKT && off < r->len &&
+	    strace_dec_pebs_near(r->buf, r->len, (size_t)off))
+		code = STRACE_E_PEBS;
 	resolve_pending_return(r);
 	emit(r, STRACE_EV_ERROR, code, r->last_ip, off);
 	r->st->errors++;
@@ -600,6 +605,7 @@ long strace_walker_decode_ref(struct strace_image *img,
 	r.cache = cache;
 	r.st = st;
 	r.buf = buf;
+	r.len = len;
 	r.begin_reason = STRACE_REASON_START;
 	r.spread = o->has_time && !(o->flags & STRACE_WALK_EXACT_TIMES);
 	r.sp.stop_cap = strace_dec_spread_mtc_ns(&o->time);

@@ -12,6 +12,7 @@
  *   blk   block summaries: the shared cache and an L0 copy (flow.h)
  *   tnt   the cache of TNT runs and the record being made (tnt_cache.h)
  *   seg   what a decode notes for the segment merge (segment.h)
+ *   pebs  the PEBS-via-PT record being read (flow.c)
  *   stream  the streaming decode's state (stream.c)
  *
  * Threading: a walker belongs to one thread at a time.
@@ -75,6 +76,8 @@ struct walk_flow {
 	int pending_abort; /* the pending FUP is a TSX abort's */
 	int pending_mode;  /* a MODE.Exec outside a PSB+ waits for the
 			    * TIP, TIP.PGE or TIP.PGD it binds to */
+	int bep_fup;       /* the next FUP says where a PEBS record was
+			    * taken (a BEP with its IP bit before it) */
 	unsigned errata;   /* STRACE_ERRATUM_* of the trace's processor */
 	/* a deferred TIP: TNT bits for the branches after the indirect one
 	 * that waits for its TIP (SDM: TNT may precede a deferred TIP) */
@@ -127,6 +130,18 @@ struct walk_tnt {
 	int shared;
 };
 
+/* The PEBS-via-PT record being read: its blocks' items, kept for the
+ * pebs and pebs_item events (STRACE_WALK_PEBS) up to PEBS_ITEMS of them
+ * (a record has at most 7 blocks of 32). */
+#define PEBS_ITEMS 64
+struct walk_pebs {
+	int open;      /* a BBP opened a record, no BEP closed it yet */
+	unsigned type; /* the type of the block being read */
+	unsigned n;    /* items kept */
+	uint16_t key[PEBS_ITEMS]; /* (block type << 8) | item id */
+	uint64_t val[PEBS_ITEMS];
+};
+
 struct strace_walker {
 	struct strace_image *img;
 	struct strace_walk_opts o;
@@ -139,6 +154,7 @@ struct strace_walker {
 	struct seg_notes seg;
 	struct walk_stream *stream; /* NULL until the first streamed piece */
 	struct strace_walk_stats st;
+	struct walk_pebs pebs;
 };
 
 /*

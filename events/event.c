@@ -47,8 +47,9 @@ const char *strace_reason_name(uint64_t reason)
 
 const char *strace_family_name(unsigned family)
 {
-	static const char *const names[] = {"control", "flow",  "gap", "define",
-					    "stack",   "block", "emu"};
+	static const char *const names[] = {"control", "flow",  "gap",
+					    "define",  "stack", "block",
+					    "emu",     "sample"};
 	return family < sizeof(names) / sizeof(names[0]) ? names[family] : "?";
 }
 

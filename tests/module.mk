@@ -44,7 +44,7 @@ $(eval $(call unit,test_stack,tests/unit/test_stack.c,$(LIBSTRACE_A),NO_LDLIBS))
 $(eval $(call unit,test_plugins,tests/unit/test_plugins.c,$(LIBSTRACE_A),NO_LDLIBS))
 $(eval $(call unit,test_format,tests/unit/test_format.c $(CLI_COMMON),$(LIBSTRACE_A),NO_LDLIBS))
 # the decoder
-$(foreach t,errata flow image walk,$(eval $(call unit,test_decoder_$(t),tests/unit/test_decoder_$(t).c,$(DECODER_LINK),DECODER_LIBS)))
+$(foreach t,errata flow image packet walk,$(eval $(call unit,test_decoder_$(t),tests/unit/test_decoder_$(t).c,$(DECODER_LINK),DECODER_LIBS)))
 # (this one also calls Capstone itself, as an oracle)
 DECODER_BLOCK_LIBS = $(DECODER_LIBS) $(CAPSTONE_LIBS)
 $(eval $(call unit,test_decoder_block,tests/unit/test_decoder_block.c,$(DECODER_LINK),DECODER_BLOCK_LIBS))
@@ -92,6 +92,8 @@ $(eval $(call tool,$(O)/bin/ptfork,tests/ptsynth/ptfork.c,$(PTPERF_A) $(DECODER_
 # damage_diff: differential error detection, the fast walker against
 # libipt's block decoder on damaged corpus traces (tests/decoder/)
 $(eval $(call tool,$(O)/tests/damage_diff,tests/decoder/damage_diff.c tests/decoder/damage.c,$(PIPELINE_LINK),PIPELINE_LDLIBS))
+# pebs_insert: PEBS-via-PT records put into a raw PT stream (e2e-pebs.sh)
+$(eval $(call tool,$(O)/tests/pebs_insert,tests/decoder/pebs_insert.c,$(DECODER_LINK),DECODER_LIBS))
 # live tests: a child with a known call chain; a recorded perf.data
 # through the whole live path (fake kernel) into a -w perf.data
 $(eval $(call tool,$(O)/tests/live_victim,tests/live/victim.c,,PTHREAD))

@@ -71,6 +71,9 @@ extern "C" {
 	  "the Capstone library cannot be loaded (install libcapstone4)")      \
 	X(RETCOMP, 4212, "ret_comp",                                           \
 	  "a compressed return with no call since the last PSB")              \
+	X(PEBS, 4213, "pebs",                                                  \
+	  "PEBS-via-PT packets (BBP, BIP, BEP), which the reference decoder "  \
+	  "(libipt 2.0.5) cannot decode: decode with the fast decoder")       \
 	/* perf.data */                                                        \
 	X(PERF_MAGIC, 4301, "perf_magic", "not a perf.data file (bad magic)")  \
 	X(PERF_ENDIAN, 4302, "perf_endian",                                    \

@@ -66,6 +66,7 @@ enum strace_family {
 	STRACE_FAM_STACK,
 	STRACE_FAM_BLOCK,
 	STRACE_FAM_EMU,
+	STRACE_FAM_SAMPLE,
 };
 
 /*
@@ -146,7 +147,13 @@ enum strace_family {
 	X(IRQ, 87, "irq", EMU, "irq", DEC, "pc", ADDR,                               \
 	  "emulator interrupt number irq taken at pc")                               \
 	X(CTRL, 88, "ctrl", EMU, "code", DEC, "arg", HEX,                            \
-	  "emulator control event (start, stop, mark) with an argument")
+	  "emulator control event (start, stop, mark) with an argument")            \
+	X(PEBS, 96, "pebs", SAMPLE, "ip", ADDR, "counters", HEX,                     \
+	  "a PEBS record (PEBS-via-PT, perf's aux-output) taken at ip; "           \
+	  "counters: the applicable counters; its pebs_item events follow")        \
+	X(PEBS_ITEM, 97, "pebs_item", SAMPLE, "item", HEX, "value", HEX,             \
+	  "one field of the PEBS record before: item = (block type << 8) | "       \
+	  "id (STRACE_PEBS_*)")
 
 enum strace_event_type {
 #define STRACE_X_ENUM(ID, VAL, ...) STRACE_EV_##ID = VAL,
@@ -163,6 +170,17 @@ enum strace_event_type {
 #define STRACE_F_TIME_EXACT 0x0010  /* time taken from a timing packet */
 #define STRACE_F_TX_ABORT 0x0020    /* an Intel TSX transaction aborted
 				     * (interrupt: to the abort handler) */
+
+/* pebs_item: a = STRACE_PEBS_KEY(block type, item id), the block type
+ * of the record's BBP and the id of the BIP (Intel SDM, "PEBS output to
+ * Intel PT"; perf's struct intel_pt_blk_items). Items by block: */
+#define STRACE_PEBS_GPR 1   /* 0 RFLAGS, 1 RIP, 2 RAX, 3 RCX, 4 RDX, 5 RBX,
+			     * 6 RSP, 7 RBP, 8 RSI, 9 RDI, 10-17 R8-R15 */
+#define STRACE_PEBS_BASIC 4 /* 0 IP, 1 applicable counters, 2 TSC */
+#define STRACE_PEBS_MEM 5   /* 0 address, 1 aux info, 2 latency, 3 TSX aux */
+#define STRACE_PEBS_LBR0 8  /* LBR entries, three blocks (8, 9, 10) */
+#define STRACE_PEBS_XMM 16  /* XMM registers */
+#define STRACE_PEBS_KEY(type, id) (((unsigned)(type) << 8) | (unsigned)(id))
 
 /* LOST flags: who lost the events. */
 #define STRACE_LOST_READER 1   /* overwritten in the ring before this reader */

@@ -154,6 +154,8 @@ struct ctx {
 	char vdso_hint[4096]; /* the build-id cache's path for it, or "" */
 	struct strace_symset *syms;
 	struct strace_pt_cpu cpu; /* the recording's (its CPUID header) */
+	unsigned walk_flags; /* o->walk_flags, and STRACE_WALK_PEBS when an
+			      * event of the recording has aux_output */
 	struct strace_objcache *objects; /* o->objects, or our own */
 	struct strace_objcache *own_objects;
 	_Atomic size_t next_queue;
@@ -513,6 +515,18 @@ static void find_cpu(struct ctx *c)
 		memset(&c->cpu, 0, sizeof(c->cpu));
 }
 
+/* c->walk_flags: the caller's, and the PEBS-via-PT records as events
+ * when the recording asked for them: an event with aux_output (perf
+ * record -e intel_pt//u,cycles/aux-output/u), whose PEBS records the
+ * hardware writes into the trace. */
+static void find_walk_flags(struct ctx *c)
+{
+	c->walk_flags = c->o->walk_flags;
+	for (size_t i = 0; i < c->perf.nattrs; i++)
+		if (c->perf.attrs[i].attr.aux_output)
+			c->walk_flags |= STRACE_WALK_PEBS;
+}
+
 /* What the recording's header says of where it was made, into the ring
  * (strace_writer_name_info()): its host, kernel, processor, CPUs and
  * perf's command line (the words joined by blanks). */
@@ -581,7 +595,7 @@ static void walk_opts(const struct ctx *c, uint32_t tid, strace_emit_fn emit,
 {
 	memset(wo, 0, sizeof(*wo));
 	wo->size = sizeof(*wo);
-	wo->flags = c->o->walk_flags;
+	wo->flags = c->walk_flags;
 	wo->tid = tid;
 	wo->time = c->perf.time;
 	wo->has_time = c->perf.has_time;
@@ -2044,6 +2058,7 @@ int strace_offline_decode(const struct strace_offline_opts *o,
 		goto out;
 	}
 	find_cpu(c);
+	find_walk_flags(c);
 	rc = list_threads(c, &c->st);
 	if (rc < 0) {
 		*st = c->st;

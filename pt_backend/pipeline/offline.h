@@ -28,7 +28,10 @@
 struct strace_offline_opts {
 	const char *perf_path;
 	struct strace_ring *ring;
-	unsigned walk_flags;          /* STRACE_WALK_ALL_BRANCHES, _REFERENCE */
+	unsigned walk_flags;          /* STRACE_WALK_ALL_BRANCHES, _REFERENCE;
+				       * the decode adds STRACE_WALK_PEBS for
+				       * a recording with an aux_output
+				       * event */
 	const struct strace_typeset *types; /* NULL: every type */
 	uint32_t tid;                 /* only this thread; 0: all */
 	int jobs;                     /* decoding threads; 0: 1 */

@@ -10,7 +10,8 @@
 # (ptsynth --wrap, with the processor as perf's CPUID header, so the
 # errata are chosen as for a real recording), and:
 #   - ptrace-capture -i, fast and reference decoders, gives the events
-#     the unit test wrote (so the CPUID header reaches the walker);
+#     the unit test wrote (so the CPUID header reaches the walker, and
+#     an aux-output event asks for the PEBS-via-PT records' events);
 #   - perf script --itrace=be gives the same transfers as ptrace-capture
 #     --all-branches, where perf 6.1 decodes the case. Where it does not
 #     (it has no workaround for that erratum, or reads the packets
@@ -90,12 +91,15 @@ print('.text\n.globl _start\n_start:\n.byte ' + ','.join(str(x) for x in b))
 	GenuineIntel*) cpuid="--cpuid $cpu" ;;
 	*) IFS=/ read -r f m s <<<"$cpu"; cpuid="--cpuid GenuineIntel,$f,$m,${s:-0}" ;;
 	esac
-	if ! $B/ptsynth --wrap "$pt" $cpuid -o "$d.data" -- "$d.elf" 2>"$W/err"; then
+	# the case's flags: 1 all branches, 2 the PEBS-via-PT records as
+	# events (the recording asks for them: an aux-output event)
+	flags=$(cat "$d.flags") all= aux=
+	[ $((flags & 1)) = 1 ] && all=--all-branches
+	[ $((flags & 2)) = 2 ] && aux=--aux-output
+	if ! $B/ptsynth --wrap "$pt" $cpuid $aux -o "$d.data" -- "$d.elf" 2>"$W/err"; then
 		fail "$c/wrap" "$(cat $W/err)"
 		continue
 	fi
-	all=
-	[ "$(cat "$d.flags")" = 1 ] && all=--all-branches
 	for dec in fast reference; do
 		rm -f "$d.srb"
 		if ! capture -q --names perf --decoder $dec $all -i "$d.data" -o "$d.srb" 2>"$W/err" ||
@@ -110,6 +114,14 @@ print('.text\n.globl _start\n_start:\n.byte ' + ','.join(str(x) for x in b))
 			skip "$c/$dec-as-the-sdm-says" "libipt 2.0.5 does not know CFE and EVD"
 		elif [ $dec = reference ] && [ "${c#resync_}" != "$c" ]; then
 			skip "$c/$dec-as-the-sdm-says" "libipt 2.0.5's block decoder waits for the next PSB after a gap (its newer ptxed --resync-on-error does not)"
+		elif [ $dec = reference ] && [ "${c#pebs}" != "$c" ]; then
+			# nor PEBS-via-PT: the reference says so, in an error
+			# that names them
+			if grep -q '"type":"error".*"error":"pebs"' "$d.$dec.jsonl"; then
+				pass "$c/$dec-names-pebs-via-pt"
+			else
+				fail "$c/$dec-names-pebs-via-pt" "$(grep '"error"' "$d.$dec.jsonl" | head -3)"
+			fi
 		elif [ "${c#skl014}" != "$c" ]; then
 			# the unit test has no code after the call's target; the
 			# ELF's page does (perf walks on there too). Without the

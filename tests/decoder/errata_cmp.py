@@ -44,6 +44,10 @@ def operands(e):
         return num(e["ip"]), e["reason"]
     if t in ("overflow", "error"):
         return num(e["ip"]), None  # the offset is not compared
+    if t == "pebs":
+        return num(e["ip"]), num(e["counters"])
+    if t == "pebs_item":
+        return num(e["item"]), num(e["value"])
     return num(e["from"]), num(e["to"])
 
 

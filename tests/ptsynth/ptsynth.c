@@ -118,6 +118,7 @@ static struct {
 	bool ptrace;            /* --ptrace: ptrace single-stepping, not QEMU */
 	bool stack;             /* --stack: RSP in the truth (QEMU's -d cpu) */
 	bool times;             /* --truth-times: the time of every branch */
+	bool aux_output;        /* --aux-output: a cycles/aux-output/ event */
 } opt = {
 	.psb_period = 4096,
 	.retcomp = true,
@@ -2526,8 +2527,8 @@ static void write_buildids(struct strace_perfw *w)
 static void write_perf_data(void)
 {
 	struct strace_perfw *w;
-	struct perf_event_attr attr, dummy;
-	uint64_t id = 1, t0 = threads[0]->start_time - 1;
+	struct perf_event_attr attr, dummy, aux;
+	uint64_t id = 1, aux_id = 2, t0 = threads[0]->start_time - 1;
 	uint64_t ids[NCPUS], dids[NCPUS];
 	uint64_t priv[PFMT_IPT_PRIV_MAX + 1];
 	struct pfmt_event_header aih;
@@ -2596,6 +2597,22 @@ static void write_perf_data(void)
 			err = strace_perfw_add_attr(w, &dummy, dids, NCPUS);
 	} else {
 		err = strace_perfw_add_attr(w, &attr, &id, 1);
+	}
+	if (!err && opt.aux_output) {
+		/* PEBS-via-PT: the PEBS event writes its records into the
+		 * intel_pt event's AUX area (perf record -e
+		 * intel_pt//u,cycles/aux-output/u) */
+		aux = attr;
+		aux.type = PERF_TYPE_HARDWARE;
+		aux.config = PERF_COUNT_HW_CPU_CYCLES;
+		aux.sample_period = 100003;
+		aux.precise_ip = 3;
+		aux.aux_output = 1;
+		aux.disabled = 0;
+		aux.enable_on_exec = 0;
+		aux.mmap = aux.comm = aux.task = 0;
+		aux.mmap2 = aux.comm_exec = 0;
+		err = strace_perfw_add_attr(w, &aux, &aux_id, 1);
 	}
 	if (err)
 		die("perf.data attr: %s", strerror(-err));
@@ -2764,7 +2781,7 @@ finished:
 		uint32_t v;
 		char name[64] = "intel_pt//u";
 
-		v = opt.per_cpu ? 2 : 1;
+		v = opt.per_cpu || opt.aux_output ? 2 : 1;
 		gb_put(&d, &v, 4);
 		v = attr.size;
 		gb_put(&d, &v, 4);
@@ -2787,6 +2804,17 @@ finished:
 			gb_put(&d, dids, sizeof(dids));
 		} else {
 			gb_put(&d, &id, 8);
+		}
+		if (opt.aux_output) {
+			char aname[64] = "cycles/aux-output/u";
+
+			gb_put(&d, &aux, aux.size);
+			v = 1;
+			gb_put(&d, &v, 4);
+			v = sizeof(aname);
+			gb_put(&d, &v, 4);
+			gb_put(&d, aname, sizeof(aname));
+			gb_put(&d, &aux_id, 8);
 		}
 		strace_perfw_feature(w, PFMT_FEAT_EVENT_DESC, d.p, d.n);
 		free(d.p);
@@ -2896,6 +2924,9 @@ static void usage(FILE *f)
 		"                        into the perf.data, PROG (an ELF) mapped at its\n"
 		"                        link addresses\n"
 		"      --cpuid STR       perf's CPUID header (GenuineIntel,FAMILY,MODEL,STEPPING)\n"
+		"      --aux-output      a second event, cycles/aux-output/u, as perf\n"
+		"                        record -e intel_pt//u,cycles/aux-output/u writes\n"
+		"                        it (PEBS-via-PT; the trace's records are --wrap's)\n"
 		"      --ptrace          no QEMU: ptrace single-stepping, following fork,\n"
 		"                        clone and exec; a per-CPU recording of every\n"
 		"                        process (no raw streams and sideband file)\n"
@@ -2958,6 +2989,7 @@ int main(int argc, char **argv)
 		{ "ptrace", no_argument, NULL, 16 },
 		{ "stack", no_argument, NULL, 17 },
 		{ "truth-times", no_argument, NULL, 18 },
+		{ "aux-output", no_argument, NULL, 19 },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -3000,6 +3032,7 @@ int main(int argc, char **argv)
 		case 16: opt.ptrace = opt.per_cpu = true; break;
 		case 17: opt.stack = true; break;
 		case 18: opt.times = true; break;
+		case 19: opt.aux_output = true; break;
 		case 'v': opt.verbose = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -3025,6 +3058,9 @@ int main(int argc, char **argv)
 		    "--drop or --corrupt");
 	if (opt.ptrace && opt.wrap)
 		die("--ptrace runs a program: no --wrap");
+	if (opt.aux_output && opt.per_cpu)
+		die("--aux-output writes a per-thread recording: no --per-cpu "
+		    "or --ptrace");
 	if (opt.stack && opt.wrap)
 		die("--wrap runs nothing: no --stack");
 	if (opt.per_cpu && !opt.migrate_every)

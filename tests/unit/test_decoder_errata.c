@@ -331,7 +331,8 @@ static void check_want(const char *who, const char *cpu, const struct evs *e,
  * With STRACE_ERRATA_EXPORT=DIR, each case is also written out for the
  * decoders we did not write (tests/decoder/errata-vs-perf.sh wraps it in
  * a perf.data for perf): DIR/NAME.code (64 bytes at 0x1000), NAME.pt,
- * NAME.cpu (ptxed's form, or "unknown"), NAME.flags (1: all branches)
+ * NAME.cpu (ptxed's form, or "unknown"), NAME.flags (bits: 1 all
+ * branches, 2 the PEBS-via-PT records as events: perf's aux-output)
  * and NAME.want (one event a line: type flags a b, hex).
  */
 static void export_case(const char *fn, const uint8_t *code, const uint8_t *pt,
@@ -365,7 +366,8 @@ static void export_case(const char *fn, const uint8_t *code, const uint8_t *pt,
 		fclose(f);
 	}
 	if (OPEN("flags")) {
-		fprintf(f, "%d\n", flags & STRACE_WALK_ALL_BRANCHES ? 1 : 0);
+		fprintf(f, "%d\n", (flags & STRACE_WALK_ALL_BRANCHES ? 1 : 0) |
+					   (flags & STRACE_WALK_PEBS ? 2 : 0));
 		fclose(f);
 	}
 	if (OPEN("want")) {
@@ -992,6 +994,114 @@ TEST(event_trace_cfe_evd_passed_over)
 	       W(TRACE_BEGIN, 0, 0x1010, R(START)),
 	       W(INTERRUPT, ASYNC, 0x1011, 0x1008),
 	       W(SYSCALL, 0, 0x1009, 0));
+}
+
+/* PEBS-via-PT (a record: BBP, BIPs, ..., BEP; newer than libipt 2.0.5):
+ * passed over, the flow goes on; a BEP with its IP bit binds the FUP
+ * after it (a location, also while tracing is off). With
+ * STRACE_WALK_PEBS, each record is a pebs event (the basic info's IP, the
+ * applicable counters) and its items. */
+TEST(pebs_via_pt_passed_over)
+{
+	/* the basic info block, 8-byte items: IP 0x1010, applicable
+	 * counters 1, TSC 1000000; a BEP without IP */
+	static const uint8_t rec1[] = {
+		0x02, 0x63, 0x04,
+		0x04, 0x10, 0x10, 0, 0, 0, 0, 0, 0,
+		0x0c, 0x01, 0, 0, 0, 0, 0, 0, 0,
+		0x14, 0x40, 0x42, 0x0f, 0, 0, 0, 0, 0,
+		0x02, 0x33};
+	/* basic info (IP 0x1005) and memory info (address 0x2000, latency
+	 * 0x20), 4-byte items, an MTC and a PAD among them; a BEP with IP */
+	static const uint8_t rec2[] = {
+		0x02, 0x63, 0x84,
+		0x04, 0x05, 0x10, 0, 0,
+		0x59, 0x12,
+		0x02, 0x63, 0x85,
+		0x04, 0x00, 0x20, 0, 0,
+		0x00,
+		0x14, 0x20, 0, 0, 0,
+		0x02, 0xb3};
+#define PEBS_ITEM(t, id, v) W(PEBS_ITEM, 0, STRACE_PEBS_KEY(t, id), v)
+	struct enc en;
+
+	enc_init(&en);
+	psb(&en, 0x1000);
+	raw(&en, rec1, sizeof(rec1));
+	tnt(&en, "T"); /* the ret, compressed */
+	raw(&en, rec2, sizeof(rec2));
+	ip_pkt(&en, ppt_fup, 0x1006); /* where: the syscall */
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	raw(&en, rec2, sizeof(rec2)); /* tracing is off */
+	ip_pkt(&en, ppt_fup, 0x1005);
+	ip_pkt(&en, ppt_tip_pge, 0x1009);
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	/* libipt 2.0.5 does not know BBP, BIP and BEP */
+	EXPECT(common_code, &en, NULL, 0, 0,
+	       W(TRACE_BEGIN, 0, 0x1000, R(START)),
+	       W(CALL, 0, 0x1000, 0x1010),
+	       W(RETURN, 0, 0x1012, 0x1005),
+	       W(SYSCALL, 0, 0x1006, 0),
+	       W(SYSRET, 0, 0, 0x1009),
+	       W(SYSCALL, 0, 0x1009, 0));
+	EXPECT(common_code, &en, NULL, STRACE_WALK_PEBS, 0,
+	       W(TRACE_BEGIN, 0, 0x1000, R(START)),
+	       W(PEBS, 0, 0x1010, 1),
+	       PEBS_ITEM(STRACE_PEBS_BASIC, 0, 0x1010),
+	       PEBS_ITEM(STRACE_PEBS_BASIC, 1, 1),
+	       PEBS_ITEM(STRACE_PEBS_BASIC, 2, 1000000),
+	       W(CALL, 0, 0x1000, 0x1010),
+	       W(RETURN, 0, 0x1012, 0x1005),
+	       W(PEBS, 0, 0x1005, 0),
+	       PEBS_ITEM(STRACE_PEBS_BASIC, 0, 0x1005),
+	       PEBS_ITEM(STRACE_PEBS_MEM, 0, 0x2000),
+	       PEBS_ITEM(STRACE_PEBS_MEM, 2, 0x20),
+	       W(SYSCALL, 0, 0x1006, 0),
+	       W(PEBS, 0, 0x1005, 0),
+	       PEBS_ITEM(STRACE_PEBS_BASIC, 0, 0x1005),
+	       PEBS_ITEM(STRACE_PEBS_MEM, 0, 0x2000),
+	       PEBS_ITEM(STRACE_PEBS_MEM, 2, 0x20),
+	       W(SYSRET, 0, 0, 0x1009),
+	       W(SYSCALL, 0, 0x1009, 0));
+	/* between a PSB+ that BDM70 left a FUP in and its TIP.PGE: the
+	 * erratum's lookahead passes over the record (and its FUP) */
+	enc_init(&en);
+	psb(&en, 0x1000);
+	ip_pkt(&en, ppt_fup, 0x1011); /* interrupt at the second nop */
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	pkt(&en, ppt_psb);
+	mode_exec(&en);
+	ip_pkt(&en, ppt_fup, 0x1011);
+	pkt(&en, ppt_psbend);
+	raw(&en, rec2, sizeof(rec2));
+	ip_pkt(&en, ppt_fup, 0x1011);
+	ip_pkt(&en, ppt_tip_pge, 0x1011);
+	ip_pkt(&en, ppt_tip, 0x1005); /* the ret, not compressed */
+	ip_pkt(&en, ppt_tip_pgd, 0);  /* the syscall */
+	EXPECT(common_code, &en, NULL, 0, 0,
+	       W(TRACE_BEGIN, 0, 0x1000, R(START)),
+	       W(CALL, 0, 0x1000, 0x1010),
+	       W(INTERRUPT, ASYNC, 0x1011, 0),
+	       W(TRACE_BEGIN, 0, 0x1011, R(ENABLE)),
+	       W(RETURN, IND, 0x1012, 0x1005),
+	       W(SYSCALL, 0, 0x1006, 0));
+	expect_error(common_code, &en, "6/92", STRACE_E_DESYNC);
+#undef PEBS_ITEM
+	/* ... and the reference decoder says so: its error names them */
+	{
+		struct evs e;
+		size_t nerr = 0;
+
+		decode(common_code, en.buf, enc_off(&en), NULL,
+		       STRACE_WALK_REFERENCE, &e);
+		for (size_t i = 0; i < e.n; i++) {
+			if (e.v[i].type != STRACE_EV_ERROR)
+				continue;
+			CHECK_INT(e.v[i].flags, ==, STRACE_E_PEBS);
+			nerr++;
+		}
+		CHECK_INT(nerr, >=, 1);
+	}
 }
 
 /* One round of the patterns above that the common code allows and an

@@ -116,6 +116,14 @@ struct gen {
 	int all;
 	size_t confirmed_n; /* events the trace vouches for so far */
 	uint64_t confirmed_ip;
+	/* PEBS-via-PT records put between the packets (pebs_record()):
+	 * what each pebs event must say, in order */
+	int pebs;
+	struct pebs_truth {
+		uint64_t ip, counters;
+		unsigned items;
+	} *recs;
+	size_t nrecs;
 };
 
 /* A packet resolved a branch (or a PSB+ FUP named the ip): everything
@@ -262,6 +270,63 @@ static void psbplus(struct gen *g, uint64_t ip)
 	put(g, &p);
 }
 
+/* A PEBS-via-PT record where the flow stands, between two packets (the
+ * TNT bits so far are flushed first): the basic info block (its IP item
+ * the flow's address, the applicable counters), then up to two more
+ * blocks of other types, each with 4- or 8-byte items and PADs among
+ * them; a BEP without IP, or with it and a FUP at the flow's address (a
+ * location: the events up to there are vouched for). */
+static void pebs_record(struct gen *g)
+{
+	static const uint8_t types[] = {1, 5, 8, 16};
+	uint8_t b[512];
+	size_t n = 0;
+	unsigned nblk = 1 + (unsigned)(rnd() % 3), items = 0;
+	struct pebs_truth t = {0, 0, 0};
+	uint64_t off = 0;
+
+	flush_tnt(g);
+	for (unsigned k = 0; k < nblk; k++) {
+		unsigned sz = rnd() & 1 ? 4 : 8;
+		unsigned ni = 1 + (unsigned)(rnd() % 6);
+		unsigned type = k ? types[rnd() % 4] : 4;
+
+		b[n++] = 0x02;
+		b[n++] = 0x63;
+		b[n++] = (uint8_t)(type | (sz == 4 ? 0x80 : 0));
+		for (unsigned id = 0; id < ni; id++) {
+			uint64_t v = k == 0 && id == 0 ? g->ip : rnd();
+
+			if (sz == 4)
+				v &= 0xffffffff;
+			if (k == 0 && id == 0)
+				t.ip = v;
+			if (k == 0 && id == 1)
+				t.counters = v;
+			b[n++] = (uint8_t)(id << 3 | 4);
+			for (unsigned j = 0; j < sz; j++)
+				b[n++] = (uint8_t)(v >> (8 * j));
+			if (rnd() % 4 == 0)
+				b[n++] = 0x00;
+			items++;
+		}
+	}
+	int with_ip = rnd() & 1;
+
+	b[n++] = 0x02;
+	b[n++] = with_ip ? 0xb3 : 0x33;
+	pt_enc_get_offset(g->enc, &off);
+	memcpy(g->buf + off, b, n);
+	pt_enc_sync_set(g->enc, off + n);
+	if (with_ip) {
+		ip_pkt(g, ppt_fup, g->ip);
+		confirm(g);
+	}
+	t.items = items;
+	g->recs = realloc(g->recs, (g->nrecs + 1) * sizeof(*g->recs));
+	g->recs[g->nrecs++] = t;
+}
+
 static int same_sym(uint64_t a, uint64_t b)
 {
 	struct strace_symbol x, y;
@@ -335,6 +400,8 @@ static size_t generate(struct gen *g, long steps)
 		}
 		if (g->timing && rnd() % 16 == 0)
 			timing(g, rnd() % 8 == 0);
+		if (g->pebs && rnd() % 16 == 0)
+			pebs_record(g);
 		switch (b.kind) {
 		case STRACE_BK_NONE:
 			g->ip = fall;
@@ -820,6 +887,152 @@ static int same_all(const struct evs *a, const struct evs *b, const char *what)
 	if (i < b->n)
 		show("parallel  ", &b->v[i]);
 	return 0;
+}
+
+/*
+ * PEBS-via-PT records (issue 33) put between the packets of random flows:
+ *  - the fast walker gives exactly the flow's events, as without them
+ *    (and so does the walk bit by bit);
+ *  - asked for them (STRACE_WALK_PEBS), the same events to the bit
+ *    (times too, exact or spread) and one pebs event per record with its
+ *    IP, applicable counters and items; the parallel decode the same as
+ *    the sequential one;
+ *  - the reference decoder (libipt 2.0.5 knows no BBP) reports each
+ *    place as an error that names PEBS-via-PT, never another one.
+ */
+static void run_seed_pebs(uint64_t seed, int timed, size_t *nrecs,
+			  size_t *nev)
+{
+	struct gen g;
+	struct evs fast, bit, pe, par, ref;
+	size_t len, i, j, k;
+	const unsigned f = STRACE_WALK_PEBS;
+
+	memset(&g, 0, sizeof(g));
+	rng = seed;
+	g.cap = 1 << 20;
+	g.buf = malloc(g.cap);
+	g.want.v = calloc(MAXEV, sizeof(*g.want.v));
+	fast.v = calloc(MAXEV, sizeof(*fast.v));
+	bit.v = calloc(MAXEV, sizeof(*bit.v));
+	pe.v = calloc(MAXEV, sizeof(*pe.v));
+	par.v = calloc(MAXEV, sizeof(*par.v));
+	ref.v = calloc(MAXEV, sizeof(*ref.v));
+	g.timing = timed;
+	g.tsc = 1000000;
+	g.pebs = 1;
+	len = generate(&g, 20000);
+	*nrecs += g.nrecs;
+	*nev += g.want.n;
+	CHECK_INT(decode(g.buf, len, 0, &fast, timed), ==, (long)fast.n);
+	for (i = 0; i < g.want.n && i < fast.n; i++)
+		if (!same_ev(&g.want.v[i], &fast.v[i]))
+			break;
+	if (i < g.want.n || i < fast.n) {
+		fprintf(stderr, "  seed %llu: event %zu of %zu (%zu) differs\n",
+			(unsigned long long)seed, i, g.want.n, fast.n);
+		if (i < g.want.n)
+			show("want", &g.want.v[i]);
+		if (i < fast.n)
+			show("fast", &fast.v[i]);
+		th_failed_checks++;
+	}
+	CHECK_INT(decode(g.buf, len, STRACE_WALK_BIT_BY_BIT, &bit, timed), ==,
+		  (long)fast.n);
+	CHECK(bit.n == fast.n &&
+	      !memcmp(bit.v, fast.v, fast.n * sizeof(*fast.v)));
+	/* the records, asked for: the flow's events as they were */
+	CHECK_INT(decode(g.buf, len, f, &pe, timed), ==, (long)pe.n);
+	for (i = j = k = 0; i < pe.n; i++) {
+		const struct strace_event *e = &pe.v[i];
+
+		if (e->type == STRACE_EV_PEBS) {
+			size_t items = 0;
+
+			while (i + 1 < pe.n &&
+			       pe.v[i + 1].type == STRACE_EV_PEBS_ITEM)
+				items++, i++;
+			if (k < g.nrecs &&
+			    (e->a != g.recs[k].ip ||
+			     e->b != g.recs[k].counters ||
+			     items != g.recs[k].items)) {
+				fprintf(stderr, "  seed %llu: record %zu: ip "
+					"%llx counters %llx items %zu, want "
+					"%llx %llx %u\n",
+					(unsigned long long)seed, k,
+					(unsigned long long)e->a,
+					(unsigned long long)e->b, items,
+					(unsigned long long)g.recs[k].ip,
+					(unsigned long long)g.recs[k].counters,
+					g.recs[k].items);
+				th_failed_checks++;
+			}
+			k++;
+			continue;
+		}
+		if (j >= fast.n || memcmp(e, &fast.v[j], sizeof(*e))) {
+			fprintf(stderr, "  seed %llu: with the records, event "
+				"%zu (%zu without) differs\n",
+				(unsigned long long)seed, i, j);
+			show("with", e);
+			if (j < fast.n)
+				show("without", &fast.v[j]);
+			th_failed_checks++;
+			break;
+		}
+		j++;
+	}
+	/* (a record after the last packet that vouches for the flow may
+	 * come after the end: the trace ends inside the flow) */
+	CHECK_INT(j, ==, fast.n);
+	CHECK_INT(k, ==, g.nrecs);
+	{
+		struct strace_walk_opts o = {0};
+		struct strace_walker *w;
+
+		o.size = sizeof(o);
+		o.flags = f | (timed == 1 ? STRACE_WALK_EXACT_TIMES : 0);
+		o.emit = collect;
+		o.emit_arg = &par;
+		if (timed)
+			gen_timing(&o);
+		par.n = 0;
+		REQUIRE(strace_walker_new(img, &o, &w) == 0);
+		CHECK_INT(strace_walker_decode_parallel(w, g.buf, len, 2, 4096),
+			  ==, (long)pe.n);
+		strace_walker_free(w);
+		CHECK(same_all(&pe, &par, "parallel, records"));
+	}
+	/* the reference: an error naming them where a record is */
+	decode(g.buf, len, STRACE_WALK_REFERENCE, &ref, timed);
+	for (i = k = 0; i < ref.n; i++) {
+		if (ref.v[i].type != STRACE_EV_ERROR)
+			continue;
+		k++;
+		CHECK_INT(ref.v[i].flags, ==, STRACE_E_PEBS);
+	}
+	CHECK(g.nrecs == 0 || k > 0);
+	free(g.buf);
+	free(g.want.v);
+	free(g.recs);
+	free(fast.v);
+	free(bit.v);
+	free(pe.v);
+	free(par.v);
+	free(ref.v);
+}
+
+TEST(random_flow_with_pebs_records)
+{
+	size_t nrecs = 0, nev = 0;
+
+	if (!setup())
+		SKIP("no libc.so.6 or nm");
+	for (uint64_t seed = 1; seed <= 10 && !th_failed_checks; seed++)
+		run_seed_pebs(seed * 0x9e3779b97f4a7c15ull + 7,
+			      seed > 8 ? 2 : seed > 6, &nrecs, &nev);
+	printf("  %zu PEBS records among %zu events, 10 flows\n", nrecs, nev);
+	CHECK(nrecs > 100);
 }
 
 /* -j: cut at PSBs, decoded on threads, the same events in the same order
