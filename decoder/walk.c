@@ -57,7 +57,7 @@ static void no_code_at(struct strace_walker *w, uint64_t ip)
  *  - a TIP begins the trace at its target (trace_begin, reason sync); if
  *    the image has no code there, that is an error of its own and the
  *    scan goes on;
- *  - a FUP that no PTW, EXSTOP or MODE.TSX before it made a location is
+ *  - a FUP that no PTW, EXSTOP, BEP or MODE.TSX before it made a location is
  *    the source of an asynchronous branch: the trace begins there and
  *    the TIP or TIP.PGD that follows binds to it; a location FUP is like
  *    a TIP;
@@ -73,6 +73,7 @@ static long resync_ip(struct strace_walker *w, int *fresh)
 	size_t len = w->in.len, i = w->in.pos;
 	int skd007 = (w->flow.errata & STRACE_ERRATUM_SKD007) != 0;
 	int located = 0;
+	unsigned blk = 0; /* inside a PEBS-via-PT block: its BIPs' size */
 
 	*fresh = 0;
 	while (i < len) {
@@ -83,8 +84,15 @@ static long resync_ip(struct strace_walker *w, int *fresh)
 		int n;
 
 		w->in.pos = i;
-		pkt_parse(buf, len, i, skd007, &p);
+		if (blk && pkt_is_bip(buf[i]))
+			pkt_bip(buf, len, i, blk, &p);
+		else
+			pkt_parse(buf, len, i, skd007, &p);
+		blk = pkt_blk_after(blk, &p, buf + i, len - i);
 		switch (p.type) {
+		case PKT_BEP: /* with its IP bit, a FUP follows: a location */
+			located = p.ipc;
+			break;
 		case PKT_END:
 			/* (a piece's end is the next PSB: as there) */
 			w->in.ip_synced = 0;
