@@ -584,8 +584,11 @@ static int tracepoint(const char *spec, struct perf_event_attr *a, FILE *err)
 }
 
 /* Where the kernel has no AUX pause/resume: what expresses the window. */
-static int windows_fallback(struct capture_live_opts *o,
-			    struct strace_probe *starts, size_t nstart,
+#define NO_AUX_ACTION                                                          \
+	PROG ": this kernel has no AUX pause and resume (Linux 6.13 added "    \
+	     "them): "
+
+static int windows_fallback(struct capture_live_opts *o, size_t nstart,
 			    struct strace_probe *stops, size_t nstop,
 			    char *filter, size_t flen, FILE *err)
 {
@@ -594,10 +597,9 @@ static int windows_fallback(struct capture_live_opts *o,
 	for (size_t i = 0; i < nstop; i++)
 		ret_stop |= stops[i].ret;
 	if (o->nstart_event || o->nstop_event) {
-		fprintf(err, PROG ": this kernel has no AUX pause and resume "
-			     "(Linux 6.13 added them), which --start-event and "
-			     "--stop-event need; use --trigger, or record "
-			     "where the kernel is newer\n");
+		fprintf(err, NO_AUX_ACTION "--start-event and --stop-event "
+					   "need them; use --trigger, or record "
+					   "where the kernel is newer\n");
 		return 2;
 	}
 	if (!nstart && !ret_stop && !o->lo.filter) {
@@ -620,10 +622,10 @@ static int windows_fallback(struct capture_live_opts *o,
 			return 2;
 		}
 		o->lo.filter = filter;
-		fprintf(err, PROG ": this kernel has no AUX pause and resume "
-			     "(Linux 6.13 added them): --stop-at becomes the "
-			     "address filter '%s' (the trace stops at the first "
-			     "call, as it would with them)\n", filter);
+		fprintf(err, NO_AUX_ACTION "--stop-at becomes the address "
+					   "filter '%s' (the trace stops at the "
+					   "first call, as it would with them)\n",
+			filter);
 		return 0;
 	}
 	if (nstop && !o->ntrigger) {
@@ -632,21 +634,20 @@ static int windows_fallback(struct capture_live_opts *o,
 		o->lo.ntriggers = nstop;
 		o->lo.snapshot = 1;
 		o->lo.trigger_next = 1;
-		fprintf(err, PROG ": this kernel has no AUX pause and resume "
-			     "(Linux 6.13 added them): each --stop-at takes a "
-			     "snapshot instead (--snapshot --trigger STOP "
-			     "--trigger-then next): it holds what ran before "
-			     "the stop as far back as the AUX area reaches, "
-			     "%sfrom --start-at\n",
+		fprintf(err, NO_AUX_ACTION "each --stop-at takes a snapshot "
+					   "instead (--snapshot --trigger STOP "
+					   "--trigger-then next): it holds what "
+					   "ran before the stop as far back as "
+					   "the AUX area reaches, %sfrom "
+					   "--start-at\n",
 			nstart ? "not only " : "");
 		return 0;
 	}
-	(void)starts;
-	fprintf(err, PROG ": this kernel has no AUX pause and resume (Linux "
-		     "6.13 added them): a trace that starts at --start-at "
-		     "cannot be made here; give a --stop-at (each becomes a "
-		     "snapshot), use --trigger, or --filter 'filter FUNC @OBJ' "
-		     "to trace only inside a function\n");
+	fprintf(err, NO_AUX_ACTION "a trace that starts at --start-at cannot "
+				   "be made here; give a --stop-at (each "
+				   "becomes a snapshot), use --trigger, or "
+				   "--filter 'filter FUNC @OBJ' to trace only "
+				   "inside a function\n");
 	return 2;
 }
 
@@ -691,8 +692,8 @@ static int setup_probes(struct capture_live_opts *o, pid_t pid, char **argv,
 	if (!nw)
 		return 0;
 	if (!strace_live_aux_action(o->lo.sys))
-		return windows_fallback(o, p + nt, ns, p + nt + ns, ne, filter,
-					flen, err);
+		return windows_fallback(o, ns, p + nt + ns, ne, filter, flen,
+					err);
 	if (ns + ne && strace_uprobe_pmu_load(o->lo.sysfs_root, &up) < 0) {
 		fprintf(err, PROG ": --start-at and --stop-at need the kernel's "
 			     "uprobe PMU (CONFIG_UPROBE_EVENTS), which this one "
