@@ -481,8 +481,6 @@ static void w_vdso(struct strace_live *l, const void *buf, size_t len)
 					      l->vdso_idlen, buf, len);
 }
 
-#define MISC_MMAP_BUILD_ID (1u << 14) /* PERF_RECORD_MISC_MMAP_BUILD_ID */
-
 /*
  * -w: note the object an executable mapping record (MMAP, MMAP2) names,
  * once per path, for the BUILD_ID feature written at close; perf record
@@ -493,30 +491,14 @@ static void w_vdso(struct strace_live *l, const void *buf, size_t len)
  */
 static void w_note_mmap(struct strace_live *l, const struct pfmt_event_header *rec)
 {
-	const uint8_t *b = (const uint8_t *)rec + 8;
-	size_t blen = rec->size - 8u, hdr;
+	struct strace_perf_map m;
 	const char *name;
-	int exec;
 
-	if (rec->type == PFMT_RECORD_MMAP2) {
-		struct pfmt_mmap2 m;
-
-		hdr = sizeof(m);
-		if (blen < hdr)
-			return;
-		memcpy(&m, b, sizeof(m));
-		exec = m.prot ? !!(m.prot & PROT_EXEC)
-			      : !(rec->misc & PFMT_MISC_MMAP_DATA);
-	} else if (rec->type == PFMT_RECORD_MMAP) {
-		hdr = sizeof(struct pfmt_mmap);
-		if (blen < hdr)
-			return;
-		exec = !(rec->misc & PFMT_MISC_MMAP_DATA);
-	} else {
+	if (strace_perf_map_parse(rec->type, rec->misc, rec + 1,
+				  rec->size - 8u, &m) <= 0)
 		return;
-	}
-	name = strace_perf_string(b + hdr, blen - hdr);
-	if (!exec || !name || name[0] != '/')
+	name = m.path;
+	if (!m.exec || name[0] != '/')
 		return; /* ([vdso] has its entry; [heap], //anon: no file) */
 	for (size_t i = 0; i < l->nobjs; i++)
 		if (!strcmp(l->objs[i].path, name))
@@ -534,12 +516,9 @@ static void w_note_mmap(struct strace_live *l, const struct pfmt_event_header *r
 	memset(o, 0, sizeof(*o));
 	if (!(o->path = strdup(name)))
 		return;
-	/* MMAP2 with MMAP_BUILD_ID: u8 size, 3 reserved, 20 id bytes where
-	 * maj, min, ino and ino_generation are */
-	if (rec->type == PFMT_RECORD_MMAP2 && (rec->misc & MISC_MMAP_BUILD_ID) &&
-	    b[32] && b[32] <= STRACE_BUILDID_MAX) {
-		o->n = b[32];
-		memcpy(o->id, b + 36, o->n);
+	if (m.id && m.nid <= STRACE_BUILDID_MAX) {
+		o->n = m.nid;
+		memcpy(o->id, m.id, m.nid);
 	}
 	l->nobjs++;
 }

@@ -118,32 +118,15 @@ static int collect(struct strace_perf *p, struct objs *o, uint64_t *err_off)
 	int rc, n;
 
 	while ((rc = strace_perf_next(p, &r)) > 0) {
-		size_t blen = (size_t)r.size - 8, hdr;
-		struct pfmt_mmap2 m2;
-		int exec;
+		struct strace_perf_map m;
+		int k = strace_perf_map_parse(r.type, r.misc, r.body,
+					      (size_t)r.size - 8, &m);
 
-		if (r.type == PFMT_RECORD_MMAP2) {
-			hdr = sizeof(struct pfmt_mmap2);
-			if (blen < hdr)
-				return -STRACE_E_PERF_RECORD;
-			memcpy(&m2, r.body, sizeof(m2));
-			exec = m2.prot ? !!(m2.prot & PROT_EXEC)
-				       : !(r.misc & PFMT_MISC_MMAP_DATA);
-		} else if (r.type == PFMT_RECORD_MMAP) {
-			hdr = sizeof(struct pfmt_mmap);
-			if (blen < hdr)
-				return -STRACE_E_PERF_RECORD;
-			exec = !(r.misc & PFMT_MISC_MMAP_DATA);
-		} else {
-			continue;
-		}
-		name = strace_perf_string((const char *)r.body + hdr,
-					  blen - hdr);
-		if (!name) {
+		if (k < 0) {
 			*err_off = r.offset;
-			return -STRACE_E_PERF_RECORD;
+			return k;
 		}
-		if (exec && !obj_get(o, name))
+		if (k && m.exec && !obj_get(o, m.path))
 			return -ENOMEM;
 	}
 	if (rc < 0) {

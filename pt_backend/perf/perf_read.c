@@ -576,3 +576,41 @@ int strace_perf_feature_string(const uint8_t *p, uint64_t size, unsigned k,
 	buf[n] = 0;
 	return 1;
 }
+
+int strace_perf_map_parse(uint32_t type, uint16_t misc, const void *body,
+			  size_t blen, struct strace_perf_map *m)
+{
+	const uint8_t *b = body;
+	struct pfmt_mmap2 m2;
+	struct pfmt_mmap m1;
+	size_t hdr;
+
+	if (type != PFMT_RECORD_MMAP && type != PFMT_RECORD_MMAP2)
+		return 0;
+	hdr = type == PFMT_RECORD_MMAP2 ? sizeof(m2) : sizeof(m1);
+	if (blen < hdr)
+		return -STRACE_E_PERF_RECORD;
+	memset(m, 0, sizeof(*m));
+	memcpy(&m1, b, sizeof(m1)); /* the fields both begin with */
+	m->pid = m1.pid;
+	m->tid = m1.tid;
+	m->addr = m1.addr;
+	m->len = m1.len;
+	m->pgoff = m1.pgoff;
+	m->exec = !(misc & PFMT_MISC_MMAP_DATA);
+	if (type == PFMT_RECORD_MMAP2) {
+		memcpy(&m2, b, sizeof(m2));
+		if (m2.prot)
+			m->exec = !!(m2.prot & PROT_EXEC);
+		/* with a build-id: u8 size, 3 reserved, 20 id bytes where
+		 * maj, min, ino and ino_generation are */
+		if ((misc & PFMT_MISC_MMAP_BUILD_ID) && b[32] &&
+		    b[32] <= 20) {
+			m->id = b + 36;
+			m->nid = b[32];
+		}
+	}
+	if (!(m->path = strace_perf_string(b + hdr, blen - hdr)))
+		return -STRACE_E_PERF_RECORD;
+	return 1;
+}

@@ -145,6 +145,27 @@ int strace_perf_next(struct strace_perf *p, struct strace_perf_rec *rec);
  * s, or NULL if there is no NUL within max (malformed record). */
 const char *strace_perf_string(const void *s, size_t max);
 
+/* A mapping an MMAP or MMAP2 record says was made. */
+struct strace_perf_map {
+	uint32_t pid, tid;
+	uint64_t addr, len, pgoff;
+	int exec;          /* code: MMAP2's PROT_EXEC when it has a prot,
+			    * else no PFMT_MISC_MMAP_DATA (perf's rule) */
+	const char *path;  /* in the record's body */
+	const uint8_t *id; /* MMAP2 with PFMT_MISC_MMAP_BUILD_ID: the
+			    * build-id (nid bytes) in the body; else NULL */
+	size_t nid;
+};
+
+/*
+ * strace_perf_map_parse() - the mapping of a record of type and misc
+ * whose body (after the 8-byte header) is blen bytes. Returns 1 and *m
+ * for an MMAP or MMAP2 record, 0 for another type, -STRACE_E_PERF_RECORD
+ * for one too short or whose path has no NUL.
+ */
+int strace_perf_map_parse(uint32_t type, uint16_t misc, const void *body,
+			  size_t blen, struct strace_perf_map *m);
+
 /*
  * strace_perf_feature_string() - the k-th string of a header feature's
  * payload (p, size bytes: each a u32 length, then that many bytes,

@@ -259,30 +259,23 @@ static int scan(struct ctx *c, uint64_t *err_off)
 		switch (r.type) {
 		case PFMT_RECORD_MMAP:
 		case PFMT_RECORD_MMAP2: {
-			struct pfmt_mmap2 m2 = {0};
-			struct pfmt_mmap m1;
-			int v2 = r.type == PFMT_RECORD_MMAP2;
-			size_t hdr = v2 ? sizeof(m2) : sizeof(m1);
-			const char *path = strace_perf_string(
-				(const char *)r.body + hdr, blen - hdr);
-			if (!path)
+			struct strace_perf_map pm;
+			const char *path;
+
+			if (strace_perf_map_parse(r.type, r.misc, r.body, blen,
+						  &pm) < 0)
 				return -STRACE_E_PERF_RECORD;
-			BODY(r, m1);
-			if (v2)
-				BODY(r, m2);
-			int exec = v2 && m2.prot ? !!(m2.prot & PROT_EXEC)
-						 : !(r.misc & PFMT_MISC_MMAP_DATA);
-			if (!exec || !m1.len)
+			if (!pm.exec || !pm.len)
 				break;
-			if (!(path = keep_name(c, path)))
+			if (!(path = keep_name(c, pm.path)))
 				return -ENOMEM;
-			struct mapping m = {m1.pid, m1.addr, m1.len, m1.pgoff,
+			struct mapping m = {pm.pid, pm.addr, pm.len, pm.pgoff,
 					    path,
 					    r.sid.has_time ? r.sid.time
 							   : UINT64_MAX,
 					    -1, NULL, 0};
-			struct def d = {STRACE_EV_DSO, m1.pid, m1.addr,
-					m1.addr, m1.len, path};
+			struct def d = {STRACE_EV_DSO, pm.pid, pm.addr,
+					pm.addr, pm.len, path};
 			if (VEC_PUSH(c->maps, m) || VEC_PUSH(c->defs, d))
 				return -ENOMEM;
 			break;
