@@ -31,6 +31,35 @@ static inline int other_packet(struct strace_walker *w, struct pt_packet *p)
 }
 
 /*
+ * A timing packet (TSC, MTC, CYC, CBR) into the walker's time, for the
+ * loops beside the main one (PEBS-via-PT blocks, walk.c's resync scan);
+ * run() keeps its own cases, in its jump table. Returns 1, 0 when p is
+ * no timing packet, or -1 for a CBR of ratio 0 (libipt:
+ * -pte_bad_packet), which changes nothing.
+ */
+static inline int time_packet(struct strace_walker *w, const struct pkt *p)
+{
+	switch (p->type) {
+	case PKT_CYC:
+		time_on_cyc(&w->time, &w->o.time, p->payload);
+		return 1;
+	case PKT_TSC:
+		time_on_tsc(&w->time, p->payload);
+		return 1;
+	case PKT_MTC:
+		time_on_mtc(&w->time, &w->o.time, (uint8_t)p->payload);
+		return 1;
+	case PKT_CBR:
+		if (!p->payload)
+			return -1;
+		time_on_cbr(&w->time, (uint32_t)p->payload);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/*
  * The blocks of a PEBS-via-PT record, from the BBP at i: its own packet
  * loop, so that the main one pays nothing for the blocks (inside one, a
  * byte xxxxx100b is a BIP, not the short TNT of the TNT case). It takes
@@ -77,18 +106,11 @@ pebs_blocks(struct strace_walker *w, size_t i, int skd007)
 			strace_dec_pebs_bep(w, p.ipc, i + p.size);
 			return (long)(i + p.size);
 		case PKT_CYC:
-			time_on_cyc(&w->time, &w->o.time, p.payload);
-			break;
 		case PKT_TSC:
-			time_on_tsc(&w->time, p.payload);
-			break;
 		case PKT_MTC:
-			time_on_mtc(&w->time, &w->o.time, (uint8_t)p.payload);
-			break;
 		case PKT_CBR:
-			if (unlikely(!p.payload))
+			if (time_packet(w, &p) < 0)
 				return strace_dec_fail(w, STRACE_E_BADPKT);
-			time_on_cbr(&w->time, (uint32_t)p.payload);
 			break;
 		case PKT_FUP: {
 			uint64_t prev_ip = w->in.last_ip;

@@ -130,17 +130,10 @@ static long resync_ip(struct strace_walker *w, int *fresh)
 				located = 1;
 			break;
 		case PKT_TSC:
-			time_on_tsc(&w->time, p.payload);
-			break;
 		case PKT_MTC:
-			time_on_mtc(&w->time, &w->o.time, (uint8_t)p.payload);
-			break;
 		case PKT_CYC:
-			time_on_cyc(&w->time, &w->o.time, p.payload);
-			break;
 		case PKT_CBR:
-			if (p.payload)
-				time_on_cbr(&w->time, (uint32_t)p.payload);
+			time_packet(w, &p); /* (a CBR of 0: passed over) */
 			break;
 		case PKT_TIP:
 		case PKT_PGD:
