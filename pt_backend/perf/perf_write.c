@@ -37,12 +37,13 @@ struct strace_perfw {
 	int err;
 };
 
-static int write_all(struct strace_perfw *w, const void *buf, size_t len)
+int strace_perf_pwrite_all(int fd, const void *buf, size_t len,
+			   uint64_t *pos)
 {
 	const char *p = buf;
 
 	while (len) {
-		ssize_t n = pwrite(w->fd, p, len, (off_t)w->pos);
+		ssize_t n = pwrite(fd, p, len, (off_t)*pos);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -51,9 +52,14 @@ static int write_all(struct strace_perfw *w, const void *buf, size_t len)
 		}
 		p += n;
 		len -= (size_t)n;
-		w->pos += (uint64_t)n;
+		*pos += (uint64_t)n;
 	}
 	return 0;
+}
+
+static int write_all(struct strace_perfw *w, const void *buf, size_t len)
+{
+	return strace_perf_pwrite_all(w->fd, buf, len, &w->pos);
 }
 
 int strace_perfw_open(struct strace_perfw **out, const char *path)

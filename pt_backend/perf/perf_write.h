@@ -77,4 +77,9 @@ int strace_perfw_close(struct strace_perfw *w);
 /* Free a writer without finishing the file; NULL is fine. */
 void strace_perfw_free(struct strace_perfw *w);
 
+/* strace_perf_pwrite_all() - len bytes of buf to fd at *pos (through
+ * short writes and EINTR), *pos moved past them. Returns 0 or -errno. */
+int strace_perf_pwrite_all(int fd, const void *buf, size_t len,
+			   uint64_t *pos);
+
 #endif

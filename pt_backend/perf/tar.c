@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "strace/error.h"
+#include "perf_write.h" /* strace_perf_pwrite_all() */
 
 #define BLOCK STRACE_TAR_BLOCK
 #define RECORD (20 * BLOCK) /* tar's default blocking factor */
@@ -89,25 +90,6 @@ struct strace_tarw {
 	int fd;
 	uint64_t pos;
 };
-
-static int pwrite_all(int fd, const void *buf, size_t len, uint64_t *pos)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = pwrite(fd, p, len, (off_t)*pos);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-		*pos += (uint64_t)n;
-	}
-	return 0;
-}
 
 int strace_tarw_open(struct strace_tarw **out, const char *path)
 {
@@ -194,7 +176,7 @@ static int header(struct strace_tarw *w, const char *name, char type,
 	/* checksum: six octal digits, NUL, space */
 	snprintf((char *)h + H_CHKSUM, H_CHKSUM_W, "%06o", checksum(h));
 	h[H_CHKSUM + 7] = ' ';
-	return pwrite_all(w->fd, h, sizeof(h), &w->pos);
+	return strace_perf_pwrite_all(w->fd, h, sizeof(h), &w->pos);
 }
 
 static int pad(struct strace_tarw *w, uint64_t size)
@@ -202,7 +184,7 @@ static int pad(struct strace_tarw *w, uint64_t size)
 	static const uint8_t zero[BLOCK];
 	size_t n = (size_t)(-size & (BLOCK - 1));
 
-	return n ? pwrite_all(w->fd, zero, n, &w->pos) : 0;
+	return n ? strace_perf_pwrite_all(w->fd, zero, n, &w->pos) : 0;
 }
 
 int strace_tarw_dir(struct strace_tarw *w, const char *name, int64_t mtime)
@@ -217,7 +199,7 @@ int strace_tarw_bytes(struct strace_tarw *w, const char *name,
 	int err = header(w, name, '0', 0644, len, mtime);
 
 	if (!err)
-		err = pwrite_all(w->fd, buf, len, &w->pos);
+		err = strace_perf_pwrite_all(w->fd, buf, len, &w->pos);
 	if (!err)
 		err = pad(w, len);
 	if (err)
@@ -258,7 +240,7 @@ int strace_tarw_file(struct strace_tarw *w, const char *name,
 			err = n < 0 ? -errno : -ESTALE;
 			break;
 		}
-		err = pwrite_all(w->fd, buf, (size_t)n, &w->pos);
+		err = strace_perf_pwrite_all(w->fd, buf, (size_t)n, &w->pos);
 		left -= (uint64_t)n;
 	}
 	close(fd);
@@ -286,7 +268,7 @@ int strace_tarw_close(struct strace_tarw *w)
 	uint64_t end = (w->pos + 2 * BLOCK + RECORD - 1) / RECORD * RECORD;
 	int err;
 
-	err = pwrite_all(w->fd, zero, (size_t)(end - w->pos), &w->pos);
+	err = strace_perf_pwrite_all(w->fd, zero, (size_t)(end - w->pos), &w->pos);
 	if (!err && ftruncate(w->fd, (off_t)w->pos) < 0)
 		err = -errno;
 	if (close(w->fd) < 0 && !err)
@@ -507,7 +489,7 @@ static int copy_out(int fd, uint64_t *pos, uint64_t size, int out)
 
 		if ((err = read_at(fd, buf, n, pos)) < 0)
 			return err;
-		if ((err = pwrite_all(out, buf, n, &wpos)) < 0)
+		if ((err = strace_perf_pwrite_all(out, buf, n, &wpos)) < 0)
 			return err;
 		size -= n;
 	}
