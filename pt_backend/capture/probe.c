@@ -251,40 +251,73 @@ int strace_objlist_cmd(struct strace_objlist *l, const char *argv0)
 
 /* ---------------- file offsets and objdump's addresses ---------------- */
 
-/* in through the PT_LOAD segment that holds it: a vaddr (of an executable
- * segment) to a file offset (to_off), or a file offset to a vaddr. */
-static int convert(const char *path, uint64_t in, int to_off, uint64_t *out)
+/* An object's PT_LOAD segments: file offsets and objdump's addresses. */
+#define MAX_SEGS 32
+struct segs {
+	size_t n;
+	struct seg {
+		uint64_t off, vaddr, filesz;
+		int exec;
+	} v[MAX_SEGS];
+};
+
+/* The segments of the ELF file at path (none if it is no ELF file). */
+static void segs_load(const char *path, struct segs *sg)
 {
 	size_t n = 0;
-	int fd, rc = -ENOENT;
+	int fd;
 	Elf *elf;
 
+	sg->n = 0;
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -errno;
+		return;
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (elf && !elf_getphdrnum(elf, &n)) {
-		for (size_t i = 0; i < n && rc; i++) {
+		for (size_t i = 0; i < n && sg->n < MAX_SEGS; i++) {
 			GElf_Phdr ph;
 
 			if (!gelf_getphdr(elf, (int)i, &ph) ||
 			    ph.p_type != PT_LOAD)
 				continue;
-			/* an address to probe must be code */
-			if (to_off && (ph.p_flags & PF_X) && in >= ph.p_vaddr &&
-			    in < ph.p_vaddr + ph.p_filesz) {
-				*out = in - ph.p_vaddr + ph.p_offset;
-				rc = 0;
-			} else if (!to_off && in >= ph.p_offset &&
-				   in < ph.p_offset + ph.p_filesz) {
-				*out = in - ph.p_offset + ph.p_vaddr;
-				rc = 0;
-			}
+			sg->v[sg->n++] = (struct seg){ph.p_offset, ph.p_vaddr,
+						      ph.p_filesz,
+						      !!(ph.p_flags & PF_X)};
 		}
 	}
 	elf_end(elf);
 	close(fd);
-	return rc;
+}
+
+/* in through the segment that holds it: a vaddr (of an executable
+ * segment: an address to probe must be code) to a file offset (to_off),
+ * or a file offset to a vaddr. Returns 0, or -ENOENT. */
+static int seg_convert(const struct segs *sg, uint64_t in, int to_off,
+		       uint64_t *out)
+{
+	for (size_t i = 0; i < sg->n; i++) {
+		const struct seg *g = &sg->v[i];
+
+		if (to_off && g->exec && in >= g->vaddr &&
+		    in < g->vaddr + g->filesz) {
+			*out = in - g->vaddr + g->off;
+			return 0;
+		}
+		if (!to_off && in >= g->off && in < g->off + g->filesz) {
+			*out = in - g->off + g->vaddr;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* seg_convert() in the file at path. */
+static int convert(const char *path, uint64_t in, int to_off, uint64_t *out)
+{
+	struct segs sg;
+
+	segs_load(path, &sg);
+	return seg_convert(&sg, in, to_off, out);
 }
 
 /* ---------------- symbols ---------------- */
@@ -611,6 +644,7 @@ int strace_probe_resolve(const char *spec, const struct strace_objlist *objs,
 struct listing {
 	regex_t *re;
 	const char *obj;
+	struct segs sg; /* obj's, read once for all its symbols */
 	strace_probe_list_fn fn;
 	void *arg;
 };
@@ -625,7 +659,7 @@ static int on_list(void *arg, const struct strace_symbol *s, uint64_t off)
 		return 0;
 	sym.start = off;
 	sym.dso = l->obj;
-	convert(l->obj, off, 0, &va);
+	seg_convert(&l->sg, off, 0, &va);
 	return l->fn(l->arg, l->obj, &sym, va);
 }
 
@@ -634,7 +668,7 @@ int strace_probe_list(const struct strace_objlist *objs, const char *re,
 		      size_t errlen)
 {
 	regex_t rx;
-	struct listing l = {NULL, NULL, fn, arg};
+	struct listing l = {.fn = fn, .arg = arg};
 	int rc = 0;
 
 	if (re && *re) {
@@ -656,6 +690,7 @@ int strace_probe_list(const struct strace_objlist *objs, const char *re,
 		if (object_image(objs->v[i], &img) < 0)
 			continue;
 		l.obj = objs->v[i];
+		segs_load(l.obj, &l.sg);
 		rc = strace_image_each_symbol(img, 0, on_list, &l);
 		strace_image_free(img);
 	}
