@@ -35,6 +35,10 @@ done
 work=$(mktemp -d /tmp/trigger.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 BIN=$(realpath "$CALLS")
+# perf probe adds the objects it reads to a build-id cache: this run's,
+# not the user's ~/.debug
+mkdir -p "$work/buildid"
+PERF="perf --buildid-dir $work/buildid"
 LIBC=$(realpath /lib/x86_64-linux-gnu/libc.so.6)
 # sysfs roots: the simulated intel_pt, with and without the real uprobe PMU
 mkdir -p "$work/up/bus/event_source/devices" "$work/bp/bus/event_source/devices"
@@ -96,7 +100,7 @@ if command -v perf >/dev/null; then
 		usleep@libc.so.6) pspec=usleep obj=$LIBC ;;
 		*) pspec=$spec obj=$BIN ;;
 		esac
-		want=$(cd "$work" && timeout 30 perf probe -n -v -x "$obj" "$pspec" 2>&1 |
+		want=$(cd "$work" && timeout 30 $PERF probe -n -v -x "$obj" "$pspec" 2>&1 |
 			sed -n 's/^Writing event: [pr]:[^ ]* //p')
 		got=$("$CAP" --sysfs-root "$work/none" --trigger "$spec" -- "$CALLS" 2>&1 |
 			sed -n 's/.* at 0x[0-9a-f]* of \(.*\) (file offset \(0x[0-9a-f]*\))$/\1:\2/p')
@@ -140,7 +144,7 @@ fi
 if command -v perf >/dev/null; then
 	# perf lists data symbols too: its functions are those nm calls code
 	nm --defined-only "$BIN" | awk '$2 ~ /^[Tt]$/ {print $3}' | sort >"$work/names.nm"
-	(cd "$work" && timeout 30 perf probe -x "$BIN" -F 2>/dev/null) | sort |
+	(cd "$work" && timeout 30 $PERF probe -x "$BIN" -F 2>/dev/null) | sort |
 		comm -12 - "$work/names.nm" >"$work/names.perf"
 	awk -v b="$BIN" '$4 == b {print $3}' "$work/list" | sort >"$work/names.ours"
 	if [ -s "$work/names.perf" ] && [ -z "$(comm -23 "$work/names.perf" "$work/names.ours")" ]; then
