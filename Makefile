@@ -176,7 +176,7 @@ check: deps-test
 	@O=$(O) tests/run.sh $(TEST_BINS)
 
 check-unit: deps-test
-	@$(MAKE) --no-print-directory build $(TEST_BINS)
+	@$(MAKE) --no-print-directory build $(TEST_BINS) $(UNIT_TOOLS)
 	@O=$(O) SCRIPTS="" tests/run.sh $(TEST_BINS)
 
 check-e2e: deps-test

@@ -177,3 +177,8 @@ bench-trace: $(O)/bench/bench.data $(O)/bench/big.data
 include tests/fuzz/fuzz.mk
 
 TEST_BINS := $(UNIT_TESTS) $(FUZZ_REPLAYS)
+# what the unit tests run besides themselves (make check-unit builds it):
+# test_live_proc and test_live_session trace the victim, test_plugins
+# loads the test plugins
+UNIT_TOOLS := $(O)/tests/live_victim \
+	$(foreach v,$(PLUGIN_VARIANTS),$(O)/plugins/test-$(v).so)
