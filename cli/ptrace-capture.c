@@ -797,8 +797,11 @@ static int capture(int argc, char **argv)
 	       O_WAIT, O_PIECE, O_PT, O_RAW, O_ELF, O_CPU, O_VERSION, O_VIEW,
 	       O_PLUGIN, O_NO_RING, O_NO_CACHE, O_NAMES, O_ARCHIVE, O_SYMFS };
 	const char *pt = NULL, *cpu_arg = NULL;
-	struct strace_raw_section secs[64];
-	size_t nsecs = 0;
+	/* --raw/--elf: as many as given (a page dump of a kAFL or Nyx
+	 * recording has hundreds of runs of pages); the command's own,
+	 * held to its exit */
+	static struct strace_raw_section *secs;
+	size_t nsecs = 0, secs_cap = 0;
 	struct strace_pt_cpu cpu = {0, 0, 0};
 	static const struct option own_opts[] = {
 		{"input", required_argument, NULL, 'i'},
@@ -872,10 +875,20 @@ static int capture(int argc, char **argv)
 			break;
 		case O_RAW:
 		case O_ELF:
-			if (nsecs == sizeof(secs) / sizeof(secs[0]))
-				die_usage("at most %zu --raw and --elf "
-					  "sections",
-					  nsecs);
+			if (nsecs == secs_cap) {
+				size_t cap = secs_cap ? 2 * secs_cap : 16;
+				void *p = realloc(secs, cap * sizeof(*secs));
+
+				if (!p) {
+					fprintf(stderr,
+						PROG ": out of memory for %zu "
+						     "--raw and --elf sections\n",
+						cap);
+					return 1;
+				}
+				secs = p;
+				secs_cap = cap;
+			}
 			if (strace_raw_parse_section(optarg, c == O_ELF,
 						     &secs[nsecs]) < 0)
 				die_usage(c == O_ELF

@@ -74,6 +74,21 @@ for name in recurse fptr; do
 	"$bin/ptrace-capture" -q -j 2 --piece-bytes 4096 --pt "$pt" "${raws[@]}" --pid "$pid" \
 		-o "$work/$name.j2.srb" && events "$work/$name.j2.srb" | cmp -s - "$work/$name.i.txt" &&
 		pass "$name-raw-j2-equals-i" || fail "$name-raw-j2-equals-i"
+	# the same code page by page, as a kAFL or Nyx page dump gives it:
+	# hundreds of sections (a dso event each), the same other events
+	pages=()
+	while read -r kw s e off path; do
+		[ "$kw" = mmap ] || continue
+		for ((a = 16#$s; a < 16#$e; a += 4096)); do
+			pages+=(--raw "$path:$(printf 0x%x $((16#$off + a - 16#$s)))-4096@$(printf 0x%x $a)")
+		done
+	done <"$sb"
+	"$bin/ptrace-capture" -q --pt "$pt" "${pages[@]}" --pid "$pid" \
+		-o "$work/$name.pages.srb" 2>"$work/$name.pages.err" &&
+		events "$work/$name.pages.srb" | grep -v '"type": "dso"' |
+		cmp -s - <(grep -v '"type": "dso"' "$work/$name.i.txt") &&
+		pass "$name-raw-$((${#pages[@]} / 2))-pages-equals-i" ||
+		fail "$name-raw-pages-equals-i" "$(cat "$work/$name.pages.err")"
 done
 
 # --elf: the program and its libraries by their PT_LOAD segments. ld.so
