@@ -14,6 +14,9 @@
 #   make libipt-suite LIBIPT_SRC=DIR [LIBIPT_OUT=DIR]
 #                        libipt's test suite as a judge of our decoders
 #                        (tests/external/libipt-suite.sh; not in check)
+#   make kafl-traces XDC_EXPERIMENTS=DIR [KAFL_OUT=DIR]
+#                        real kAFL recordings (nyx-fuzz/libxdc_experiments):
+#                        the fast walker against libipt (not in check)
 #   make fuzz            libFuzzer targets into build/fuzz/ (clang, ASan, UBSan);
 #                        make fuzz-run FUZZ_TARGET=perf|perf_ref|ring|blockfile|damage
 #                        (tests/fuzz/fuzz.mk)
@@ -210,6 +213,9 @@ demo: deps-test
 libipt-suite: build
 	@O=$(O) tests/external/libipt-suite.sh $(LIBIPT_SRC) $(LIBIPT_OUT)
 
+kafl-traces: build
+	@O=$(O) tests/external/kafl-traces.sh $(XDC_EXPERIMENTS) $(KAFL_OUT)
+
 # What is installed: the commands, libstrace (shared, with its .so.MAJOR
 # and .so links, and static), its public headers and .pc, the dlfilter
 # where perf looks for it, the man pages and the API's example. The
@@ -271,5 +277,5 @@ format:
 clean:
 	rm -rf $(O)
 
-.PHONY: all build check check-unit check-e2e check-ring tests bench demo libipt-suite install uninstall format clean deps-build deps-test
+.PHONY: all build check check-unit check-e2e check-ring tests bench demo libipt-suite kafl-traces install uninstall format clean deps-build deps-test
 .DELETE_ON_ERROR:
