@@ -10,6 +10,8 @@
 #                        (make check-unit: the quick tier, make check-e2e:
 #                        the scripts)
 #   make bench           benchmarks; figures go to docs/performance.md
+#                        (XDC_EXPERIMENTS=DIR LIBXDC_DIR=DIR: also beside
+#                        libxdc on kAFL's recordings, tests/bench/xdc.sh)
 #   make demo            trace a bundled program (ptsynth), decode, read back
 #   make libipt-suite LIBIPT_SRC=DIR [LIBIPT_OUT=DIR]
 #                        libipt's test suite as a judge of our decoders

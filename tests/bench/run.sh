@@ -223,6 +223,24 @@ EOF
 	tests/bench/dlfilter.sh 2>&1 >/dev/null | sed -n '/^|/,$p'
 	echo
 	tests/bench/stacks.sh
+	echo
+	echo "## Beside libxdc, on kAFL's real recordings (issue 34)"
+	echo
+	if [ -n "${XDC_EXPERIMENTS:-}" ] && [ -n "${LIBXDC_DIR:-}" ]; then
+		echo "libxdc (nyx-fuzz/libxdc, built outside the tree) and ours on the real"
+		echo "recordings of libxdc's experiments, by their method: each trace repeated"
+		echo "to 64 MB and decoded by one process, CPU time of the whole process, the"
+		echo "fixed costs removed by also timing one copy (\`tests/bench/xdc.sh\`; the"
+		echo "median of ${BENCH_XDC_REPS:-5} alternating rounds). libxdc makes a coverage bitmap of"
+		echo "the branches in one address range; ours every event, with no event kept"
+		echo "(\`--types lost\`), and then written into a ring:"
+		echo
+		tests/bench/xdc.sh "$XDC_EXPERIMENTS" "$LIBXDC_DIR"
+	else
+		echo "Not measured in this run: \`make bench XDC_EXPERIMENTS=DIR LIBXDC_DIR=DIR\`"
+		echo "(a checkout of nyx-fuzz/libxdc_experiments, and nyx-fuzz/libxdc built"
+		echo "outside the tree with \`make libxdc.a\`) measures it (\`tests/bench/xdc.sh\`)."
+	fi
 } >>"$OUT"
 echo "bench: wrote $OUT" >&2
 grep -E '^\| (PIPE|PRODUCE|CONSUME|CAST|JSON|TEXT) ' "$OUT" | cut -d'|' -f2,4,5,8 >&2
