@@ -142,7 +142,8 @@ static int chrome_open(struct view *v)
 	view_set_event_types(v, 1ull << STRACE_EV_TRACE_BEGIN |
 					1ull << STRACE_EV_OVERFLOW |
 					1ull << STRACE_EV_ERROR |
-					1ull << STRACE_EV_LOST);
+					1ull << STRACE_EV_LOST |
+					VIEW_TYPE_BIT(STRACE_EV_PTWRITE));
 	memcpy(o->p, "[", 1);
 	o->p += 1;
 	return 0;
@@ -284,10 +285,13 @@ static void chrome_event(struct view *v, const struct strace_event *e)
 {
 	struct chrome *c = view_state(v);
 	struct out *o = view_out(v);
-	const char *what = NULL;
+	const char *what = NULL, *cat = "gap";
 	char *p;
 
 	switch (e->type) {
+	case STRACE_EV_PTWRITE:
+		what = cat = "ptwrite";
+		break;
 	case STRACE_EV_OVERFLOW:
 		what = "overflow";
 		break;
@@ -314,8 +318,10 @@ static void chrome_event(struct view *v, const struct strace_event *e)
 	p = sep(c, o->p);
 	memcpy(p, "{\"name\":", 8);
 	p = put_str(p + 8, what, strlen(what));
-	memcpy(p, ",\"cat\":\"gap\",\"ph\":\"i\",\"s\":\"t\",\"ts\":", 35);
-	p = put_us(p + 35, e->time);
+	memcpy(p, ",\"cat\":", 7);
+	p = put_str(p + 7, cat, strlen(cat));
+	memcpy(p, ",\"ph\":\"i\",\"s\":\"t\",\"ts\":", 23);
+	p = put_us(p + 23, e->time);
 	p = put_ids(p, pid, e->tid);
 	memcpy(p, ",\"args\":{\"", 10);
 	p += 10;
@@ -328,6 +334,11 @@ static void chrome_event(struct view *v, const struct strace_event *e)
 		p = fmt_put_u64(p + 10, e->a);
 		memcpy(p, "}}", 2);
 		p += 2;
+	} else if (e->type == STRACE_EV_PTWRITE) {
+		memcpy(p, "\",\"payload\":\"", 13);
+		p = fmt_put_hex(p + 13, e->b);
+		memcpy(p, "\"}}", 3);
+		p += 3;
 	} else {
 		memcpy(p, "\"}}", 3);
 		p += 3;

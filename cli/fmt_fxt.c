@@ -95,12 +95,14 @@ enum {
 	FIX_COUNT,
 	FIX_SYSCALL_NAME, /* the names of those frames (view_put_name()) */
 	FIX_SIGNAL_NAME,
+	FIX_PTWRITE, /* a ptwrite's instant: its category and name */
+	FIX_PAYLOAD,
 	FIX_END
 };
 static const char *const fixed[FIX_END] = {
 	"", "process", "call", "entry", "root", "seed", "syscall", "signal",
 	"gap", "overflow", "lost", "trace resumes", "error", "unwound",
-	"ip", "count", "[syscall]", "[signal]",
+	"ip", "count", "[syscall]", "[signal]", "ptwrite", "payload",
 };
 
 /* the string cache: indexes DYN_BASE..32767 in NSETS sets of WAYS */
@@ -116,7 +118,8 @@ static const char *const fixed[FIX_END] = {
 /* the event types fxt_event() may write an instant for */
 #define GAP_TYPES                                                             \
 	(1ull << STRACE_EV_TRACE_BEGIN | 1ull << STRACE_EV_OVERFLOW |          \
-	 1ull << STRACE_EV_ERROR | 1ull << STRACE_EV_LOST)
+	 1ull << STRACE_EV_ERROR | 1ull << STRACE_EV_LOST |                    \
+	 VIEW_TYPE_BIT(STRACE_EV_PTWRITE))
 
 #define THREAD_SLOTS 256u /* index 0 is "inline" */
 
@@ -481,7 +484,31 @@ static int fxt_open(struct view *v)
 	return out_room(o);
 }
 
-/* Gaps, errors and losses: instant events on their thread. */
+/* A ptwrite: an instant of category and name "ptwrite" on its thread,
+ * its ip and payload the arguments. */
+static void ptwrite_instant(struct view *v, const struct strace_event *e)
+{
+	struct fxt *x = view_state(v);
+	struct out *o = x->out;
+	uint32_t thread = thread_ref(v, x, e->tid);
+	char *p;
+
+	if (!thread)
+		return;
+	p = put64(o->p, RT_EVENT | 6u << 4 | EV_INSTANT << 16 | 2u << 20 |
+				(uint64_t)thread << 24 |
+				(uint64_t)FIX_PTWRITE << 32 |
+				(uint64_t)FIX_PTWRITE << 48);
+	p = put64(p, e->time);
+	p = put64(p, ARG_POINTER | 2u << 4 | FIX_IP << 16);
+	p = put64(p, e->a);
+	p = put64(p, ARG_UINT64 | 2u << 4 | (uint64_t)FIX_PAYLOAD << 16);
+	o->p = put64(p, e->b);
+	if (out_room(o) < 0)
+		view_fail(v, -1);
+}
+
+/* Gaps, errors and losses: instant events on their thread; ptwrites. */
 static void fxt_event(struct view *v, const struct strace_event *e)
 {
 	struct fxt *x;
@@ -500,12 +527,18 @@ static void fxt_event(struct view *v, const struct strace_event *e)
 	case STRACE_EV_LOST:
 		name = FIX_LOST;
 		break;
-	default: /* trace_begin */
+	case STRACE_EV_PTWRITE:
+		ptwrite_instant(v, e);
+		return;
+	case STRACE_EV_TRACE_BEGIN:
 		if (e->b != STRACE_REASON_SYNC &&
 		    e->b != STRACE_REASON_OVERFLOW &&
 		    e->b != STRACE_REASON_ERROR && e->b != STRACE_REASON_LOST)
 			return;
 		name = FIX_RESUMES;
+		break;
+	default: /* (a type that aliases one of those, view.h) */
+		return;
 	}
 	x = view_state(v);
 	o = x->out;

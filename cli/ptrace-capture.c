@@ -159,7 +159,9 @@ static void usage(FILE *f)
 		"      --types PATTERNS  keep only these event types (call,ret*,-symbol);\n"
 		"                        a list that keeps pebs or pebs_item asks\n"
 		"                        for the PEBS-via-PT records (-i: an\n"
-		"                        aux-output event asks for them too)\n"
+		"                        aux-output event asks for them too),\n"
+		"                        one that keeps ptwrite for the PTW\n"
+		"                        payloads (-i: intel_pt's ptw bit too)\n"
 		"      --tid TID         decode only this thread\n"
 		"  -j, --jobs N          decode N threads' traces in parallel;\n"
 		"                        with fewer threads, cut each thread's\n"
@@ -622,6 +624,10 @@ static void live_opened(void *arg, struct strace_live *l)
 			     "report this kernel\n");
 	strace_live_decoder_set_time(lc->ld, &tc,
 				     rc == 0 && tc.cap_user_time_zero);
+	/* the payloads of ptwrite as events when the event asks the
+	 * hardware for them (intel_pt/ptw/u), as -i does */
+	if (strace_live_has_ptw(l))
+		strace_live_decoder_add_flags(lc->ld, STRACE_WALK_PTWRITE);
 }
 
 /* A --pt decode failed: what, on which input, and what to do. */
@@ -1130,6 +1136,11 @@ static int capture(int argc, char **argv)
 		    (strace_typeset_has(&types, STRACE_EV_PEBS) ||
 		     strace_typeset_has(&types, STRACE_EV_PEBS_ITEM)))
 			flags |= STRACE_WALK_PEBS;
+		/* ptwrite payloads likewise (-i: the ptw bit of the
+		 * recording's intel_pt config asks for them too) */
+		if (types_arg[0] != '-' &&
+		    strace_typeset_has(&types, STRACE_EV_PTWRITE))
+			flags |= STRACE_WALK_PTWRITE;
 	}
 
 	/* A decode of a recording into a lossless ring its readers follow

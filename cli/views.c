@@ -1220,8 +1220,8 @@ int view_feed(struct view *v, const struct strace_event *ev, size_t n,
 		size_t from = 0, i = 0;
 		for (;;) {
 			if (types) /* to the next event it wants */
-				while (i < n && (ev[i].type >= 64 ||
-						 !(types >> ev[i].type & 1)))
+				while (i < n &&
+				       !(types & VIEW_TYPE_BIT(ev[i].type)))
 					i++;
 			if (i > from) {
 				rc = strace_stack_feed(v->stack, ev + from,

@@ -115,8 +115,11 @@ const struct view_opts *view_opts(const struct view *v);
 struct strace_names *view_names(const struct view *v);
 struct out *view_out(const struct view *v);
 /* view_set_event_types() - call the format's event only for events of
- * these types (bit 1 << type, types below 64; 0: every event, the
- * default); the stacks then take the others in batches, which is faster. */
+ * these types (VIEW_TYPE_BIT(type) each; 0: every event, the default);
+ * the stacks then take the others in batches, which is faster. Types
+ * 64 and above share the bit of their value modulo 64 (ptwrite, 98,
+ * that of lost, 34): a format's event looks at the type it gets. */
+#define VIEW_TYPE_BIT(type) (1ull << ((type) & 63))
 void view_set_event_types(struct view *v, uint64_t types);
 /* view_fail() - a format's write failed (or memory ran out): the view
  * stops with err (-1 after a message on stderr, or -ENOMEM). */

@@ -596,6 +596,10 @@ uint64_t strace_tsc_to_perf_time(const struct strace_time_conv *tc,
 				      * (the recording asked for them:
 				      * aux-output); without it the records
 				      * are passed over */
+#define STRACE_WALK_PTWRITE 0x40     /* a ptwrite event for each PTW packet
+				      * (the recording asked for them: its
+				      * intel_pt config's ptw bit); without
+				      * it they are passed over */
 
 /*
  * The processor a trace was recorded on. It chooses the errata
@@ -871,6 +875,8 @@ struct strace_walk_stats {
 	uint64_t syncs;     /* PSBs synchronised on */
 	uint64_t pebs_records; /* PEBS-via-PT records read (BBP ... BEP),
 				* whether or not they gave events */
+	uint64_t ptwrites; /* PTW packets read, whether or not they gave
+			    * events */
 };
 void strace_walker_stats(const struct strace_walker *w,
 			 struct strace_walk_stats *st);

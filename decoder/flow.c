@@ -10,6 +10,7 @@
 #include "decoder/packet.h"
 
 static void pebs_emit(struct strace_walker *w, uint64_t at);
+static void ptw_emit(struct strace_walker *w, uint64_t ip, unsigned flags);
 
 /* --- errors -------------------------------------------------------------- */
 
@@ -446,23 +447,30 @@ int strace_dec_fup(struct strace_walker *w, uint64_t ip, int suppressed,
 {
 	struct walk_flow *f = &w->flow;
 	int binds = f->fup_binds, abort = f->tsx_abort, bep = f->bep_fup;
+	int ptw = f->ptw_fup;
 	int err;
 
-	f->fup_binds = f->tsx_abort = f->bep_fup = 0;
+	f->fup_binds = f->tsx_abort = f->bep_fup = f->ptw_fup = 0;
 	if (suppressed) {
 		/* Only a FUP that binds to a MODE.TSX, PTW, EXSTOP or BEP
 		 * may leave out where it happened (libipt:
 		 * -pte_ip_suppressed) */
 		if (bep)
 			pebs_emit(w, f->have_ip ? f->ip : 0);
+		if (unlikely(ptw))
+			ptw_emit(w, f->have_ip && f->enabled ? f->ip : 0, 0);
 		if (binds || f->in_psb || f->pending_ovf)
 			return 0;
 		return strace_dec_fail(w, STRACE_E_NOIP);
 	}
-	if (unlikely(bep) && (!f->have_ip || !f->enabled)) {
-		/* a PEBS record taken where tracing is off: only where it
-		 * was (as perf takes it), nothing to walk */
-		pebs_emit(w, ip);
+	if (unlikely(bep | ptw) && (!f->have_ip || !f->enabled)) {
+		/* a PEBS record taken, or a ptwrite run, where tracing is
+		 * off: only where it was (as perf takes a PEBS record; perf
+		 * drops such a ptwrite), nothing to walk */
+		if (bep)
+			pebs_emit(w, ip);
+		if (ptw)
+			ptw_emit(w, ip, STRACE_PTW_IP);
 		return 0;
 	}
 	if (f->in_psb) {
@@ -513,6 +521,9 @@ int strace_dec_fup(struct strace_walker *w, uint64_t ip, int suppressed,
 		/* MODE.TSX begin/commit, PTW, EXSTOP, BEP: a location */
 		if (bep)
 			pebs_emit(w, ip);
+		if (ptw) /* the ptwrite instruction's address (perf's and
+			  * libipt's IP of the event) */
+			ptw_emit(w, ip, STRACE_PTW_IP);
 		return 0;
 	}
 	f->pending_fup = 1;
@@ -537,6 +548,64 @@ void strace_dec_overflow(struct strace_walker *w)
 	w->flow.in_psb = 0; /* an OVF ends a PSB+ */
 }
 
+/* --- PTW ------------------------------------------------------------------ */
+
+/* A ptwrite event, if asked for: ip and STRACE_PTW_IP as the caller
+ * knows them. Its time is that of the flow where the ptwrite ran, as a
+ * PEBS record's (pebs_emit()): the last resolved point's. */
+static void ptw_emit(struct strace_walker *w, uint64_t ip, unsigned flags)
+{
+	if (!(w->o.flags & STRACE_WALK_PTWRITE))
+		return;
+	put_event(w, STRACE_EV_PTWRITE,
+		  (flags | w->flow.ptw_size) | w->seg.adv_mark,
+		  w->time.adv_time, ip, w->flow.ptw_payload, w->st.insns);
+}
+
+/*
+ * A PTW packet (rare: off the packet loop). With its IP bit, the FUP
+ * right after it (PAD may stand between) says where the ptwrite ran: a
+ * location, not a branch; the event waits for it (strace_dec_fup()).
+ * Without the bit, or where that FUP is missing (perf: "Missing FUP after
+ * PTWRITE", and it drops the payload), the event is made at once with
+ * where the flow stands. In a PSB+, which holds no PTW (perf: "Unexpected
+ * packet"), it gives no event.
+ */
+static __attribute__((noinline, cold)) void
+ptw_packet(struct strace_walker *w, const struct pt_packet_ptw *p,
+	   unsigned size)
+{
+	struct walk_flow *f = &w->flow;
+	size_t next = w->in.pos + size;
+	int sz;
+
+	w->st.ptwrites++;
+	f->pending_fup = 0;
+	if (p->ip)
+		f->fup_binds = 1;
+	if (!(w->o.flags & STRACE_WALK_PTWRITE) || f->in_psb)
+		return;
+	f->ptw_payload = p->payload;
+	sz = pt_ptw_size(p->plc); /* (libipt reads no other PLC) */
+	f->ptw_size = sz > 0 ? (unsigned)sz & STRACE_PTW_SIZE_MASK : 0;
+	if (p->ip) {
+		const uint8_t *buf = w->in.buf;
+		size_t len = w->in.len;
+		struct pkt q;
+
+		while (next < len && buf[next] == 0x00)
+			next++;
+		if (next < len) {
+			pkt_parse(buf, len, next, 0, &q);
+			if (q.type == PKT_FUP) {
+				f->ptw_fup = 1;
+				return;
+			}
+		}
+	}
+	ptw_emit(w, f->have_ip && f->enabled ? f->ip : 0, 0);
+}
+
 int strace_dec_other_packet(struct strace_walker *w,
 			    const struct pt_packet *p)
 {
@@ -556,10 +625,11 @@ int strace_dec_other_packet(struct strace_walker *w,
 		 * FUP and its TIP (they bind to it) */
 		break;
 	case ppt_ptw:
+		ptw_packet(w, &p->payload.ptw, p->size);
+		break;
 	case ppt_exstop:
 		/* with IP set, a FUP follows that says where it happened */
-		if (p->type == ppt_ptw ? p->payload.ptw.ip
-				       : p->payload.exstop.ip)
+		if (p->payload.exstop.ip)
 			w->flow.fup_binds = 1;
 		w->flow.pending_fup = 0;
 		break;

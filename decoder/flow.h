@@ -233,7 +233,7 @@ static inline void lose_sync(struct strace_walker *w)
 	w->flow.pending_fup = w->flow.pending_mode = 0;
 	w->flow.fup_binds = w->flow.tsx_abort = w->flow.pending_abort = 0;
 	w->flow.dtnt_n = w->flow.deferring = 0;
-	w->flow.bep_fup = 0;
+	w->flow.bep_fup = w->flow.ptw_fup = 0;
 	w->pebs.open = 0;
 	retstack_clear(&w->flow.rs);
 }

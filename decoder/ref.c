@@ -532,6 +532,18 @@ static void handle_event_timed(struct ref *r, const struct pt_event *ev,
 		r->last_ip = ev->variant.async_branch.to;
 		r->end_at = ev->variant.async_branch.to;
 		break;
+	case ptev_ptwrite:
+		/* libipt binds the payload to the ptwrite instruction: its
+		 * address from the FUP, else (IP bit clear) where the block
+		 * decoder stopped at it in the code */
+		if (r->o->flags & STRACE_WALK_PTWRITE)
+			emit(r, STRACE_EV_PTWRITE,
+			     (ev->variant.ptwrite.size & STRACE_PTW_SIZE_MASK) |
+				     (ev->ip_suppressed ? 0 : STRACE_PTW_IP),
+			     ev->ip_suppressed ? r->last_ip
+					       : ev->variant.ptwrite.ip,
+			     ev->variant.ptwrite.payload);
+		break;
 	case ptev_tsx:
 		/* an abort binds to the asynchronous branch after it */
 		r->tx_abort = ev->variant.tsx.aborted;

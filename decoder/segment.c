@@ -317,6 +317,7 @@ int strace_dec_seg_merge(struct strace_walker *w, struct seg_job *j,
 	w->st.errors += j->st.errors;
 	w->st.overflows += j->st.overflows;
 	w->st.pebs_records += j->st.pebs_records;
+	w->st.ptwrites += j->st.ptwrites;
 	w->st.syncs += j->st.syncs;
 	return 0;
 }

@@ -78,6 +78,11 @@ struct walk_flow {
 			    * TIP, TIP.PGE or TIP.PGD it binds to */
 	int bep_fup;       /* the next FUP says where a PEBS record was
 			    * taken (a BEP with its IP bit before it) */
+	int ptw_fup;       /* the next FUP says where the ptwrite of
+			    * ptw_payload ran (a PTW with its IP bit right
+			    * before it; STRACE_WALK_PTWRITE) */
+	unsigned ptw_size; /* its payload's bytes (4, 8) */
+	uint64_t ptw_payload;
 	unsigned errata;   /* STRACE_ERRATUM_* of the trace's processor */
 	/* a deferred TIP: TNT bits for the branches after the indirect one
 	 * that waits for its TIP (SDM: TNT may precede a deferred TIP) */

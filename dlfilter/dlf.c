@@ -1264,6 +1264,35 @@ static inline size_t memo_slot(uint64_t prev, uint64_t ip, uint64_t addr)
 	return (size_t)(x >> (64 - MEMO_BITS));
 }
 
+int strace_dlf_ptwrite(struct strace_dlf *d, const struct strace_dlf_sample *s,
+		       uint64_t payload, int ip_exact,
+		       const struct strace_dlf_host *h, void *ctx)
+{
+	struct thr *t;
+	struct aent a = {0};
+	int rc;
+
+	if (d->err)
+		return d->err;
+	d->st.ptwrites++;
+	if (!want(d, STRACE_EV_PTWRITE))
+		return 0;
+	d->cur_tid = s->tid;
+	d->cur_time = s->time;
+	t = thread(d, s, h, ctx);
+	if (!t)
+		return d->err ? d->err : -ENOMEM;
+	if (s->ip) {
+		if ((rc = lookup(d, t->pid, s->ip, STRACE_DLF_IP, h, ctx,
+				 &a)) < 0 ||
+		    (rc = need_sym(d, a.sym)) < 0)
+			return rc;
+	}
+	rc = put_thr(d, t, STRACE_EV_PTWRITE, ip_exact ? STRACE_PTW_IP : 0,
+		     s->time, s->ip, payload);
+	return rc < 0 ? rc : 1;
+}
+
 int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 		      const struct strace_dlf_host *h, void *ctx)
 {

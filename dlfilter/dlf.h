@@ -115,6 +115,7 @@ struct strace_dlf_sample {
 struct strace_dlf_stats {
 	uint64_t samples;   /* branch samples seen */
 	uint64_t ignored;   /* samples that are no branch (--itrace=i...) */
+	uint64_t ptwrites;  /* ptwrite samples (--itrace=w) */
 	uint64_t others;    /* branch samples that are neither calls nor
 			     * trace begins and ends: returns and jumps; 0
 			     * after many samples means perf was not asked
@@ -159,6 +160,19 @@ struct strace_ring *strace_dlf_ring(const struct strace_dlf *d);
  */
 int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 		      const struct strace_dlf_host *host, void *ctx);
+
+/*
+ * strace_dlf_ptwrite() - a ptwrite sample (perf --itrace=w: the event
+ * "ptwrite", its raw data perf's struct perf_synth_intel_ptwrite): a
+ * ptwrite event of s->tid at s->ip (the ptwrite instruction's when
+ * ip_exact, perf's "IP: 1") with payload, at s->time. Its size is not
+ * known (perf keeps no PLC): flags hold no size. Only s->ip, time, pid,
+ * tid are read. Returns 1 when the event was written, 0 when types=
+ * leaves it out, or a negative error.
+ */
+int strace_dlf_ptwrite(struct strace_dlf *d, const struct strace_dlf_sample *s,
+		       uint64_t payload, int ip_exact,
+		       const struct strace_dlf_host *host, void *ctx);
 
 /*
  * strace_dlf_finish() - end of the data: a trace_end (reason "end") for

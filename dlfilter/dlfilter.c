@@ -47,6 +47,7 @@ struct state {
 	 * ptwrite, power events) are no branches, whatever their flags */
 	const void *last_attr;
 	int last_is_branches;
+	int last_is_ptwrite; /* perf's "ptwrite" (--itrace=w) */
 	uint64_t not_branches;
 	/* plugin=: handed each batch before the ring publishes it */
 	struct strace_plugins *plugins;
@@ -252,6 +253,42 @@ int start(void **data, void *ctx)
 	return 0;
 }
 
+/* A ptwrite sample (rare: out of line): its raw data is perf's struct
+ * perf_synth_intel_ptwrite less its 4 bytes of padding, the flags (bit 0:
+ * the IP is the ptwrite instruction's, from a FUP) and the payload. */
+static __attribute__((noinline)) int
+ptwrite(struct state *st, const struct perf_dlfilter_sample *sample,
+	void *ctx)
+{
+	struct strace_dlf_sample s = {0};
+	const uint8_t *raw;
+	uint32_t fl;
+	uint64_t payload;
+	int rc;
+
+	if (sample->size < offsetof(struct perf_dlfilter_sample, raw_data) +
+				   sizeof(sample->raw_data) ||
+	    sample->raw_size < 12 || !sample->raw_data) {
+		st->not_branches++;
+		return 1;
+	}
+	raw = sample->raw_data;
+	memcpy(&fl, raw, 4);
+	memcpy(&payload, raw + 4, 8);
+	s.ip = sample->ip;
+	s.time = sample->time;
+	s.pid = (uint32_t)sample->pid;
+	s.tid = (uint32_t)sample->tid;
+	s.cpu1 = sample->cpu >= 0 ? (uint32_t)sample->cpu + 1 : 0;
+	rc = strace_dlf_ptwrite(st->d, &s, payload, fl & 1, &host, ctx);
+	if (rc < 0) {
+		fprintf(stderr, PROG ": cannot write to the ring %s: %s\n",
+			strace_dlf_ring_path(st->d), strace_strerror(rc));
+		return rc;
+	}
+	return st->print && rc > 0 ? 0 : 1;
+}
+
 static int work(struct state *st, const struct perf_dlfilter_sample *sample,
 		void *ctx)
 {
@@ -281,7 +318,12 @@ static int work(struct state *st, const struct perf_dlfilter_sample *sample,
 				!a || (a->type == PERF_TYPE_HARDWARE &&
 				       a->config ==
 					       PERF_COUNT_HW_BRANCH_INSTRUCTIONS);
+			st->last_is_ptwrite =
+				a && a->type == DLF_PERF_TYPE_SYNTH &&
+				a->config == DLF_SYNTH_INTEL_PTWRITE;
 		}
+		if (__builtin_expect(st->last_is_ptwrite, 0))
+			return ptwrite(st, sample, ctx);
 		if (!st->last_is_branches) {
 			st->not_branches++;
 			return 1;

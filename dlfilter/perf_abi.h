@@ -74,6 +74,11 @@ struct perf_dlfilter_sample {
 	int32_t vcpu;
 };
 
+/* perf's synthesized events (its util/event.h): the attr type of all,
+ * and the config of the ptwrite one (--itrace=w). */
+#define DLF_PERF_TYPE_SYNTH 0x80000000u /* INT_MAX + 1U */
+#define DLF_SYNTH_INTEL_PTWRITE 0
+
 /* The fields we read must lie inside what perf 5.14 already passed. */
 #define DLF_SAMPLE_MIN_SIZE                                                   \
 	(offsetof(struct perf_dlfilter_sample, addr_correlates_sym) + 1)

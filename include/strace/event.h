@@ -153,7 +153,10 @@ enum strace_family {
 	  "counters: the applicable counters; its pebs_item events follow")        \
 	X(PEBS_ITEM, 97, "pebs_item", SAMPLE, "item", HEX, "value", HEX,             \
 	  "one field of the PEBS record before: item = (block type << 8) | "       \
-	  "id (STRACE_PEBS_*)")
+	  "id (STRACE_PEBS_*)")                                                   \
+	X(PTWRITE, 98, "ptwrite", SAMPLE, "ip", ADDR, "payload", HEX,               \
+	  "a ptwrite instruction's payload (PT PTW packet); flags: payload "      \
+	  "bytes (4, 8), STRACE_PTW_IP when ip is the instruction's (a FUP)")
 
 enum strace_event_type {
 #define STRACE_X_ENUM(ID, VAL, ...) STRACE_EV_##ID = VAL,
@@ -181,6 +184,14 @@ enum strace_event_type {
 #define STRACE_PEBS_LBR0 8  /* LBR entries, three blocks (8, 9, 10) */
 #define STRACE_PEBS_XMM 16  /* XMM registers */
 #define STRACE_PEBS_KEY(type, id) (((unsigned)(type) << 8) | (unsigned)(id))
+
+/* ptwrite flags: the payload's size in bytes (4 or 8: the PTW packet's
+ * PLC) in the low bits, and STRACE_PTW_IP when a is the address of the
+ * ptwrite instruction (the PTW had its IP bit and a FUP said where: perf's
+ * "IP: 1"); without it a is where the flow stood when the packet came (the
+ * last address the decoder knew, perf's sample IP too; 0 if none). */
+#define STRACE_PTW_SIZE_MASK 0x000f
+#define STRACE_PTW_IP 0x0100
 
 /* LOST flags: who lost the events. */
 #define STRACE_LOST_READER 1   /* overwritten in the ring before this reader */

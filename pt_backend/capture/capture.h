@@ -259,6 +259,10 @@ int strace_live_stop(struct strace_live *l, const struct strace_live_cb *cb);
  */
 int strace_live_time_conv(const struct strace_live *l,
 			  struct strace_time_conv *tc);
+/* 1 when the session's intel_pt event has the ptw bit (intel_pt/ptw/u:
+ * the hardware writes the payloads of ptwrite instructions, PTW
+ * packets), else 0. */
+int strace_live_has_ptw(const struct strace_live *l);
 /* perf time of a TSC value (perf's tsc_to_perf_time, without the
  * cap_user_time_short wrap-around that strace_tsc_to_perf_time() adds);
  * time_zero for a time_shift of 64 or more, as that function. */

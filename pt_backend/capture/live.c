@@ -1726,6 +1726,13 @@ static void cpuid_15(uint32_t *n, uint32_t *d)
 	*d = a;
 }
 
+int strace_live_has_ptw(const struct strace_live *l)
+{
+	uint64_t bits = strace_pmu_format_bits(&l->pmu, "ptw");
+
+	return bits && (l->pt.config & bits) != 0;
+}
+
 int strace_live_time_conv(const struct strace_live *l,
 			  struct strace_time_conv *tc)
 {

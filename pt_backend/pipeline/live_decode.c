@@ -424,6 +424,12 @@ int strace_live_decoder_set_cache(struct strace_live_decoder *ld,
 	return rc < 0 ? rc : strace_objcache_set_dir(ld->objects, dir);
 }
 
+void strace_live_decoder_add_flags(struct strace_live_decoder *ld,
+				   unsigned walk_flags)
+{
+	ld->flags |= walk_flags;
+}
+
 void strace_live_decoder_set_time(struct strace_live_decoder *ld,
 				  const struct strace_time_conv *tc,
 				  int has_time)

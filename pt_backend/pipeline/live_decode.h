@@ -48,6 +48,11 @@ int strace_live_decoder_set_cache(struct strace_live_decoder *ld,
 void strace_live_decoder_set_names(struct strace_live_decoder *ld,
 				   int names);
 
+/* More walker flags (STRACE_WALK_PTWRITE where the session's config asks
+ * for the payloads), before the first PT bytes. */
+void strace_live_decoder_add_flags(struct strace_live_decoder *ld,
+				   unsigned walk_flags);
+
 /* The time conversion of the session (before the first PT bytes). */
 void strace_live_decoder_set_time(struct strace_live_decoder *ld,
 				  const struct strace_time_conv *tc,

@@ -155,7 +155,9 @@ struct ctx {
 	struct strace_symset *syms;
 	struct strace_pt_cpu cpu; /* the recording's (its CPUID header) */
 	unsigned walk_flags; /* o->walk_flags, and STRACE_WALK_PEBS when an
-			      * event of the recording has aux_output */
+			      * event of the recording has aux_output,
+			      * STRACE_WALK_PTWRITE when its intel_pt
+			      * config has the ptw bit */
 	struct strace_objcache *objects; /* o->objects, or our own */
 	struct strace_objcache *own_objects;
 	_Atomic size_t next_queue;
@@ -511,13 +513,17 @@ static void find_cpu(struct ctx *c)
 /* c->walk_flags: the caller's, and the PEBS-via-PT records as events
  * when the recording asked for them: an event with aux_output (perf
  * record -e intel_pt//u,cycles/aux-output/u), whose PEBS records the
- * hardware writes into the trace. */
+ * hardware writes into the trace; and the ptwrite payloads when its
+ * intel_pt event has the ptw bit (perf record -e intel_pt/ptw/u), which
+ * makes the hardware write them. */
 static void find_walk_flags(struct ctx *c)
 {
 	c->walk_flags = c->o->walk_flags;
 	for (size_t i = 0; i < c->perf.nattrs; i++)
 		if (c->perf.attrs[i].attr.aux_output)
 			c->walk_flags |= STRACE_WALK_PEBS;
+	if (c->perf.pt_config & PFMT_IPT_CFG_PTW)
+		c->walk_flags |= STRACE_WALK_PTWRITE;
 }
 
 /* What the recording's header says of where it was made, into the ring

@@ -31,7 +31,8 @@ struct strace_offline_opts {
 	unsigned walk_flags;          /* STRACE_WALK_ALL_BRANCHES, _REFERENCE;
 				       * the decode adds STRACE_WALK_PEBS for
 				       * a recording with an aux_output
-				       * event */
+				       * event, STRACE_WALK_PTWRITE for one
+				       * with intel_pt's ptw bit */
 	const struct strace_typeset *types; /* NULL: every type */
 	uint32_t tid;                 /* only this thread; 0: all */
 	int jobs;                     /* decoding threads; 0: 1 */

@@ -11,9 +11,11 @@
 # errata are chosen as for a real recording), and:
 #   - ptrace-capture -i, fast and reference decoders, gives the events
 #     the unit test wrote (so the CPUID header reaches the walker, and
-#     an aux-output event asks for the PEBS-via-PT records' events);
+#     an aux-output event asks for the PEBS-via-PT records' events, the
+#     intel_pt config's ptw bit for the ptwrite payloads');
 #   - perf script --itrace=be gives the same transfers as ptrace-capture
-#     --all-branches, where perf 6.1 decodes the case. Where it does not
+#     --all-branches (--itrace=bew: and the same ptwrite payloads among
+#     them, at the same IPs), where perf 6.1 decodes the case. Where it does not
 #     (it has no workaround for that erratum, or reads the packets
 #     otherwise), the case is a SKIP naming why; those stand in
 #     docs/decoder.md too.
@@ -39,6 +41,9 @@ perf_differs() {
 	skd010_*) echo "perf has no SKD010 workaround: it finds no FUP after the OVF" ;;
 	skd022_*-1) echo "perf has no SKD022 workaround: an async disable at VMLAUNCH" ;;
 	skl014_*) echo "perf has no SKL014 workaround: it walks on past the call" ;;
+	ptwrite_while_off*) echo "perf drops a ptwrite while tracing is off (we keep it, where its FUP says)" ;;
+	ptwrite_in_psb*) echo "perf stops at a PTW in a PSB+ (\"Unexpected packet\"); we pass over it" ;;
+	ptwrite_fup_missing*) echo "perf drops a PTW with IP and no FUP (\"Missing FUP after PTWRITE\"); we keep it without its IP" ;;
 	pgd_at_mov_cr3*) echo "perf binds a TIP.PGD without IP to no MOV CR3" ;;
 	filter_leave_*) echo "perf 6.1 misreads a TIP.PGD with IP after a direct call and a jcc" ;;
 	event_trace_*) echo "perf 6.1 binds the FUP after CFE.INTR to the CFE (libipt's newer decoder and the SDM: it is the interrupt's)" ;;
@@ -92,11 +97,14 @@ print('.text\n.globl _start\n_start:\n.byte ' + ','.join(str(x) for x in b))
 	*) IFS=/ read -r f m s <<<"$cpu"; cpuid="--cpuid GenuineIntel,$f,$m,${s:-0}" ;;
 	esac
 	# the case's flags: 1 all branches, 2 the PEBS-via-PT records as
-	# events (the recording asks for them: an aux-output event)
-	flags=$(cat "$d.flags") all= aux=
+	# events (the recording asks for them: an aux-output event), 4 the
+	# ptwrite payloads (intel_pt/ptw,fup_on_ptw/u: perf synthesizes
+	# them with --itrace=w, among the branches)
+	flags=$(cat "$d.flags") all= aux= ptw= itrace=be fields=ip,addr,flags
 	[ $((flags & 1)) = 1 ] && all=--all-branches
 	[ $((flags & 2)) = 2 ] && aux=--aux-output
-	if ! $B/ptsynth --wrap "$pt" $cpuid $aux -o "$d.data" -- "$d.elf" 2>"$W/err"; then
+	[ $((flags & 4)) = 4 ] && ptw=--ptw itrace=bew fields=$fields,synth
+	if ! $B/ptsynth --wrap "$pt" $cpuid $aux $ptw -o "$d.data" -- "$d.elf" 2>"$W/err"; then
 		fail "$c/wrap" "$(cat $W/err)"
 		continue
 	fi
@@ -112,6 +120,10 @@ print('.text\n.globl _start\n_start:\n.byte ' + ','.join(str(x) for x in b))
 		# libipt cannot skip event trace packets (newer than 2.0.5)
 		if [ $dec = reference ] && [ "${c#event_trace}" != "$c" ]; then
 			skip "$c/$dec-as-the-sdm-says" "libipt 2.0.5 does not know CFE and EVD"
+		elif [ $dec = reference ] && [ "${c#ptwrite_}" != "$c" ] && [ "$c" != ptwrite_payloads-3 ]; then
+			# (the unit test checks ptwrite_payloads' third case
+			# with the reference too)
+			skip "$c/$dec-as-the-sdm-says" "libipt 2.0.5 binds a PTW without IP to the next ptwrite instruction, which the case's code has none of, and takes a PTW in a PSB+ or one without its FUP as a desync"
 		elif [ $dec = reference ] && [ "${c#resync_}" != "$c" ]; then
 			skip "$c/$dec-as-the-sdm-says" "libipt 2.0.5's block decoder waits for the next PSB after a gap (its newer ptxed --resync-on-error does not)"
 		elif [ $dec = reference ] && [ "${c#pebs}" != "$c" ]; then
@@ -140,7 +152,7 @@ print('.text\n.globl _start\n_start:\n.byte ' + ','.join(str(x) for x in b))
 		continue
 	fi
 	rm -f "$d.srb"
-	perf script -i "$d.data" --itrace=be -F ip,addr,flags >"$d.perf" 2>&1
+	perf script -i "$d.data" --itrace=$itrace -F $fields >"$d.perf" 2>&1
 	if ! $B/ptrace-capture -q --names perf --all-branches -i "$d.data" -o "$d.srb" 2>"$W/err" ||
 		! $B/ptrace-read -f jsonl "$d.srb" >"$d.all.jsonl"; then
 		fail "$c/same-as-perf" "$(cat $W/err)"

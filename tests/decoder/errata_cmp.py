@@ -11,7 +11,10 @@ usage:
   errata_cmp.py perf PERF_SCRIPT JSONL
       perf's branches (perf script --itrace=be -F ip,addr,flags) against
       ours (ptrace-capture --all-branches): the same transfers, in order,
-      as perf prints them ("from => to"; 0 for an end or a start).
+      as perf prints them ("from => to"; 0 for an end or a start); with
+      --itrace=bew -F ip,addr,flags,synth also its ptwrite samples ("IP:
+      1 payload: 0x2a" and the sample's IP) among them, against our
+      ptwrite events (STRACE_PTW_IP, payload, ip).
 Prints the first difference and exits 1 when they differ.
 """
 import json
@@ -48,6 +51,8 @@ def operands(e):
         return num(e["ip"]), num(e["counters"])
     if t == "pebs_item":
         return num(e["item"]), num(e["value"])
+    if t == "ptwrite":
+        return num(e["ip"]), num(e["payload"])
     return num(e["from"]), num(e["to"])
 
 
@@ -92,6 +97,13 @@ def perf_pairs(path):
     pairs = []
     for line in open(path):
         w = line.split()
+        if "payload:" in w and "IP:" in w:
+            # a ptwrite sample: its IP bit, payload and IP (the last
+            # field printed)
+            pairs.append(("ptwrite", int(w[w.index("IP:") + 1]),
+                          int(w[w.index("payload:") + 1], 16),
+                          int(w[-1], 16)))
+            continue
         if "=>" not in w or "error" in w:
             continue
         k = w.index("=>")
@@ -120,6 +132,9 @@ def our_pairs(jsonl):
             pairs.append((num(e["ip"]), 0))
         elif t == "sysret":
             pairs.append((0, num(e["to"])))
+        elif t == "ptwrite":
+            pairs.append(("ptwrite", 1 if e.get("flags", 0) & 0x100 else 0,
+                          num(e["payload"]), num(e["ip"])))
         elif t in FLOW:
             pairs.append((num(e["from"]), num(e["to"])))
     return pairs
@@ -141,7 +156,12 @@ def cmp_perf(perf_path, jsonl):
         a = p[i] if i < len(p) else None
         b = o[i] if i < len(o) else None
         if a != b:
-            fmt = lambda x: "none" if x is None else "%x => %x" % x
+            def fmt(x):
+                if x is None:
+                    return "none"
+                if x[0] == "ptwrite":
+                    return "ptwrite IP: %d payload: %#x at %x" % x[1:]
+                return "%x => %x" % x
             print("branch %d: perf %s, ours %s" % (i, fmt(a), fmt(b)))
             return 1
     return 1

@@ -119,6 +119,7 @@ static struct {
 	bool stack;             /* --stack: RSP in the truth (QEMU's -d cpu) */
 	bool times;             /* --truth-times: the time of every branch */
 	bool aux_output;        /* --aux-output: a cycles/aux-output/ event */
+	bool ptw;               /* --ptw: intel_pt/ptw,fup_on_ptw/ */
 } opt = {
 	.psb_period = 4096,
 	.retcomp = true,
@@ -2556,6 +2557,8 @@ static void write_perf_data(void)
 	}
 	if (!opt.retcomp)
 		attr.config |= PFMT_IPT_CFG_NORETCOMP;
+	if (opt.ptw)
+		attr.config |= PFMT_IPT_CFG_PTW | PFMT_IPT_CFG_FUP_ON_PTW;
 	attr.sample_period = 1;
 	attr.sample_type = SAMPLE_TYPE;
 	attr.disabled = 1;
@@ -2781,6 +2784,9 @@ finished:
 		uint32_t v;
 		char name[64] = "intel_pt//u";
 
+		if (opt.ptw)
+			snprintf(name, sizeof(name), "intel_pt/ptw,fup_on_ptw/u");
+
 		v = opt.per_cpu || opt.aux_output ? 2 : 1;
 		gb_put(&d, &v, 4);
 		v = attr.size;
@@ -2927,6 +2933,9 @@ static void usage(FILE *f)
 		"      --aux-output      a second event, cycles/aux-output/u, as perf\n"
 		"                        record -e intel_pt//u,cycles/aux-output/u writes\n"
 		"                        it (PEBS-via-PT; the trace's records are --wrap's)\n"
+		"      --ptw             the intel_pt event has the ptw and fup_on_ptw bits,\n"
+		"                        as perf record -e intel_pt/ptw,fup_on_ptw/u (the\n"
+		"                        trace's PTW packets are --wrap's)\n"
 		"      --ptrace          no QEMU: ptrace single-stepping, following fork,\n"
 		"                        clone and exec; a per-CPU recording of every\n"
 		"                        process (no raw streams and sideband file)\n"
@@ -2990,6 +2999,7 @@ int main(int argc, char **argv)
 		{ "stack", no_argument, NULL, 17 },
 		{ "truth-times", no_argument, NULL, 18 },
 		{ "aux-output", no_argument, NULL, 19 },
+		{ "ptw", no_argument, NULL, 20 },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -3033,6 +3043,7 @@ int main(int argc, char **argv)
 		case 17: opt.stack = true; break;
 		case 18: opt.times = true; break;
 		case 19: opt.aux_output = true; break;
+		case 20: opt.ptw = true; break;
 		case 'v': opt.verbose = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;

@@ -332,7 +332,8 @@ static void check_want(const char *who, const char *cpu, const struct evs *e,
  * decoders we did not write (tests/decoder/errata-vs-perf.sh wraps it in
  * a perf.data for perf): DIR/NAME.code (64 bytes at 0x1000), NAME.pt,
  * NAME.cpu (ptxed's form, or "unknown"), NAME.flags (bits: 1 all
- * branches, 2 the PEBS-via-PT records as events: perf's aux-output)
+ * branches, 2 the PEBS-via-PT records as events: perf's aux-output,
+ * 4 the ptwrite payloads as events: intel_pt's ptw bit)
  * and NAME.want (one event a line: type flags a b, hex).
  */
 static void export_case(const char *fn, const uint8_t *code, const uint8_t *pt,
@@ -367,7 +368,8 @@ static void export_case(const char *fn, const uint8_t *code, const uint8_t *pt,
 	}
 	if (OPEN("flags")) {
 		fprintf(f, "%d\n", (flags & STRACE_WALK_ALL_BRANCHES ? 1 : 0) |
-					   (flags & STRACE_WALK_PEBS ? 2 : 0));
+					   (flags & STRACE_WALK_PEBS ? 2 : 0) |
+					   (flags & STRACE_WALK_PTWRITE ? 4 : 0));
 		fclose(f);
 	}
 	if (OPEN("want")) {
@@ -816,6 +818,136 @@ TEST(power_and_ptwrite_passed_over)
 	ip_pkt(&en, ppt_tip_pgd, 0);
 	EXPECT(common_code, &en, NULL, 0, 1,
 	       W(TRACE_BEGIN, 0, 0x1000, R(START)),
+	       W(CALL, 0, 0x1000, 0x1010),
+	       W(RETURN, 0, 0x1012, 0x1005),
+	       W(SYSCALL, 0, 0x1006, 0));
+}
+
+/* A PTW packet: payload of size bytes (4, 8), IP bit ip. */
+static void ptw(struct enc *en, uint64_t payload, int size, int ip)
+{
+	struct pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_ptw;
+	p.payload.ptw.plc = size == 8 ? 1 : 0;
+	p.payload.ptw.ip = ip ? 1 : 0;
+	p.payload.ptw.payload = payload;
+	put(en, &p);
+}
+
+#define PTW_IP STRACE_PTW_IP
+
+/* ptwrite payloads as events (STRACE_WALK_PTWRITE): with the IP bit at
+ * the address its FUP gives (the ptwrite instruction's: a location, no
+ * branch), without it where the flow stands; 4- and 8-byte payloads.
+ * Without the flag nothing but the flow. perf --itrace=w gives the same
+ * (e2e-errata.sh). */
+TEST(ptwrite_payloads)
+{
+	struct enc en;
+
+	enc_init(&en);
+	psb(&en, 0x1000);
+	ptw(&en, 42, 4, 1);
+	ip_pkt(&en, ppt_fup, 0x1011); /* the second nop of the callee */
+	ptw(&en, 0x1122334455667788ull, 8, 0);
+	tnt(&en, "T"); /* the ret, compressed */
+	ptw(&en, 0xfffffffful, 4, 1);
+	pkt(&en, ppt_pad);
+	ip_pkt(&en, ppt_fup, 0x1005);
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, NULL, 0, 0,
+	       W(TRACE_BEGIN, 0, 0x1000, R(START)),
+	       W(CALL, 0, 0x1000, 0x1010),
+	       W(RETURN, 0, 0x1012, 0x1005),
+	       W(SYSCALL, 0, 0x1006, 0));
+	EXPECT(common_code, &en, NULL, STRACE_WALK_PTWRITE, 0,
+	       W(TRACE_BEGIN, 0, 0x1000, R(START)),
+	       W(CALL, 0, 0x1000, 0x1010),
+	       W(PTWRITE, PTW_IP | 4, 0x1011, 42),
+	       W(PTWRITE, 8, 0x1011, 0x1122334455667788ull),
+	       W(RETURN, 0, 0x1012, 0x1005),
+	       W(PTWRITE, PTW_IP | 4, 0x1005, 0xffffffff),
+	       W(SYSCALL, 0, 0x1006, 0));
+	/* libipt's block decoder binds a PTW with IP to its FUP too */
+	enc_init(&en);
+	psb(&en, 0x1000);
+	ptw(&en, 0x0102030405060708ull, 8, 1);
+	ip_pkt(&en, ppt_fup, 0x1011);
+	tnt(&en, "T");
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, NULL, STRACE_WALK_PTWRITE, 1,
+	       W(TRACE_BEGIN, 0, 0x1000, R(START)),
+	       W(CALL, 0, 0x1000, 0x1010),
+	       W(PTWRITE, PTW_IP | 8, 0x1011, 0x0102030405060708ull),
+	       W(RETURN, 0, 0x1012, 0x1005),
+	       W(SYSCALL, 0, 0x1006, 0));
+}
+
+/* A PTW with IP while tracing is off (after the syscall's TIP.PGD): its
+ * FUP is where it ran, nothing to walk (it used to be a desync). perf
+ * drops it. */
+TEST(ptwrite_while_off)
+{
+	struct enc en;
+
+	enc_init(&en);
+	psb(&en, 0x1000);
+	tnt(&en, "T");
+	ip_pkt(&en, ppt_tip_pgd, 0); /* the syscall at 0x1006 */
+	ptw(&en, 7, 4, 1);
+	ip_pkt(&en, ppt_fup, 0x1009);
+	ptw(&en, 8, 8, 0);
+	ip_pkt(&en, ppt_tip_pge, 0x1009);
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, NULL, STRACE_WALK_PTWRITE, 0,
+	       W(TRACE_BEGIN, 0, 0x1000, R(START)),
+	       W(CALL, 0, 0x1000, 0x1010),
+	       W(RETURN, 0, 0x1012, 0x1005),
+	       W(SYSCALL, 0, 0x1006, 0),
+	       W(PTWRITE, PTW_IP | 4, 0x1009, 7),
+	       W(PTWRITE, 8, 0, 8),
+	       W(SYSRET, 0, 0, 0x1009),
+	       W(SYSCALL, 0, 0x1009, 0));
+}
+
+/* A PTW inside a PSB+ (which holds none: perf says "Unexpected packet")
+ * gives no event, and its FUP stays the PSB+'s. */
+TEST(ptwrite_in_psb)
+{
+	struct enc en;
+
+	enc_init(&en);
+	pkt(&en, ppt_psb);
+	mode_exec(&en);
+	ptw(&en, 9, 4, 0);
+	ip_pkt(&en, ppt_fup, 0x1000);
+	pkt(&en, ppt_psbend);
+	tnt(&en, "T");
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, NULL, STRACE_WALK_PTWRITE, 0,
+	       W(TRACE_BEGIN, 0, 0x1000, R(START)),
+	       W(CALL, 0, 0x1000, 0x1010),
+	       W(RETURN, 0, 0x1012, 0x1005),
+	       W(SYSCALL, 0, 0x1006, 0));
+}
+
+/* A PTW with its IP bit but no FUP after it: the payload is not lost
+ * (perf drops it: "Missing FUP after PTWRITE"), it is an event without
+ * the flag, where the flow stands; the next FUP is no location. */
+TEST(ptwrite_fup_missing)
+{
+	struct enc en;
+
+	enc_init(&en);
+	psb(&en, 0x1000);
+	ptw(&en, 0xabcd, 4, 1);
+	tnt(&en, "T");
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, NULL, STRACE_WALK_PTWRITE, 0,
+	       W(TRACE_BEGIN, 0, 0x1000, R(START)),
+	       W(PTWRITE, 4, 0x1000, 0xabcd),
 	       W(CALL, 0, 0x1000, 0x1010),
 	       W(RETURN, 0, 0x1012, 0x1005),
 	       W(SYSCALL, 0, 0x1006, 0));
