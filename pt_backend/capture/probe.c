@@ -461,11 +461,13 @@ static int parse_spec(const char *spec, const struct strace_objlist *objs,
 		if ((plus = strrchr(s, '+')) && plus > s &&
 		    !parse_num(plus + 1, &p->add))
 			*plus = 0;
-		if (strlen(s) >= sizeof(p->sym)) {
+		size_t len = strlen(s);
+
+		if (len >= sizeof(p->sym)) {
 			snprintf(err, errlen, "'%s': the name is too long", spec);
 			return -STRACE_E_BADARG;
 		}
-		snprintf(p->sym, sizeof(p->sym), "%s", s);
+		memcpy(p->sym, s, len + 1);
 	}
 	if (p->ret && (p->is_addr || p->add)) {
 		snprintf(err, errlen, "'%s': ':ret' probes a function's "

@@ -451,17 +451,20 @@ static int add_vdso(struct wctx *c, const struct obj *ob)
 static int add_debug(struct wctx *c, const struct obj *ob, const char *file,
 		     const uint8_t *id, size_t n)
 {
-	char dbg[4096], member[256], h[2 * STRACE_BUILDID_MAX + 1];
+	/* (room for the longest folder name and build-id: the tar writer
+	 * refuses a name longer than it holds) */
+	char dbg[4096], member[512], h[2 * STRACE_BUILDID_MAX + 1];
 	uint64_t size = 0;
 	int err;
 
 	if (strace_debug_find(file, c->o->symfs, dbg, sizeof(dbg)) != 1)
 		return 0;
 	strace_buildid_hex(id, n, h);
-	snprintf(member, sizeof(member),
-		 "%s/root/usr/lib/debug/.build-id/%.2s/%s.debug", c->name, h,
-		 h + 2);
-	if ((err = parents(c, member)) == 0)
+	if ((size_t)snprintf(member, sizeof(member),
+			     "%s/root/usr/lib/debug/.build-id/%.2s/%s.debug",
+			     c->name, h, h + 2) >= sizeof(member))
+		err = -ENAMETOOLONG;
+	else if ((err = parents(c, member)) == 0)
 		err = strace_tarw_file(c->w, member, dbg, &size);
 	if (err && object_error(err)) {
 		warnf(c,
