@@ -42,6 +42,7 @@ perf_differs() {
 	pgd_at_mov_cr3*) echo "perf binds a TIP.PGD without IP to no MOV CR3" ;;
 	filter_leave_*) echo "perf 6.1 misreads a TIP.PGD with IP after a direct call and a jcc" ;;
 	event_trace_*) echo "perf 6.1 binds the FUP after CFE.INTR to the CFE (libipt's newer decoder and the SDM: it is the interrupt's)" ;;
+	mode_exec_*) echo "perf 6.1 decodes an object's code in its ELF class (64-bit here) and takes no mode from MODE.Exec" ;;
 	resync_*) echo "perf 6.1 resumes at the first IP packet after a gap and, when that one leads into missing code too, waits for the next PSB (libipt's ptxed --resync-on-error goes on to the next, as we do)" ;;
 	esac
 }
