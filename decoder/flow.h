@@ -822,6 +822,7 @@ static inline void flow_psb(struct strace_walker *w)
 	/* a PSB ends a PEBS-via-PT record (one it cuts is dropped) */
 	w->pebs.open = 0;
 	w->flow.in_psb = 1;
+	w->flow.psb_synced = w->flow.have_ip && w->flow.enabled;
 	w->seg.psbs++;
 	w->flow.psb_fup = 0;
 	retstack_clear(&w->flow.rs);
@@ -844,11 +845,20 @@ static inline void flow_psbend(struct strace_walker *w)
  * may come between them. MODE.TSX outside PSB+ binds to the FUP after
  * it: begin and commit only say where, an abort is an asynchronous
  * branch to the abort handler. */
-static inline void flow_mode(struct strace_walker *w, uint8_t mode)
+static inline int flow_mode(struct strace_walker *w, uint8_t mode)
 {
 	if ((mode >> 5) == 0) {
 		if (w->flow.in_psb) {
-			set_mode(w, exec_mode_of(mode));
+			unsigned m = exec_mode_of(mode);
+
+			/* a status update: in a PSB+ met in sync it restates
+			 * the mode, else the walk was in the wrong one
+			 * (libipt: -pte_bad_status_update): resync */
+			if (unlikely(m != w->flow.mode) && w->flow.psb_synced) {
+				set_mode(w, m);
+				return strace_dec_fail(w, STRACE_E_DESYNC);
+			}
+			set_mode(w, m);
 		} else {
 			w->flow.pending_mode = 1;
 			w->flow.next_mode = exec_mode_of(mode);
@@ -861,6 +871,7 @@ static inline void flow_mode(struct strace_walker *w, uint8_t mode)
 			w->flow.tsx_abort = (mode & 2) != 0;
 		}
 	}
+	return 0;
 }
 
 #endif

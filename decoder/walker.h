@@ -62,6 +62,7 @@ struct walk_flow {
 	int enabled;
 	int in_psb;
 	int psb_fup; /* a FUP was seen in this PSB+ */
+	int psb_synced; /* this PSB+ came while the walk was in sync */
 	struct strace_block park; /* the block we stand at (kind needs a
 				   * packet), valid when parked */
 	int parked;

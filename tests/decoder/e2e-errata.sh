@@ -113,6 +113,8 @@ print('.text\n.globl _start\n_start:\n.byte ' + ','.join(str(x) for x in b))
 		# libipt cannot skip event trace packets (newer than 2.0.5)
 		if [ $dec = reference ] && [ "${c#event_trace}" != "$c" ]; then
 			skip "$c/$dec-as-the-sdm-says" "libipt 2.0.5 does not know CFE and EVD"
+		elif [ $dec = reference ] && [ "${c#mode_exec_bad_status}" != "$c" ]; then
+			skip "$c/$dec-as-the-sdm-says" "libipt 2.0.5's block decoder reports the bad status update elsewhere (bad_packet at the jz, its event lost)"
 		elif [ $dec = reference ] && [ "${c#resync_}" != "$c" ]; then
 			skip "$c/$dec-as-the-sdm-says" "libipt 2.0.5's block decoder waits for the next PSB after a gap (its newer ptxed --resync-on-error does not)"
 		elif [ $dec = reference ] && [ "${c#pebs}" != "$c" ]; then

@@ -14,10 +14,9 @@
 #   - perf 6.1's `perf script --itrace=be` on the same perf.data, branch
 #     for branch with the same addresses (cmpperf.py --all-branches
 #     --addresses; perf decodes the objects as 32-bit code by their ELF
-#     class; their symbols are not compared: perf 6.1 names no symbol of
-#     the 32-bit ld.so, and names libc's .plt entries, which our image
-#     does not for 32-bit objects), at times within a timing-packet
-#     period of perf's.
+#     class; the symbol names are not compared: perf 6.1 names libc's
+#     .plt entries (realloc@plt), which our image does not for 32-bit
+#     objects), at times within a timing-packet period of perf's.
 set -u
 O=${O:-build}
 top=$(cd "$(dirname "$0")/../.." && pwd)
