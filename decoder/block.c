@@ -69,9 +69,11 @@ uint64_t strace_block_engine_misses(void)
 	return atomic_load_explicit(&cs_missing, memory_order_relaxed);
 }
 
-/* One Capstone handle per thread, opened on first use. */
-static _Thread_local csh cs_handle;
-static _Thread_local int cs_state; /* 0 unopened, 1 ok, -1 failed */
+/* One Capstone handle per thread and code mode (enum strace_code_mode),
+ * opened on first use. */
+static _Thread_local csh cs_handle[3];
+static _Thread_local int cs_state[3]; /* 0 unopened, 1 ok, -1 failed */
+static const cs_mode cs_modes[3] = {CS_MODE_64, CS_MODE_32, CS_MODE_16};
 
 /* Close a thread's handle when the thread exits (decode workers). */
 static pthread_key_t cs_key;
@@ -80,9 +82,11 @@ static pthread_once_t cs_once = PTHREAD_ONCE_INIT;
 static void cs_fini(void *unused)
 {
 	(void)unused;
-	if (cs_state == 1)
-		csf.close(&cs_handle);
-	cs_state = 0;
+	for (int m = 0; m < 3; m++) {
+		if (cs_state[m] == 1)
+			csf.close(&cs_handle[m]);
+		cs_state[m] = 0;
+	}
 }
 
 static void cs_key_init(void)
@@ -90,18 +94,20 @@ static void cs_key_init(void)
 	pthread_key_create(&cs_key, cs_fini);
 }
 
-static csh get_cs(void)
+static csh get_cs(unsigned mode)
 {
-	if (!cs_state) {
-		cs_state = -1;
+	if (!cs_state[mode]) {
+		cs_state[mode] = -1;
 		if (strace_block_engine() == 0 &&
-		    csf.open(CS_ARCH_X86, CS_MODE_64, &cs_handle) == CS_ERR_OK &&
-		    csf.option(cs_handle, CS_OPT_DETAIL, CS_OPT_ON) == CS_ERR_OK)
-			cs_state = 1;
+		    csf.open(CS_ARCH_X86, cs_modes[mode], &cs_handle[mode]) ==
+			    CS_ERR_OK &&
+		    csf.option(cs_handle[mode], CS_OPT_DETAIL, CS_OPT_ON) ==
+			    CS_ERR_OK)
+			cs_state[mode] = 1;
 		pthread_once(&cs_once, cs_key_init);
 		pthread_setspecific(cs_key, (void *)1);
 	}
-	return cs_state == 1 ? cs_handle : 0;
+	return cs_state[mode] == 1 ? cs_handle[mode] : 0;
 }
 
 static int is_jcc(unsigned id)
@@ -121,6 +127,16 @@ static int is_jcc(unsigned id)
 static int op_is_reg(const cs_x86_op *op, x86_reg r)
 {
 	return op->type == X86_OP_REG && op->reg == r;
+}
+
+/* The stack pointer of the code's mode: rsp, esp (and sp in 16-bit
+ * code, whose stack may be either). */
+static int op_is_sp(const cs_x86_op *op, unsigned mode)
+{
+	return op->type == X86_OP_REG &&
+	       (op->reg == X86_REG_RSP ||
+		(mode != STRACE_MODE_64 &&
+		 (op->reg == X86_REG_ESP || op->reg == X86_REG_SP)));
 }
 
 /* OCaml's trap pointer: the domain state's third word (r14 points to the
@@ -144,8 +160,11 @@ struct ocaml_scan {
  * block with (NONE: not a terminator). Updates sp, flags and the OCaml
  * scan. */
 static int classify(const cs_insn *in, struct strace_block *b,
-		    struct ocaml_scan *oc)
+		    struct ocaml_scan *oc, unsigned mode)
 {
+	/* a push's bytes: the operand's size where it says, else the
+	 * mode's */
+	int word = mode == STRACE_MODE_64 ? 8 : mode == STRACE_MODE_32 ? 4 : 2;
 	const cs_x86 *x = &in->detail->x86;
 	const cs_x86_op *o0 = x->op_count > 0 ? &x->operands[0] : NULL;
 	const cs_x86_op *o1 = x->op_count > 1 ? &x->operands[1] : NULL;
@@ -194,15 +213,19 @@ static int classify(const cs_insn *in, struct strace_block *b,
 		if (o0 && oc->lea_reg != X86_REG_INVALID &&
 		    op_is_reg(o0, oc->lea_reg))
 			oc->pushed = oc->lea_addr;
-		b->sp_delta -= o0 && o0->size == 2 ? 2 : 8;
+		b->sp_delta -= o0 && o0->size == 2 ? 2
+				: o0 && o0->size == 4 && word == 2 ? 4
+								    : word;
 		return STRACE_BK_NONE;
 	case X86_INS_POP:
 		if (o0 && op_is_trap_ptr(o0) &&
 		    !(b->flags & STRACE_BF_OCAML_RAISE))
 			b->flags |= STRACE_BF_OCAML_POP;
-		if (o0 && op_is_reg(o0, X86_REG_RSP))
+		if (o0 && op_is_sp(o0, mode))
 			b->flags |= STRACE_BF_SP_UNKNOWN;
-		b->sp_delta += o0 && o0->size == 2 ? 2 : 8;
+		b->sp_delta += o0 && o0->size == 2 ? 2
+				: o0 && o0->size == 4 && word == 2 ? 4
+								    : word;
 		return STRACE_BK_NONE;
 	case X86_INS_PUSHFQ:
 		b->sp_delta -= 8;
@@ -210,8 +233,18 @@ static int classify(const cs_insn *in, struct strace_block *b,
 	case X86_INS_POPFQ:
 		b->sp_delta += 8;
 		return STRACE_BK_NONE;
+	case X86_INS_PUSHFD:
+		b->sp_delta -= 4;
+		return STRACE_BK_NONE;
+	case X86_INS_POPFD:
+		b->sp_delta += 4;
+		return STRACE_BK_NONE;
+	case X86_INS_PUSHAL: case X86_INS_PUSHAW: case X86_INS_POPAL:
+	case X86_INS_POPAW:
+		b->flags |= STRACE_BF_SP_UNKNOWN;
+		return STRACE_BK_NONE;
 	case X86_INS_ADD: case X86_INS_SUB:
-		if (o0 && o1 && op_is_reg(o0, X86_REG_RSP)) {
+		if (o0 && o1 && op_is_sp(o0, mode)) {
 			if (o1->type == X86_OP_IMM)
 				b->sp_delta += (int32_t)(in->id == X86_INS_ADD
 								 ? o1->imm
@@ -228,8 +261,9 @@ static int classify(const cs_insn *in, struct strace_block *b,
 			oc->lea_addr = in->address + in->size +
 				       (uint64_t)o1->mem.disp;
 		}
-		if (o0 && o1 && op_is_reg(o0, X86_REG_RSP)) {
-			if (o1->mem.base == X86_REG_RSP &&
+		if (o0 && o1 && op_is_sp(o0, mode)) {
+			if ((o1->mem.base == X86_REG_RSP ||
+			     o1->mem.base == X86_REG_ESP) &&
 			    o1->mem.index == X86_REG_INVALID)
 				b->sp_delta += (int32_t)o1->mem.disp;
 			else
@@ -253,7 +287,7 @@ static int classify(const cs_insn *in, struct strace_block *b,
 					     ? (int32_t)h
 					     : 0;
 		}
-		if (o0 && op_is_reg(o0, X86_REG_RSP)) {
+		if (o0 && op_is_sp(o0, mode)) {
 			b->flags |= STRACE_BF_SP_UNKNOWN;
 			if (o1 && op_is_trap_ptr(o1))
 				b->flags |= STRACE_BF_OCAML_RAISE;
@@ -261,8 +295,7 @@ static int classify(const cs_insn *in, struct strace_block *b,
 		return STRACE_BK_NONE;
 	case X86_INS_LEAVE: case X86_INS_ENTER: case X86_INS_AND:
 	case X86_INS_XCHG: case X86_INS_CMOVA: case X86_INS_CMOVAE:
-		if ((o0 && op_is_reg(o0, X86_REG_RSP)) ||
-		    (o1 && op_is_reg(o1, X86_REG_RSP)) ||
+		if ((o0 && op_is_sp(o0, mode)) || (o1 && op_is_sp(o1, mode)) ||
 		    in->id == X86_INS_LEAVE || in->id == X86_INS_ENTER)
 			b->flags |= STRACE_BF_SP_UNKNOWN;
 		return STRACE_BK_NONE;
@@ -273,7 +306,15 @@ static int classify(const cs_insn *in, struct strace_block *b,
 int strace_block_decode(const uint8_t *code, size_t avail, uint64_t ip,
 			unsigned max_insn, struct strace_block *b)
 {
-	csh h = get_cs();
+	return strace_block_decode_mode(code, avail, ip, max_insn,
+					STRACE_MODE_64, b);
+}
+
+int strace_block_decode_mode(const uint8_t *code, size_t avail, uint64_t ip,
+			     unsigned max_insn, unsigned mode,
+			     struct strace_block *b)
+{
+	csh h;
 	cs_insn *in;
 	const uint8_t *p = code;
 	size_t left = avail;
@@ -282,6 +323,9 @@ int strace_block_decode(const uint8_t *code, size_t avail, uint64_t ip,
 
 	memset(b, 0, sizeof(*b));
 	b->start = ip;
+	if (mode > STRACE_MODE_16)
+		mode = STRACE_MODE_64;
+	h = get_cs(mode);
 	if (!code || !avail) {
 		b->kind = STRACE_BK_NOCODE;
 		return 0;
@@ -306,7 +350,7 @@ int strace_block_decode(const uint8_t *code, size_t avail, uint64_t ip,
 				* reports NOCODE */
 		if (csf.disasm_iter(h, &p, &left, &addr, in)) {
 			b->ninsn++;
-			kind = classify(in, b, &oc);
+			kind = classify(in, b, &oc, mode);
 			if (kind != STRACE_BK_NONE) {
 				b->kind = (uint8_t)kind;
 				b->term_len = (uint8_t)in->size;
@@ -316,7 +360,7 @@ int strace_block_decode(const uint8_t *code, size_t avail, uint64_t ip,
 		}
 		/* Capstone 4 rejects it (or the bytes end mid-instruction):
 		 * measure it; it is not a branch. */
-		len = strace_insn_length(before, left);
+		len = strace_insn_length_mode(before, left, mode);
 		if (len <= 0) {
 			b->kind = STRACE_BK_BAD;
 			break;
@@ -482,9 +526,11 @@ const struct strace_block *strace_dec_bcache_miss(struct strace_bcache *c,
 						  uint64_t ip)
 {
 	struct strace_block nb;
+	uint64_t at;
+	unsigned mode = strace_mode_of_key(ip, &at);
 
 	c->st.misses++;
-	if (strace_dec_image_block(img, ip, &nb) < 0)
+	if (strace_dec_image_block(img, at, mode, &nb) < 0)
 		nb.kind = STRACE_BK_BAD; /* out of memory */
 	if (!(nb.flags & STRACE_BF_SYM_KNOWN) &&
 	    (nb.kind == STRACE_BK_JMP || nb.kind == STRACE_BK_JCC ||

@@ -25,7 +25,9 @@
 #include "decoder/internal.h"
 
 #define BC_MAGIC "STRBLKS\n"
-#define BC_VERSION 4
+/* 5: a block's key carries its code mode (strace_mode_key()): 32- and
+ * 16-bit blocks are kept beside 64-bit ones */
+#define BC_VERSION 5
 #define BC_MAX_BYTES (256u << 20)
 
 struct bc_header {
@@ -196,8 +198,10 @@ int strace_blockfile_parse(const void *data, size_t len,
 	for (size_t i = 0; i < out->nblocks; i++) {
 		const struct strace_blockfile_block *e = &out->blocks[i];
 		const struct strace_block *b = &e->b;
-		if (!e->key || e->key - 1 > h.size ||
-		    b->len > h.size - (e->key - 1) || b->kind >= STRACE_BK_MAX ||
+		uint64_t k = e->key & ~STRACE_MODE_KEY_MASK; /* offset + 1 */
+		if (!k || (e->key >> STRACE_MODE_SHIFT) > STRACE_MODE_16 ||
+		    k - 1 > h.size ||
+		    b->len > h.size - (k - 1) || b->kind >= STRACE_BK_MAX ||
 		    b->ninsn > 1024 || b->term_len > b->len || b->start ||
 		    e->has_target > 1 || (!e->has_target && b->target) ||
 		    (!b->len && b->kind != STRACE_BK_BAD &&

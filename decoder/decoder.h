@@ -360,14 +360,61 @@ _Static_assert(sizeof(struct strace_block) == 32, "block summaries are 32 "
  * the fall-through address: start + len */
 
 /*
- * strace_block_decode() - summarize the block at ip from code bytes (avail
- * of them, starting at ip). Stops at the first branch, after max_insn
- * instructions (0 or more than 1024: 1024), or where the bytes end.
- * Pure: no cache.
+ * The code's mode, as MODE.Exec's CS.L and CS.D say it (SDM 33.4.2.8):
+ * 64-bit (CS.L), 32-bit (CS.D), 16-bit (neither). A block is decoded in
+ * its mode: the same bytes are other instructions in another one.
+ */
+enum strace_code_mode {
+	STRACE_MODE_64 = 0,
+	STRACE_MODE_32 = 1,
+	STRACE_MODE_16 = 2,
+};
+
+/*
+ * Caches of block summaries keyed by address (the walker's) or by file
+ * offset + 1 (an object's, the cache files') carry the mode in the key's
+ * top two bits: 0 for 64-bit code, so that a 64-bit key is the address
+ * itself. 32- and 16-bit addresses fit 32 bits; a 64-bit address whose
+ * top two bits are 01 or 10 is not canonical (no code is there).
+ */
+#define STRACE_MODE_SHIFT 62
+#define STRACE_MODE_KEY_MASK (3ull << STRACE_MODE_SHIFT)
+
+/* strace_mode_key() - the cache key of address (or offset) a in mode. */
+static inline uint64_t strace_mode_key(uint64_t a, unsigned mode)
+{
+	return a | (uint64_t)mode << STRACE_MODE_SHIFT;
+}
+
+/* strace_mode_of_key() - the mode a cache key says, and *a the address
+ * (or offset) it keys. */
+static inline unsigned strace_mode_of_key(uint64_t key, uint64_t *a)
+{
+	unsigned m = (unsigned)(key >> STRACE_MODE_SHIFT);
+
+	if (m == STRACE_MODE_32 || m == STRACE_MODE_16) {
+		*a = key & ~STRACE_MODE_KEY_MASK;
+		return m;
+	}
+	*a = key;
+	return STRACE_MODE_64;
+}
+
+/*
+ * strace_block_decode() - summarize the block of 64-bit code at ip from
+ * code bytes (avail of them, starting at ip). Stops at the first branch,
+ * after max_insn instructions (0 or more than 1024: 1024), or where the
+ * bytes end. Pure: no cache. strace_block_decode_mode() decodes the code
+ * in mode (enum strace_code_mode): Capstone's CS_MODE_64, _32 or _16;
+ * a direct target as Capstone computes it (in 32- and 16-bit code cut to
+ * the address size).
  * Returns 0 (kind BAD and NOCODE are results, not errors).
  */
 int strace_block_decode(const uint8_t *code, size_t avail, uint64_t ip,
 			unsigned max_insn, struct strace_block *out);
+int strace_block_decode_mode(const uint8_t *code, size_t avail, uint64_t ip,
+			     unsigned max_insn, unsigned mode,
+			     struct strace_block *out);
 
 /*
  * strace_block_engine() - load Capstone (done by the first summary, or
@@ -509,6 +556,12 @@ int strace_blockfile_write(const char *dir,
  * or avail is too short.
  */
 int strace_insn_length(const uint8_t *code, size_t avail);
+/* strace_insn_length_mode() - the same for code in mode (enum
+ * strace_code_mode): in 32- and 16-bit code 0x40-0x4f are INC and DEC,
+ * not REX; C4, C5 and 62 are LES, LDS and BOUND unless their ModRM's mod
+ * is 3; 16-bit code has 16-bit operands and addresses by default, and
+ * 16-bit addressing forms. */
+int strace_insn_length_mode(const uint8_t *code, size_t avail, unsigned mode);
 
 /* A cache of block summaries keyed by a 64-bit key (an address, or a
  * hash of DSO and offset): open addressing, no allocation per lookup. */
@@ -539,7 +592,8 @@ const struct strace_block *strace_bcache_put(struct strace_bcache *c,
 
 /*
  * strace_bcache_get() - the summary of the block at ip in img (decoded and
- * cached on a miss). Flushes itself when the image's generation changed.
+ * cached on a miss); ip may carry a code mode (strace_mode_key(): the
+ * block of 32- or 16-bit code there). Flushes itself when the image's generation changed.
  * Never NULL: an unmapped ip gives kind NOCODE. The pointer is valid until
  * the next get or put on this cache.
  */

@@ -320,7 +320,9 @@ int strace_dec_pge(struct strace_walker *w, uint64_t to, int suppressed)
 {
 	struct walk_flow *f = &w->flow;
 
-	f->pending_fup = f->pending_abort = f->pending_mode = 0;
+	/* tracing starts at `to`, in the mode a MODE.Exec before says */
+	mode_at_branch(w);
+	f->pending_fup = f->pending_abort = 0;
 	/* Tracing cannot be enabled while it is on, and a start with no IP
 	 * loses what follows up to the next PSB (libipt: -pte_bad_context,
 	 * -pte_noip). Both come of damaged trace; not in sync after an
@@ -352,14 +354,31 @@ static void disable(struct strace_walker *w, uint64_t ip)
  * there: either keeps its event and target. Without, a system call, a far
  * branch, a MOV to CR3, or (SKL014) a direct branch.
  */
+static int pgd(struct strace_walker *w, uint64_t to, int suppressed,
+	       int mode);
+
 int strace_dec_pgd(struct strace_walker *w, uint64_t to, int suppressed)
+{
+	int mode = w->flow.pending_mode, err;
+	unsigned next = w->flow.next_mode;
+
+	/* the branch that stops tracing is walked in the mode it ran in;
+	 * a MODE.Exec bound to it holds after it */
+	w->flow.pending_mode = 0;
+	err = pgd(w, to, suppressed, mode);
+	if (mode)
+		set_mode(w, next);
+	return err;
+}
+
+static int pgd(struct strace_walker *w, uint64_t to, int suppressed,
+	       int mode)
 {
 	struct walk_flow *f = &w->flow;
 	const struct strace_block *b;
 	uint64_t term;
-	int err, mode = f->pending_mode;
+	int err;
 
-	f->pending_mode = 0;
 	if (f->pending_fup) {
 		/* asynchronous disable: an interrupt or fault into the
 		 * kernel while only user space is traced, or a TSX abort

@@ -204,19 +204,48 @@ static inline void ocaml_raise(struct strace_walker *w, uint64_t term,
 
 /* --- blocks and the advance ---------------------------------------------- */
 
-/* The summary of the block at ip: the L0 copy, else the shared cache. */
+/* The summary of the block at ip in the code's mode: the L0 copy, else
+ * the shared cache, both keyed by ip and the mode (blk.key_tag: 0 in
+ * 64-bit code, where the key is the address). */
 static inline const struct strace_block *block_at(struct strace_walker *w,
 						  uint64_t ip)
 {
 	unsigned i = (unsigned)(ip ^ (ip >> 8)) & (L0_SIZE - 1);
+	uint64_t key = ip | w->blk.key_tag;
 	const struct strace_block *b;
 
-	if (likely(w->blk.l0[i].ip == ip))
+	if (likely(w->blk.l0[i].ip == key))
 		return &w->blk.l0[i].b;
-	b = strace_dec_bcache_get_fast(w->blk.cache, w->img, ip);
-	w->blk.l0[i].ip = ip;
+	b = strace_dec_bcache_get_fast(w->blk.cache, w->img, key);
+	w->blk.l0[i].ip = key;
 	w->blk.l0[i].b = *b;
 	return &w->blk.l0[i].b;
+}
+
+/* The code is in mode (enum strace_code_mode) from here on: its blocks
+ * are looked up, decoded and their TNT runs kept in it. */
+static inline void set_mode(struct strace_walker *w, unsigned mode)
+{
+	w->flow.mode = mode;
+	w->blk.key_tag = (uint64_t)mode << STRACE_MODE_SHIFT;
+}
+
+/* MODE.Exec's payload: the mode its CS.L (bit 0) and CS.D (bit 1) say;
+ * both set is reserved (libipt: ptem_unknown): 64-bit is kept then. */
+static inline unsigned exec_mode_of(uint8_t payload)
+{
+	if (payload & 1)
+		return STRACE_MODE_64;
+	return payload & 2 ? STRACE_MODE_32 : STRACE_MODE_16;
+}
+
+/* A far branch a MODE.Exec binds to went (TIP, TIP.PGE, TIP.PGD): its
+ * mode holds from its target on. */
+static inline void mode_at_branch(struct strace_walker *w)
+{
+	if (unlikely(w->flow.pending_mode))
+		set_mode(w, w->flow.next_mode);
+	w->flow.pending_mode = 0;
 }
 
 static inline int needs_packet(unsigned kind)
@@ -228,6 +257,9 @@ static inline int needs_packet(unsigned kind)
 /* Sync is lost: nothing is known of where the walk stands. */
 static inline void lose_sync(struct strace_walker *w)
 {
+	/* a mode change announced: the code after the resync is likelier
+	 * past its far branch than before it */
+	mode_at_branch(w);
 	w->flow.have_ip = 0;
 	w->flow.parked = 0;
 	w->flow.pending_fup = w->flow.pending_mode = 0;
@@ -648,7 +680,9 @@ static inline int tnt_run(struct strace_walker *w, uint64_t bits, int n)
 		if (!w->flow.have_ip || !w->flow.enabled)
 			return strace_dec_off(w);
 		chunk = (unsigned)(bits >> (n - c)) & ((1u << c) - 1);
+		/* (the mode in bits 29 and 30: a run is walked in one) */
 		key = chunk | (unsigned)c << TC_BITS |
+		      w->flow.mode << (TC_BITS + 5) |
 		      (unsigned)w->flow.parked << 31;
 		e = tc_slot_of(w->tnt.tc, w->flow.ip, key);
 		if (likely(e->ip == w->flow.ip && e->key == key)) {
@@ -719,12 +753,12 @@ static inline int tip(struct strace_walker *w, uint64_t to, int suppressed,
 	const struct strace_block *b;
 	int err;
 
-	f->pending_mode = 0;
 	if (f->pending_fup) {
 		/* asynchronous branch: interrupt, signal, fault, TSX abort */
 		unsigned fl = STRACE_F_ASYNC |
 			      (f->pending_abort ? STRACE_F_TX_ABORT : 0);
 
+		mode_at_branch(w);
 		f->pending_fup = f->pending_abort = 0;
 		if (suppressed)
 			return strace_dec_fail(w, STRACE_E_NOIP);
@@ -738,6 +772,7 @@ static inline int tip(struct strace_walker *w, uint64_t to, int suppressed,
 		return 0;
 	}
 	if (!f->have_ip || !f->enabled) {
+		mode_at_branch(w);
 		/* SKD010: the FUP after an overflow may be missing; a TIP
 		 * says tracing is on, and where it goes on */
 		if (f->pending_ovf && !suppressed &&
@@ -752,6 +787,8 @@ static inline int tip(struct strace_walker *w, uint64_t to, int suppressed,
 	err = advance(w, 0, 0);
 	if (err)
 		return strace_dec_fail(w, -err);
+	/* (a far branch: its MODE.Exec's mode holds at the target) */
+	mode_at_branch(w);
 	if (unlikely(f->in_tsx) && (f->errata & STRACE_ERRATUM_BDM64)) {
 		/* last_ip stays the TIP's */
 		to = strace_dec_bdm64_target(w, to, next);
@@ -785,6 +822,7 @@ static inline void flow_psb(struct strace_walker *w)
 	/* a PSB ends a PEBS-via-PT record (one it cuts is dropped) */
 	w->pebs.open = 0;
 	w->flow.in_psb = 1;
+	w->flow.psb_synced = w->flow.have_ip && w->flow.enabled;
 	w->seg.psbs++;
 	w->flow.psb_fup = 0;
 	retstack_clear(&w->flow.rs);
@@ -800,15 +838,31 @@ static inline void flow_psbend(struct strace_walker *w)
 	w->flow.in_psb = 0;
 }
 
-/* A MODE packet (its payload byte). MODE.Exec: 64-bit code assumed; one
- * outside PSB+ binds to the TIP, TIP.PGE or TIP.PGD that follows it (the
- * far branch that changed the mode), so no TNT may come between them.
- * MODE.TSX outside PSB+ binds to the FUP after it: begin and commit only
- * say where, an abort is an asynchronous branch to the abort handler. */
-static inline void flow_mode(struct strace_walker *w, uint8_t mode)
+/* A MODE packet (its payload byte). MODE.Exec says the code's mode
+ * (64-, 32- or 16-bit): in a PSB+ from here on; outside, it binds to the
+ * TIP, TIP.PGE or TIP.PGD that follows it (the far branch that changed
+ * the mode), whose target is the first code in the new mode, so no TNT
+ * may come between them. MODE.TSX outside PSB+ binds to the FUP after
+ * it: begin and commit only say where, an abort is an asynchronous
+ * branch to the abort handler. */
+static inline int flow_mode(struct strace_walker *w, uint8_t mode)
 {
 	if ((mode >> 5) == 0) {
-		w->flow.pending_mode = !w->flow.in_psb;
+		if (w->flow.in_psb) {
+			unsigned m = exec_mode_of(mode);
+
+			/* a status update: in a PSB+ met in sync it restates
+			 * the mode, else the walk was in the wrong one
+			 * (libipt: -pte_bad_status_update): resync */
+			if (unlikely(m != w->flow.mode) && w->flow.psb_synced) {
+				set_mode(w, m);
+				return strace_dec_fail(w, STRACE_E_DESYNC);
+			}
+			set_mode(w, m);
+		} else {
+			w->flow.pending_mode = 1;
+			w->flow.next_mode = exec_mode_of(mode);
+		}
 	} else if ((mode >> 5) == 1) {
 		w->flow.in_tsx = mode & 1;
 		/* (while tracing is off, no FUP follows) */
@@ -817,6 +871,7 @@ static inline void flow_mode(struct strace_walker *w, uint8_t mode)
 			w->flow.tsx_abort = (mode & 2) != 0;
 		}
 	}
+	return 0;
 }
 
 #endif

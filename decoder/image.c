@@ -983,8 +983,8 @@ int strace_objcache_save(struct strace_objcache *c,
  * from bytes copied across the mappings. Neither is kept by the object
  * (it depends on two). With nothing after, the bytes stay bad.
  */
-static int straddle(struct strace_image *img, uint64_t ip, size_t avail,
-		    struct strace_block *out)
+static int straddle(struct strace_image *img, uint64_t ip, unsigned mode,
+		    size_t avail, struct strace_block *out)
 {
 	uint8_t buf[INSN_MAX];
 	size_t n = strace_image_read(img, ip + out->len, buf, sizeof(buf));
@@ -995,7 +995,8 @@ static int straddle(struct strace_image *img, uint64_t ip, size_t avail,
 		out->kind = STRACE_BK_NONE;
 		return 0;
 	}
-	return strace_block_decode(buf, n, ip, 1, out) < 0 ? -ENOMEM : 0;
+	return strace_block_decode_mode(buf, n, ip, 1, mode, out) < 0 ? -ENOMEM
+									 : 0;
 }
 
 static int in_map(const struct mapping *m, uint64_t addr)
@@ -1004,7 +1005,7 @@ static int in_map(const struct mapping *m, uint64_t addr)
 }
 
 int strace_dec_image_block(struct strace_image *img, uint64_t ip,
-			   struct strace_block *out)
+			   unsigned mode, struct strace_block *out)
 {
 	const struct mapping *m = find_map(img, ip);
 	const uint8_t *code = NULL;
@@ -1012,6 +1013,7 @@ int strace_dec_image_block(struct strace_image *img, uint64_t ip,
 	uint64_t off = 0, avail = 0;
 	struct strace_blockfile_block *e;
 	int found = 0, has_target = 0;
+	uint64_t key;
 
 	if (m) {
 		off = ip - m->start + m->pgoff;
@@ -1024,10 +1026,13 @@ int strace_dec_image_block(struct strace_image *img, uint64_t ip,
 	}
 	if (!code)
 		return strace_block_decode(NULL, 0, ip, 0, out);
+	/* the offset + 1, and the mode: the same bytes are two blocks in
+	 * two modes */
+	key = strace_mode_key(off + 1, mode);
 	bc_ensure(o);
 	pthread_mutex_lock(&o->blocks_lock);
 	if (o->blocks) {
-		e = oblock_slot(o->blocks, o->blocks_mask, off + 1);
+		e = oblock_slot(o->blocks, o->blocks_mask, key);
 		if (e->key && (uint64_t)e->b.len + INSN_MAX <= avail) {
 			*out = e->b;
 			has_target = e->has_target;
@@ -1038,7 +1043,7 @@ int strace_dec_image_block(struct strace_image *img, uint64_t ip,
 	if (!found && o->bc_buf) {
 		/* in the cache file (mapped, never written: no lock) */
 		const struct strace_blockfile_block *r =
-			strace_blockfile_find(&o->bc, off + 1);
+			strace_blockfile_find(&o->bc, key);
 		if (r && (uint64_t)r->b.len + INSN_MAX <= avail) {
 			*out = r->b;
 			has_target = r->has_target;
@@ -1054,10 +1059,10 @@ int strace_dec_image_block(struct strace_image *img, uint64_t ip,
 						 STRACE_BF_SAME_SYM);
 		return 0;
 	}
-	if (strace_block_decode(code, (size_t)avail, ip, 0, out) < 0)
+	if (strace_block_decode_mode(code, (size_t)avail, ip, 0, mode, out) < 0)
 		return -ENOMEM;
 	if (out->kind == STRACE_BK_BAD && (uint64_t)out->len + INSN_MAX > avail)
-		return straddle(img, ip, (size_t)avail, out);
+		return straddle(img, ip, mode, (size_t)avail, out);
 	if ((uint64_t)out->len + INSN_MAX > avail)
 		return 0; /* it read to the end of what this mapping gives */
 	if ((out->kind == STRACE_BK_JMP || out->kind == STRACE_BK_JCC ||
@@ -1074,12 +1079,12 @@ int strace_dec_image_block(struct strace_image *img, uint64_t ip,
 	}
 	pthread_mutex_lock(&o->blocks_lock);
 	if (oblock_room(o, 1) == 0) {
-		e = oblock_slot(o->blocks, o->blocks_mask, off + 1);
+		e = oblock_slot(o->blocks, o->blocks_mask, key);
 		if (!e->key) {
 			o->blocks_used++;
 			o->blocks_dirty = 1;
 		}
-		e->key = off + 1;
+		e->key = key;
 		e->b = *out;
 		e->b.start = 0;
 		e->b.pad_ = 0;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * decoder/insn_len.c - x86-64 instruction length, for the bytes Capstone 4
- * cannot decode (CET rdssp, some AVX-512 forms, newer extensions).
+ * decoder/insn_len.c - x86 instruction length (64-, 32- and 16-bit code),
+ * for the bytes Capstone 4 cannot decode (CET rdssp, some AVX-512 forms,
+ * newer extensions).
  *
  * It knows the structure of an instruction, not its meaning: legacy
  * prefixes, REX, VEX2/VEX3/EVEX/XOP, the opcode maps, ModRM, SIB,
@@ -56,13 +57,13 @@ static int imm2(uint8_t op)
 	return 0;
 }
 
-/* Length of ModRM + SIB + displacement at p (p[0] is ModRM), or -1. */
-static int modrm_len(const uint8_t *p, size_t avail, int addr32)
+/* Length of ModRM + SIB + displacement at p (p[0] is ModRM), or -1;
+ * addr16: 16-bit addressing (no SIB, 16-bit displacements). */
+static int modrm_len(const uint8_t *p, size_t avail, int addr16)
 {
 	uint8_t m, mod, rm;
 	int n = 1;
 
-	(void)addr32; /* 32-bit addressing in 64-bit mode has the same form */
 	if (avail < 1)
 		return -1;
 	m = p[0];
@@ -70,6 +71,8 @@ static int modrm_len(const uint8_t *p, size_t avail, int addr32)
 	rm = m & 7;
 	if (mod == 3)
 		return 1;
+	if (addr16)
+		return mod == 1 ? 2 : (mod == 2 || rm == 6) ? 3 : 1;
 	if (rm == 4) {
 		if (avail < 2)
 			return -1;
@@ -88,10 +91,16 @@ static int modrm_len(const uint8_t *p, size_t avail, int addr32)
 
 int strace_insn_length(const uint8_t *code, size_t avail)
 {
+	return strace_insn_length_mode(code, avail, STRACE_MODE_64);
+}
+
+int strace_insn_length_mode(const uint8_t *code, size_t avail, unsigned mode)
+{
 	size_t i = 0;
-	int opsize16 = 0, addr32 = 0, rexw = 0, rep = 0;
+	int opsize16 = 0, asize = 0, rexw = 0, rep = 0;
+	int m64 = mode == STRACE_MODE_64, m16 = mode == STRACE_MODE_16;
 	uint8_t op;
-	int len, imm = 0, modrm = 0, map;
+	int len, imm = 0, modrm = 0, map, addr16, osz;
 
 	if (avail > 15)
 		avail = 15;
@@ -101,7 +110,7 @@ int strace_insn_length(const uint8_t *code, size_t avail)
 		if (b == 0x66)
 			opsize16 = 1;
 		else if (b == 0x67)
-			addr32 = 1;
+			asize = 1;
 		else if (b == 0xf2 || b == 0xf3)
 			rep = b;
 		else if (b != 0xf0 && b != 0x2e && b != 0x36 && b != 0x3e &&
@@ -111,7 +120,10 @@ int strace_insn_length(const uint8_t *code, size_t avail)
 	(void)rep;
 	if (i >= avail)
 		return -1;
-	if ((code[i] & 0xf0) == 0x40) {
+	/* the address and operand size the prefixes leave */
+	addr16 = !m64 && (m16 ^ asize);
+	osz = (m16 ^ opsize16) ? 2 : 4;
+	if (m64 && (code[i] & 0xf0) == 0x40) {
 		rexw = (code[i] >> 3) & 1;
 		if (++i >= avail)
 			return -1;
@@ -119,8 +131,11 @@ int strace_insn_length(const uint8_t *code, size_t avail)
 	op = code[i];
 
 	/* VEX, EVEX, XOP */
-	if (op == 0xc5 || op == 0xc4 || op == 0x62 ||
+	if (((op == 0xc5 || op == 0xc4 || op == 0x62) &&
+	     (m64 || (i + 1 < avail && code[i + 1] >= 0xc0))) ||
 	    (op == 0x8f && i + 1 < avail && (code[i + 1] & 0x1f) >= 8)) {
+		/* (outside 64-bit code, C4 C5 62 with a memory ModRM are
+		 * LES LDS BOUND) */
 		uint8_t opc;
 		if (op == 0xc5) {
 			map = 1;
@@ -143,7 +158,7 @@ int strace_insn_length(const uint8_t *code, size_t avail)
 		opc = code[i++];
 		if (map == 1 && opc == 0x77 && op != 0x62)
 			return (int)i; /* vzeroupper / vzeroall */
-		len = modrm_len(code + i, avail - i, addr32);
+		len = modrm_len(code + i, avail - i, addr16);
 		if (len < 0)
 			return -1;
 		i += (size_t)len;
@@ -183,7 +198,7 @@ int strace_insn_length(const uint8_t *code, size_t avail)
 			if (imm2(op))
 				imm = 1;
 			if (op >= 0x80 && op <= 0x8f)
-				imm = 4;
+				imm = m64 ? 4 : osz;
 		}
 	} else {
 		switch (op) {
@@ -191,16 +206,29 @@ int strace_insn_length(const uint8_t *code, size_t avail)
 		case 0x1e: case 0x1f: case 0x27: case 0x2f: case 0x37:
 		case 0x3f: case 0x60: case 0x61: case 0x82: case 0x9a:
 		case 0xce: case 0xd4: case 0xd5: case 0xd6: case 0xea:
-			return -1; /* invalid in 64-bit mode */
+			if (m64)
+				return -1; /* invalid in 64-bit mode */
+			if (op == 0x9a || op == 0xea)
+				/* far call, jmp: ptr16:16 or ptr16:32 */
+				return i + (size_t)osz + 2 <= avail
+					       ? (int)(i + (size_t)osz + 2)
+					       : -1;
+			if (op == 0x82) { /* group 1, Eb, Ib */
+				modrm = 1;
+				imm = 1;
+			} else if (op == 0xd4 || op == 0xd5) {
+				imm = 1;
+			}
+			goto tail;
 		}
 		modrm = has_modrm1(op);
 		if (op < 0x40 && (op & 7) == 4)
 			imm = 1;
 		else if (op < 0x40 && (op & 7) == 5)
-			imm = opsize16 ? 2 : 4;
+			imm = osz;
 		else if (op == 0x68 || op == 0x69 || op == 0x81 || op == 0xa9 ||
 			 op == 0xc7 || op == 0xe8 || op == 0xe9)
-			imm = (opsize16 && op != 0xe8 && op != 0xe9) ? 2 : 4;
+			imm = (m64 && (op == 0xe8 || op == 0xe9)) ? 4 : osz;
 		else if (op == 0x6a || op == 0x6b || op == 0x80 || op == 0x83 ||
 			 op == 0xa8 || (op >= 0x70 && op <= 0x7f) ||
 			 (op >= 0xb0 && op <= 0xb7) || op == 0xc0 ||
@@ -208,19 +236,20 @@ int strace_insn_length(const uint8_t *code, size_t avail)
 			 (op >= 0xe0 && op <= 0xe7) || op == 0xeb)
 			imm = 1;
 		else if (op >= 0xb8 && op <= 0xbf)
-			imm = rexw ? 8 : opsize16 ? 2 : 4;
+			imm = rexw ? 8 : osz;
 		else if (op == 0xc2 || op == 0xca)
 			imm = 2;
 		else if (op == 0xc8)
 			imm = 3;
-		else if (op >= 0xa0 && op <= 0xa3)
-			imm = addr32 ? 4 : 8;
+		else if (op >= 0xa0 && op <= 0xa3) /* moffs */
+			imm = m64 ? (asize ? 4 : 8) : addr16 ? 2 : 4;
 		else if ((op == 0xf6 || op == 0xf7) && i < avail &&
 			 ((code[i] >> 3) & 7) < 2)
-			imm = op == 0xf6 ? 1 : (opsize16 ? 2 : 4);
+			imm = op == 0xf6 ? 1 : osz;
 	}
+tail:
 	if (modrm) {
-		len = modrm_len(code + i, avail - i, addr32);
+		len = modrm_len(code + i, avail - i, addr16);
 		if (len < 0)
 			return -1;
 		i += (size_t)len;

@@ -73,16 +73,17 @@ static inline int strace_dec_same_symbol(struct strace_image *img,
 }
 
 /*
- * The summary of the block at ip, as strace_block_decode() gives it from
- * the image's code (NOCODE where there is none), decoded once for all the
- * images that map the same file (see image.c). A direct branch whose
+ * The summary of the block at ip of code in mode (enum strace_code_mode),
+ * as strace_block_decode_mode() gives it from the image's code (NOCODE
+ * where there is none), decoded once for all the images that map the
+ * same file (see image.c; kept by offset and mode). A direct branch whose
  * target lies in the block's mapping has STRACE_BF_SYM_KNOWN, and
  * STRACE_BF_SAME_SYM when the target is in the terminator's symbol (both
  * then depend on the file and its symbols alone); other blocks have
  * neither. Safe from walkers on several threads. Returns 0, -ENOMEM.
  */
 int strace_dec_image_block(struct strace_image *img, uint64_t ip,
-			   struct strace_block *out);
+			   unsigned mode, struct strace_block *out);
 
 /* perf's choose_best_symbol() between two symbols at one address (length,
  * ELF binding, name): 1 if the second wins. Shared by the image's own
@@ -121,7 +122,8 @@ const char *strace_demangle(const char *sym, char *buf, size_t max);
  * once per decode call (the image does not change during one), then
  * strace_dec_bcache_get_fast() per block (strace_dec_bcache_find_counted()
  * counts a hit; strace_dec_bcache_miss() decodes and keeps the block, and
- * sets STRACE_BF_SAME_SYM). */
+ * sets STRACE_BF_SAME_SYM). Their ip is a key: the address with its code
+ * mode (strace_mode_key(); the address itself in 64-bit code). */
 struct strace_bcache;
 void strace_dec_bcache_sync(struct strace_bcache *c,
 			    const struct strace_image *img);

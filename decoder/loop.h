@@ -232,7 +232,9 @@ static inline int run(struct strace_walker *w)
 			time_on_mtc(&w->time, &w->o.time, (uint8_t)p.payload);
 			break;
 		case PKT_MODE:
-			flow_mode(w, (uint8_t)p.payload);
+			err = flow_mode(w, (uint8_t)p.payload);
+			if (err)
+				return err;
 			break;
 		case PKT_PSB:
 			if (unlikely(w->o.progress != NULL) &&

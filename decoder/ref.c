@@ -37,6 +37,7 @@ struct ref {
 	int pend;        /* 0 none, else enum pt_insn_class + 1 */
 	uint64_t pend_ip;
 	uint64_t pend_next; /* address after it */
+	unsigned pend_mode; /* its code's (enum strace_code_mode) */
 	int pend_ind;       /* an indirect call or jump */
 	int pending_syscall;
 	int begin_reason;
@@ -185,6 +186,16 @@ static void mark_time(struct ref *r)
 	}
 }
 
+/* The summaries' mode of libipt's block mode: 64-bit but for 32- and
+ * 16-bit (libipt decodes the code itself, in the mode the packets say;
+ * the summaries only find the direct branches and the terminators). */
+static unsigned code_mode(enum pt_exec_mode m)
+{
+	return m == ptem_32bit ? STRACE_MODE_32
+	       : m == ptem_16bit ? STRACE_MODE_16
+				  : STRACE_MODE_64;
+}
+
 /* The previous block ended in a branch; ip is where the flow went. */
 static void resolve(struct ref *r, uint64_t ip)
 {
@@ -199,7 +210,9 @@ static void resolve(struct ref *r, uint64_t ip)
 	 * no packet: it keeps the previous resolved branch's time */
 	if (cls == ptic_call || cls == ptic_jump) {
 		const struct strace_block *b =
-			strace_bcache_get(r->cache, r->img, r->pend_ip);
+			strace_bcache_get(r->cache, r->img,
+					  strace_mode_key(r->pend_ip,
+							  r->pend_mode));
 		if (b->kind == STRACE_BK_CALL || b->kind == STRACE_BK_JMP)
 			r->in_adv = 1;
 	}
@@ -290,14 +303,15 @@ static void follow_direct(struct ref *r, const struct pt_block *blk,
 			  int follow)
 {
 	uint64_t ip = blk->ip;
+	unsigned mode = code_mode(blk->mode);
 	int n = 0;
 
 	r->pend_flags = 0;
 	if (!follow)
 		return;
 	while (n++ < 100000) {
-		const struct strace_block *b =
-			strace_bcache_get(r->cache, r->img, ip);
+		const struct strace_block *b = strace_bcache_get(
+			r->cache, r->img, strace_mode_key(ip, mode));
 		uint64_t term;
 
 		r->adv_ins += b->ninsn;
@@ -770,11 +784,15 @@ long strace_walker_decode_ref(struct strace_image *img,
 			r.last_ip = blk.end_ip;
 			if (blk.iclass != ptic_other &&
 			    blk.iclass != ptic_error) {
+				unsigned mode = code_mode(blk.mode);
 				const struct strace_block *b =
-					strace_bcache_get(cache, img,
-							  blk.end_ip);
+					strace_bcache_get(
+						cache, img,
+						strace_mode_key(blk.end_ip,
+								mode));
 				r.pend = blk.iclass + 1;
 				r.pend_ip = blk.end_ip;
+				r.pend_mode = mode;
 				r.pend_next = blk.end_ip + b->term_len;
 				r.pend_ind = b->kind == STRACE_BK_CALL_IND ||
 					     b->kind == STRACE_BK_JMP_IND;

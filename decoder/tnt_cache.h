@@ -80,7 +80,8 @@ struct tc_slot {
 	uint64_t end_ip; /* where it ends; with outer, the return popping */
 	uint32_t first;  /* items: nev events, then nops stack operations */
 	uint32_t branches, insns;
-	uint32_t key;    /* bits | count << TC_BITS | parked << 31 */
+	uint32_t key;    /* bits | count << TC_BITS | code mode << 29 |
+			  * parked << 31 */
 	uint16_t res_off; /* instructions to the first bit's branch */
 	uint8_t nbits, outer, nev, npre, nops;
 	uint8_t flags;    /* TCS_* */

@@ -128,6 +128,10 @@ static long resync_ip(struct strace_walker *w, int *fresh)
 		case PKT_MODE:
 			if ((p.payload >> 5) == 1) /* MODE.TSX: its FUP */
 				located = 1;
+			else if ((p.payload >> 5) == 0)
+				/* MODE.Exec: the code the walk resumes in
+				 * (its far branch, out of sync, is past) */
+				set_mode(w, exec_mode_of((uint8_t)p.payload));
 			break;
 		case PKT_TSC:
 		case PKT_MTC:

@@ -62,6 +62,7 @@ struct walk_flow {
 	int enabled;
 	int in_psb;
 	int psb_fup; /* a FUP was seen in this PSB+ */
+	int psb_synced; /* this PSB+ came while the walk was in sync */
 	struct strace_block park; /* the block we stand at (kind needs a
 				   * packet), valid when parked */
 	int parked;
@@ -76,6 +77,9 @@ struct walk_flow {
 	int pending_abort; /* the pending FUP is a TSX abort's */
 	int pending_mode;  /* a MODE.Exec outside a PSB+ waits for the
 			    * TIP, TIP.PGE or TIP.PGD it binds to */
+	unsigned mode;      /* the code's (enum strace_code_mode): set by
+			     * set_mode() with blk.key_tag */
+	unsigned next_mode; /* the pending MODE.Exec's */
 	int bep_fup;       /* the next FUP says where a PEBS record was
 			    * taken (a BEP with its IP bit before it) */
 	int ptw_fup;       /* the next FUP says where the ptwrite of
@@ -119,8 +123,10 @@ struct walk_blocks {
 	struct strace_bcache *cache;
 	int own_cache;
 	uint64_t l0_gen; /* the image generation the copy is of */
+	uint64_t key_tag; /* the code mode's bits of a block's key
+			   * (strace_mode_key()): 0 for 64-bit code */
 	struct {
-		uint64_t ip; /* 0: empty */
+		uint64_t ip; /* the key (ip | key_tag); 0: empty */
 		struct strace_block b;
 	} l0[L0_SIZE];
 	struct walk_jsame jsame[1u << JSAME_LOG];

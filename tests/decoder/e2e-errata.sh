@@ -47,6 +47,7 @@ perf_differs() {
 	pgd_at_mov_cr3*) echo "perf binds a TIP.PGD without IP to no MOV CR3" ;;
 	filter_leave_*) echo "perf 6.1 misreads a TIP.PGD with IP after a direct call and a jcc" ;;
 	event_trace_*) echo "perf 6.1 binds the FUP after CFE.INTR to the CFE (libipt's newer decoder and the SDM: it is the interrupt's)" ;;
+	mode_exec_*) echo "perf 6.1 decodes an object's code in its ELF class (64-bit here) and takes no mode from MODE.Exec" ;;
 	resync_*) echo "perf 6.1 resumes at the first IP packet after a gap and, when that one leads into missing code too, waits for the next PSB (libipt's ptxed --resync-on-error goes on to the next, as we do)" ;;
 	esac
 }
@@ -124,6 +125,8 @@ print('.text\n.globl _start\n_start:\n.byte ' + ','.join(str(x) for x in b))
 			# (the unit test checks ptwrite_payloads' third case
 			# with the reference too)
 			skip "$c/$dec-as-the-sdm-says" "libipt 2.0.5 binds a PTW without IP to the next ptwrite instruction, which the case's code has none of, and takes a PTW in a PSB+ or one without its FUP as a desync"
+		elif [ $dec = reference ] && [ "${c#mode_exec_bad_status}" != "$c" ]; then
+			skip "$c/$dec-as-the-sdm-says" "libipt 2.0.5's block decoder reports the bad status update elsewhere (bad_packet at the jz, its event lost)"
 		elif [ $dec = reference ] && [ "${c#resync_}" != "$c" ]; then
 			skip "$c/$dec-as-the-sdm-says" "libipt 2.0.5's block decoder waits for the next PSB after a gap (its newer ptxed --resync-on-error does not)"
 		elif [ $dec = reference ] && [ "${c#pebs}" != "$c" ]; then

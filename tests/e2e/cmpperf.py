@@ -95,7 +95,9 @@ def perf_events(path, all_branches, times):
                 if not all_branches and (from_sym, from_dso) == (to_sym, to_dso):
                     continue
                 kind = "jump"
-            elif flags.startswith("tr end") and "syscall" in flags:
+            elif flags.startswith("tr end") and (
+                    "syscall" in flags or flags.split()[-1] == "int"):
+                # (32-bit code's `int $0x80`: perf's "int", our syscall)
                 kind = "syscall"
                 after_syscall[tid] = True
                 seq.append((kind, frm, 0, from_sym, "[unknown]", time))

@@ -152,7 +152,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			uint64_t ip = BASE + key.size * i / PROBES;
 			struct strace_block b;
 			struct strace_symbol sym;
-			if (strace_dec_image_block(img, ip, &b) == 0 &&
+			if (strace_dec_image_block(img, ip, STRACE_MODE_64, &b) == 0 &&
 			    (b.kind >= STRACE_BK_MAX ||
 			     (b.kind != STRACE_BK_NOCODE &&
 			      b.len > key.size - (ip - BASE))))

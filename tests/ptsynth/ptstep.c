@@ -22,6 +22,11 @@
  *   stop): RIP is its first instruction.
  * - PTRACE_EVENT_EXIT: the task is exiting; other signals are delivered
  *   (a handler's first instruction then comes as the next step stop).
+ *
+ * A 32-bit process (CS 0x23, not 0x33) comes in the same 64-bit
+ * user_regs_struct (EIP in rip, ESP in rsp); its stack holds 4-byte words
+ * and orig_rax is an i386 system call's number (int $0x80: glibc makes
+ * them so without the vDSO).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -150,30 +155,68 @@ static void read_maps(const struct ptstep_ops *ops, void *ctx, pid_t pid,
  * loader and libc know of no vDSO (its code is in no file: no decoder
  * could read it) and make real syscalls.
  */
-static void hide_vdso(pid_t tid, uint64_t sp)
+/* The process of these registers runs 32-bit code (its CS is the
+ * kernel's 32-bit user code segment, __USER32_CS). */
+static bool is32(const struct user_regs_struct *r)
+{
+	return r->cs == 0x23;
+}
+
+/* A word of the traced stack: 8 bytes, or 4 in a 32-bit process. */
+static long peek_word(pid_t tid, uint64_t p, int w)
+{
+	long v = ptrace(PTRACE_PEEKDATA, tid, (void *)p, NULL);
+
+	return w == 4 ? (long)(uint32_t)v : v;
+}
+
+static void hide_vdso(pid_t tid, const struct user_regs_struct *r)
 {
 	long argc;
-	uint64_t p;
-	int nulls = 0;
+	uint64_t sp = r->rsp, p;
+	int nulls = 0, w = is32(r) ? 4 : 8;
 
 	errno = 0;
-	argc = ptrace(PTRACE_PEEKDATA, tid, (void *)sp, NULL);
+	argc = peek_word(tid, sp, w);
 	if (errno || argc < 0)
 		return;
-	p = sp + 8 + 8 * (uint64_t)argc + 8; /* past argv[] and its NULL */
-	for (int i = 0; i < 100000 && !nulls; i++, p += 8) {
-		long v = ptrace(PTRACE_PEEKDATA, tid, (void *)p, NULL);
+	/* past argc, argv[] and its NULL */
+	p = sp + (uint64_t)w * ((uint64_t)argc + 2);
+	for (int i = 0; i < 100000 && !nulls; i++, p += (uint64_t)w) {
+		long v = peek_word(tid, p, w);
 		if (errno)
 			return;
 		nulls = v == 0;
 	}
-	for (int i = 0; i < 1000; i++, p += 16) {
-		long type = ptrace(PTRACE_PEEKDATA, tid, (void *)p, NULL);
+	for (int i = 0; i < 1000; i++, p += 2 * (uint64_t)w) {
+		long type = peek_word(tid, p, w);
 		if (errno || type == AT_NULL)
 			return;
-		if (type == AT_SYSINFO_EHDR)
-			ptrace(PTRACE_POKEDATA, tid, (void *)p, (void *)AT_IGNORE);
+		if (type != AT_SYSINFO_EHDR)
+			continue;
+		if (w == 4) {
+			/* (the word after it is the value: kept) */
+			long both = ptrace(PTRACE_PEEKDATA, tid, (void *)p,
+					   NULL);
+			both = (long)(((unsigned long)both &
+				       ~0xffffffffUL) |
+				      AT_IGNORE);
+			ptrace(PTRACE_POKEDATA, tid, (void *)p, (void *)both);
+		} else {
+			ptrace(PTRACE_POKEDATA, tid, (void *)p,
+			       (void *)AT_IGNORE);
+		}
 	}
+}
+
+/* A system call that may change the executable mappings: mmap,
+ * mprotect, munmap (x86-64), old_mmap, munmap, mprotect, mmap2 (i386). */
+static bool maps_call(const struct user_regs_struct *r)
+{
+	if (is32(r))
+		return r->orig_rax == 90 || r->orig_rax == 91 ||
+		       r->orig_rax == 125 || r->orig_rax == 192;
+	return r->orig_rax == 9 || r->orig_rax == 10 || r->orig_rax == 11;
 }
 
 static void exe_of(pid_t pid, char *buf, size_t n)
@@ -277,7 +320,7 @@ int ptstep_run(char **argv, const struct ptstep_ops *ops, void *ctx,
 		struct user_regs_struct r;
 
 		if (ptrace(PTRACE_GETREGS, child, NULL, &r) == 0) {
-			hide_vdso(child, r.rsp);
+			hide_vdso(child, &r);
 			read_maps(ops, ctx, child, child, st);
 			at(ops, ctx, t, r.rip, r.rsp, true);
 		}
@@ -330,7 +373,7 @@ int ptstep_run(char **argv, const struct ptstep_ops *ops, void *ctx,
 			st->steps++;
 			/* after a syscall: orig_rax is its number (-1 after
 			 * any other instruction) */
-			if (r.orig_rax == 9 || r.orig_rax == 10 || r.orig_rax == 11)
+			if (maps_call(&r))
 				read_maps(ops, ctx, t->pid, tid, st);
 			at(ops, ctx, t, r.rip, r.rsp, false);
 			resume(t, 0);
@@ -361,7 +404,7 @@ int ptstep_run(char **argv, const struct ptstep_ops *ops, void *ctx,
 		case PTRACE_EVENT_EXEC:
 			exe_of(t->pid, exe, sizeof(exe));
 			ops->exec(ctx, t->pid, tid, exe);
-			hide_vdso(tid, r.rsp);
+			hide_vdso(tid, &r);
 			read_maps(ops, ctx, t->pid, tid, st);
 			at(ops, ctx, t, r.rip, r.rsp, true);
 			resume(t, 0);

@@ -342,6 +342,17 @@ static int elf_read(const char *path, struct elfinfo *ei, char *why, size_t whyl
 	return 0;
 }
 
+/* path is a 32-bit x86 ELF file (ELFCLASS32, EM_386). */
+static bool elf_is32(const char *path)
+{
+	struct file *f = file_get(path);
+	const Elf32_Ehdr *eh = f ? (const Elf32_Ehdr *)f->data : NULL;
+
+	return eh && f->size >= sizeof(*eh) &&
+	       !memcmp(eh->e_ident, ELFMAG, SELFMAG) &&
+	       eh->e_ident[EI_CLASS] == ELFCLASS32 && eh->e_machine == EM_386;
+}
+
 /* Add the executable PT_LOAD segments of path loaded at bias. */
 static void elf_map(const char *path, uint64_t bias)
 {
@@ -388,7 +399,8 @@ struct insn {
 
 static struct insn *icache;
 static size_t icache_mask, icache_n;
-static csh cs;
+static csh cs, cs32; /* Capstone for 64- and 32-bit code */
+static bool code32;  /* the current address space runs 32-bit code */
 static uint64_t nundecodable;
 
 static struct insn *icache_slot(uint64_t addr)
@@ -449,7 +461,7 @@ static const struct insn *classify(uint64_t addr)
 	memset(s, 0, sizeof(*s));
 	s->addr = addr;
 	n = code_bytes(addr, buf);
-	if (n && cs_disasm(cs, buf, n, addr, 1, &ci) == 1) {
+	if (n && cs_disasm(code32 ? cs32 : cs, buf, n, addr, 1, &ci) == 1) {
 		cs_detail *d = ci->detail;
 		unsigned g;
 		bool jump = false, call = false, ret = false, intr = false;
@@ -740,14 +752,20 @@ static void put_simple(struct thread *t, enum pt_packet_type type)
 	put_flow(t, &p);
 }
 
+static bool thread_is32(const struct thread *t);
+
+/* MODE.Exec: 64-bit code (CS.L), or 32-bit (CS.D) in a 32-bit program
+ * (--ptrace). */
 static void put_mode_exec(struct thread *t)
 {
 	struct pt_packet p;
+	bool is32 = thread_is32(t);
 
 	memset(&p, 0, sizeof(p));
 	p.type = ppt_mode;
 	p.payload.mode.leaf = pt_mol_exec;
-	p.payload.mode.bits.exec.csl = 1;
+	p.payload.mode.bits.exec.csl = !is32;
+	p.payload.mode.bits.exec.csd = is32;
 	put_flow(t, &p);
 }
 
@@ -1279,6 +1297,7 @@ struct aspace {
 	size_t nmaps;
 	struct insn *icache;
 	size_t icache_mask, icache_n;
+	bool is32; /* its program is 32-bit code (an ELFCLASS32 i386 file) */
 };
 
 struct proc {
@@ -1287,6 +1306,12 @@ struct proc {
 	struct aspace *next_as; /* after its pending exec */
 	char comm[16];
 };
+
+/* t's process runs 32-bit code (--ptrace; QEMU runs 64-bit programs). */
+static bool thread_is32(const struct thread *t)
+{
+	return t->proc && t->proc->as && t->proc->as->is32;
+}
 
 /* A sideband record of the run, placed in time by the schedule. */
 enum { EV_EXEC, EV_MMAP };
@@ -1340,6 +1365,8 @@ static struct aspace *as_new(const struct aspace *copy)
 	a->icache = calloc(a->icache_mask + 1, sizeof(*a->icache));
 	if (!a->icache)
 		die("out of memory");
+	if (copy)
+		a->is32 = copy->is32;
 	if (copy && copy->nmaps) {
 		a->maps = xrealloc(NULL, copy->nmaps * sizeof(*a->maps));
 		memcpy(a->maps, copy->maps, copy->nmaps * sizeof(*a->maps));
@@ -1364,6 +1391,7 @@ static void as_use(struct aspace *a)
 	icache = a->icache;
 	icache_mask = a->icache_mask;
 	icache_n = a->icache_n;
+	code32 = a->is32;
 }
 
 static struct proc *proc_of(uint32_t p)
@@ -1449,6 +1477,9 @@ static void pt_exec(void *ctx, pid_t p, pid_t tid, const char *path)
 		pr->next_as = as_new(NULL);
 		t->exec_pending = true;
 	}
+	(pr->next_as ? pr->next_as : pr->as)->is32 = elf_is32(path);
+	if (!pr->next_as && pr->as == cur_as)
+		code32 = pr->as->is32;
 	sbev_add(EV_EXEC, t);
 }
 
@@ -3094,9 +3125,11 @@ int main(int argc, char **argv)
 	if (!opt.ptrace && elf_read(prog_path, &prog_ei, why, sizeof(why)))
 		die("%s", why);
 
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK ||
+	    cs_open(CS_ARCH_X86, CS_MODE_32, &cs32) != CS_ERR_OK)
 		die("cannot open Capstone");
 	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
+	cs_option(cs32, CS_OPT_DETAIL, CS_OPT_ON);
 	icache_mask = (1 << 16) - 1;
 	icache = calloc(icache_mask + 1, sizeof(*icache));
 	if (!icache)

@@ -4,7 +4,9 @@
  * length decoder against objdump, on every instruction of libc.
  */
 #include <capstone/capstone.h>
+#include <ctype.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "decoder_testlib.h"
@@ -182,6 +184,75 @@ TEST(length_decoder_vs_objdump)
 	CHECK_INT(all_ok, ==, all);
 	cs_free(ci, 1);
 	cs_close(&h);
+}
+
+/* 32-bit code: every instruction of the 32-bit libc (gcc-multilib),
+ * measured by the length decoder in 32-bit mode as objdump -M i386
+ * decodes it (its bytes on one line: --insn-width=16), and each block's
+ * terminator as Capstone in CS_MODE_32 ends it: a call's direct target
+ * objdump's. */
+TEST(length_decoder_32_vs_objdump)
+{
+	FILE *f = popen("objdump -d --insn-width=16 /usr/lib32/libc.so.6 "
+			"2>/dev/null",
+			"r");
+	char line[512];
+	size_t all = 0, ok = 0, calls = 0, calls_ok = 0;
+
+	if (!f || access("/usr/lib32/libc.so.6", R_OK))
+		SKIP("no 32-bit libc (gcc-multilib) or objdump");
+	while (fgets(line, sizeof(line), f)) {
+		uint8_t b[16];
+		unsigned long long a, t;
+		int used, n = 0;
+		char *p, *tab;
+
+		if (sscanf(line, " %llx:%n", &a, &used) != 1 || line[0] != ' ')
+			continue;
+		p = line + used;
+		while (*p == '\t' || *p == ' ')
+			p++;
+		tab = strchr(p, '\t');
+		if (!tab || strstr(tab, "(bad)"))
+			continue;
+		while (p + 1 < tab && n < 16 && isxdigit((unsigned char)p[0]) &&
+		       isxdigit((unsigned char)p[1])) {
+			unsigned v;
+			if (sscanf(p, "%2x", &v) != 1)
+				break;
+			b[n++] = (uint8_t)v;
+			p += 3;
+		}
+		if (!n)
+			continue;
+		all++;
+		if (strace_insn_length_mode(b, (size_t)n, STRACE_MODE_32) == n)
+			ok++;
+		else if (all - ok <= 5)
+			fprintf(stderr, "  %llx: length %d, objdump says %d\n",
+				a, strace_insn_length_mode(b, (size_t)n,
+							   STRACE_MODE_32),
+				n);
+		if (b[0] == 0xe8 && n == 5 &&
+		    sscanf(tab, "\tcall %llx", &t) == 1) {
+			struct strace_block blk;
+
+			calls++;
+			strace_block_decode_mode(b, (size_t)n, a, 0,
+						 STRACE_MODE_32, &blk);
+			calls_ok += blk.kind == STRACE_BK_CALL &&
+				    blk.target == t && blk.len == 5 &&
+				    blk.term_len == 5;
+		}
+	}
+	pclose(f);
+	printf("  32-bit libc: %zu instructions, length decoder right on "
+	       "%zu; %zu direct calls, %zu as objdump\n",
+	       all, ok, calls, calls_ok);
+	CHECK_INT(all, >, 100000);
+	CHECK_INT(ok, ==, all);
+	CHECK_INT(calls, >, 1000);
+	CHECK_INT(calls_ok, ==, calls);
 }
 
 /* Block at every function start and after every branch, vs objdump. */

@@ -66,6 +66,34 @@ static const uint8_t pic_code[64] = {
 	/* 0x1016 */ 0xc3,                         /* ret */
 };
 
+/* Code whose bytes are other instructions in 32- and in 64-bit mode
+ * (MODE.Exec): 48 is DEC EAX in 32-bit code, REX.W in 64-bit code, where
+ * 48 B8 is a MOV of 8 bytes of immediate, not 4. */
+static const uint8_t mode_code[64] = {
+	/* 0x1000 */ 0xff, 0x28,             /* ljmp *(%rax) (both modes) */
+	/* 0x1002 */ 0xf4, 0xf4, 0xf4, 0xf4, 0xf4, 0xf4, 0xf4, 0xf4, 0xf4,
+	0xf4, 0xf4, 0xf4, 0xf4, 0xf4,
+	/* 0x1010 64: movabs $0xf4f402749090..., %rax (10 bytes)
+	 *        32: dec %eax; mov $0x90909090, %eax; jz 0x101a */
+	0x48, 0xb8, 0x90, 0x90, 0x90, 0x90, 0x74, 0x02, 0xf4, 0xf4,
+	/* 0x101a */ 0x74, 0x02,             /* jz 0x101e (both) */
+	/* 0x101c */ 0xf4, 0xf4,
+	/* 0x101e */ 0xcd, 0x80,             /* int $0x80 */
+	/* 0x1020 32: dec %eax; mov $0, %eax; call 0x1030
+	 *        16: dec %ax; mov $0, %ax; add %al,(%bx,%si); call 0x102e;
+	 *            add %al,(%bx,%si)
+	 *        64: movabs $0x5e800000000, %rax; ... */
+	0x48, 0xb8, 0x00, 0x00, 0x00, 0x00, 0xe8, 0x05, 0x00, 0x00, 0x00,
+	/* 0x102b */ 0xff, 0x28,             /* ljmp *(%eax) (16: (%bx,%si)) */
+	/* 0x102d */ 0xf4,
+	/* 0x102e */ 0xc3,                   /* ret (16-bit code's) */
+	/* 0x102f */ 0xf4,
+	/* 0x1030 */ 0xc3,                   /* ret */
+	/* 0x1031 */ 0xf4, 0xf4, 0xf4, 0xf4, 0xf4, 0xf4, 0xf4, 0xf4, 0xf4,
+	0xf4, 0xf4, 0xf4, 0xf4,
+	/* 0x103e */ 0x0f, 0x05,             /* syscall */
+};
+
 /* --- packets ----------------------------------------------------------- */
 
 struct enc {
@@ -133,14 +161,19 @@ static void pkt(struct enc *en, enum pt_packet_type t)
 	put(en, &p);
 }
 
-static void mode_exec(struct enc *en)
+static void mode_exec_in(struct enc *en, enum pt_exec_mode m)
 {
 	struct pt_packet p = {0};
 
 	p.type = ppt_mode;
 	p.payload.mode.leaf = pt_mol_exec;
-	p.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
+	p.payload.mode.bits.exec = pt_set_exec_mode(m);
 	put(en, &p);
+}
+
+static void mode_exec(struct enc *en)
+{
+	mode_exec_in(en, ptem_64bit);
 }
 
 static void mode_tsx(struct enc *en, int intx, int abrt)
@@ -305,7 +338,10 @@ static int same(const struct evs *e, const struct want *w, size_t nw)
 		return 0;
 	for (size_t i = 0; i < nw; i++)
 		if (e->v[i].type != w[i].type ||
-		    (e->v[i].flags & ~STRACE_F_TIME_EXACT) != w[i].flags ||
+		    (e->v[i].type == STRACE_EV_ERROR /* (flags: the code) */
+			     ? e->v[i].flags
+			     : e->v[i].flags & ~STRACE_F_TIME_EXACT) !=
+			    w[i].flags ||
 		    e->v[i].a != w[i].a || e->v[i].b != w[i].b)
 			return 0;
 	return 1;
@@ -1234,6 +1270,120 @@ TEST(pebs_via_pt_passed_over)
 		}
 		CHECK_INT(nerr, >=, 1);
 	}
+}
+
+/* A far jump into 32-bit code (MODE.Exec 32 + TIP), a call and a
+ * compressed return there, and a far jump back to 64-bit code: each code
+ * walked in its own mode. */
+TEST(mode_exec_far_jumps)
+{
+	struct enc en;
+
+	enc_init(&en);
+	psb(&en, 0x1000); /* (its MODE.Exec says 64-bit) */
+	mode_exec_in(&en, ptem_32bit);
+	ip_pkt(&en, ppt_tip, 0x1020); /* ljmp *(%rax) to a 32-bit CS */
+	tnt(&en, "T");                /* the ret to 0x102b */
+	mode_exec_in(&en, ptem_64bit);
+	ip_pkt(&en, ppt_tip, 0x103e); /* ljmp *(%eax) back */
+	ip_pkt(&en, ppt_tip_pgd, 0);  /* the syscall */
+	EXPECT(mode_code, &en, NULL, 0, 1,
+	       W(TRACE_BEGIN, 0, 0x1000, R(START)),
+	       W(JUMP, IND, 0x1000, 0x1020),
+	       W(CALL, 0, 0x1026, 0x1030),
+	       W(RETURN, 0, 0x1030, 0x102b),
+	       W(JUMP, IND, 0x102b, 0x103e),
+	       W(SYSCALL, 0, 0x103e, 0));
+}
+
+/* The same code at one address walked in 64-bit, then in 32-bit code
+ * (enabled by a TIP.PGE a MODE.Exec binds to), then reached by a far
+ * jump from 64-bit code: the summaries and the TNT runs of one mode are
+ * not used in the other, though the first TNT packet of each walk from
+ * 0x1010 is the same. And a PSB+ that says 16-bit code. */
+TEST(mode_exec_same_code_two_modes)
+{
+	struct enc en;
+
+	enc_init(&en);
+	psb(&en, 0x1010);
+	tnt(&en, "T"); /* 64: jz at 0x101a */
+	ip_pkt(&en, ppt_tip_pgd, 0); /* int $0x80 */
+	mode_exec_in(&en, ptem_32bit);
+	ip_pkt(&en, ppt_tip_pge, 0x1010);
+	tnt(&en, "T"); /* 32: jz at 0x1016 */
+	tnt(&en, "T"); /* jz at 0x101a */
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	mode_exec_in(&en, ptem_64bit);
+	ip_pkt(&en, ppt_tip_pge, 0x1010);
+	tnt(&en, "T");
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	mode_exec_in(&en, ptem_64bit);
+	ip_pkt(&en, ppt_tip_pge, 0x1000);
+	mode_exec_in(&en, ptem_32bit);
+	ip_pkt(&en, ppt_tip, 0x1010);
+	tnt(&en, "T");
+	tnt(&en, "T");
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	/* a PSB+ (tracing off) that says 16-bit code, where tracing goes
+	 * on at 0x1020: its call is 3 bytes, to 0x102e */
+	pkt(&en, ppt_psb);
+	mode_exec_in(&en, ptem_16bit);
+	pkt(&en, ppt_psbend);
+	ip_pkt(&en, ppt_tip_pge, 0x1020);
+	tnt(&en, "T");
+	mode_exec_in(&en, ptem_64bit);
+	ip_pkt(&en, ppt_tip, 0x103e); /* the far jump at 0x102b */
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(mode_code, &en, NULL, STRACE_WALK_ALL_BRANCHES, 1,
+	       W(TRACE_BEGIN, 0, 0x1010, R(START)),
+	       W(JUMP, COND | INTRA, 0x101a, 0x101e),
+	       W(SYSCALL, 0, 0x101e, 0),
+	       W(SYSRET, 0, 0, 0x1010),
+	       W(JUMP, COND | INTRA, 0x1016, 0x101a),
+	       W(JUMP, COND | INTRA, 0x101a, 0x101e),
+	       W(SYSCALL, 0, 0x101e, 0),
+	       W(SYSRET, 0, 0, 0x1010),
+	       W(JUMP, COND | INTRA, 0x101a, 0x101e),
+	       W(SYSCALL, 0, 0x101e, 0),
+	       W(SYSRET, 0, 0, 0x1000),
+	       W(JUMP, IND, 0x1000, 0x1010),
+	       W(JUMP, COND | INTRA, 0x1016, 0x101a),
+	       W(JUMP, COND | INTRA, 0x101a, 0x101e),
+	       W(SYSCALL, 0, 0x101e, 0),
+	       W(SYSRET, 0, 0, 0x1020),
+	       W(CALL, 0, 0x1026, 0x102e),
+	       W(RETURN, 0, 0x102e, 0x1029),
+	       W(JUMP, IND, 0x102b, 0x103e),
+	       W(SYSCALL, 0, 0x103e, 0));
+}
+
+/* A PSB+ met in sync whose MODE.Exec contradicts the walk's mode: a bad
+ * status update (libipt: -pte_bad_status_update; ptxed's
+ * ptxed-resync-psb-bad_status-psb): an error, and the walk resumes at
+ * the next PSB. (libipt 2.0.5's block decoder reports it too, under its
+ * own code, and at another place: not compared.) */
+TEST(mode_exec_bad_status_update)
+{
+	struct enc en;
+	size_t at;
+
+	enc_init(&en);
+	psb(&en, 0x1010);
+	tnt(&en, "T");
+	pkt(&en, ppt_psb);
+	at = enc_off(&en);
+	mode_exec_in(&en, ptem_32bit);
+	ip_pkt(&en, ppt_fup, 0x101e);
+	pkt(&en, ppt_psbend);
+	psb(&en, 0x101e);
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(mode_code, &en, NULL, STRACE_WALK_ALL_BRANCHES, 0,
+	       W(TRACE_BEGIN, 0, 0x1010, R(START)),
+	       W(JUMP, COND | INTRA, 0x101a, 0x101e),
+	       W(ERROR, STRACE_E_DESYNC, 0x101e, at),
+	       W(TRACE_BEGIN, 0, 0x101e, R(ERROR)),
+	       W(SYSCALL, 0, 0x101e, 0));
 }
 
 /* One round of the patterns above that the common code allows and an
