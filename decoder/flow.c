@@ -517,6 +517,11 @@ int strace_dec_fup(struct strace_walker *w, uint64_t ip, int suppressed,
 		return 0;
 	}
 	if (!f->have_ip || !f->enabled) {
+		/* a FUP a PTW, EXSTOP or MWAIT binds says where it happened,
+		 * also while tracing is off (libipt: ptw-fup,
+		 * mwait-pwre-exstop_ip-*): nothing to walk */
+		if (binds && !abort && !f->pending_ovf)
+			return 0;
 		if (!f->pending_ovf)
 			return strace_dec_off(w);
 		if ((f->errata & STRACE_ERRATUM_APL12) && apl12_fup(w, next))
@@ -645,6 +650,10 @@ int strace_dec_other_packet(struct strace_walker *w,
 		break;
 	case ppt_ptw:
 		ptw_packet(w, &p->payload.ptw, p->size);
+		break;
+	case ppt_invalid:
+		/* SKZ84: a corrupt TMA and the bogus byte after it (libipt's
+		 * packet decoder with the erratum set): no time, no flow */
 		break;
 	case ppt_exstop:
 		/* with IP set, a FUP follows that says where it happened */

@@ -189,6 +189,10 @@ long strace_dec_decode_range(struct strace_walker *w, const uint8_t *buf,
 	pt_config_init(&cfg);
 	cfg.begin = (uint8_t *)(uintptr_t)buf;
 	cfg.end = (uint8_t *)(uintptr_t)buf + all;
+	/* SKZ84: a TMA with reserved bits set is corrupt, and a bogus byte
+	 * follows it: libipt's packet decoder gives both as one invalid
+	 * packet, passed over */
+	cfg.errata.skz84 = (f->errata & STRACE_ERRATUM_SKZ84) != 0;
 	w->in.pkt = pt_pkt_alloc_decoder(&cfg);
 	if (!w->in.pkt)
 		return -ENOMEM;

@@ -946,6 +946,55 @@ TEST(ptwrite_while_off)
 	       W(PTWRITE, 8, 0, 8),
 	       W(SYSRET, 0, 0, 0x1009),
 	       W(SYSCALL, 0, 0x1009, 0));
+	/* without ptwrite events the FUP is only where, too; an EXSTOP's
+	 * likewise (libipt 2.0.5's ptw-fup, mwait-pwre-exstop_ip-pwrx) */
+	enc_init(&en);
+	psb(&en, 0x1000);
+	tnt(&en, "T");
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	ptw(&en, 7, 4, 1);
+	ip_pkt(&en, ppt_fup, 0x1009);
+	{
+		struct pt_packet p;
+
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_exstop;
+		p.payload.exstop.ip = 1;
+		put(&en, &p);
+	}
+	ip_pkt(&en, ppt_fup, 0x1009);
+	ip_pkt(&en, ppt_tip_pge, 0x1009);
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, NULL, 0, 1,
+	       W(TRACE_BEGIN, 0, 0x1000, R(START)),
+	       W(CALL, 0, 0x1000, 0x1010),
+	       W(RETURN, 0, 0x1012, 0x1005),
+	       W(SYSCALL, 0, 0x1006, 0),
+	       W(SYSRET, 0, 0, 0x1009),
+	       W(SYSCALL, 0, 0x1009, 0));
+}
+
+/* SKZ84 (VMX TSC scaling or offsetting): a TMA with reserved bits set and
+ * a bogus byte after it, passed over as libipt's packet decoder does on
+ * the processors with the erratum (libipt's skz84 case: 02 73 01 01 01
+ * 01 00 00); elsewhere a bad packet. */
+TEST(skz84_corrupt_tma_passed_over)
+{
+	static const uint8_t bad_tma[] = {0x02, 0x73, 0x01, 0x01,
+					  0x01, 0x01, 0x00, 0x00};
+	struct enc en;
+
+	enc_init(&en);
+	psb(&en, 0x1000);
+	raw(&en, bad_tma, sizeof(bad_tma));
+	tnt(&en, "T");
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, "6/85", 0, 1,
+	       W(TRACE_BEGIN, 0, 0x1000, R(START)),
+	       W(CALL, 0, 0x1000, 0x1010),
+	       W(RETURN, 0, 0x1012, 0x1005),
+	       W(SYSCALL, 0, 0x1006, 0));
+	expect_error(common_code, &en, "6/142", STRACE_E_BADPKT);
 }
 
 /* A PTW inside a PSB+ (which holds none: perf says "Unexpected packet")
