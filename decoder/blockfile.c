@@ -25,7 +25,7 @@
 #include "decoder/internal.h"
 
 #define BC_MAGIC "STRBLKS\n"
-#define BC_VERSION 4
+#define BC_VERSION 5
 #define BC_MAX_BYTES (256u << 20)
 
 struct bc_header {

@@ -84,6 +84,14 @@ static inline int strace_dec_same_symbol(struct strace_image *img,
 int strace_dec_image_block(struct strace_image *img, uint64_t ip,
 			   struct strace_block *out);
 
+/*
+ * strace_dec_newer_branch_at() - whether the instruction at ip, or the
+ * one after it, is a branch newer than libipt 2.0.5 and Capstone 4
+ * (JMPABS, ERETS, ERETU, UIRET: block.c), for the reference decoder to
+ * name what libipt could not decode. Returns 1 or 0.
+ */
+int strace_dec_newer_branch_at(struct strace_image *img, uint64_t ip);
+
 /* perf's choose_best_symbol() between two symbols at one address (length,
  * ELF binding, name): 1 if the second wins. Shared by the image's own
  * table and the replay of perf's symbol tree. */
