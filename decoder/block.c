@@ -316,20 +316,26 @@ static int newer_branch(const uint8_t *code, size_t left, int *len)
 	return STRACE_BK_NONE;
 }
 
-int strace_dec_newer_branch_at(struct strace_image *img, uint64_t ip)
+int strace_dec_newer_branch_at(struct strace_image *img, uint64_t ip,
+			       uint64_t last)
 {
-	size_t avail = 0;
-	const uint8_t *code = strace_image_code(img, ip, &avail);
-	int len, n;
+	for (int k = 0; k < 64 && ip <= last + 15; k++) {
+		size_t avail = 0;
+		const uint8_t *code = strace_image_code(img, ip, &avail);
+		int len, n;
 
-	if (!code)
-		return 0;
-	if (newer_branch(code, avail, &len) != STRACE_BK_NONE)
-		return 1;
-	n = strace_insn_length(code, avail);
-	return n > 0 && (size_t)n < avail &&
-	       newer_branch(code + n, avail - (size_t)n, &len) !=
-		       STRACE_BK_NONE;
+		if (!code)
+			return 0;
+		if (newer_branch(code, avail, &len) != STRACE_BK_NONE)
+			return 1;
+		if (ip > last)
+			return 0; /* (the one after last) */
+		n = strace_insn_length(code, avail);
+		if (n <= 0)
+			return 0;
+		ip += (uint64_t)n;
+	}
+	return 0;
 }
 
 int strace_block_decode(const uint8_t *code, size_t avail, uint64_t ip,
