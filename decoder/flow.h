@@ -800,8 +800,12 @@ static inline int tip(struct strace_walker *w, uint64_t to, int suppressed,
  * segment cut at a PSB decodes on its own. */
 static inline void flow_psb(struct strace_walker *w)
 {
-	/* a PSB ends a PEBS-via-PT record (one it cuts is dropped) */
+	/* a PSB ends a PEBS-via-PT record (one it cuts is dropped), and
+	 * what an event packet before it waits for (a FUP in PSB+ is its
+	 * own; a decode of the pieces between PSBs, -j, cannot know it) */
 	w->pebs.open = 0;
+	w->flow.fup_event = 0;
+	w->flow.evd = 0;
 	w->flow.in_psb = 1;
 	w->seg.psbs++;
 	w->flow.psb_fup = 0;

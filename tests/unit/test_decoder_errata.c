@@ -1120,6 +1120,16 @@ TEST(trig_passed_over_binds_fup)
 	EXPECT(common_code, &en, NULL, 0, 0,
 	       W(TRACE_BEGIN, 0, 0x1000, R(START)),
 	       W(ERROR, STRACE_E_BADPKT, 0x1000, at));
+	/* a PSB between a TRIG and its FUP: the PSB+'s FUP is its own (a
+	 * decode of the pieces between PSBs could not know the TRIG) */
+	enc_init(&en);
+	psb(&en, 0);
+	raw(&en, trig_ip, sizeof(trig_ip));
+	psb(&en, 0x1005);
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, NULL, 0, 0,
+	       W(TRACE_BEGIN, 0, 0x1005, R(START)),
+	       W(SYSCALL, 0, 0x1006, 0));
 }
 
 /* A MODE.Exec outside PSB+ right before a FUP binds to it (event trace:
