@@ -303,6 +303,74 @@ static int classify(const cs_insn *in, struct strace_block *b,
 	return STRACE_BK_NONE;
 }
 
+/*
+ * Branches newer than Capstone 4, by their bytes (libipt HEAD's pt_ild.c
+ * classifies them so): APX's JMPABS (REX2 prefix D5 with map 0 and W
+ * clear, opcode A1, a 64-bit immediate; no 66 or 67 prefix), a direct
+ * jump for which the processor still sends a TIP, so a TIP-resolved
+ * jump here, as libipt takes it ("libipt ignores the destination");
+ * FRED's ERETS (F2 0F 01 CA) and ERETU (F3 0F 01 CA), which Capstone 4
+ * reads as CLAC, and UIRET (F3 0F 01 EC), which it rejects: far returns
+ * (a TIP gives where they go). code: the instruction's bytes, left of
+ * them readable. Returns the block kind and its length in *len, or
+ * STRACE_BK_NONE when it is none of them.
+ */
+static int newer_branch(const uint8_t *code, size_t left, int *len)
+{
+	size_t i = 0;
+	int f2f3 = 0, osz = 0, asz = 0;
+
+	for (; i < left && i < 14; i++) {
+		uint8_t c = code[i];
+
+		if (c == 0xf2 || c == 0xf3)
+			f2f3 = c;
+		else if (c == 0x66)
+			osz = 1;
+		else if (c == 0x67)
+			asz = 1;
+		else if (c != 0xf0 && c != 0x2e && c != 0x36 && c != 0x3e &&
+			 c != 0x26 && c != 0x64 && c != 0x65)
+			break;
+	}
+	if (i + 3 > left)
+		return STRACE_BK_NONE;
+	if (code[i] == 0xd5 && !(code[i + 1] & 0x88) && code[i + 2] == 0xa1 &&
+	    !osz && !asz && i + 11 <= left) {
+		*len = (int)i + 11;
+		return STRACE_BK_JMP_IND;
+	}
+	if (code[i] == 0x0f && code[i + 1] == 0x01 &&
+	    ((code[i + 2] == 0xca && f2f3) ||
+	     (code[i + 2] == 0xec && f2f3 == 0xf3))) {
+		*len = (int)i + 3;
+		return STRACE_BK_IRET;
+	}
+	return STRACE_BK_NONE;
+}
+
+int strace_dec_newer_branch_at(struct strace_image *img, uint64_t ip,
+			       uint64_t last)
+{
+	for (int k = 0; k < 64 && ip <= last + 15; k++) {
+		size_t avail = 0;
+		const uint8_t *code = strace_image_code(img, ip, &avail);
+		int len, n;
+
+		if (!code)
+			return 0;
+		if (newer_branch(code, avail, &len) != STRACE_BK_NONE)
+			return 1;
+		if (ip > last)
+			return 0; /* (the one after last) */
+		n = strace_insn_length(code, avail);
+		if (n <= 0)
+			return 0;
+		ip += (uint64_t)n;
+	}
+	return 0;
+}
+
 int strace_block_decode(const uint8_t *code, size_t avail, uint64_t ip,
 			unsigned max_insn, struct strace_block *b)
 {
@@ -351,6 +419,12 @@ int strace_block_decode_mode(const uint8_t *code, size_t avail, uint64_t ip,
 		if (csf.disasm_iter(h, &p, &left, &addr, in)) {
 			b->ninsn++;
 			kind = classify(in, b, &oc, mode);
+			/* (FRED's ERETS and ERETU: 64-bit code only) */
+			if (unlikely(in->id == X86_INS_CLAC) &&
+			    mode == STRACE_MODE_64 &&
+			    newer_branch(before, in->size, &len) ==
+				    STRACE_BK_IRET)
+				kind = STRACE_BK_IRET; /* ERETS, ERETU */
 			if (kind != STRACE_BK_NONE) {
 				b->kind = (uint8_t)kind;
 				b->term_len = (uint8_t)in->size;
@@ -359,7 +433,20 @@ int strace_block_decode_mode(const uint8_t *code, size_t avail, uint64_t ip,
 			continue;
 		}
 		/* Capstone 4 rejects it (or the bytes end mid-instruction):
-		 * measure it; it is not a branch. */
+		 * a branch it does not know yet (JMPABS, UIRET: 64-bit code
+		 * only; D5 is AAD elsewhere), else measure it; it is not a
+		 * branch. */
+		kind = mode == STRACE_MODE_64 ? newer_branch(before, left, &len)
+					      : STRACE_BK_NONE;
+		if (kind != STRACE_BK_NONE) {
+			p = before + len;
+			left -= (size_t)len;
+			addr += (uint64_t)len;
+			b->ninsn++;
+			b->kind = (uint8_t)kind;
+			b->term_len = (uint8_t)len;
+			break;
+		}
 		len = strace_insn_length_mode(before, left, mode);
 		if (len <= 0) {
 			b->kind = STRACE_BK_BAD;

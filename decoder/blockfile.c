@@ -26,8 +26,10 @@
 
 #define BC_MAGIC "STRBLKS\n"
 /* 5: a block's key carries its code mode (strace_mode_key()): 32- and
- * 16-bit blocks are kept beside 64-bit ones */
-#define BC_VERSION 5
+ * 16-bit blocks are kept beside 64-bit ones; 6: JMPABS, ERETS, ERETU and
+ * UIRET are branches (files of either 5 were made while both changes were
+ * under way) */
+#define BC_VERSION 6
 #define BC_MAX_BYTES (256u << 20)
 
 struct bc_header {

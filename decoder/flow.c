@@ -466,10 +466,31 @@ int strace_dec_fup(struct strace_walker *w, uint64_t ip, int suppressed,
 {
 	struct walk_flow *f = &w->flow;
 	int binds = f->fup_binds, abort = f->tsx_abort, bep = f->bep_fup;
-	int ptw = f->ptw_fup;
+	int ptw = f->ptw_fup, event = f->fup_event;
 	int err;
 
 	f->fup_binds = f->tsx_abort = f->bep_fup = f->ptw_fup = 0;
+	f->fup_event = 0;
+	if (unlikely(f->pending_mode) && !f->in_psb) {
+		/* a MODE.Exec outside PSB+ binds to the FUP that follows it
+		 * (event trace: the interrupt flag changed there), as to a
+		 * TIP: libipt HEAD and perf 6.1 bind it so; its mode holds
+		 * from there */
+		mode_at_branch(w);
+		event = 1;
+	}
+	if (unlikely(event) && !f->pending_ovf) {
+		if (!f->have_ip || !f->enabled) {
+			/* where it happened: nothing to walk */
+			if (bep)
+				pebs_emit(w, suppressed ? 0 : ip);
+			if (ptw)
+				ptw_emit(w, suppressed ? 0 : ip,
+					 suppressed ? 0 : STRACE_PTW_IP);
+			return 0;
+		}
+		binds = 1;
+	}
 	if (suppressed) {
 		/* Only a FUP that binds to a MODE.TSX, PTW, EXSTOP or BEP
 		 * may leave out where it happened (libipt:
@@ -542,7 +563,8 @@ int strace_dec_fup(struct strace_walker *w, uint64_t ip, int suppressed,
 		f->ip = ip;
 	}
 	if (binds && !abort) {
-		/* MODE.TSX begin/commit, PTW, EXSTOP, BEP: a location */
+		/* MODE.TSX begin/commit, PTW, EXSTOP, BEP, CFE, TRIG,
+		 * MODE.Exec: a location */
 		if (bep)
 			pebs_emit(w, ip);
 		if (ptw) /* the ptwrite instruction's address (perf's and
@@ -666,6 +688,61 @@ int strace_dec_other_packet(struct strace_walker *w,
 		w->flow.pending_fup = 0;
 		break;
 	}
+	return 0;
+}
+
+/* --- event trace and trigger tracing ---------------------------------------- */
+
+/* EVDs waiting for their CFE (walk_flow.evd) */
+#define EVD_CR2 1u  /* a page fault's address: for a CFE.INTR */
+#define EVD_VMXQ 2u /* a VM exit's qualification and reason: for a */
+#define EVD_VMXR 4u /* CFE.VMEXIT or VMEXIT_INTR */
+
+int strace_dec_event_packet(struct strace_walker *w, const struct pkt *p)
+{
+	struct walk_flow *f = &w->flow;
+	unsigned evd = f->evd, ok = 0;
+
+	if (p->type == PKT_EVD) {
+		unsigned bit = p->nbits == 0   ? EVD_CR2
+			       : p->nbits == 1 ? EVD_VMXQ
+			       : p->nbits == 2 ? EVD_VMXR
+					       : 0;
+
+		if (!bit)
+			return 0; /* an unknown type: passed over, as libipt
+				   * does */
+		if (evd & (bit == EVD_CR2 ? ~0u : EVD_CR2 | bit))
+			return strace_dec_fail(w, STRACE_E_DESYNC);
+		f->evd = evd | bit;
+		return 0;
+	}
+	if (p->type == PKT_TRIG) {
+		unsigned icntv = p->nbits & 0x40;
+		unsigned icnt = (unsigned)(p->payload >> 8) & 0xffff;
+
+		if (p->ipc ? !icntv || icnt : icnt && !f->enabled)
+			return strace_dec_fail(w, STRACE_E_BADPKT);
+		f->fup_event = p->ipc;
+		return 0;
+	}
+	/* a CFE takes the EVDs before it */
+	f->evd = 0;
+	switch (p->nbits) {
+	case PKT_CFE_INTR:
+		ok = EVD_CR2;
+		break;
+	case PKT_CFE_VMEXIT:
+	case PKT_CFE_VMEXIT_INTR:
+		ok = EVD_VMXQ | EVD_VMXR;
+		break;
+	}
+	if (evd & ~ok)
+		return strace_dec_fail(w, STRACE_E_DESYNC);
+	if (p->ipc &&
+	    (p->nbits == PKT_CFE_RSM || p->nbits == PKT_CFE_SIPI))
+		return strace_dec_fail(w, STRACE_E_BADPKT);
+	f->fup_event = p->ipc;
 	return 0;
 }
 

@@ -265,7 +265,8 @@ static inline void lose_sync(struct strace_walker *w)
 	w->flow.pending_fup = w->flow.pending_mode = 0;
 	w->flow.fup_binds = w->flow.tsx_abort = w->flow.pending_abort = 0;
 	w->flow.dtnt_n = w->flow.deferring = 0;
-	w->flow.bep_fup = w->flow.ptw_fup = 0;
+	w->flow.bep_fup = w->flow.ptw_fup = w->flow.fup_event = 0;
+	w->flow.evd = 0;
 	w->pebs.open = 0;
 	retstack_clear(&w->flow.rs);
 }
@@ -436,6 +437,23 @@ void strace_dec_pebs_bbp(struct strace_walker *w, unsigned type, int first);
 void strace_dec_pebs_bip(struct strace_walker *w, unsigned id,
 			 uint64_t value);
 void strace_dec_pebs_bep(struct strace_walker *w, int ip_bit, size_t next);
+
+/*
+ * strace_dec_event_packet() - a CFE, EVD or TRIG (packet.h's PKT_CFE,
+ * PKT_EVD, PKT_TRIG: event trace and trigger tracing), as libipt HEAD's
+ * event decoder binds them: one with its IP bit makes the FUP after it
+ * say where the event happened (a location, not an asynchronous
+ * branch's source; also while tracing is off); an EVD waits for the CFE
+ * it describes. None moves the flow otherwise: the far branches a
+ * CFE.IRET, INTR, ... describes are the FUP and TIP packets around it.
+ * Returns 0, or -code after the error of what libipt rejects: an EVD
+ * or CFE that does not fit the EVDs before it (desync, libipt's
+ * -pte_bad_context), a CFE.RSM or SIPI with its IP bit, a TRIG with its
+ * IP bit and no ICNT of 0, a TRIG with an ICNT while tracing is off
+ * (bad_packet, -pte_bad_packet).
+ */
+struct pkt;
+int strace_dec_event_packet(struct strace_walker *w, const struct pkt *p);
 
 /* strace_dec_other_packet() - what a packet libipt decoded (not parsed
  * inline: TMA, PIP, VMCS, MNT, PTW, EXSTOP, MWAIT, PWRE, PWRX, STOP, ...)
@@ -819,8 +837,12 @@ static inline int tip(struct strace_walker *w, uint64_t to, int suppressed,
  * segment cut at a PSB decodes on its own. */
 static inline void flow_psb(struct strace_walker *w)
 {
-	/* a PSB ends a PEBS-via-PT record (one it cuts is dropped) */
+	/* a PSB ends a PEBS-via-PT record (one it cuts is dropped), and
+	 * what an event packet before it waits for (a FUP in PSB+ is its
+	 * own; a decode of the pieces between PSBs, -j, cannot know it) */
 	w->pebs.open = 0;
+	w->flow.fup_event = 0;
+	w->flow.evd = 0;
 	w->flow.in_psb = 1;
 	w->flow.psb_synced = w->flow.have_ip && w->flow.enabled;
 	w->seg.psbs++;

@@ -85,6 +85,16 @@ static inline int strace_dec_same_symbol(struct strace_image *img,
 int strace_dec_image_block(struct strace_image *img, uint64_t ip,
 			   unsigned mode, struct strace_block *out);
 
+/*
+ * strace_dec_newer_branch_at() - whether a branch newer than libipt 2.0.5
+ * and Capstone 4 (JMPABS, ERETS, ERETU, UIRET: block.c) starts at an
+ * instruction from ip to last, or at the one after last (64 instructions
+ * at most), for the reference decoder to name what libipt could not
+ * decode. Returns 1 or 0.
+ */
+int strace_dec_newer_branch_at(struct strace_image *img, uint64_t ip,
+			       uint64_t last);
+
 /* perf's choose_best_symbol() between two symbols at one address (length,
  * ELF binding, name): 1 if the second wins. Shared by the image's own
  * table and the replay of perf's symbol tree. */

@@ -64,8 +64,8 @@ static inline int time_packet(struct strace_walker *w, const struct pkt *p)
  * loop, so that the main one pays nothing for the blocks (inside one, a
  * byte xxxxx100b is a BIP, not the short TNT of the TNT case). It takes
  * the packets that leave a block open (pkt_blk_after(): BIPs, the BBPs of
- * further blocks, a FUP, PAD, CFE, EVD, the timing packets, MNT, EXSTOP,
- * PWRE, PWRX), each as the main loop would where it means anything, and
+ * further blocks, a FUP, PAD, CFE, EVD, TRIG, the timing packets, MNT,
+ * EXSTOP, PWRE, PWRX), each as the main loop would where it means anything, and
  * the BEP that ends the record. A packet that ends the block otherwise
  * (a TNT, TIP, PSB, OVF, ...: the record is cut, perf drops it too) is
  * left to the main loop. Returns the offset where the main loop goes on,
@@ -128,6 +128,11 @@ pebs_blocks(struct strace_walker *w, size_t i, int skd007)
 		}
 		case PKT_BAD:
 			return strace_dec_fail(w, STRACE_E_BADPKT);
+		case PKT_CFE:
+		case PKT_EVD:
+		case PKT_TRIG:
+			err = strace_dec_event_packet(w, &p);
+			break;
 		case PKT_OTHER: { /* TMA, MNT, EXSTOP, PWRE, PWRX */
 			struct pt_packet op;
 			int n = other_packet(w, &op);
@@ -140,7 +145,7 @@ pebs_blocks(struct strace_walker *w, size_t i, int skd007)
 			p.size = (size_t)n;
 			break;
 		}
-		default: /* PAD, CFE, EVD */
+		default: /* PAD */
 			break;
 		}
 		if (err)
@@ -269,6 +274,13 @@ static inline int run(struct strace_walker *w)
 		}
 		case PKT_BEP: /* (with no block before it) */
 			strace_dec_pebs_bep(w, p.ipc, i + p.size);
+			break;
+		case PKT_CFE: /* event trace, trigger tracing (flow.c) */
+		case PKT_EVD:
+		case PKT_TRIG:
+			err = strace_dec_event_packet(w, &p);
+			if (err)
+				return err;
 			break;
 		default: { /* PKT_OTHER */
 			struct pt_packet op;

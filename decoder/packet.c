@@ -63,17 +63,17 @@ int strace_dec_pkt_peek(struct pt_packet_decoder *d, size_t from,
 		struct pkt q;
 		uint64_t next;
 
-		/* PEBS-via-PT records, which libipt does not know, are passed
-		 * over (and the FUP a BEP with its IP bit binds): they say
-		 * nothing of the flow */
+		/* PEBS-via-PT records, CFE, EVD and TRIG, which libipt 2.0.5
+		 * does not know, are passed over (and the FUP a BEP, CFE or
+		 * TRIG with its IP bit binds): they say nothing of the flow */
 		if (blk && pkt_is_bip(buf[at]))
 			pkt_bip(buf, len, at, blk, &q);
 		else
 			pkt_parse(buf, len, at, 0, &q);
-		if (q.type == PKT_BBP || q.type == PKT_BIP ||
-		    q.type == PKT_BEP) {
+		if (q.type >= PKT_BBP) {
 			blk = pkt_blk_after(blk, &q, buf + at, len - at);
-			bep_fup = q.type == PKT_BEP && q.ipc;
+			bep_fup = q.type != PKT_BBP && q.type != PKT_BIP &&
+				  q.type != PKT_EVD && q.ipc;
 			at += q.size;
 			pebs++;
 			continue;
@@ -157,6 +157,9 @@ int strace_dec_pebs_near(const uint8_t *buf, size_t len, size_t from)
 		if (p.type == PKT_BBP || p.type == PKT_BIP ||
 		    p.type == PKT_BEP) {
 			found = 1;
+		} else if (p.type == PKT_CFE || p.type == PKT_EVD ||
+			   p.type == PKT_TRIG) {
+			found = 2;
 		} else if (p.type == PKT_OTHER) {
 			struct pt_packet q;
 			int n = strace_dec_pkt_decode(d, i, &q);

@@ -40,10 +40,8 @@ enum pkt_type {
 		      * MODE of a reserved leaf, a PSB cut short, a CYC of
 		      * more than 64 bits */
 	PKT_OTHER,   /* not parsed inline: libipt's (strace_dec_pkt_decode()) */
-	PKT_SKIP,    /* nothing to do: PAD, CFE, EVD, and the CYC byte an OVF
-		      * cut short (SKD007). CFE: nbits its type, ipc its IP
-		      * bit, payload its vector; EVD: nbits its type,
-		      * payload its 8 bytes */
+	PKT_SKIP,    /* nothing to do: PAD, and the CYC byte an OVF cut
+		      * short (SKD007) */
 	PKT_TNT,     /* short or long TNT: nbits bits in payload */
 	PKT_CYC,     /* payload: cycles */
 	PKT_TIP,     /* IP packets: payload the IP bits, ipc their */
@@ -67,6 +65,34 @@ enum pkt_type {
 		      * payload: its value */
 	PKT_BEP,     /* ipc: 1 when a FUP follows that says where the
 		      * record was taken (its IP bit) */
+	/* event trace and trigger tracing (newer than libipt 2.0.5 too;
+	 * the walker's strace_dec_event_packet()) */
+	PKT_CFE,     /* control flow event: nbits its type, ipc its IP bit
+		      * (a FUP follows that says where), payload its
+		      * vector */
+	PKT_EVD,     /* event data: nbits its type, payload its 8 bytes */
+	PKT_TRIG,    /* trigger: ipc its IP bit (a FUP follows that says
+		      * where), nbits its first payload byte (bit 6: ICNT
+		      * valid, bit 5: MULT), payload its TRBV (bits 7:0)
+		      * and ICNT (bits 23:8) */
+};
+
+/* CFE types (Intel SDM, "Control Flow Event (CFE) Packet") */
+enum pkt_cfe_type {
+	PKT_CFE_INTR = 1,
+	PKT_CFE_IRET = 2,
+	PKT_CFE_SMI = 3,
+	PKT_CFE_RSM = 4,
+	PKT_CFE_SIPI = 5,
+	PKT_CFE_INIT = 6,
+	PKT_CFE_VMENTRY = 7,
+	PKT_CFE_VMEXIT = 8,
+	PKT_CFE_VMEXIT_INTR = 9,
+	PKT_CFE_SHUTDOWN = 10,
+	PKT_CFE_UINTR = 12,
+	PKT_CFE_UIRET = 13,
+	PKT_CFE_SWINTR = 14,
+	PKT_CFE_SYSCALL = 15,
 };
 
 struct pkt {
@@ -98,7 +124,8 @@ static inline uint64_t pkt_le(const uint8_t *p, int n, const uint8_t *end)
 /*
  * pkt_parse() - the packet at buf[i] (i < len), in *p. Parses PAD, short
  * and long TNT, CYC, TIP, TIP.PGE, TIP.PGD, FUP, TSC, MTC, MODE, PSB,
- * PSBEND, CBR, OVF, CFE, EVD, BBP and BEP; anything else is PKT_OTHER.
+ * PSBEND, CBR, OVF, CFE, EVD, TRIG, BBP and BEP; anything else is
+ * PKT_OTHER.
  * skd007: the trace's processor has erratum SKD007 (an OVF in place of
  * the rest of a multi-byte CYC). A BIP is parsed as the short TNT its
  * opcode byte also is: see pkt_parse_blk().
@@ -264,10 +291,8 @@ pkt_parse(const uint8_t *buf, size_t len, size_t i, int skd007, struct pkt *p)
 			return;
 		}
 		/* event trace (newer than libipt 2.0.5, which cannot skip
-		 * them): CFE, 2 payload bytes (type, IP bit, vector); EVD, 9
-		 * (type, 8-byte payload). Neither moves the flow: a CFE with
-		 * its IP bit set comes with the FUP of the asynchronous event
-		 * it names, which is handled as any FUP */
+		 * them): CFE, 2 payload bytes (type bits 4:0, IP bit 7;
+		 * vector); EVD, 9 (type bits 5:0; an 8-byte payload) */
 		if (x == 0x13 || x == 0x53) {
 			size_t n = x == 0x13 ? 4 : 11;
 
@@ -275,14 +300,16 @@ pkt_parse(const uint8_t *buf, size_t len, size_t i, int skd007, struct pkt *p)
 				p->type = PKT_END;
 				return;
 			}
-			p->type = PKT_SKIP;
 			p->size = n;
 			if (x == 0x13) {
+				p->type = PKT_CFE;
 				p->nbits = buf[i + 2] & 0x1f;
 				p->ipc = buf[i + 2] >> 7;
 				p->payload = buf[i + 3];
 			} else {
+				p->type = PKT_EVD;
 				p->nbits = buf[i + 2] & 0x3f;
+				p->ipc = 0;
 				p->payload = pkt_le(buf + i + 3, 8, buf + len);
 			}
 			return;
@@ -306,6 +333,27 @@ pkt_parse(const uint8_t *buf, size_t len, size_t i, int skd007, struct pkt *p)
 			p->size = 2;
 			return;
 		}
+	}
+	if (b == 0xd9) {
+		/* TRIG (trigger tracing; newer than libipt 2.0.5): flags
+		 * (IP bit 7, ICNT valid bit 6, MULT bit 5), TRBV, and a
+		 * 2-byte ICNT when valid (libipt HEAD's pt_pkt_read_trig()) */
+		size_t n = i + 1 < len && (buf[i + 1] & 0x40) ? 5 : 3;
+
+		if (i + n > len) {
+			p->type = PKT_END;
+			return;
+		}
+		p->type = PKT_TRIG;
+		p->size = n;
+		p->nbits = buf[i + 1];
+		p->ipc = buf[i + 1] >> 7;
+		p->payload = buf[i + 2] |
+			     (n == 5 ? (uint64_t)pkt_le(buf + i + 3, 2,
+							buf + len)
+					   << 8
+				     : 0);
+		return;
 	}
 	p->type = PKT_OTHER;
 }
@@ -341,7 +389,8 @@ static inline int pkt_is_bip(uint8_t b)
  * before it: 0 outside a block, else the size of the block's BIP
  * payloads (4 or 8). A BBP opens a block; a BIP, a FUP, PAD, the timing
  * packets (TSC, TMA, MTC, CYC, CBR), MNT, EXSTOP, PWRE, PWRX, CFE, EVD
- * and what is not a packet leave it as it was; every other packet (a
+ * and what is not a packet (perf's packet decoder: TRIG too) leave it as
+ * it was; every other packet (a
  * BEP, TNT, TIP, MODE, PSB, PSBEND, OVF, PIP, VMCS, STOP, PTW, MWAIT)
  * ends it. This is perf's rule (intel_pt_upd_pkt_ctx()).
  */
@@ -358,6 +407,9 @@ static inline unsigned pkt_blk_after(unsigned blk, const struct pkt *p,
 	case PKT_MTC:
 	case PKT_CBR:
 	case PKT_SKIP:
+	case PKT_CFE:
+	case PKT_EVD:
+	case PKT_TRIG:
 	case PKT_BAD:
 	case PKT_END:
 		return blk;
@@ -476,11 +528,13 @@ int strace_dec_pkt_peek(struct pt_packet_decoder *d, size_t from,
 
 /*
  * strace_dec_pebs_near() - whether the packets of buf (len bytes) from
- * from on hold PEBS-via-PT packets (a BBP, BIP or BEP) before any packet
- * that neither the inline parser nor libipt can read, within 64 packets
- * and before the next PSB: libipt (2.0.5) stops at them, and says only
- * "bad opcode", at or before them (at the PSB it synchronised at when it
- * read ahead). Returns 1 or 0.
+ * from on hold PEBS-via-PT packets (a BBP, BIP or BEP), or event trace
+ * or trigger packets (CFE, EVD, TRIG), before any packet that neither
+ * the inline parser nor libipt can read, within 64 packets and before
+ * the next PSB: libipt (2.0.5) stops at them, and says only "bad
+ * opcode", at or before them (at the PSB it synchronised at when it read
+ * ahead). Returns 1 (PEBS-via-PT), 2 (CFE, EVD, TRIG: the first found
+ * decides) or 0.
  */
 int strace_dec_pebs_near(const uint8_t *buf, size_t len, size_t from);
 

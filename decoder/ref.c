@@ -73,6 +73,11 @@ struct ref {
 	/* the STRACE_BF_* of the summary block that holds the pending
 	 * branch (an OCaml raise) */
 	unsigned pend_flags;
+	/* the block libipt's block decoder failed in: its first and last
+	 * instruction (JMPABS, ERETS, ... in it, which libipt 2.0.5 does
+	 * not know, name the error) */
+	int have_err_ip;
+	uint64_t err_ip, err_last;
 };
 
 /* After a sync at off: does its PSB+ say tracing is on, and where? A
@@ -450,13 +455,20 @@ static unsigned error_code(int pte)
 }
 
 /* A decode error (code) at trace offset off: the error event, and what
- * follows it is a resync. libipt's bad opcode at PEBS-via-PT packets is
- * said as what it is. */
+ * follows it is a resync. libipt's bad opcode at PEBS-via-PT, event trace
+ * and trigger packets, and its bad instruction at a branch newer than it
+ * (JMPABS, UIRET), are said as what they are. */
 static void decode_error(struct ref *r, unsigned code, uint64_t off)
 {
+	int near;
+
 	if (code == STRACE_E_BADPKT && off < r->len &&
-	    strace_dec_pebs_near(r->buf, r->len, (size_t)off))
-		code = STRACE_E_PEBS;
+	    (near = strace_dec_pebs_near(r->buf, r->len, (size_t)off)))
+		code = near == 1 ? STRACE_E_PEBS : STRACE_E_NEWER;
+	else if (r->have_err_ip &&
+		 strace_dec_newer_branch_at(r->img, r->err_ip, r->err_last))
+		code = STRACE_E_NEWER;
+	r->have_err_ip = 0;
 	resolve_pending_return(r);
 	emit(r, STRACE_EV_ERROR, code, r->last_ip, off);
 	r->st->errors++;
@@ -750,6 +762,9 @@ long strace_walker_decode_ref(struct strace_image *img,
 					resolve(&r, blk.ip);
 					r.last_ip = blk.end_ip;
 				}
+				r.have_err_ip = 1;
+				r.err_ip = blk.ip;
+				r.err_last = blk.ninsn ? blk.end_ip : blk.ip;
 				decode_error(&r, error_code(status), off);
 				break;
 			}

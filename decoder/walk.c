@@ -57,10 +57,10 @@ static void no_code_at(struct strace_walker *w, uint64_t ip)
  *  - a TIP begins the trace at its target (trace_begin, reason sync); if
  *    the image has no code there, that is an error of its own and the
  *    scan goes on;
- *  - a FUP that no PTW, EXSTOP, BEP or MODE.TSX before it made a location is
- *    the source of an asynchronous branch: the trace begins there and
- *    the TIP or TIP.PGD that follows binds to it; a location FUP is like
- *    a TIP;
+ *  - a FUP that no PTW, EXSTOP, BEP, CFE, TRIG or MODE before it made a
+ *    location is the source of an asynchronous branch: the trace begins
+ *    there and the TIP or TIP.PGD that follows binds to it; a location
+ *    FUP is like a TIP;
  *  - a TIP.PGD turns tracing off (the scan goes on); a TIP.PGE, a PSB and
  *    an OVF are left to the packet loop (*fresh: it starts there as at a
  *    PSB).
@@ -91,6 +91,8 @@ static long resync_ip(struct strace_walker *w, int *fresh)
 		blk = pkt_blk_after(blk, &p, buf + i, len - i);
 		switch (p.type) {
 		case PKT_BEP: /* with its IP bit, a FUP follows: a location */
+		case PKT_CFE:
+		case PKT_TRIG:
 			located = p.ipc;
 			break;
 		case PKT_END:
@@ -126,12 +128,14 @@ static long resync_ip(struct strace_walker *w, int *fresh)
 			p.size = (size_t)n;
 			break;
 		case PKT_MODE:
-			if ((p.payload >> 5) == 1) /* MODE.TSX: its FUP */
-				located = 1;
-			else if ((p.payload >> 5) == 0)
-				/* MODE.Exec: the code the walk resumes in
-				 * (its far branch, out of sync, is past) */
+			/* MODE.TSX: its FUP; MODE.Exec: a FUP right after it
+			 * (event trace: where the interrupt flag changed; else
+			 * the TIP of a far branch follows), and the code the
+			 * walk resumes in (its far branch, out of sync, is
+			 * past) */
+			if ((p.payload >> 5) == 0)
 				set_mode(w, exec_mode_of((uint8_t)p.payload));
+			located = 1;
 			break;
 		case PKT_TSC:
 		case PKT_MTC:

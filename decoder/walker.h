@@ -87,6 +87,12 @@ struct walk_flow {
 			    * before it; STRACE_WALK_PTWRITE) */
 	unsigned ptw_size; /* its payload's bytes (4, 8) */
 	uint64_t ptw_payload;
+	int fup_event;     /* the next FUP says where an event packet
+			    * happened (a CFE or TRIG with its IP bit, a
+			    * MODE.Exec): a location, also while tracing
+			    * is off (libipt HEAD's evb_fup_bound) */
+	unsigned evd;      /* EVD packets waiting for their CFE
+			    * (flow.c's EVD_*) */
 	unsigned errata;   /* STRACE_ERRATUM_* of the trace's processor */
 	/* a deferred TIP: TNT bits for the branches after the indirect one
 	 * that waits for its TIP (SDM: TNT may precede a deferred TIP) */

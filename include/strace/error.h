@@ -74,6 +74,10 @@ extern "C" {
 	X(PEBS, 4213, "pebs",                                                  \
 	  "PEBS-via-PT packets (BBP, BIP, BEP), which the reference decoder "  \
 	  "(libipt 2.0.5) cannot decode: decode with the fast decoder")       \
+	X(NEWER, 4214, "newer",                                                \
+	  "packets or instructions newer than the reference decoder's "        \
+	  "libipt 2.0.5 (event trace CFE/EVD, TRIG; JMPABS, ERETS, ERETU, "    \
+	  "UIRET): decode with the fast decoder")                              \
 	/* perf.data */                                                        \
 	X(PERF_MAGIC, 4301, "perf_magic", "not a perf.data file (bad magic)")  \
 	X(PERF_ENDIAN, 4302, "perf_endian",                                    \

@@ -44,7 +44,8 @@ EVENT = re.compile(r'^\[(?:[0-9a-f]{16}\s+)?(.*)\]')
 # enum strace_decode_error (include/strace/decoder.h)
 DE = {4200 + i: n for i, n in enumerate(
     ['BASE', 'NOSYNC', 'BADPKT', 'NOMAP', 'BADINSN', 'NOTNT', 'NOTIP',
-     'NOIP', 'DESYNC', 'LOOP', 'EMIT', 'NOCAPSTONE', 'RETCOMP'])}
+     'NOIP', 'DESYNC', 'LOOP', 'EMIT', 'NOCAPSTONE', 'RETCOMP', 'PEBS',
+     'NEWER'])}
 
 
 def lengths(lst, org):
@@ -88,7 +89,11 @@ def ptxed_tokens(exp, lens):
             flow = [['BEGIN', None]]
         elif ev.startswith('overflow'):
             flow = [['OVF'], ['BEGIN', None]]
-        elif ev.startswith('interrupt'):
+        elif re.match(r'interrupt(,|$)', ev):
+            # the asynchronous branch, "[interrupt]" (libipt's newer
+            # ptxed also prints what event trace tells: "[interrupt 14,
+            # cr2: ...]" of a CFE.INTR, "[interrupts enabled]" of a
+            # MODE.Exec: informational, as [iret], [trig 1a] are)
             mm = re.search(r'to: ([0-9a-f]+)', ev)
             flow = [['ASYNC', int(mm.group(1), 16) if mm else None]]
         if not flow:

@@ -394,6 +394,63 @@ TEST(specific_blocks)
 	CHECK_INT(b.kind, ==, STRACE_BK_NOCODE);
 }
 
+/*
+ * Branches newer than Capstone 4 (which rejects JMPABS and UIRET and
+ * reads ERETS and ERETU as CLAC), classified as libipt's development
+ * tree (HEAD 8978561f, pt_ild.c; the bytes of its tip-jmpabs.ptt,
+ * ptet-int-int-erets-eretu.ptt and ptet-uint-uiret.ptt cases, which the
+ * fast walker decodes as ptxed does: docs/decoder.md) classifies them:
+ * JMPABS (APX: REX2 D5 with map 0 and W clear, A1, imm64) a jump that
+ * receives a TIP (libipt: "JMPABS is direct but receives a TIP"), ERETS,
+ * ERETU and UIRET far returns; what libipt does not take for them
+ * (REX2.W set, a 66 prefix, CLAC without F2/F3, 0F 01 EC without F3) is
+ * not one.
+ */
+TEST(newer_branches_as_libipt_classifies_them)
+{
+	static const struct {
+		uint8_t code[16];
+		int n, kind, len, ninsn;
+	} c[] = {
+		/* nop; jmpabs 0x100d (tip-jmpabs.ptt's bytes) */
+		{{0x90, 0xd5, 0x00, 0xa1, 0x0d, 0x10, 0, 0, 0, 0, 0, 0},
+		 12, STRACE_BK_JMP_IND, 12, 2},
+		/* REX2 with R4/X4/B4 bits (not M0, not W) is still one */
+		{{0xd5, 0x77, 0xa1, 1, 2, 3, 4, 5, 6, 7, 8}, 11,
+		 STRACE_BK_JMP_IND, 11, 1},
+		/* REX2.W set: not JMPABS (libipt: !rex_w) */
+		{{0xd5, 0x08, 0xa1, 1, 2, 3, 4, 5, 6, 7, 8}, 11, STRACE_BK_BAD,
+		 0, 0},
+		/* 66 prefix: not JMPABS either */
+		{{0x66, 0xd5, 0x00, 0xa1, 1, 2, 3, 4, 5, 6, 7, 8}, 12,
+		 STRACE_BK_BAD, 0, 0},
+		/* erets; eretu */
+		{{0xf2, 0x0f, 0x01, 0xca, 0xf4}, 5, STRACE_BK_IRET, 4, 1},
+		{{0xf3, 0x0f, 0x01, 0xca, 0xf4}, 5, STRACE_BK_IRET, 4, 1},
+		/* nop; uiret */
+		{{0x90, 0xf3, 0x0f, 0x01, 0xec, 0xf4}, 6, STRACE_BK_IRET, 5, 2},
+		/* clac; ret: CLAC is no branch */
+		{{0x0f, 0x01, 0xca, 0xc3}, 4, STRACE_BK_RET, 4, 2},
+	};
+	struct strace_block b;
+
+	for (size_t k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
+		CHECK_INT(strace_block_decode(c[k].code, (size_t)c[k].n, 0x1000,
+					      0, &b),
+			  ==, 0);
+		CHECK_INT(b.kind, ==, c[k].kind);
+		if (c[k].kind == STRACE_BK_BAD)
+			continue;
+		CHECK_INT(b.len, ==, c[k].len);
+		CHECK_INT(b.ninsn, ==, c[k].ninsn);
+		CHECK_INT(b.term_len, ==,
+			  c[k].kind == STRACE_BK_RET ? 1 : c[k].len - (c[k].ninsn - 1));
+	}
+	/* cut short: no JMPABS without its immediate */
+	CHECK_INT(strace_block_decode(c[1].code, 10, 0x1000, 0, &b), ==, 0);
+	CHECK_INT(b.kind, ==, STRACE_BK_BAD);
+}
+
 TEST(cache)
 {
 	struct strace_bcache *c;

@@ -338,7 +338,9 @@ static int same(const struct evs *e, const struct want *w, size_t nw)
 		return 0;
 	for (size_t i = 0; i < nw; i++)
 		if (e->v[i].type != w[i].type ||
-		    (e->v[i].type == STRACE_EV_ERROR /* (flags: the code) */
+		    /* (an error's flags are its code, which may have the
+		     * bit of TIME_EXACT: desync, 0x1070) */
+		    (e->v[i].type == STRACE_EV_ERROR
 			     ? e->v[i].flags
 			     : e->v[i].flags & ~STRACE_F_TIME_EXACT) !=
 			    w[i].flags ||
@@ -1189,27 +1191,186 @@ TEST(skd022_vmentry_fup_pgd)
 	       W(INTERRUPT, ASYNC, 0x1036, 0));
 }
 
-/* Event trace (CFE, EVD; newer than libipt 2.0.5): passed over, the FUP
- * of the interrupt a CFE names is the interrupt's. */
-TEST(event_trace_cfe_evd_passed_over)
+/* Event trace (CFE, EVD; perf 6.1 knows them, libipt 2.0.5 does not),
+ * bound as libipt HEAD's event decoder and perf 6.1 bind them (libipt's
+ * ptet-*.ptt cases): a CFE without its IP bit (here CFE.INTR, vector 14,
+ * with an EVD of the page fault's address before it, and one of a type
+ * not known, which is passed over, as libipt does) names the
+ * asynchronous branch whose FUP and TIP follow; a CFE with its IP bit
+ * (CFE.IRET) makes the FUP after it say where it happened, a location:
+ * no interrupt; so does a CFE.INIT's while tracing is off (no error),
+ * and a CFE.SIPI without IP says nothing of the flow. */
+TEST(event_trace_cfe_binds_fup)
 {
-	/* EVD: type 0 (PFA), 8 payload bytes; CFE: INTR (1) with its IP
-	 * bit, vector 0x20 */
-	static const uint8_t evd[] = {0x02, 0x53, 0x00, 1, 2, 3, 4, 5, 6, 7, 8};
-	static const uint8_t cfe[] = {0x02, 0x13, 0x81, 0x20};
+	static const uint8_t evd_cr2[] = {0x02, 0x53, 0x00, 1, 2, 3, 4,
+					  5,    6,    7,    8};
+	static const uint8_t evd_unknown[] = {0x02, 0x53, 0x1f, 0, 0, 0,
+					      0,    0,    0,    0, 0};
+	static const uint8_t cfe_intr[] = {0x02, 0x13, 0x01, 0x0e};
+	static const uint8_t cfe_iret_ip[] = {0x02, 0x13, 0x82, 0x00};
+	static const uint8_t cfe_init_ip[] = {0x02, 0x13, 0x86, 0x00};
+	static const uint8_t cfe_sipi[] = {0x02, 0x13, 0x05, 0xce};
 	struct enc en;
 
 	enc_init(&en);
 	psb(&en, 0x1010);
-	raw(&en, evd, sizeof(evd));
-	raw(&en, cfe, sizeof(cfe));
+	raw(&en, evd_cr2, sizeof(evd_cr2));
+	raw(&en, evd_unknown, sizeof(evd_unknown)); /* passed over */
+	raw(&en, cfe_intr, sizeof(cfe_intr));
 	ip_pkt(&en, ppt_fup, 0x1011);
 	ip_pkt(&en, ppt_tip, 0x1008);
+	raw(&en, cfe_iret_ip, sizeof(cfe_iret_ip));
+	ip_pkt(&en, ppt_fup, 0x1008); /* a location: no interrupt */
+	ip_pkt(&en, ppt_tip_pgd, 0);  /* the syscall at 0x1009 */
+	raw(&en, cfe_init_ip, sizeof(cfe_init_ip));
+	ip_pkt(&en, ppt_fup, 0x1005); /* while tracing is off */
+	raw(&en, cfe_sipi, sizeof(cfe_sipi));
+	ip_pkt(&en, ppt_tip_pge, 0x1030);
 	ip_pkt(&en, ppt_tip_pgd, 0);
 	/* libipt 2.0.5 does not know CFE and EVD */
 	EXPECT(common_code, &en, NULL, 0, 0,
 	       W(TRACE_BEGIN, 0, 0x1010, R(START)),
 	       W(INTERRUPT, ASYNC, 0x1011, 0x1008),
+	       W(SYSCALL, 0, 0x1009, 0),
+	       W(SYSRET, 0, 0, 0x1030),
+	       W(SYSCALL, 0, 0x1031, 0));
+}
+
+/* EVDs that do not fit the CFE after them (or each other), which no
+ * processor sends: libipt HEAD's ptxed reports them ("unexpected packet
+ * context", its ptet-evd_* cases), and so does the walker (desync), at
+ * the packet, then the next PSB. perf 6.1 passes over them. */
+TEST(event_trace_bad_evd_cfe_is_an_error)
+{
+	static const uint8_t evd_cr2[] = {0x02, 0x53, 0x00, 0, 0x0f, 0,
+					  0,    0,    0,    0, 0,    0};
+	static const uint8_t evd_vmxq[] = {0x02, 0x53, 0x01, 0, 0, 0,
+					   0,    0,    0,    0, 0};
+	static const uint8_t cfe_iret[] = {0x02, 0x13, 0x02, 0x00};
+	static const uint8_t cfe_intr[] = {0x02, 0x13, 0x01, 0x0e};
+	struct enc en;
+	size_t at;
+
+	/* EVD.CR2, then CFE.IRET */
+	enc_init(&en);
+	psb(&en, 0x1010);
+	raw(&en, evd_cr2, 11);
+	at = enc_off(&en);
+	raw(&en, cfe_iret, sizeof(cfe_iret));
+	ip_pkt(&en, ppt_fup, 0x1011);
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	psb(&en, 0x1005);
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, NULL, 0, 0,
+	       W(TRACE_BEGIN, 0, 0x1010, R(START)),
+	       W(ERROR, STRACE_E_DESYNC, 0x1010, at),
+	       W(TRACE_BEGIN, 0, 0x1005, R(ERROR)),
+	       W(SYSCALL, 0, 0x1006, 0));
+	/* EVD.VMXQ, then CFE.INTR */
+	enc_init(&en);
+	psb(&en, 0x1010);
+	raw(&en, evd_vmxq, sizeof(evd_vmxq));
+	at = enc_off(&en);
+	raw(&en, cfe_intr, sizeof(cfe_intr));
+	ip_pkt(&en, ppt_fup, 0x1011);
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, NULL, 0, 0,
+	       W(TRACE_BEGIN, 0, 0x1010, R(START)),
+	       W(ERROR, STRACE_E_DESYNC, 0x1010, at));
+	/* EVD.CR2 twice: the second is the error */
+	enc_init(&en);
+	psb(&en, 0x1010);
+	raw(&en, evd_cr2, 11);
+	at = enc_off(&en);
+	raw(&en, evd_cr2, 11);
+	raw(&en, cfe_intr, sizeof(cfe_intr));
+	ip_pkt(&en, ppt_fup, 0x1011);
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, NULL, 0, 0,
+	       W(TRACE_BEGIN, 0, 0x1010, R(START)),
+	       W(ERROR, STRACE_E_DESYNC, 0x1010, at));
+}
+
+/* TRIG (trigger tracing; neither perf 6.1 nor libipt 2.0.5 knows it),
+ * as libipt HEAD takes it (its trig*.ptt cases): passed over; with its IP
+ * bit (and an ICNT of 0) the FUP after it says where it happened, a
+ * location, also while tracing is off; an IP bit without ICNT, or an
+ * ICNT while tracing is off, is a bad packet (libipt: -pte_bad_packet). */
+TEST(trig_passed_over_binds_fup)
+{
+	static const uint8_t trig[] = {0xd9, 0x00, 0x01};
+	static const uint8_t trig_ip[] = {0xd9, 0xc0, 0x1a, 0x00, 0x00};
+	static const uint8_t trig_icnt[] = {0xd9, 0x40, 0xa2, 0x02, 0x00};
+	static const uint8_t trig_mult[] = {0xd9, 0x20, 0x07};
+	static const uint8_t trig_ip_no_icnt[] = {0xd9, 0x80, 0x03};
+	struct enc en;
+	size_t at;
+
+	enc_init(&en);
+	psb(&en, 0x1000);
+	raw(&en, trig, sizeof(trig));
+	tnt(&en, "T"); /* the ret, compressed */
+	raw(&en, trig_ip, sizeof(trig_ip));
+	ip_pkt(&en, ppt_fup, 0x1005); /* a location: no interrupt */
+	raw(&en, trig_icnt, sizeof(trig_icnt));
+	ip_pkt(&en, ppt_tip_pgd, 0);  /* the syscall at 0x1006 */
+	raw(&en, trig_ip, sizeof(trig_ip));
+	ip_pkt(&en, ppt_fup, 0x1009); /* while tracing is off */
+	raw(&en, trig_mult, sizeof(trig_mult));
+	ip_pkt(&en, ppt_tip_pge, 0x1030);
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, NULL, 0, 0,
+	       W(TRACE_BEGIN, 0, 0x1000, R(START)),
+	       W(CALL, 0, 0x1000, 0x1010),
+	       W(RETURN, 0, 0x1012, 0x1005),
+	       W(SYSCALL, 0, 0x1006, 0),
+	       W(SYSRET, 0, 0, 0x1030),
+	       W(SYSCALL, 0, 0x1031, 0));
+	enc_init(&en);
+	psb(&en, 0x1000);
+	at = enc_off(&en);
+	raw(&en, trig_ip_no_icnt, sizeof(trig_ip_no_icnt));
+	ip_pkt(&en, ppt_fup, 0x1000);
+	EXPECT(common_code, &en, NULL, 0, 0,
+	       W(TRACE_BEGIN, 0, 0x1000, R(START)),
+	       W(ERROR, STRACE_E_BADPKT, 0x1000, at));
+	/* a PSB between a TRIG and its FUP: the PSB+'s FUP is its own (a
+	 * decode of the pieces between PSBs could not know the TRIG) */
+	enc_init(&en);
+	psb(&en, 0);
+	raw(&en, trig_ip, sizeof(trig_ip));
+	psb(&en, 0x1005);
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, NULL, 0, 0,
+	       W(TRACE_BEGIN, 0, 0x1005, R(START)),
+	       W(SYSCALL, 0, 0x1006, 0));
+}
+
+/* A MODE.Exec outside PSB+ right before a FUP binds to it (event trace:
+ * the interrupt flag changed there), as libipt HEAD and perf 6.1 bind it
+ * (libipt's ptet-mode_exec-* cases): a location, not the source of an
+ * asynchronous branch, also while tracing is off; one before a TIP binds
+ * to the TIP as before. */
+TEST(mode_exec_binds_fup)
+{
+	struct enc en;
+
+	enc_init(&en);
+	psb(&en, 0x1024);
+	mode_exec(&en);
+	ip_pkt(&en, ppt_fup, 0x1024); /* where the call *%rbx is */
+	mode_exec(&en);
+	ip_pkt(&en, ppt_tip, 0x1030); /* the call's target */
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	mode_exec(&en);
+	ip_pkt(&en, ppt_fup, 0x1005); /* tracing is off */
+	ip_pkt(&en, ppt_tip_pge, 0x1008);
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, NULL, 0, 0,
+	       W(TRACE_BEGIN, 0, 0x1024, R(START)),
+	       W(CALL, IND, 0x1024, 0x1030),
+	       W(SYSCALL, 0, 0x1031, 0),
+	       W(SYSRET, 0, 0, 0x1008),
 	       W(SYSCALL, 0, 0x1009, 0));
 }
 

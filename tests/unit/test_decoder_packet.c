@@ -260,13 +260,13 @@ static int check_row(size_t k, size_t *cyc_too_long)
 		break;
 	case PV_CFE:
 	case PV_CFE_IP:
-		FIELD("kind", p.type, PKT_SKIP);
+		FIELD("kind", p.type, PKT_CFE);
 		FIELD("type", p.nbits, c);
 		FIELD("ip bit", p.ipc, r->packet.type == PV_CFE_IP);
 		FIELD("vector", p.payload, v);
 		break;
 	case PV_EVD:
-		FIELD("kind", p.type, PKT_SKIP);
+		FIELD("kind", p.type, PKT_EVD);
 		FIELD("type", p.nbits, c);
 		FIELD("payload", p.payload, v);
 		break;
@@ -364,6 +364,95 @@ TEST(pebs_packets_cut_short)
 	pkt_parse_blk(bip, sizeof(bip), 0, 0, &blk, &p);
 	CHECK_INT(p.type, ==, PKT_TNT);
 	CHECK_INT(p.size, ==, 1);
+}
+
+/*
+ * TRIG (trigger tracing; neither perf 6.1 nor libipt 2.0.5 knows it),
+ * judged by libipt's development tree (HEAD 8978561f): the bytes are what
+ * its pttc encoded for test/src/trig.ptt, trig-fup.ptt and
+ * mode-trig-trig.ptt, the fields what their ptdump listings
+ * (*-ptdump.exp) say of each TRIG: its offset, TRBV, MULT, IP bit and
+ * ICNT. Every other packet of the three streams is parsed inline too
+ * (none left to libipt 2.0.5, which cannot read a TRIG).
+ */
+TEST(trig_packets_as_libipt_lists_them)
+{
+	static const uint8_t trig[] = {
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+		0x02, 0x82, 0x02, 0x82, 0x99, 0x01, 0x02, 0x23, 0xd9, 0x00, 0x01, 0x71,
+		0x00, 0x10, 0x00, 0x00, 0x00, 0x00, 0xd9, 0x00, 0x02, 0x06, 0xd9, 0x20,
+		0x03, 0x4d, 0x06, 0x10, 0x00, 0x00, 0xd9, 0x00, 0x04, 0xd9, 0x20, 0x05,
+		0x7d, 0x06, 0x10, 0x00, 0x00, 0x00, 0x00, 0x01, 0xd9, 0x00, 0x06, 0xd9,
+		0x20, 0x07,};
+	static const uint8_t trig_fup[] = {
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+		0x02, 0x82, 0x02, 0x82, 0x99, 0x01, 0x7d, 0x00, 0x10, 0x00, 0x00, 0x00,
+		0x00, 0x02, 0x23, 0x06, 0xd9, 0xc0, 0x1a, 0x00, 0x00, 0x5d, 0x03, 0x10,
+		0x00, 0x00, 0x21, 0x09, 0x10, 0xd9, 0xc0, 0xa1, 0x00, 0x00, 0x3d, 0x09,
+		0x10, 0xd9, 0xc0, 0xa2, 0x00, 0x00, 0x7d, 0x0a, 0x10, 0x00, 0x00, 0x00,
+		0x00,};
+	static const uint8_t mode_trig[] = {
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+		0x02, 0x82, 0x02, 0x82, 0x99, 0x01, 0x7d, 0x00, 0x10, 0x00, 0x00, 0x00,
+		0x00, 0x02, 0x23, 0x99, 0x05, 0x3d, 0x01, 0x10, 0xd9, 0x40, 0xa1, 0x00,
+		0x00, 0xd9, 0x40, 0xa2, 0x01, 0x00, 0xd9, 0x40, 0xa3, 0x00, 0x00, 0xd9,
+		0x40, 0xa4, 0x02, 0x00, 0x3d, 0x0b, 0x10, 0x01,};
+	static const struct {
+		const uint8_t *buf;
+		size_t len, off;
+		unsigned trbv, mult, ip, icntv, icnt;
+	} want[] = {
+		{trig, sizeof(trig), 0x14, 0x01, 0, 0, 0, 0},
+		{trig, sizeof(trig), 0x1e, 0x02, 0, 0, 0, 0},
+		{trig, sizeof(trig), 0x22, 0x03, 1, 0, 0, 0},
+		{trig, sizeof(trig), 0x2a, 0x04, 0, 0, 0, 0},
+		{trig, sizeof(trig), 0x2d, 0x05, 1, 0, 0, 0},
+		{trig, sizeof(trig), 0x38, 0x06, 0, 0, 0, 0},
+		{trig, sizeof(trig), 0x3b, 0x07, 1, 0, 0, 0},
+		{trig_fup, sizeof(trig_fup), 0x1c, 0x1a, 0, 1, 1, 0},
+		{trig_fup, sizeof(trig_fup), 0x29, 0xa1, 0, 1, 1, 0},
+		{trig_fup, sizeof(trig_fup), 0x31, 0xa2, 0, 1, 1, 0},
+		{mode_trig, sizeof(mode_trig), 0x20, 0xa1, 0, 0, 1, 0},
+		{mode_trig, sizeof(mode_trig), 0x25, 0xa2, 0, 0, 1, 1},
+		{mode_trig, sizeof(mode_trig), 0x2a, 0xa3, 0, 0, 1, 0},
+		{mode_trig, sizeof(mode_trig), 0x2f, 0xa4, 0, 0, 1, 2},
+	};
+	const uint8_t *bufs[] = {trig, trig_fup, mode_trig};
+	const size_t lens[] = {sizeof(trig), sizeof(trig_fup),
+			       sizeof(mode_trig)};
+	struct pkt p = {0};
+	size_t k;
+
+	for (k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+		pkt_parse(want[k].buf, want[k].len, want[k].off, 0, &p);
+		CHECK_INT(p.type, ==, PKT_TRIG);
+		CHECK_INT(p.size, ==, want[k].icntv ? 5 : 3);
+		CHECK_INT(p.payload & 0xff, ==, want[k].trbv);
+		CHECK_INT((p.nbits >> 5) & 1, ==, want[k].mult);
+		CHECK_INT(p.ipc, ==, want[k].ip);
+		CHECK_INT((p.nbits >> 6) & 1, ==, want[k].icntv);
+		CHECK_INT(p.payload >> 8, ==, want[k].icnt);
+		/* cut short: the decode stops there */
+		pkt_parse(want[k].buf, want[k].off + p.size - 1, want[k].off, 0,
+			  &p);
+		CHECK_INT(p.type, ==, PKT_END);
+	}
+	for (k = 0; k < 3; k++) {
+		size_t i = 0, n = 0;
+
+		while (i < lens[k]) {
+			pkt_parse(bufs[k], lens[k], i, 0, &p);
+			CHECK(p.type != PKT_OTHER && p.type != PKT_BAD &&
+			      p.type != PKT_END);
+			if (p.type == PKT_OTHER || p.type == PKT_BAD ||
+			    p.type == PKT_END)
+				break;
+			n += p.type == PKT_TRIG;
+			i += p.size;
+		}
+		CHECK_INT(i, ==, lens[k]);
+		CHECK_INT(n, ==, k == 0 ? 7 : k == 1 ? 3 : 4);
+	}
 }
 
 RUN_TESTS("test_decoder_packet")
