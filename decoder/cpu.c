@@ -88,47 +88,69 @@ void strace_pt_cpu_host(struct strace_pt_cpu *cpu)
 #endif
 }
 
-/* Family 6 models, by the set of errata they share. */
+/* Models, by the set of errata they share: libipt's development tree's
+ * table (pt_config.c's pt_cpu_errata(), which added models and families
+ * 18 and 19 after 2.0.5, and takes SKL014 off Sapphire Rapids and Alder
+ * Lake on). */
 static const struct {
 	unsigned errata;
-	uint8_t models[8];
-} family6[] = {
+	uint16_t family;
+	uint8_t models[16];
+} models[] = {
 	/* Broadwell */
-	{STRACE_ERRATUM_BDM70 | STRACE_ERRATUM_BDM64,
+	{STRACE_ERRATUM_BDM70 | STRACE_ERRATUM_BDM64, 6,
 	 {0x3d, 0x47, 0x4f, 0x56}},
 	/* Skylake, Kaby Lake, Coffee Lake, Comet Lake clients */
 	{STRACE_ERRATUM_BDM70 | STRACE_ERRATUM_SKD007 | STRACE_ERRATUM_SKD022 |
 		 STRACE_ERRATUM_SKD010 | STRACE_ERRATUM_SKL014 |
 		 STRACE_ERRATUM_SKL168,
+	 6,
 	 {0x4e, 0x5e, 0x8e, 0x9e, 0xa5, 0xa6}},
-	/* Skylake, Cascade Lake, Ice Lake and Sapphire Rapids servers */
+	/* Skylake, Cascade Lake, Ice Lake servers */
 	{STRACE_ERRATUM_BDM70 | STRACE_ERRATUM_SKL014 | STRACE_ERRATUM_SKD022 |
 		 STRACE_ERRATUM_SKZ84,
-	 {0x55, 0x6a, 0x6c, 0x8f}},
+	 6,
+	 {0x55, 0x6a, 0x6c}},
+	/* Sapphire, Emerald and Granite Rapids servers */
+	{STRACE_ERRATUM_BDM70 | STRACE_ERRATUM_SKD022 | STRACE_ERRATUM_SKZ84,
+	 6,
+	 {0x8f, 0xcf, 0xad, 0xae}},
 	/* Cannon Lake, Ice Lake, Tiger Lake, Rocket Lake clients */
 	{STRACE_ERRATUM_BDM70 | STRACE_ERRATUM_SKL014 | STRACE_ERRATUM_SKD022,
+	 6,
 	 {0x66, 0x7d, 0x7e, 0x8c, 0x8d, 0xa7, 0xa8}},
-	/* Alder Lake, Raptor Lake */
-	{STRACE_ERRATUM_BDM70 | STRACE_ERRATUM_SKL014 | STRACE_ERRATUM_SKD022 |
-		 STRACE_ERRATUM_APL11,
-	 {0x97, 0x9a, 0xbf}},
+	/* Alder Lake, Raptor Lake, Meteor Lake, Arrow Lake, Lunar Lake,
+	 * Panther Lake clients */
+	{STRACE_ERRATUM_BDM70 | STRACE_ERRATUM_SKD022 | STRACE_ERRATUM_APL11,
+	 6,
+	 {0x97, 0x9a, 0xba, 0xb7, 0xbf, 0xc5, 0xc6, 0xb5, 0xaa, 0xac, 0xbd,
+	  0xcc, 0xd5}},
 	/* Goldmont (Apollo Lake, Denverton) */
-	{STRACE_ERRATUM_APL12 | STRACE_ERRATUM_APL11, {0x5c, 0x5f}},
-	/* Goldmont Plus, Tremont */
-	{STRACE_ERRATUM_APL11, {0x7a, 0x86, 0x96, 0x9c}},
+	{STRACE_ERRATUM_APL12 | STRACE_ERRATUM_APL11, 6, {0x5c, 0x5f}},
+	/* Goldmont Plus, Tremont, Gracemont, Crestmont, Sierra Forest */
+	{STRACE_ERRATUM_APL11, 6, {0x7a, 0x86, 0x96, 0x9c, 0xb6, 0xaf, 0xdd}},
+	/* family 18 */
+	{STRACE_ERRATUM_BDM70 | STRACE_ERRATUM_SKD022 | STRACE_ERRATUM_APL11,
+	 0x12,
+	 {0x01, 0x03}},
+	/* family 19 */
+	{STRACE_ERRATUM_BDM70 | STRACE_ERRATUM_SKD022 | STRACE_ERRATUM_SKZ84,
+	 0x13,
+	 {0x01}},
 };
 
 /* The errata of cpu, or -1 if the table does not list it. */
 static long lookup(const struct strace_pt_cpu *cpu)
 {
-	if (!cpu || cpu->family != 6)
+	if (!cpu)
 		return -1;
-	for (size_t i = 0; i < sizeof(family6) / sizeof(family6[0]); i++)
-		for (size_t j = 0; j < sizeof(family6[i].models) &&
-				   family6[i].models[j];
+	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++)
+		for (size_t j = 0; j < sizeof(models[i].models) &&
+				   models[i].models[j];
 		     j++)
-			if (family6[i].models[j] == cpu->model)
-				return family6[i].errata;
+			if (models[i].family == cpu->family &&
+			    models[i].models[j] == cpu->model)
+				return models[i].errata;
 	return -1;
 }
 
