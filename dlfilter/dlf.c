@@ -27,6 +27,8 @@ struct dso {
 	uint64_t exec_off; /* file offset of the executable segment's page */
 	uint64_t exec_len; /* its mapping length; 0 when unknown */
 	uint64_t exec_vaddr; /* the ELF virtual address of that page */
+	unsigned mode;       /* its code's (enum strace_code_mode): 32-bit
+			      * for an ELFCLASS32 file, else 64-bit */
 	int in_img; /* the file is in strace_dlf.img (1), cannot be (-1) */
 	/* the persistent block cache: the file's key (idn 0: none), its
 	 * blocks as read, and the blocks decoded since (keys: address in
@@ -285,17 +287,21 @@ static int grow(void **v, size_t *cap, size_t n, size_t esz)
 
 /* The executable segment of an ELF file: where its mapping starts in the
  * file and how long it is, as the loader maps it (what MMAP2 records),
- * and its ELF virtual address there. */
-static void elf_exec_segment(const char *path, uint64_t *off, uint64_t *len,
-			     uint64_t *vaddr)
+ * its ELF virtual address there, and the mode of its code (32-bit for an
+ * ELFCLASS32 file: perf decodes a DSO's code by its class too). */
+static void elf_exec_segment(const char *path, struct dso *x)
 {
-	Elf64_Ehdr eh;
+	union {
+		Elf64_Ehdr e64;
+		Elf32_Ehdr e32;
+	} eh;
 	struct stat st;
+	uint64_t phoff = 0;
+	unsigned phnum = 0, cls = 0;
 	int fd;
 
-	*off = 0;
-	*len = 0;
-	*vaddr = 0;
+	x->exec_off = x->exec_len = x->exec_vaddr = 0;
+	x->mode = STRACE_MODE_64;
 	if (!path || path[0] != '/')
 		return;
 	/* a FIFO or a device under that name is not opened at all */
@@ -305,25 +311,49 @@ static void elf_exec_segment(const char *path, uint64_t *off, uint64_t *len,
 	if (fd < 0)
 		return;
 	if (pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) &&
-	    !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
-	    eh.e_ident[EI_CLASS] == ELFCLASS64 &&
-	    eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum < 256) {
-		for (unsigned i = 0; i < eh.e_phnum; i++) {
+	    !memcmp(eh.e64.e_ident, ELFMAG, SELFMAG)) {
+		cls = eh.e64.e_ident[EI_CLASS];
+		if (cls == ELFCLASS64 &&
+		    eh.e64.e_phentsize == sizeof(Elf64_Phdr)) {
+			phoff = eh.e64.e_phoff;
+			phnum = eh.e64.e_phnum;
+		} else if (cls == ELFCLASS32 &&
+			   eh.e32.e_phentsize == sizeof(Elf32_Phdr)) {
+			phoff = eh.e32.e_phoff;
+			phnum = eh.e32.e_phnum;
+			x->mode = STRACE_MODE_32;
+		}
+	}
+	for (unsigned i = 0; i < phnum && i < 256; i++) {
+		uint64_t type, flags, poff, pvaddr, pfilesz;
+
+		if (cls == ELFCLASS64) {
 			Elf64_Phdr ph;
 			if (pread(fd, &ph, sizeof(ph),
-				  (off_t)(eh.e_phoff + i * sizeof(ph))) !=
+				  (off_t)(phoff + i * sizeof(ph))) !=
 			    (ssize_t)sizeof(ph))
 				break;
-			if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
-				continue;
-			uint64_t pg = 4096;
-			*off = ph.p_offset & ~(pg - 1);
-			*vaddr = ph.p_vaddr & ~(pg - 1);
-			*len = ((ph.p_vaddr + ph.p_filesz + pg - 1) &
-				~(pg - 1)) -
-			       (ph.p_vaddr & ~(pg - 1));
-			break;
+			type = ph.p_type, flags = ph.p_flags;
+			poff = ph.p_offset, pvaddr = ph.p_vaddr;
+			pfilesz = ph.p_filesz;
+		} else {
+			Elf32_Phdr ph;
+			if (pread(fd, &ph, sizeof(ph),
+				  (off_t)(phoff + i * sizeof(ph))) !=
+			    (ssize_t)sizeof(ph))
+				break;
+			type = ph.p_type, flags = ph.p_flags;
+			poff = ph.p_offset, pvaddr = ph.p_vaddr;
+			pfilesz = ph.p_filesz;
 		}
+		if (type != PT_LOAD || !(flags & PF_X))
+			continue;
+		uint64_t pg = 4096;
+		x->exec_off = poff & ~(pg - 1);
+		x->exec_vaddr = pvaddr & ~(pg - 1);
+		x->exec_len = ((pvaddr + pfilesz + pg - 1) & ~(pg - 1)) -
+			      (pvaddr & ~(pg - 1));
+		break;
 	}
 	close(fd);
 }
@@ -443,7 +473,7 @@ static uint32_t dso_index(struct strace_dlf *d, const char *name,
 	x->name = strdup(name);
 	if (!x->name)
 		return 0;
-	elf_exec_segment(name, &x->exec_off, &x->exec_len, &x->exec_vaddr);
+	elf_exec_segment(name, x);
 	d->st.dsos++;
 	dso_cache_load(d, x, (uint32_t)d->ndsos, loc);
 	return (uint32_t)d->ndsos++;
@@ -1048,7 +1078,8 @@ static int block_at(struct strace_dlf *d, const struct aent *where,
 		d->st.block_misses++;
 		if (n <= 0)
 			return -1;
-		strace_block_decode(d->code, (size_t)n, pos, 0, &nb);
+		strace_block_decode_mode(d->code, (size_t)n, pos, 0,
+					 d->dsos[where->dso].mode, &nb);
 		b = strace_bcache_put(d->bc, key, &nb);
 		if (!b)
 			return -1;
@@ -1302,7 +1333,7 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 	uint32_t f = s->flags;
 	unsigned kind;
 	struct path p;
-	int rc, ok = 0, async = 0;
+	int rc, ok = 0, async = 0, swint, sysc;
 
 	if (unlikely(d->err))
 		return d->err;
@@ -1398,7 +1429,14 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 		return rc;
 	}
 
-	async = !!(f & (DLF_FLAG_ASYNC | DLF_FLAG_INTERRUPT));
+	/* perf's "int" (int n, int3, into: CALL | INTERRUPT) and "iret"
+	 * (RETURN | INTERRUPT) are the instruction's own branch, not
+	 * asynchronous (ASYNC): a syscall and a jump, as the walker makes
+	 * them (int $0x80 is 32-bit code's system call) */
+	swint = (f & (DLF_FLAG_INTERRUPT | DLF_FLAG_ASYNC)) ==
+		DLF_FLAG_INTERRUPT;
+	async = !!(f & (DLF_FLAG_ASYNC | DLF_FLAG_INTERRUPT)) && !swint;
+	sysc = (f & DLF_FLAG_SYSCALLRET) || (swint && (f & DLF_FLAG_CALL));
 	memset(&p, 0, offsetof(struct path, trap));
 	p.ninsn = 1;
 	if (t->on && (rc = check(d, t, s, async, h, ctx, &ok, &p)) < 0)
@@ -1425,7 +1463,7 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 
 	if (f & DLF_FLAG_TRACE_END) {
 		/* "tr end": the trace stops after ip */
-		if ((f & DLF_FLAG_SYSCALLRET) && (f & DLF_FLAG_CALL)) {
+		if (sysc && (f & DLF_FLAG_CALL)) {
 			t->pending_syscall = 1;
 			if ((rc = name_syscall(d, ea, s->ip)) < 0)
 				return rc;
@@ -1450,7 +1488,7 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 	t->last_to = s->addr;
 	t->last_sym = eb ? eb->sym : 0;
 	unsigned type, ef = 0;
-	if (f & DLF_FLAG_SYSCALLRET) {
+	if (sysc) {
 		type = (f & DLF_FLAG_CALL) ? STRACE_EV_SYSCALL : STRACE_EV_SYSRET;
 		/* (a memoised branch was named the first time) */
 		if (type == STRACE_EV_SYSCALL &&
@@ -1459,6 +1497,9 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 	} else if (async) {
 		type = STRACE_EV_INTERRUPT;
 		ef = STRACE_F_ASYNC;
+	} else if (swint) { /* iret */
+		type = STRACE_EV_JUMP;
+		ef = STRACE_F_INDIRECT;
 	} else if (f & DLF_FLAG_CALL) {
 		type = STRACE_EV_CALL;
 		ef = kind == STRACE_BK_CALL_IND ? STRACE_F_INDIRECT : 0;

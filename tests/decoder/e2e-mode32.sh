@@ -24,6 +24,8 @@ B=$(cd "$O/bin" 2>/dev/null && pwd || echo "$O/bin")
 W=$(mktemp -d /tmp/mode32.XXXXXX)
 [ -n "${KEEP:-}" ] && echo "work $W (kept)" >&2 || trap 'rm -rf "$W"' EXIT
 fails=0
+lib=$(cd "$O" 2>/dev/null && pwd)/lib/libstrace_dlf.so
+. "$top/tests/e2e/perfdl.inc"
 
 pass() { echo "PASS: e2e-mode32/$1"; }
 fail() { echo "FAIL: e2e-mode32/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; fails=$((fails + 1)); }
@@ -105,6 +107,26 @@ run() {
 			fail "$n/$how-vs-perf" "$(head -12 $W/out)"
 		fi
 	done
+	# the dlfilter on the same perf.data: perf's branches (perf decodes
+	# the objects by their ELF class, the dlfilter's continuity check
+	# too), int $0x80 a syscall as in the walker; no discontinuity
+	if [ -e "$lib" ]; then
+		XDG_CACHE_HOME=$W/cache perfdl script -i $d.data --itrace=b \
+			--dlfilter "$lib" --dlarg "ring=$d.dlf.srb" --dlarg all-branches \
+			>$d.dlf.out 2>$d.dlf.err &&
+			$B/ptrace-read -f jsonl $d.dlf.srb >$d.dlf.jsonl 2>>$d.dlf.err ||
+			{ fail "$n/dlfilter" "$(tail -3 $d.dlf.err)"; return; }
+		if python3 $top/tests/e2e/cmptruth.py $d.truth $d.dlf.jsonl >$W/out &&
+			! grep -q '"type":"error"' $d.dlf.jsonl; then
+			pass "$n/dlfilter-vs-truth"
+			sed "s/^/  $n dlfilter: /" $W/out
+		else
+			fail "$n/dlfilter-vs-truth" "$(head -8 $W/out)" \
+				"$(grep -m2 '"type":"error"' $d.dlf.jsonl)" "$(tail -2 $d.dlf.err)"
+		fi
+	else
+		skip "$n/dlfilter" "$lib not built"
+	fi
 }
 
 run retcomp --psb-period 1024
