@@ -413,7 +413,8 @@ int dmg_judge(struct strace_objcache *objects, const struct dmg_trace *t,
 const char *dmg_class_name(enum dmg_class c)
 {
 	static const char *const names[DMG_CLASSES] = {
-		"same", "psb-fup", "retcomp", "bad-code", "unexplained"};
+		"same",		"psb-fup",     "retcomp",
+		"bad-code",	"deferred-tip", "unexplained"};
 	return c < DMG_CLASSES ? names[c] : "?";
 }
 
@@ -424,6 +425,11 @@ enum dmg_class dmg_classify(const struct dmg_trace *t, const struct dmg *d,
 
 	if ((v->fast > 0) == (v->ref > 0) && !v->fast_late && !v->ref_late)
 		return DMG_SAME;
+	/* libipt's desync where the next TIP may be a deferred one */
+	if (!v->fast && !v->fast_late && v->ref && !v->ref_late &&
+	    v->ref_code == STRACE_E_DESYNC && d->kind == DMG_DROP &&
+	    type == ppt_tip)
+		return DMG_DEFERRED_TIP;
 	/* libipt's own: the fast walker reports in the window, libipt not
 	 * there (but perhaps after it, in the state it carried over) */
 	if (!v->fast || v->ref || v->fast_late)
