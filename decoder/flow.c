@@ -596,6 +596,23 @@ void strace_dec_overflow(struct strace_walker *w)
 
 /* --- PTW ------------------------------------------------------------------ */
 
+/* Whether the packet at next in the walker's buffer, PAD passed over, is
+ * a FUP: the one a PTW or BEP with its IP bit binds (perf: "Missing FUP
+ * after PTWRITE", "after BEP" when it is not). */
+static int fup_follows(const struct strace_walker *w, size_t next)
+{
+	const uint8_t *buf = w->in.buf;
+	size_t len = w->in.len;
+	struct pkt q;
+
+	while (next < len && buf[next] == 0x00)
+		next++;
+	if (next >= len)
+		return 0;
+	pkt_parse(buf, len, next, 0, &q);
+	return q.type == PKT_FUP;
+}
+
 /* A ptwrite event, if asked for: ip and STRACE_PTW_IP as the caller
  * knows them. Its time is that of the flow where the ptwrite ran, as a
  * PEBS record's (pebs_emit()): the last resolved point's. */
@@ -634,20 +651,9 @@ ptw_packet(struct strace_walker *w, const struct pt_packet_ptw *p,
 	f->ptw_payload = p->payload;
 	sz = pt_ptw_size(p->plc); /* (libipt reads no other PLC) */
 	f->ptw_size = sz > 0 ? (unsigned)sz & STRACE_PTW_SIZE_MASK : 0;
-	if (p->ip) {
-		const uint8_t *buf = w->in.buf;
-		size_t len = w->in.len;
-		struct pkt q;
-
-		while (next < len && buf[next] == 0x00)
-			next++;
-		if (next < len) {
-			pkt_parse(buf, len, next, 0, &q);
-			if (q.type == PKT_FUP) {
-				f->ptw_fup = 1;
-				return;
-			}
-		}
+	if (p->ip && fup_follows(w, next)) {
+		f->ptw_fup = 1;
+		return;
 	}
 	ptw_emit(w, f->have_ip && f->enabled ? f->ip : 0, 0);
 }
@@ -822,23 +828,12 @@ void strace_dec_pebs_bep(struct strace_walker *w, int ip_bit, size_t next)
 	if (!w->pebs.open)
 		return; /* no BBP since the last BEP, PSB or overflow */
 	w->st.pebs_records++;
-	if (ip_bit) {
-		/* the FUP right after it (perf: "Missing FUP after BEP"
-		 * else) says where; PAD may stand between */
-		const uint8_t *buf = w->in.buf;
-		size_t len = w->in.len;
-		struct pkt q;
-
-		while (next < len && buf[next] == 0x00)
-			next++;
-		if (next < len) {
-			pkt_parse(buf, len, next, 0, &q);
-			if (q.type == PKT_FUP) {
-				w->flow.bep_fup = 1;
-				w->flow.fup_binds = 1;
-				return;
-			}
-		}
+	/* the FUP right after it (perf: "Missing FUP after BEP" else) says
+	 * where */
+	if (ip_bit && fup_follows(w, next)) {
+		w->flow.bep_fup = 1;
+		w->flow.fup_binds = 1;
+		return;
 	}
 	pebs_emit(w, w->flow.have_ip ? w->flow.ip : 0);
 }

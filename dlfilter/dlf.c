@@ -325,26 +325,26 @@ static void elf_exec_segment(const char *path, struct dso *x)
 		}
 	}
 	for (unsigned i = 0; i < phnum && i < 256; i++) {
-		uint64_t type, flags, poff, pvaddr, pfilesz;
+		union {
+			Elf64_Phdr p64;
+			Elf32_Phdr p32;
+		} ph;
+		size_t phsz = cls == ELFCLASS64 ? sizeof(ph.p64)
+						: sizeof(ph.p32);
+		uint64_t poff, pvaddr, pfilesz;
+		unsigned type, flags;
 
+		if (pread(fd, &ph, phsz, (off_t)(phoff + i * phsz)) !=
+		    (ssize_t)phsz)
+			break;
 		if (cls == ELFCLASS64) {
-			Elf64_Phdr ph;
-			if (pread(fd, &ph, sizeof(ph),
-				  (off_t)(phoff + i * sizeof(ph))) !=
-			    (ssize_t)sizeof(ph))
-				break;
-			type = ph.p_type, flags = ph.p_flags;
-			poff = ph.p_offset, pvaddr = ph.p_vaddr;
-			pfilesz = ph.p_filesz;
+			type = ph.p64.p_type, flags = ph.p64.p_flags;
+			poff = ph.p64.p_offset, pvaddr = ph.p64.p_vaddr;
+			pfilesz = ph.p64.p_filesz;
 		} else {
-			Elf32_Phdr ph;
-			if (pread(fd, &ph, sizeof(ph),
-				  (off_t)(phoff + i * sizeof(ph))) !=
-			    (ssize_t)sizeof(ph))
-				break;
-			type = ph.p_type, flags = ph.p_flags;
-			poff = ph.p_offset, pvaddr = ph.p_vaddr;
-			pfilesz = ph.p_filesz;
+			type = ph.p32.p_type, flags = ph.p32.p_flags;
+			poff = ph.p32.p_offset, pvaddr = ph.p32.p_vaddr;
+			pfilesz = ph.p32.p_filesz;
 		}
 		if (type != PT_LOAD || !(flags & PF_X))
 			continue;

@@ -63,28 +63,6 @@ rates() {
 	done | median
 }
 
-# the page cache's --raw sections: runs of pages adjacent in the dump and
-# in memory (tests/external/kafl-traces.sh does the same)
-rawargs() {
-	python3 - "$1" "$2" <<'PY'
-import struct, sys
-a = open(sys.argv[1], 'rb').read()
-addrs = struct.unpack('<%dQ' % (len(a) // 8), a)
-seen, runs = set(), []
-for i, ad in enumerate(addrs):
-    if ad in seen:
-        continue
-    seen.add(ad)
-    if runs and runs[-1][2] + runs[-1][1] == ad and runs[-1][0] + runs[-1][1] == i * 4096:
-        runs[-1][1] += 4096
-    else:
-        runs.append([i * 4096, 4096, ad])
-for off, size, ad in runs:
-    print('--raw')
-    print('%s:%d-%d@0x%x' % (sys.argv[2], off, size, ad))
-PY
-}
-
 {
 echo "| recording | PT bytes | libxdc MB/s | ours MB/s, no output | ours ÷ libxdc | ours MB/s, ring written | ours ÷ libxdc |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
@@ -110,7 +88,7 @@ with open(sys.argv[2], "wb") as f:
         f.write(d); n += len(d)' "$one" "$big"
 	b1=$(stat -c %s "$one")
 	b64=$(stat -c %s "$big")
-	mapfile -t raws < <(rawargs "$d/$pc.addr" "$d/$pc.dump")
+	mapfile -t raws < <("$top/tests/external/xdc_pages.py" "$d/$pc.addr" "$d/$pc.dump")
 	x=() n=() w=()
 	for ((i = 0; i < REPS; i++)); do
 		for f in "$one" "$big"; do

@@ -35,29 +35,6 @@ bin=$top/$O/bin
 	exit 2
 }
 
-# --raw arguments for a page dump: runs of pages adjacent both in the
-# dump and in memory become one section; a page listed twice is taken
-# once (its first copy)
-rawargs() {
-	python3 - "$1" "$2" <<'PY'
-import struct, sys
-a = open(sys.argv[1], 'rb').read()
-addrs = struct.unpack('<%dQ' % (len(a) // 8), a)
-seen, runs = set(), []
-for i, ad in enumerate(addrs):
-    if ad in seen:
-        continue
-    seen.add(ad)
-    if runs and runs[-1][2] + runs[-1][1] == ad and runs[-1][0] + runs[-1][1] == i * 4096:
-        runs[-1][1] += 4096
-    else:
-        runs.append([i * 4096, 4096, ad])
-for off, size, ad in runs:
-    print('--raw')
-    print('%s:%d-%d@0x%x' % (sys.argv[2], off, size, ad))
-PY
-}
-
 # the events of a ring as lines, without their sequence numbers and the
 # INDIRECT and TIME_EXACT flags (how the decoder learnt a value, not what
 # happened: tests/e2e/capture-corpus.sh does the same)
@@ -85,7 +62,7 @@ for rec in Unzip:data:trace foo:data:trace mruby:data:trace \
 		missing=$((missing + 1))
 		continue
 	fi
-	mapfile -t raws < <(rawargs "$d/$pc.addr" "$d/$pc.dump")
+	mapfile -t raws < <("$top/tests/external/xdc_pages.py" "$d/$pc.addr" "$d/$pc.dump")
 	for dec in reference fast; do
 		"$bin/ptrace-capture" --decoder "$dec" --all-branches --pt "$d/$trace" \
 			"${raws[@]}" -o "$out/$name.$dec.ring" 2>"$out/$name.$dec.err"
