@@ -23,6 +23,8 @@ L=$(cd "$O/lib" 2>/dev/null && pwd || echo "$O/lib")
 W=$(mktemp -d /tmp/ptwrite.XXXXXX)
 [ -n "${KEEP:-}" ] && echo "work $W (kept)" >&2 || trap 'rm -rf "$W"' EXIT
 fails=0
+lib=$L/libstrace_dlf.so
+. "$top/tests/e2e/perfdl.inc" # perfdl: perf with a sanitizer build's runtime
 
 pass() { echo "PASS: e2e-ptwrite/$1"; }
 fail() { echo "FAIL: e2e-ptwrite/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; fails=$((fails + 1)); }
@@ -101,7 +103,7 @@ print('.text\n.globl _start\n_start:\n.byte ' + ','.join(str(x) for x in b))
 	fi
 	# the dlfilter: the same events from perf's samples
 	rm -f "$d.dlf.srb"
-	if ! perf script -i "$d.data" --itrace=bew --dlfilter $L/libstrace_dlf.so \
+	if ! perfdl script -i "$d.data" --itrace=bew --dlfilter "$lib" \
 		--dlarg ring="$d.dlf.srb" >/dev/null 2>"$W/err" ||
 		! $B/ptrace-read -f jsonl "$d.dlf.srb" >"$d.dlf.jsonl"; then
 		fail "$c/dlfilter" "$(cat $W/err)"
