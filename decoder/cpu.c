@@ -90,8 +90,10 @@ void strace_pt_cpu_host(struct strace_pt_cpu *cpu)
 
 /* Models, by the set of errata they share: libipt's development tree's
  * table (pt_config.c's pt_cpu_errata(), which added models and families
- * 18 and 19 after 2.0.5, and takes SKL014 off Sapphire Rapids and Alder
- * Lake on). */
+ * 18 and 19 after 2.0.5), with SKL014 kept where 2.0.5 lists it
+ * (Sapphire Rapids, Alder Lake, Raptor Lake), which the development tree
+ * takes off them: its workaround only ever turns an error into a decode,
+ * and both suites test it there. */
 static const struct {
 	unsigned errata;
 	uint16_t family;
@@ -111,20 +113,29 @@ static const struct {
 		 STRACE_ERRATUM_SKZ84,
 	 6,
 	 {0x55, 0x6a, 0x6c}},
-	/* Sapphire, Emerald and Granite Rapids servers */
+	/* Sapphire Rapids (SKL014: 2.0.5's) */
+	{STRACE_ERRATUM_BDM70 | STRACE_ERRATUM_SKL014 | STRACE_ERRATUM_SKD022 |
+		 STRACE_ERRATUM_SKZ84,
+	 6,
+	 {0x8f}},
+	/* Emerald and Granite Rapids servers */
 	{STRACE_ERRATUM_BDM70 | STRACE_ERRATUM_SKD022 | STRACE_ERRATUM_SKZ84,
 	 6,
-	 {0x8f, 0xcf, 0xad, 0xae}},
+	 {0xcf, 0xad, 0xae}},
 	/* Cannon Lake, Ice Lake, Tiger Lake, Rocket Lake clients */
 	{STRACE_ERRATUM_BDM70 | STRACE_ERRATUM_SKL014 | STRACE_ERRATUM_SKD022,
 	 6,
 	 {0x66, 0x7d, 0x7e, 0x8c, 0x8d, 0xa7, 0xa8}},
-	/* Alder Lake, Raptor Lake, Meteor Lake, Arrow Lake, Lunar Lake,
-	 * Panther Lake clients */
+	/* Alder Lake (SKL014: 2.0.5's) */
+	{STRACE_ERRATUM_BDM70 | STRACE_ERRATUM_SKL014 | STRACE_ERRATUM_SKD022 |
+		 STRACE_ERRATUM_APL11,
+	 6,
+	 {0x97, 0x9a, 0xbf}},
+	/* Raptor Lake, Meteor Lake, Arrow Lake, Lunar Lake, Panther Lake
+	 * clients */
 	{STRACE_ERRATUM_BDM70 | STRACE_ERRATUM_SKD022 | STRACE_ERRATUM_APL11,
 	 6,
-	 {0x97, 0x9a, 0xba, 0xb7, 0xbf, 0xc5, 0xc6, 0xb5, 0xaa, 0xac, 0xbd,
-	  0xcc, 0xd5}},
+	 {0xba, 0xb7, 0xc5, 0xc6, 0xb5, 0xaa, 0xac, 0xbd, 0xcc, 0xd5}},
 	/* Goldmont (Apollo Lake, Denverton) */
 	{STRACE_ERRATUM_APL12 | STRACE_ERRATUM_APL11, 6, {0x5c, 0x5f}},
 	/* Goldmont Plus, Tremont, Gracemont, Crestmont, Sierra Forest */

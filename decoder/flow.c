@@ -658,6 +658,16 @@ ptw_packet(struct strace_walker *w, const struct pt_packet_ptw *p,
 	ptw_emit(w, f->have_ip && f->enabled ? f->ip : 0, 0);
 }
 
+void strace_dec_ptw_bound(struct strace_walker *w, uint64_t ip, int has_ip)
+{
+	struct walk_flow *f = &w->flow;
+	int ptw = f->ptw_fup;
+
+	f->ptw_fup = f->fup_binds = 0;
+	if (ptw)
+		ptw_emit(w, has_ip ? ip : 0, has_ip ? STRACE_PTW_IP : 0);
+}
+
 int strace_dec_other_packet(struct strace_walker *w,
 			    const struct pt_packet *p)
 {

@@ -455,6 +455,12 @@ void strace_dec_pebs_bep(struct strace_walker *w, int ip_bit, size_t next);
 struct pkt;
 int strace_dec_event_packet(struct strace_walker *w, const struct pkt *p);
 
+/* strace_dec_ptw_bound() - the FUP right after a PTW with its IP bit,
+ * met where the packet loop does not read it (walk.c's resync scan): the
+ * ptwrite's event at ip (has_ip 0: a FUP without one), and the FUP bound
+ * no more. Nothing when no PTW waits for it. */
+void strace_dec_ptw_bound(struct strace_walker *w, uint64_t ip, int has_ip);
+
 /* strace_dec_other_packet() - what a packet libipt decoded (not parsed
  * inline: TMA, PIP, VMCS, MNT, PTW, EXSTOP, MWAIT, PWRE, PWRX, STOP, ...)
  * does to the flow and the time. Returns 0, or -code after the error of

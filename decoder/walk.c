@@ -121,8 +121,14 @@ static long resync_ip(struct strace_walker *w, int *fresh)
 				strace_dec_time_on_tma(&w->time,
 						       op.payload.tma.ctc,
 						       op.payload.tma.fc);
-			else if (op.type == ppt_ptw)
+			else if (op.type == ppt_ptw) {
+				/* its payload is data the user asked for,
+				 * whether or not the walk can follow the
+				 * code around it (ptxed reports it too):
+				 * at once, or at its FUP below */
 				located = op.payload.ptw.ip;
+				strace_dec_other_packet(w, &op);
+			}
 			else if (op.type == ppt_exstop)
 				located = op.payload.exstop.ip;
 			p.size = (size_t)n;
@@ -149,8 +155,11 @@ static long resync_ip(struct strace_walker *w, int *fresh)
 			int async = p.type == PKT_FUP && !located;
 
 			located = 0;
-			if (!p.ipc)
+			if (!p.ipc) {
+				if (p.type == PKT_FUP)
+					strace_dec_ptw_bound(w, 0, 0);
 				break;
+			}
 			/* (the failing packet's IP is last_ip already: the
 			 * same again) */
 			ip = pkt_ip(w->in.last_ip, p.ipc, p.payload);
@@ -159,11 +168,15 @@ static long resync_ip(struct strace_walker *w, int *fresh)
 				break; /* off until a TIP.PGE */
 			if (!async && !strace_image_code(w->img, ip, &avail)) {
 				no_code_at(w, ip);
+				if (p.type == PKT_FUP)
+					strace_dec_ptw_bound(w, ip, 1);
 				break;
 			}
 			w->st.syncs++;
 			w->in.ip_synced = 1;
 			strace_dec_begin(w, ip, STRACE_REASON_SYNC);
+			if (p.type == PKT_FUP)
+				strace_dec_ptw_bound(w, ip, 1);
 			if (async) {
 				w->flow.pending_fup = 1;
 				w->flow.fup_ip = ip;

@@ -43,6 +43,7 @@ perf_differs() {
 	skl014_*) echo "perf has no SKL014 workaround: it walks on past the call" ;;
 	ptwrite_while_off*) echo "perf drops a ptwrite while tracing is off (we keep it, where its FUP says)" ;;
 	ptwrite_in_psb*) echo "perf stops at a PTW in a PSB+ (\"Unexpected packet\"); we pass over it" ;;
+	ptwrite_in_resync*) echo "perf drops a ptwrite met while it resynchronises after a gap (libipt's newer ptxed reports it, ptxed-resync-nomap-ptw-fup, as we do)" ;;
 	ptwrite_fup_missing*) echo "perf drops a PTW with IP and no FUP (\"Missing FUP after PTWRITE\"); we keep it without its IP" ;;
 	pgd_at_mov_cr3*) echo "perf binds a TIP.PGD without IP to no MOV CR3" ;;
 	filter_leave_*) echo "perf 6.1 misreads a TIP.PGD with IP after a direct call and a jcc" ;;

@@ -12,7 +12,7 @@
 # a cpu when it has none), as libipt's script/test.bash runs the suite:
 # pttc turns the annotated assembly into NAME.pt, NAME.bin and ptxed's
 # expected listing (NAME-ptxed[-cpu_F_M].exp); we decode NAME.pt with
-#   ptrace-capture --all-branches --decoder fast|reference --pt NAME.pt
+#   ptrace-capture --all-branches --types '*' --decoder fast|reference --pt NAME.pt
 #                  --raw NAME.bin@ORG [--raw of opt:ptxed] [--cpu F/M]
 # and tests/external/ptxedcmp.py compares the taken branches, gaps and
 # errors with the listing. Classes: same, branches differ, extra error,
@@ -139,8 +139,10 @@ for ptt in "$src"/test/src/*.ptt; do
 		classes=() diffs=()
 		for dec in fast reference; do
 			rm -f "$dec.srb"
+			# (--types '*' keeps every type, and asks for the
+			# ptwrite payloads, which ptxed lists)
 			"$bin/ptrace-capture" -q --names perf --all-branches --decoder "$dec" \
-				--pt "$base.pt" "${raws[@]}" "${cpuopt[@]}" \
+				--types '*' --pt "$base.pt" "${raws[@]}" "${cpuopt[@]}" \
 				-o "$dec.srb" >"$dec.out" 2>"$dec.err"
 			rc=$?
 			if [ $rc -ne 0 ]; then

@@ -13,6 +13,8 @@ Both sides become one sequence of tokens:
   ASYNC to       an asynchronous transfer (interrupt, TSX abort)
   OVF            an overflow
   ERROR          a decode error
+  PTW payload    a ptwrite's payload (ptxed's "[ptwrite: ...]", our
+                 ptwrite event), in its place among the branches
 ptxed lists each instruction it decodes: an instruction whose successor in
 the listing is not at its address plus its length (from pttc's yasm
 listing) is a taken branch. The last instruction before a gap may have
@@ -80,6 +82,16 @@ def ptxed_tokens(exp, lens):
         if not m:
             continue  # --stat lines and the like
         ev = m.group(1)
+        mm = re.match(r'ptwrite: ([0-9a-f]+)', ev)
+        if mm:
+            # data, not a stop: the flow goes on. Before the first
+            # instruction of a resumed flow it came before the resume
+            if fill is not None:
+                toks.insert(fill, ['PTW', int(mm.group(1), 16)])
+                fill += 1
+            else:
+                toks.append(['PTW', int(mm.group(1), 16)])
+            continue
         flow = []
         if 'error' in ev:
             flow = [['ERROR'], ['BEGIN', None]]
@@ -114,15 +126,19 @@ def our_tokens(jsonl, lens):
     toks = []
     evs = [json.loads(line, object_hook=hexints) for line in open(jsonl)]
     flow = ('call', 'return', 'jump', 'syscall', 'sysret', 'interrupt',
-            'trace_begin', 'trace_end', 'overflow', 'error')
+            'trace_begin', 'trace_end', 'overflow', 'error', 'ptwrite')
     evs = [e for e in evs if e['type'] in flow]
     for i, e in enumerate(evs):
         t = e['type']
+        if t == 'ptwrite':
+            toks.append(['PTW', e['payload']])
+            continue
         if t == 'interrupt':
             # an asynchronous transfer after which tracing is off (a
             # FUP + TIP.PGD: the next flow event starts it again, or
             # none comes) is ptxed's [disabled]
-            nxt = evs[i + 1]['type'] if i + 1 < len(evs) else None
+            nxt = next((x['type'] for x in evs[i + 1:]
+                        if x['type'] != 'ptwrite'), None)
             off = not e.get('to') or nxt in (None, 'trace_begin', 'sysret')
             # a start right before it at its source: no instruction ran
             if toks and toks[-1][0] == 'BEGIN' and toks[-1][1] == e['from']:

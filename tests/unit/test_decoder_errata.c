@@ -717,6 +717,42 @@ TEST(resync_at_fup_after_nomap)
 	       W(SYSCALL, 0, 0x1031, 0));
 }
 
+/* A PTW met while the walk looks for where to resume after a gap: its
+ * payload is still an event, at its FUP (where the walk resumes) or at
+ * once without its IP bit; the FUP it bound binds nothing after it
+ * (libipt's ptxed-resync-nomap-ptw-fup, -ptw-tip). */
+TEST(ptwrite_in_resync)
+{
+	struct pt_packet p;
+	struct enc en;
+	size_t t1;
+
+	enc_init(&en);
+	psb(&en, 0x1024);
+	ip_pkt(&en, ppt_tip, 0x5000);
+	t1 = enc_off(&en);
+	tnt(&en, "T");
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_ptw;
+	p.payload.ptw.ip = 1;
+	p.payload.ptw.payload = 0xabcd;
+	put(&en, &p);
+	ip_pkt(&en, ppt_fup, 0x1030); /* the ptwrite: the walk resumes */
+	p.payload.ptw.ip = 0;
+	p.payload.ptw.payload = 0x1234;
+	put(&en, &p);
+	ip_pkt(&en, ppt_fup, 0x1031); /* an interrupt at the syscall */
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, "6/142", STRACE_WALK_PTWRITE, 0,
+	       W(TRACE_BEGIN, 0, 0x1024, R(START)),
+	       W(CALL, STRACE_F_INDIRECT, 0x1024, 0x5000),
+	       W(ERROR, STRACE_E_NOMAP, 0x5000, t1),
+	       W(TRACE_BEGIN, 0, 0x1030, R(SYNC)),
+	       W(PTWRITE, STRACE_PTW_IP | 4, 0x1030, 0xabcd),
+	       W(PTWRITE, 4, 0x1030, 0x1234),
+	       W(INTERRUPT, STRACE_F_ASYNC, 0x1031, 0));
+}
+
 /* APL11: an OVF may be followed by a TIP.PGD: tracing is off. */
 TEST(apl11_ovf_pgd)
 {
