@@ -749,8 +749,8 @@ struct strace_walk_opts {
  * t0 (the walker's: one MTC period, within which the stop came since no
  * MTC came between; on a CPU's trace what follows the stop may be another
  * thread's), and those after it spread from there to t1. Events without a
- * time (0) pass as they are; a
- * time earlier than the interval's start (damaged trace: timing.h) ends
+ * time (0) are held too, and pass as they are (a sink with emit_batch
+ * takes them a buffer at a time); a time earlier than the interval's start (damaged trace: timing.h) ends
  * it with the events held unspread, as does a full buffer and the end of
  * a decode call (strace_dec_spread_flush()).
  *

@@ -164,6 +164,16 @@ int strace_dec_spread_slow(struct strace_dec_spread *s,
 {
 	int err;
 
+	if (s->open && !s->t0) {
+		/* events without a time held: more of them, or on as they
+		 * are */
+		if (!ev->time && grow(s) == 0)
+			return spread_put(s, o, ev, ins);
+		err = emit_held(s, o);
+		if (err)
+			return err;
+		s->open = 0;
+	}
 	if (s->open && ev->time == s->t0) {
 		if (grow(s) == 0)
 			return spread_put(s, o, ev, ins);
@@ -180,7 +190,9 @@ int strace_dec_spread_slow(struct strace_dec_spread *s,
 		return err;
 	if (!s->open)
 		s->after_stop = 1; /* what came before is not known */
-	s->open = ev->time != 0;
+	/* (events without a time are held too, for a sink that takes
+	 * several at once, and pass as they are) */
+	s->open = 1;
 	s->t0 = ev->time;
 	s->i0 = ins;
 	if (spread_stops(ev->type))
@@ -196,6 +208,12 @@ int strace_dec_spread_mark(struct strace_dec_spread *s,
 
 	if (!t)
 		return 0;
+	if (s->open && !s->t0) {
+		err = emit_held(s, o);
+		if (err)
+			return err;
+		s->open = 0;
+	}
 	if (s->open && t > s->t0)
 		err = close_interval(s, o, t, ins);
 	else if (s->open)
