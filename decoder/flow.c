@@ -135,6 +135,8 @@ int strace_dec_tnt_record(struct strace_walker *w, unsigned chunk, int c,
 	tc_rec_start(r, in0);
 	w->tnt.rec = r;
 	while (k < c) {
+		/* (an error is told at the packet of its bit) */
+		w->in.pos = tntq_pos(&w->tnt.q, w->tnt.q.done + (unsigned)k);
 		err = strace_dec_tnt_bit(w, (int)(chunk >> (c - 1 - k)) & 1);
 		if (w->flow.deferring) {
 			w->tnt.rec = NULL;

@@ -265,6 +265,7 @@ static inline void lose_sync(struct strace_walker *w)
 	w->flow.pending_fup = w->flow.pending_mode = 0;
 	w->flow.fup_binds = w->flow.tsx_abort = w->flow.pending_abort = 0;
 	w->flow.dtnt_n = w->flow.deferring = 0;
+	w->tnt.q.n = w->tnt.q.np = 0;
 	w->flow.bep_fup = w->flow.ptw_fup = w->flow.fup_event = 0;
 	w->flow.evd = 0;
 	w->pebs.open = 0;
@@ -471,6 +472,21 @@ int strace_dec_other_packet(struct strace_walker *w,
 
 /* --- TNT ----------------------------------------------------------------- */
 
+/* The TNT packet of the queue q that holds its bit k, and its offset. */
+static inline unsigned tntq_packet(const struct walk_tntq *q, unsigned k)
+{
+	unsigned j = 0;
+
+	while (j + 1 < q->np && q->end[j] <= k)
+		j++;
+	return j;
+}
+
+static inline size_t tntq_pos(const struct walk_tntq *q, unsigned k)
+{
+	return q->pos[tntq_packet(q, k)];
+}
+
 /* A replayed event's flags, from its item x as emit() decides them: adv
  * (the segment's advance mark) on the walk to a bit, else TIME_EXACT if a
  * timing packet came since the last resolved branch; *b its b, a TC_DYN
@@ -656,62 +672,102 @@ tc_replay(struct strace_walker *w, const struct tc_slot *e, uint64_t now)
 	return e->nbits;
 empty:
 	/* a deep recursion before the run emptied the stack: the walk
-	 * failed here, at the segment's return */
+	 * failed here, at the segment's return, the last bit it used */
+	w->in.pos = tntq_pos(&w->tnt.q, w->tnt.q.done +
+					       (m ? m[0].insn_off : e->nbits) -
+					       1);
 	w->flow.ip = m ? m[0].b : e->end_ip;
 	w->st.branches += (m ? (uint32_t)m[1].a : e->branches) - 1;
 	w->st.insns += m ? (uint32_t)m[1].b : e->insns;
 	return strace_dec_fail(w, STRACE_E_RETCOMP);
 }
 
-/* Keep the n bits left (bits' low n) for after the deferred TIP. */
-static inline int defer_tnt(struct strace_walker *w, uint64_t bits, int n)
+/* The walk stopped at an indirect branch with bit k of the queue next:
+ * the bits left of that packet are for after its deferred TIP (SDM: TNT
+ * may precede a deferred TIP); a later packet's bits are walked as they
+ * come. Returns the bits of the queue walked or kept. */
+static inline unsigned tntq_defer(struct strace_walker *w, unsigned k)
 {
+	struct walk_tntq *q = &w->tnt.q;
+	unsigned j = tntq_packet(q, k), n = q->end[j] - k;
+
 	w->flow.deferring = 0;
-	w->flow.dtnt_bits = n < 64 ? bits & ((1ull << n) - 1) : bits;
-	w->flow.dtnt_n = n;
-	return 0;
+	w->flow.dtnt_bits = (q->bits >> (q->n - q->end[j])) &
+			    (n < 64 ? (1ull << n) - 1 : ~0ull);
+	w->flow.dtnt_n = (int)n;
+	return q->end[j];
 }
 
-/* n TNT bits (bits' low n, the first the highest), through the run cache
- * unless STRACE_WALK_BIT_BY_BIT (or no memory for it). Returns 0 or
- * -code. */
-static inline int tnt_run(struct strace_walker *w, uint64_t bits, int n)
+/* The first k bits of the queue are walked: the rest stays. */
+static inline void tntq_drop(struct walk_tntq *q, unsigned k)
 {
+	unsigned j = 0, i;
+
+	q->n -= k;
+	q->bits &= q->n < 64 ? (1ull << q->n) - 1 : ~0ull;
+	if (!q->n) {
+		q->np = 0;
+		return;
+	}
+	while (q->end[j] <= k)
+		j++;
+	for (i = 0; j < q->np; i++, j++) {
+		q->end[i] = (uint8_t)(q->end[j] - k);
+		q->pos[i] = q->pos[j];
+	}
+	q->np = i;
+}
+
+/* Walk the first lim bits of the TNT queue (w->tnt.q), through the run
+ * cache unless STRACE_WALK_BIT_BY_BIT (or no memory for it), as the
+ * packets they came in would be walked one after the other. Returns 0 or
+ * -code (the queue is empty then: lose_sync()). */
+static inline int tnt_run(struct strace_walker *w, unsigned lim)
+{
+	struct walk_tntq *q = &w->tnt.q;
 	uint64_t now = 0; /* this packet's time, once asked */
 	int now_known = 0;
+	unsigned done = 0;
 
-	if (unlikely(!w->tnt.tc)) {
-		if (!(w->o.flags & STRACE_WALK_BIT_BY_BIT))
-			w->tnt.tc = strace_dec_tc_new();
-		if (!w->tnt.tc) {
-			/* asked for, or no memory for the cache */
-			int err = 0;
-			while (n > 0 && !err) {
-				err = strace_dec_tnt_bit(
-					w, (int)(bits >> (n - 1)) & 1);
-				if (w->flow.deferring)
-					return defer_tnt(w, bits, n);
-				n--;
-			}
-			return err;
-		}
-	}
-	while (n > 0) {
-		int c = n < TC_BITS ? n : TC_BITS, used;
+	if (unlikely(!w->tnt.tc) && !(w->o.flags & STRACE_WALK_BIT_BY_BIT))
+		w->tnt.tc = strace_dec_tc_new();
+	while (done < lim) {
+		int c = lim - done < TC_BITS ? (int)(lim - done) : TC_BITS;
+		int used;
 		unsigned chunk, key;
 		struct tc_slot *e;
 
-		if (!w->flow.have_ip || !w->flow.enabled)
-			return strace_dec_off(w);
-		chunk = (unsigned)(bits >> (n - c)) & ((1u << c) - 1);
+		if (!w->flow.have_ip || !w->flow.enabled) {
+			/* tracing is off: nothing to walk (after an overflow)
+			 * or an error */
+			int err;
+
+			w->in.pos = tntq_pos(q, done);
+			err = strace_dec_off(w);
+			if (err)
+				return err;
+			done = lim;
+			break;
+		}
+		chunk = (unsigned)(q->bits >> (q->n - done - (unsigned)c)) &
+			((1u << c) - 1);
+		q->done = done;
+		if (unlikely(!w->tnt.tc)) {
+			/* asked for, or no memory for the cache */
+			w->in.pos = tntq_pos(q, done);
+			used = strace_dec_tnt_bit(w, (int)(chunk >> (c - 1)) & 1);
+			if (used == 0 && !w->flow.deferring)
+				used = 1;
+			goto walked;
+		}
 		/* (the mode in bits 29 and 30: a run is walked in one) */
 		key = chunk | (unsigned)c << TC_BITS |
 		      w->flow.mode << (TC_BITS + 5) |
 		      (unsigned)w->flow.parked << 31;
-		e = tc_slot_of(w->tnt.tc, w->flow.ip, key);
-		if (likely(e->ip == w->flow.ip && e->key == key)) {
-			/* the time changes per packet, not per record: asked
-			 * once (time_now() keeps its answer) */
+		e = tc_find(w->tnt.tc, w->flow.ip, key);
+		if (likely(e != NULL)) {
+			/* the time changes per timing packet, which ends the
+			 * queue: asked once (time_now() keeps its answer) */
 			if (!now_known) {
 				now = time_now(&w->time, &w->o);
 				now_known = 1;
@@ -719,14 +775,64 @@ static inline int tnt_run(struct strace_walker *w, uint64_t bits, int n)
 			used = tc_replay(w, e, now);
 		} else {
 			used = strace_dec_tnt_record(w, chunk, c, key);
+
 		}
+	walked:
 		if (used < 0)
 			return used;
-		n -= used;
-		if (unlikely(w->flow.deferring))
-			return defer_tnt(w, bits, n);
+		done += (unsigned)used;
+		if (unlikely(w->flow.deferring)) {
+			done = tntq_defer(w, done);
+			if (done > lim)
+				lim = done;
+		}
 	}
+	tntq_drop(q, done);
 	return 0;
+}
+
+/* The TNT bits that came before a deferred TIP, at the TIP (the queue is
+ * empty: it was walked before the TIP): walked as one packet. */
+static inline int tnt_take_deferred(struct strace_walker *w, uint64_t bits,
+				    unsigned n)
+{
+	struct walk_tntq *q = &w->tnt.q;
+
+	q->bits = bits;
+	q->n = n;
+	q->np = 1;
+	q->end[0] = (uint8_t)n;
+	q->pos[0] = w->in.pos;
+	return tnt_run(w, n);
+}
+
+/* Walk the whole TNT queue: another packet comes. Returns 0 or -code. */
+static inline int tnt_flush(struct strace_walker *w)
+{
+	return w->tnt.q.n ? tnt_run(w, w->tnt.q.n) : 0;
+}
+
+/* A TNT packet at pos: n bits (bits' low n, the first the highest), to
+ * the queue; a record's worth of bits (TC_BITS) are walked, all without
+ * the run cache. Returns 0 or -code. */
+static inline int tnt_take(struct strace_walker *w, uint64_t bits, unsigned n,
+			   size_t pos)
+{
+	struct walk_tntq *q = &w->tnt.q;
+	int err;
+
+	if (unlikely(q->n + n > 64) && (err = tnt_flush(w)) != 0)
+		return err;
+	q->bits = n < 64 ? q->bits << n | bits : bits;
+	q->n += n;
+	q->end[q->np] = (uint8_t)q->n;
+	q->pos[q->np++] = pos;
+	if (likely(w->tnt.tc != NULL)) {
+		if (q->n < TC_BITS)
+			return 0;
+		return tnt_run(w, q->n - q->n % TC_BITS);
+	}
+	return tnt_flush(w);
 }
 
 /* --- TIP ----------------------------------------------------------------- */
@@ -831,7 +937,7 @@ static inline int tip(struct strace_walker *w, uint64_t to, int suppressed,
 		int n = f->dtnt_n;
 
 		f->dtnt_n = 0;
-		return tnt_run(w, f->dtnt_bits, n);
+		return tnt_take_deferred(w, f->dtnt_bits, (unsigned)n);
 	}
 	return 0;
 }

@@ -175,12 +175,20 @@ static inline int run(struct strace_walker *w)
 		if (w->out.sink_err)
 			return w->out.sink_err;
 		pkt_parse(buf, len, i, skd007, &p);
+		if (w->tnt.q.n && p.type != PKT_TNT && p.type != PKT_SKIP) {
+			/* the TNT bits before this packet, walked */
+			err = tnt_flush(w);
+			if (err)
+				return err;
+			w->in.pos = i;
+		}
 		switch (p.type) {
 		case PKT_END:
 			return 0; /* truncated at the end */
 		case PKT_BAD:
 			return strace_dec_fail(w, STRACE_E_BADPKT);
 		case PKT_SKIP:
+			w->st.packets += p.size - 1; /* (a run of PADs) */
 			break;
 		case PKT_TNT:
 			/* not in a PSB+, which holds status and timing only
@@ -193,7 +201,7 @@ static inline int run(struct strace_walker *w)
 						       w->flow.in_psb
 							       ? STRACE_E_DESYNC
 							       : STRACE_E_NOTIP);
-			err = tnt_run(w, p.payload, p.nbits);
+			err = tnt_take(w, p.payload, p.nbits, i);
 			if (err)
 				return err;
 			break;
@@ -297,6 +305,12 @@ static inline int run(struct strace_walker *w)
 		}
 		}
 		i += p.size;
+	}
+	if (w->tnt.q.n) {
+		int err = tnt_flush(w);
+
+		if (err)
+			return err;
 	}
 	w->in.pos = len;
 	return 0;

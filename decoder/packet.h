@@ -40,7 +40,7 @@ enum pkt_type {
 		      * MODE of a reserved leaf, a PSB cut short, a CYC of
 		      * more than 64 bits */
 	PKT_OTHER,   /* not parsed inline: libipt's (strace_dec_pkt_decode()) */
-	PKT_SKIP,    /* nothing to do: PAD, and the CYC byte an OVF cut
+	PKT_SKIP,    /* nothing to do: PADs (a run of them), the CYC byte an OVF cut
 		      * short (SKD007) */
 	PKT_TNT,     /* short or long TNT: nbits bits in payload */
 	PKT_CYC,     /* payload: cycles */
@@ -136,9 +136,17 @@ pkt_parse(const uint8_t *buf, size_t len, size_t i, int skd007, struct pkt *p)
 	static const int8_t ip_bytes[8] = {0, 2, 4, 6, 6, -1, 8, -1};
 	uint8_t b = buf[i];
 
-	if (b == 0x00) { /* PAD */
+	if (b == 0x00) { /* PAD, and up to 8 PADs after it (traces pad
+			  * in runs: one packet less each) */
 		p->type = PKT_SKIP;
 		p->size = 1;
+		if (len - i > 8) {
+			uint64_t v;
+
+			memcpy(&v, buf + i + 1, 8);
+			v = le64toh(v);
+			p->size += v ? (size_t)__builtin_ctzll(v) / 8 : 8;
+		}
 		return;
 	}
 	if (!(b & 1) && b != 0x02) { /* short TNT */

@@ -46,10 +46,10 @@ void strace_dec_tc_flush(struct tcache *t)
 	t->used = 0;
 }
 
-/* Twice the slots, the records kept (where two now meet, one): a trace
- * that makes more records than the table holds (each kept one replacing
- * another, or filling an empty slot) uses the bigger table; a short one
- * never touches its pages. No memory: the table stays as it is. */
+/* Twice the slots, the records kept (where three now meet, two): a trace
+ * that makes more records than the table holds (records kept keep moving
+ * others away) uses the bigger table; a short one never touches its
+ * pages. No memory: the table stays as it is. */
 static void tc_grow_slots(struct tcache *t)
 {
 	size_t n = (size_t)1 << (64 - t->shift);
@@ -58,10 +58,15 @@ static void tc_grow_slots(struct tcache *t)
 	t->kept = 0;
 	if (!v)
 		return;
-	for (size_t i = 0; i < n; i++)
-		if (t->slot[i].ip)
-			v[tc_hash(t->slot[i].ip, t->slot[i].key) >>
-			  (t->shift - 1)] = t->slot[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct tc_slot *e = &t->slot[i];
+		size_t j;
+
+		if (!e->ip)
+			continue;
+		j = tc_hash(e->ip, e->key) >> (t->shift - 1);
+		v[v[j].ip ? j ^ 1 : j] = *e;
+	}
 	free(t->slot);
 	t->slot = v;
 	t->shift--;
@@ -115,9 +120,18 @@ void strace_dec_tc_keep(struct tcache *t, uint64_t ip, unsigned key,
 
 	if (t->used + r->nev + r->nops + 2 * r->nseg > TC_ITEMS)
 		strace_dec_tc_flush(t);
-	if (++t->kept > 2u << (64 - t->shift) && t->shift > 64 - TC_LOG)
-		tc_grow_slots(t);
 	e = tc_slot_of(t, ip, key);
+	if (e->ip && (e->ip != ip || e->key != key)) {
+		/* another record there: to the pair, or a bigger table when
+		 * that happens for one in four slots */
+		if (++t->kept > 1u << (62 - t->shift) &&
+		    t->shift > 64 - TC_LOG) {
+			tc_grow_slots(t);
+			e = tc_slot_of(t, ip, key);
+		}
+		if (e->ip)
+			e[((e - t->slot) & 1) ? -1 : 1] = *e;
+	}
 	e->ip = ip;
 	e->key = key;
 	e->end_ip = end_ip;
@@ -161,3 +175,4 @@ void strace_dec_tc_keep(struct tcache *t, uint64_t ip, unsigned key,
 			.cls = TC_SEG};
 	}
 }
+

@@ -30,9 +30,9 @@
 #define TC_BITS 24           /* TNT bits one record covers at most (the key
 			      * holds them, their count and parked: at most
 			      * 26; docs/decoder.md says why 24) */
-#define TC_LOG 13            /* 8192 records in a direct-mapped table, */
+#define TC_LOG 13            /* 8192 records in a two-way table, */
 #define TC_LOG_START 10      /* ... which starts with 1024 and doubles
-			      * when records keep replacing others */
+			      * when records keep moving others away */
 #define TC_ITEMS (1u << 17)  /* events and stack operations of the records
 			      * (3 MiB), all dropped when full */
 #define TC_MAX_ITEMS 64      /* of one record: more are not kept */
@@ -117,7 +117,8 @@ struct tc_rec {
 struct tcache {
 	struct tc_slot *slot; /* 1 << (64 - shift) of them */
 	unsigned shift;
-	uint32_t kept;        /* records kept since the table last grew */
+	uint32_t kept;        /* records kept since the table last grew that
+			       * moved another away */
 	struct tc_item *item; /* TC_ITEMS of them */
 	uint32_t used;
 	struct tc_rec rec;
@@ -147,12 +148,27 @@ static inline uint64_t tc_hash(uint64_t ip, unsigned key)
 	return ip * 0x9e3779b97f4a7c15ull + key * 0xc2b2ae3d27d4eb4full;
 }
 
-/* tc_slot_of() - the slot for (ip, key): the record there is this run's
- * if its ip and key are these. */
+/* tc_slot_of() - the first of the two slots for (ip, key) (the other is
+ * its pair: index ^ 1). */
 static inline struct tc_slot *tc_slot_of(struct tcache *t, uint64_t ip,
 					 unsigned key)
 {
 	return &t->slot[tc_hash(ip, key) >> t->shift];
+}
+
+/* tc_find() - the record of (ip, key), or NULL. Two ways: a record kept
+ * where another stood moves that one to the pair (strace_dec_tc_keep()),
+ * so that two runs of one loop that meet in a slot both stay. */
+static inline struct tc_slot *tc_find(struct tcache *t, uint64_t ip,
+				      unsigned key)
+{
+	size_t i = tc_hash(ip, key) >> t->shift;
+	struct tc_slot *e = &t->slot[i];
+
+	if (__builtin_expect(e->ip == ip && e->key == key, 1))
+		return e;
+	e = &t->slot[i ^ 1];
+	return e->ip == ip && e->key == key ? e : NULL;
 }
 
 /* tc_rec_start() - start recording a run into r, the walker's

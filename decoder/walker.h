@@ -138,6 +138,25 @@ struct walk_blocks {
 	struct walk_jsame jsame[1u << JSAME_LOG];
 };
 
+/*
+ * TNT bits not walked yet (libxdc's lazy walk): the bits of the TNT
+ * packets since the last other packet, walked a record's worth at a time
+ * (TC_BITS), and all of them before any other packet (flow.h,
+ * tnt_take()). Nothing but a TNT packet comes between them, so the time
+ * of all of them is the same, and walking them together is walking them
+ * one packet after the other: only the offset an error reports, and
+ * where a deferred TIP's bits end, are the packet's own (pos, end).
+ */
+#define TNTQ_PACKETS 64 /* packets of 1 bit or more in 64 bits */
+struct walk_tntq {
+	uint64_t bits;  /* the low n, the first the highest */
+	unsigned n;
+	unsigned np;    /* packets */
+	unsigned done;  /* bits walked by the tnt_run() under way */
+	uint8_t end[TNTQ_PACKETS]; /* a packet's last bit + 1 */
+	size_t pos[TNTQ_PACKETS];  /* its offset */
+};
+
 /* The cache of TNT runs (allocated at the first TNT packet), and the run
  * being recorded into it, if any. shared: tc is another walker's on the
  * same thread (a streamed decode's inner walker uses its caller's). */
@@ -145,6 +164,7 @@ struct walk_tnt {
 	struct tcache *tc;
 	struct tc_rec *rec;
 	int shared;
+	struct walk_tntq q;
 };
 
 /* The PEBS-via-PT record being read: its blocks' items, kept for the
