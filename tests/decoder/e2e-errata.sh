@@ -50,6 +50,7 @@ perf_differs() {
 	mode_exec_far_*|mode_exec_same_*|mode_exec_bad_*) echo "perf 6.1 decodes an object's code in its ELF class (64-bit here) and takes no mode from MODE.Exec" ;;
 	event_trace_bad_*) echo "perf 6.1 passes over EVDs that do not fit their CFE (libipt's newer ptxed reports them, as we do)" ;;
 	trig_*) echo "perf 6.1 does not know TRIG (a bad packet for it)" ;;
+	deferred_tip_two_*|error_at_the_packet_*) echo "a decode error (where the walker's queue of TNT bits names it): perf reports its errors its own way" ;;
 	resync_*) echo "perf 6.1 resumes at the first IP packet after a gap and, when that one leads into missing code too, waits for the next PSB (libipt's ptxed --resync-on-error goes on to the next, as we do)" ;;
 	esac
 }
@@ -137,6 +138,8 @@ print('.text\n.globl _start\n_start:\n.byte ' + ','.join(str(x) for x in b))
 			skip "$c/$dec-as-the-sdm-says" "libipt 2.0.5's block decoder reports the bad status update elsewhere (bad_packet at the jz, its event lost)"
 		elif [ $dec = reference ] && [ "${c#mode_exec_binds}" != "$c" ]; then
 			skip "$c/$dec-as-the-sdm-says" "libipt 2.0.5 binds a MODE.Exec to a TIP only (its newer event decoder to the FUP after it too)"
+		elif [ $dec = reference ] && { [ "${c#deferred_tip_two}" != "$c" ] || [ "${c#error_at_the_packet}" != "$c" ]; }; then
+			skip "$c/$dec-as-the-sdm-says" "libipt 2.0.5 fails at the same packet, and reports it its own way (no trace_begin before a desync; a trace_end after)"
 		elif [ $dec = reference ] && [ "${c#resync_}" != "$c" ]; then
 			skip "$c/$dec-as-the-sdm-says" "libipt 2.0.5's block decoder waits for the next PSB after a gap (its newer ptxed --resync-on-error does not)"
 		elif [ $dec = reference ] && [ "${c#pebs}" != "$c" ]; then

@@ -1114,6 +1114,50 @@ TEST(deferred_tip)
 	       W(INTERRUPT, ASYNC, 0x1030, 0));
 }
 
+/* The walker queues the bits of TNT packets and walks them together
+ * (decoder/flow.h, tnt_take()): what a packet's own stays its own. The
+ * bits of one packet after an indirect branch are its deferred TIP's; a
+ * second packet before that TIP is an error at the second packet, as
+ * when each packet was walked as it came (libipt fails there too). */
+TEST(deferred_tip_two_packets)
+{
+	struct enc en;
+	size_t second;
+
+	enc_init(&en);
+	psb(&en, 0x1024);
+	tnt(&en, "T"); /* for after the call *%rbx: the ret, compressed */
+	second = enc_off(&en);
+	tnt(&en, "T"); /* no TIP yet */
+	ip_pkt(&en, ppt_tip, 0x1028);
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, NULL, 0, 0,
+	       W(TRACE_BEGIN, 0, 0x1024, R(START)),
+	       W(ERROR, STRACE_E_NOTIP, 0x1024, second));
+}
+
+/* ... and an error names the packet of the bit that failed, not the
+ * first of the bits walked together. */
+TEST(error_at_the_packet_of_its_bit)
+{
+	struct enc en;
+	size_t third;
+
+	enc_init(&en);
+	psb(&en, 0x1024);
+	ip_pkt(&en, ppt_tip, 0x1010); /* call *%rbx, pushes 0x1026 */
+	tnt(&en, "T");                /* the ret at 0x1012, compressed */
+	tnt(&en, "N");                /* jz at 0x1026 */
+	third = enc_off(&en);
+	tnt(&en, "T"); /* the ret at 0x1028: nothing on the stack */
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, NULL, 0, 0,
+	       W(TRACE_BEGIN, 0, 0x1024, R(START)),
+	       W(CALL, IND, 0x1024, 0x1010),
+	       W(RETURN, 0, 0x1012, 0x1026),
+	       W(ERROR, STRACE_E_RETCOMP, 0x1028, third));
+}
+
 /* A call to the next instruction is not pushed for return compression. */
 TEST(call_to_next_instruction)
 {
