@@ -721,6 +721,10 @@ struct strace_walk_opts {
 	struct strace_pt_cpu cpu;     /* the trace's processor (errata), or 0 */
 	strace_emit_batch_fn emit_batch; /* with emit: runs of events at once,
 					  * or NULL */
+	/* the types the sink keeps, NULL: all. The fast walker does not
+	 * make the others (but those after which the time stops,
+	 * spread_stops(): the times of the rest are as with them) */
+	const struct strace_typeset *types;
 };
 
 /*
@@ -764,6 +768,10 @@ struct strace_dec_spread {
 	struct strace_event *ev; /* the events held, cap of them */
 	uint64_t *ins;           /* the instruction count at each */
 	unsigned n, cap;
+	unsigned drop; /* events held and dropped (strace_dec_spread_drop():
+			* not kept, but counted as the hold's) */
+	unsigned lim;  /* events that may be held at once: cap, and no
+			* more than SPREAD_MAX with the dropped ones */
 	unsigned gap_n; /* events held up to the last stop of the trace, and
 			 * the instruction count there (gap_i); 0: none */
 	int open;       /* t0, i0: where the interval starts */
@@ -783,6 +791,12 @@ uint64_t strace_dec_spread_mtc_ns(const struct strace_time_conv *tc);
 int strace_dec_spread_slow(struct strace_dec_spread *s,
 			   const struct strace_walk_opts *o,
 			   const struct strace_event *ev, uint64_t ins);
+
+/* strace_dec_spread_drop_slow() - what spread_drop() does not count at
+ * once. */
+int strace_dec_spread_drop_slow(struct strace_dec_spread *s,
+				const struct strace_walk_opts *o, uint64_t time,
+				uint64_t ins);
 
 /* strace_dec_spread_mark() - the trace says the time was t when the
  * thread had run ins instructions, with no event there (a branch that
@@ -844,7 +858,7 @@ static inline __attribute__((always_inline)) int
 spread_put(struct strace_dec_spread *s, const struct strace_walk_opts *o,
 	   const struct strace_event *ev, uint64_t ins)
 {
-	if (__builtin_expect(s->open && ev->time == s->t0 && s->n < s->cap, 1)) {
+	if (__builtin_expect(s->open && ev->time == s->t0 && s->n < s->lim, 1)) {
 		event_copy(&s->ev[s->n], ev);
 		s->ins[s->n++] = ins;
 		if (__builtin_expect(spread_stops(ev->type), 0)) {
@@ -854,6 +868,29 @@ spread_put(struct strace_dec_spread *s, const struct strace_walk_opts *o,
 		return 0;
 	}
 	return strace_dec_spread_slow(s, o, ev, ins);
+}
+
+/*
+ * spread_drop() - an event at time, which ran at ins, that the sink would
+ * drop (its type is not asked for), not made: the spreader counts it as
+ * spread_put() would hold it, so that the events kept get the times they
+ * get with it (where the hold is full, and where an interval starts).
+ * Never an event of a type that stops the time (spread_stops()). Returns
+ * 0 or what the sink said.
+ */
+static inline __attribute__((always_inline)) int
+spread_drop(struct strace_dec_spread *s, const struct strace_walk_opts *o,
+	    uint64_t time, uint64_t ins)
+{
+	if (__builtin_expect(s->open && time == s->t0 &&
+				     s->n + s->drop < SPREAD_MAX,
+			     1)) {
+		s->drop++;
+		if (s->lim > SPREAD_MAX - s->drop)
+			s->lim = SPREAD_MAX - s->drop;
+		return 0;
+	}
+	return strace_dec_spread_drop_slow(s, o, time, ins);
 }
 
 

@@ -61,6 +61,13 @@ put_event(struct strace_walker *w, unsigned type, unsigned flags,
 
 	if (w->out.sink_err)
 		return;
+	if (unlikely(w->out.filter) && !strace_typeset_has(&w->out.keep, type)) {
+		/* not asked for: not made (the spreader counts it) */
+		if (w->out.to == OUT_SPREAD &&
+		    (err = spread_drop(&w->out.sp, &w->o, time, ins)) != 0)
+			w->out.sink_err = sink_error(err);
+		return;
+	}
 	if (WALK_VEC)
 		err = vec_put(w->o.emit_arg, &ev, ins);
 	else if (likely(w->out.to == OUT_SPREAD))
@@ -573,7 +580,7 @@ tc_replay_events(struct strace_walker *w, const struct tc_slot *e,
 		}
 	} else if (k < n && w->out.to == OUT_SPREAD && !w->out.sink_err &&
 		   s->open && s->t0 == now && !(e->flags & TCS_STOPS) &&
-		   s->cap - s->n >= n - k) {
+		   s->lim - s->n >= n - k && !w->out.filter) {
 		c = tc_replay_held(w, &s->ev[s->n], &s->ins[s->n], it, k, n,
 				   now, ins0, to);
 		s->n += c;

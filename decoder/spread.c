@@ -30,7 +30,8 @@ static int emit_held(struct strace_dec_spread *s,
 {
 	unsigned n = s->n;
 
-	s->n = s->gap_n = 0;
+	s->n = s->gap_n = s->drop = 0;
+	s->lim = s->cap;
 	return sink_put_n(o, s->ev, n);
 }
 
@@ -144,7 +145,7 @@ static int grow(struct strace_dec_spread *s)
 	struct strace_event *ev;
 	uint64_t *ins;
 
-	if (s->cap >= SPREAD_MAX)
+	if (s->n + s->drop >= SPREAD_MAX || s->cap >= SPREAD_MAX)
 		return -1;
 	ev = realloc(s->ev, nc * sizeof(*ev));
 	if (!ev)
@@ -155,33 +156,39 @@ static int grow(struct strace_dec_spread *s)
 		return -1;
 	s->ins = ins;
 	s->cap = nc;
+	s->lim = nc < SPREAD_MAX - s->drop ? nc : SPREAD_MAX - s->drop;
 	return 0;
 }
 
-int strace_dec_spread_slow(struct strace_dec_spread *s,
-			   const struct strace_walk_opts *o,
-			   const struct strace_event *ev, uint64_t ins)
+/* An event at time, which ran at ins, that spread_put() (keep) or
+ * spread_drop() (ev NULL) does not hold at once. */
+static int spread_slow(struct strace_dec_spread *s,
+		       const struct strace_walk_opts *o,
+		       const struct strace_event *ev, uint64_t time,
+		       uint64_t ins)
 {
 	int err;
 
 	if (s->open && !s->t0) {
 		/* events without a time held: more of them, or on as they
 		 * are */
-		if (!ev->time && grow(s) == 0)
-			return spread_put(s, o, ev, ins);
+		if (!time && grow(s) == 0)
+			return ev ? spread_put(s, o, ev, ins)
+				  : spread_drop(s, o, time, ins);
 		err = emit_held(s, o);
 		if (err)
 			return err;
 		s->open = 0;
 	}
-	if (s->open && ev->time == s->t0) {
+	if (s->open && time == s->t0) {
 		if (grow(s) == 0)
-			return spread_put(s, o, ev, ins);
+			return ev ? spread_put(s, o, ev, ins)
+				  : spread_drop(s, o, time, ins);
 		/* full (or no memory): what is held keeps the interval's
 		 * start time, and the interval starts again here */
 		err = emit_held(s, o);
-	} else if (s->open && ev->time >= s->t0) {
-		err = close_interval(s, o, ev->time, ins);
+	} else if (s->open && time >= s->t0) {
+		err = close_interval(s, o, time, ins);
 	} else {
 		/* no time, or earlier than the interval's start */
 		err = emit_held(s, o);
@@ -193,11 +200,27 @@ int strace_dec_spread_slow(struct strace_dec_spread *s,
 	/* (events without a time are held too, for a sink that takes
 	 * several at once, and pass as they are) */
 	s->open = 1;
-	s->t0 = ev->time;
+	s->t0 = time;
 	s->i0 = ins;
+	if (!ev)
+		return 0;
 	if (spread_stops(ev->type))
 		s->after_stop = 1;
 	return sink_put(o, ev);
+}
+
+int strace_dec_spread_slow(struct strace_dec_spread *s,
+			   const struct strace_walk_opts *o,
+			   const struct strace_event *ev, uint64_t ins)
+{
+	return spread_slow(s, o, ev, ev->time, ins);
+}
+
+int strace_dec_spread_drop_slow(struct strace_dec_spread *s,
+				const struct strace_walk_opts *o, uint64_t time,
+				uint64_t ins)
+{
+	return spread_slow(s, o, NULL, time, ins);
 }
 
 int strace_dec_spread_mark(struct strace_dec_spread *s,

@@ -383,6 +383,18 @@ int strace_walker_new(struct strace_image *img,
 		w->out.to = OUT_SPREAD;
 		w->out.sp.stop_cap = strace_dec_spread_mtc_ns(&opts->time);
 	}
+	if (opts->types && w->out.to != OUT_VEC) {
+		/* (a parallel decode's workers make every event: the merge
+		 * spreads the times, the sink drops) */
+		struct strace_typeset all;
+
+		w->out.keep = *opts->types;
+		for (unsigned t = 0; t < STRACE_EV_MAX; t++)
+			if (spread_stops(t))
+				w->out.keep.bits[t / 64] |= 1ull << (t % 64);
+		strace_typeset_all(&all);
+		w->out.filter = memcmp(&all, &w->out.keep, sizeof(all)) != 0;
+	}
 	w->blk.cache = opts->cache;
 	if (!w->blk.cache) {
 		if (strace_bcache_new(0, &w->blk.cache) < 0) {

@@ -121,6 +121,9 @@ struct walk_out {
 	struct strace_dec_spread sp;
 	uint64_t anchor_t; /* the last time told to the spreader (or the
 			    * vector) as a time point */
+	int filter;        /* some types are not made: those not in keep
+			    * (strace_walk_opts.types) */
+	struct strace_typeset keep;
 };
 
 /* Block summaries: the shared cache, and a direct-mapped copy of the

@@ -173,6 +173,7 @@ static int thread_walker(struct strace_live_decoder *ld, struct ld_thread *t)
 	wo.emit = strace_sink_emit;
 	wo.emit_batch = strace_sink_emit_batch;
 	wo.emit_arg = t->sink;
+	wo.types = ld->types;
 	return strace_walker_new(img, &wo, &t->walker);
 }
 

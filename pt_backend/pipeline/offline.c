@@ -600,8 +600,10 @@ static void walk_opts(const struct ctx *c, uint32_t tid, strace_emit_fn emit,
 	wo->has_time = c->perf.has_time;
 	wo->cpu = c->cpu;
 	wo->emit = emit;
-	wo->emit_batch = emit == strace_sink_emit ? strace_sink_emit_batch
-						  : NULL;
+	if (emit == strace_sink_emit) {
+		wo->emit_batch = strace_sink_emit_batch;
+		wo->types = ((const struct strace_sink *)arg)->types;
+	}
 	wo->emit_arg = arg;
 }
 

@@ -404,6 +404,7 @@ int strace_raw_decode(const struct strace_raw_opts *opts,
 	wo.emit = strace_sink_emit;
 	wo.emit_batch = strace_sink_emit_batch;
 	wo.emit_arg = s;
+	wo.types = o->types;
 	wo.cpu = o->cpu;
 	if (o->progress) {
 		wo.progress = on_progress;

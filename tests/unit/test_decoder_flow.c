@@ -849,6 +849,80 @@ TEST(spread_keeps_error_codes)
 	free(got.v);
 }
 
+/* An event the sink would drop, counted by the spreader but not made
+ * (spread_drop(): the walker with a type filter), leaves the times of the
+ * events kept as they are with it: where the hold fills (SPREAD_MAX,
+ * counting the dropped), where an interval starts, without a time. */
+TEST(spread_drop_counts_as_held)
+{
+	struct strace_dec_spread all = {0}, kept = {0};
+	struct strace_walk_opts oa = {0}, ok = {0};
+	struct evs ga = {calloc(MAXEV, sizeof(struct strace_event)), 0};
+	struct evs gk = {calloc(MAXEV, sizeof(struct strace_event)), 0};
+	uint64_t rnd = 0x9e3779b97f4a7c15ull, t = 1000, ins = 0;
+	size_t n = 0, full = 0;
+
+	REQUIRE(ga.v && gk.v);
+	oa.size = ok.size = sizeof(oa);
+	oa.emit = ok.emit = collect;
+	oa.emit_arg = &ga;
+	ok.emit_arg = &gk;
+	all.stop_cap = kept.stop_cap = 5000;
+	for (unsigned run = 0; run < 40; run++) {
+		/* runs of one time, some longer than the hold; some without
+		 * a time; a syscall (a stop) now and then */
+		unsigned len = run % 7 == 3 ? 5000 + run * 13 : 1 + run * 37;
+		uint64_t when = run % 9 == 5 ? 0 : t;
+
+		full += len > SPREAD_MAX;
+		for (unsigned k = 0; k < len && ga.n + 1 < MAXEV; k++) {
+			struct strace_event e = {0};
+			int keep;
+
+			rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
+			e.type = (rnd >> 40) % 50 == 0 ? STRACE_EV_SYSCALL
+				 : (rnd >> 33) & 1	? STRACE_EV_CALL
+							: STRACE_EV_RETURN;
+			keep = e.type != STRACE_EV_RETURN;
+			e.time = when;
+			e.a = ++n;
+			ins += 1 + ((rnd >> 50) & 7);
+			CHECK_INT(spread_put(&all, &oa, &e, ins), ==, 0);
+			if (keep)
+				CHECK_INT(spread_put(&kept, &ok, &e, ins), ==,
+					  0);
+			else
+				CHECK_INT(spread_drop(&kept, &ok, e.time, ins),
+					  ==, 0);
+		}
+		t += 1000 + run * 100;
+	}
+	CHECK_INT(strace_dec_spread_flush(&all, &oa), ==, 0);
+	CHECK_INT(strace_dec_spread_flush(&kept, &ok), ==, 0);
+	/* the events kept of all, the same as those made */
+	{
+		size_t j = 0, bad = 0;
+
+		for (size_t i = 0; i < ga.n; i++) {
+			if (ga.v[i].type == STRACE_EV_RETURN)
+				continue;
+			if (j >= gk.n || memcmp(&ga.v[i], &gk.v[j],
+						sizeof(ga.v[i])) != 0)
+				bad++;
+			j++;
+		}
+		CHECK_INT(j, ==, gk.n);
+		CHECK_INT(bad, ==, 0);
+		printf("  %zu events kept of %zu, %zu runs past the hold\n",
+		       gk.n, ga.n, full);
+	}
+	CHECK(full > 0);
+	strace_dec_spread_free(&all);
+	strace_dec_spread_free(&kept);
+	free(ga.v);
+	free(gk.v);
+}
+
 static long decode_par(const uint8_t *buf, size_t len, unsigned nt,
 		       size_t seg, struct evs *out, int timed)
 {
