@@ -70,6 +70,34 @@ same_ring() {
 	fi
 }
 
+# same_types TYPES: ptrace-capture --types TYPES makes the events of those
+# types that it made with none, with the same times and flags (the walker
+# does not make the others; ring positions aside)
+same_types() {
+	local ring=$work/$name.types.srb
+	if "$bin/ptrace-capture" -q --names perf --types "$1" -i "$data" -o "$ring" 2>"$work/err" &&
+		"$bin/ptrace-read" -f jsonl "$ring" | flow_only >"$work/$name.types.jsonl" &&
+		"$bin/ptrace-read" -f jsonl --types "$1" "$work/$name.fast.srb" | flow_only >"$work/$name.typed.jsonl" &&
+		[ -s "$work/$name.types.jsonl" ] &&
+		cmp -s "$work/$name.typed.jsonl" "$work/$name.types.jsonl"; then
+		pass "$name/types-same-events"
+	else
+		fail "$name/types-same-events" "$(cat "$work/err")" \
+			"$(diff "$work/$name.typed.jsonl" "$work/$name.types.jsonl" | head -6)"
+	fi
+}
+
+# JSON lines on stdin: the events but names, without their ring positions
+flow_only() {
+	python3 -c 'import json, sys
+for line in sys.stdin:
+    e = json.loads(line)
+    if e["type"] in ("symbol", "dso", "thread", "process", "syscall_name"):
+        continue
+    e.pop("seq", None)
+    print(json.dumps(e, sort_keys=True))'
+}
+
 # threads JSONL: how many threads made calls or returns
 threads() {
 	python3 -c 'import json, sys
@@ -136,6 +164,7 @@ for trace in $(for n in $names; do for v in default noretcomp overflow percpu; d
 		# the cache of recorded TNT runs changes nothing: the walk one
 		# bit at a time gives the very same ring, times and flags too
 		same_ring fast-equals-bitwise bitwise --decoder bitwise
+		same_types call,return
 		case ${trace#*/} in
 		percpu)
 			# the CPUs' streams decoded 4 KiB at a time and merged
