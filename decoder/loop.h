@@ -169,11 +169,26 @@ static inline int run(struct strace_walker *w)
 	while (i < len) {
 		struct pkt p;
 		int err = 0;
+		uint8_t b = buf[i];
 
 		w->in.pos = i;
 		w->st.packets++;
 		if (w->out.sink_err)
 			return w->out.sink_err;
+		/* the commonest packet, a short TNT, before the parse (its
+		 * case below has the rule) */
+		if (!(b & 1) && b > 2 && w->tnt.tc &&
+		    likely(!(w->flow.in_psb | w->flow.pending_fup |
+			     w->flow.pending_mode))) {
+			unsigned top = 31 - (unsigned)__builtin_clz(b);
+
+			err = tnt_take(w, (b >> 1) & ((1u << (top - 1)) - 1),
+				       top - 1, i);
+			if (err)
+				return err;
+			i++;
+			continue;
+		}
 		pkt_parse(buf, len, i, skd007, &p);
 		if (w->tnt.q.n && p.type != PKT_TNT && p.type != PKT_SKIP) {
 			/* the TNT bits before this packet, walked */
