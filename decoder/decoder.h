@@ -654,6 +654,16 @@ uint64_t strace_tsc_to_perf_time(const struct strace_time_conv *tc,
 				      * (the recording asked for them: its
 				      * intel_pt config's ptw bit); without
 				      * it they are passed over */
+#define STRACE_WALK_NAMED_HINTS 0x80 /* the sink names the code addresses
+				      * of the events as they come and
+				      * clears STRACE_F_NAMED: a parallel
+				      * decode sets it (below) */
+
+/* Set by a parallel decode (STRACE_WALK_NAMED_HINTS) on a call, return
+ * or jump whose two addresses an event handed to the sink before it
+ * (of the same worker) had: the sink named them then, and need not look
+ * again. Never in a ring: the sink clears it. */
+#define STRACE_F_NAMED 0x4000
 
 /*
  * The processor a trace was recorded on. It chooses the errata

@@ -32,11 +32,23 @@ struct pool {
 	int stop;
 	int spread; /* the merge spreads times: so do the workers, where
 		     * they can (segment.h, strace_dec_seg_spread()) */
+	int settle; /* the workers settle their events for the merge
+		     * (strace_dec_seg_settle()) */
 };
+
+/* From how many workers on they settle their events for the merge: with
+ * fewer, the merge keeps up with them (on the benchmark's trace, the
+ * merge's work is a fifth of the workers' together), and settling only
+ * adds to the work of all (on 2 cores, -j 2: 7% more CPU time, 4% more
+ * wall time); with more, the merge is what every worker waits for, and
+ * settling halves its work (docs/decoder.md, "Parallel decode"). */
+#define SETTLE_FROM 4
 
 struct worker_arg {
 	struct pool *p;
 	unsigned id;
+	uint64_t *named; /* its table for strace_dec_seg_settle(), or NULL:
+			  * no STRACE_F_NAMED */
 };
 
 static void *worker(void *arg)
@@ -68,6 +80,9 @@ static void *worker(void *arg)
 		else
 			j->has_next_fup = 0;
 		strace_dec_seg_decode(p->walkers[a->id], p->buf, p->len, j);
+		if (p->settle)
+			strace_dec_seg_settle(j, j->ret >= 0 ? a->named : NULL,
+					      p->walkers[a->id]->o.types);
 		pthread_mutex_lock(&p->mu);
 		p->done[k % p->R] = 1;
 		pthread_cond_broadcast(&p->cv_done);
@@ -149,12 +164,19 @@ long strace_walker_decode_parallel(struct strace_walker *w,
 	}
 	p.walkers = ws;
 	p.spread = w->out.to == OUT_SPREAD;
+	p.settle = nthreads >= SETTLE_FROM;
 	w->time.last_time = 0;
 	w->in.prog_at = 0;
 	for (t = 0; t < nthreads; t++) {
-		args[t] = (struct worker_arg){&p, t};
-		if (pthread_create(&th[t], NULL, worker, &args[t]) != 0)
+		args[t] = (struct worker_arg){&p, t, NULL};
+		/* (no memory: no hints) */
+		if (p.settle && (w->o.flags & STRACE_WALK_NAMED_HINTS))
+			args[t].named = calloc(SEG_NAMED_SLOTS,
+					       sizeof(uint64_t));
+		if (pthread_create(&th[t], NULL, worker, &args[t]) != 0) {
+			free(args[t].named);
 			break;
+		}
 		started++;
 	}
 	if (!started) {
@@ -197,8 +219,10 @@ long strace_walker_decode_parallel(struct strace_walker *w,
 	p.stop = 1;
 	pthread_cond_broadcast(&p.cv_free);
 	pthread_mutex_unlock(&p.mu);
-	for (t = 0; t < started; t++)
+	for (t = 0; t < started; t++) {
 		pthread_join(th[t], NULL);
+		free(args[t].named);
+	}
 out:
 	if (ws)
 		for (t = 0; t < nthreads; t++)

@@ -80,6 +80,90 @@ void strace_dec_vec_free(struct evvec *e)
 	e->n = e->cap = e->nmk = e->capmk = e->nrun = e->caprun = 0;
 }
 
+/* The slot of addr in a worker's table of addresses named (NAMED_LOG
+ * bits: 32 KiB): the sink's own hash (pipeline/sink.c). */
+static inline size_t named_slot(uint64_t addr)
+{
+	return (size_t)((addr ^ (addr >> 12)) * 0x9e3779b97f4a7c15ull >>
+			(64 - SEG_NAMED_LOG));
+}
+
+/*
+ * What the merge would do to each event (seam_flags(), put_run()), where
+ * it does not depend on the segments before, done here, in one pass over
+ * the events while they are in the worker's cache:
+ *  - SEG_F_ADV off but where TIME_EXACT of a dropped first trace_begin
+ *    may go on to (from its events up to the first event resolved by a
+ *    packet after them);
+ *  - in each run outside that, TIME_EXACT off the one event it moved that
+ *    had it (the first after a timing packet; the run keeps which, for
+ *    seg_run_untake()): such a run is plain, handed on as it is;
+ *  - with named, STRACE_F_NAMED on the calls, returns and jumps whose
+ *    addresses an earlier one of this worker had (types: the sink's): the
+ *    merge hands a worker's events to the sink in the order the worker
+ *    made them (it takes its segments in order) and changes none of
+ *    these, so the sink named them at that earlier event.
+ * The merge, the one thread every worker waits for, then copies most
+ * events as they are (docs/decoder.md, "Parallel decode").
+ */
+void strace_dec_seg_settle(struct seg_job *j, uint64_t *named,
+			   const struct strace_typeset *types)
+{
+	struct evvec *v = &j->ev;
+	const struct seg_notes *nt = &j->notes;
+	size_t lo = nt->first_idx >= 0 ? (size_t)nt->first_idx : v->n, hi = lo;
+	struct seg_run *run = v->run, *rend = v->run + v->nrun;
+	size_t x = SIZE_MAX; /* the run's moved event with TIME_EXACT */
+	int plain = 0;
+
+	if (hi < v->n) {
+		hi += (size_t)nt->first_n;
+		while (hi < v->n && ((v->v[hi].flags & SEG_F_ADV) ||
+				     v->v[hi].type == STRACE_EV_ERROR))
+			hi++;
+		if (hi < v->n)
+			hi++;
+	}
+	for (size_t k = 0; k < v->n; k++) {
+		struct strace_event *e = &v->v[k];
+
+		if (k < lo || k >= hi)
+			e->flags &= (uint16_t)~SEG_F_ADV;
+		if (named &&
+		    (unsigned)e->type - STRACE_EV_CALL <=
+			    STRACE_EV_JUMP - STRACE_EV_CALL &&
+		    (!types || strace_typeset_has(types, e->type))) {
+			size_t sa = named_slot(e->a), sb = named_slot(e->b);
+
+			if (named[sa] == e->a && named[sb] == e->b) {
+				e->flags |= STRACE_F_NAMED;
+			} else {
+				named[sa] = e->a;
+				named[sb] = e->b;
+			}
+		}
+		if (run == rend || k < run->a)
+			continue;
+		if (k == run->a) {
+			plain = run->b <= lo || run->a >= hi;
+			x = SIZE_MAX;
+		}
+		if (plain && (e->flags & STRACE_F_TIME_EXACT) &&
+		    e->time != run->t0) {
+			plain = x == SIZE_MAX;
+			x = k;
+		}
+		if (k + 1 == run->b) {
+			run->plain = plain;
+			if (plain && x != SIZE_MAX) {
+				v->v[x].flags &= (uint16_t)~STRACE_F_TIME_EXACT;
+				run->exact_at = x;
+			}
+			run++;
+		}
+	}
+}
+
 void strace_dec_seg_decode(struct strace_walker *w, const uint8_t *buf,
 			   size_t len, struct seg_job *j)
 {
@@ -185,7 +269,7 @@ static int put_run(struct strace_walker *w, struct evvec *v,
 {
 	int err;
 
-	for (size_t k = run->a; k < run->b; k++) {
+	for (size_t k = run->a; !(run->plain && !*carry) && k < run->b; k++) {
 		struct strace_event *e = &v->v[k];
 
 		seam_flags(e, carry);

@@ -59,15 +59,22 @@ struct seg_mark {
 struct seg_run {
 	size_t a, b;
 	uint64_t t0, i0;
+	int plain; /* its events' flags are the sequential decode's when it
+		    * is taken: none has SEG_F_ADV, none moved has
+		    * TIME_EXACT (strace_dec_seg_decode() settles them) */
+	size_t exact_at; /* the one moved event that had TIME_EXACT (the
+			  * first after a timing packet), or SIZE_MAX */
 };
 
 /* seg_run_untake() - the events of run get their time back (t0: the
- * interval's, which every event it held had). */
+ * interval's, which every event it held had), and their TIME_EXACT. */
 static inline void seg_run_untake(struct strace_event *v,
 				  const struct seg_run *run)
 {
 	for (size_t k = run->a; k < run->b; k++)
 		v[k].time = run->t0;
+	if (run->exact_at != SIZE_MAX)
+		v[run->exact_at].flags |= STRACE_F_TIME_EXACT;
 }
 
 /* The worker's spread of a segment's times as its events and time points
@@ -214,6 +221,21 @@ struct seg_job {
  */
 void strace_dec_seg_decode(struct strace_walker *w, const uint8_t *buf,
 			   size_t len, struct seg_job *j);
+
+/*
+ * strace_dec_seg_settle() - after strace_dec_seg_decode(), on the
+ * worker's thread: what the merge would do to j's events that does not
+ * depend on the segments before it, done (flags; runs marked plain, as
+ * a sequential decode has them once taken), so that the merge, the one
+ * thread every worker waits for, hands them on as they are. With named
+ * (SEG_NAMED_SLOTS addresses, zero at first, one table per worker for
+ * the segments it takes in order): STRACE_F_NAMED where it holds, for a
+ * sink of these types (NULL: all) that asked (STRACE_WALK_NAMED_HINTS).
+ */
+#define SEG_NAMED_LOG 12
+#define SEG_NAMED_SLOTS (1u << SEG_NAMED_LOG)
+void strace_dec_seg_settle(struct seg_job *j, uint64_t *named,
+			   const struct strace_typeset *types);
 
 /*
  * strace_dec_seg_merge() - hand segment j's events to w's sink, its first

@@ -282,7 +282,7 @@ static int seg_run(struct evvec *e, size_t a, size_t b, uint64_t t0,
 		e->caprun = nc;
 	}
 	share(&s, 0, (unsigned)(b - a), t0, i0, t1, i1, t0, 0, t0);
-	e->run[e->nrun++] = (struct seg_run){a, b, t0, i0};
+	e->run[e->nrun++] = (struct seg_run){a, b, t0, i0, 0, SIZE_MAX};
 	return 0;
 }
 

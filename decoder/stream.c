@@ -108,6 +108,7 @@ long strace_walker_decode_stream(struct strace_walker *w, const uint8_t *buf,
 	j.ev.n = j.ev.nmk = 0;
 	j.ev.err = 0;
 	strace_dec_seg_decode(s->w, buf, len, &j);
+	strace_dec_seg_settle(&j, NULL, NULL);
 	s->ev = j.ev; /* keep the vector's storage */
 	if (!j.ret && j.ev.err)
 		j.ret = j.ev.err;

@@ -603,6 +603,7 @@ static void walk_opts(const struct ctx *c, uint32_t tid, strace_emit_fn emit,
 	if (emit == strace_sink_emit) {
 		wo->emit_batch = strace_sink_emit_batch;
 		wo->types = ((const struct strace_sink *)arg)->types;
+		wo->flags |= STRACE_WALK_NAMED_HINTS;
 	}
 	wo->emit_arg = arg;
 }

@@ -398,7 +398,7 @@ int strace_raw_decode(const struct strace_raw_opts *opts,
 
 	memset(&wo, 0, sizeof(wo));
 	wo.size = sizeof(wo);
-	wo.flags = o->walk_flags;
+	wo.flags = o->walk_flags | STRACE_WALK_NAMED_HINTS;
 	wo.tid = o->tid;
 	wo.has_time = 1; /* no conversion: raw TSC */
 	wo.emit = strace_sink_emit;

@@ -6,11 +6,14 @@
 
 #include "sink.h"
 
-/* Which operands of each type are code addresses: bit 0 a, bit 1 b. */
+/* Which operands of each type are code addresses: bit 0 a, bit 1 b; bit
+ * 2: a parallel decode may say they are named (STRACE_F_NAMED). */
 static const uint8_t addr_fields[STRACE_EV_MAX] = {
 #define ADDR_FIELDS(ID, VAL, NAME, FAM, AN, AK, BN, BK, DESC)                  \
 	[VAL] = (STRACE_FK_##AK == STRACE_FK_ADDR) |                           \
-		(STRACE_FK_##BK == STRACE_FK_ADDR) << 1,
+		(STRACE_FK_##BK == STRACE_FK_ADDR) << 1 |                      \
+		(VAL == STRACE_EV_CALL || VAL == STRACE_EV_RETURN ||           \
+		 VAL == STRACE_EV_JUMP) << 2,
 	STRACE_EVENT_TYPES(ADDR_FIELDS)
 #undef ADDR_FIELDS
 };
@@ -123,6 +126,13 @@ emit1(struct strace_sink *s, const struct strace_event *ev)
 		return 0;
 	if (ev->type == STRACE_EV_SYSCALL && (rc = name_syscall(s, ev)) < 0)
 		return rc;
+	if (ev->type < STRACE_EV_MAX && (addr_fields[ev->type] & 4) &&
+	    (ev->flags & STRACE_F_NAMED)) {
+		struct strace_event e = *ev;
+
+		e.flags &= (uint16_t)~STRACE_F_NAMED;
+		return put(s, &e);
+	}
 	if (ev->type < STRACE_EV_MAX && addr_fields[ev->type]) {
 		if ((addr_fields[ev->type] & 1) &&
 		    (rc = define_symbol(s, ev, ev->a)) < 0)
@@ -156,8 +166,21 @@ static int emit_all(struct strace_sink *s, const struct strace_event *ev,
 
 	for (size_t i = 0; i < n; i++) {
 		const struct strace_event *e = &ev[i];
-		unsigned f = e->type < STRACE_EV_MAX ? addr_fields[e->type] : 0;
-		int slow = ((f & 1) && cache[cache_slot(e->a)] != e->a) ||
+		unsigned f;
+		int slow;
+
+		if ((e->flags & STRACE_F_NAMED) &&
+		    (unsigned)e->type - STRACE_EV_CALL <=
+			    STRACE_EV_JUMP - STRACE_EV_CALL &&
+		    pos != end) {
+			/* named before (a parallel decode says) */
+			*pos = *e;
+			pos++->flags &= (uint16_t)~STRACE_F_NAMED;
+			events++;
+			continue;
+		}
+		f = e->type < STRACE_EV_MAX ? addr_fields[e->type] : 0;
+		slow = ((f & 1) && cache[cache_slot(e->a)] != e->a) ||
 			   ((f & 2) && cache[cache_slot(e->b)] != e->b) ||
 			   pos == end || e->type == STRACE_EV_SYSCALL;
 

@@ -176,6 +176,10 @@ for trace in $(for n in $names; do for v in default noretcomp overflow percpu; d
 			# several threads, the ring's order of threads varies)
 			if [ "$(threads "$work/$name.fast.jsonl")" = 1 ]; then
 				same_ring split-j2-same-ring split -j 2 --piece-bytes 4096
+				# from 4 threads on the workers settle their
+				# events for the merge and tell the sink which
+				# addresses it named (decoder/parallel.c)
+				same_ring split-j4-same-ring split4 -j 4 --piece-bytes 4096
 			fi ;;
 		esac
 	fi
