@@ -171,8 +171,8 @@ long strace_walker_decode_parallel(struct strace_walker *w,
 		args[t] = (struct worker_arg){&p, t, NULL};
 		/* (no memory: no hints) */
 		if (p.settle && (w->o.flags & STRACE_WALK_NAMED_HINTS))
-			args[t].named = calloc(SEG_NAMED_SLOTS,
-					       sizeof(uint64_t));
+			args[t].named = strace_dec_zalloc(SEG_NAMED_SLOTS,
+							  sizeof(uint64_t));
 		if (pthread_create(&th[t], NULL, worker, &args[t]) != 0) {
 			free(args[t].named);
 			break;

@@ -94,6 +94,21 @@ share(struct strace_dec_spread *s, unsigned k, unsigned n, uint64_t ta,
 			  0);
 }
 
+/* The interval from (t0, i0) ends at (t1, i1): clean (whole, no stop in
+ * it), it counts in the pace, over the last million instructions or so. */
+static inline void pace(struct strace_dec_spread *s, int clean, uint64_t t1,
+			uint64_t i1)
+{
+	if (clean && i1 > s->i0 && t1 != s->t0) {
+		s->rate_dt += (double)(t1 - s->t0);
+		s->rate_di += (double)(i1 - s->i0);
+		if (s->rate_di > 1e6) {
+			s->rate_dt /= 2;
+			s->rate_di /= 2;
+		}
+	}
+}
+
 /* The interval from (t0, i0) ends at (t1, i1): the times of the events
  * held, then hand them on. */
 static int close_interval(struct strace_dec_spread *s,
@@ -103,6 +118,15 @@ static int close_interval(struct strace_dec_spread *s,
 	uint64_t t0 = s->t0, dt = t1 - t0, last = t0;
 	int clean = !s->gap_n && !s->after_stop;
 
+	if (!s->n && !s->gap_n) {
+		/* nothing held (a parallel decode's merge, after a run it
+		 * took as it was): the pace only */
+		pace(s, clean, t1, i1);
+		s->after_stop = 0;
+		s->drop = 0;
+		s->lim = s->cap;
+		return 0;
+	}
 	if (s->gap_n) {
 		/* up to where the trace stopped: at the pace of the recent
 		 * whole intervals, at most stop_cap after t0 (what follows
@@ -125,15 +149,7 @@ static int close_interval(struct strace_dec_spread *s,
 	} else {
 		last = share(s, 0, s->n, t0, s->i0, t1, i1, last, 1, t0);
 	}
-	if (clean && i1 > s->i0 && dt) {
-		/* the pace, over the last million instructions or so */
-		s->rate_dt += (double)dt;
-		s->rate_di += (double)(i1 - s->i0);
-		if (s->rate_di > 1e6) {
-			s->rate_dt /= 2;
-			s->rate_di /= 2;
-		}
-	}
+	pace(s, clean, t1, i1);
 	s->after_stop = s->gap_n != 0;
 	return emit_held(s, o);
 }

@@ -218,6 +218,17 @@ EOF
 	echo
 	tests/bench/decoder.sh
 	echo
+	echo "### What a parallel decode waits for (issue 34)"
+	echo
+	echo "Instructions per thread (callgrind, \`tests/bench/serial.sh\`) of the"
+	echo "bigger trace, the ring written, and the speed-ups they predict:"
+	echo
+	if [ -e "$O/bench/big.data" ]; then
+		tests/bench/serial.sh "$O/bench/big.data"
+	else
+		echo "(no bigger trace in this build: \`make bench-trace\` makes it)"
+	fi
+	echo
 	echo "## The dlfilter: \`perf script --dlfilter libstrace_dlf.so\` (issue 5)"
 	echo
 	tests/bench/dlfilter.sh 2>&1 >/dev/null | sed -n '/^|/,$p'
