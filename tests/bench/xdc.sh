@@ -16,10 +16,12 @@
 # docs/performance.md when XDC_EXPERIMENTS and LIBXDC_DIR are set.
 #
 # Ours: ptrace-capture --pt with the page dump as --raw sections, one
-# thread, (a) --types lost: decoded, every event built and
-# dropped by the type filter (an empty ring); (b) the default ring written (on tmpfs, every
-# event kept); with BENCH_XDC_REPS alternating rounds (default 5), the
-# median of each.
+# thread, (a) --types lost: decoded, no event made (the walker makes
+# none the type filter drops); (b) every event made and handed to a
+# consumer that takes each, a plugin with an empty callback for every
+# type (--no-ring --plugin test-empty.so: issue 34's measure); (c) the
+# default ring written (on tmpfs, every event kept); with BENCH_XDC_REPS
+# alternating rounds (default 5), the median of each.
 set -eu
 if [ $# -lt 2 ] || [ ! -d "$1/test_data" ] || [ ! -f "$2/libxdc.a" ]; then
 	echo "usage: $0 EXPERIMENTS LIBXDC_DIR [OUT.md]   (a checkout of nyx-fuzz/libxdc_experiments; libxdc built there with make libxdc.a)" >&2
@@ -32,7 +34,9 @@ O=${O:-build}
 REPS=${BENCH_XDC_REPS:-5}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cap=$top/$O/bin/ptrace-capture
+empty=$top/$O/plugins/test-empty.so
 [ -x "$cap" ] || { echo "xdc: $cap is missing: run make" >&2; exit 2; }
+[ -f "$empty" ] || { echo "xdc: $empty is missing: run make $O/plugins/test-empty.so" >&2; exit 2; }
 tmp=$(mktemp -d)
 ring=/dev/shm/xdc-bench-$$.ring
 trap 'rm -rf "$tmp" "$ring"' EXIT
@@ -64,8 +68,8 @@ rates() {
 }
 
 {
-echo "| recording | PT bytes | libxdc MB/s | ours MB/s, no output | ours ÷ libxdc | ours MB/s, ring written | ours ÷ libxdc |"
-echo "|---|---:|---:|---:|---:|---:|---:|"
+echo "| recording | PT bytes | libxdc MB/s | ours MB/s, no output | ours ÷ libxdc | ours MB/s, every event to a plugin | ours ÷ libxdc | ours MB/s, ring written | ours ÷ libxdc |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 } >"$tmp/table"
 # NAME:PAGE_CACHE:TRACE:BASE:END (the ranges of their run_eval.py)
 for rec in \
@@ -89,12 +93,13 @@ with open(sys.argv[2], "wb") as f:
 	b1=$(stat -c %s "$one")
 	b64=$(stat -c %s "$big")
 	mapfile -t raws < <("$top/tests/external/xdc_pages.py" "$d/$pc.addr" "$d/$pc.dump")
-	x=() n=() w=()
+	x=() n=() p=() w=()
 	for ((i = 0; i < REPS; i++)); do
 		for f in "$one" "$big"; do
 			x+=("$(cpu "$tmp/bench_libxdc" "$f" "$d/$pc.addr" "$d/$pc.dump" "$base" "$end")")
 			n+=("$(cpu "$cap" -q --pt "$f" "${raws[@]}" --types lost -o "$ring")")
 			rm -f "$ring"
+			p+=("$(cpu "$cap" -q --pt "$f" "${raws[@]}" --no-ring --plugin "$empty")")
 			w+=("$(cpu "$cap" -q --pt "$f" "${raws[@]}" -o "$ring")")
 			rm -f "$ring"
 		done
@@ -102,10 +107,11 @@ with open(sys.argv[2], "wb") as f:
 	# MB/s of each round's pair (one copy, 64 MB), the median of the rounds
 	rx=$(rates $((b64 - b1)) "${x[@]}")
 	rn=$(rates $((b64 - b1)) "${n[@]}")
+	rp=$(rates $((b64 - b1)) "${p[@]}")
 	rw=$(rates $((b64 - b1)) "${w[@]}")
-	printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$b1" "$rx" "$rn" \
-		"$(awk -v a="$rn" -v b="$rx" 'BEGIN { printf "%.2f", a / b }')" "$rw" \
-		"$(awk -v a="$rw" -v b="$rx" 'BEGIN { printf "%.2f", a / b }')" >>"$tmp/table"
+	ratio() { awk -v a="$1" -v b="$rx" 'BEGIN { printf "%.2f", a / b }'; }
+	printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$b1" "$rx" \
+		"$rn" "$(ratio "$rn")" "$rp" "$(ratio "$rp")" "$rw" "$(ratio "$rw")" >>"$tmp/table"
 	echo "  xdc: $name done" >&2
 	rm -f "$big"
 done
