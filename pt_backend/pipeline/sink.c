@@ -6,17 +6,23 @@
 
 #include "sink.h"
 
-/* Which operands of each type are code addresses: bit 0 a, bit 1 b; bit
- * 2: a parallel decode may say they are named (STRACE_F_NAMED). */
+/* Which operands of each type are code addresses: bit 0 a, bit 1 b. */
 static const uint8_t addr_fields[STRACE_EV_MAX] = {
 #define ADDR_FIELDS(ID, VAL, NAME, FAM, AN, AK, BN, BK, DESC)                  \
 	[VAL] = (STRACE_FK_##AK == STRACE_FK_ADDR) |                           \
-		(STRACE_FK_##BK == STRACE_FK_ADDR) << 1 |                      \
-		(VAL == STRACE_EV_CALL || VAL == STRACE_EV_RETURN ||           \
-		 VAL == STRACE_EV_JUMP) << 2,
+		(STRACE_FK_##BK == STRACE_FK_ADDR) << 1,
 	STRACE_EVENT_TYPES(ADDR_FIELDS)
 #undef ADDR_FIELDS
 };
+
+/* A call, return or jump whose addresses this sink named before, a
+ * parallel decode says (STRACE_F_NAMED, which the sink clears). */
+static inline int named(const struct strace_event *ev)
+{
+	return (ev->flags & STRACE_F_NAMED) &&
+	       (unsigned)ev->type - STRACE_EV_CALL <=
+		       STRACE_EV_JUMP - STRACE_EV_CALL;
+}
 
 static inline __attribute__((always_inline)) int
 put(struct strace_sink *s, const struct strace_event *ev)
@@ -126,8 +132,7 @@ emit1(struct strace_sink *s, const struct strace_event *ev)
 		return 0;
 	if (ev->type == STRACE_EV_SYSCALL && (rc = name_syscall(s, ev)) < 0)
 		return rc;
-	if (ev->type < STRACE_EV_MAX && (addr_fields[ev->type] & 4) &&
-	    (ev->flags & STRACE_F_NAMED)) {
+	if (named(ev)) {
 		struct strace_event e = *ev;
 
 		e.flags &= (uint16_t)~STRACE_F_NAMED;
@@ -169,11 +174,7 @@ static int emit_all(struct strace_sink *s, const struct strace_event *ev,
 		unsigned f;
 		int slow;
 
-		if ((e->flags & STRACE_F_NAMED) &&
-		    (unsigned)e->type - STRACE_EV_CALL <=
-			    STRACE_EV_JUMP - STRACE_EV_CALL &&
-		    pos != end) {
-			/* named before (a parallel decode says) */
+		if (named(e) && pos != end) {
 			*pos = *e;
 			pos++->flags &= (uint16_t)~STRACE_F_NAMED;
 			events++;

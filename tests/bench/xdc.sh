@@ -29,7 +29,7 @@ if [ $# -lt 2 ] || [ ! -d "$1/test_data" ] || [ ! -f "$2/libxdc.a" ]; then
 fi
 src=$(cd "$1/test_data" && pwd)
 xdc=$(cd "$2" && pwd)
-out=${3:-/dev/stdout}
+out=${3:-}
 O=${O:-build}
 REPS=${BENCH_XDC_REPS:-5}
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -115,4 +115,5 @@ with open(sys.argv[2], "wb") as f:
 	echo "  xdc: $name done" >&2
 	rm -f "$big"
 done
-cat "$tmp/table" >"$out"
+# (not "> /dev/stdout": where stdout is a file, that truncates it)
+if [ -n "$out" ]; then cat "$tmp/table" >"$out"; else cat "$tmp/table"; fi
