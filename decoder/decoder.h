@@ -657,7 +657,7 @@ uint64_t strace_tsc_to_perf_time(const struct strace_time_conv *tc,
 #define STRACE_WALK_NAMED_HINTS 0x80 /* the sink names the code addresses
 				      * of the events as they come and
 				      * clears STRACE_F_NAMED: a parallel
-				      * decode sets it (below) */
+				      * decode may set it (below) */
 
 /* Set by a parallel decode (STRACE_WALK_NAMED_HINTS) on a call, return
  * or jump whose two addresses an event handed to the sink before it
@@ -942,6 +942,11 @@ long strace_walker_decode(struct strace_walker *w, const uint8_t *buf,
 long strace_walker_decode_parallel(struct strace_walker *w,
 				   const uint8_t *buf, size_t len,
 				   unsigned nthreads, size_t seg_bytes);
+
+/* From this many threads on, strace_walker_decode_parallel()'s workers
+ * settle their events for the merge, and, with STRACE_WALK_NAMED_HINTS,
+ * set STRACE_F_NAMED (with fewer, the merge keeps up with them). */
+#define STRACE_PARALLEL_SETTLE_FROM 4
 
 /*
  * strace_walker_decode_stream() - decode one stream that arrives in pieces

@@ -835,7 +835,9 @@ static inline int tnt_take(struct strace_walker *w, uint64_t bits, unsigned n,
 	q->end[q->np] = (uint8_t)q->n;
 	q->pos[q->np++] = pos;
 	if (likely(w->tnt.tc != NULL)) {
-		if (q->n < TC_BITS)
+		/* (walked when the next short TNT might not fit: fewer
+		 * walks of part of the queue) */
+		if (q->n <= 64 - 6)
 			return 0;
 		return tnt_run(w, q->n - q->n % TC_BITS);
 	}

@@ -36,13 +36,6 @@ struct pool {
 		     * (strace_dec_seg_settle()) */
 };
 
-/* From how many workers on they settle their events for the merge: with
- * fewer, the merge keeps up with them (on the benchmark's trace, the
- * merge's work is a fifth of the workers' together), and settling only
- * adds to the work of all (on 2 cores, -j 2: 7% more CPU time, 4% more
- * wall time); with more, the merge is what every worker waits for, and
- * settling halves its work (docs/decoder.md, "Parallel decode"). */
-#define SETTLE_FROM 4
 
 struct worker_arg {
 	struct pool *p;
@@ -164,7 +157,12 @@ long strace_walker_decode_parallel(struct strace_walker *w,
 	}
 	p.walkers = ws;
 	p.spread = w->out.to == OUT_SPREAD;
-	p.settle = nthreads >= SETTLE_FROM;
+	/* (with fewer workers the merge keeps up with them: on the
+	 * benchmark's trace its work is a fifth of theirs together, and
+	 * settling only adds to the work of all, on 2 cores -j 2 7% more
+	 * CPU time; with more, the merge is what every worker waits for, and
+	 * settling halves its work: docs/decoder.md, "Parallel decode") */
+	p.settle = nthreads >= STRACE_PARALLEL_SETTLE_FROM;
 	w->time.last_time = 0;
 	w->in.prog_at = 0;
 	for (t = 0; t < nthreads; t++) {

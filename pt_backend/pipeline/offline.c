@@ -1256,6 +1256,7 @@ static int decode_queue(struct ctx *c, struct queue *q)
 	s->ring = o->ring;
 	s->types = o->types;
 	s->syms = c->syms;
+	s->hints = c->seg_threads >= STRACE_PARALLEL_SETTLE_FROM;
 	rc = strace_writer_open(o->ring, &s->w);
 	if (rc < 0)
 		goto out;

@@ -389,6 +389,7 @@ int strace_raw_decode(const struct strace_raw_opts *opts,
 	s->img = img;
 	s->types = o->types;
 	s->syms = syms;
+	s->hints = o->jobs >= STRACE_PARALLEL_SETTLE_FROM;
 	rc = strace_writer_open(o->ring, &s->w);
 	if (rc < 0)
 		goto out;
@@ -398,7 +399,7 @@ int strace_raw_decode(const struct strace_raw_opts *opts,
 
 	memset(&wo, 0, sizeof(wo));
 	wo.size = sizeof(wo);
-	wo.flags = o->walk_flags | STRACE_WALK_NAMED_HINTS;
+	wo.flags = o->walk_flags | (s->hints ? STRACE_WALK_NAMED_HINTS : 0);
 	wo.tid = o->tid;
 	wo.has_time = 1; /* no conversion: raw TSC */
 	wo.emit = strace_sink_emit;

@@ -132,7 +132,7 @@ emit1(struct strace_sink *s, const struct strace_event *ev)
 		return 0;
 	if (ev->type == STRACE_EV_SYSCALL && (rc = name_syscall(s, ev)) < 0)
 		return rc;
-	if (named(ev)) {
+	if (s->hints && named(ev)) {
 		struct strace_event e = *ev;
 
 		e.flags &= (uint16_t)~STRACE_F_NAMED;
@@ -160,8 +160,9 @@ int strace_sink_emit(void *arg, const struct strace_event *ev)
  * sink's fields, which would make the compiler load them again per
  * event), written back around a definition or a refill.
  */
-static int emit_all(struct strace_sink *s, const struct strace_event *ev,
-		    size_t n)
+static inline __attribute__((always_inline)) int
+emit_all(struct strace_sink *s, const struct strace_event *ev, size_t n,
+	 int hints)
 {
 	struct strace_wbuf *b = (struct strace_wbuf *)(void *)s->w;
 	const uint64_t *cache = s->cache;
@@ -174,7 +175,7 @@ static int emit_all(struct strace_sink *s, const struct strace_event *ev,
 		unsigned f;
 		int slow;
 
-		if (named(e) && pos != end) {
+		if (hints && named(e) && pos != end) {
 			*pos = *e;
 			pos++->flags &= (uint16_t)~STRACE_F_NAMED;
 			events++;
@@ -210,7 +211,7 @@ int strace_sink_emit_batch(void *arg, const struct strace_event *ev,
 	struct strace_sink *s = arg;
 
 	if (!s->types)
-		return emit_all(s, ev, n);
+		return s->hints ? emit_all(s, ev, n, 1) : emit_all(s, ev, n, 0);
 	for (size_t i = 0; i < n; i++) {
 		int rc = emit1(s, &ev[i]);
 		if (rc < 0)

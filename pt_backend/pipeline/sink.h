@@ -28,6 +28,9 @@ struct strace_sink {
 	const struct strace_typeset *types; /* NULL: every type */
 	struct strace_symset *syms;         /* symbols defined (shared) */
 	uint64_t events;                    /* events written */
+	int hints; /* STRACE_F_NAMED may come: the walker was told
+		    * STRACE_WALK_NAMED_HINTS for a parallel decode of
+		    * STRACE_PARALLEL_SETTLE_FROM threads or more */
 	uint64_t cache[STRACE_SINK_CACHE];  /* addresses already handled */
 	uint64_t sites[64];                 /* syscall sites handled */
 };

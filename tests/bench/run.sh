@@ -243,8 +243,11 @@ EOF
 		echo "to 64 MB and decoded by one process, CPU time of the whole process, the"
 		echo "fixed costs removed by also timing one copy (\`tests/bench/xdc.sh\`; the"
 		echo "median of ${BENCH_XDC_REPS:-5} alternating rounds). libxdc makes a coverage bitmap of"
-		echo "the branches in one address range; ours every event, with no event kept"
-		echo "(\`--types lost\`), and then written into a ring:"
+		echo "the branches in one address range; ours decodes with no event made"
+		echo "(\`--types lost\`), then makes every event and hands each to a plugin"
+		echo "with an empty callback for every type (\`--no-ring --plugin"
+		echo "test-empty.so\`, issue 34's measure), then writes every event into a"
+		echo "ring:"
 		echo
 		tests/bench/xdc.sh "$XDC_EXPERIMENTS" "$LIBXDC_DIR"
 	else

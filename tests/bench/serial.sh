@@ -61,7 +61,7 @@ rm -f "$ring"
 /usr/bin/time -f '%M' -o "$tmp/rss16" "$cap" -q -j 16 -i "$data" -o "$ring"
 rm -f "$ring"
 /usr/bin/time -f '%M' -o "$tmp/rss1" "$cap" -q -j 1 -i "$data" -o "$ring"
-in_kb=$(( $(stat -c %s "$data") / 1024 ))
+in_kb=$(( $(stat -L -c %s "$data") / 1024 ))
 
 awk -v t1="$t1" -v s="$s" -v m="$m" -v w="$w" -v main="$main" \
 	-v r16="$(tail -1 "$tmp/rss16")" -v r1="$(tail -1 "$tmp/rss1")" -v in_kb="$in_kb" '
