@@ -18,7 +18,8 @@
  *
  * This file is the cache: its table, its items, the record being made;
  * the walker decides what to record and replays. The lookup and the
- * stack hooks are static inline (per TNT packet, per call and return).
+ * stack hooks are static inline (per walk of queued TNT bits, per call
+ * and return).
  *
  * Threading: a cache belongs to its walker's thread.
  */
