@@ -665,6 +665,13 @@ uint64_t strace_tsc_to_perf_time(const struct strace_time_conv *tc,
  * again. Never in a ring: the sink clears it. */
 #define STRACE_F_NAMED 0x4000
 
+/* strace_named_type() - whether events of type may carry STRACE_F_NAMED
+ * (elsewhere the bit is another meaning's: an error's code). */
+static inline int strace_named_type(unsigned type)
+{
+	return type - STRACE_EV_CALL <= STRACE_EV_JUMP - STRACE_EV_CALL;
+}
+
 /*
  * The processor a trace was recorded on. It chooses the errata
  * workarounds the walker applies, as libipt's pt_cpu_errata() does: the

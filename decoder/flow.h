@@ -479,6 +479,12 @@ int strace_dec_other_packet(struct strace_walker *w,
 
 /* --- TNT ----------------------------------------------------------------- */
 
+/* The low n bits set (n <= 64). */
+static inline uint64_t low_bits(unsigned n)
+{
+	return n < 64 ? (1ull << n) - 1 : ~0ull;
+}
+
 /* The TNT packet of the queue q that holds its bit k, and its offset. */
 static inline unsigned tntq_packet(const struct walk_tntq *q, unsigned k)
 {
@@ -699,8 +705,7 @@ static inline unsigned tntq_defer(struct strace_walker *w, unsigned k)
 	unsigned j = tntq_packet(q, k), n = q->end[j] - k;
 
 	w->flow.deferring = 0;
-	w->flow.dtnt_bits = (q->bits >> (q->n - q->end[j])) &
-			    (n < 64 ? (1ull << n) - 1 : ~0ull);
+	w->flow.dtnt_bits = (q->bits >> (q->n - q->end[j])) & low_bits(n);
 	w->flow.dtnt_n = (int)n;
 	return q->end[j];
 }
@@ -711,7 +716,7 @@ static inline void tntq_drop(struct walk_tntq *q, unsigned k)
 	unsigned j = 0, i;
 
 	q->n -= k;
-	q->bits &= q->n < 64 ? (1ull << q->n) - 1 : ~0ull;
+	q->bits &= low_bits(q->n);
 	if (!q->n) {
 		q->np = 0;
 		return;
@@ -820,8 +825,9 @@ static inline int tnt_flush(struct strace_walker *w)
 }
 
 /* A TNT packet at pos: n bits (bits' low n, the first the highest), to
- * the queue; a record's worth of bits (TC_BITS) are walked, all without
- * the run cache. Returns 0 or -code. */
+ * the queue; when the next short TNT might not fit, the records' worth of
+ * bits in it (TC_BITS each) are walked; without the run cache, all of
+ * them. Returns 0 or -code. */
 static inline int tnt_take(struct strace_walker *w, uint64_t bits, unsigned n,
 			   size_t pos)
 {

@@ -177,13 +177,13 @@ static inline int run(struct strace_walker *w)
 			return w->out.sink_err;
 		/* the commonest packet, a short TNT, before the parse (its
 		 * case below has the rule) */
-		if (!(b & 1) && b > 2 && w->tnt.tc &&
+		if (pkt_is_tnt8(b) && w->tnt.tc &&
 		    likely(!(w->flow.in_psb | w->flow.pending_fup |
 			     w->flow.pending_mode))) {
-			unsigned top = 31 - (unsigned)__builtin_clz(b);
+			unsigned nbits;
+			uint64_t bits = pkt_tnt8(b, &nbits);
 
-			err = tnt_take(w, (b >> 1) & ((1u << (top - 1)) - 1),
-				       top - 1, i);
+			err = tnt_take(w, bits, nbits, i);
 			if (err)
 				return err;
 			i++;

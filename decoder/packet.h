@@ -121,6 +121,23 @@ static inline uint64_t pkt_le(const uint8_t *p, int n, const uint8_t *end)
 	return v;
 }
 
+/* pkt_is_tnt8() - whether b is a short TNT packet (bit 0 clear, not PAD,
+ * not the 0x02 of a two-byte opcode). */
+static inline int pkt_is_tnt8(uint8_t b)
+{
+	return !(b & 1) && b > 0x02;
+}
+
+/* pkt_tnt8() - the bits of the short TNT b (the first the highest), *nbits
+ * of them: those below its stop bit, above bit 0. */
+static inline uint64_t pkt_tnt8(uint8_t b, unsigned *nbits)
+{
+	unsigned top = 31 - (unsigned)__builtin_clz((unsigned)b);
+
+	*nbits = top - 1;
+	return (b >> 1) & ((1u << (top - 1)) - 1);
+}
+
 /*
  * pkt_parse() - the packet at buf[i] (i < len), in *p. Parses PAD, short
  * and long TNT, CYC, TIP, TIP.PGE, TIP.PGD, FUP, TSC, MTC, MODE, PSB,
@@ -149,12 +166,12 @@ pkt_parse(const uint8_t *buf, size_t len, size_t i, int skd007, struct pkt *p)
 		}
 		return;
 	}
-	if (!(b & 1) && b != 0x02) { /* short TNT */
-		int top = 31 - __builtin_clz((unsigned)b);
+	if (pkt_is_tnt8(b)) {
+		unsigned nbits;
 
 		p->type = PKT_TNT;
-		p->payload = (b >> 1) & ((1u << (top - 1)) - 1);
-		p->nbits = (uint8_t)(top - 1);
+		p->payload = pkt_tnt8(b, &nbits);
+		p->nbits = (uint8_t)nbits;
 		p->size = 1;
 		return;
 	}

@@ -129,9 +129,7 @@ void strace_dec_seg_settle(struct seg_job *j, uint64_t *named,
 
 		if (k < lo || k >= hi)
 			e->flags &= (uint16_t)~SEG_F_ADV;
-		if (named &&
-		    (unsigned)e->type - STRACE_EV_CALL <=
-			    STRACE_EV_JUMP - STRACE_EV_CALL &&
+		if (named && strace_named_type(e->type) &&
 		    (!types || strace_typeset_has(types, e->type))) {
 			size_t sa = named_slot(e->a), sb = named_slot(e->b);
 

@@ -19,9 +19,7 @@ static const uint8_t addr_fields[STRACE_EV_MAX] = {
  * parallel decode says (STRACE_F_NAMED, which the sink clears). */
 static inline int named(const struct strace_event *ev)
 {
-	return (ev->flags & STRACE_F_NAMED) &&
-	       (unsigned)ev->type - STRACE_EV_CALL <=
-		       STRACE_EV_JUMP - STRACE_EV_CALL;
+	return (ev->flags & STRACE_F_NAMED) && strace_named_type(ev->type);
 }
 
 static inline __attribute__((always_inline)) int
