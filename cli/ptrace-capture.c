@@ -1152,7 +1152,8 @@ static int capture(int argc, char **argv)
 	 * not wait). */
 	if (!capacity && wait_readers && mode < 0 && !no_ring && !live)
 		capacity = 65536;
-	/* --no-ring: a ring nobody can open, its pages reused (flight) */
+	/* --no-ring: a ring nobody can open, that stores no event (its
+	 * names are the plugins') */
 	struct strace_ring_opts ro = {sizeof(ro), capacity, 0,
 				      no_ring	 ? STRACE_RING_FLIGHT
 				      : mode >= 0 ? mode
@@ -1160,7 +1161,7 @@ static int capture(int argc, char **argv)
 				       * ring, its pages reused, nothing lost */
 				      : wait_readers ? STRACE_RING_LOSSLESS
 						     : STRACE_RING_ARCHIVE,
-				      0};
+				      0, no_ring};
 	struct strace_ring *ring;
 	view_keep = output != NULL;
 	view_quiet = quiet;

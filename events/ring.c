@@ -107,6 +107,7 @@ struct strace_ring {
 	uint64_t strings_size;
 	uint64_t events_offset;
 	int mode;
+	int tap_only; /* opts.tap_only: events to the tap, none stored */
 	/* lossless and flight: the fixed capacity and its slots */
 	uint64_t cap, mask;
 	struct strace_event *ev;
@@ -508,9 +509,9 @@ int strace_ring_create(const char *path, const struct strace_ring_opts *opts,
 	if (err < 0)
 		return err;
 	if (!o.capacity) /* an archive grows: start small */
-		o.capacity = o.mode == STRACE_RING_ARCHIVE
-				     ? 4096
-				     : STRACE_RING_DEFAULT_CAPACITY;
+		o.capacity = o.tap_only			   ? STRACE_RING_MIN_CAPACITY
+			     : o.mode == STRACE_RING_ARCHIVE ? 4096
+							     : STRACE_RING_DEFAULT_CAPACITY;
 	if (!o.strings_size)
 		o.strings_size = STRACE_RING_DEFAULT_STRINGS;
 	if (!is_pow2(o.capacity) || o.capacity < STRACE_RING_MIN_CAPACITY ||
@@ -542,6 +543,7 @@ int strace_ring_create(const char *path, const struct strace_ring_opts *opts,
 	r->strings_size = round_up(o.strings_size, 4096);
 	r->events_offset = RING_HDR_SIZE + r->strings_size;
 	r->mode = o.mode;
+	r->tap_only = !!o.tap_only;
 	r->cap = o.capacity;
 	r->mask = r->cap - 1;
 	r->wake_step = r->mode != STRACE_RING_ARCHIVE && r->cap / 4 < WAKE_STEP
@@ -1659,8 +1661,10 @@ int strace_writer_open(struct strace_ring *ring, struct strace_writer **out)
 	atomic_fetch_add(&h->writers_opened, 1);
 	w->buf.pos = w->batch;
 	/* A batch is at most half the ring: it always fits, and a lossless
-	 * writer can fill one half while a reader drains the other. */
-	w->nbatch = ring->mode == STRACE_RING_ARCHIVE ? BATCH_ARCHIVE
+	 * writer can fill one half while a reader drains the other (a batch
+	 * only the tap sees is never stored). */
+	w->nbatch = ring->mode == STRACE_RING_ARCHIVE || ring->tap_only
+			    ? BATCH_ARCHIVE
 		    : ring->cap / 2 < BATCH	      ? ring->cap / 2
 						      : BATCH;
 	w->buf.end = w->batch + w->nbatch;
@@ -2025,6 +2029,12 @@ int strace_writer_flush(struct strace_writer *w)
 		r->tap_fn(r->tap_arg, w->batch + w->tapped, n - w->tapped);
 		w->tapped = n;
 	}
+	if (r->tap_only) {
+		w->buf.pos = w->batch;
+		w->tapped = 0;
+		w->buf.err = 0;
+		return 0;
+	}
 	rc = take_range(w, n, 0, &start, &end);
 	if (rc < 0) {
 		w->buf.err = rc;
@@ -2056,7 +2066,8 @@ int strace_writer_flush(struct strace_writer *w)
 
 void strace_writer_set_direct(struct strace_writer *w, int on)
 {
-	w->direct = on && w->ring->mode == STRACE_RING_LOSSLESS;
+	w->direct = on && w->ring->mode == STRACE_RING_LOSSLESS &&
+		    !w->ring->tap_only;
 }
 
 int strace_writer_refill(struct strace_writer *w)

@@ -67,6 +67,11 @@ struct strace_ring_opts {
 	uint64_t strings_size; /* bytes for the string table; 0: default */
 	int mode;              /* enum strace_ring_mode */
 	int no_populate;       /* do not fault the pages in at creation */
+	int tap_only;          /* no event is stored: each batch goes to the
+				* tap only (strace_ring_set_tap) and readers
+				* see none; the ring keeps its names. For a
+				* producer whose events go to in-process
+				* plugins only. Capacity 0: the least. */
 };
 
 struct strace_ring;

@@ -279,7 +279,7 @@ int dmg_decode(struct strace_objcache *objects, const uint8_t *data,
 	static unsigned seq;
 	char path[64], ring_path[96];
 	struct strace_ring_opts ro = {sizeof(ro), 4096, 1 << 20,
-				      STRACE_RING_FLIGHT, 1};
+				      STRACE_RING_FLIGHT, 1, 0};
 	struct strace_typeset types;
 	struct strace_ring *ring;
 	struct strace_offline_stats st;

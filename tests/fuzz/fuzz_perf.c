@@ -66,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unlink(ring_path);
 
 	struct strace_ring_opts ro = {sizeof(ro), 1024, 1 << 16,
-				      STRACE_RING_FLIGHT, 1};
+				      STRACE_RING_FLIGHT, 1, 0};
 	struct strace_ring *ring;
 	if (strace_ring_create(ring_path, &ro, &ring) == 0) {
 		/* the mapping is all the decode needs: an input that hangs

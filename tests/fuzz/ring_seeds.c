@@ -97,7 +97,7 @@ static int sample_ring(const char *path, int mode, uint64_t cap, uint64_t n,
 		       struct strace_ring **ring_out,
 		       struct strace_writer **w_out)
 {
-	struct strace_ring_opts ro = {sizeof(ro), cap, 4096, mode, 0};
+	struct strace_ring_opts ro = {sizeof(ro), cap, 4096, mode, 0, 0};
 	struct strace_ring *ring;
 	struct strace_writer *w;
 	static struct sample s;
@@ -185,7 +185,7 @@ static int dead_peers(const char *path)
 static int from_capture(const char *path, const char *captured)
 {
 	struct strace_ring_opts ro = {sizeof(ro), 64, 0, STRACE_RING_ARCHIVE,
-				      1};
+				      1, 0};
 	struct strace_ring *src, *dst;
 	struct strace_ring_stat st;
 	struct strace_reader *r;

@@ -436,7 +436,7 @@ int main(int argc, char **argv)
 	struct strace_live_cb cb, *cbp = NULL;
 	if (argc > 4) {
 		struct strace_ring_opts ro = {sizeof(ro), 0, 0,
-					      STRACE_RING_ARCHIVE, 0};
+					      STRACE_RING_ARCHIVE, 0, 0};
 		struct strace_time_conv tc;
 		memset(&tc, 0, sizeof(tc));
 		rc = strace_ring_create(argv[4], &ro, &ring);

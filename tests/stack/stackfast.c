@@ -57,7 +57,7 @@ static char path[64];
 __attribute__((constructor)) static void setup(void)
 {
 	struct strace_ring_opts o = {sizeof(o), 1024, 1 << 16,
-				     STRACE_RING_ARCHIVE, 1};
+				     STRACE_RING_ARCHIVE, 1, 0};
 	uint64_t off;
 	char n[32];
 

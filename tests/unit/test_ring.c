@@ -33,7 +33,7 @@ static const char *tpath(const char *name)
 
 static struct strace_ring *mk(const char *name, uint64_t cap, int mode)
 {
-	struct strace_ring_opts o = {sizeof(o), cap, 1 << 16, mode, 0};
+	struct strace_ring_opts o = {sizeof(o), cap, 1 << 16, mode, 0, 0};
 	struct strace_ring *r = NULL;
 	unlink(tpath(name));
 	int rc = strace_ring_create(tpath(name), &o, &r);
@@ -179,7 +179,7 @@ TEST(strings)
 TEST(strings_backed_as_they_fill)
 {
 	struct strace_ring_opts o = {sizeof(o), 1024, 1 << 20,
-				     STRACE_RING_FLIGHT, 0};
+				     STRACE_RING_FLIGHT, 0, 0};
 	struct strace_ring *r = NULL;
 	struct stat st;
 	char big[4000];
@@ -466,6 +466,54 @@ TEST(flight_recorder_counts_losses)
 	strace_ring_close(r);
 }
 
+struct tapped {
+	uint64_t n, bad, calls;
+};
+
+static void count_tap(void *arg, const struct strace_event *ev, size_t n)
+{
+	struct tapped *t = arg;
+	for (size_t i = 0; i < n; i++)
+		t->bad += ev[i].a != t->n + i;
+	t->n += n;
+	t->calls++;
+}
+
+/* A ring of opts.tap_only: every event reaches the tap once, in order,
+ * in batches as big as an archive's; none is stored (readers see
+ * nothing, the positions stay 0) and the least capacity is taken. */
+TEST(tap_only_stores_nothing)
+{
+	struct strace_ring_opts o = {sizeof(o), 0, 1 << 16, STRACE_RING_FLIGHT,
+				     0, 1};
+	struct strace_ring *r = NULL;
+	unlink(tpath("taponly"));
+	REQUIRE(strace_ring_create(tpath("taponly"), &o, &r) == 0);
+	struct tapped t = {0};
+	strace_ring_set_tap(r, count_tap, &t);
+	struct strace_writer *w;
+	REQUIRE(strace_writer_open(r, &w) == 0);
+	for (uint64_t i = 0; i < 100000; i++)
+		CHECK_INT(strace_writer_emit(w, STRACE_EV_JUMP, 0, 1, 0, i, 0),
+			  ==, 0);
+	CHECK_INT(strace_writer_close(w), ==, 0);
+	CHECK_U64(t.n, ==, 100000);
+	CHECK_U64(t.bad, ==, 0);
+	CHECK_U64(t.calls, <=, 100000 / 2048 + 1);
+	struct strace_ring_stat st;
+	CHECK_INT(strace_ring_stat(r, &st), ==, 0);
+	CHECK_U64(st.committed, ==, 0);
+	CHECK_U64(st.capacity, ==, STRACE_RING_MIN_CAPACITY);
+	struct strace_reader *rd;
+	REQUIRE(strace_reader_open(r, 0, &rd) == 0);
+	struct strace_batch b;
+	CHECK_INT(strace_reader_next(rd, &b, 0, 10), ==, 0);
+	CHECK_INT(strace_reader_status(rd), ==, STRACE_READER_END);
+	strace_reader_close(rd);
+	strace_ring_close(r);
+	unlink(tpath("taponly"));
+}
+
 /* A writer killed mid-stream: readers get everything committed, then a
  * clean "writer gone". */
 TEST(writer_killed)
@@ -641,7 +689,7 @@ TEST(archive_full_filesystem)
 {
 	char mnt[] = "/tmp/test_ring_full.XXXXXX", path[64];
 	struct strace_ring_opts o = {sizeof(o), 4096, 4096,
-				     STRACE_RING_ARCHIVE, 0};
+				     STRACE_RING_ARCHIVE, 0, 0};
 	struct strace_ring *r = NULL;
 	struct strace_writer *w;
 	int rc = 0;
@@ -810,7 +858,7 @@ static void *archive_writer(void *arg)
 
 TEST(archive_followed_while_it_grows)
 {
-	struct strace_ring_opts o = {sizeof(o), 64, 4096, STRACE_RING_ARCHIVE, 0};
+	struct strace_ring_opts o = {sizeof(o), 64, 4096, STRACE_RING_ARCHIVE, 0, 0};
 	struct follow_arg fa = {NULL, 1 << 19};
 	struct strace_reader *rd;
 	struct strace_batch b, first = {0};
@@ -1003,7 +1051,7 @@ static int child_ring(const char *path, int how)
 		return -1;
 	if (p == 0) {
 		struct strace_ring_opts o = {sizeof(o), 64, 4096,
-					     STRACE_RING_LOSSLESS, 0};
+					     STRACE_RING_LOSSLESS, 0, 0};
 		struct strace_ring *r;
 		struct strace_writer *w;
 		unlink(path);
@@ -1142,7 +1190,7 @@ TEST(scan_and_remove_stale)
 	mkdir(other, 0700);
 #define F(name) in_dir(d, name)
 	/* a live ring: its writer is this process */
-	struct strace_ring_opts o = {sizeof(o), 64, 4096, STRACE_RING_LOSSLESS, 0};
+	struct strace_ring_opts o = {sizeof(o), 64, 4096, STRACE_RING_LOSSLESS, 0, 0};
 	REQUIRE(strace_ring_create(F("live.srb"), &o, &live) == 0);
 	REQUIRE(strace_writer_open(live, &lw) == 0);
 	/* stale: writer closed, writer SIGKILLed, never written */
@@ -1431,7 +1479,7 @@ TEST(scan_default_dir)
 	snprintf(shm, sizeof(shm), "/dev/shm/test_ring_scan_%d.srb",
 		 (int)getpid());
 	struct strace_ring_opts o = {sizeof(o), 1 << 16, 4096,
-				     STRACE_RING_LOSSLESS, 1};
+				     STRACE_RING_LOSSLESS, 1, 0};
 	struct strace_ring *r;
 	unlink(shm);
 	if (strace_ring_create(shm, &o, &r) == 0) {

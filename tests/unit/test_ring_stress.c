@@ -839,7 +839,7 @@ static void wait_full(struct strace_ring *mon)
 static int case_main(void)
 {
 	const struct scase *c = cur;
-	struct strace_ring_opts o = {sizeof(o), c->cap, 4096, c->mode, 0};
+	struct strace_ring_opts o = {sizeof(o), c->cap, 4096, c->mode, 0, 0};
 	struct strace_ring *mon = NULL;
 	pthread_t wt, rt[MAXR];
 	pid_t wp[WPROCS] = {0}, rp[MAXR] = {0}, killed = 0;

@@ -53,7 +53,7 @@ static void setup(void)
 		    {PLT0, "[plt0]"},		{RESOLVER, "_dl_runtime_resolve_xsave"},
 		    {FIXUP, "_dl_fixup"},	{INIT, "_init"}};
 	struct strace_ring_opts o = {sizeof(o), 1024, 1 << 16,
-				     STRACE_RING_ARCHIVE, 1};
+				     STRACE_RING_ARCHIVE, 1, 0};
 	uint64_t off;
 
 	snprintf(path, sizeof(path), "/dev/shm/test_stack_%d.srb", (int)getpid());
