@@ -7,7 +7,13 @@
 #  - the folders' include graph has no cycle, and neither has the graph of
 #    the headers inside a folder;
 #  - the folders depend the documented way: cli -> pt_backend, dlfilter
-#    -> decoder -> events (a stage may use the stages below it only).
+#    -> decoder -> events (a stage may use the stages below it only);
+#    both "..." and <...> includes of the project's headers count;
+#  - calls go the same way: the call graph the compiler draws
+#    (gcc -fcallgraph-info, every file built at -O0 so that the calls into
+#    inline functions are kept) has no call from a stage into one above
+#    it, and no cycle between the files of one folder (a file and its own
+#    header are one node: segment.c with segment.h).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
@@ -70,12 +76,20 @@ def resolve(src, inc):
 edges = {}  # file -> set of files it includes
 unresolved = []
 for f in files:
-    for m in re.finditer(r'^\s*#\s*include\s+"([^"]+)"', open(f, errors="replace").read(), re.M):
+    text = open(f, errors="replace").read()
+    for m in re.finditer(r'^\s*#\s*include\s+"([^"]+)"', text, re.M):
         t = resolve(f, m.group(1))
         if t is None:
             unresolved.append("%s: %s" % (f, m.group(1)))
         else:
             edges.setdefault(f, set()).add(t)
+    # <...>: the project's own headers (the rest is the system's)
+    for m in re.finditer(r'^\s*#\s*include\s+<([^>]+)>', text, re.M):
+        for base in ("include", "."):
+            p = os.path.normpath(os.path.join(base, m.group(1)))
+            if os.path.isfile(p):
+                edges.setdefault(f, set()).add(p)
+                break
 check("every-include-found", not unresolved, "; ".join(unresolved[:5]))
 
 bad_private, bad_dir, uses_tests = [], [], []
@@ -103,6 +117,85 @@ check("stage-headers-only", not bad_private,
 check("dependency-direction", not bad_dir,
       "against the stages' order: " + "; ".join(bad_dir[:6]))
 check("nothing-uses-tests", not uses_tests, "; ".join(uses_tests[:6]))
+
+def calls_check():
+    """The compiler's call graph: calls only downward, no cycle in a
+    folder. A file's calls are those whose call site lies in it (an inline
+    function's calls belong to the header that holds it)."""
+    import glob, shlex, shutil, subprocess, tempfile
+    from concurrent.futures import ThreadPoolExecutor
+    cc = shlex.split(os.environ.get("CC") or "cc")
+    srcs = sorted(f for f in files if f.endswith(".c") and folder_of(f)
+                  not in (None, "tests"))
+    try:
+        cflags = subprocess.run(["pkg-config", "--cflags", "capstone"],
+                                capture_output=True, text=True).stdout.split()
+    except OSError:
+        cflags = []
+    gen = os.path.join(os.environ.get("O", "build"), "gen")
+    tmp = tempfile.mkdtemp(prefix="layout-calls.")
+    def build(i_f):
+        i, f = i_f
+        r = subprocess.run(cc + ["-std=c11", "-D_GNU_SOURCE", "-O0", "-w",
+                            "-Iinclude", "-I.", "-I" + gen] + cflags +
+                           ["-fcallgraph-info", "-c", f, "-o",
+                            os.path.join(tmp, "%d.o" % i)],
+                           capture_output=True, text=True)
+        return f, r.returncode, r.stderr
+    try:
+        with ThreadPoolExecutor(os.cpu_count() or 2) as ex:
+            failed = [(f, e) for f, rc, e in ex.map(build, enumerate(srcs))
+                      if rc]
+        if failed:
+            f, e = failed[0]
+            if "callgraph-info" in e:
+                print("SKIP: layout/calls (%s cannot draw call graphs: "
+                      "-fcallgraph-info needs gcc 10 or later)" % " ".join(cc))
+                return
+            check("calls-built", False, "%s: %s" % (f, e.strip()[-300:]))
+            return
+        node_re = re.compile(r'node: \{ title: "([^"]*)" label: "[^"\\]*\\n'
+                             r'([^"]*)"( shape : ellipse)?')
+        edge_re = re.compile(r'edge: \{ sourcename: "[^"]*" targetname: '
+                             r'"([^"]*)" label: "([^"]*)"')
+        where, sites = {}, []
+        for ci in glob.glob(os.path.join(tmp, "*.ci")):
+            for line in open(ci, errors="replace"):
+                m = node_re.match(line)
+                if m:
+                    if not m.group(3):  # defined here, not just declared
+                        where[m.group(1)] = os.path.normpath(
+                            m.group(2).rsplit(":", 2)[0])
+                    continue
+                m = edge_re.match(line)
+                if m:
+                    sites.append((os.path.normpath(
+                        m.group(2).rsplit(":", 2)[0]), m.group(1)))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    # the public headers are the events stage's own
+    stage = lambda f: "events" if folder_of(f) == "include/strace" \
+        else folder_of(f)
+    may = lambda a: {"events" if u == "include/strace" else u
+                     for u in MAY_USE.get(a, ())} | {a}
+    upward, inside = set(), {}
+    for site, callee in sites:
+        d = where.get(callee)
+        if d is None or os.path.isabs(d) or os.path.isabs(site):
+            continue
+        a, b = stage(site), stage(d)
+        if a is None or b is None or "tests" in (a, b):
+            continue
+        if b not in may(a):
+            upward.add("%s -> %s (%s)" % (site, d, callee.split(":")[-1]))
+        ma, mb = os.path.splitext(site)[0], os.path.splitext(d)[0]
+        if a == b and ma != mb:
+            inside.setdefault(ma, set()).add(mb)
+    check("calls-only-downward", not upward,
+          "calls into a stage above: " + "; ".join(sorted(upward)[:6]))
+    c = find_cycle(inside)
+    check("no-call-cycle-inside-folders", c is None,
+          "files calling each other: " + " -> ".join(c or []))
 
 def find_cycle(graph):
     state, stack = {}, []
@@ -135,6 +228,7 @@ for f, ts in edges.items():
             inside.setdefault(f, set()).add(t)
 c = find_cycle(inside)
 check("no-cycle-inside-folders", c is None, " -> ".join(c or []))
+calls_check()
 print("folders: " + "; ".join("%s -> %s" % (a, ", ".join(sorted(b)))
                               for a, b in sorted(fedges.items())), file=sys.stderr)
 sys.exit(0 if all(results) else 1)
