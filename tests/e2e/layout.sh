@@ -13,7 +13,10 @@
 #    (gcc -fcallgraph-info, every file built at -O0 so that the calls into
 #    inline functions are kept) has no call from a stage into one above
 #    it, and no cycle between the files of one folder (a file and its own
-#    header are one node: segment.c with segment.h).
+#    header are one node: segment.c with segment.h);
+#  - no file over 1,200 lines and no function over 150 outside tests/
+#    (but for the packet tables and switch-only dispatchers named in
+#    LONG_OK, each with why).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
@@ -43,6 +46,9 @@ MAY_USE = {
     "dlfilter": {"include/strace", "decoder"},
     "cli": {"include/strace", "decoder", "pt_backend/perf",
             "pt_backend/capture", "pt_backend/pipeline"},
+}
+# functions allowed over 150 lines: "file:function": why
+LONG_OK = {
 }
 results = []
 def check(name, ok, detail=""):
@@ -229,6 +235,33 @@ for f, ts in edges.items():
 c = find_cycle(inside)
 check("no-cycle-inside-folders", c is None, " -> ".join(c or []))
 calls_check()
+
+# sizes: a body runs from a "{" alone at the start of a line to the next
+# "}" there (the kernel style every file here keeps)
+big_files, long_funcs = [], []
+for f in sorted(files):
+    if folder_of(f) in (None, "tests"):
+        continue
+    lines = open(f, errors="replace").read().split("\n")
+    if len(lines) - 1 > 1200:
+        big_files.append("%s (%d lines)" % (f, len(lines) - 1))
+    start = None
+    for i, l in enumerate(lines):
+        if l == "{":
+            start = i
+        elif start is not None and l.startswith("}"):
+            j = start - 1
+            while j > 0 and "(" not in lines[j]:
+                j -= 1
+            m = re.search(r"(\w+)\s*\(", lines[j])
+            name = m.group(1) if m else "?"
+            n = i - j + 1
+            if n > 150 and "%s:%s" % (f, name) not in LONG_OK:
+                long_funcs.append("%s:%s (%d lines)" % (f, name, n))
+            start = None
+check("files-under-1200-lines", not big_files, "; ".join(big_files))
+check("functions-under-150-lines", not long_funcs,
+      "; ".join(long_funcs))
 print("folders: " + "; ".join("%s -> %s" % (a, ", ".join(sorted(b)))
                               for a, b in sorted(fedges.items())), file=sys.stderr)
 sys.exit(0 if all(results) else 1)
