@@ -54,31 +54,21 @@ static int held_for;
 static void on_wait(void *arg, const struct strace_ring_wait *w)
 {
 	static atomic_int said;
-	const char *path = strace_ring_path(arg);
+	struct strace_ring_wait_words words = {
+		.waits = "waiting",
+		.no_reader = "use --mode archive, the default",
+		.slowest = "end that reader, or use --mode archive or flight",
+		.every = "ring",
+		.held = held_for,
+		.held_opt = "--wait-readers",
+	};
+	char msg[PATH_MAX * 2 + 512];
 
 	if (atomic_exchange(&said, 1))
 		return;
-	if (w->readers < (uint32_t)held_for)
-		fprintf(stderr,
-			PROG ": %s: the lossless ring is full and %u of the %d "
-			     "readers of --wait-readers have attached: waiting "
-			     "for the rest (attach them with 'ptrace-read "
-			     "--follow %s')\n",
-			path, w->readers, held_for, path);
-	else if (!w->readers)
-		fprintf(stderr,
-			PROG ": %s: the lossless ring is full and no reader "
-			     "has attached: waiting for one (attach it with "
-			     "'ptrace-read --follow %s'; to not wait, use "
-			     "--mode archive, the default)\n",
-			path, path);
-	else
-		fprintf(stderr,
-			PROG ": %s: the lossless ring is full: waiting for the "
-			     "slowest reader (pid %u) to read on; a lossless "
-			     "ring waits for every reader (end that reader, or "
-			     "use --mode archive or flight)\n",
-			path, w->reader_pid);
+	strace_ring_wait_message(msg, sizeof(msg), strace_ring_path(arg), w,
+				 &words);
+	fprintf(stderr, PROG ": %s\n", msg);
 }
 
 static void usage(FILE *f)
@@ -337,17 +327,12 @@ static int view_keep, view_quiet;  /* -o named the ring; -q */
 
 static void say_ring(const struct strace_ring *ring)
 {
-	struct strace_ring_entry e;
-	const char *path = strace_ring_path(ring);
+	char msg[PATH_MAX + 256];
 
-	if (view_path || strace_ring_inspect(path, &e) < 0)
+	if (view_path ||
+	    strace_ring_describe(strace_ring_path(ring), msg, sizeof(msg)) < 0)
 		return;
-	fprintf(stderr,
-		PROG ": ring: %s (%.1f MB %s; read it with 'ptrace-read RING', "
-		     "remove it with rm%s once done)\n",
-		path, (double)e.mem_bytes / 1e6,
-		e.in_memory ? "in memory" : "on disk",
-		e.default_name ? " or 'ptrace-read --gc'" : "");
+	fprintf(stderr, PROG ": %s\n", msg);
 }
 
 /* The session is open: say where the events go, give the decoder its time

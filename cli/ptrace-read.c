@@ -459,7 +459,7 @@ static int ring_put(struct rd *d, const struct strace_event *e)
 	struct strace_event *s = strace_writer_slot(d->w);
 
 	if (!s) {
-		int rc = ((struct strace_wbuf *)(void *)d->w)->err;
+		int rc = strace_writer_error(d->w);
 		ringmsg_write_error(PROG, d->o->output, rc, "-o", NULL);
 		return -1;
 	}
@@ -1628,22 +1628,21 @@ out:
 static void gen_wait_notice(void *arg, const struct strace_ring_wait *w)
 {
 	static atomic_int said;
-	const char *path = strace_ring_path(arg);
+	static const struct strace_ring_wait_words words = {
+		.waits = "waiting",
+		.no_reader = "generate with --mode flight or a bigger "
+			     "--capacity, or start the readers first and pass "
+			     "--readers K",
+		.slowest = "end that reader, or use --mode flight",
+		.every = "writer",
+	};
+	char msg[PATH_MAX * 2 + 512];
 
 	if (atomic_exchange(&said, 1))
 		return;
-	if (!w->readers)
-		err("%s: the lossless ring is full and no reader has attached: "
-		    "waiting for one (attach it with '" PROG " --follow %s'; "
-		    "to not wait, generate with --mode flight or a bigger "
-		    "--capacity, or start the readers first and pass "
-		    "--readers K)",
-		    path, path);
-	else
-		err("%s: the lossless ring is full: waiting for the slowest "
-		    "reader (pid %u) to read on; a lossless writer waits for "
-		    "every reader (end that reader, or use --mode flight)",
-		    path, w->reader_pid);
+	strace_ring_wait_message(msg, sizeof(msg), strace_ring_path(arg), w,
+				 &words);
+	err("%s", msg);
 }
 
 static uint64_t pow2_ceil(uint64_t v)

@@ -280,7 +280,7 @@ int sample_emit(const struct sample *s, struct strace_writer *w, uint64_t n)
 	for (; i < n && i < s->nprologue; i++) {
 		struct strace_event *e = strace_writer_slot(w);
 		if (!e)
-			return ((struct strace_wbuf *)(void *)w)->err;
+			return strace_writer_error(w);
 		sample_event(s, i, e);
 	}
 	while (i < n) {
@@ -290,7 +290,7 @@ int sample_emit(const struct sample *s, struct strace_writer *w, uint64_t n)
 		for (; i < end; i++, p++) {
 			struct strace_event *e = strace_writer_slot(w);
 			if (!e)
-				return ((struct strace_wbuf *)(void *)w)->err;
+				return strace_writer_error(w);
 			*e = *p;
 			e->time = SAMPLE_TIME0 + i * SAMPLE_TIME_STEP;
 		}

@@ -529,7 +529,7 @@ static inline int put(struct strace_dlf *d, unsigned type, unsigned flags,
 {
 	struct strace_event *e = strace_writer_slot(d->w);
 	if (unlikely(!e))
-		return d->err = ((struct strace_wbuf *)(void *)d->w)->err;
+		return d->err = strace_writer_error(d->w);
 	e->type = (uint16_t)type;
 	e->flags = (uint16_t)flags;
 	e->tid = tid;

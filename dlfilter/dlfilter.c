@@ -9,6 +9,7 @@
  * sizes perf passes so that perf 6.1 and newer work alike.
  */
 #include <errno.h>
+#include <limits.h>
 #include <linux/perf_event.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -178,25 +179,20 @@ static const struct strace_dlf_host host = {host_resolve, host_comm,
 static void on_wait(void *arg, const struct strace_ring_wait *w)
 {
 	static atomic_int said;
-	const char *path = strace_ring_path(arg);
+	static const struct strace_ring_wait_words words = {
+		.waits = "perf waits",
+		.no_reader = "drop --dlarg mode=lossless: the archive is the "
+			     "default",
+		.slowest = "end that reader, or use --dlarg mode=archive or "
+			   "mode=flight",
+	};
+	char msg[PATH_MAX * 2 + 512];
 
 	if (atomic_exchange(&said, 1))
 		return;
-	if (!w->readers)
-		fprintf(stderr,
-			PROG ": %s: the lossless ring is full and no reader "
-			     "has attached: perf waits for one (attach it with "
-			     "'ptrace-read --follow %s'; to not wait, drop "
-			     "--dlarg mode=lossless: the archive is the "
-			     "default)\n",
-			path, path);
-	else
-		fprintf(stderr,
-			PROG ": %s: the lossless ring is full: perf waits for "
-			     "the slowest reader (pid %u) to read on (end that "
-			     "reader, or use --dlarg mode=archive or "
-			     "mode=flight)\n",
-			path, w->reader_pid);
+	strace_ring_wait_message(msg, sizeof(msg), strace_ring_path(arg), w,
+				 &words);
+	fprintf(stderr, PROG ": %s\n", msg);
 }
 
 int start(void **data, void *ctx)
@@ -373,16 +369,11 @@ int filter_event(void *data, const struct perf_dlfilter_sample *sample,
  */
 static void say_ring(const char *path)
 {
-	struct strace_ring_entry e;
+	char msg[PATH_MAX + 256];
 
-	if (!path || strace_ring_inspect(path, &e) < 0)
+	if (!path || strace_ring_describe(path, msg, sizeof(msg)) < 0)
 		return;
-	fprintf(stderr,
-		PROG ": ring: %s (%.1f MB %s; read it with 'ptrace-read RING', "
-		     "remove it with rm%s once done)\n",
-		path, (double)e.mem_bytes / 1e6,
-		e.in_memory ? "in memory" : "on disk",
-		e.default_name ? " or 'ptrace-read --gc'" : "");
+	fprintf(stderr, PROG ": %s\n", msg);
 }
 
 int stop(void *data, void *ctx)

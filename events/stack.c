@@ -7,15 +7,16 @@
  * max_depth, the OCaml handlers pushed, a pending asynchronous transfer,
  * and the stack_frame events of the attach until the first flow event.
  * Threads are found through a small open-addressing map, the last one
- * cached; call targets' symbols through a direct-mapped cache.
+ * cached; call targets' symbols through a direct-mapped cache. The state
+ * is in stack_internal.h; set-up and the gate (which frames are shown)
+ * in stack_gate.c.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "strace/stack.h"
+#include "stack_internal.h"
 
-#define DEFAULT_DEPTH 4096
 /* run(), the fast path: tests/stack/stack_nofast.c builds the oracle
  * without it, tests/stack/stack_counted.c counts what it takes */
 #ifdef STRACE_STACK_NO_FAST
@@ -26,138 +27,6 @@
 #ifndef STRACE_STACK_FAST_HIT
 #define STRACE_STACK_FAST_HIT(n) ((void)(n))
 #endif
-/* the longest x86 instruction: a return lands at most this far after its
- * call's first byte */
-#define CALL_MAX 15
-#define SYMCACHE_BITS 14
-
-struct seed {
-	uint64_t ip;
-	uint64_t depth;
-};
-
-struct handler {
-	uint64_t addr;  /* where a raise lands */
-	uint32_t frame; /* the frame it was pushed in (its index) */
-};
-
-struct thr {
-	uint32_t tid;
-	int started; /* a flow event was seen: no more seeds */
-	int plain;   /* started, first known, no syscall frame, no frame
-		      * beyond max_depth: run() may take its events */
-	int syscalls; /* [syscall] frames open */
-	struct strace_frame *v;
-	uint32_t n, cap;
-	uint64_t extra; /* frames entered beyond max_depth, still open */
-	uint64_t first, last;
-	uint64_t async_ip, async_time;
-	int async;
-	struct handler *h;
-	uint32_t nh, hcap;
-	struct seed *seeds;
-	uint32_t nseeds, seeds_cap;
-	/* the person's stack (not opts.machine): the top frame is a PLT
-	 * stub's, not entered yet, until it reaches its function (pend);
-	 * its lazy binding: 1 once the stub went to the PLT's header, 2 once
-	 * that went into the resolver (lazy_fn, at lazy_addr), whose own
-	 * calls are lazy_depth deep; the binding began at lazy_begin */
-	int pend, lazy;
-	uint32_t lazy_depth;
-	uint64_t lazy_begin, lazy_addr;
-	const struct strace_name *lazy_fn;
-	/* the gate (opts.from, ...): frames [0, shown) were entered (the
-	 * callbacks saw them); those above are held, or never shown */
-	uint32_t shown;
-};
-
-/* an address and its symbol, the entry valid when bit 0 of fn is set
- * (names are aligned) */
-struct symcache {
-	uint64_t addr;
-	uintptr_t fn;
-};
-
-struct strace_stack {
-	struct strace_names *names;
-	/* the frames' callbacks: the caller's, or with a gate (opts.from, to,
-	 * min_time, select) the gate's, in front of the caller's (user) */
-	struct strace_stack_cb cb, user;
-	uint32_t max_depth;
-	int machine; /* opts.machine */
-	struct thr *t;
-	uint32_t nt, tcap;
-	uint32_t *map; /* tid -> index + 1 in t, open addressing */
-	uint32_t mapcap;
-	struct thr *last;
-	/* opts.from, to, min_time, select: which frames are shown */
-	uint64_t from, to, min_time;
-	int (*select)(void *arg, const struct strace_frame *f);
-	void *select_arg;
-	struct symcache *sc;
-	uint64_t sc_gen;
-	struct strace_stack_stats st;
-	int err;
-};
-
-static void gate_enter(void *arg, const struct strace_frame *f);
-static void gate_leave(void *arg, const struct strace_frame *f);
-
-int strace_stack_new(struct strace_names *names,
-		     const struct strace_stack_opts *opts,
-		     const struct strace_stack_cb *cb,
-		     struct strace_stack **out)
-{
-	struct strace_stack_opts o;
-	struct strace_stack *s;
-	int rc = strace_opts_load(&o, sizeof(o), opts);
-
-	if (rc < 0)
-		return rc;
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	s->names = names;
-	if (cb)
-		s->cb = *cb;
-	s->max_depth = o.max_depth ? o.max_depth : DEFAULT_DEPTH;
-	s->machine = o.machine;
-	if (o.to && o.to < o.from) {
-		free(s);
-		return -STRACE_E_BADARG;
-	}
-	if (o.from || o.to || o.min_time || o.select) {
-		s->user = s->cb;
-		s->cb = (struct strace_stack_cb){gate_enter, gate_leave, s};
-	}
-	s->from = o.from;
-	s->to = o.to ? o.to : UINT64_MAX;
-	s->min_time = o.min_time;
-	s->select = o.select;
-	s->select_arg = o.select_arg;
-	s->sc = calloc(1u << SYMCACHE_BITS, sizeof(*s->sc));
-	if (!s->sc) {
-		free(s);
-		return -ENOMEM;
-	}
-	*out = s;
-	return 0;
-}
-
-void strace_stack_free(struct strace_stack *s)
-{
-	if (!s)
-		return;
-	for (uint32_t i = 0; i < s->nt; i++) {
-		free(s->t[i].v);
-		free(s->t[i].h);
-		free(s->t[i].seeds);
-	}
-	free(s->t);
-	free(s->map);
-	free(s->sc);
-	free(s);
-}
 
 /* --- names ------------------------------------------------------------- */
 
@@ -247,22 +116,6 @@ const char *strace_frame_name(const struct strace_frame *f)
 
 /* --- threads ----------------------------------------------------------- */
 
-/* The thread of tid, if it has been seen, without making it the last. */
-static struct thr *thread_of(const struct strace_stack *s, uint32_t tid)
-{
-	uint32_t mask, i;
-
-	if (s->last && s->last->tid == tid)
-		return s->last;
-	if (!s->mapcap)
-		return NULL;
-	mask = s->mapcap - 1;
-	for (i = (tid * 0x9e3779b9u) & mask; s->map[i]; i = (i + 1) & mask)
-		if (s->t[s->map[i] - 1].tid == tid)
-			return &s->t[s->map[i] - 1];
-	return NULL;
-}
-
 static struct thr *thread(struct strace_stack *s, uint32_t tid)
 {
 	uint32_t mask, i;
@@ -309,80 +162,6 @@ static struct thr *thread(struct strace_stack *s, uint32_t tid)
 
 /* --- frames ------------------------------------------------------------ */
 
-/*
- * The gate (opts.from, to, min_time, select): which frames are shown.
- * The shown frames of a thread are always its outermost ones, t->shown
- * of them: showing a frame shows the frames under it first. A frame is
- * held (not entered yet) while it is not known whether it will be shown:
- * it is shown at once when it begins inside the window and select()
- * takes it (and no min_time); else when it is left, if it overlapped
- * the window, lasted min_time and select() takes it; and before then if
- * a frame it calls is shown. A held frame not shown by then never is.
- */
-
-/* t's frames from t->shown up to i are entered, begun at from at the
- * earliest */
-static void show(struct strace_stack *s, struct thr *t, uint32_t i)
-{
-	for (; t->shown <= i; t->shown++) {
-		struct strace_frame *f = &t->v[t->shown];
-		if (f->begin < s->from)
-			f->begin = s->from;
-		if (s->user.enter)
-			s->user.enter(s->user.arg, f);
-	}
-}
-
-/* the gate's enter: f, of its thread, was entered: on top, or a root
- * under shown frames */
-static void gate_enter(void *arg, const struct strace_frame *cf)
-{
-	struct strace_stack *s = arg;
-	struct strace_frame *f = (struct strace_frame *)(uintptr_t)cf;
-	struct thr *t = thread_of(s, f->tid);
-
-	if (!t)
-		return;
-	if (f->depth < t->shown) {
-		/* a root found late under shown frames (root()): their
-		 * caller */
-		if (f->begin < s->from)
-			f->begin = s->from;
-		if (s->user.enter)
-			s->user.enter(s->user.arg, f);
-	} else if (f->begin >= s->from && f->begin <= s->to &&
-		   (!s->select || s->select(s->select_arg, f)) &&
-		   !s->min_time) {
-		show(s, t, f->depth);
-	}
-}
-
-/* the gate's leave: f, of its thread, is left (f->end set); the caller
- * sees it when it is shown */
-static void gate_leave(void *arg, const struct strace_frame *cf)
-{
-	struct strace_stack *s = arg;
-	struct strace_frame *f = (struct strace_frame *)(uintptr_t)cf;
-	struct thr *t = thread_of(s, f->tid);
-
-	if (!t)
-		return;
-	if (f->depth >= t->shown) {
-		/* held: shown now if it passes */
-		uint64_t b = f->begin > s->from ? f->begin : s->from;
-		uint64_t e = f->end < s->to ? f->end : s->to;
-		if (f->begin > s->to || (f->begin < s->from && e <= s->from) ||
-		    (s->select && !s->select(s->select_arg, f)) ||
-		    e - b < s->min_time)
-			return;
-		show(s, t, f->depth);
-	}
-	t->shown = f->depth;
-	if (f->end > s->to)
-		f->end = s->to;
-	if (s->user.leave)
-		s->user.leave(s->user.arg, f);
-}
 
 static void enter_cb(struct strace_stack *s, const struct strace_frame *f)
 {

@@ -266,6 +266,17 @@ int strace_ring_scan(const char *dir,
 int strace_ring_inspect(const char *path, struct strace_ring_entry *e);
 
 /*
+ * strace_ring_describe() - a producer's last word on the ring it made,
+ * into buf: "ring: PATH (N MB in memory; read it with 'ptrace-read RING',
+ * remove it with rm once done)" (strace_ring_inspect()'s memory, where it
+ * lies, and 'ptrace-read --gc' for a default name). No program name, no
+ * newline: the caller prints it.
+ * Returns the message's length (as snprintf()).
+ * Returns strace_ring_inspect()'s error (buf untouched).
+ */
+int strace_ring_describe(const char *path, char *buf, size_t len);
+
+/*
  * strace_ring_remove_stale() - unlink path if it is a stale ring, and
  * fill *e as strace_ring_inspect() does (e->mem_bytes: what removing it
  * frees). The staleness is checked again under the ring's lock, and the
@@ -383,6 +394,32 @@ struct strace_ring_wait {
 	uint64_t waited_ms;  /* how long it has waited so far */
 };
 
+/* The producer's own words in strace_ring_wait_message(). */
+struct strace_ring_wait_words {
+	const char *waits;     /* who waits: "waiting", "perf waits" */
+	const char *no_reader; /* how not to wait when no reader has
+				* attached: "use --mode archive, the default" */
+	const char *slowest;   /* what to do about the slowest reader: "end
+				* that reader, or use --mode flight" */
+	const char *every;     /* NULL, or what waits for every reader, said
+				* after the slowest one: "writer", "ring" */
+	int held;              /* readers held for (0: none) */
+	const char *held_opt;  /* the option that held them: "--wait-readers" */
+};
+
+/*
+ * strace_ring_wait_message() - what a lossless writer that waits says
+ * (from its strace_ring_set_wait_notice() callback), into buf: "PATH: the
+ * lossless ring is full ..." with why it waits (fewer readers than held
+ * for, none yet, or the slowest one's pid) and what to do, in the words
+ * the producer gives. No program name, no newline: the caller prints it.
+ * Returns the message's length (as snprintf(): buf holds at most len - 1
+ * bytes of it).
+ */
+int strace_ring_wait_message(char *buf, size_t len, const char *path,
+			     const struct strace_ring_wait *w,
+			     const struct strace_ring_wait_words *words);
+
 /*
  * strace_ring_set_wait_notice() - have fn(arg, w) called when a lossless
  * writer of this ring, in this process, has waited a second for room:
@@ -451,10 +488,25 @@ void strace_writer_set_direct(struct strace_writer *w, int on);
  * room. What strace_writer_slot() calls when the batch is full. */
 int strace_writer_refill(struct strace_writer *w);
 
+/* strace_writer_buf() - the writer's batch cursor (its first member), for
+ * a producer that fills the batch in a loop of its own: the room is [pos,
+ * end); strace_writer_refill() when pos reaches end. */
+static inline struct strace_wbuf *strace_writer_buf(struct strace_writer *w)
+{
+	return (struct strace_wbuf *)(void *)w;
+}
+
+/* strace_writer_error() - the writer's last flush error, 0 if none: what
+ * strace_writer_slot() failed with when it returned NULL. */
+static inline int strace_writer_error(const struct strace_writer *w)
+{
+	return ((const struct strace_wbuf *)(const void *)w)->err;
+}
+
 /* strace_writer_slot() - room for one event, or NULL on a flush error. */
 static inline struct strace_event *strace_writer_slot(struct strace_writer *w)
 {
-	struct strace_wbuf *b = (struct strace_wbuf *)(void *)w;
+	struct strace_wbuf *b = strace_writer_buf(w);
 	if (__builtin_expect(b->pos == b->end, 0) &&
 	    strace_writer_refill(w) < 0)
 		return NULL;
@@ -469,7 +521,7 @@ static inline int strace_writer_emit(struct strace_writer *w, uint16_t type,
 {
 	struct strace_event *e = strace_writer_slot(w);
 	if (!e)
-		return ((struct strace_wbuf *)(void *)w)->err;
+		return strace_writer_error(w);
 	e->type = type;
 	e->flags = flags;
 	e->tid = tid;

@@ -27,7 +27,7 @@ put(struct strace_sink *s, const struct strace_event *ev)
 {
 	struct strace_event *e = strace_writer_slot(s->w);
 	if (!e)
-		return ((struct strace_wbuf *)(void *)s->w)->err;
+		return strace_writer_error(s->w);
 	*e = *ev;
 	s->events++;
 	return 0;
@@ -162,7 +162,7 @@ static inline __attribute__((always_inline)) int
 emit_all(struct strace_sink *s, const struct strace_event *ev, size_t n,
 	 int hints)
 {
-	struct strace_wbuf *b = (struct strace_wbuf *)(void *)s->w;
+	struct strace_wbuf *b = strace_writer_buf(s->w);
 	const uint64_t *cache = s->cache;
 	struct strace_event *pos = b->pos, *end = b->end;
 	uint64_t events = s->events;

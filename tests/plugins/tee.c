@@ -78,7 +78,7 @@ static void copy(const struct strace_event *e, void *ctx)
 	if (!s) {
 		fprintf(stderr, "tee: cannot write to %s: %s\n",
 			strace_ring_path(ring),
-			strace_strerror(((struct strace_wbuf *)(void *)w)->err));
+			strace_strerror(strace_writer_error(w)));
 		failed = 1;
 		host->stop(host);
 		return;

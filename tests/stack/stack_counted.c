@@ -15,3 +15,4 @@ unsigned long stack_fast_hits;
 #define strace_stack_stats cnt_stack_stats
 #define strace_frame_name cnt_frame_name
 #include "../../events/stack.c"
+#include "../../events/stack_gate.c"

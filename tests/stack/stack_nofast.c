@@ -13,3 +13,4 @@
 #define strace_stack_stats ref_stack_stats
 #define strace_frame_name ref_frame_name
 #include "../../events/stack.c"
+#include "../../events/stack_gate.c"
