@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* cli/capture_live.c - see capture_live.h. */
 #include "capture_live.h"
+#include "choice.h"
 #include "control.h"
 
 #include <errno.h>
@@ -298,15 +299,20 @@ int capture_live_option(struct capture_live_opts *o, int val, const char *arg,
 			return -1;
 		}
 		return 1;
-	case O_TRIGGER_THEN:
-		if (strcmp(arg, "stop") && strcmp(arg, "next")) {
+	case O_TRIGGER_THEN: {
+		static const struct choice thens[] = {
+			{"stop", 0, 0},
+			{"next", 1, 0},
+			{NULL, 0, 0},
+		};
+		if (choice_find(thens, arg, &o->lo.trigger_next) < 0) {
 			fprintf(err, PROG ": --trigger-then takes stop (end "
 				     "the capture) or next (count again), "
 				     "not '%s'\n", arg);
 			return -1;
 		}
-		o->lo.trigger_next = !strcmp(arg, "next");
 		return 1;
+	}
 	case O_TRIGGER_TAIL: {
 		unsigned long long v2;
 

@@ -35,6 +35,7 @@
 
 #include "cli/capture_archive.h"
 #include "cli/capture_live.h"
+#include "cli/choice.h"
 #include "cli/pluginpath.h"
 #include "cli/ringmsg.h"
 #include "pt_backend/perf/perf.h"
@@ -908,18 +909,21 @@ static int capture(int argc, char **argv)
 				die_usage("-p needs a process id, not '%s'",
 					  optarg);
 			break;
-		case O_MODE:
-			if (!strcmp(optarg, "lossless"))
-				mode = STRACE_RING_LOSSLESS;
-			else if (!strcmp(optarg, "flight"))
-				mode = STRACE_RING_FLIGHT;
-			else if (!strcmp(optarg, "archive"))
-				mode = STRACE_RING_ARCHIVE;
-			else
-				die_usage("--mode takes lossless, flight or "
-					  "archive, not '%s'",
+		case O_MODE: {
+			static const struct choice modes[] = {
+				{"lossless", STRACE_RING_LOSSLESS, 0},
+				{"flight", STRACE_RING_FLIGHT, 0},
+				{"archive", STRACE_RING_ARCHIVE, 0},
+				{NULL, 0, 0},
+			};
+			char list[64];
+			if (choice_find(modes, optarg, &mode) < 0)
+				die_usage("--mode takes %s, not '%s'",
+					  choice_list(modes, ", ", " or ", list,
+						      sizeof(list)),
 					  optarg);
 			break;
+		}
 		case O_CAP:
 			capacity = strtoull(optarg, &end, 0);
 			if (*end || capacity < STRACE_RING_MIN_CAPACITY ||
@@ -929,16 +933,23 @@ static int capture(int argc, char **argv)
 					  "%d to 2^36 events, not '%s'",
 					  STRACE_RING_MIN_CAPACITY, optarg);
 			break;
-		case O_DEC:
-			if (!strcmp(optarg, "reference"))
-				flags |= STRACE_WALK_REFERENCE;
-			else if (!strcmp(optarg, "bitwise"))
-				flags |= STRACE_WALK_BIT_BY_BIT;
-			else if (strcmp(optarg, "fast"))
-				die_usage("--decoder takes fast, bitwise or "
-					  "reference, not '%s'",
+		case O_DEC: {
+			static const struct choice decoders[] = {
+				{"fast", 0, 0},
+				{"bitwise", STRACE_WALK_BIT_BY_BIT, 0},
+				{"reference", STRACE_WALK_REFERENCE, 0},
+				{NULL, 0, 0},
+			};
+			char list[64];
+			int k;
+			if (choice_find(decoders, optarg, &k) < 0)
+				die_usage("--decoder takes %s, not '%s'",
+					  choice_list(decoders, ", ", " or ",
+						      list, sizeof(list)),
 					  optarg);
+			flags |= (unsigned)k;
 			break;
+		}
 		case O_ALL:
 			flags |= STRACE_WALK_ALL_BRANCHES;
 			break;
@@ -1011,16 +1022,19 @@ static int capture(int argc, char **argv)
 		case O_NO_CACHE:
 			no_cache = 1;
 			break;
-		case O_NAMES:
-			if (!strcmp(optarg, "perf"))
-				names = STRACE_PLT_PERF61;
-			else if (!strcmp(optarg, "plain"))
-				names = STRACE_PLT_PLAIN;
-			else
-				die_usage("--names: '%s' is neither perf nor "
-					  "plain",
-					  optarg);
+		case O_NAMES: {
+			static const struct choice namings[] = {
+				{"perf", STRACE_PLT_PERF61, 0},
+				{"plain", STRACE_PLT_PLAIN, 0},
+				{NULL, 0, 0},
+			};
+			char list[64];
+			if (choice_find(namings, optarg, &names) < 0)
+				die_usage("--names: '%s' is neither %s", optarg,
+					  choice_list(namings, ", ", " nor ",
+						      list, sizeof(list)));
 			break;
+		}
 		case 'h':
 			usage(stdout);
 			return 0;
