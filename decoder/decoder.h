@@ -337,8 +337,8 @@ enum strace_block_kind {
 				   * unknown counts as the same) */
 #define STRACE_BF_SYM_KNOWN 0x40  /* SAME_SYM was decided with the block,
 				   * once for its file (the target in the
-				   * block's mapping: image.c), and kept in
-				   * the cache file */
+				   * block's mapping: image_block.c), and
+				   * kept in the cache file */
 
 struct strace_block {
 	uint64_t start;   /* address of the first instruction */
@@ -418,7 +418,7 @@ int strace_block_decode_mode(const uint8_t *code, size_t avail, uint64_t ip,
 
 /*
  * strace_block_engine() - load Capstone (done by the first summary, or
- * here, once; the decoder does not link it, see block.c). Without it
+ * here, once; the decoder does not link it, see summary.c). Without it
  * every summary is BAD. Returns 0, or -STRACE_E_NOCAPSTONE.
  */
 int strace_block_engine(void);
@@ -448,7 +448,7 @@ struct strace_blockfile_point {
 /* A symbol in a cache file: its name an offset in the file's pool. */
 struct strace_blockfile_sym {
 	uint64_t start, end;
-	uint64_t name; /* (the place of a pointer: see image.c) */
+	uint64_t name; /* (the place of a pointer: see image_cache.c) */
 	uint8_t bind, type, pad_[6];
 	uint64_t vis_end;
 };
