@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "decoder/blockfile.h"
 #include "decoder/internal.h"
 
 #define BC_MAGIC "STRBLKS\n"

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "decoder/blockfile.h"
 #include "decoder/internal.h"
 
 struct sym {
