@@ -6,9 +6,10 @@
  *
  * A file is: a header (what it was made from: the object's build-id, size
  * and mtime, the symbol options; the counts; a checksum of everything
- * else), then the block summaries as image.c keeps them, the symbols, the
- * perf 6.1 lookup points and a pool of NUL-terminated names, each section
- * 8-byte aligned. Native byte order: the file never leaves the machine.
+ * else), then the block summaries as image_block.c keeps them, the
+ * symbols, the perf 6.1 lookup points and a pool of NUL-terminated names,
+ * each section 8-byte aligned. Native byte order: the file never leaves
+ * the machine.
  * Nothing in it is trusted: a file that does not match the object, fails
  * its checksum or breaks any bound is not used (the caller decodes as if
  * there were none and writes a good one).
@@ -22,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "decoder/blockfile.h"
 #include "decoder/internal.h"
 
 #define BC_MAGIC "STRBLKS\n"

@@ -337,8 +337,8 @@ enum strace_block_kind {
 				   * unknown counts as the same) */
 #define STRACE_BF_SYM_KNOWN 0x40  /* SAME_SYM was decided with the block,
 				   * once for its file (the target in the
-				   * block's mapping: image.c), and kept in
-				   * the cache file */
+				   * block's mapping: image_block.c), and
+				   * kept in the cache file */
 
 struct strace_block {
 	uint64_t start;   /* address of the first instruction */
@@ -418,7 +418,7 @@ int strace_block_decode_mode(const uint8_t *code, size_t avail, uint64_t ip,
 
 /*
  * strace_block_engine() - load Capstone (done by the first summary, or
- * here, once; the decoder does not link it, see block.c). Without it
+ * here, once; the decoder does not link it, see summary.c). Without it
  * every summary is BAD. Returns 0, or -STRACE_E_NOCAPSTONE.
  */
 int strace_block_engine(void);
@@ -438,37 +438,7 @@ struct strace_blockfile_block {
 	uint32_t has_target, pad_;
 };
 
-/* A lookup point of perf 6.1's symbol tree in a cache file: the symbol
- * answering at (point) and after it (after), -1 for none. */
-struct strace_blockfile_point {
-	uint64_t at;
-	int32_t point, after;
-};
-
-/* A symbol in a cache file: its name an offset in the file's pool. */
-struct strace_blockfile_sym {
-	uint64_t start, end;
-	uint64_t name; /* (the place of a pointer: see image.c) */
-	uint8_t bind, type, pad_[6];
-	uint64_t vis_end;
-};
-/* STRACE_PLT_PLAIN: a strace_blockfile_sym of this type is another name
- * of the symbol before it (same start), not a symbol */
-#define STRACE_BLOCKFILE_ALIAS 0xff
-
 #define STRACE_BLOCKFILE_ID_MAX 64
-/* the symbol options a file's symbols were read with: plt_style in bits
- * 0-7, no_debuginfo bit 8, no_demangle bit 9 */
-/* (the revision of STRACE_PLT_PLAIN's rules, bits 10-17: a cache made
- * under other rules is stale) */
-#define STRACE_PLT_PLAIN_REV 2
-#define STRACE_BLOCKFILE_SYMOPTS(plt, nodebug, nodemangle)                    \
-	((uint32_t)(plt) | (nodebug ? 1u << 8 : 0) |                          \
-	 (nodemangle ? 1u << 9 : 0) |                                         \
-	 ((plt) == STRACE_PLT_PLAIN ? (uint32_t)STRACE_PLT_PLAIN_REV << 10 : 0))
-#define STRACE_BLOCKFILE_PERF61(symopts)                                      \
-	(((symopts) & 0xff) == STRACE_PLT_PERF61)
-
 /* What a cache file must have been made from. */
 struct strace_blockfile_key {
 	const uint8_t *id; /* the object's GNU build-id */
@@ -477,7 +447,10 @@ struct strace_blockfile_key {
 	uint32_t symopts;
 };
 
-/* A cache file's contents (pointers into its bytes). */
+/* A cache file's contents (pointers into its bytes; the symbols and
+ * points: decoder/blockfile.h). */
+struct strace_blockfile_sym;
+struct strace_blockfile_point;
 struct strace_blockfile {
 	const struct strace_blockfile_block *blocks;
 	size_t nblocks;
@@ -491,27 +464,6 @@ struct strace_blockfile {
 	size_t bytes; /* the file's */
 };
 
-/* strace_blockfile_path() - DIR/BUILDID.blocks (BUILDID.OPTS.blocks for other
- * symbol options) in buf. Returns its length, 0 if it does not fit. */
-size_t strace_blockfile_path(char *buf, size_t max, const char *dir,
-			     const struct strace_blockfile_key *key);
-
-/* strace_blockfile_parse() - check a cache file's bytes (8-byte aligned)
- * and point *out into them: made from want (NULL: any object, for the
- * fuzzer), the checksum right (verify), every record within its bounds.
- * Returns 0, -ESTALE (made from another file or options),
- * -STRACE_E_BADARG (damaged). */
-int strace_blockfile_parse(const void *buf, size_t len,
-			   const struct strace_blockfile_key *want, int verify,
-			   struct strace_blockfile *out);
-
-/* strace_blockfile_seal() - make buf (a cache file's bytes, 8-byte aligned)
- * claim to be made from key, with a checksum that holds: for the fuzzer,
- * which tests what a forged file can do. Returns 0, or -STRACE_E_BADARG
- * when buf is shorter than a header. */
-int strace_blockfile_seal(void *buf, size_t len,
-			  const struct strace_blockfile_key *key);
-
 /* strace_blockfile_load() - the cache file of key under dir, mapped
  * read-only (not read: docs/cache.md) and checked
  * (strace_blockfile_parse, checksum verified): *buf the mapping (give it
@@ -524,11 +476,6 @@ int strace_blockfile_load(const char *dir,
 			  const struct strace_blockfile_key *key, void **buf,
 			  struct strace_blockfile *out);
 void strace_blockfile_unload(void *buf, const struct strace_blockfile *c);
-
-/* strace_blockfile_find() - the block of key in c (its blocks are in the
- * order of their keys: parse checks it), or NULL. */
-const struct strace_blockfile_block *
-strace_blockfile_find(const struct strace_blockfile *c, uint64_t key);
 
 /* strace_blockfile_merge() - the blocks of a file (old: in key order)
  * and the blocks added since (add: any order, maybe twice), in key order

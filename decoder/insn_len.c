@@ -94,13 +94,60 @@ int strace_insn_length(const uint8_t *code, size_t avail)
 	return strace_insn_length_mode(code, avail, STRACE_MODE_64);
 }
 
+/* The length of the VEX, EVEX or XOP instruction whose escape byte (C5,
+ * C4, 62, 8F) is at code[i] (avail bytes at code). Returns it, or -1. */
+static int vex_len(const uint8_t *code, size_t i, size_t avail, int addr16)
+{
+	uint8_t op = code[i], opc;
+	int len, map, imm = 0;
+
+	if (op == 0xc5) {
+		map = 1;
+		i += 2;
+	} else if (op == 0x62) {
+		if (i + 3 >= avail)
+			return -1;
+		map = code[i + 1] & 7;
+		i += 4;
+	} else {
+		if (i + 2 >= avail)
+			return -1;
+		map = code[i + 1] & 0x1f;
+		if (op == 0x8f)
+			map = -map; /* XOP maps 8, 9, 10 */
+		i += 3;
+	}
+	if (i >= avail)
+		return -1;
+	opc = code[i++];
+	if (map == 1 && opc == 0x77 && op != 0x62)
+		return (int)i; /* vzeroupper / vzeroall */
+	len = modrm_len(code + i, avail - i, addr16);
+	if (len < 0)
+		return -1;
+	i += (size_t)len;
+	if (map == 3 || map == -8)
+		imm = 1;
+	else if (map == -10)
+		imm = 4;
+	else if (map == 1 && ((opc >= 0x70 && opc <= 0x73) ||
+			      opc == 0xc2 || opc == 0xc4 ||
+			      opc == 0xc5 || opc == 0xc6))
+		imm = 1;
+	else if (map != 1 && map != 2 && map != 5 && map != 6 &&
+		 map != -9 && map != 3)
+		return -1;
+	i += (size_t)imm;
+	return i <= avail ? (int)i : -1;
+}
+
 int strace_insn_length_mode(const uint8_t *code, size_t avail, unsigned mode)
 {
 	size_t i = 0;
 	int opsize16 = 0, asize = 0, rexw = 0, rep = 0;
 	int m64 = mode == STRACE_MODE_64, m16 = mode == STRACE_MODE_16;
 	uint8_t op;
-	int len, imm = 0, modrm = 0, map, addr16, osz;
+	int len, imm = 0, modrm = 0, addr16, osz;
 
 	if (avail > 15)
 		avail = 15;
@@ -136,45 +183,7 @@ int strace_insn_length_mode(const uint8_t *code, size_t avail, unsigned mode)
 	    (op == 0x8f && i + 1 < avail && (code[i + 1] & 0x1f) >= 8)) {
 		/* (outside 64-bit code, C4 C5 62 with a memory ModRM are
 		 * LES LDS BOUND) */
-		uint8_t opc;
-		if (op == 0xc5) {
-			map = 1;
-			i += 2;
-		} else if (op == 0x62) {
-			if (i + 3 >= avail)
-				return -1;
-			map = code[i + 1] & 7;
-			i += 4;
-		} else {
-			if (i + 2 >= avail)
-				return -1;
-			map = code[i + 1] & 0x1f;
-			if (op == 0x8f)
-				map = -map; /* XOP maps 8, 9, 10 */
-			i += 3;
-		}
-		if (i >= avail)
-			return -1;
-		opc = code[i++];
-		if (map == 1 && opc == 0x77 && op != 0x62)
-			return (int)i; /* vzeroupper / vzeroall */
-		len = modrm_len(code + i, avail - i, addr16);
-		if (len < 0)
-			return -1;
-		i += (size_t)len;
-		if (map == 3 || map == -8)
-			imm = 1;
-		else if (map == -10)
-			imm = 4;
-		else if (map == 1 && ((opc >= 0x70 && opc <= 0x73) ||
-				      opc == 0xc2 || opc == 0xc4 ||
-				      opc == 0xc5 || opc == 0xc6))
-			imm = 1;
-		else if (map != 1 && map != 2 && map != 5 && map != 6 &&
-			 map != -9 && map != 3)
-			return -1;
-		i += (size_t)imm;
-		return i <= avail ? (int)i : -1;
+		return vex_len(code, i, avail, addr16);
 	}
 
 	i++;

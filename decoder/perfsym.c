@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "decoder/internal.h"
+#include "decoder/perfsym.h"
 
 struct node {
 	int parent, left, right; /* indices, -1 for none */
@@ -265,6 +266,33 @@ static void erase(struct tree *t, int z)
 	}
 	if (x != NIL)
 		t->n[x].red = 0;
+}
+
+int strace_dec_prefix_underscores(const char *s)
+{
+	int n = 0;
+	while (*s++ == '_')
+		n++;
+	return n;
+}
+
+int strace_dec_perf_choose_best(uint64_t la, int binda, const char *namea,
+				uint64_t lb, int bindb, const char *nameb)
+{
+	if (lb == 0 && la > 0)
+		return 0;
+	if (la == 0 && lb > 0)
+		return 1;
+	if ((binda == STB_WEAK) != (bindb == STB_WEAK))
+		return binda == STB_WEAK;
+	if ((binda == STB_GLOBAL) != (bindb == STB_GLOBAL))
+		return bindb == STB_GLOBAL;
+	int ua = strace_dec_prefix_underscores(namea);
+	int ub = strace_dec_prefix_underscores(nameb);
+
+	if (ua != ub)
+		return ub < ua;
+	return strlen(nameb) > strlen(namea);
 }
 
 /* perf's choose_best_symbol(): 0 keeps a, 1 keeps b. */

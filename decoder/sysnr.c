@@ -54,6 +54,84 @@ static int32_t rel32(const uint8_t *p)
 }
 
 /*
+ * The effect of an instruction with a ModRM byte (effect()'s op, 0x1XX for
+ * the 0f map) on %eax: modrm is at q, the instruction ends at end.
+ */
+static enum effect effect_modrm(unsigned op, unsigned modrm, int rex, int osz,
+				const uint8_t *q, const uint8_t *end,
+				int64_t *imm)
+{
+	unsigned mod, reg, rm;
+	int byte_op;
+
+	mod = modrm >> 6;
+	reg = ((modrm >> 3) & 7) | (rex & 4) << 1;
+	rm = (modrm & 7) | (rex & 1) << 3;
+	byte_op = op < 0x100 && (op & 1) == 0 && op != 0x8d &&
+		  op != 0x84 && op != 0x38 && op != 0x3a;
+	/* %eax written: register 0, or %ah (4) by a byte op without REX */
+#define IS_EAX(r) ((r) == 0 || (byte_op && !rex && (r) == 4))
+	if (op >= 0x100) /* cmov, movzx, movsx, imul */
+		return IS_EAX(reg) ? CLOBBER : KEEP;
+	if (op <= 0x3b) {
+		if ((op & 0xf8) == 0x38) /* cmp */
+			return KEEP;
+		/* xor %eax, %eax (sub too): read is 0 */
+		if ((op == 0x31 || op == 0x33 || op == 0x29 || op == 0x2b) &&
+		    mod == 3 && reg == 0 && rm == 0 && !osz) {
+			*imm = 0;
+			return SET;
+		}
+		if (op & 2) /* op reg, r/m */
+			return IS_EAX(reg) ? CLOBBER : KEEP;
+		return mod == 3 && IS_EAX(rm) ? CLOBBER : KEEP;
+	}
+	switch (op) {
+	case 0x84: case 0x85: /* test */
+		return KEEP;
+	case 0x88: case 0x89: /* mov r, r/m */
+		return mod == 3 && IS_EAX(rm) ? CLOBBER : KEEP;
+	case 0x8a: case 0x8b: case 0x8d: case 0x63: case 0x69: case 0x6b:
+		return IS_EAX(reg) ? CLOBBER : KEEP;
+	case 0x80: case 0x81: case 0x83: /* group 1; /7 is cmp */
+		if ((modrm >> 3 & 7) == 7)
+			return KEEP;
+		return mod == 3 && IS_EAX(rm) ? CLOBBER : KEEP;
+	case 0xc7: /* mov $imm32, r/m */
+		if (mod == 3 && rm == 0 && (modrm >> 3 & 7) == 0 && !osz &&
+		    end - q >= 5) {
+			*imm = (uint32_t)rel32(q + 1);
+			/* (with REX.W sign-extended: a negative one is no
+			 * number) */
+			return (rex & 8) && *imm >= 0x80000000 ? CLOBBER : SET;
+		}
+		return mod == 3 && IS_EAX(rm) ? CLOBBER : KEEP;
+	case 0xf6: case 0xf7: /* /0 /1 test, /2 not, /3 neg, /4-/7 mul, div */
+		if ((modrm >> 3 & 7) < 2)
+			return KEEP;
+		if ((modrm >> 3 & 7) >= 4)
+			return CLOBBER;
+		return mod == 3 && IS_EAX(rm) ? CLOBBER : KEEP;
+	case 0xff:
+		switch (modrm >> 3 & 7) {
+		case 2: case 3:
+			return CALL;
+		case 4: case 5:
+			return JUMP;
+		case 6:
+			return KEEP; /* push */
+		case 7:
+			return CLOBBER;
+		}
+		/* inc, dec */
+		return mod == 3 && IS_EAX(rm) ? CLOBBER : KEEP;
+	}
+	/* c0 c1 c6 d0-d3 fe: shifts, mov $imm8, inc/dec: r/m written */
+	return mod == 3 && IS_EAX(rm) ? CLOBBER : KEEP;
+#undef IS_EAX
+}
+
+/*
  * The effect of the instruction of len bytes at p, at offset off of the
  * sweep: *imm for SET, *target (an offset; -1: indirect) for COND and
  * JUMP.
@@ -62,8 +140,8 @@ static enum effect effect(const uint8_t *p, int len, int64_t off,
 			  int64_t *imm, int64_t *target)
 {
 	const uint8_t *q = p, *end = p + len;
-	int osz = 0, rex = 0, byte_op;
-	unsigned op, modrm, mod, reg, rm;
+	int osz = 0, rex = 0;
+	unsigned op;
 
 	for (; q < end; q++) {
 		if (*q == 0x66)
@@ -153,72 +231,7 @@ static enum effect effect(const uint8_t *p, int len, int64_t off,
 	}
 	if (q >= end)
 		return CLOBBER;
-	modrm = *q;
-	mod = modrm >> 6;
-	reg = ((modrm >> 3) & 7) | (rex & 4) << 1;
-	rm = (modrm & 7) | (rex & 1) << 3;
-	byte_op = op < 0x100 && (op & 1) == 0 && op != 0x8d &&
-		  op != 0x84 && op != 0x38 && op != 0x3a;
-	/* %eax written: register 0, or %ah (4) by a byte op without REX */
-#define IS_EAX(r) ((r) == 0 || (byte_op && !rex && (r) == 4))
-	if (op >= 0x100) /* cmov, movzx, movsx, imul */
-		return IS_EAX(reg) ? CLOBBER : KEEP;
-	if (op <= 0x3b) {
-		if ((op & 0xf8) == 0x38) /* cmp */
-			return KEEP;
-		/* xor %eax, %eax (sub too): read is 0 */
-		if ((op == 0x31 || op == 0x33 || op == 0x29 || op == 0x2b) &&
-		    mod == 3 && reg == 0 && rm == 0 && !osz) {
-			*imm = 0;
-			return SET;
-		}
-		if (op & 2) /* op reg, r/m */
-			return IS_EAX(reg) ? CLOBBER : KEEP;
-		return mod == 3 && IS_EAX(rm) ? CLOBBER : KEEP;
-	}
-	switch (op) {
-	case 0x84: case 0x85: /* test */
-		return KEEP;
-	case 0x88: case 0x89: /* mov r, r/m */
-		return mod == 3 && IS_EAX(rm) ? CLOBBER : KEEP;
-	case 0x8a: case 0x8b: case 0x8d: case 0x63: case 0x69: case 0x6b:
-		return IS_EAX(reg) ? CLOBBER : KEEP;
-	case 0x80: case 0x81: case 0x83: /* group 1; /7 is cmp */
-		if ((modrm >> 3 & 7) == 7)
-			return KEEP;
-		return mod == 3 && IS_EAX(rm) ? CLOBBER : KEEP;
-	case 0xc7: /* mov $imm32, r/m */
-		if (mod == 3 && rm == 0 && (modrm >> 3 & 7) == 0 && !osz &&
-		    end - q >= 5) {
-			*imm = (uint32_t)rel32(q + 1);
-			/* (with REX.W sign-extended: a negative one is no
-			 * number) */
-			return (rex & 8) && *imm >= 0x80000000 ? CLOBBER : SET;
-		}
-		return mod == 3 && IS_EAX(rm) ? CLOBBER : KEEP;
-	case 0xf6: case 0xf7: /* /0 /1 test, /2 not, /3 neg, /4-/7 mul, div */
-		if ((modrm >> 3 & 7) < 2)
-			return KEEP;
-		if ((modrm >> 3 & 7) >= 4)
-			return CLOBBER;
-		return mod == 3 && IS_EAX(rm) ? CLOBBER : KEEP;
-	case 0xff:
-		switch (modrm >> 3 & 7) {
-		case 2: case 3:
-			return CALL;
-		case 4: case 5:
-			return JUMP;
-		case 6:
-			return KEEP; /* push */
-		case 7:
-			return CLOBBER;
-		}
-		/* inc, dec */
-		return mod == 3 && IS_EAX(rm) ? CLOBBER : KEEP;
-	}
-	/* c0 c1 c6 d0-d3 fe: shifts, mov $imm8, inc/dec: r/m written */
-	return mod == 3 && IS_EAX(rm) ? CLOBBER : KEEP;
-#undef IS_EAX
+	return effect_modrm(op, *q, rex, osz, q, end, imm);
 }
 
 long strace_syscall_nr(struct strace_image *img, uint64_t addr)

@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "decoder/blockfile.h"
 #include "decoder/internal.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

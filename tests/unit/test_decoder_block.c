@@ -10,6 +10,7 @@
 
 #include "harness.h"
 #include "decoder_testlib.h"
+#include "decoder/blockfile.h"
 #include "decoder/internal.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
