@@ -8,7 +8,8 @@
 #       a program the tests or benchmarks run, built by make tests
 #
 # The scripts need no registration: tests/run.sh runs every
-# tests/e2e/*.sh and tests/*/e2e-*.sh (make check and make check-e2e).
+# tests/e2e/*.sh and tests/*/e2e-*.sh (make check and make check-e2e);
+# each begins with tests/e2e/lib.sh, which is not run itself.
 # A tests/unit/test_*.c that no line below names stops the build.
 
 tests_unit_CFLAGS = -Itests $(CAPSTONE_CFLAGS)

@@ -3,8 +3,9 @@
 # lines, and end with "N passed, N failed, N skipped".
 #
 # Usage: O=build tests/run.sh PROGRAM... ; also runs every tests/e2e/*.sh
-# and tests/*/e2e-*.sh, or those in $SCRIPTS when it is set. A program that exits non-zero without printing a
-# FAIL line (a crash, a sanitizer report) counts as one failure.
+# (but tests/e2e/lib.sh, which they source) and tests/*/e2e-*.sh, or those
+# in $SCRIPTS when it is set. A program that exits non-zero without
+# printing a FAIL line (a crash, a sanitizer report) counts as one failure.
 set -u
 O=${O:-build}
 export O
@@ -44,7 +45,7 @@ for prog in "$@"; do
 	run_one "$(basename "$prog")" "$prog"
 done
 # SCRIPTS: the scripts to run instead of all of them ("" for none)
-for script in ${SCRIPTS-$(ls tests/e2e/*.sh tests/*/e2e-*.sh 2>/dev/null | sort)}; do
+for script in ${SCRIPTS-$(ls tests/e2e/*.sh tests/*/e2e-*.sh 2>/dev/null | grep -vx tests/e2e/lib.sh | sort)}; do
 	run_one "$(basename "$script")" bash "$script"
 done
 

@@ -24,16 +24,10 @@
 # A bundle made with objects missing is partial (exit 3, MANIFEST lines
 # 'missing'). The -w perf.data of a live session (live_replay: ptsynth's
 # recording through the fake kernel) is bundled and decoded the same way.
-set -u
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$top" || exit 1
 T=capture-archive
+. "$(dirname "$0")/lib.sh"
+cd "$top" || exit 1
 B=$top/$O/bin
-nfail=0
-pass() { echo "PASS: $T/$1"; }
-fail() { echo "FAIL: $T/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; nfail=$((nfail + 1)); }
-skip() { echo "SKIP: $T/$1"; }
 for tool in "$B/ptsynth" "$B/ptrace-capture" "$B/ptrace-read"; do
 	[ -x "$tool" ] || { echo "SKIP: $T/all (no $tool: run make tests)"; exit 0; }
 done
@@ -41,8 +35,6 @@ if ! command -v qemu-x86_64 >/dev/null || ! command -v gcc >/dev/null; then
 	echo "SKIP: $T/all (needs qemu-x86_64 for ptsynth and gcc)"
 	exit 0
 fi
-work=$(mktemp -d /tmp/capture-archive.XXXXXX)
-trap 'rm -rf "$work"' EXIT
 # our temporary folders, an empty build-id cache, a home of our own
 # (perf's ~/.debug, $HOME/.debug debug files): nothing of this machine's
 export TMPDIR=$work/tmp PERF_BUILDID_DIR=$work/bidcache HOME=$work/home
@@ -394,4 +386,4 @@ if [ -x "$REPLAY" ] && [ -n "$has_perf" ]; then
 else
 	skip "live-w-bundle (no live_replay or no perf)"
 fi
-[ $nfail -eq 0 ]
+finish

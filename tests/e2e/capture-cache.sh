@@ -10,16 +10,8 @@
 # garbage, a FIFO or a directory in its place), a cache directory that
 # cannot be made - gives the same ring, and a wrong file is rewritten
 # good (the next run leaves it alone).
-set -u
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
-bin=$top/$O/bin
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fails=0
-
-pass() { echo "PASS: capture-cache/$1"; }
-fail() { echo "FAIL: capture-cache/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; fails=$((fails + 1)); }
+T=capture-cache
+. "$(dirname "$0")/lib.sh"
 
 corpus=$top/tests/corpus/corpus.sh
 
@@ -282,4 +274,4 @@ if ${CC:-cc} -shared -fPIC -o "$work/nocs/libcapstone.so.4" "$work/nocs/x.c" 2>"
 else
 	fail no-capstone "cannot build a stand-in library: $(cat "$work/nocs/err")"
 fi
-[ "$fails" -eq 0 ]
+finish

@@ -18,16 +18,8 @@
 #              same ring as the default 256 KiB pieces
 #   split:     (one thread) -j 2 cutting its trace at PSBs into 4 KiB
 #              pieces gives the very same ring
-set -u
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
-bin=$top/$O/bin
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fails=0
-
-pass() { echo "PASS: capture-corpus/$1"; }
-fail() { echo "FAIL: capture-corpus/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; fails=$((fails + 1)); }
+T=capture-corpus
+. "$(dirname "$0")/lib.sh"
 
 corpus=$top/tests/corpus/corpus.sh
 names=$(O=$O "$corpus" list)
@@ -198,4 +190,4 @@ for trace in $(for n in $names; do for v in default noretcomp overflow percpu; d
 	fi
 	rm -f "$work"/*.srb
 done
-[ "$fails" -eq 0 ]
+finish

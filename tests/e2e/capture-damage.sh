@@ -4,15 +4,8 @@
 # decode), a missing ELF file (a warning naming it, error events, the rest
 # decoded), cut-off and garbage perf.data files, an out-of-range time
 # conversion (a clear error naming the file, exit 1, never a crash).
-set -u
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
-bin=$top/$O/bin
-work=$(mktemp -d)
-if [ -n "${KEEP:-}" ]; then echo "work $work (kept)" >&2; else trap 'rm -rf "$work"' EXIT; fi
-fails=0
-pass() { echo "PASS: capture-damage/$1"; }
-fail() { echo "FAIL: capture-damage/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; fails=$((fails + 1)); }
+T=capture-damage
+. "$(dirname "$0")/lib.sh"
 
 # decode DATA NAME [opts] -> $work/NAME.jsonl, stderr in $work/NAME.err;
 # returns 0 for a decode into the ring, partial or not (exit 0 or 3: the
@@ -245,4 +238,4 @@ decode "$work/nonexistent.data" none
 rc=$?
 [ $rc -eq 1 ] && grep -q "nonexistent.data" "$work/none.err" && pass missing-file ||
 	fail missing-file "exit $rc: $(cat "$work/none.err")"
-[ "$fails" -eq 0 ]
+finish

@@ -24,15 +24,8 @@
 #   dlfilter:  perf script --dlfilter gives ptrace-capture's flow
 #              (tests/e2e/dlfilter-compare.sh on this recording; the
 #              check of names against perf's own is skipped)
-set -u
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
-bin=$top/$O/bin
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fails=0
-pass() { echo "PASS: capture-fork/$1"; }
-fail() { echo "FAIL: capture-fork/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; fails=$((fails + 1)); }
+T=capture-fork
+. "$(dirname "$0")/lib.sh"
 
 for t in ptsynth ptfork ptrace-capture ptrace-read; do
 	[ -x "$bin/$t" ] || { echo "SKIP: capture-fork/all ($bin/$t missing: make tests)"; exit 0; }
@@ -47,7 +40,7 @@ fptr=$(ls "$top/$O"/corpus/bin/fptr-* 2>/dev/null | head -1)
 for r in p:$recurse c:$recurse e:$fptr; do
 	"$bin/ptsynth" --per-cpu -o "$work/${r%%:*}.data" --truth "$work/${r%%:*}.truth" \
 		-- "${r#*:}" >/dev/null 2>"$work/ps.err" ||
-		{ fail build "ptsynth ${r#*:}: $(tail -2 "$work/ps.err")"; echo "0 passed, $fails failed"; exit 1; }
+		{ fail build "ptsynth ${r#*:}: $(tail -2 "$work/ps.err")"; echo "0 passed, $nfail failed"; exit 1; }
 done
 data=$work/fork.data
 if "$bin/ptfork" -o "$data" -t "$work/fork.truth" "$work/p.data" \
@@ -167,9 +160,9 @@ if [ -e "$top/$O/lib/libstrace_dlf.so" ]; then
 	grep '^\(PASS\|FAIL\)' "$work/dlf" | grep -v "perfnames\|dlfilter-args" |
 		sed 's/^\(PASS\|FAIL\): dlfilter-fork\//\1: capture-fork\/dlfilter-/' >"$work/dlf.res"
 	cat "$work/dlf.res"
-	fails=$((fails + $(grep -c '^FAIL' "$work/dlf.res")))
+	nfail=$((nfail + $(grep -c '^FAIL' "$work/dlf.res")))
 	grep -q perfnames "$work/dlf" &&
 		echo "note: capture-fork/dlfilter-perfnames not checked (one name table for all processes)"
 fi
 
-[ "$fails" -eq 0 ]
+finish

@@ -11,17 +11,10 @@
 #    order;
 #  - the sequential decode: -j 2 in 4 KiB pieces gives the same events
 #    as -j 1, thread by thread.
-set -u
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$top" || exit 1
 T=capture-gap
+. "$(dirname "$0")/lib.sh"
+cd "$top" || exit 1
 B=$O/bin
-nfail=0
-pass() { echo "PASS: $T/$1"; }
-fail() { echo "FAIL: $T/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; nfail=$((nfail + 1)); }
-work=$(mktemp -d /tmp/capture-gap.XXXXXX)
-trap 'rm -rf "$work"' EXIT
 # no build-id cache where libc could be found by its build-id
 mkdir -p "$work/home/.debug"
 export HOME=$work/home PERF_BUILDID_DIR=$work/home/.debug
@@ -81,4 +74,4 @@ for t in sorted(d, key=str):
 		fail "$p/resumed-at-ip-packets-as-the-truth-says" "$out"
 	fi
 done
-[ $nfail -eq 0 ]
+finish

@@ -4,16 +4,9 @@
 # ELF file, a FIFO where a binary's .gnu_debuglink points, a perf.data cut
 # short while it is decoded. None may block (each run is under `timeout`,
 # and a run it kills is a failure) or crash.
-set -u
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
-bin=$top/$O/bin
+T=capture-inputs
+. "$(dirname "$0")/lib.sh"
 corpus=$top/tests/corpus/corpus.sh
-work=$(mktemp -d)
-if [ -n "${KEEP:-}" ]; then echo "work $work (kept)" >&2; else trap 'rm -rf "$work"' EXIT; fi
-fails=0
-pass() { echo "PASS: capture-inputs/$1"; }
-fail() { echo "FAIL: capture-inputs/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; fails=$((fails + 1)); }
 
 # decode DATA NAME [opts]: ptrace-capture under a timeout -> $work/NAME.srb,
 # its events in $work/NAME.jsonl, stderr in $work/NAME.err; its status.
@@ -188,4 +181,4 @@ else
 	fail usage-names-the-program "exit $rc: $(head -2 "$work/usage.err")"
 fi
 
-[ "$fails" -eq 0 ]
+finish

@@ -7,21 +7,14 @@
 # exceptions. A stream cut short, garbage, an empty stream and hostile
 # records are refused with a message and exit 1, and leave no file
 # behind.
-set -u
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$top" || exit 1
 T=capture-pipe
+. "$(dirname "$0")/lib.sh"
+cd "$top" || exit 1
 B=$O/bin
-nfail=0
-pass() { echo "PASS: $T/$1"; }
-fail() { echo "FAIL: $T/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; nfail=$((nfail + 1)); }
 if ! command -v perf >/dev/null; then
 	echo "SKIP: $T/all (perf is not installed: it writes the pipe-mode streams)"
 	exit 0
 fi
-work=$(mktemp -d /tmp/capture-pipe.XXXXXX)
-trap 'rm -rf "$work"' EXIT
 export TMPDIR=$work/tmp
 mkdir -p "$TMPDIR"
 
@@ -110,4 +103,4 @@ refused huge-auxtrace "the stream ended inside a record" sh -c \
 	"'$B/ptrace-capture' -q -i - -o '$work/huge-auxtrace.srb' <'$work/h1.data'"
 refused odd-attr "malformed perf.data record" sh -c \
 	"'$B/ptrace-capture' -q -i - -o '$work/odd-attr.srb' <'$work/h2.data'"
-[ $nfail -eq 0 ]
+finish

@@ -22,15 +22,8 @@
 #              there, in order (tests/e2e/cmptruth.py)
 #   events:    a process definition per process, a thread_exit per thread
 # SKIP if ptrace is not allowed here (the reason is printed).
-set -u
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
-bin=$top/$O/bin
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fails=0
-pass() { echo "PASS: capture-ptrace/$1"; }
-fail() { echo "FAIL: capture-ptrace/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; fails=$((fails + 1)); }
+T=capture-ptrace
+. "$(dirname "$0")/lib.sh"
 
 for t in ptsynth ptrace-capture ptrace-read; do
 	[ -x "$bin/$t" ] || { echo "SKIP: capture-ptrace/all ($bin/$t missing: make tests)"; exit 0; }
@@ -147,4 +140,4 @@ EXECS=3 check sh /bin/sh -c "$recurse; exec $fptr"
 EXECS=1 check threads "$threads"
 EXECS=1 check signals "$signals"
 
-[ "$fails" -eq 0 ]
+finish

@@ -11,15 +11,9 @@
 #  - bad input: a missing file, overlapping sections, bad --raw syntax,
 #    a range past the file's end, a trace without PSB, a FIFO, a non-ELF
 #    --elf: exit 1 or 2, a message naming the problem, no ring left.
-set -u
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
-bin=$top/$O/bin
+T=capture-rawpt
+. "$(dirname "$0")/lib.sh"
 corpus=$top/$O/corpus
-work=$(mktemp -d)
-if [ -n "${KEEP:-}" ]; then echo "work $work (kept)" >&2; else trap 'rm -rf "$work"' EXIT; fi
-pass() { echo "PASS: capture-rawpt/$1"; }
-fail() { echo "FAIL: capture-rawpt/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; }
 
 # events of a ring without seq, time and TIME_EXACT, nor thread_exit
 # (perf.data's EXIT record: a raw trace has no sideband to say it), nor
@@ -199,4 +193,4 @@ if cc -no-pie -o "$work/nopie" "$work/nopie.c" 2>/dev/null; then
 else
 	echo "SKIP: capture-rawpt/bad-elf-exec-base (cc -no-pie failed)"
 fi
-true
+finish

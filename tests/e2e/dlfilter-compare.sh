@@ -9,28 +9,24 @@
 # makes here of a few system programs, under $O/dlfilter/.
 # Env: O (build dir), DLF_TRACES (space-separated perf.data files to use
 # instead).
-set -u
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
+T=dlfilter-compare
+. "$(dirname "$0")/lib.sh"
 cd "$top"
 lib=$top/$O/lib/libstrace_dlf.so
 cap=$O/bin/ptrace-capture
 rd=$O/bin/ptrace-read
-fails=0
-say() { echo "$@"; case $1 in FAIL:) fails=$((fails + 1)) ;; esac; }
+# say LINE: a PASS:/FAIL:/SKIP: line named by its trace (not by $T)
+say() { echo "$@"; case $1 in FAIL:) nfail=$((nfail + 1)) ;; esac; }
 
 for need in "$lib" "$cap" "$rd"; do
-	[ -e "$need" ] || { say "FAIL: dlfilter-compare/build ($need missing)"; exit 1; }
+	[ -e "$need" ] || { fail "build ($need missing)"; exit 1; }
 done
 if ! command -v perf >/dev/null || ! command -v python3 >/dev/null; then
-	say "SKIP: dlfilter-compare/all (needs perf and python3)"
+	skip "all (needs perf and python3)"
 	exit 0
 fi
 
 . "$top/tests/e2e/perfdl.inc"
-
-work=$(mktemp -d /tmp/dlfcmp.XXXXXX)
-trap 'rm -rf "$work"' EXIT
 
 # --- the traces -------------------------------------------------------------
 traces=()
@@ -56,13 +52,13 @@ else
 				esac
 				"$ps" -o "$t" --truth "${t%.data}.truth" -- "${args[@]}" \
 					>/dev/null 2>"$work/ps.err" ||
-					{ say "SKIP: dlfilter-compare/$p (ptsynth failed: $(tail -n1 "$work/ps.err"))"; continue; }
+					{ skip "$p (ptsynth failed: $(tail -n1 "$work/ps.err"))"; continue; }
 			fi
 			traces+=("$p=$t")
 		done
 	fi
 fi
-[ ${#traces[@]} -gt 0 ] || { say "SKIP: dlfilter-compare/traces (no trace to compare: no corpus and no ptsynth)"; exit 0; }
+[ ${#traces[@]} -gt 0 ] || { skip "traces (no trace to compare: no corpus and no ptsynth)"; exit 0; }
 
 # --- one trace ------------------------------------------------------------
 compare() {
@@ -121,7 +117,7 @@ compare_names() {
 		"$w/d.jsonl" "$w/da.jsonl" --perf-data "$data" "${extra[@]}" \
 		>"$w/cmp.out" 2>&1
 	cat "$w/cmp.out"
-	fails=$((fails + $(grep -c '^FAIL: ' "$w/cmp.out")))
+	nfail=$((nfail + $(grep -c '^FAIL: ' "$w/cmp.out")))
 	grep -q '^\(PASS\|FAIL\|SKIP\): ' "$w/cmp.out" ||
 		say "FAIL: $name/compare (dlfcmp.py printed no verdict)"
 }
@@ -178,4 +174,4 @@ args_checks "$first"
 for t in "${traces[@]}"; do
 	compare "${t#*=}" "dlfilter-${t%%=*}"
 done
-[ "$fails" -eq 0 ]
+finish

@@ -8,15 +8,9 @@
 # target's OFF, when it is named so in the same DSO). The rings are
 # decoded with perf's names (--names perf), which leave libgcc's and
 # PLT code unnamed, and with ours.
-set -u
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
+T=dso-offsets
+. "$(dirname "$0")/lib.sh"
 cd "$top" || exit 1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fails=0
-pass() { echo "PASS: dso-offsets/$1"; }
-fail() { echo "FAIL: dso-offsets/$1"; fails=$((fails + 1)); }
 
 if ! command -v objdump >/dev/null; then
 	echo "SKIP: dso-offsets/all (objdump not installed: binutils)"
@@ -80,4 +74,4 @@ for p in exceptions:perf exceptions:plain threads:perf dynpie:perf; do
 		fail "$p ($bad of $((n + bad)) wrong:$msg)"
 	fi
 done
-[ "$fails" -eq 0 ]
+finish

@@ -7,18 +7,10 @@
 # (cpu events), from ptrace-capture and from the dlfilter; JSON lines
 # carry the chosen keys in the order given; bad lists are usage errors
 # naming the field.
-set -u
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$top" || exit 1
 T=fields
+. "$(dirname "$0")/lib.sh"
+cd "$top" || exit 1
 B=$O/bin
-nfail=0
-pass() { echo "PASS: $T/$1"; }
-fail() { echo "FAIL: $T/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; nfail=$((nfail + 1)); }
-skip() { echo "SKIP: $T/$1 ($2)"; }
-work=$(mktemp -d /tmp/fields.XXXXXX)
-trap 'rm -rf "$work"' EXIT
 
 for p in pgqsort threads exceptions; do
 	data=$O/corpus/$p.data
@@ -124,4 +116,4 @@ if [ -e "$r" ]; then
 	usage offset-without-sym "give sym too" -F from,offset "$r"
 	usage with-a-view "-F chooses the fields of the lines of -f text or jsonl" -f tree -F tid "$r"
 fi
-[ $nfail -eq 0 ]
+finish

@@ -40,31 +40,23 @@
 # the generator writes), FOLLOW_SLOW_S (seconds slowcat sleeps at most).
 # Takes 15-20 s here, in build/ and in build/san (make check
 # SAN=address,undefined) alike.
-set -u
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
+T=follow-pipelines
+. "$(dirname "$0")/lib.sh"
 cd "$top"
 PR=$top/$O/bin/ptrace-read
 CAP=$top/$O/bin/ptrace-capture
 lib=$top/$O/lib/libstrace_dlf.so
-T=follow-pipelines
-tmp=$(mktemp -d)
 R=/dev/shm/e2e_pipes_$$
 pids=() # this run's readers, slowcat and writer
-cleanup() {
+on_exit() { # (then lib.sh removes $work)
 	# only those still running as our children (a pid may be reused)
 	for p in "${pids[@]+"${pids[@]}"}"; do
 		[ "$(ps -o ppid= -p "$p" 2>/dev/null | tr -d ' ')" = $$ ] && kill -9 "$p" 2>/dev/null
 	done
 	for p in "${pids[@]+"${pids[@]}"}"; do wait "$p" 2>/dev/null; done
-	rm -rf "$tmp"; rm -f "$R"_*
+	rm -f "$R"_*
 }
-trap cleanup EXIT
 trap 'exit 130' INT TERM
-nfail=0
-pass() { echo "PASS: $T/$1"; }
-fail() { echo "FAIL: $T/$1"; [ $# -gt 1 ] && printf '  %s\n' "$1:" "${@:2}" >&2; nfail=$((nfail + 1)); }
-skip() { echo "SKIP: $T/$1"; }
 for need in "$PR" "$CAP"; do
 	[ -x "$need" ] || { echo "FAIL: $T/build ($need missing)"; exit 1; }
 done
@@ -83,7 +75,7 @@ READERS="jsonl text raw"
 # slowcat SEED BUDGET_S: cat in random chunks of 256 B..8 KiB with random
 # sleeps of up to 3 ms, until BUDGET_S seconds were slept (then at full
 # speed, so that a run takes bounded time)
-cat >"$tmp/slowcat.py" <<'EOF'
+cat >"$work/slowcat.py" <<'EOF'
 import random, sys, time
 rnd, budget = random.Random(int(sys.argv[1])), float(sys.argv[2])
 fin, fout = sys.stdin.buffer, sys.stdout.buffer
@@ -178,14 +170,14 @@ read_all() {
 # ref.{jsonl,text,raw}.
 run_pipeline() {
 	local name=$1 writer=$2 arg=$3 expect=$4
-	local w=$tmp/run ring=$R"_"${name//\//_} r rc wpid deadline
+	local w=$work/run ring=$R"_"${name//\//_} r rc wpid deadline
 	local -A rpid=()
 	pids=()
 	rm -rf "$w"; mkdir -p "$w"; rm -f "$ring"
 
 	# the readers, before the writer
 	mkfifo "$w/fifo"
-	python3 "$tmp/slowcat.py" "$((RANDOM * 32768 + RANDOM))" "$SLOW_S" \
+	python3 "$work/slowcat.py" "$((RANDOM * 32768 + RANDOM))" "$SLOW_S" \
 		<"$w/fifo" >"$w/out.text" 2>"$w/slowcat.err" &
 	local spid=$!; pids+=($spid)
 	for r in $READERS; do
@@ -320,7 +312,7 @@ fi
 
 for t in "${traces[@]+"${traces[@]}"}"; do
 	# the events of an archive decode, for the lossless ring that wraps
-	cref=$tmp/cref
+	cref=$work/cref
 	rm -rf "$cref"; mkdir -p "$cref"
 	f=${t#*=} extra=()
 	case $f in *:all) extra=(--all-branches) ;; esac
@@ -340,19 +332,19 @@ if [ ${#traces[@]} -gt 0 ]; then
 	rm -f "$R"_wait
 	"$PR" --follow --timeout $TO -f raw -o /dev/null "$R"_wait 2>/dev/null &
 	wr=$!
-	"$CAP" -q -i "${t%:all}" -o "$R"_wait --wait-readers 1 2>"$tmp/wait.err"
+	"$CAP" -q -i "${t%:all}" -o "$R"_wait --wait-readers 1 2>"$work/wait.err"
 	wait $wr
 	mode=$("$PR" --stat "$R"_wait 2>&1 | awk '$1 == "mode:" {print $2}')
 	if [ "$mode" = lossless ]; then
 		pass "capture-wait/lossless-by-default"
 	else
-		fail "capture-wait/lossless-by-default" "mode '$mode': $(head -c 300 "$tmp/wait.err")"
+		fail "capture-wait/lossless-by-default" "mode '$mode': $(head -c 300 "$work/wait.err")"
 	fi
 	rm -f "$R"_wait
 fi
 
 # --- the generator: lossless (wraps, waits) and flight (big enough) ---------
-ref=$tmp/ref
+ref=$work/ref
 mkdir -p "$ref"
 if "$PR" --generate "$N" -o "$R"_ref 2>"$ref/gen.err" && read_all "$R"_ref "$ref" ref; then
 	rm -f "$R"_ref
@@ -366,4 +358,4 @@ else
 	fail "generate/reference" "$(cat "$ref/gen.err" "$ref/ref.err" 2>/dev/null | head -c 300)"
 fi
 
-[ $nfail -eq 0 ]
+finish

@@ -4,10 +4,8 @@
 # and as C++17, with warnings as errors: event.h says it is both.
 # Env: INCDIR, the directory holding strace/ (default: the source's
 # include/; tests/e2e/install.sh passes the installed one).
-set -u
-top=$(cd "$(dirname "$0")/../.." && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+T=headers
+. "$(dirname "$0")/lib.sh"
 inc=${INCDIR:-$top/include}
 for h in "$inc"/strace/*.h; do
 	name=$(basename "$h")
@@ -17,16 +15,17 @@ for h in "$inc"/strace/*.h; do
 		c++17) cc=${CXX:-c++} src=$work/t.cpp std=-std=c++17 ;;
 		esac
 		if ! command -v "$cc" >/dev/null 2>&1; then
-			echo "SKIP: headers/$name/$lang (no $cc)"
+			skip "$name/$lang" "no $cc"
 			continue
 		fi
 		printf '#include <strace/%s>\nint main(void) { return 0; }\n' "$name" >"$src"
 		if "$cc" $std -Wall -Wextra -pedantic -Werror -I"$inc" \
 			-c -o "$work/t.o" "$src" 2>"$work/err"; then
-			echo "PASS: headers/$name/$lang"
+			pass "$name/$lang"
 		else
-			echo "FAIL: headers/$name/$lang"
+			fail "$name/$lang"
 			head -5 "$work/err" | sed 's/^/  /'
 		fi
 	done
 done
+finish

@@ -15,18 +15,14 @@
 #    the library's strace_version();
 #  - perf lists the installed dlfilter and runs it by its name alone.
 # Env: O (build dir).
-set -u
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
+T=install
+. "$(dirname "$0")/lib.sh"
 cd "$top"
-fails=0
-say() { echo "$@"; case $1 in FAIL:) fails=$((fails + 1)) ;; esac; }
+# (not lib.sh's check: this one takes a status)
 check() { # NAME COND-STATUS [DETAIL]
-	if [ "$2" -eq 0 ]; then say "PASS: install/$1${3:+ ($3)}"; else say "FAIL: install/$1${3:+ ($3)}"; fi
+	if [ "$2" -eq 0 ]; then pass "$1${3:+ ($3)}"; else fail "$1${3:+ ($3)}"; fi
 }
 
-work=$(mktemp -d /tmp/install-test.XXXXXX)
-trap 'rm -rf "$work"' EXIT
 dest=$work/dest
 prefix=/usr/local
 version=$(sed -n 's/^#define STRACE_VERSION "\(.*\)"$/\1/p' include/strace/version.h)
@@ -34,7 +30,7 @@ major=${version%%.*}
 
 if ! make -s --no-print-directory O="$O" DESTDIR="$dest" PREFIX=$prefix install \
 	>"$work/install.log" 2>&1; then
-	say "FAIL: install/make-install (make install failed: $(tail -3 "$work/install.log"))"
+	fail "make-install (make install failed: $(tail -3 "$work/install.log"))"
 	exit 1
 fi
 root=$dest$prefix
@@ -94,9 +90,9 @@ grep -hE '^[a-z].*\bstrace_[a-z0-9_]+\(' "$root"/include/strace/*.h |
 nm -D --defined-only "$libdir/libstrace.so.$version" | awk '$2 == "T" {print $3}' |
 	sed 's/@.*//' | sort -u >"$work/exported"
 if cmp -s "$work/declared" "$work/exported"; then
-	say "PASS: install/exports-are-the-api ($(wc -l <"$work/declared") functions)"
+	pass "exports-are-the-api ($(wc -l <"$work/declared") functions)"
 else
-	say "FAIL: install/exports-are-the-api (declared, not exported: $(comm -23 "$work/declared" "$work/exported" | tr '\n' ' '); exported, not declared: $(comm -13 "$work/declared" "$work/exported" | tr '\n' ' '))"
+	fail "exports-are-the-api (declared, not exported: $(comm -23 "$work/declared" "$work/exported" | tr '\n' ' '); exported, not declared: $(comm -13 "$work/declared" "$work/exported" | tr '\n' ' '))"
 fi
 other=$(nm -D --defined-only "$libdir/libstrace.so.$version" | awk '$2 != "T" && $2 != "A" {print $3}')
 [ -z "$other" ]
@@ -125,16 +121,16 @@ if $cc -Wall -Wextra -Werror -o "$work/reader" "$ex" \
 	[ "$needed" = "libstrace.so.$major" ]
 	check example-dynamic $? "NEEDED $needed"
 else
-	say "FAIL: install/example-dynamic ($(head -3 "$work/cc.err"))"
+	fail "example-dynamic ($(head -3 "$work/cc.err"))"
 fi
 if [ -n "$san" ]; then
-	say "SKIP: install/example-static (a sanitizer build: ASan programs cannot be linked -static)"
+	skip "example-static (a sanitizer build: ASan programs cannot be linked -static)"
 elif $cc -static -Wall -Wextra -Werror -o "$work/reader-static" "$ex" \
 	$(pkg-config --static --cflags --libs libstrace) 2>"$work/cc.err"; then
 	! readelf -d "$work/reader-static" 2>/dev/null | grep -q NEEDED
 	check example-static $? "no shared library needed"
 else
-	say "FAIL: install/example-static ($(head -3 "$work/cc.err"))"
+	fail "example-static ($(head -3 "$work/cc.err"))"
 fi
 # the example printed in libstrace(3) builds too
 awk '/^\.SH EXAMPLES/ {ex = 1} ex && /^\.in \+4n/ {on = 1; next} on && /^\.in$/ {exit} on' \
@@ -142,9 +138,9 @@ awk '/^\.SH EXAMPLES/ {ex = 1} ex && /^\.in \+4n/ {on = 1; next} on && /^\.in$/ 
 	sed -e 's/\\e/\\/g' -e 's/\\-/-/g' >"$work/man-example.c"
 if $cc -Wall -Wextra -Werror -o "$work/man-example" "$work/man-example.c" \
 	$(pkg-config --cflags --libs libstrace) 2>"$work/cc.err"; then
-	say "PASS: install/man-example-builds ($(wc -l <"$work/man-example.c") lines)"
+	pass "man-example-builds ($(wc -l <"$work/man-example.c") lines)"
 else
-	say "FAIL: install/man-example-builds ($(head -3 "$work/cc.err"))"
+	fail "man-example-builds ($(head -3 "$work/cc.err"))"
 fi
 
 # the example plugin: the headers alone, no library
@@ -154,17 +150,17 @@ if $cc -Wall -Wextra -Werror -shared -fPIC -o "$work/syscalls.so" "$pex" \
 	! readelf -d "$work/syscalls.so" | grep -q 'NEEDED.*libstrace'
 	check example-plugin-builds $? "needs no libstrace"
 else
-	say "FAIL: install/example-plugin-builds ($(head -3 "$work/cc.err"))"
+	fail "example-plugin-builds ($(head -3 "$work/cc.err"))"
 fi
 
 # --- run them on a ring ----------------------------------------------------
 data=$O/corpus/recurse.data
 if [ ! -f "$data" ]; then
-	say "FAIL: install/run (no $data: run make tests first)"
+	fail "run (no $data: run make tests first)"
 	exit 1
 fi
 ring=$work/recurse.srb
-"$root/bin/ptrace-capture" -q -i "$data" -o "$ring" || say "FAIL: install/capture (installed ptrace-capture failed)"
+"$root/bin/ptrace-capture" -q -i "$data" -o "$ring" || fail "capture (installed ptrace-capture failed)"
 # what ptrace-read says the calls are: TID FROM_SYM -> TO_SYM
 "$root/bin/ptrace-read" -f jsonl --types call "$ring" | python3 -c '
 import json, sys
@@ -181,14 +177,14 @@ for r in reader reader-static; do
 		awk '{f = $4; t = $6; sub(/\+.*/, "", f); sub(/\+.*/, "", t); print $2, f, "->", t}' \
 			"$work/$r.out" >"$work/$r.calls"
 		if [ "$ncalls" -gt 100 ] && cmp -s "$work/want" "$work/$r.calls"; then
-			say "PASS: install/$r-on-a-ring ($ncalls calls, named as ptrace-read names them)"
+			pass "$r-on-a-ring ($ncalls calls, named as ptrace-read names them)"
 		else
-			say "FAIL: install/$r-on-a-ring ($ncalls calls wanted; first difference: $(diff "$work/want" "$work/$r.calls" | head -3 | tr '\n' ' '))"
+			fail "$r-on-a-ring ($ncalls calls wanted; first difference: $(diff "$work/want" "$work/$r.calls" | head -3 | tr '\n' ' '))"
 		fi
 		grep -q "^libstrace    $version\$" "$work/$r.err"
 		check $r-library-version $? "$(grep libstrace "$work/$r.err")"
 	else
-		say "FAIL: install/$r-on-a-ring (exit $?: $(head -3 "$work/$r.err"))"
+		fail "$r-on-a-ring (exit $?: $(head -3 "$work/$r.err"))"
 	fi
 done
 # the example plugin in the installed ptrace-read: system calls per thread
@@ -219,14 +215,14 @@ if make -s --no-print-directory O="$O" PREFIX="$pfx" install >"$work/install2.lo
 		2>"$work/cc.err" &&
 	env -u LD_LIBRARY_PATH "$work/reader-pfx" "$ring" >"$work/pfx.out" 2>"$work/pfx.err" &&
 	[ "$(wc -l <"$work/pfx.out")" -eq "$ncalls" ]; then
-	say "PASS: install/prefix-runs-without-ld-library-path ($(PKG_CONFIG_PATH=$pfx/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR= pkg-config --libs libstrace))"
+	pass "prefix-runs-without-ld-library-path ($(PKG_CONFIG_PATH=$pfx/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR= pkg-config --libs libstrace))"
 else
-	say "FAIL: install/prefix-runs-without-ld-library-path ($(tail -2 "$work/install2.log" "$work/cc.err" "$work/pfx.err" 2>/dev/null | tr '\n' ' '))"
+	fail "prefix-runs-without-ld-library-path ($(tail -2 "$work/install2.log" "$work/cc.err" "$work/pfx.err" 2>/dev/null | tr '\n' ' '))"
 fi
 if grep -q -- '-rpath' <(make -s --no-print-directory -n O="$O" PREFIX=/usr install 2>/dev/null | grep libstrace.pc.in); then
-	say "FAIL: install/no-rpath-for-usr (PREFIX=/usr gets an rpath in the .pc)"
+	fail "no-rpath-for-usr (PREFIX=/usr gets an rpath in the .pc)"
 else
-	say "PASS: install/no-rpath-for-usr"
+	pass "no-rpath-for-usr"
 fi
 
 # --- one version everywhere -------------------------------------------------
@@ -269,7 +265,7 @@ if command -v perf >/dev/null; then
 	[ "$n" -eq "$ncalls" ]
 	check perf-runs-dlfilter-by-name $? "--dlfilter libstrace_dlf.so: $n calls, ptrace-capture $ncalls"
 else
-	say "SKIP: install/perf-dlfilter (no perf)"
+	skip "perf-dlfilter (no perf)"
 fi
 
 # --- make uninstall removes what make install put there ----------------------
@@ -282,4 +278,4 @@ else
 	check uninstall-removes-all 1 "$(tail -3 "$work/uninstall.log")"
 fi
 
-[ $fails -eq 0 ]
+finish

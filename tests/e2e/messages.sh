@@ -4,17 +4,13 @@
 # exit status (issue 12, item 7). The texts are the ones the user reads,
 # so a change to a message changes this test on purpose.
 # Env: O (build dir).
-set -u
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
+T=messages
+. "$(dirname "$0")/lib.sh"
 cd "$top"
 cap=$top/$O/bin/ptrace-capture
 rd=$top/$O/bin/ptrace-read
 lib=$top/$O/lib/libstrace_dlf.so
 data=$top/$O/corpus/threads.data
-fails=0
-pass() { echo "PASS: messages/$1"; }
-fail() { echo "FAIL: messages/$1"; shift; printf '  %s\n' "$@"; fails=$((fails + 1)); }
 # has NAME RC WANT_RC FILE TEXT...: exit status and every text in FILE
 has() {
 	local name=$1 rc=$2 want=$3 file=$4 t
@@ -34,8 +30,6 @@ has() {
 for b in "$cap" "$rd" "$data"; do
 	[ -e "$b" ] || { echo "FAIL: messages/build ($b missing: make tests)"; exit 1; }
 done
-work=$(mktemp -d /tmp/messages.XXXXXX)
-trap 'rm -rf "$work"' EXIT
 out=$work/out
 
 # -i of something that is not a perf.data file
@@ -186,4 +180,4 @@ else
 	echo "SKIP: messages/progress-line (script(1) is needed for a terminal)"
 fi
 
-[ $fails -eq 0 ]
+finish

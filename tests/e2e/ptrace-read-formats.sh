@@ -7,19 +7,12 @@
 #   text  the same events as the JSON, line by line;
 #   ring  a saved file read again gives identical JSON lines, names included;
 # plus --types filters, --list-types and docs/events.md coverage.
-set -u
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
+T=ptrace-read-formats
+. "$(dirname "$0")/lib.sh"
 cd "$top"
 PR="$top/$O/bin/ptrace-read"
-T=ptrace-read-formats
-tmp=$(mktemp -d)
 ring=/dev/shm/e2e_formats_$$.srb
-trap 'rm -rf "$tmp"; rm -f "$ring"' EXIT
-nfail=0
-pass() { echo "PASS: $T/$1"; }
-fail() { echo "FAIL: $T/$1"; [ $# -gt 1 ] && echo "  $2" >&2; nfail=$((nfail + 1)); }
-check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n" "command failed: $*"; fi; }
+on_exit() { rm -f "$ring"; }
 
 if [ ! -x "$PR" ]; then
 	echo "FAIL: $T/build ($PR missing)"
@@ -32,24 +25,24 @@ fi
 
 N=20000
 check generate "$PR" --generate $N -o "$ring"
-"$PR" -f raw -o "$tmp/raw" "$ring"; rc=$?
+"$PR" -f raw -o "$work/raw" "$ring"; rc=$?
 check raw_exit [ $rc -eq 0 ]
-"$PR" -f jsonl -o "$tmp/jsonl" "$ring"; rc=$?
+"$PR" -f jsonl -o "$work/jsonl" "$ring"; rc=$?
 check jsonl_exit [ $rc -eq 0 ]
-"$PR" "$ring" > "$tmp/text"; rc=$?
+"$PR" "$ring" > "$work/text"; rc=$?
 check text_exit [ $rc -eq 0 ]
 
 # raw == the ring's events region: header | strings | events[capacity],
 # so the events start capacity * 32 bytes before the end of the file
-"$PR" --stat "$ring" > "$tmp/stat"
-cap=$(awk '/^capacity:/ { print $2 }' "$tmp/stat")
+"$PR" --stat "$ring" > "$work/stat"
+cap=$(awk '/^capacity:/ { print $2 }' "$work/stat")
 fsize=$(stat -c %s "$ring")
 start=$((fsize - cap * 32))
-tail -c +$((start + 1)) "$ring" | head -c $((N * 32)) > "$tmp/region"
-check raw_size [ "$(stat -c %s "$tmp/raw")" -eq $((N * 32)) ]
-check raw_byte_exact cmp -s "$tmp/raw" "$tmp/region"
+tail -c +$((start + 1)) "$ring" | head -c $((N * 32)) > "$work/region"
+check raw_size [ "$(stat -c %s "$work/raw")" -eq $((N * 32)) ]
+check raw_byte_exact cmp -s "$work/raw" "$work/region"
 
-cat > "$tmp/check.py" <<'EOF'
+cat > "$work/check.py" <<'EOF'
 import json, re, struct, sys
 
 hdr = open("include/strace/event.h").read()
@@ -176,7 +169,7 @@ if not n_err[0]:
     err("no error event with a named code")
 print("checked %d events, %d names, %d named error codes" % (len(objs), n_sym, n_err[0]))
 EOF
-if out=$(python3 "$tmp/check.py" "$tmp/raw" "$tmp/jsonl" "$tmp/text" 2>&1); then
+if out=$(python3 "$work/check.py" "$work/raw" "$work/jsonl" "$work/text" 2>&1); then
 	pass jsonl_matches_raw_and_text
 	echo "  $out" >&2
 else
@@ -184,28 +177,28 @@ else
 fi
 
 # --no-comm drops thread names; --from-end on a closed ring reads nothing
-"$PR" --no-comm -f jsonl "$ring" | head -n 100 > "$tmp/nocomm"
-check no_comm_json bash -c '[ -s "$0" ] && ! grep -q "\"comm\"" "$0"' "$tmp/nocomm"
+"$PR" --no-comm -f jsonl "$ring" | head -n 100 > "$work/nocomm"
+check no_comm_json bash -c '[ -s "$0" ] && ! grep -q "\"comm\"" "$0"' "$work/nocomm"
 check no_comm_text bash -c '"$0" --no-comm "$1" | head -n 100 | awk "\$3 ~ /\// { bad = 1 } END { exit bad }"' "$PR" "$ring"
 check from_end_empty [ "$("$PR" --from-end "$ring" | wc -l)" -eq 0 ]
 
 # -f ring: a saved file, read again later, gives the same JSON, names too
-"$PR" -f ring -o "$tmp/saved.srb" "$ring"; rc=$?
+"$PR" -f ring -o "$work/saved.srb" "$ring"; rc=$?
 check save_ring_exit [ $rc -eq 0 ]
-cp "$tmp/saved.srb" "$tmp/copied.srb"
+cp "$work/saved.srb" "$work/copied.srb"
 rm -f "$ring" # the names must come from the saved file alone
-"$PR" -f jsonl -o "$tmp/jsonl2" "$tmp/copied.srb"; rc=$?
+"$PR" -f jsonl -o "$work/jsonl2" "$work/copied.srb"; rc=$?
 check saved_read_exit [ $rc -eq 0 ]
-check saved_jsonl_identical cmp -s "$tmp/jsonl" "$tmp/jsonl2"
-check saved_has_names grep -q '"from_sym":"main' "$tmp/jsonl2"
-check saved_stat_archive grep -q '^mode: *archive' <("$PR" --stat "$tmp/copied.srb")
-check save_refuses_existing_file bash -c '! "$0" -f ring -o "$1" "$1" 2>/dev/null' "$PR" "$tmp/copied.srb"
+check saved_jsonl_identical cmp -s "$work/jsonl" "$work/jsonl2"
+check saved_has_names grep -q '"from_sym":"main' "$work/jsonl2"
+check saved_stat_archive grep -q '^mode: *archive' <("$PR" --stat "$work/copied.srb")
+check save_refuses_existing_file bash -c '! "$0" -f ring -o "$1" "$1" 2>/dev/null' "$PR" "$work/copied.srb"
 # a save whose last batch makes the archive grow (65536 events fill it;
 # closing the writer then touched the header where the mapping had been
 # before it moved: SIGSEGV)
-"$PR" --generate 65636 -o "$tmp/big.srb" && "$PR" -f ring -o "$tmp/bigsaved.srb" "$tmp/big.srb"; rc=$?
+"$PR" --generate 65636 -o "$work/big.srb" && "$PR" -f ring -o "$work/bigsaved.srb" "$work/big.srb"; rc=$?
 check save_ring_grown_at_close [ $rc -eq 0 ]
-check save_ring_grown_all_read [ "$("$PR" -f raw "$tmp/bigsaved.srb" | wc -c)" -eq $((65636 * 32)) ]
+check save_ring_grown_all_read [ "$("$PR" -f raw "$work/bigsaved.srb" | wc -c)" -eq $((65636 * 32)) ]
 
 # --types: inclusion, globs, exclusion; the counts come from the JSON above
 count_types() { python3 -c '
@@ -219,11 +212,11 @@ for line in open(sys.argv[1]):
     if any(fnmatch.fnmatchcase(t, p[1:]) for p in inc if p.startswith("-")):
         ok = False
     n += ok
-print(n)' "$tmp/jsonl" "$1"; }
+print(n)' "$work/jsonl" "$1"; }
 for pat in 'call,ret*' '-block' '-block,-inst_*,-mem_*' 'trace_*,lost' 'symbol'; do
 	want=$(count_types "$pat")
-	got=$("$PR" -f jsonl --types "$pat" "$tmp/copied.srb" | wc -l)
-	types_got=$("$PR" -f jsonl --types "$pat" "$tmp/copied.srb" | python3 -c '
+	got=$("$PR" -f jsonl --types "$pat" "$work/copied.srb" | wc -l)
+	types_got=$("$PR" -f jsonl --types "$pat" "$work/copied.srb" | python3 -c '
 import json, sys; print(",".join(sorted(set(json.loads(l)["type"] for l in sys.stdin))))')
 	if [ "$got" -eq "$want" ] && [ "$want" -gt 0 ]; then
 		pass "types_${pat//[^a-z_]/_}"
@@ -231,14 +224,14 @@ import json, sys; print(",".join(sorted(set(json.loads(l)["type"] for l in sys.s
 		fail "types_${pat//[^a-z_]/_}" "--types '$pat': $got lines ($types_got), want $want"
 	fi
 done
-"$PR" --types 'call,nosuchtype' "$tmp/copied.srb" > /dev/null 2> "$tmp/err"; rc=$?
+"$PR" --types 'call,nosuchtype' "$work/copied.srb" > /dev/null 2> "$work/err"; rc=$?
 check types_bad_pattern_exit_2 [ $rc -eq 2 ]
-check types_bad_pattern_named grep -q "'nosuchtype' matches no event type" "$tmp/err"
-"$PR" --types '' "$tmp/copied.srb" > /dev/null 2>&1; rc=$?
+check types_bad_pattern_named grep -q "'nosuchtype' matches no event type" "$work/err"
+"$PR" --types '' "$work/copied.srb" > /dev/null 2>&1; rc=$?
 check types_empty_exit_2 [ $rc -eq 2 ]
 
 # --list-types lists exactly the table of event.h; docs/events.md has them
-python3 - "$PR" > "$tmp/lt" 2>&1 <<'EOF'
+python3 - "$PR" > "$work/lt" 2>&1 <<'EOF'
 import re, subprocess, sys
 hdr = open("include/strace/event.h").read()
 want = {m[2]: m[1] for m in re.finditer(r'X\(\w+, (\d+), "(\w+)",', hdr)}
@@ -251,6 +244,6 @@ if got != want or bad:
     print("list-types:", got, "want:", want, "undocumented:", bad); sys.exit(1)
 EOF
 check list_types_is_the_table [ $? -eq 0 ]
-check docs_cover_every_type [ ! -s "$tmp/lt" ]
+check docs_cover_every_type [ ! -s "$work/lt" ]
 
-[ $nfail -eq 0 ]
+finish

@@ -5,31 +5,26 @@
 # of SIGBUS; what the dlfilter wrote before reads back to its end. The
 # viewer formats writing there (ptrace-read -f uftrace -o DIR, -f chrome,
 # -f fxt) stop the same way, naming the file.
-set -u
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
+T=ring-full-fs
+. "$(dirname "$0")/lib.sh"
 cd "$top"
 bin=$O/bin
 lib=$top/$O/lib/libstrace_dlf.so
 data=$O/corpus/sort.data
-fails=0
-pass() { echo "PASS: ring-full-fs/$1"; }
-fail() { echo "FAIL: ring-full-fs/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; fails=$((fails + 1)); }
 
 if [ ! -e "$data" ]; then
 	echo "FAIL: ring-full-fs/input ($data missing: make tests links the corpus)"
 	exit 1
 fi
-mnt=$(mktemp -d)
-err=$(mktemp) # not on the full file system
+mnt=$work/mnt
+err=$work/err # not on the full file system
+mkdir "$mnt"
 if ! mount -t tmpfs -o size=256k tmpfs "$mnt" 2>/dev/null; then
-	rmdir "$mnt"
-	rm -f "$err"
 	echo "SKIP: ring-full-fs/all (mounting a small tmpfs needs root)"
 	exit 0
 fi
 ring=$(mktemp -u /dev/shm/ring-full-fs.XXXXXX).srb # the views' input
-trap 'umount "$mnt"; rmdir "$mnt"; rm -f "$err" "$ring"' EXIT
+on_exit() { umount "$mnt"; rm -f "$ring"; }
 # a crash, not an error: killed by SIGILL, SIGABRT, SIGBUS, SIGFPE, SIGSEGV
 crashed() { case $1 in 132 | 134 | 135 | 136 | 139) return 0 ;; esac; return 1; }
 
@@ -96,4 +91,4 @@ if command -v perf >/dev/null; then
 else
 	echo "SKIP: ring-full-fs/dlfilter (perf not installed)"
 fi
-[ $fails -eq 0 ]
+finish

@@ -8,15 +8,9 @@
 # @VERSION; the names people type (free, qsort, printf, malloc, write,
 # exit) select their function; a --sym or --tid that matches nothing says so on stderr and
 # the read still exits 0.
-set -u
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
+T=sym-names
+. "$(dirname "$0")/lib.sh"
 cd "$top" || exit 1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fails=0
-pass() { echo "PASS: sym-names/$1"; }
-fail() { echo "FAIL: sym-names/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; fails=$((fails + 1)); }
 rd=$O/bin/ptrace-read
 lib=$top/$O/lib/libstrace_dlf.so
 
@@ -111,5 +105,5 @@ for s in syms:
 		fi
 	done
 done
-echo "sym-names: $fails failed"
-[ "$fails" -eq 0 ]
+echo "sym-names: $nfail failed"
+finish

@@ -9,15 +9,9 @@
 # process the trace begins in) and, call for call, our "[syscall]" rows:
 # the sites whose code does not say the number with a `mov $N, %eax`
 # (decoder/sysnr.c).
-set -u
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
+T=syscall-names
+. "$(dirname "$0")/lib.sh"
 cd "$top" || exit 1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fails=0
-pass() { echo "PASS: syscall-names/$1"; }
-fail() { echo "FAIL: syscall-names/$1"; fails=$((fails + 1)); }
 
 if ! command -v strace >/dev/null; then
 	echo "SKIP: syscall-names/all (strace not installed: scripts/install-deps test)"
@@ -73,4 +67,4 @@ for p in recurse dynpie static staticpie fptr tailcall plt longjmp; do
 	*) pass "$p ($verdict)" ;;
 	esac
 done
-[ "$fails" -eq 0 ]
+finish

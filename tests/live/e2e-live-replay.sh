@@ -14,21 +14,13 @@
 # Programs: /bin/true (dynamic, ld.so + libc), corpus threads (new threads
 # followed through FORK records), corpus recurse. AUX areas of 16 KiB and
 # 8 KiB (perf's minimum for full trace): the data wraps many times.
-set -u
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
+T=live-replay
+. "$(dirname "$0")/../e2e/lib.sh"
 cd "$top"
-export O
 SYNTH=$O/bin/ptsynth
 REPLAY=$O/tests/live_replay
 CAPTURE=$O/bin/ptrace-capture
 READ=$O/bin/ptrace-read
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failed=0
-
-pass() { echo "PASS: live-replay/$1"; }
-fail() { echo "FAIL: live-replay/$1"; failed=1; }
 
 for tool in "$SYNTH" "$REPLAY" "$CAPTURE" "$READ"; do
 	if [ ! -x "$tool" ]; then
@@ -48,7 +40,7 @@ events() { # perf.data -> events text (ptrace-read), or nothing on failure
 
 check() { # name prog aux-bytes time-compare(full|notime) ptsynth-options...
 	local name=$1 prog=$2 aux=$3 tcmp=$4; shift 4
-	local d=$tmp/$name
+	local d=$work/$name
 	mkdir -p "$d"
 	if ! "$SYNTH" "$@" -o "$d/orig.data" -- "$prog" >"$d/synth.log" 2>&1; then
 		fail "$name/ptsynth ($(tail -1 "$d/synth.log"))"
@@ -163,4 +155,4 @@ if [ -n "$recurse" ] && [ -x "$recurse" ]; then
 else
 	fail "recurse (corpus program did not build)"
 fi
-exit $failed
+finish

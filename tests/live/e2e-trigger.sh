@@ -17,23 +17,15 @@
 # that knows aux_action the group is refused for want of an AUX leader
 # (checked); the pre-6.13 fallbacks run with that kernel's answer
 # simulated (LIVE_TRIGGER_OLD_KERNEL).
-set -u
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$top" || exit 1
 T=trigger
+. "$(dirname "$0")/../e2e/lib.sh"
+cd "$top" || exit 1
 TRIG=$O/tests/live_trigger
 CALLS=$O/tests/live_calls
 CAP=$O/bin/ptrace-capture
-nfail=0
-pass() { echo "PASS: $T/$1"; }
-fail() { echo "FAIL: $T/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; nfail=$((nfail + 1)); }
-skip() { echo "SKIP: $T/$1"; }
 for t in "$TRIG" "$CALLS" "$CAP"; do
 	[ -x "$t" ] || { echo "SKIP: $T/all (no $t: run make tests)"; exit 0; }
 done
-work=$(mktemp -d /tmp/trigger.XXXXXX)
-trap 'rm -rf "$work"' EXIT
 BIN=$(realpath "$CALLS")
 # perf probe adds the objects it reads to a build-id cache: this run's,
 # not the user's ~/.debug
@@ -334,4 +326,4 @@ if [ $have_uprobe = 1 ]; then
 		fail "window/old-kernel-start-at-alone-refused" "$(cat "$work/start.err")"
 	unset LIVE_TRIGGER_OLD_KERNEL
 fi
-[ $nfail -eq 0 ]
+finish

@@ -11,19 +11,12 @@
 #   - tee's ring holds each thread's events in that thread's order.
 # Traces: $O/corpus, else build/corpus (check-ring makes no corpus of its
 # own; the release build's serves).
-set -u
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
+T=capture-threads
+. "$(dirname "$0")/../e2e/lib.sh"
 cd "$top"
 CAP=$O/bin/ptrace-capture
 PR=$O/bin/ptrace-read
 PL=$O/plugins
-T=capture-threads
-tmp=$(mktemp -d /tmp/capture-threads.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-nfail=0
-pass() { echo "PASS: $T/$1"; }
-fail() { echo "FAIL: $T/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; nfail=$((nfail + 1)); }
 
 for b in "$CAP" "$PR" "$PL/callcount.so" "$PL/slow.so" "$PL/tee.so"; do
 	[ -e "$b" ] || { fail build "$b is missing: run make tests"; exit 1; }
@@ -35,7 +28,7 @@ for t in threads threads-percpu signals; do
 	data=$corpus/$t.data
 	[ -e "$data" ] || continue
 	ran=1
-	w=$tmp/$t
+	w=$work/$t
 	mkdir -p "$w"
 	if ! "$CAP" -q -j 2 -i "$data" --no-ring \
 		--plugin "$PL/callcount.so:out=$w/cc" \
@@ -76,4 +69,4 @@ for tid in sorted(by):
 done
 [ $ran = 1 ] || echo "SKIP: $T/all (no corpus trace of threads: make tests)"
 echo "($T: $nfail failed)"
-[ $nfail = 0 ]
+finish

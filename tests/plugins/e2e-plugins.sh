@@ -22,27 +22,18 @@
 #   - ptrace-read --follow --control: load, list, enable, disable, unload
 #     and load again (fini ran, the plugin's state is new), with an ack or
 #     an err for each.
-set -u
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
+T=plugins
+. "$(dirname "$0")/../e2e/lib.sh"
 cd "$top"
 PR=$top/$O/bin/ptrace-read
 CAP=$top/$O/bin/ptrace-capture
 PL=$top/$O/plugins
 lib=$top/$O/lib/libstrace_dlf.so
 CHK="python3 $top/tests/plugins/plugcheck.py"
-T=plugins
-tmp=$(mktemp -d /tmp/e2e-plugins.XXXXXX)
 pids=()
-cleanup() {
+on_exit() { # (then lib.sh removes $work)
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	rm -rf "$tmp"
 }
-trap cleanup EXIT
-nfail=0
-pass() { echo "PASS: $T/$1"; }
-fail() { echo "FAIL: $T/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; nfail=$((nfail + 1)); }
-skip() { echo "SKIP: $T/$1 ($2)"; }
 # check NAME CMD...: PASS when CMD succeeds, else FAIL with its output
 check() {
 	local name=$1 out
@@ -64,23 +55,23 @@ command -v perf >/dev/null || have_perf=0
 # Every host names functions as perf does (--names perf, --dlarg
 # names=perf): every host's plugins see the same names.
 # in HOST NAME SPEC...: run the plugins SPEC... over trace NAME in HOST
-# (read: its ring $tmp/NAME.srb; capture: the recording, no ring; dlf: the
-# recording through perf into $tmp/NAME.dlf.srb, made once)
+# (read: its ring $work/NAME.srb; capture: the recording, no ring; dlf: the
+# recording through perf into $work/NAME.dlf.srb, made once)
 in_host() {
 	local host=$1 name=$2 args=() s
 	shift 2
 	case $host in
 	read)
 		for s in "$@"; do args+=(--plugin "$s"); done
-		"$PR" -f none "${args[@]}" "$tmp/$name.srb" ;;
+		"$PR" -f none "${args[@]}" "$work/$name.srb" ;;
 	capture)
 		for s in "$@"; do args+=(--plugin "$s"); done
 		"$CAP" -q --names perf -i "$O/corpus/$name.data" --no-ring "${args[@]}" ;;
 	dlf)
 		for s in "$@"; do args+=(--dlarg "plugin=$s"); done
-		rm -f "$tmp/$name.dlf2.srb"
+		rm -f "$work/$name.dlf2.srb"
 		perfdl script -i "$O/corpus/$name.data" --itrace=b --dlfilter "$lib" \
-			--dlarg names=perf --dlarg "ring=$tmp/$name.dlf2.srb" \
+			--dlarg names=perf --dlarg "ring=$work/$name.dlf2.srb" \
 			"${args[@]}" >/dev/null ;;
 	esac
 }
@@ -101,14 +92,14 @@ done
 [ ${#traces[@]} -gt 0 ] || skip examples "no corpus traces: make tests links them"
 
 for t in "${traces[@]}"; do
-	w=$tmp/$t
+	w=$work/$t
 	mkdir -p "$w"
-	if ! "$CAP" -q --names perf -i "$O/corpus/$t.data" -o "$tmp/$t.srb" 2>"$w/cap.err"; then
+	if ! "$CAP" -q --names perf -i "$O/corpus/$t.data" -o "$work/$t.srb" 2>"$w/cap.err"; then
 		fail "$t/ring" "$(cat "$w/cap.err")"
 		continue
 	fi
-	"$PR" -f report "$tmp/$t.srb" >"$w/report" 2>&1
-	"$PR" -f chrome -o "$w/chrome.json" "$tmp/$t.srb" 2>&1
+	"$PR" -f report "$work/$t.srb" >"$w/report" 2>&1
+	"$PR" -f chrome -o "$w/chrome.json" "$work/$t.srb" 2>&1
 	sym=$($CHK pick "$w/report") || { fail "$t/pick" "$sym"; continue; }
 	thr=$($CHK threshold "$w/chrome.json" "$sym") || { fail "$t/threshold" "$thr"; continue; }
 	thr_dlf=$thr
@@ -117,9 +108,9 @@ for t in "${traces[@]}"; do
 		# the dlfilter host reads perf's branches: its ring, and the
 		# report and slices of that ring, are what its plugins see
 		if in_host dlf "$t" >/dev/null 2>"$w/dlf.err" &&
-		   mv "$tmp/$t.dlf2.srb" "$tmp/$t.dlf.srb"; then
-			"$PR" -f report "$tmp/$t.dlf.srb" >"$w/report.dlf" 2>&1
-			"$PR" -f chrome -o "$w/chrome.dlf.json" "$tmp/$t.dlf.srb"
+		   mv "$work/$t.dlf2.srb" "$work/$t.dlf.srb"; then
+			"$PR" -f report "$work/$t.dlf.srb" >"$w/report.dlf" 2>&1
+			"$PR" -f chrome -o "$w/chrome.dlf.json" "$work/$t.dlf.srb"
 			if thr_dlf=$($CHK threshold "$w/chrome.dlf.json" "$sym"); then
 				hosts+=(dlf)
 			else
@@ -131,8 +122,8 @@ for t in "${traces[@]}"; do
 	else
 		skip "$t/dlf" "no perf"
 	fi
-	nret=$("$PR" --types return "$tmp/$t.srb" | wc -l)
-	ncall=$("$PR" --types call "$tmp/$t.srb" | wc -l)
+	nret=$("$PR" --types return "$work/$t.srb" | wc -l)
+	ncall=$("$PR" --types call "$work/$t.srb" | wc -l)
 	for h in "${hosts[@]}"; do
 		s= th=$thr
 		[ "$h" = dlf ] && s=.dlf th=$thr_dlf
@@ -150,13 +141,13 @@ for t in "${traces[@]}"; do
 		# tee: the calls and returns, with the definitions that name them
 		"$PR" -f jsonl "$w/tee.$h.srb" >"$w/tee.$h.jsonl" 2>&1
 		"$PR" -f jsonl --types call,return,process,thread,thread_exit,dso,symbol \
-			"$tmp/$t$s.srb" >"$w/want$s.jsonl" 2>&1
+			"$work/$t$s.srb" >"$w/want$s.jsonl" 2>&1
 		check "$t/$h/tee-is-types" $CHK jsonl "$w/tee.$h.jsonl" "$w/want$s.jsonl"
 		# strace_on_call/return by name; "call" disabled at the 10th
 		want="calls $((ncall < 10 ? ncall : 10)) returns $nret events 0"
 		if [ "$h" = dlf ]; then
-			r=$("$PR" --types return "$tmp/$t.dlf.srb" | wc -l)
-			c=$("$PR" --types call "$tmp/$t.dlf.srb" | wc -l)
+			r=$("$PR" --types return "$work/$t.dlf.srb" | wc -l)
+			c=$("$PR" --types call "$work/$t.dlf.srb" | wc -l)
 			want="calls $((c < 10 ? c : 10)) returns $r events 0"
 		fi
 		if [ "$(cat "$w/auto.$h")" = "$want" ]; then
@@ -169,7 +160,7 @@ for t in "${traces[@]}"; do
 	# threads, --tid) keep (handed over a run of kept events at a time),
 	# which -f report with the same filter counts too; and not all of them
 	filters=("--sym $sym")
-	tid=$("$PR" -f jsonl --types call "$tmp/$t.srb" | python3 -c '
+	tid=$("$PR" -f jsonl --types call "$work/$t.srb" | python3 -c '
 import collections, json, sys
 c = collections.Counter(json.loads(l)["tid"] for l in sys.stdin)
 print(c.most_common()[-1][0] if len(c) > 1 else "")')
@@ -178,8 +169,8 @@ print(c.most_common()[-1][0] if len(c) > 1 else "")')
 		n=${f%% *}
 		n=${n#--}
 		# shellcheck disable=SC2086
-		"$PR" -f none $f --plugin "$PL/callcount.so:out=$w/cc.$n" "$tmp/$t.srb" &&
-			"$PR" -f report $f "$tmp/$t.srb" >"$w/report.$n" 2>&1
+		"$PR" -f none $f --plugin "$PL/callcount.so:out=$w/cc.$n" "$work/$t.srb" &&
+			"$PR" -f report $f "$work/$t.srb" >"$w/report.$n" 2>&1
 		check "$t/read-$n-filter/callcount-is-report" $CHK calls "$w/cc.$n" "$w/report.$n"
 		if cmp -s "$w/cc.$n" "$w/cc.read"; then
 			fail "$t/read-$n-filter/kept-fewer" "the plugin saw every event: $f kept all"
@@ -207,8 +198,8 @@ print(c.most_common()[-1][0] if len(c) > 1 else "")')
 	else
 		fail "$t/capture-j2-is-read" "$(diff "$w/cc.read" "$w/cc.j2" | head -5)" "$(cat "$w/j2.err")"
 	fi
-	if [ -e "$tmp/$t.dlf.srb" ]; then
-		"$PR" -f none --plugin "$PL/callcount.so:out=$w/cc.dlfread" "$tmp/$t.dlf.srb"
+	if [ -e "$work/$t.dlf.srb" ]; then
+		"$PR" -f none --plugin "$PL/callcount.so:out=$w/cc.dlfread" "$work/$t.dlf.srb"
 		if cmp -s "$w/cc.dlf" "$w/cc.dlfread"; then
 			pass "$t/callcount-dlf-is-read"
 		else
@@ -220,13 +211,13 @@ done
 # --- a plugin that stops ----------------------------------------------------
 if [ ${#traces[@]} -gt 0 ]; then
 	t=${traces[0]}
-	w=$tmp/stop
+	w=$work/stop
 	mkdir -p "$w"
-	sum=$("$PR" -f raw "$tmp/$t.srb" | md5sum)
-	"$PR" -f none --plugin "$PL/test-stop.so:n=5,out=$w/read" "$tmp/$t.srb" 2>"$w/err"
+	sum=$("$PR" -f raw "$work/$t.srb" | md5sum)
+	"$PR" -f none --plugin "$PL/test-stop.so:n=5,out=$w/read" "$work/$t.srb" 2>"$w/err"
 	rc=$?
 	if [ $rc = 0 ] && [ "$(cat "$w/read")" = "calls 5 returns 0 events 0" ] &&
-	   [ "$("$PR" -f raw "$tmp/$t.srb" | md5sum)" = "$sum" ]; then
+	   [ "$("$PR" -f raw "$work/$t.srb" | md5sum)" = "$sum" ]; then
 		pass "stop/read"
 	else
 		fail "stop/read" "exit $rc, '$(cat "$w/read" 2>/dev/null)': $(cat "$w/err")"
@@ -236,19 +227,19 @@ if [ ${#traces[@]} -gt 0 ]; then
 		--plugin "$PL/test-stop.so:n=5,out=$w/cap" 2>"$w/err"
 	rc=$?
 	if [ $rc = 0 ] && [ "$(cat "$w/cap")" = "calls 5 returns 0 events 0" ] &&
-	   "$PR" -f raw "$w/cap.srb" | cmp -s - <("$PR" -f raw "$tmp/$t.srb"); then
+	   "$PR" -f raw "$w/cap.srb" | cmp -s - <("$PR" -f raw "$work/$t.srb"); then
 		pass "stop/capture"
 	else
 		fail "stop/capture" "exit $rc, '$(cat "$w/cap" 2>/dev/null)': $(cat "$w/err")"
 	fi
-	if [ $have_perf = 1 ] && [ -e "$tmp/$t.dlf.srb" ]; then
+	if [ $have_perf = 1 ] && [ -e "$work/$t.dlf.srb" ]; then
 		perfdl script -i "$O/corpus/$t.data" --itrace=b --dlfilter "$lib" \
 			--dlarg names=perf --dlarg "ring=$w/dlf.srb" \
 			--dlarg "plugin=$PL/test-stop.so:n=5,out=$w/dlf" \
 			>/dev/null 2>"$w/err"
 		rc=$?
 		if [ $rc = 0 ] && [ "$(cat "$w/dlf")" = "calls 5 returns 0 events 0" ] &&
-		   [ "$("$PR" -f raw "$w/dlf.srb" | wc -c)" = "$("$PR" -f raw "$tmp/$t.dlf.srb" | wc -c)" ]; then
+		   [ "$("$PR" -f raw "$w/dlf.srb" | wc -c)" = "$("$PR" -f raw "$work/$t.dlf.srb" | wc -c)" ]; then
 			pass "stop/dlf"
 		else
 			fail "stop/dlf" "exit $rc, '$(cat "$w/dlf" 2>/dev/null)': $(cat "$w/err")"
@@ -257,8 +248,8 @@ if [ ${#traces[@]} -gt 0 ]; then
 fi
 
 # --- bad plugins ------------------------------------------------------------
-"$PR" --generate 1000 -o "$tmp/gen.srb" --mode flight >/dev/null 2>&1
-[ -e "$tmp/gen.srb" ] || fail "bad/setup" "ptrace-read --generate made no ring"
+"$PR" --generate 1000 -o "$work/gen.srb" --mode flight >/dev/null 2>&1
+[ -e "$work/gen.srb" ] || fail "bad/setup" "ptrace-read --generate made no ring"
 bad_cases=(
 	"missing|$PL/nothere.so|cannot load it"
 	"noversion|$PL/test-noversion.so|exports no strace_plugin_api_version"
@@ -270,47 +261,47 @@ bad_cases=(
 )
 for c in "${bad_cases[@]}"; do
 	IFS='|' read -r name spec msg <<<"$c"
-	"$PR" -f none --plugin "$spec" "$tmp/gen.srb" >"$tmp/bad.out" 2>&1
+	"$PR" -f none --plugin "$spec" "$work/gen.srb" >"$work/bad.out" 2>&1
 	rc=$?
-	if [ $rc = 2 ] && grep -qF "$msg" "$tmp/bad.out" &&
-	   ! grep -q "seq\|pid=" "$tmp/bad.out"; then
+	if [ $rc = 2 ] && grep -qF "$msg" "$work/bad.out" &&
+	   ! grep -q "seq\|pid=" "$work/bad.out"; then
 		pass "bad/$name/read"
 	else
-		fail "bad/$name/read" "exit $rc (want 2): $(head -c 500 "$tmp/bad.out")"
+		fail "bad/$name/read" "exit $rc (want 2): $(head -c 500 "$work/bad.out")"
 	fi
 	[ ${#traces[@]} -gt 0 ] || continue
-	rm -f "$tmp/bad.srb"
-	"$CAP" -q -i "$O/corpus/${traces[0]}.data" -o "$tmp/bad.srb" \
-		--plugin "$spec" >"$tmp/bad.out" 2>&1
+	rm -f "$work/bad.srb"
+	"$CAP" -q -i "$O/corpus/${traces[0]}.data" -o "$work/bad.srb" \
+		--plugin "$spec" >"$work/bad.out" 2>&1
 	rc=$?
-	if [ $rc = 2 ] && grep -qF "$msg" "$tmp/bad.out" && [ ! -e "$tmp/bad.srb" ]; then
+	if [ $rc = 2 ] && grep -qF "$msg" "$work/bad.out" && [ ! -e "$work/bad.srb" ]; then
 		pass "bad/$name/capture"
 	else
-		fail "bad/$name/capture" "exit $rc (want 2), ring left: $([ -e "$tmp/bad.srb" ] && echo yes || echo no): $(head -c 500 "$tmp/bad.out")"
+		fail "bad/$name/capture" "exit $rc (want 2), ring left: $([ -e "$work/bad.srb" ] && echo yes || echo no): $(head -c 500 "$work/bad.out")"
 	fi
 	[ $have_perf = 1 ] || continue
 	perfdl script -i "$O/corpus/${traces[0]}.data" --itrace=b --dlfilter "$lib" \
-		--dlarg "ring=$tmp/bad.srb" --dlarg "plugin=$spec" >"$tmp/bad.out" 2>&1
+		--dlarg "ring=$work/bad.srb" --dlarg "plugin=$spec" >"$work/bad.out" 2>&1
 	rc=$?
-	if [ $rc != 0 ] && grep -qF "$msg" "$tmp/bad.out" && [ ! -e "$tmp/bad.srb" ]; then
+	if [ $rc != 0 ] && grep -qF "$msg" "$work/bad.out" && [ ! -e "$work/bad.srb" ]; then
 		pass "bad/$name/dlf"
 	else
-		fail "bad/$name/dlf" "perf exit $rc (want non-zero), ring left: $([ -e "$tmp/bad.srb" ] && echo yes || echo no): $(head -c 500 "$tmp/bad.out")"
+		fail "bad/$name/dlf" "perf exit $rc (want non-zero), ring left: $([ -e "$work/bad.srb" ] && echo yes || echo no): $(head -c 500 "$work/bad.out")"
 	fi
 done
-"$PR" -f none "$tmp/gen.srb" >"$tmp/bad.out" 2>&1
+"$PR" -f none "$work/gen.srb" >"$work/bad.out" 2>&1
 rc=$?
-if [ $rc = 2 ] && grep -q "give them with --plugin" "$tmp/bad.out"; then
+if [ $rc = 2 ] && grep -q "give them with --plugin" "$work/bad.out"; then
 	pass "bad/none-without-plugin"
 else
-	fail "bad/none-without-plugin" "exit $rc: $(cat "$tmp/bad.out")"
+	fail "bad/none-without-plugin" "exit $rc: $(cat "$work/bad.out")"
 fi
-"$CAP" -i "$O/corpus/${traces[0]:-x}.data" --no-ring >"$tmp/bad.out" 2>&1
+"$CAP" -i "$O/corpus/${traces[0]:-x}.data" --no-ring >"$work/bad.out" 2>&1
 rc=$?
-if [ $rc = 2 ] && grep -q "give them with --plugin" "$tmp/bad.out"; then
+if [ $rc = 2 ] && grep -q "give them with --plugin" "$work/bad.out"; then
 	pass "bad/no-ring-without-plugin"
 else
-	fail "bad/no-ring-without-plugin" "exit $rc: $(cat "$tmp/bad.out")"
+	fail "bad/no-ring-without-plugin" "exit $rc: $(cat "$work/bad.out")"
 fi
 
 # --- a plugin that crashes in a following reader ------------------------------
@@ -318,7 +309,7 @@ fi
 # dereferences NULL at its 100000th event. The other must get every event,
 # and the writer must finish.
 N=3000000
-w=$tmp/crash
+w=$work/crash
 mkdir -p "$w"
 ring=/dev/shm/e2e_plugins_$$.srb
 rm -f "$ring"
@@ -348,7 +339,7 @@ else
 fi
 
 # --- load and unload at run time -------------------------------------------
-w=$tmp/ctl
+w=$work/ctl
 mkdir -p "$w"
 mkfifo "$w/ctl" "$w/ack"
 exec 4<>"$w/ack"
@@ -413,4 +404,4 @@ else
 fi
 
 echo "($T: $nfail failed)"
-[ $nfail = 0 ]
+finish

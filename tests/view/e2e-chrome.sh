@@ -16,20 +16,13 @@
 #     functions; the screenshots stay in $O/tests/view/ (the one of
 #     docs/viewing.md is made here: VIEW_DOC_SHOT=docs/viewing-speedscope.png
 #     to refresh it).
-set -u
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$top"
 T=chrome
+. "$(dirname "$0")/../e2e/lib.sh"
+cd "$top"
 cap=$O/bin/ptrace-capture
 rd=$O/bin/ptrace-read
-work=$(mktemp -d /tmp/chrome.XXXXXX)
-trap 'rm -rf "$work"' EXIT
 shots=$O/tests/view
 mkdir -p "$shots"
-fails=0
-pass() { echo "PASS: $T/$1"; }
-fail() { echo "FAIL: $T/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; fails=$((fails + 1)); }
 
 # slices of a Chrome JSON file against our tree, per thread
 cat >"$work/cmp.py" <<'EOF'
@@ -232,4 +225,4 @@ done
 if [ -n "${VIEW_DOC_SHOT:-}" ] && [ -s "$shots/chrome-chrome.png" ]; then
 	cp "$shots/chrome-chrome.png" "$VIEW_DOC_SHOT"
 fi
-[ $fails -eq 0 ]
+finish

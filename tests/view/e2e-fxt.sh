@@ -17,21 +17,14 @@
 #     hold (255, 32767): every reference resolves (fxtmany.py);
 #   - an empty ring, a ring of definitions only: valid, no slices;
 #   - standard output is the same file as -o.
-set -u
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
+T=e2e-fxt
+. "$(dirname "$0")/../e2e/lib.sh"
 cd "$top"
 PR=$top/$O/bin/ptrace-read
 CAP=$top/$O/bin/ptrace-capture
 V=$top/tests/view
-T=e2e-fxt
-tmp=$(mktemp -d /tmp/e2e-fxt.XXXXXX)
 R=/dev/shm/e2e_fxt_$$
-trap 'rm -rf "$tmp"; rm -f "$R"_*' EXIT
-nfail=0
-pass() { echo "PASS: $T/$1"; }
-fail() { echo "FAIL: $T/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; nfail=$((nfail + 1)); }
-skip() { echo "SKIP: $T/$1 ($2)"; }
+on_exit() { rm -f "$R"_*; }
 
 if ! command -v python3 >/dev/null; then
 	skip all "python3 is needed for fxtcheck.py"
@@ -42,27 +35,27 @@ for b in "$PR" "$CAP"; do
 done
 
 # read NAME RING WANT_RC ARGS...: -f fxt and -f chrome of RING (with ARGS)
-# into $tmp/NAME.fxt and $tmp/NAME.json; both must exit WANT_RC
+# into $work/NAME.fxt and $work/NAME.json; both must exit WANT_RC
 read_both() {
 	local name=$1 ring=$2 want=$3 rc1 rc2
 	shift 3
-	"$PR" -f fxt -o "$tmp/$name.fxt" "$@" "$ring" 2>"$tmp/$name.err"; rc1=$?
-	"$PR" -f chrome -o "$tmp/$name.json" "$@" "$ring" 2>>"$tmp/$name.err"; rc2=$?
+	"$PR" -f fxt -o "$work/$name.fxt" "$@" "$ring" 2>"$work/$name.err"; rc1=$?
+	"$PR" -f chrome -o "$work/$name.json" "$@" "$ring" 2>>"$work/$name.err"; rc2=$?
 	if [ $rc1 -ne "$want" ] || [ $rc2 -ne "$want" ]; then
-		fail "$name/read" "fxt exit $rc1, chrome exit $rc2, wanted $want:" "$(head -c 600 "$tmp/$name.err")"
+		fail "$name/read" "fxt exit $rc1, chrome exit $rc2, wanted $want:" "$(head -c 600 "$work/$name.err")"
 		return 1
 	fi
 	return 0
 }
 
-# valid NAME: fxtcheck.py (strict) accepts $tmp/NAME.fxt
+# valid NAME: fxtcheck.py (strict) accepts $work/NAME.fxt
 valid() {
 	local name=$1
-	if python3 "$V/fxtcheck.py" "$tmp/$name.fxt" >"$tmp/$name.chk" 2>&1; then
-		pass "$name/valid ($(grep -o '[0-9]* records' "$tmp/$name.chk"), $(grep -o '[0-9]* slices on [0-9]* threads' "$tmp/$name.chk"))"
+	if python3 "$V/fxtcheck.py" "$work/$name.fxt" >"$work/$name.chk" 2>&1; then
+		pass "$name/valid ($(grep -o '[0-9]* records' "$work/$name.chk"), $(grep -o '[0-9]* slices on [0-9]* threads' "$work/$name.chk"))"
 		return 0
 	fi
-	fail "$name/valid" "$(head -n 20 "$tmp/$name.chk")"
+	fail "$name/valid" "$(head -n 20 "$work/$name.chk")"
 	return 1
 }
 
@@ -70,18 +63,18 @@ valid() {
 # slicesclose.py: the JSON's times may be a few ns later); prints how many
 same() {
 	local name=$1 n
-	python3 "$V/fxtcheck.py" --slices "$tmp/$name.fxt" 2>/dev/null | LC_ALL=C sort >"$tmp/$name.fs"
-	if ! python3 "$V/chromeslices.py" --ticks-per-second 1000000000 "$tmp/$name.json" 2>"$tmp/$name.cserr" |
-		LC_ALL=C sort >"$tmp/$name.cs" || [ -s "$tmp/$name.cserr" ]; then
-		fail "$name/slices-equal-chrome" "chromeslices.py: $(head -n 5 "$tmp/$name.cserr")"
+	python3 "$V/fxtcheck.py" --slices "$work/$name.fxt" 2>/dev/null | LC_ALL=C sort >"$work/$name.fs"
+	if ! python3 "$V/chromeslices.py" --ticks-per-second 1000000000 "$work/$name.json" 2>"$work/$name.cserr" |
+		LC_ALL=C sort >"$work/$name.cs" || [ -s "$work/$name.cserr" ]; then
+		fail "$name/slices-equal-chrome" "chromeslices.py: $(head -n 5 "$work/$name.cserr")"
 		return 1
 	fi
-	n=$(wc -l <"$tmp/$name.fs")
-	if python3 "$V/slicesclose.py" "$tmp/$name.cs" "$tmp/$name.fs" >"$tmp/$name.diff"; then
-		pass "$name/slices-equal-chrome ($(tail -n 1 "$tmp/$name.diff"))"
+	n=$(wc -l <"$work/$name.fs")
+	if python3 "$V/slicesclose.py" "$work/$name.cs" "$work/$name.fs" >"$work/$name.diff"; then
+		pass "$name/slices-equal-chrome ($(tail -n 1 "$work/$name.diff"))"
 		return 0
 	fi
-	fail "$name/slices-equal-chrome" "$(wc -l <"$tmp/$name.cs") in the JSON, $n in the FXT:" "$(head -n 10 "$tmp/$name.diff")"
+	fail "$name/slices-equal-chrome" "$(wc -l <"$work/$name.cs") in the JSON, $n in the FXT:" "$(head -n 10 "$work/$name.diff")"
 	return 1
 }
 
@@ -89,19 +82,19 @@ same() {
 # the slices without dropping or truncating one
 perfetto() {
 	local name=$1
-	if python3 "$V/fxtperfetto.py" "$tmp/$name.fxt" >/dev/null 2>"$tmp/$name.pf"; then
+	if python3 "$V/fxtperfetto.py" "$work/$name.fxt" >/dev/null 2>"$work/$name.pf"; then
 		pass "$name/perfetto-nesting"
 	else
-		fail "$name/perfetto-nesting" "$(head -n 5 "$tmp/$name.pf")"
+		fail "$name/perfetto-nesting" "$(head -n 5 "$work/$name.pf")"
 	fi
 }
 
 # instants NAME: the FXT's instant events are the JSON's "i" events
 instants() {
 	local name=$1
-	python3 "$V/fxtcheck.py" --dump "$tmp/$name.fxt" 2>/dev/null |
-		awk '$4 == "I" { print $1, $2, $3, $5 }' | LC_ALL=C sort >"$tmp/$name.fi"
-	python3 - "$tmp/$name.json" >"$tmp/$name.ci" 2>"$tmp/$name.cierr" <<'EOF'
+	python3 "$V/fxtcheck.py" --dump "$work/$name.fxt" 2>/dev/null |
+		awk '$4 == "I" { print $1, $2, $3, $5 }' | LC_ALL=C sort >"$work/$name.fi"
+	python3 - "$work/$name.json" >"$work/$name.ci" 2>"$work/$name.cierr" <<'EOF'
 import json, sys
 from fractions import Fraction
 from decimal import Decimal
@@ -109,12 +102,12 @@ for e in json.load(open(sys.argv[1]), parse_float=Decimal):
     if e.get("ph") == "i":
         print(round(Fraction(e["ts"]) * 1000), e["pid"], e["tid"], e["cat"])
 EOF
-	LC_ALL=C sort -o "$tmp/$name.ci" "$tmp/$name.ci"
-	if cmp -s "$tmp/$name.fi" "$tmp/$name.ci"; then
-		echo "$(wc -l <"$tmp/$name.fi")"
+	LC_ALL=C sort -o "$work/$name.ci" "$work/$name.ci"
+	if cmp -s "$work/$name.fi" "$work/$name.ci"; then
+		echo "$(wc -l <"$work/$name.fi")"
 		return 0
 	fi
-	echo "differ: $(wc -l <"$tmp/$name.fi") in the FXT, $(wc -l <"$tmp/$name.ci") in the JSON: $(diff "$tmp/$name.ci" "$tmp/$name.fi" | head -n 4 | tr '\n' ' ')$(tail -n 1 "$tmp/$name.cierr")"
+	echo "differ: $(wc -l <"$work/$name.fi") in the FXT, $(wc -l <"$work/$name.ci") in the JSON: $(diff "$work/$name.ci" "$work/$name.fi" | head -n 4 | tr '\n' ' ')$(tail -n 1 "$work/$name.cierr")"
 	return 1
 }
 
@@ -130,7 +123,7 @@ frames() {
 # names NAME: every thread the JSON names is a kernel object of the FXT,
 # with its process
 names() {
-	python3 - "$tmp/$1.json" "$tmp/$1.chk" 2>"$tmp/$1.nerr" <<'EOF' || { tail -n 1 "$tmp/$1.nerr"; return 1; }
+	python3 - "$work/$1.json" "$work/$1.chk" 2>"$work/$1.nerr" <<'EOF' || { tail -n 1 "$work/$1.nerr"; return 1; }
 import json, sys
 summary = open(sys.argv[2]).read()
 bad = [f'thread {e["tid"]} "{e["args"]["name"]}" of {e["pid"]}'
@@ -148,17 +141,17 @@ trace() {
 	local name=$1 data=$2 n f out
 	rm -f "$R"_t
 	# (exit 3: decoded, with code lost to decode errors)
-	"$CAP" -q -i "$data" -o "$R"_t 2>"$tmp/$name.caperr"
+	"$CAP" -q -i "$data" -o "$R"_t 2>"$work/$name.caperr"
 	rc=$?
 	if [ $rc -ne 0 ] && [ $rc -ne 3 ]; then
-		fail "$name/capture" "exit $rc: $(head -c 400 "$tmp/$name.caperr")"
+		fail "$name/capture" "exit $rc: $(head -c 400 "$work/$name.caperr")"
 		return
 	fi
 	read_both "$name" "$R"_t 0 || return
 	valid "$name"
 	same "$name"
 	perfetto "$name"
-	n=$(wc -l <"$tmp/$name.fs")
+	n=$(wc -l <"$work/$name.fs")
 	f=$(frames "$R"_t)
 	if [ "$n" -gt 0 ] && [ "$n" -eq "$f" ]; then
 		pass "$name/slices-are-the-frames ($n)"
@@ -187,18 +180,18 @@ for n in recurse threads exceptions signals ocaml; do
 		skip "$n" "$O/corpus/$n.data missing: make tests links the corpus"
 	fi
 done
-if grep -q 'on 4 threads' "$tmp/threads.chk" 2>/dev/null; then
+if grep -q 'on 4 threads' "$work/threads.chk" 2>/dev/null; then
 	pass threads/four-threads
 elif [ -e "$O/corpus/threads.data" ]; then
-	fail threads/four-threads "$(cat "$tmp/threads.chk")"
+	fail threads/four-threads "$(cat "$work/threads.chk")"
 fi
 # gaps, errors, losses of the trace: ptsynth's variants
 for tv in threads:overflow recurse:overflow exceptions:overflow signals:drop threads:corrupt; do
 	n=${tv%:*} var=${tv#*:}
-	if d=$(O=$O tests/corpus/corpus.sh trace "$n" "$var" 2>"$tmp/corpus.err") && [ -e "$d/trace.data" ]; then
+	if d=$(O=$O tests/corpus/corpus.sh trace "$n" "$var" 2>"$work/corpus.err") && [ -e "$d/trace.data" ]; then
 		GAPS=1 trace "$n-$var" "$d/trace.data"
 	else
-		skip "$n-$var" "corpus.sh trace $n $var failed: $(tail -n 1 "$tmp/corpus.err")"
+		skip "$n-$var" "corpus.sh trace $n $var failed: $(tail -n 1 "$work/corpus.err")"
 	fi
 done
 
@@ -206,20 +199,20 @@ done
 if [ -e "$O/corpus/threads.data" ]; then
 	rm -f "$R"_th
 	"$CAP" -q -i "$O/corpus/threads.data" -o "$R"_th 2>/dev/null
-	tid=$(awk '{ print $2 }' "$tmp/threads.fs" | sort -n | uniq | sed -n 2p)
+	tid=$(awk '{ print $2 }' "$work/threads.fs" | sort -n | uniq | sed -n 2p)
 	if [ -n "$tid" ] && read_both tid "$R"_th 0 --tid "$tid" && valid tid && same tid; then
-		if [ -s "$tmp/tid.fs" ] && awk -v t="$tid" '$2 != t { bad = 1 } END { exit bad }' "$tmp/tid.fs" &&
-			[ "$(wc -l <"$tmp/tid.fs")" -lt "$(wc -l <"$tmp/threads.fs")" ] &&
-			[ "$(wc -l <"$tmp/tid.fs")" -eq "$(frames "$R"_th --tid "$tid")" ]; then
+		if [ -s "$work/tid.fs" ] && awk -v t="$tid" '$2 != t { bad = 1 } END { exit bad }' "$work/tid.fs" &&
+			[ "$(wc -l <"$work/tid.fs")" -lt "$(wc -l <"$work/threads.fs")" ] &&
+			[ "$(wc -l <"$work/tid.fs")" -eq "$(frames "$R"_th --tid "$tid")" ]; then
 			pass "tid/only-thread-$tid"
 		else
-			fail "tid/only-thread-$tid" "$(awk '{ print $2 }' "$tmp/tid.fs" | sort | uniq -c | tr '\n' ' ')"
+			fail "tid/only-thread-$tid" "$(awk '{ print $2 }' "$work/tid.fs" | sort | uniq -c | tr '\n' ' ')"
 		fi
 	fi
 	# --time: the middle of the trace (perf seconds)
 	if read_both time "$R"_th 0 --time 25%-75% && valid time && same time; then
-		n=$(wc -l <"$tmp/time.fs")
-		if [ "$n" -gt 0 ] && [ "$n" -lt "$(wc -l <"$tmp/threads.fs")" ]; then
+		n=$(wc -l <"$work/time.fs")
+		if [ "$n" -gt 0 ] && [ "$n" -lt "$(wc -l <"$work/threads.fs")" ]; then
 			pass "time/fewer-slices ($n)"
 		else
 			fail "time/fewer-slices" "$n slices"
@@ -227,16 +220,16 @@ if [ -e "$O/corpus/threads.data" ]; then
 	fi
 	# --time START,END (perf seconds): every slice of both within the
 	# window, the frames open at its ends cut there
-	lo=$(awk 'NR == 1 || $3 < m { m = $3 } END { print m }' "$tmp/threads.fs")
-	hi=$(awk '$4 > m { m = $4 } END { print m }' "$tmp/threads.fs")
+	lo=$(awk 'NR == 1 || $3 < m { m = $3 } END { print m }' "$work/threads.fs")
+	hi=$(awk '$4 > m { m = $4 } END { print m }' "$work/threads.fs")
 	a=$(((lo * 3 + hi) / 4)) b=$(((lo + hi * 3) / 4))
 	secs() { printf '%d.%09d' $(($1 / 1000000000)) $(($1 % 1000000000)); }
 	if read_both window "$R"_th 0 --time "$(secs $a),$(secs $b)" && valid window && same window; then
 		out=$(awk -v a="$a" -v b="$b" '$3 < a || $4 > b { bad++ } $3 == a { at_a++ } $4 == b { at_b++ }
-			END { printf "%d %d %d", bad, at_a, at_b }' "$tmp/window.fs")
+			END { printf "%d %d %d", bad, at_a, at_b }' "$work/window.fs")
 		set -- $out
-		if [ -s "$tmp/window.fs" ] && [ "$1" = 0 ] && [ "$2" -gt 0 ] && [ "$3" -gt 0 ]; then
-			pass "window/slices-inside ($(wc -l <"$tmp/window.fs") slices in $a..$b ns; $2 cut at its start, $3 at its end)"
+		if [ -s "$work/window.fs" ] && [ "$1" = 0 ] && [ "$2" -gt 0 ] && [ "$3" -gt 0 ]; then
+			pass "window/slices-inside ($(wc -l <"$work/window.fs") slices in $a..$b ns; $2 cut at its start, $3 at its end)"
 		else
 			fail "window/slices-inside" "outside, cut at start, cut at end: $out"
 		fi
@@ -247,10 +240,10 @@ if [ -e "$O/corpus/recurse.data" ]; then
 	"$CAP" -q -i "$O/corpus/recurse.data" -o "$R"_rc 2>/dev/null
 	if read_both sym "$R"_rc 0 --sym fib && valid sym && same sym; then
 		# fib(16) calls itself 3192 times; nothing else is shown
-		if awk '$6 != "fib" { bad = 1 } END { exit bad || NR != 3193 }' "$tmp/sym.fs"; then
+		if awk '$6 != "fib" { bad = 1 } END { exit bad || NR != 3193 }' "$work/sym.fs"; then
 			pass "sym/only-fib (3193 calls)"
 		else
-			fail "sym/only-fib" "$(awk '{ print $5, $6 }' "$tmp/sym.fs" | sort | uniq -c | head -n 5 | tr '\n' ' ')"
+			fail "sym/only-fib" "$(awk '{ print $5, $6 }' "$work/sym.fs" | sort | uniq -c | head -n 5 | tr '\n' ' ')"
 		fi
 	fi
 fi
@@ -260,16 +253,16 @@ fi
 # stacks begin in the middle)
 if [ -e "$O/corpus/threads.data" ]; then
 	rm -f "$R"_fl
-	if "$CAP" -q -i "$O/corpus/threads.data" -o "$R"_fl --mode flight --capacity 1024 2>"$tmp/fl.err"; then
+	if "$CAP" -q -i "$O/corpus/threads.data" -o "$R"_fl --mode flight --capacity 1024 2>"$work/fl.err"; then
 		read_both flight "$R"_fl 0 && valid flight && same flight && perfetto flight
 	else
-		fail flight/capture "$(head -c 300 "$tmp/fl.err")"
+		fail flight/capture "$(head -c 300 "$work/fl.err")"
 	fi
 fi
 # every event type of the table, lost, overflow and error among them, in
 # a flight ring that wrapped many times
 rm -f "$R"_gen
-if "$PR" --generate 200000 --mode flight --capacity 4096 -o "$R"_gen 2>"$tmp/gen.err"; then
+if "$PR" --generate 200000 --mode flight --capacity 4096 -o "$R"_gen 2>"$work/gen.err"; then
 	if read_both generate "$R"_gen 0 && valid generate && same generate && perfetto generate; then
 		if out=$(instants generate) && [ "$out" -gt 0 ]; then
 			pass "generate/instants-equal-chrome ($out)"
@@ -278,60 +271,60 @@ if "$PR" --generate 200000 --mode flight --capacity 4096 -o "$R"_gen 2>"$tmp/gen
 		fi
 	fi
 else
-	fail generate/ring "$(head -c 300 "$tmp/gen.err")"
+	fail generate/ring "$(head -c 300 "$work/gen.err")"
 fi
 # a reader that falls behind a flight ring: lost events of its own (on
 # thread 0), exit 3; both outputs stay valid
 for f in fxt chrome; do
 	rm -f "$R"_fol
-	"$PR" --generate 3000000 --mode flight --capacity 4096 -o "$R"_fol --readers 1 --timeout 20000 >/dev/null 2>"$tmp/fol-gen.err" &
+	"$PR" --generate 3000000 --mode flight --capacity 4096 -o "$R"_fol --readers 1 --timeout 20000 >/dev/null 2>"$work/fol-gen.err" &
 	gen=$!
 	ext=$f
 	[ $f = chrome ] && ext=json
-	"$PR" -f $f --follow --timeout 20000 -o "$tmp/follow.$ext" "$R"_fol 2>"$tmp/follow-$f.err"
-	echo $? >"$tmp/follow-$f.rc"
+	"$PR" -f $f --follow --timeout 20000 -o "$work/follow.$ext" "$R"_fol 2>"$work/follow-$f.err"
+	echo $? >"$work/follow-$f.rc"
 	wait $gen
 done
-if [ "$(cat "$tmp/follow-fxt.rc")" = 3 ] && grep -q 'events lost' "$tmp/follow-fxt.err" && valid follow; then
-	if python3 "$V/fxtcheck.py" --dump "$tmp/follow.fxt" 2>/dev/null | grep -q '^0 0 0 I gap lost$'; then
+if [ "$(cat "$work/follow-fxt.rc")" = 3 ] && grep -q 'events lost' "$work/follow-fxt.err" && valid follow; then
+	if python3 "$V/fxtcheck.py" --dump "$work/follow.fxt" 2>/dev/null | grep -q '^0 0 0 I gap lost$'; then
 		pass follow/reader-lost-instants
 	else
 		fail follow/reader-lost-instants "no lost instant on thread 0"
 	fi
-elif [ "$(cat "$tmp/follow-fxt.rc")" = 0 ]; then
+elif [ "$(cat "$work/follow-fxt.rc")" = 0 ]; then
 	skip follow/fxt "the reader lost nothing this time"
 else
-	fail follow/fxt "exit $(cat "$tmp/follow-fxt.rc"):" "$(head -c 400 "$tmp/follow-fxt.err")"
+	fail follow/fxt "exit $(cat "$work/follow-fxt.rc"):" "$(head -c 400 "$work/follow-fxt.err")"
 fi
-if [ "$(cat "$tmp/follow-chrome.rc")" = 3 ] && python3 "$V/chromeslices.py" "$tmp/follow.json" >/dev/null 2>"$tmp/follow.cserr"; then
+if [ "$(cat "$work/follow-chrome.rc")" = 3 ] && python3 "$V/chromeslices.py" "$work/follow.json" >/dev/null 2>"$work/follow.cserr"; then
 	pass follow/chrome-json-valid
-elif [ "$(cat "$tmp/follow-chrome.rc")" = 0 ]; then
+elif [ "$(cat "$work/follow-chrome.rc")" = 0 ]; then
 	skip follow/chrome "the reader lost nothing this time"
 else
-	fail follow/chrome-json-valid "exit $(cat "$tmp/follow-chrome.rc"): $(head -n 3 "$tmp/follow.cserr")"
+	fail follow/chrome-json-valid "exit $(cat "$work/follow-chrome.rc"): $(head -n 3 "$work/follow.cserr")"
 fi
 
 # --- index reuse; empty rings ---------------------------------------------
 lib=$top/$O/lib/libstrace.so
 many() { # RING [THREADS NAMES ROUNDS]: fxtmany.py, under ASan's runtime when lib is built with it
 	local asan
-	python3 "$V/fxtmany.py" "$lib" "$@" 2>"$tmp/many.err" && return 0
-	grep -q 'ASan runtime' "$tmp/many.err" || return 1
+	python3 "$V/fxtmany.py" "$lib" "$@" 2>"$work/many.err" && return 0
+	grep -q 'ASan runtime' "$work/many.err" || return 1
 	rm -f "$1"
 	asan=$(${CC:-gcc} -print-file-name=libasan.so)
-	LD_PRELOAD=$asan ASAN_OPTIONS=detect_leaks=0 python3 "$V/fxtmany.py" "$lib" "$@" 2>"$tmp/many.err"
+	LD_PRELOAD=$asan ASAN_OPTIONS=detect_leaks=0 python3 "$V/fxtmany.py" "$lib" "$@" 2>"$work/many.err"
 }
 if [ ! -e "$lib" ]; then
 	skip reuse "$lib missing"
 elif want=$(many "$R"_many); then
 	if read_both reuse "$R"_many 0 && valid reuse && same reuse && perfetto reuse; then
-		s=$(grep -o 'string [0-9]*' "$tmp/reuse.chk" | cut -d' ' -f2)
-		t=$(grep -o 'thread [0-9]*)' "$tmp/reuse.chk" | tr -dc 0-9)
-		if [ "$(wc -l <"$tmp/reuse.fs")" -eq "$want" ] && [ "${s:-0}" -gt 32767 ] && [ "${t:-0}" -gt 255 ] &&
-			grep -q 'on 300 threads' "$tmp/reuse.chk" && out=$(names reuse); then
+		s=$(grep -o 'string [0-9]*' "$work/reuse.chk" | cut -d' ' -f2)
+		t=$(grep -o 'thread [0-9]*)' "$work/reuse.chk" | tr -dc 0-9)
+		if [ "$(wc -l <"$work/reuse.fs")" -eq "$want" ] && [ "${s:-0}" -gt 32767 ] && [ "${t:-0}" -gt 255 ] &&
+			grep -q 'on 300 threads' "$work/reuse.chk" && out=$(names reuse); then
 			pass "reuse/indexes-redefined ($want slices, $s string records, $t thread records)"
 		else
-			fail reuse/indexes-redefined "want $want slices, more than 32767 string and 255 thread records:" "$(cat "$tmp/reuse.chk")" "$out"
+			fail reuse/indexes-redefined "want $want slices, more than 32767 string and 255 thread records:" "$(cat "$work/reuse.chk")" "$out"
 		fi
 	fi
 	rm -f "$R"_defs
@@ -339,24 +332,24 @@ elif want=$(many "$R"_many); then
 		pass defs/no-slices
 	fi
 else
-	fail reuse/ring "$(tail -n 3 "$tmp/many.err")"
+	fail reuse/ring "$(tail -n 3 "$work/many.err")"
 fi
 rm -f "$R"_empty
-if "$PR" --generate 0 -o "$R"_empty 2>"$tmp/empty.err" && read_both empty "$R"_empty 0 && valid empty && same empty; then
-	if grep -q ' 0 slices' "$tmp/empty.chk"; then
+if "$PR" --generate 0 -o "$R"_empty 2>"$work/empty.err" && read_both empty "$R"_empty 0 && valid empty && same empty; then
+	if grep -q ' 0 slices' "$work/empty.chk"; then
 		pass empty/no-slices
 	else
-		fail empty/no-slices "$(cat "$tmp/empty.chk")"
+		fail empty/no-slices "$(cat "$work/empty.chk")"
 	fi
 fi
 
 # --- standard output --------------------------------------------------------
 if [ -e "$R"_rc ]; then
-	"$PR" -f fxt "$R"_rc >"$tmp/stdout.fxt" 2>/dev/null
-	if cmp -s "$tmp/stdout.fxt" "$tmp/recurse.fxt"; then
+	"$PR" -f fxt "$R"_rc >"$work/stdout.fxt" 2>/dev/null
+	if cmp -s "$work/stdout.fxt" "$work/recurse.fxt"; then
 		pass stdout-equals-file
 	else
-		fail stdout-equals-file "$(cmp "$tmp/stdout.fxt" "$tmp/recurse.fxt" 2>&1)"
+		fail stdout-equals-file "$(cmp "$work/stdout.fxt" "$work/recurse.fxt" 2>&1)"
 	fi
 fi
-[ $nfail -eq 0 ]
+finish

@@ -26,21 +26,14 @@
 #     refreshes the one of docs/viewing.md).
 # SKIP: the browser checks when Chromium or node is missing; everything
 # when python3 is.
-set -u
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$top"
 T=svg
+. "$(dirname "$0")/../e2e/lib.sh"
+cd "$top"
 cap=$O/bin/ptrace-capture
 rd=$O/bin/ptrace-read
 judge=tests/view/svgcheck.py
-work=$(mktemp -d /tmp/svg.XXXXXX)
-trap 'rm -rf "$work"' EXIT
 shots=$O/tests/view
 mkdir -p "$shots"
-fails=0
-pass() { echo "PASS: $T/$1"; }
-fail() { echo "FAIL: $T/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; fails=$((fails + 1)); }
 
 if ! command -v python3 >/dev/null; then
 	echo "SKIP: $T/all (python3 is needed)"
@@ -219,4 +212,4 @@ esac
 if [ -n "${VIEW_SVG_DOC_SHOT:-}" ] && [ -s "$shots/svg-merged.png" ]; then
 	cp "$shots/svg-merged.png" "$VIEW_SVG_DOC_SHOT"
 fi
-[ $fails -eq 0 ]
+finish

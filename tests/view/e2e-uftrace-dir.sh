@@ -23,23 +23,15 @@
 # avoided); a directory is replaced, not mixed, when written again, and a
 # non-empty directory of other files is refused.
 # SKIP only when uftrace is not installed.
-set -u
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$top" || exit 1
 T=uftrace-dir
+. "$(dirname "$0")/../e2e/lib.sh"
+cd "$top" || exit 1
 B=$O/bin
-nfail=0
-pass() { echo "PASS: $T/$1"; }
-fail() { echo "FAIL: $T/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; nfail=$((nfail + 1)); }
-skip() { echo "SKIP: $T/$1 ($2)"; }
 
 if ! command -v uftrace >/dev/null; then
 	skip all "uftrace is not installed: apt-get install uftrace"
 	exit 0
 fi
-work=$(mktemp -d /tmp/uftrace-dir.XXXXXX)
-trap 'rm -rf "$work"' EXIT
 # uftrace looks for ./uftrace.data and writes nothing: run it elsewhere
 uft() { (cd "$work" && uftrace "$@"); }
 # uftrace's replay shows 1024 levels unless told (-D): the deepest it takes
@@ -546,4 +538,4 @@ if [ -e "$work/threads.srb" ]; then
 	fi
 fi
 
-[ "$nfail" -eq 0 ]
+finish

@@ -11,88 +11,80 @@
 #            (speedscope leaves their frames open), a file that is no
 #            profile, a name that is not there; a blank PNG is judged blank.
 # Screenshots stay in $O/tests/view/ for a person to look at.
-set -u
-O=${O:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
+T=e2e-view-judges
+. "$(dirname "$0")/../e2e/lib.sh"
 cd "$top"
 V=tests/view
-T=e2e-view-judges
-tmp=$(mktemp -d /tmp/view-judges.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
 shots=$O/tests/view
 mkdir -p "$shots"
-nfail=0
-pass() { echo "PASS: $T/$1"; }
-fail() { echo "FAIL: $T/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; nfail=$((nfail + 1)); }
-skip() { echo "SKIP: $T/$1 ($2)"; }
 
 if ! command -v python3 >/dev/null; then
 	skip fxt "python3 is needed"
 else
 	# --- FXT -----------------------------------------------------------
-	if python3 $V/fxtgen.py "$tmp/fxt" >"$tmp/gen.out" 2>&1; then
+	if python3 $V/fxtgen.py "$work/fxt" >"$work/gen.out" 2>&1; then
 		pass fxt/fxtgen
 	else
-		fail fxt/fxtgen "$(cat "$tmp/gen.out")"
+		fail fxt/fxtgen "$(cat "$work/gen.out")"
 	fi
-	if python3 $V/fxtcheck.py "$tmp/fxt/good.fxt" >"$tmp/good.out" 2>&1; then
+	if python3 $V/fxtcheck.py "$work/fxt/good.fxt" >"$work/good.out" 2>&1; then
 		pass fxt/good-accepted
 	else
-		fail fxt/good-accepted "$(cat "$tmp/good.out")"
+		fail fxt/good-accepted "$(cat "$work/good.out")"
 	fi
 	# every record, event and argument type parsed; the unknown ones skipped
-	if grep -q 'unknown, skipped: argument type 13 x1, event type 11 x1, record type 11 x1, trace info type 5 x1;' "$tmp/good.out" &&
-		grep -q 'thread 102 "worker-thread" of 100' "$tmp/good.out"; then
+	if grep -q 'unknown, skipped: argument type 13 x1, event type 11 x1, record type 11 x1, trace info type 5 x1;' "$work/good.out" &&
+		grep -q 'thread 102 "worker-thread" of 100' "$work/good.out"; then
 		pass fxt/good-summary
 	else
-		fail fxt/good-summary "$(cat "$tmp/good.out")"
+		fail fxt/good-summary "$(cat "$work/good.out")"
 	fi
-	python3 $V/fxtcheck.py --dump "$tmp/fxt/good.fxt" >"$tmp/dump" 2>/dev/null
-	if [ "$(wc -l <"$tmp/dump")" -eq 22 ] &&
-		grep -qx '20500 100 101 B fn cmp' "$tmp/dump" &&
-		grep -qx '35000 100 101 E - -' "$tmp/dump" &&
-		grep -qx '5000 100 102 X fn worker_loop 90000' "$tmp/dump" &&
-		grep -qx '50000 100 101 I fn marker' "$tmp/dump" &&
-		grep -qx '102000 100 103 I fn tmp-two' "$tmp/dump"; then
+	python3 $V/fxtcheck.py --dump "$work/fxt/good.fxt" >"$work/dump" 2>/dev/null
+	if [ "$(wc -l <"$work/dump")" -eq 22 ] &&
+		grep -qx '20500 100 101 B fn cmp' "$work/dump" &&
+		grep -qx '35000 100 101 E - -' "$work/dump" &&
+		grep -qx '5000 100 102 X fn worker_loop 90000' "$work/dump" &&
+		grep -qx '50000 100 101 I fn marker' "$work/dump" &&
+		grep -qx '102000 100 103 I fn tmp-two' "$work/dump"; then
 		pass fxt/dump
 	else
-		fail fxt/dump "$(head -n 30 "$tmp/dump")"
+		fail fxt/dump "$(head -n 30 "$work/dump")"
 	fi
 	# the same slices from the FXT file and from the Chrome JSON
-	python3 $V/fxtcheck.py --slices "$tmp/fxt/good.fxt" >"$tmp/fxt.slices" 2>/dev/null
-	python3 $V/chromeslices.py $V/fixtures/nested.json >"$tmp/json.slices"
-	if [ -s "$tmp/fxt.slices" ] && diff -u "$tmp/json.slices" "$tmp/fxt.slices" >"$tmp/diff"; then
+	python3 $V/fxtcheck.py --slices "$work/fxt/good.fxt" >"$work/fxt.slices" 2>/dev/null
+	python3 $V/chromeslices.py $V/fixtures/nested.json >"$work/json.slices"
+	if [ -s "$work/fxt.slices" ] && diff -u "$work/json.slices" "$work/fxt.slices" >"$work/diff"; then
 		pass fxt/slices-equal-chrome-json
 	else
-		fail fxt/slices-equal-chrome-json "$(cat "$tmp/diff")"
+		fail fxt/slices-equal-chrome-json "$(cat "$work/diff")"
 	fi
-	python3 $V/chromeslices.py $V/fixtures/nested-unterminated.json >"$tmp/unterm.slices"
-	if cmp -s "$tmp/json.slices" "$tmp/unterm.slices"; then
+	python3 $V/chromeslices.py $V/fixtures/nested-unterminated.json >"$work/unterm.slices"
+	if cmp -s "$work/json.slices" "$work/unterm.slices"; then
 		pass slices/unterminated-json
 	else
-		fail slices/unterminated-json "$(diff "$tmp/json.slices" "$tmp/unterm.slices")"
+		fail slices/unterminated-json "$(diff "$work/json.slices" "$work/unterm.slices")"
 	fi
 	# the comparison sees a slice 1 us off, and unbalanced B/E
-	sed 's/"ts": 30, "dur": 5/"ts": 31, "dur": 4/' $V/fixtures/nested.json >"$tmp/moved.json"
-	python3 $V/chromeslices.py "$tmp/moved.json" >"$tmp/moved.slices"
-	if ! cmp -s "$tmp/moved.slices" "$tmp/fxt.slices" &&
-		grep -qx '100 101 31000 35000 2 cmp' "$tmp/moved.slices"; then
+	sed 's/"ts": 30, "dur": 5/"ts": 31, "dur": 4/' $V/fixtures/nested.json >"$work/moved.json"
+	python3 $V/chromeslices.py "$work/moved.json" >"$work/moved.slices"
+	if ! cmp -s "$work/moved.slices" "$work/fxt.slices" &&
+		grep -qx '100 101 31000 35000 2 cmp' "$work/moved.slices"; then
 		pass slices/diff-sees-a-moved-slice
 	else
 		fail slices/diff-sees-a-moved-slice
 	fi
 	sed 's/"ph": "B", "pid": 100, "tid": 102, "ts": 40/"ph": "E", "pid": 100, "tid": 102, "ts": 40/' \
-		$V/fixtures/nested.json >"$tmp/unbalanced.json"
-	if ! python3 $V/chromeslices.py "$tmp/unbalanced.json" >/dev/null 2>"$tmp/unb.err" &&
-		grep -q 'no open B' "$tmp/unb.err"; then
+		$V/fixtures/nested.json >"$work/unbalanced.json"
+	if ! python3 $V/chromeslices.py "$work/unbalanced.json" >/dev/null 2>"$work/unb.err" &&
+		grep -q 'no open B' "$work/unb.err"; then
 		pass slices/unbalanced-json-rejected
 	else
-		fail slices/unbalanced-json-rejected "$(cat "$tmp/unb.err")"
+		fail slices/unbalanced-json-rejected "$(cat "$work/unb.err")"
 	fi
 	# each broken file: rejected, the first error at the bad record's offset
 	while IFS=$'\t' read -r file off text; do
 		name=fxt/rejects-${file%.fxt}
-		out=$(python3 $V/fxtcheck.py "$tmp/fxt/$file" 2>&1)
+		out=$(python3 $V/fxtcheck.py "$work/fxt/$file" 2>&1)
 		rc=$?
 		first=$(printf '%s\n' "$out" | grep -m1 ': byte offset ')
 		if [ $rc -eq 1 ] && printf '%s\n' "$first" | grep -qF "byte offset $off " &&
@@ -102,13 +94,13 @@ else
 		else
 			fail "$name" "exit $rc, wanted byte offset $off and '$text':" "$out"
 		fi
-	done <"$tmp/fxt/cases.txt"
+	done <"$work/fxt/cases.txt"
 	# --lenient: what a reader may skip is accepted; undefined refs are not
 	ok=1
 	for f in trailing-word padding reserved-bits end-name-mismatch; do
-		python3 $V/fxtcheck.py --lenient "$tmp/fxt/bad-$f.fxt" >"$tmp/len.out" 2>&1 || { ok=0; cat "$tmp/len.out"; }
+		python3 $V/fxtcheck.py --lenient "$work/fxt/bad-$f.fxt" >"$work/len.out" 2>&1 || { ok=0; cat "$work/len.out"; }
 	done
-	python3 $V/fxtcheck.py --lenient "$tmp/fxt/bad-undefined-string.fxt" >/dev/null 2>&1 && ok=0
+	python3 $V/fxtcheck.py --lenient "$work/fxt/bad-undefined-string.fxt" >/dev/null 2>&1 && ok=0
 	if [ $ok = 1 ]; then pass fxt/lenient; else fail fxt/lenient; fi
 	if python3 $V/fxtcheck.py /nonexistent.fxt >/dev/null 2>&1; [ $? -eq 2 ]; then
 		pass fxt/unreadable-file-exit-2
@@ -144,17 +136,17 @@ if browser chrome-json 0 $V/fixtures/nested.json main qsort cmp worker_loop io_w
 	browser missing-name-rejected 1 $V/fixtures/stacks.folded main no_such_function
 	# 600 functions: the sandwich table shows ~30 rows at a time
 	python3 -c 'import sys
-for i in range(600): sys.stdout.write("main;mid%d;f%04d %d\n" % (i % 7, i, i + 1))' >"$tmp/many.folded"
-	browser many-functions 0 "$tmp/many.folded" f0000 f0599 f0300 mid6
+for i in range(600): sys.stdout.write("main;mid%d;f%04d %d\n" % (i % 7, i, i + 1))' >"$work/many.folded"
+	browser many-functions 0 "$work/many.folded" f0000 f0599 f0300 mid6
 	node -e '
 const { PNG } = require(process.argv[1] + "/node_modules/pngjs");
 const p = new PNG({ width: 320, height: 200 }); p.data.fill(255);
-require("fs").writeFileSync(process.argv[2], PNG.sync.write(p));' "$top/$V" "$tmp/white.png"
-	if ! node $V/browser-check.js --png-stats "$tmp/white.png" >/dev/null &&
+require("fs").writeFileSync(process.argv[2], PNG.sync.write(p));' "$top/$V" "$work/white.png"
+	if ! node $V/browser-check.js --png-stats "$work/white.png" >/dev/null &&
 		node $V/browser-check.js --png-stats "$shots/chrome-json.png" >/dev/null; then
 		pass browser/blank-png-rule
 	else
 		fail browser/blank-png-rule
 	fi
 fi
-[ $nfail -eq 0 ]
+finish
