@@ -11,6 +11,7 @@
 #include "decoder/emit.h"
 #include "decoder/packet.h"
 #include "decoder/ref.h"
+#include "decoder/spread.h"
 #include "decoder/timing.h"
 
 /*

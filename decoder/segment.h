@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "decoder/decoder.h"
+#include "decoder/spread.h"
 
 struct strace_walker;
 

@@ -6,9 +6,9 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "decoder/decoder.h"
 #include "decoder/emit.h"
 #include "decoder/segment.h"
+#include "decoder/spread.h"
 
 uint64_t strace_dec_spread_mtc_ns(const struct strace_time_conv *tc)
 {
@@ -279,6 +279,52 @@ void strace_dec_spread_free(struct strace_dec_spread *s)
 	s->ev = NULL;
 	s->ins = NULL;
 	s->n = s->cap = 0;
+}
+
+/* The spreader of another folder (decoder.h): the hold, and a ring
+ * writer as its sink. */
+struct strace_dec_spreader {
+	struct strace_dec_spread sp;
+	struct strace_walk_opts o;
+};
+
+int strace_dec_spreader_new(struct strace_writer *w, uint64_t stop_cap,
+			    struct strace_dec_spreader **out)
+{
+	struct strace_dec_spreader *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	s->sp.stop_cap = stop_cap;
+	s->o.size = sizeof(s->o);
+	s->o.writer = w;
+	*out = s;
+	return 0;
+}
+
+int strace_dec_spreader_put(struct strace_dec_spreader *s,
+			    const struct strace_event *ev, uint64_t ins)
+{
+	return spread_put(&s->sp, &s->o, ev, ins);
+}
+
+int strace_dec_spreader_mark(struct strace_dec_spreader *s, uint64_t t,
+			     uint64_t ins)
+{
+	return spread_mark(&s->sp, &s->o, t, ins);
+}
+
+int strace_dec_spreader_flush(struct strace_dec_spreader *s)
+{
+	return strace_dec_spread_flush(&s->sp, &s->o);
+}
+
+void strace_dec_spreader_free(struct strace_dec_spreader *s)
+{
+	if (!s)
+		return;
+	strace_dec_spread_free(&s->sp);
+	free(s);
 }
 
 /* Events [a, b) of e, held from (t0, i0) to (t1, i1): spread as

@@ -26,6 +26,7 @@
 #include "decoder/decoder.h"
 #include "decoder/emit.h"
 #include "decoder/segment.h"
+#include "decoder/spread.h"
 #include "decoder/timing.h"
 #include "decoder/tnt_cache.h"
 
