@@ -7,7 +7,7 @@
  *
  * Compiled twice: in walk.c for a sequential decode (WALK_VEC 0), and in
  * walk_vec.c for a parallel decode's workers (WALK_VEC 1), whose events
- * go to a segment's vector (segment.h): each copy stores its events its
+ * go to a segment's vector (evvec.h): each copy stores its events its
  * own way, with no test per event for the other's.
  *
  * Threading: a walker belongs to one thread at a time.

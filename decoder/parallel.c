@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "decoder/packet.h"
-#include "decoder/walker.h"
+#include "decoder/segment.h"
 
 struct pool {
 	struct seg_job *jobs; /* R slots */

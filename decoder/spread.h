@@ -178,4 +178,63 @@ spread_drop(struct strace_dec_spread *s, const struct strace_walk_opts *o,
 	return strace_dec_spread_drop_slow(s, o, time, ins);
 }
 
+/* d (>= 0) as an integer, at most lim. */
+static inline uint64_t at_most(double d, uint64_t lim)
+{
+	return d >= (double)lim ? lim : (uint64_t)d;
+}
+
+/* share()'s loop; below63: every count and time is below 2^63, so that
+ * the conversions to and from double are signed ones, one instruction
+ * each, with at_most()'s values (two copies of the loop: the test out of
+ * it). */
+static inline __attribute__((always_inline)) uint64_t
+share_loop(struct strace_dec_spread *s, unsigned k, unsigned n, uint64_t ta,
+	   uint64_t ia, double scale, uint64_t lim, uint64_t last,
+	   int exact_off, uint64_t t0, int below63)
+{
+	double dlim = (double)(int64_t)lim;
+
+	for (; k < n; k++) {
+		struct strace_event *e = &s->ev[k];
+		uint64_t c = s->ins[k] > ia ? s->ins[k] - ia : 0;
+		double d = scale * (below63 ? (double)(int64_t)c : (double)c);
+		uint64_t t = ta + (!below63   ? at_most(d, lim)
+				   : d >= dlim ? lim
+					       : (uint64_t)(int64_t)d);
+
+		last = t > last ? t : last;
+		e->time = last;
+		if (exact_off && (e->flags & STRACE_F_TIME_EXACT) &&
+		    last != t0 && e->type != STRACE_EV_ERROR)
+			e->flags &= (uint16_t)~STRACE_F_TIME_EXACT;
+	}
+	return last;
+}
+
+/*
+ * Events k to n - 1 held: from (ta, ia) to (tb, ib) in proportion of
+ * their instruction counts, never before last. With exact_off, an event
+ * that moves off t0, the interval's start, had a time from its packet no
+ * more (an error's flags are its code, never TIME_EXACT); a segment's
+ * run leaves that to the merge (put_run()). Returns the last time.
+ */
+static inline __attribute__((always_inline)) uint64_t
+share(struct strace_dec_spread *s, unsigned k, unsigned n, uint64_t ta,
+      uint64_t ia, uint64_t tb, uint64_t ib, uint64_t last, int exact_off,
+      uint64_t t0)
+{
+	double scale = ib > ia && tb > ta
+			       ? (double)(tb - ta) / (double)(ib - ia)
+			       : 0;
+	uint64_t lim = tb - ta;
+
+	/* (the counts only grow: the last is the largest) */
+	if (k < n && (int64_t)lim >= 0 && (int64_t)s->ins[n - 1] >= 0)
+		return share_loop(s, k, n, ta, ia, scale, lim, last, exact_off,
+				  t0, 1);
+	return share_loop(s, k, n, ta, ia, scale, lim, last, exact_off, t0,
+			  0);
+}
+
 #endif
