@@ -134,7 +134,7 @@ static inline void emit_jump(struct strace_walker *w, uint64_t from,
  * FUP, an enable) at instruction count ins: the direct branches walked
  * next keep it; when the events have not shown it yet (the branch made
  * no event: not taken, a jump inside one function), the spreader takes it
- * as a time point (decoder.h, "Times between timing packets"), or a segment's vector keeps it for the
+ * as a time point (spread.h), or a segment's vector keeps it for the
  * merge. */
 static inline void time_point_at(struct strace_walker *w, uint64_t t,
 				 uint64_t ins)

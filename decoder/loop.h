@@ -7,7 +7,7 @@
  *
  * Compiled twice: in walk.c for a sequential decode (WALK_VEC 0), and in
  * walk_vec.c for a parallel decode's workers (WALK_VEC 1), whose events
- * go to a segment's vector (segment.h): each copy stores its events its
+ * go to a segment's vector (evvec.h): each copy stores its events its
  * own way, with no test per event for the other's.
  *
  * Threading: a walker belongs to one thread at a time.
@@ -156,6 +156,53 @@ pebs_blocks(struct strace_walker *w, size_t i, int skd007)
 	return (long)i;
 }
 
+/* run()'s TIP, TIP.PGE, TIP.PGD or FUP p at i. Returns 0, -code after
+ * an error (the error event is out), or a sink error. */
+static inline __attribute__((always_inline)) int
+ip_packet(struct strace_walker *w, const struct pkt *p, size_t i)
+{
+	uint64_t prev_ip = w->in.last_ip;
+	uint64_t ip = pkt_ip(prev_ip, p->ipc, p->payload);
+	int supp = p->ipc == 0;
+	size_t next = i + p->size;
+	int err;
+
+	if (unlikely(w->flow.in_psb) && p->type != PKT_FUP)
+		return strace_dec_fail(w, STRACE_E_DESYNC);
+	if (!supp)
+		w->in.last_ip = ip;
+	if (p->type == PKT_TIP) {
+		err = tip(w, ip, supp, next);
+	} else if (p->type == PKT_PGE) {
+		err = strace_dec_pge(w, ip, supp);
+	} else if (p->type == PKT_PGD) {
+		err = strace_dec_pgd(w, ip, supp);
+	} else {
+		err = strace_dec_fup(w, ip, supp, next);
+		if (err == 1) { /* BDM70: not this FUP's IP */
+			w->in.last_ip = prev_ip;
+			err = 0;
+		}
+	}
+	return err;
+}
+
+/* run()'s PSB at i: progress told now and then, the IP compression and
+ * the flow reset. */
+static inline __attribute__((always_inline)) void
+psb_packet(struct strace_walker *w, size_t i)
+{
+	if (unlikely(w->o.progress != NULL) &&
+	    i - w->in.prog_at >= PROGRESS_STEP) {
+		w->in.prog_at = i;
+		w->o.progress(w->o.progress_arg, i);
+	}
+	w->in.last_ip = 0;
+	if (unlikely(w->in.ip_synced))
+		strace_dec_psb_after_ip_sync(w);
+	flow_psb(w);
+}
+
 /* Decode from a PSB at in.pos until the end or an error.
  * Returns 0 at the end of the buffer, -code after an error (the error
  * event is out; the caller resyncs), or a sink error. */
@@ -226,33 +273,11 @@ static inline int run(struct strace_walker *w)
 		case PKT_TIP:
 		case PKT_PGE:
 		case PKT_PGD:
-		case PKT_FUP: {
-			uint64_t prev_ip = w->in.last_ip;
-			uint64_t ip = pkt_ip(prev_ip, p.ipc, p.payload);
-			int supp = p.ipc == 0;
-			size_t next = i + p.size;
-
-			if (unlikely(w->flow.in_psb) && p.type != PKT_FUP)
-				return strace_dec_fail(w, STRACE_E_DESYNC);
-			if (!supp)
-				w->in.last_ip = ip;
-			if (p.type == PKT_TIP) {
-				err = tip(w, ip, supp, next);
-			} else if (p.type == PKT_PGE) {
-				err = strace_dec_pge(w, ip, supp);
-			} else if (p.type == PKT_PGD) {
-				err = strace_dec_pgd(w, ip, supp);
-			} else {
-				err = strace_dec_fup(w, ip, supp, next);
-				if (err == 1) { /* BDM70: not this FUP's IP */
-					w->in.last_ip = prev_ip;
-					err = 0;
-				}
-			}
+		case PKT_FUP:
+			err = ip_packet(w, &p, i);
 			if (err)
 				return err;
 			break;
-		}
 		case PKT_TSC:
 			time_on_tsc(&w->time, p.payload);
 			break;
@@ -265,15 +290,7 @@ static inline int run(struct strace_walker *w)
 				return err;
 			break;
 		case PKT_PSB:
-			if (unlikely(w->o.progress != NULL) &&
-			    i - w->in.prog_at >= PROGRESS_STEP) {
-				w->in.prog_at = i;
-				w->o.progress(w->o.progress_arg, i);
-			}
-			w->in.last_ip = 0;
-			if (unlikely(w->in.ip_synced))
-				strace_dec_psb_after_ip_sync(w);
-			flow_psb(w);
+			psb_packet(w, i);
 			break;
 		case PKT_PSBEND:
 			flow_psbend(w);

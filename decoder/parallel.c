@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "decoder/packet.h"
-#include "decoder/walker.h"
+#include "decoder/segment.h"
 
 struct pool {
 	struct seg_job *jobs; /* R slots */
@@ -84,6 +84,64 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* The walkers of the workers: w's options, their events into their
+ * segments' vectors. Returns 0, -ENOMEM (those made are in ws). */
+static int workers_new(struct strace_walker *w, struct strace_walker **ws,
+		       unsigned nthreads)
+{
+	for (unsigned t = 0; t < nthreads; t++) {
+		struct strace_walk_opts o = w->o;
+		o.emit = strace_dec_vec_push;
+		o.emit_batch = NULL;
+		o.writer = NULL;
+		o.cache = NULL;
+		o.progress = NULL; /* the merge tells it, in order */
+		if (strace_walker_new(w->img, &o, &ws[t]) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The caller's part: the segments merged in order into w as they
+ * complete, each slot freed for the workers after. Returns 0, a
+ * segment's error or the sink's. */
+static long merge_all(struct strace_walker *w, struct pool *p)
+{
+	struct seg_state S = {0, 0, 0, 0, STRACE_REASON_START, 0};
+	long ret = 0;
+
+	for (size_t k = 0; k < p->nseg; k++) {
+		struct seg_job *j = &p->jobs[k % p->R];
+		int err;
+
+		pthread_mutex_lock(&p->mu);
+		while (!p->done[k % p->R])
+			pthread_cond_wait(&p->cv_done, &p->mu);
+		pthread_mutex_unlock(&p->mu);
+		if (j->ret < 0 && j->ret != -STRACE_E_NOSYNC) {
+			ret = j->ret;
+			break;
+		}
+		err = strace_dec_seg_merge(w, j, k == 0, &S);
+		if (!err && k + 1 == p->nseg)
+			err = strace_dec_seg_end_overflow(w, j, &S);
+		if (err) {
+			ret = err;
+			break;
+		}
+		if (w->o.progress && j->end - w->in.prog_at >= PROGRESS_STEP) {
+			w->in.prog_at = j->end;
+			w->o.progress(w->o.progress_arg, j->end);
+		}
+		pthread_mutex_lock(&p->mu);
+		p->done[k % p->R] = 0;
+		p->merged = k + 1;
+		pthread_cond_broadcast(&p->cv_free);
+		pthread_mutex_unlock(&p->mu);
+	}
+	return ret;
+}
+
 long strace_walker_decode_parallel(struct strace_walker *w,
 				   const uint8_t *buf, size_t len,
 				   unsigned nthreads, size_t seg_bytes)
@@ -92,7 +150,6 @@ long strace_walker_decode_parallel(struct strace_walker *w,
 	size_t n, maxs, k;
 	struct pool p;
 	struct strace_walker **ws = NULL;
-	struct seg_state S = {0, 0, 0, 0, STRACE_REASON_START, 0};
 	long start_events = w->out.events;
 	long ret = 0;
 	pthread_t th[64];
@@ -143,17 +200,9 @@ long strace_walker_decode_parallel(struct strace_walker *w,
 					     seg_bytes < (1u << 20) ? seg_bytes
 								   : 1u << 20);
 	}
-	for (t = 0; t < nthreads; t++) {
-		struct strace_walk_opts o = w->o;
-		o.emit = strace_dec_vec_push;
-		o.emit_batch = NULL;
-		o.writer = NULL;
-		o.cache = NULL;
-		o.progress = NULL; /* the merge tells it, in order */
-		if (strace_walker_new(w->img, &o, &ws[t]) < 0) {
-			ret = -ENOMEM;
-			goto out;
-		}
+	if (workers_new(w, ws, nthreads) < 0) {
+		ret = -ENOMEM;
+		goto out;
 	}
 	p.walkers = ws;
 	p.spread = w->out.to == OUT_SPREAD;
@@ -181,36 +230,7 @@ long strace_walker_decode_parallel(struct strace_walker *w,
 		ret = -EAGAIN;
 		goto out;
 	}
-	/* merge in order as segments complete */
-	for (k = 0; k < n; k++) {
-		struct seg_job *j = &p.jobs[k % p.R];
-		int err;
-
-		pthread_mutex_lock(&p.mu);
-		while (!p.done[k % p.R])
-			pthread_cond_wait(&p.cv_done, &p.mu);
-		pthread_mutex_unlock(&p.mu);
-		if (j->ret < 0 && j->ret != -STRACE_E_NOSYNC) {
-			ret = j->ret;
-			break;
-		}
-		err = strace_dec_seg_merge(w, j, k == 0, &S);
-		if (!err && k + 1 == n)
-			err = strace_dec_seg_end_overflow(w, j, &S);
-		if (err) {
-			ret = err;
-			break;
-		}
-		if (w->o.progress && j->end - w->in.prog_at >= PROGRESS_STEP) {
-			w->in.prog_at = j->end;
-			w->o.progress(w->o.progress_arg, j->end);
-		}
-		pthread_mutex_lock(&p.mu);
-		p.done[k % p.R] = 0;
-		p.merged = k + 1;
-		pthread_cond_broadcast(&p.cv_free);
-		pthread_mutex_unlock(&p.mu);
-	}
+	ret = merge_all(w, &p);
 	if (ret >= 0)
 		ret = strace_dec_walk_flush(w, w->out.events - start_events);
 	pthread_mutex_lock(&p.mu);

@@ -11,6 +11,7 @@
 #include "decoder/emit.h"
 #include "decoder/packet.h"
 #include "decoder/ref.h"
+#include "decoder/spread.h"
 #include "decoder/timing.h"
 
 /*
@@ -78,6 +79,12 @@ struct ref {
 	 * not know, name the error) */
 	int have_err_ip;
 	uint64_t err_ip, err_last;
+	/* the walk of one sync's blocks: blocks walked (progress every
+	 * 4096), where progress was last told, and the offset libipt stood
+	 * at for the last blocks with the instructions walked there (a loop
+	 * without packets) */
+	unsigned nblk;
+	uint64_t prog_at, still_at, still_insns;
 };
 
 /* After a sync at off: does its PSB+ say tracing is on, and where? A
@@ -630,6 +637,138 @@ static void progress(struct ref *r, uint64_t *at)
 	}
 }
 
+/* libipt's configuration for a decode of buf (len bytes) with o: the
+ * timing o says, the processor and the errata the walker works around. */
+static void ref_config(const struct strace_walk_opts *o, const uint8_t *buf,
+		       size_t len, struct pt_config *cfg)
+{
+	pt_config_init(cfg);
+	cfg->begin = (uint8_t *)(uintptr_t)buf;
+	cfg->end = (uint8_t *)(uintptr_t)buf + len;
+	/* the period is a 4-bit field: libipt shifts by mtc_freq + 8, so a
+	 * bigger one (a damaged file) would be an undefined shift there;
+	 * the walker ignores MTCs then too (on_mtc()) */
+	if (o->time.tsc_ctc_ratio_d && o->time.mtc_period <= 15) {
+		cfg->mtc_freq = (uint8_t)o->time.mtc_period;
+		cfg->nom_freq = (uint8_t)o->time.max_nonturbo_ratio;
+		cfg->cpuid_0x15_eax = o->time.tsc_ctc_ratio_d;
+		cfg->cpuid_0x15_ebx = o->time.tsc_ctc_ratio_n;
+	}
+	{
+		/* the workarounds the walker applies (for a cpu libipt's
+		 * table lists, libipt's own) */
+		unsigned e = strace_dec_cpu_workarounds(&o->cpu);
+
+		if (o->cpu.family) {
+			cfg->cpu.vendor = pcv_intel;
+			cfg->cpu.family = o->cpu.family;
+			cfg->cpu.model = o->cpu.model;
+			cfg->cpu.stepping = o->cpu.stepping;
+		}
+		cfg->errata.bdm70 = !!(e & STRACE_ERRATUM_BDM70);
+		cfg->errata.bdm64 = !!(e & STRACE_ERRATUM_BDM64);
+		cfg->errata.skd007 = !!(e & STRACE_ERRATUM_SKD007);
+		cfg->errata.skd022 = !!(e & STRACE_ERRATUM_SKD022);
+		cfg->errata.skd010 = !!(e & STRACE_ERRATUM_SKD010);
+		cfg->errata.skl014 = !!(e & STRACE_ERRATUM_SKL014);
+		cfg->errata.apl12 = !!(e & STRACE_ERRATUM_APL12);
+		cfg->errata.apl11 = !!(e & STRACE_ERRATUM_APL11);
+		cfg->errata.skl168 = !!(e & STRACE_ERRATUM_SKL168);
+		cfg->errata.skz84 = !!(e & STRACE_ERRATUM_SKZ84);
+	}
+}
+
+/* The blocks after a sync, status: what the sync or the last call said.
+ * Returns what libipt said last (< 0 or pts_eos: the end of the sync;
+ * else the sink failed, r->sink_err). */
+static int walk_blocks(struct ref *r, int status)
+{
+	for (;;) {
+		struct pt_block blk;
+		struct pt_event ev;
+
+		while (status & pts_event_pending) {
+			status = pt_blk_event(r->dec, &ev, sizeof(ev));
+			if (status < 0)
+				break;
+			handle_event(r, &ev);
+		}
+		if (status < 0 && status != -pte_eos && !r->sink_err) {
+			uint64_t off = 0;
+
+			pt_blk_get_offset(r->dec, &off);
+			decode_error(r, error_code(status), off);
+		}
+		if (status < 0 || r->sink_err)
+			break;
+		if (status & pts_eos)
+			break;
+		memset(&blk, 0, sizeof(blk));
+		status = pt_blk_next(r->dec, &blk, sizeof(blk));
+		if (status < 0 && status != -pte_eos) {
+			uint64_t off = 0;
+			pt_blk_get_offset(r->dec, &off);
+			/* the block decoded before the error: its start
+			 * resolves the previous branch; its direct
+			 * branches are not vouched for by a packet (the
+			 * fast walker does not walk them either) */
+			if (blk.ninsn) {
+				resolve(r, blk.ip);
+				r->last_ip = blk.end_ip;
+			}
+			r->have_err_ip = 1;
+			r->err_ip = blk.ip;
+			r->err_last = blk.ninsn ? blk.end_ip : blk.ip;
+			decode_error(r, error_code(status), off);
+			break;
+		}
+		if (!blk.ninsn) {
+			if (status < 0)
+				break;
+			continue;
+		}
+		{
+			uint64_t off = 0;
+			pt_blk_get_offset(r->dec, &off);
+			if (off != r->still_at) {
+				r->still_at = off;
+				r->still_insns = 0;
+			} else if ((r->still_insns += blk.ninsn) >
+				   MAX_INSNS_STILL) {
+				decode_error(r, STRACE_E_LOOP, off);
+				r->still_insns = 0;
+				break;
+			}
+		}
+		if (r->o->progress && !(++r->nblk & 4095))
+			progress(r, &r->prog_at);
+		if (!r->have_ip)
+			begin(r, blk.ip);
+		resolve(r, blk.ip);
+		/* the last block (no trace after it): its direct
+		 * branches are not vouched for by any packet, and the
+		 * fast walker does not walk them either */
+		follow_direct(r, &blk, !(status >= 0 && (status & pts_eos)));
+		r->st->insns += blk.ninsn;
+		r->last_ip = blk.end_ip;
+		if (blk.iclass != ptic_other &&
+		    blk.iclass != ptic_error) {
+			unsigned mode = code_mode(blk.mode);
+			const struct strace_block *b = strace_bcache_get(
+				r->cache, r->img, strace_mode_key(blk.end_ip, mode));
+			r->pend = blk.iclass + 1;
+			r->pend_ip = blk.end_ip;
+			r->pend_mode = mode;
+			r->pend_next = blk.end_ip + b->term_len;
+			r->pend_ind = b->kind == STRACE_BK_CALL_IND ||
+				     b->kind == STRACE_BK_JMP_IND;
+		}
+		if (status < 0)
+			break;
+	}
+	return status;
+}
+
 long strace_walker_decode_ref(struct strace_image *img,
 			      const struct strace_walk_opts *o,
 			      struct strace_bcache *cache, const uint8_t *buf,
@@ -647,47 +786,13 @@ long strace_walker_decode_ref(struct strace_image *img,
 	r.begin_reason = STRACE_REASON_START;
 	r.spread = o->has_time && !(o->flags & STRACE_WALK_EXACT_TIMES);
 	r.sp.stop_cap = strace_dec_spread_mtc_ns(&o->time);
+	r.still_at = UINT64_MAX;
 	struct pt_config cfg;
 	struct pt_image *pimg;
 	int status, synced = 0, tried = 0;
-	unsigned nblk = 0;
 	uint64_t tried_at = 0; /* the last PSB whose sync failed */
-	uint64_t prog_at = 0, still_at = UINT64_MAX, still_insns = 0;
 
-	pt_config_init(&cfg);
-	cfg.begin = (uint8_t *)(uintptr_t)buf;
-	cfg.end = (uint8_t *)(uintptr_t)buf + len;
-	/* the period is a 4-bit field: libipt shifts by mtc_freq + 8, so a
-	 * bigger one (a damaged file) would be an undefined shift there;
-	 * the walker ignores MTCs then too (on_mtc()) */
-	if (o->time.tsc_ctc_ratio_d && o->time.mtc_period <= 15) {
-		cfg.mtc_freq = (uint8_t)o->time.mtc_period;
-		cfg.nom_freq = (uint8_t)o->time.max_nonturbo_ratio;
-		cfg.cpuid_0x15_eax = o->time.tsc_ctc_ratio_d;
-		cfg.cpuid_0x15_ebx = o->time.tsc_ctc_ratio_n;
-	}
-	{
-		/* the workarounds the walker applies (for a cpu libipt's
-		 * table lists, libipt's own) */
-		unsigned e = strace_dec_cpu_workarounds(&o->cpu);
-
-		if (o->cpu.family) {
-			cfg.cpu.vendor = pcv_intel;
-			cfg.cpu.family = o->cpu.family;
-			cfg.cpu.model = o->cpu.model;
-			cfg.cpu.stepping = o->cpu.stepping;
-		}
-		cfg.errata.bdm70 = !!(e & STRACE_ERRATUM_BDM70);
-		cfg.errata.bdm64 = !!(e & STRACE_ERRATUM_BDM64);
-		cfg.errata.skd007 = !!(e & STRACE_ERRATUM_SKD007);
-		cfg.errata.skd022 = !!(e & STRACE_ERRATUM_SKD022);
-		cfg.errata.skd010 = !!(e & STRACE_ERRATUM_SKD010);
-		cfg.errata.skl014 = !!(e & STRACE_ERRATUM_SKL014);
-		cfg.errata.apl12 = !!(e & STRACE_ERRATUM_APL12);
-		cfg.errata.apl11 = !!(e & STRACE_ERRATUM_APL11);
-		cfg.errata.skl168 = !!(e & STRACE_ERRATUM_SKL168);
-		cfg.errata.skz84 = !!(e & STRACE_ERRATUM_SKZ84);
-	}
+	ref_config(o, buf, len, &cfg);
 	r.dec = pt_blk_alloc_decoder(&cfg);
 	if (!r.dec)
 		return -ENOMEM;
@@ -729,92 +834,7 @@ long strace_walker_decode_ref(struct strace_image *img,
 			pt_blk_get_sync_offset(r.dec, &soff);
 			sync_state(&r, soff, &cfg);
 		}
-		for (;;) {
-			struct pt_block blk;
-			struct pt_event ev;
-
-			while (status & pts_event_pending) {
-				status = pt_blk_event(r.dec, &ev, sizeof(ev));
-				if (status < 0)
-					break;
-				handle_event(&r, &ev);
-			}
-			if (status < 0 && status != -pte_eos && !r.sink_err) {
-				uint64_t off = 0;
-
-				pt_blk_get_offset(r.dec, &off);
-				decode_error(&r, error_code(status), off);
-			}
-			if (status < 0 || r.sink_err)
-				break;
-			if (status & pts_eos)
-				break;
-			memset(&blk, 0, sizeof(blk));
-			status = pt_blk_next(r.dec, &blk, sizeof(blk));
-			if (status < 0 && status != -pte_eos) {
-				uint64_t off = 0;
-				pt_blk_get_offset(r.dec, &off);
-				/* the block decoded before the error: its start
-				 * resolves the previous branch; its direct
-				 * branches are not vouched for by a packet (the
-				 * fast walker does not walk them either) */
-				if (blk.ninsn) {
-					resolve(&r, blk.ip);
-					r.last_ip = blk.end_ip;
-				}
-				r.have_err_ip = 1;
-				r.err_ip = blk.ip;
-				r.err_last = blk.ninsn ? blk.end_ip : blk.ip;
-				decode_error(&r, error_code(status), off);
-				break;
-			}
-			if (!blk.ninsn) {
-				if (status < 0)
-					break;
-				continue;
-			}
-			{
-				uint64_t off = 0;
-				pt_blk_get_offset(r.dec, &off);
-				if (off != still_at) {
-					still_at = off;
-					still_insns = 0;
-				} else if ((still_insns += blk.ninsn) >
-					   MAX_INSNS_STILL) {
-					decode_error(&r, STRACE_E_LOOP, off);
-					still_insns = 0;
-					break;
-				}
-			}
-			if (o->progress && !(++nblk & 4095))
-				progress(&r, &prog_at);
-			if (!r.have_ip)
-				begin(&r, blk.ip);
-			resolve(&r, blk.ip);
-			/* the last block (no trace after it): its direct
-			 * branches are not vouched for by any packet, and the
-			 * fast walker does not walk them either */
-			follow_direct(&r, &blk, !(status >= 0 && (status & pts_eos)));
-			st->insns += blk.ninsn;
-			r.last_ip = blk.end_ip;
-			if (blk.iclass != ptic_other &&
-			    blk.iclass != ptic_error) {
-				unsigned mode = code_mode(blk.mode);
-				const struct strace_block *b =
-					strace_bcache_get(
-						cache, img,
-						strace_mode_key(blk.end_ip,
-								mode));
-				r.pend = blk.iclass + 1;
-				r.pend_ip = blk.end_ip;
-				r.pend_mode = mode;
-				r.pend_next = blk.end_ip + b->term_len;
-				r.pend_ind = b->kind == STRACE_BK_CALL_IND ||
-					     b->kind == STRACE_BK_JMP_IND;
-			}
-			if (status < 0)
-				break;
-		}
+		status = walk_blocks(&r, status);
 		if (r.sink_err)
 			break;
 		if (status == -pte_eos || (status >= 0 && (status & pts_eos)))

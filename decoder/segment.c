@@ -7,78 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decoder/walker.h"
-
-int strace_dec_vec_reserve(struct evvec *e, size_t n)
-{
-	struct strace_event *nv;
-	uint64_t *ni;
-
-	if (n <= e->cap)
-		return 0;
-	if (n > SIZE_MAX / sizeof(*nv))
-		return -ENOMEM;
-	nv = realloc(e->v, n * sizeof(*nv));
-	if (!nv)
-		return -ENOMEM;
-	e->v = nv;
-	ni = realloc(e->ins, n * sizeof(*ni));
-	if (!ni)
-		return -ENOMEM;
-	e->ins = ni;
-	e->cap = n;
-	return 0;
-}
-
-int strace_dec_vec_put(void *arg, const struct strace_event *ev,
-		       uint64_t ins)
-{
-	struct evvec *e = arg;
-
-	if (e->n == e->cap &&
-	    strace_dec_vec_reserve(e, e->cap ? e->cap * 2 : 4096) < 0)
-		return e->err = -ENOMEM;
-	event_copy(&e->v[e->n], ev);
-	e->ins[e->n] = ins;
-	seg_sp_event(e, e->n++, ev, ins);
-	return 0;
-}
-
-int strace_dec_vec_mark(void *arg, uint64_t t, uint64_t ins)
-{
-	struct evvec *e = arg;
-
-	if (e->nmk == e->capmk) {
-		size_t nc = e->capmk ? e->capmk * 2 : 256;
-		struct seg_mark *nv = realloc(e->mk, nc * sizeof(*nv));
-
-		if (!nv)
-			return e->err = -ENOMEM;
-		e->mk = nv;
-		e->capmk = nc;
-	}
-	e->mk[e->nmk++] = (struct seg_mark){e->n, t, ins};
-	strace_dec_seg_sp_next(e, e->n, t, ins, 1);
-	return 0;
-}
-
-int strace_dec_vec_push(void *arg, const struct strace_event *ev)
-{
-	return strace_dec_vec_put(arg, ev, 0);
-}
-
-void strace_dec_vec_free(struct evvec *e)
-{
-	free(e->v);
-	free(e->ins);
-	free(e->mk);
-	free(e->run);
-	e->v = NULL;
-	e->ins = NULL;
-	e->mk = NULL;
-	e->run = NULL;
-	e->n = e->cap = e->nmk = e->capmk = e->nrun = e->caprun = 0;
-}
+#include "decoder/segment.h"
 
 /* The slot of addr in a worker's table of addresses named (NAMED_LOG
  * bits: 32 KiB): the sink's own hash (pipeline/sink.c). */

@@ -6,9 +6,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "decoder/decoder.h"
 #include "decoder/emit.h"
-#include "decoder/segment.h"
+#include "decoder/spread.h"
 
 uint64_t strace_dec_spread_mtc_ns(const struct strace_time_conv *tc)
 {
@@ -33,65 +32,6 @@ static int emit_held(struct strace_dec_spread *s,
 	s->n = s->gap_n = s->drop = 0;
 	s->lim = s->cap;
 	return sink_put_n(o, s->ev, n);
-}
-
-/* d (>= 0) as an integer, at most lim. */
-static inline uint64_t at_most(double d, uint64_t lim)
-{
-	return d >= (double)lim ? lim : (uint64_t)d;
-}
-
-/* share()'s loop; below63: every count and time is below 2^63, so that
- * the conversions to and from double are signed ones, one instruction
- * each, with at_most()'s values (two copies of the loop: the test out of
- * it). */
-static inline __attribute__((always_inline)) uint64_t
-share_loop(struct strace_dec_spread *s, unsigned k, unsigned n, uint64_t ta,
-	   uint64_t ia, double scale, uint64_t lim, uint64_t last,
-	   int exact_off, uint64_t t0, int below63)
-{
-	double dlim = (double)(int64_t)lim;
-
-	for (; k < n; k++) {
-		struct strace_event *e = &s->ev[k];
-		uint64_t c = s->ins[k] > ia ? s->ins[k] - ia : 0;
-		double d = scale * (below63 ? (double)(int64_t)c : (double)c);
-		uint64_t t = ta + (!below63   ? at_most(d, lim)
-				   : d >= dlim ? lim
-					       : (uint64_t)(int64_t)d);
-
-		last = t > last ? t : last;
-		e->time = last;
-		if (exact_off && (e->flags & STRACE_F_TIME_EXACT) &&
-		    last != t0 && e->type != STRACE_EV_ERROR)
-			e->flags &= (uint16_t)~STRACE_F_TIME_EXACT;
-	}
-	return last;
-}
-
-/*
- * Events k to n - 1 held: from (ta, ia) to (tb, ib) in proportion of
- * their instruction counts, never before last. With exact_off, an event
- * that moves off t0, the interval's start, had a time from its packet no
- * more (an error's flags are its code, never TIME_EXACT); a segment's
- * run leaves that to the merge (put_run()). Returns the last time.
- */
-static inline __attribute__((always_inline)) uint64_t
-share(struct strace_dec_spread *s, unsigned k, unsigned n, uint64_t ta,
-      uint64_t ia, uint64_t tb, uint64_t ib, uint64_t last, int exact_off,
-      uint64_t t0)
-{
-	double scale = ib > ia && tb > ta
-			       ? (double)(tb - ta) / (double)(ib - ia)
-			       : 0;
-	uint64_t lim = tb - ta;
-
-	/* (the counts only grow: the last is the largest) */
-	if (k < n && (int64_t)lim >= 0 && (int64_t)s->ins[n - 1] >= 0)
-		return share_loop(s, k, n, ta, ia, scale, lim, last, exact_off,
-				  t0, 1);
-	return share_loop(s, k, n, ta, ia, scale, lim, last, exact_off, t0,
-			  0);
 }
 
 /* The interval from (t0, i0) ends at (t1, i1): clean (whole, no stop in
@@ -281,81 +221,48 @@ void strace_dec_spread_free(struct strace_dec_spread *s)
 	s->n = s->cap = 0;
 }
 
-/* Events [a, b) of e, held from (t0, i0) to (t1, i1): spread as
- * close_interval() spreads an interval without a stop, and kept as a
- * run. Returns 0, -ENOMEM. */
-static int seg_run(struct evvec *e, size_t a, size_t b, uint64_t t0,
-		   uint64_t i0, uint64_t t1, uint64_t i1)
+/* The spreader of another folder (decoder.h): the hold, and a ring
+ * writer as its sink. */
+struct strace_dec_spreader {
+	struct strace_dec_spread sp;
+	struct strace_walk_opts o;
+};
+
+int strace_dec_spreader_new(struct strace_writer *w, uint64_t stop_cap,
+			    struct strace_dec_spreader **out)
 {
-	struct strace_dec_spread s = {.ev = e->v + a, .ins = e->ins + a};
+	struct strace_dec_spreader *s = calloc(1, sizeof(*s));
 
-	if (e->nrun == e->caprun) {
-		size_t nc = e->caprun ? e->caprun * 2 : 256;
-		struct seg_run *nr = realloc(e->run, nc * sizeof(*nr));
-		if (!nr)
-			return -ENOMEM;
-		e->run = nr;
-		e->caprun = nc;
-	}
-	share(&s, 0, (unsigned)(b - a), t0, i0, t1, i1, t0, 0, t0);
-	e->run[e->nrun++] = (struct seg_run){a, b, t0, i0, 0, SIZE_MAX};
-	return 0;
-}
-
-/* Every run of e gets its time back, and e keeps none. */
-static void untake_all(struct evvec *e)
-{
-	for (size_t r = 0; r < e->nrun; r++)
-		seg_run_untake(e->v, &e->run[r]);
-	e->nrun = 0;
-}
-
-void strace_dec_seg_sp_start(struct evvec *e, int on)
-{
-	e->nrun = 0;
-	e->sp = (struct seg_sp){.on = on, .from = SIZE_MAX};
-}
-
-/* The decisions of spread_put(), strace_dec_spread_slow() and
- * strace_dec_spread_mark(), replayed over the segment's events and time
- * points as they come: where each interval begins and what it holds. */
-void strace_dec_seg_sp_next(struct evvec *e, size_t i, uint64_t t,
-			    uint64_t ins, int mark)
-{
-	struct seg_sp *p = &e->sp;
-
-	if (!p->on || (mark && (!t || (p->open && t <= p->t0))))
-		return;
-	/* (an earlier time or none ends the interval unspread) */
-	if (p->open && p->ok && t > p->t0 && i > p->held &&
-	    seg_run(e, p->held, i, p->t0, p->i0, t, ins) < 0) {
-		untake_all(e);
-		p->on = p->open = 0;
-		return;
-	}
-	p->open = mark || t != 0;
-	p->t0 = t;
-	p->i0 = ins;
-	p->held = mark ? i : i + 1; /* an event begins it, held after it */
-	p->ok = i >= p->from;
-}
-
-int strace_dec_seg_spread(struct evvec *e, size_t from)
-{
-	size_t m = 0;
-
-	strace_dec_seg_sp_start(e, 1);
-	e->sp.from = from;
-	for (size_t i = 0; i <= e->n && e->sp.on; i++) {
-		/* the time points before event i */
-		for (; m < e->nmk && e->mk[m].at <= i; m++)
-			strace_dec_seg_sp_next(e, i, e->mk[m].time,
-					       e->mk[m].ins, 1);
-		if (i < e->n)
-			seg_sp_event(e, i, &e->v[i], e->ins[i]);
-	}
-	if (!e->sp.on)
+	if (!s)
 		return -ENOMEM;
-	e->sp.on = 0;
+	s->sp.stop_cap = stop_cap;
+	s->o.size = sizeof(s->o);
+	s->o.writer = w;
+	*out = s;
 	return 0;
+}
+
+int strace_dec_spreader_put(struct strace_dec_spreader *s,
+			    const struct strace_event *ev, uint64_t ins)
+{
+	return spread_put(&s->sp, &s->o, ev, ins);
+}
+
+int strace_dec_spreader_mark(struct strace_dec_spreader *s, uint64_t t,
+			     uint64_t ins)
+{
+	return spread_mark(&s->sp, &s->o, t, ins);
+}
+
+int strace_dec_spreader_flush(struct strace_dec_spreader *s)
+{
+	return strace_dec_spread_flush(&s->sp, &s->o);
+}
+
+void strace_dec_spreader_free(struct strace_dec_spreader *s)
+{
+	if (!s)
+		return;
+	strace_dec_spread_free(&s->sp);
+	free(s);
 }

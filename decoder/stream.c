@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "decoder/packet.h"
-#include "decoder/walker.h"
+#include "decoder/segment.h"
 
 /* What a streaming walker keeps between pieces. */
 struct walk_stream {
@@ -23,7 +23,8 @@ struct walk_stream {
 	int first;               /* the next piece starts a stream */
 };
 
-void strace_dec_stream_free(struct walk_stream *s)
+/* The walker's stream_free. */
+static void stream_free(struct walk_stream *s)
 {
 	if (!s)
 		return;
@@ -64,6 +65,7 @@ static struct walk_stream *stream_of(struct strace_walker *w)
 	s->S.begin_reason = STRACE_REASON_START;
 	s->first = 1;
 	w->stream = s;
+	w->stream_free = stream_free;
 	return s;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "decoder/internal.h"
+#include "decoder/spread.h"
 #include "decoder/tnt_cache.h"
 
 struct tcache *strace_dec_tc_new(void)

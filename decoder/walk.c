@@ -413,7 +413,8 @@ void strace_walker_free(struct strace_walker *w)
 		return;
 	if (w->blk.own_cache)
 		strace_bcache_free(w->blk.cache);
-	strace_dec_stream_free(w->stream);
+	if (w->stream)
+		w->stream_free(w->stream);
 	if (!w->tnt.shared)
 		strace_dec_tc_free(w->tnt.tc);
 	strace_dec_spread_free(&w->out.sp);

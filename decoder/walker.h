@@ -8,10 +8,12 @@
  *         (flow.h, flow.c)
  *   time  the TSC estimate and event times (timing.h)
  *   out   events handed to the sink (emit.h), through the spreader
- *         (decoder.h, "Times between timing packets") or into a segment's vector; the sink's error
+ *         (spread.h) or into a segment's vector (evvec.h); the sink's
+ *         error
  *   blk   block summaries: the shared cache and an L0 copy (flow.h)
  *   tnt   the cache of TNT runs and the record being made (tnt_cache.h)
- *   seg   what a decode notes for the segment merge (segment.h)
+ *   seg   what a decode notes for the segment merge (struct seg_notes;
+ *         the merge is segment.h's, above the walker)
  *   pebs  the PEBS-via-PT record being read (flow.c)
  *   stream  the streaming decode's state (stream.c)
  *
@@ -25,9 +27,25 @@
 
 #include "decoder/decoder.h"
 #include "decoder/emit.h"
-#include "decoder/segment.h"
+#include "decoder/evvec.h"
+#include "decoder/spread.h"
 #include "decoder/timing.h"
 #include "decoder/tnt_cache.h"
+
+/* What a walker notes, during one decode call, for the merge. */
+struct seg_notes {
+	long first_idx;       /* index of the first begin's events, or -1 */
+	int first_n;          /* how many events that begin emitted */
+	uint64_t first_ip;
+	int first_from_psb0;  /* it came from the segment's first PSB+ FUP */
+	int err_before, ovf_before; /* an error, an overflow before it */
+	uint64_t ovf_before_off;
+	int ovf_at_end;       /* the decode told a pending overflow at its
+			       * end */
+	unsigned psbs;        /* PSBs seen in this decode call */
+	size_t fup_at;        /* offset of the next segment's PSB+ FUP */
+	uint16_t adv_mark;    /* SEG_F_ADV in a segment's walker, else 0 */
+};
 
 #define L0_SIZE 1024 /* blocks kept in the walker itself (40 KiB) */
 #define JSAME_LOG 8  /* indirect jumps remembered (6 KiB) */
@@ -195,6 +213,9 @@ struct strace_walker {
 	struct walk_stream *stream; /* NULL until the first streamed piece */
 	struct strace_walk_stats st;
 	struct walk_pebs pebs;
+	/* frees stream: stream.c's, set with it (the walker calls no layer
+	 * above it) */
+	void (*stream_free)(struct walk_stream *s);
 };
 
 /*
@@ -214,9 +235,5 @@ long strace_dec_decode_range(struct strace_walker *w, const uint8_t *buf,
  * ret: the events the spreader holds go to the sink with the times they
  * have. Returns ret, or the sink's error. */
 long strace_dec_walk_flush(struct strace_walker *w, long ret);
-
-/* strace_dec_stream_free() - the streaming state (stream.c); NULL is
- * fine. */
-void strace_dec_stream_free(struct walk_stream *s);
 
 #endif

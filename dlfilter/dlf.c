@@ -82,7 +82,7 @@ struct thr {
 	 * block summaries of the continuity check; a branch counts one
 	 * where its path is not known), and its spreader */
 	uint64_t insns;
-	struct strace_dec_spread sp;
+	struct strace_dec_spreader *sp;
 };
 
 /* A branch seen before: the previous target, its source and target, and
@@ -116,7 +116,6 @@ struct strace_dlf {
 	struct strace_dlf_opts o;
 	struct strace_ring *ring;
 	struct strace_writer *w;
-	struct strace_walk_opts wo; /* the writer, as the spreaders' sink */
 	struct strace_bcache *bc;
 	int finished;
 	int err;
@@ -550,7 +549,7 @@ static inline int put_thr(struct strace_dlf *d, struct thr *t, unsigned type,
 
 	if (d->o.exact_times)
 		return put(d, type, flags, t->tid, time, a, b);
-	rc = spread_put(&t->sp, &d->wo, &e, t->insns);
+	rc = strace_dec_spreader_put(t->sp, &e, t->insns);
 	if (unlikely(rc))
 		return d->err = rc;
 	d->st.events++;
@@ -565,7 +564,7 @@ static inline int quiet(struct strace_dlf *d, struct thr *t, uint64_t time)
 
 	if (d->o.exact_times)
 		return 0;
-	rc = spread_mark(&t->sp, &d->wo, time, t->insns);
+	rc = strace_dec_spreader_mark(t->sp, time, t->insns);
 	return unlikely(rc) ? (d->err = rc) : 0;
 }
 
@@ -997,7 +996,10 @@ static struct thr *thread(struct strace_dlf *d,
 	t->pid = s->pid;
 	/* perf's samples say no MTC period: the events before a stop go up
 	 * to the next time at most (perf merges the threads by itself) */
-	t->sp.stop_cap = UINT64_MAX;
+	if (strace_dec_spreader_new(d->w, UINT64_MAX, &t->sp) < 0) {
+		t->used = 0;
+		return NULL;
+	}
 	d->thrs_n++;
 	d->st.threads++;
 	d->last_thr = t;
@@ -1569,8 +1571,6 @@ int strace_dlf_new(const struct strace_dlf_opts *opts, struct strace_dlf **out,
 	rc = strace_writer_open(d->ring, &d->w);
 	if (rc < 0)
 		goto fail;
-	d->wo.size = sizeof(d->wo);
-	d->wo.writer = d->w;
 	rc = strace_bcache_new(0, &d->bc);
 	if (rc < 0)
 		goto fail;
@@ -1633,7 +1633,7 @@ int strace_dlf_finish(struct strace_dlf *d)
 	/* what the spreaders hold: the times they have */
 	for (size_t i = 0; i < d->thrs_cap && !d->err; i++) {
 		int rc = d->thrs[i].used
-				 ? strace_dec_spread_flush(&d->thrs[i].sp, &d->wo)
+				 ? strace_dec_spreader_flush(d->thrs[i].sp)
 				 : 0;
 		if (rc)
 			d->err = rc;
@@ -1678,7 +1678,7 @@ int strace_dlf_free(struct strace_dlf *d)
 	free(d->addrs);
 	for (size_t i = 0; i < d->thrs_cap; i++) {
 		free(d->thrs[i].comm);
-		strace_dec_spread_free(&d->thrs[i].sp);
+		strace_dec_spreader_free(d->thrs[i].sp);
 	}
 	free(d->thrs);
 	free(d->pdsos);

@@ -22,7 +22,7 @@
 #include "harness.h"
 #include "decoder_testlib.h"
 #include "decoder/packet.h"
-#include "decoder/walker.h"
+#include "decoder/segment.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 #define BIAS 0x7f3a00000000ull
