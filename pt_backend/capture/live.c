@@ -18,7 +18,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "auxring.h"
+#include "decoder/decoder.h" /* struct strace_time_conv */
+#include "pmu.h"
+#include "probe.h"
 #include "pt_backend/perf/perf.h"
+#include "unwind.h"
 #include "vdso.h"
 
 /* Polls without AUX progress before a thread's event is enabled again. */
@@ -182,6 +187,14 @@ int strace_live_privileged(void)
 	/* CAP_SYS_ADMIN (21) or CAP_PERFMON (38) */
 	return (d[0].effective & (1u << 21)) ||
 	       (d[1].effective & (1u << (38 - 32)));
+}
+
+int strace_live_pt_present(const char *sysfs_root)
+{
+	struct strace_pmu pmu;
+	int err = strace_pmu_load(sysfs_root, &pmu);
+
+	return err < 0 ? err : 0;
 }
 
 int strace_live_check_access(const char *procfs_root, pid_t pid,
@@ -1457,7 +1470,7 @@ int strace_live_attach(struct strace_live *l, pid_t pid,
 		}
 	}
 	if (!l->o.no_stacks && cb && cb->stack) {
-		struct strace_stack *st;
+		struct strace_unwound *st;
 		size_t ns;
 
 		if (strace_unwind_process(l->o.procfs_root, pid, &st, &ns) == 0) {
