@@ -771,10 +771,9 @@ int capture_live_run(struct capture_live_opts *o, pid_t pid, char **argv,
 	char filter[8192];
 	if (pid > 0 && strace_live_check_access(o->lo.procfs_root, pid, 1) ==
 			       -STRACE_E_NOPID) {
-		struct strace_pmu pmu;
 		status = capture_live_error(err, -STRACE_E_NOPID, pid, NULL,
 					    o->lo.procfs_root);
-		if (strace_pmu_load(o->lo.sysfs_root, &pmu) == -STRACE_E_NOPT)
+		if (strace_live_pt_present(o->lo.sysfs_root) == -STRACE_E_NOPT)
 			fprintf(err,
 				PROG ": also, Intel PT is not available on this "
 				     "machine (no intel_pt PMU under "

@@ -1,11 +1,12 @@
 # dlfilter/: libstrace_dlf.so for `perf script --itrace=b --dlfilter`.
-#   libstrace_dlfcore.a  the logic (dlf.c), linked by the unit tests
+#   libstrace_dlfcore.a  the logic (dlf.c, its arguments dlf_args.c),
+#                        linked by the unit tests
 #   libstrace_dlf.so     perf's entry points (dlfilter.c) + the core; only
 #                        perf's symbols are exported (exports.map)
 dlfilter_CFLAGS = -fvisibility=hidden $(CAPSTONE_CFLAGS)
 DLFCORE_A := $(O)/lib/libstrace_dlfcore.a
 
-$(eval $(call archive,$(DLFCORE_A),$(call objs,dlfilter/dlf.c)))
+$(eval $(call archive,$(DLFCORE_A),$(call objs,dlfilter/dlf.c dlfilter/dlf_args.c)))
 
 $(O)/lib/libstrace_dlf.so: $(call objs,dlfilter/dlfilter.c) $(DLFCORE_A) \
 		$(DECODER_A) $(LIBSTRACE_A) dlfilter/exports.map

@@ -36,6 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "capture.h" /* struct strace_sb, STRACE_AUX_SNAP_* */
 #include "pt_backend/perf/perf.h"
 
 /* ---------------- data ring ---------------- */
@@ -77,24 +78,6 @@ int strace_dring_consume(struct strace_dring *r, strace_dring_cb cb,
 uint64_t strace_dring_pending(const struct strace_dring *r);
 
 /* ---------------- sideband records ---------------- */
-
-/* A parsed kernel record (what the decoder needs). */
-struct strace_sb {
-	uint32_t type;   /* PFMT_RECORD_* */
-	uint16_t misc;
-	uint32_t pid, tid;       /* of the record's body (or sample_id) */
-	uint32_t ppid, ptid;     /* FORK/EXIT */
-	uint64_t addr, len, pgoff; /* MMAP/MMAP2 */
-	uint32_t prot, flags;      /* MMAP2 */
-	const char *name;          /* MMAP*: path, COMM: command (in rec) */
-	uint64_t aux_offset, aux_size, aux_flags; /* AUX */
-	uint64_t lost;             /* LOST: records lost */
-	uint64_t id;               /* LOST: event id; else sample_id id */
-	/* sample_id trailer (valid if has_sample_id) */
-	int has_sample_id;
-	uint32_t sid_pid, sid_tid, sid_cpu;
-	uint64_t sid_time, sid_id;
-};
 
 /* The size of the sample_id trailer (sample_id_all) for sample_type. */
 size_t strace_sb_sid_size(uint64_t sample_type);
@@ -143,12 +126,6 @@ int strace_aux_init(struct strace_auxring *a,
 typedef int (*strace_aux_cb)(void *arg, uint64_t offset, const void *p,
 			     size_t len);
 int strace_aux_consume(struct strace_auxring *a, strace_aux_cb cb, void *arg);
-
-/* Snapshot result flags. */
-#define STRACE_AUX_SNAP_WRAPPED 0x1 /* the buffer has wrapped: oldest bytes lost */
-#define STRACE_AUX_SNAP_TORN 0x2    /* aux_head moved while copying: the
-				       producer was not stopped; the oldest
-				       bytes of the copy may be newer data */
 
 /*
  * Snapshot: copy the newest bytes (at most max) into buf, oldest first.

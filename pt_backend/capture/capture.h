@@ -30,10 +30,15 @@
  *    the decoder must sync at a PSB). For one thread, the AUX records
  *    describing bytes are delivered before those bytes;
  *  - vdso: the traced process's vDSO bytes (attach and spawn);
- *  - stack: each thread's stack at attach (strace_stack_events() turns it
+ *  - stack: each thread's stack at attach (strace_unwound_events() turns it
  *    into STACK_FRAME events).
  * Time: strace_live_time_conv() gives the mmap page's conversion from TSC
  * (PT's TSC/MTC/CYC packets) to perf time (sideband sample time).
+ *
+ * This header is the folder's API: the session, and what its callbacks
+ * and the command's options hand over (records, stacks, probes). The
+ * rings (auxring.h), the PMU (pmu.h), the unwinder (unwind.h), the vDSO
+ * and maps (vdso.h) and breakpoint attrs (probe.h) are its internals.
  *
  * Not thread-safe: one thread drives a session; strace_live_request_*()
  * are the only calls that are async-signal-safe (they set flags that the
@@ -46,16 +51,150 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "decoder/decoder.h" /* struct strace_time_conv */
-
-#include "auxring.h"
 #include <strace/error.h>
-#include "pmu.h"
-#include "probe.h"
-#include "unwind.h"
+#include <strace/event.h>
+#include "pt_backend/perf/perf.h" /* struct pfmt_event_header */
 
 struct strace_live;
 struct pollfd;
+struct strace_symbol;    /* decoder/decoder.h */
+struct strace_time_conv; /* decoder/decoder.h: the walker's options */
+
+/* ---------------- sideband records, snapshots (auxring.c) ---------------- */
+
+/* A parsed kernel record (what the decoder needs). */
+struct strace_sb {
+	uint32_t type;   /* PFMT_RECORD_* */
+	uint16_t misc;
+	uint32_t pid, tid;       /* of the record's body (or sample_id) */
+	uint32_t ppid, ptid;     /* FORK/EXIT */
+	uint64_t addr, len, pgoff; /* MMAP/MMAP2 */
+	uint32_t prot, flags;      /* MMAP2 */
+	const char *name;          /* MMAP*: path, COMM: command (in rec) */
+	uint64_t aux_offset, aux_size, aux_flags; /* AUX */
+	uint64_t lost;             /* LOST: records lost */
+	uint64_t id;               /* LOST: event id; else sample_id id */
+	/* sample_id trailer (valid if has_sample_id) */
+	int has_sample_id;
+	uint32_t sid_pid, sid_tid, sid_cpu;
+	uint64_t sid_time, sid_id;
+};
+
+/* Snapshot result flags. */
+#define STRACE_AUX_SNAP_WRAPPED 0x1 /* the buffer has wrapped: oldest bytes lost */
+#define STRACE_AUX_SNAP_TORN 0x2    /* aux_head moved while copying: the
+				       producer was not stopped; the oldest
+				       bytes of the copy may be newer data */
+
+/* ---------------- stacks at attach (unwind.c) ---------------- */
+
+#define STRACE_UNWOUND_MAX 128
+
+/* One thread's stack; ip[0] is the innermost frame (where it stopped). */
+struct strace_unwound {
+	pid_t tid;
+	int err; /* 0, or why this thread has no stack (negative code) */
+	unsigned nframes;
+	uint64_t ip[STRACE_UNWOUND_MAX];
+};
+
+/*
+ * The STACK_FRAME events of a stack, outermost frame first (depth 0 =
+ * innermost, as docs/events.md says), at time `time`. Returns the number
+ * of events written (at most max).
+ */
+size_t strace_unwound_events(const struct strace_unwound *st, uint64_t time,
+			     struct strace_event *ev, size_t max);
+
+/* ---------------- probes: --trigger, --start-at, --stop-at (probe.c) --- */
+
+/* Objects to look in, canonical paths (as the kernel's MMAP2 names them). */
+struct strace_objlist {
+	char **v;
+	size_t n;
+};
+
+/*
+ * strace_objlist_pid() - the files process pid maps executable, the one
+ * mapped first (its executable) first. Returns 0, -STRACE_E_NOPID, -ENOMEM.
+ */
+int strace_objlist_pid(struct strace_objlist *l, const char *procfs_root,
+		       pid_t pid);
+
+/*
+ * strace_objlist_cmd() - the executable argv0 (PATH searched when it has no
+ * '/') and the shared objects it needs. A needed object that is not found
+ * is left out. Returns 0, -ENOENT (no such executable), -ENOMEM.
+ */
+int strace_objlist_cmd(struct strace_objlist *l, const char *argv0);
+
+void strace_objlist_fini(struct strace_objlist *l);
+
+/* One probed instruction. */
+struct strace_probe {
+	char spec[256];  /* as the user wrote it */
+	char path[4096]; /* the object, canonical */
+	char name[256];  /* the function; "" for an address */
+	uint64_t off;    /* file offset of the instruction */
+	uint64_t vaddr;  /* its address as objdump prints it */
+	uint64_t size;   /* the function's bytes; 0 for an address */
+	int ret;         /* at the function's return (a uretprobe) */
+};
+
+/*
+ * strace_probe_resolve() - find spec in objs: "SYM[+OFF][@OBJ][:ret]" or
+ * "0xADDR[@OBJ]". SYM matches a function's name as the decoder prints it
+ * (STRACE_PLT_PLAIN, demangled), its name in the ELF file, or the
+ * demangled name without its parameters. @OBJ (a path, or a file name
+ * such as libc.so.6) picks the object; without it the first object that
+ * has SYM. An address with @OBJ is OBJ's, as objdump prints it; without,
+ * it is a run-time address in process pid when pid > 0 (found through
+ * its maps), else an address of the executable (objs->v[0]) as objdump
+ * prints it. ":ret" probes the function's return (not with +OFF).
+ * err receives what went wrong and what to do (-STRACE_E_BADARG).
+ * Returns 0, -STRACE_E_BADARG (bad syntax, not found, ambiguous: two
+ * functions of that name in one object), -ENOMEM.
+ */
+int strace_probe_resolve(const char *spec, const struct strace_objlist *objs,
+			 const char *procfs_root, pid_t pid,
+			 struct strace_probe *out, char *err, size_t errlen);
+
+/*
+ * strace_probe_list() - the functions of objs whose names match the POSIX
+ * extended regular expression re (NULL or "": all): fn(arg, obj, sym,
+ * vaddr) with sym's start and size as file offset and bytes, vaddr the
+ * address objdump prints; fn's non-zero return stops. Returns 0, fn's
+ * value, -STRACE_E_BADARG (a bad re; err says why), -ENOMEM.
+ */
+typedef int (*strace_probe_list_fn)(void *arg, const char *obj,
+				    const struct strace_symbol *sym,
+				    uint64_t vaddr);
+int strace_probe_list(const struct strace_objlist *objs, const char *re,
+		      strace_probe_list_fn fn, void *arg, char *err,
+		      size_t errlen);
+
+/* The kernel's uprobe PMU: its type and the config bit of "retprobe". */
+struct strace_uprobe_pmu {
+	uint32_t type;
+	uint64_t retprobe;
+};
+
+/*
+ * strace_uprobe_pmu_load() - read <sysfs_root>/bus/event_source/devices/
+ * uprobe (NULL: /sys). Returns 0, or -ENOENT when the kernel has none.
+ */
+int strace_uprobe_pmu_load(const char *sysfs_root, struct strace_uprobe_pmu *u);
+
+/*
+ * strace_probe_uprobe_attr() - the attr of a uprobe at p (uretprobe if
+ * p->ret) that samples every hit (sample_period 1, a wakeup each); it
+ * points at p->path, which must outlive perf_event_open.
+ */
+void strace_probe_uprobe_attr(const struct strace_uprobe_pmu *u,
+			      const struct strace_probe *p,
+			      struct perf_event_attr *a);
+
+/* ---------------- the session (live.c) ---------------- */
 
 /*
  * The system calls a session makes on perf events. NULL in the options
@@ -137,7 +276,7 @@ struct strace_live_cb {
 		   size_t len, unsigned flags /* STRACE_AUX_SNAP_* */);
 	int (*vdso)(void *arg, pid_t pid, uint64_t start, const void *p,
 		    size_t len);
-	int (*stack)(void *arg, const struct strace_stack *st);
+	int (*stack)(void *arg, const struct strace_unwound *st);
 };
 
 struct strace_live_stats {
@@ -182,6 +321,13 @@ int strace_live_check_access(const char *procfs_root, pid_t pid,
 
 /* Whether this process counts as privileged for perf (euid 0 or caps). */
 int strace_live_privileged(void);
+
+/*
+ * strace_live_pt_present() - whether the machine has the intel_pt PMU
+ * under sysfs_root (NULL: /sys), for a message that says so.
+ * Returns 0, -STRACE_E_NOPT, or another code of reading the PMU.
+ */
+int strace_live_pt_present(const char *sysfs_root);
 
 /*
  * Trace every thread of running process pid: events, rings, vDSO (cb->vdso),

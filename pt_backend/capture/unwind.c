@@ -79,7 +79,7 @@ static int wait_stop(pid_t tid)
 }
 
 int strace_unwind_thread(const char *procfs_root, pid_t tid,
-			 struct strace_stack *st)
+			 struct strace_unwound *st)
 {
 	unw_addr_space_t as;
 	unw_cursor_t cur;
@@ -115,7 +115,7 @@ int strace_unwind_thread(const char *procfs_root, pid_t tid,
 			if (unw.get_reg(&cur, UNW_REG_IP, &ip) < 0 || !ip)
 				break;
 			st->ip[st->nframes++] = (uint64_t)ip;
-		} while (st->nframes < STRACE_STACK_MAX && unw.step(&cur) > 0);
+		} while (st->nframes < STRACE_UNWOUND_MAX && unw.step(&cur) > 0);
 	}
 	if (upt)
 		unw.upt_destroy(upt);
@@ -127,12 +127,12 @@ int strace_unwind_thread(const char *procfs_root, pid_t tid,
 }
 
 int strace_unwind_process(const char *procfs_root, pid_t pid,
-			  struct strace_stack **out, size_t *n)
+			  struct strace_unwound **out, size_t *n)
 {
 	char path[512];
 	DIR *d;
 	struct dirent *e;
-	struct strace_stack *v = NULL;
+	struct strace_unwound *v = NULL;
 	size_t cnt = 0, cap = 0;
 
 	snprintf(path, sizeof(path), "%s/%d/task",
@@ -146,7 +146,7 @@ int strace_unwind_process(const char *procfs_root, pid_t pid,
 		if (tid <= 0)
 			continue;
 		if (cnt == cap) {
-			struct strace_stack *nv;
+			struct strace_unwound *nv;
 
 			cap = cap ? cap * 2 : 4;
 			nv = realloc(v, cap * sizeof(*v));
@@ -165,8 +165,8 @@ int strace_unwind_process(const char *procfs_root, pid_t pid,
 	return 0;
 }
 
-size_t strace_stack_events(const struct strace_stack *st, uint64_t time,
-			   struct strace_event *ev, size_t max)
+size_t strace_unwound_events(const struct strace_unwound *st, uint64_t time,
+			     struct strace_event *ev, size_t max)
 {
 	size_t k = 0;
 

@@ -15,17 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include <strace/event.h>
-
-#define STRACE_STACK_MAX 128
-
-/* One thread's stack; ip[0] is the innermost frame (where it stopped). */
-struct strace_stack {
-	pid_t tid;
-	int err; /* 0, or why this thread has no stack (negative code) */
-	unsigned nframes;
-	uint64_t ip[STRACE_STACK_MAX];
-};
+#include "capture.h" /* struct strace_unwound */
 
 /*
  * Unwind thread tid (which must not be traced by anyone else).
@@ -33,7 +23,7 @@ struct strace_stack {
  * -STRACE_E_PTRACE_SCOPE, -STRACE_E_PERM, -errno.
  */
 int strace_unwind_thread(const char *procfs_root, pid_t tid,
-			 struct strace_stack *st);
+			 struct strace_unwound *st);
 
 /*
  * Unwind every thread of process pid (<procfs>/pid/task). *out is a
@@ -42,14 +32,6 @@ int strace_unwind_thread(const char *procfs_root, pid_t tid,
  * Returns 0, -STRACE_E_NOPID, -ENOMEM.
  */
 int strace_unwind_process(const char *procfs_root, pid_t pid,
-			  struct strace_stack **out, size_t *n);
-
-/*
- * The STACK_FRAME events of a stack, outermost frame first (depth 0 =
- * innermost, as docs/events.md says), at time `time`. Returns the number
- * of events written (at most max).
- */
-size_t strace_stack_events(const struct strace_stack *st, uint64_t time,
-			   struct strace_event *ev, size_t max);
+			  struct strace_unwound **out, size_t *n);
 
 #endif

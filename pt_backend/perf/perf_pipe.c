@@ -72,6 +72,58 @@ int strace_perf_pipe_head(int fd, unsigned char head[16])
 	return rc && is_pipe_head(head);
 }
 
+/* A HEADER_ATTR record: attr (attr.size bytes), then its ids. */
+static int copy_attr(struct strace_perfw *w, const unsigned char *rec,
+		     size_t size)
+{
+	struct perf_event_attr attr;
+	uint32_t asize;
+	size_t body = size - sizeof(struct pfmt_event_header);
+	const unsigned char *p = rec + sizeof(struct pfmt_event_header);
+
+	memset(&attr, 0, sizeof(attr));
+	if (body < 8)
+		return -STRACE_E_PERF_RECORD;
+	memcpy(&asize, p + 4, 4);
+	if (asize < 64 || asize % 8 || asize > body || (body - asize) % 8)
+		return -STRACE_E_PERF_RECORD;
+	memcpy(&attr, p, asize < sizeof(attr) ? asize : sizeof(attr));
+	if (asize > sizeof(attr))
+		attr.size = sizeof(attr);
+	const uint64_t *ids = (const uint64_t *)(const void *)(p + asize);
+	return strace_perfw_add_attr(w, &attr, ids, (body - asize) / 8);
+}
+
+/*
+ * An AUXTRACE record: its header is in rec, its a.size bytes of trace
+ * follow in the pipe; *off counts them once they are read.
+ */
+static int copy_auxtrace(int fd, struct strace_perfw *w,
+			 const unsigned char *rec, size_t size, uint64_t *off)
+{
+	struct pfmt_auxtrace a;
+	unsigned char *buf;
+	int rc;
+
+	if (size < sizeof(struct pfmt_event_header) + sizeof(a))
+		return -STRACE_E_PERF_RECORD;
+	memcpy(&a, rec + sizeof(struct pfmt_event_header), sizeof(a));
+	/* (an AUX area is at most a few GB) */
+	if (a.size > (1ull << 32))
+		return -STRACE_E_PERF_RECORD;
+	buf = malloc(a.size ? (size_t)a.size : 1);
+	if (!buf)
+		return -ENOMEM;
+	if (read_exact(fd, buf, (size_t)a.size) < 0) {
+		free(buf);
+		return read_err();
+	}
+	rc = strace_perfw_auxtrace(w, &a, buf, (size_t)a.size);
+	free(buf);
+	*off += a.size;
+	return rc;
+}
+
 int strace_perf_pipe_copy(int fd, const unsigned char head[16],
 			  const char *path, uint64_t *off)
 {
@@ -111,32 +163,9 @@ int strace_perf_pipe_copy(int fd, const unsigned char head[16],
 			goto out;
 		}
 		switch (h.type) {
-		case PFMT_RECORD_HEADER_ATTR: {
-			/* attr (attr.size bytes), then its ids */
-			struct perf_event_attr attr;
-			uint32_t asize;
-			size_t body = h.size - sizeof(h);
-			memset(&attr, 0, sizeof(attr));
-			if (body < 8) {
-				rc = -STRACE_E_PERF_RECORD;
-				goto out;
-			}
-			memcpy(&asize, rec + sizeof(h) + 4, 4);
-			if (asize < 64 || asize % 8 || asize > body ||
-			    (body - asize) % 8) {
-				rc = -STRACE_E_PERF_RECORD;
-				goto out;
-			}
-			memcpy(&attr, rec + sizeof(h),
-			       asize < sizeof(attr) ? asize : sizeof(attr));
-			if (asize > sizeof(attr))
-				attr.size = sizeof(attr);
-			uint64_t *ids = (uint64_t *)(void *)(rec + sizeof(h) +
-							     asize);
-			rc = strace_perfw_add_attr(w, &attr, ids,
-						   (body - asize) / 8);
+		case PFMT_RECORD_HEADER_ATTR:
+			rc = copy_attr(w, rec, h.size);
 			break;
-		}
 		case PFMT_RECORD_HEADER_FEATURE: {
 			/* u64 feature bit, then its payload */
 			uint64_t feat;
@@ -178,34 +207,9 @@ int strace_perf_pipe_copy(int fd, const unsigned char head[16],
 		case PFMT_RECORD_HEADER_BUILD_ID:
 			/* a file keeps these in features we do not use */
 			break;
-		case PFMT_RECORD_AUXTRACE: {
-			struct pfmt_auxtrace a;
-			unsigned char *buf;
-			if (h.size < sizeof(h) + sizeof(a)) {
-				rc = -STRACE_E_PERF_RECORD;
-				goto out;
-			}
-			memcpy(&a, rec + sizeof(h), sizeof(a));
-			/* (an AUX area is at most a few GB) */
-			if (a.size > (1ull << 32)) {
-				rc = -STRACE_E_PERF_RECORD;
-				goto out;
-			}
-			buf = malloc(a.size ? (size_t)a.size : 1);
-			if (!buf) {
-				rc = -ENOMEM;
-				goto out;
-			}
-			if (read_exact(fd, buf, (size_t)a.size) < 0) {
-				free(buf);
-				rc = read_err();
-				goto out;
-			}
-			rc = strace_perfw_auxtrace(w, &a, buf, (size_t)a.size);
-			free(buf);
-			*off += a.size;
+		case PFMT_RECORD_AUXTRACE:
+			rc = copy_auxtrace(fd, w, rec, h.size, off);
 			break;
-		}
 		default:
 			rc = strace_perfw_record(w, rec, h.size);
 		}

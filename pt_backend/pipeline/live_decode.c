@@ -365,11 +365,11 @@ static int on_vdso(void *arg, pid_t pid, uint64_t start, const void *b,
 	return 0;
 }
 
-static int on_stack(void *arg, const struct strace_stack *stk)
+static int on_stack(void *arg, const struct strace_unwound *stk)
 {
 	struct strace_live_decoder *ld = arg;
-	struct strace_event ev[STRACE_STACK_MAX];
-	size_t n = strace_stack_events(stk, 0, ev, STRACE_STACK_MAX);
+	struct strace_event ev[STRACE_UNWOUND_MAX];
+	size_t n = strace_unwound_events(stk, 0, ev, STRACE_UNWOUND_MAX);
 	struct ld_thread *t = thread_get(ld, (uint32_t)stk->tid, 0);
 	if (!t)
 		return -ENOMEM;

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "cli/capture_live.h"
+#include "pt_backend/capture/pmu.h"
 
 #define MAXF 256
 

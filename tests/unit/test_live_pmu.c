@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include "strace/error.h"
 #include "pt_backend/capture/capture.h"
+#include "pt_backend/capture/pmu.h"
+#include "pt_backend/capture/probe.h"
 #include "../harness.h"
 
 #define SYSFS "tests/live/sysfs"

@@ -150,8 +150,8 @@ TEST(errors_missing_pid)
 	uint64_t s;
 	void *b;
 	size_t l;
-	struct strace_stack st;
-	struct strace_stack *v;
+	struct strace_unwound st;
+	struct strace_unwound *v;
 	size_t n;
 	pid_t dead = fork();
 
@@ -192,7 +192,7 @@ TEST(errors_ptrace_scope_fake_procfs)
 TEST(unwind_known_chain)
 {
 	struct victim v;
-	struct strace_stack *st = NULL;
+	struct strace_unwound *st = NULL;
 	size_t n = 0;
 	int main_ok = 0, thr_ok = 0;
 
@@ -243,8 +243,9 @@ TEST(unwind_known_chain)
 	}
 	/* STACK_FRAME events: outermost first, depth 0 = innermost. */
 	if (n) {
-		struct strace_event ev[STRACE_STACK_MAX];
-		size_t k = strace_stack_events(&st[0], 1234, ev, STRACE_STACK_MAX);
+		struct strace_event ev[STRACE_UNWOUND_MAX];
+		size_t k = strace_unwound_events(&st[0], 1234, ev,
+						 STRACE_UNWOUND_MAX);
 
 		CHECK_INT(k, ==, st[0].nframes);
 		if (k) {

@@ -594,7 +594,7 @@ static int cb_vdso(void *arg, pid_t pid, uint64_t start, const void *p,
 	return 0;
 }
 
-static int cb_stack(void *arg, const struct strace_stack *st)
+static int cb_stack(void *arg, const struct strace_unwound *st)
 {
 	struct sink *s = arg;
 
