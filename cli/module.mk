@@ -15,7 +15,7 @@ CLI_COMMON := cli/format.c cli/sample.c cli/ringmsg.c cli/out.c cli/views.c \
 CLI_COMMON_OBJS := $(call objs,$(CLI_COMMON))
 
 $(eval $(call program,$(O)/bin/ptrace-read,cli/ptrace-read.c cli/report_diff.c cli/fields.c $(CLI_COMMON),$(LIBSTRACE_A),NO_LDLIBS))
-$(eval $(call program,$(O)/bin/ptrace-capture,cli/ptrace-capture.c cli/capture_archive.c cli/capture_live.c cli/ringmsg.c cli/control.c cli/pluginpath.c,$(PIPELINE_LINK),PIPELINE_LDLIBS))
+$(eval $(call program,$(O)/bin/ptrace-capture,cli/ptrace-capture.c cli/capture_ring.c cli/capture_offline.c cli/capture_raw.c cli/capture_run_live.c cli/capture_archive.c cli/capture_live.c cli/ringmsg.c cli/control.c cli/pluginpath.c,$(PIPELINE_LINK),PIPELINE_LDLIBS))
 
 BINS += $(O)/bin/ptrace-read $(O)/bin/ptrace-capture
 MANPAGES += docs/man/ptrace-read.1 docs/man/ptrace-capture.1
