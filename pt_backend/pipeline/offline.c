@@ -153,11 +153,12 @@ struct ctx {
 	const char *vdso;     /* the [vdso] image to map, NULL: none */
 	char vdso_hint[4096]; /* the build-id cache's path for it, or "" */
 	struct strace_symset *syms;
-	struct strace_pt_cpu cpu; /* the recording's (its CPUID header) */
-	unsigned walk_flags; /* o->walk_flags, and STRACE_WALK_PEBS when an
-			      * event of the recording has aux_output,
-			      * STRACE_WALK_PTWRITE when its intel_pt
-			      * config has the ptw bit */
+	/* every walker's: the flags (o->walk_flags, and STRACE_WALK_PEBS
+	 * when an event of the recording has aux_output,
+	 * STRACE_WALK_PTWRITE when its intel_pt config has the ptw bit),
+	 * the recording's time conversion and processor (its CPUID
+	 * header) */
+	struct strace_walk_base walk;
 	struct strace_objcache *objects; /* o->objects, or our own */
 	struct strace_objcache *own_objects;
 	_Atomic size_t next_queue;
@@ -493,7 +494,7 @@ static int vdso_cached(struct ctx *c, const uint8_t *id, int n, char *buf,
 	return access(buf, R_OK) == 0;
 }
 
-/* c->cpu: the processor perf recorded on (the CPUID header, a perf string
+/* c->walk.cpu: the processor perf recorded on (the CPUID header, a perf string
  * "GenuineIntel,6,85,4"); it chooses the errata workarounds. Without one
  * (or one we cannot read), the cpu stays unknown. */
 static void find_cpu(struct ctx *c)
@@ -502,28 +503,31 @@ static void find_cpu(struct ctx *c)
 	uint64_t size;
 	char buf[128];
 
-	memset(&c->cpu, 0, sizeof(c->cpu));
+	memset(&c->walk.cpu, 0, sizeof(c->walk.cpu));
 	if (strace_perf_feature(&c->perf, PFMT_FEAT_CPUID, &feat, &size) != 1 ||
 	    !strace_perf_feature_string(feat, size, 0, buf, sizeof(buf)))
 		return;
-	if (strace_pt_cpu_parse(buf, &c->cpu) < 0)
-		memset(&c->cpu, 0, sizeof(c->cpu));
+	if (strace_pt_cpu_parse(buf, &c->walk.cpu) < 0)
+		memset(&c->walk.cpu, 0, sizeof(c->walk.cpu));
 }
 
-/* c->walk_flags: the caller's, and the PEBS-via-PT records as events
- * when the recording asked for them: an event with aux_output (perf
+/* c->walk: the recording's time conversion, and the walker flags: the
+ * caller's, and the PEBS-via-PT records as events when the recording
+ * asked for them: an event with aux_output (perf
  * record -e intel_pt//u,cycles/aux-output/u), whose PEBS records the
  * hardware writes into the trace; and the ptwrite payloads when its
  * intel_pt event has the ptw bit (perf record -e intel_pt/ptw/u), which
  * makes the hardware write them. */
 static void find_walk_flags(struct ctx *c)
 {
-	c->walk_flags = c->o->walk_flags;
+	c->walk.time = c->perf.time; /* (AUXTRACE_INFO's, scan() saw it) */
+	c->walk.has_time = c->perf.has_time;
+	c->walk.flags = c->o->walk_flags;
 	for (size_t i = 0; i < c->perf.nattrs; i++)
 		if (c->perf.attrs[i].attr.aux_output)
-			c->walk_flags |= STRACE_WALK_PEBS;
+			c->walk.flags |= STRACE_WALK_PEBS;
 	if (c->perf.pt_config & PFMT_IPT_CFG_PTW)
-		c->walk_flags |= STRACE_WALK_PTWRITE;
+		c->walk.flags |= STRACE_WALK_PTWRITE;
 }
 
 /* What the recording's header says of where it was made, into the ring
@@ -585,28 +589,6 @@ static int write_info(struct ctx *c, struct strace_writer *w)
 	return rc;
 }
 
-
-/* A walker's options for thread tid of this recording: what every
- * walker of it shares (flags, the time conversion, the processor) and
- * where its events go. */
-static void walk_opts(const struct ctx *c, uint32_t tid, strace_emit_fn emit,
-		      void *arg, struct strace_walk_opts *wo)
-{
-	memset(wo, 0, sizeof(*wo));
-	wo->size = sizeof(*wo);
-	wo->flags = c->walk_flags;
-	wo->tid = tid;
-	wo->time = c->perf.time;
-	wo->has_time = c->perf.has_time;
-	wo->cpu = c->cpu;
-	wo->emit = emit;
-	if (emit == strace_sink_emit) {
-		wo->emit_batch = strace_sink_emit_batch;
-		wo->types = ((const struct strace_sink *)arg)->types;
-		wo->flags |= STRACE_WALK_NAMED_HINTS;
-	}
-	wo->emit_arg = arg;
-}
 
 /* c->vdso: --vdso, else the build-id cache's copy, else NULL (and
  * c->vdso_hint, where that copy would be). Either must be the vDSO the
@@ -1268,7 +1250,10 @@ static int decode_queue(struct ctx *c, struct queue *q)
 	s->img = img;
 
 	struct strace_walk_opts wo;
-	walk_opts(c, q->tid, strace_sink_emit, s, &wo);
+	strace_sink_walk_opts(&wo, &c->walk, q->tid, s);
+	/* (a sink's walker here always takes the hints; the sink uses
+	 * them when s->hints) */
+	wo.flags |= STRACE_WALK_NAMED_HINTS;
 	struct run_progress prog = {c, 0};
 	wo.progress = on_walk_progress;
 	wo.progress_arg = &prog;
@@ -1622,7 +1607,9 @@ static int seg_walker(struct ctx *c, struct cpu_events *ce, int k,
 	rc = slot_image(c, k, missing, &img);
 	if (rc < 0)
 		return rc;
-	walk_opts(c, ce->tid, collect, ce, &wo);
+	strace_sink_walk_opts(&wo, &c->walk, ce->tid, NULL);
+	wo.emit = collect;
+	wo.emit_arg = ce;
 	rc = strace_walker_new(img, &wo, &sw.w);
 	if (rc < 0)
 		return rc;
