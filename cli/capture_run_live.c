@@ -83,21 +83,13 @@ static void live_opened(void *arg, struct strace_live *l)
 		printf("%s\n", strace_ring_path(lc->ring));
 		fflush(stdout);
 	}
-	struct strace_time_conv tc;
-	memset(&tc, 0, sizeof(tc));
-	int rc = strace_live_time_conv(l, &tc);
-	if (rc == -ERANGE)
+	/* its time conversion, and the ptwrite payloads it asks for */
+	if (strace_live_decoder_session(lc->ld, l) == -ERANGE)
 		fprintf(stderr,
 			PROG ": warning: the kernel's perf time conversion "
 			     "is out of range (time_shift of 64 or more in "
 			     "the perf_event mmap page): events get no times; "
 			     "report this kernel\n");
-	strace_live_decoder_set_time(lc->ld, &tc,
-				     rc == 0 && tc.cap_user_time_zero);
-	/* the payloads of ptwrite as events when the event asks the
-	 * hardware for them (intel_pt/ptw/u), as -i does */
-	if (strace_live_has_ptw(l))
-		strace_live_decoder_add_flags(lc->ld, STRACE_WALK_PTWRITE);
 }
 
 /* The live decoder into ring, as the options ask; NULL after a message. */

@@ -428,6 +428,21 @@ void strace_live_decoder_set_time(struct strace_live_decoder *ld,
 	ld->walk.has_time = has_time;
 }
 
+int strace_live_decoder_session(struct strace_live_decoder *ld,
+				const struct strace_live *l)
+{
+	struct strace_time_conv tc;
+	int rc;
+
+	memset(&tc, 0, sizeof(tc));
+	rc = strace_live_time_conv(l, &tc);
+	strace_live_decoder_set_time(ld, &tc,
+				     rc == 0 && tc.cap_user_time_zero);
+	if (strace_live_has_ptw(l))
+		strace_live_decoder_add_flags(ld, STRACE_WALK_PTWRITE);
+	return rc == -ERANGE ? -ERANGE : 0;
+}
+
 void strace_live_decoder_callbacks(struct strace_live_decoder *ld,
 				   struct strace_live_cb *cb)
 {
