@@ -45,10 +45,8 @@ struct ld_thread {
 struct strace_live_decoder {
 	struct strace_ring *ring;
 	struct strace_writer *w;
-	unsigned flags;
+	struct strace_walk_base walk; /* every thread's walker's */
 	const struct strace_typeset *types;
-	struct strace_time_conv tc;
-	int has_time;
 	struct strace_symset *syms;
 	struct strace_sink names; /* definitions that belong to no thread */
 	struct ld_proc *procs;
@@ -163,17 +161,7 @@ static int thread_walker(struct strace_live_decoder *ld, struct ld_thread *t)
 	t->sink->types = ld->types;
 	t->sink->syms = ld->syms;
 	struct strace_walk_opts wo;
-	memset(&wo, 0, sizeof(wo));
-	wo.size = sizeof(wo);
-	wo.flags = ld->flags;
-	wo.tid = t->tid;
-	wo.time = ld->tc;
-	wo.has_time = ld->has_time;
-	strace_pt_cpu_host(&wo.cpu); /* the trace is this machine's */
-	wo.emit = strace_sink_emit;
-	wo.emit_batch = strace_sink_emit_batch;
-	wo.emit_arg = t->sink;
-	wo.types = ld->types;
+	strace_sink_walk_opts(&wo, &ld->walk, t->tid, t->sink);
 	return strace_walker_new(img, &wo, &t->walker);
 }
 
@@ -398,7 +386,8 @@ int strace_live_decoder_new(struct strace_ring *ring, unsigned walk_flags,
 		return rc;
 	}
 	ld->ring = ring;
-	ld->flags = walk_flags;
+	ld->walk.flags = walk_flags;
+	strace_pt_cpu_host(&ld->walk.cpu); /* the trace is this machine's */
 	ld->types = types;
 	ld->names.ring = ring;
 	ld->names.w = ld->w;
@@ -428,15 +417,30 @@ int strace_live_decoder_set_cache(struct strace_live_decoder *ld,
 void strace_live_decoder_add_flags(struct strace_live_decoder *ld,
 				   unsigned walk_flags)
 {
-	ld->flags |= walk_flags;
+	ld->walk.flags |= walk_flags;
 }
 
 void strace_live_decoder_set_time(struct strace_live_decoder *ld,
 				  const struct strace_time_conv *tc,
 				  int has_time)
 {
-	ld->tc = *tc;
-	ld->has_time = has_time;
+	ld->walk.time = *tc;
+	ld->walk.has_time = has_time;
+}
+
+int strace_live_decoder_session(struct strace_live_decoder *ld,
+				const struct strace_live *l)
+{
+	struct strace_time_conv tc;
+	int rc;
+
+	memset(&tc, 0, sizeof(tc));
+	rc = strace_live_time_conv(l, &tc);
+	strace_live_decoder_set_time(ld, &tc,
+				     rc == 0 && tc.cap_user_time_zero);
+	if (strace_live_has_ptw(l))
+		strace_live_decoder_add_flags(ld, STRACE_WALK_PTWRITE);
+	return rc == -ERANGE ? -ERANGE : 0;
 }
 
 void strace_live_decoder_callbacks(struct strace_live_decoder *ld,

@@ -58,6 +58,19 @@ void strace_live_decoder_set_time(struct strace_live_decoder *ld,
 				  const struct strace_time_conv *tc,
 				  int has_time);
 
+/*
+ * strace_live_decoder_session() - what the decoder takes from the live
+ * session l once it is open, before its first data: its time conversion
+ * (strace_live_time_conv(); the events get times where the kernel gives
+ * cap_user_time_zero) and, when its intel_pt event asks the hardware for
+ * them (intel_pt/ptw/u), the payloads of ptwrite as events, as a decode
+ * of a recording (-i) does. Returns 0, or -ERANGE when the kernel's
+ * conversion is out of range (a time_shift of 64 or more in the
+ * perf_event mmap page): the events get no times.
+ */
+int strace_live_decoder_session(struct strace_live_decoder *ld,
+				const struct strace_live *l);
+
 /* Callbacks for a live session (arg: the decoder). */
 void strace_live_decoder_callbacks(struct strace_live_decoder *ld,
 				   struct strace_live_cb *cb);

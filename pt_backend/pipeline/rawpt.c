@@ -397,16 +397,13 @@ int strace_raw_decode(const struct strace_raw_opts *opts,
 	if (rc < 0)
 		goto out;
 
-	memset(&wo, 0, sizeof(wo));
-	wo.size = sizeof(wo);
-	wo.flags = o->walk_flags | (s->hints ? STRACE_WALK_NAMED_HINTS : 0);
-	wo.tid = o->tid;
-	wo.has_time = 1; /* no conversion: raw TSC */
-	wo.emit = strace_sink_emit;
-	wo.emit_batch = strace_sink_emit_batch;
-	wo.emit_arg = s;
-	wo.types = o->types;
-	wo.cpu = o->cpu;
+	{
+		struct strace_walk_base wb = {
+			o->walk_flags |
+				(s->hints ? STRACE_WALK_NAMED_HINTS : 0),
+			{0}, 1 /* no conversion: raw TSC */, o->cpu};
+		strace_sink_walk_opts(&wo, &wb, o->tid, s);
+	}
 	if (o->progress) {
 		wo.progress = on_progress;
 		wo.progress_arg = &prog;

@@ -217,3 +217,22 @@ int strace_sink_emit_batch(void *arg, const struct strace_event *ev,
 	}
 	return 0;
 }
+
+void strace_sink_walk_opts(struct strace_walk_opts *wo,
+			   const struct strace_walk_base *b, uint32_t tid,
+			   struct strace_sink *s)
+{
+	memset(wo, 0, sizeof(*wo));
+	wo->size = sizeof(*wo);
+	wo->flags = b->flags;
+	wo->tid = tid;
+	wo->time = b->time;
+	wo->has_time = b->has_time;
+	wo->cpu = b->cpu;
+	if (s) {
+		wo->emit = strace_sink_emit;
+		wo->emit_batch = strace_sink_emit_batch;
+		wo->emit_arg = s;
+		wo->types = s->types;
+	}
+}

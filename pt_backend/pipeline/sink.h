@@ -35,6 +35,29 @@ struct strace_sink {
 	uint64_t sites[64];                 /* syscall sites handled */
 };
 
+/*
+ * What every walker of one trace shares, set once by its pipeline (the
+ * offline, raw and live ones): the flags, the time conversion, the
+ * trace's processor (its errata).
+ */
+struct strace_walk_base {
+	unsigned flags;               /* STRACE_WALK_* */
+	struct strace_time_conv time; /* zero: no conversion */
+	int has_time;                 /* the events' times are valid */
+	struct strace_pt_cpu cpu;     /* 0: unknown */
+};
+
+/*
+ * strace_sink_walk_opts() - *wo for a walker of thread tid: b's flags,
+ * time and processor, and its events to s (strace_sink_emit(), its batch
+ * form, s's type filter); with s NULL, the caller sets wo->emit and
+ * wo->emit_arg. The one set-up of a walker and its sink of the three
+ * pipelines.
+ */
+void strace_sink_walk_opts(struct strace_walk_opts *wo,
+			   const struct strace_walk_base *b, uint32_t tid,
+			   struct strace_sink *s);
+
 /* strace_sink_emit() - a strace_emit_fn (arg: the sink). Returns 0 or the
  * ring's error (-STRACE_E_FULL for a full string table, ...). */
 int strace_sink_emit(void *arg, const struct strace_event *ev);
