@@ -16,6 +16,7 @@
 
 #include "decoder/bcache.h"
 #include "decoder/image.h"
+#include "decoder/image_block.h"
 #include "decoder/summary.h"
 
 /*

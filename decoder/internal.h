@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "decoder/decoder.h"
+#include "decoder/image_block.h" /* the walker's block look-ups */
 
 /* The errata worked around when the trace's processor is not known (or
  * not in libipt 2.0.5's table: a newer model). */
@@ -127,28 +128,5 @@ int strace_dec_perf61_index(struct perf_sym *s, size_t n_symtab,
 /* strace_demangle() - perf 6.1's demangled name of sym (C++, OCaml) in
  * buf, or sym itself when it is not mangled. */
 const char *strace_demangle(const char *sym, char *buf, size_t max);
-
-/* Block cache internals for the walker's hot loop: strace_dec_bcache_sync()
- * once per decode call (the image does not change during one), then
- * strace_dec_bcache_get_fast() per block (strace_dec_bcache_find_counted()
- * counts a hit; strace_dec_bcache_miss() decodes and keeps the block, and
- * sets STRACE_BF_SAME_SYM). Their ip is a key: the address with its code
- * mode (strace_mode_key(); the address itself in 64-bit code). */
-struct strace_bcache;
-void strace_dec_bcache_sync(struct strace_bcache *c,
-			    const struct strace_image *img);
-const struct strace_block *strace_dec_bcache_miss(struct strace_bcache *c,
-						  struct strace_image *img,
-						  uint64_t ip);
-const struct strace_block *
-strace_dec_bcache_find_counted(struct strace_bcache *c, uint64_t ip);
-
-static inline const struct strace_block *
-strace_dec_bcache_get_fast(struct strace_bcache *c, struct strace_image *img,
-			   uint64_t ip)
-{
-	const struct strace_block *b = strace_dec_bcache_find_counted(c, ip);
-	return likely(b != NULL) ? b : strace_dec_bcache_miss(c, img, ip);
-}
 
 #endif
