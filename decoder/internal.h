@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * decoder/internal.h - shared between the decoder's files; not installed.
- * The process image's and the block cache's internals, the errata set,
- * perf's symbol choice. Functions here are strace_dec_*: the decoder's
+ * Allocation, the same-symbol test, the errata set, perf's symbol
+ * choice. Functions here are strace_dec_*: the decoder's
  * archive exports no name without the project prefix. The walker's own
  * headers are walker.h and the layer headers it includes.
  */
@@ -77,8 +77,8 @@ static inline int strace_dec_same_symbol(struct strace_image *img,
  * The summary of the block at ip of code in mode (enum strace_code_mode),
  * as strace_block_decode_mode() gives it from the image's code (NOCODE
  * where there is none), decoded once for all the images that map the
- * same file (see image.c; kept by offset and mode). A direct branch whose
- * target lies in the block's mapping has STRACE_BF_SYM_KNOWN, and
+ * same file (see image_block.c; kept by offset and mode). A direct
+ * branch whose target lies in the block's mapping has STRACE_BF_SYM_KNOWN, and
  * STRACE_BF_SAME_SYM when the target is in the terminator's symbol (both
  * then depend on the file and its symbols alone); other blocks have
  * neither. Safe from walkers on several threads. Returns 0, -ENOMEM.
@@ -88,7 +88,7 @@ int strace_dec_image_block(struct strace_image *img, uint64_t ip,
 
 /*
  * strace_dec_newer_branch_at() - whether a branch newer than libipt 2.0.5
- * and Capstone 4 (JMPABS, ERETS, ERETU, UIRET: block.c) starts at an
+ * and Capstone 4 (JMPABS, ERETS, ERETU, UIRET: summary.c) starts at an
  * instruction from ip to last, or at the one after last (64 instructions
  * at most), for the reference decoder to name what libipt could not
  * decode. Returns 1 or 0.

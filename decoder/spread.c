@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * decoder/spread.c - times between timing packets: what the hold in
- * decoder.h leaves out of line.
+ * spread.h leaves out of line, and the named spreader of decoder.h.
  */
 #include <errno.h>
 #include <stdlib.h>
