@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "decoder/evvec.h"
+#include "strace/internal/grow.h"
 
 int strace_dec_vec_reserve(struct evvec *e, size_t n)
 {
@@ -48,13 +49,12 @@ int strace_dec_vec_mark(void *arg, uint64_t t, uint64_t ins)
 	struct evvec *e = arg;
 
 	if (e->nmk == e->capmk) {
-		size_t nc = e->capmk ? e->capmk * 2 : 256;
-		struct seg_mark *nv = realloc(e->mk, nc * sizeof(*nv));
+		struct seg_mark *nv =
+			strace_grow(e->mk, &e->capmk, sizeof(*nv), 256);
 
 		if (!nv)
 			return e->err = -ENOMEM;
 		e->mk = nv;
-		e->capmk = nc;
 	}
 	e->mk[e->nmk++] = (struct seg_mark){e->n, t, ins};
 	strace_dec_seg_sp_next(e, e->n, t, ins, 1);
@@ -88,12 +88,11 @@ static int seg_run(struct evvec *e, size_t a, size_t b, uint64_t t0,
 	struct strace_dec_spread s = {.ev = e->v + a, .ins = e->ins + a};
 
 	if (e->nrun == e->caprun) {
-		size_t nc = e->caprun ? e->caprun * 2 : 256;
-		struct seg_run *nr = realloc(e->run, nc * sizeof(*nr));
+		struct seg_run *nr =
+			strace_grow(e->run, &e->caprun, sizeof(*nr), 256);
 		if (!nr)
 			return -ENOMEM;
 		e->run = nr;
-		e->caprun = nc;
 	}
 	share(&s, 0, (unsigned)(b - a), t0, i0, t1, i1, t0, 0, t0);
 	e->run[e->nrun++] = (struct seg_run){a, b, t0, i0, 0, SIZE_MAX};

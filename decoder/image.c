@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "decoder/image.h"
+#include "strace/internal/grow.h"
 
 /* s appended to p. Returns its offset, or -1 (no memory). */
 long strace_dec_strpool_add(struct strpool *p, const char *s)
@@ -181,13 +182,11 @@ static int punch(struct strace_image *img, uint64_t start, uint64_t end)
 		if (m->start < start && m->end > end) {
 			/* split in two */
 			if (img->nmaps == img->cap) {
-				size_t nc = img->cap ? img->cap * 2 : 16;
-				struct mapping *nm =
-					realloc(img->maps, nc * sizeof(*nm));
+				struct mapping *nm = strace_grow(
+					img->maps, &img->cap, sizeof(*nm), 16);
 				if (!nm)
 					return -ENOMEM;
 				img->maps = nm;
-				img->cap = nc;
 				m = &img->maps[i];
 			}
 			memmove(m + 1, m, (img->nmaps - i) * sizeof(*m));
@@ -226,12 +225,11 @@ static int insert_mapping(struct strace_image *img, uint64_t start,
 	if (err)
 		return err;
 	if (img->nmaps == img->cap) {
-		size_t nc = img->cap ? img->cap * 2 : 16;
-		struct mapping *nm = realloc(img->maps, nc * sizeof(*nm));
+		struct mapping *nm =
+			strace_grow(img->maps, &img->cap, sizeof(*nm), 16);
 		if (!nm)
 			return -ENOMEM;
 		img->maps = nm;
-		img->cap = nc;
 	}
 	for (i = 0; i < img->nmaps && img->maps[i].start < start; i++)
 		;

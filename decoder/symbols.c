@@ -26,6 +26,7 @@
 
 #include "decoder/image.h"
 #include "decoder/perfsym.h"
+#include "strace/internal/grow.h"
 
 /* --- symbols ------------------------------------------------------------ */
 
@@ -39,12 +40,10 @@ static int symvec_push(struct symvec *sv, uint64_t start, uint64_t size,
 		       const char *name, int bind, int type)
 {
 	if (sv->n == sv->cap) {
-		size_t nc = sv->cap ? sv->cap * 2 : 1024;
-		struct sym *nv = realloc(sv->v, nc * sizeof(*nv));
+		struct sym *nv = strace_grow(sv->v, &sv->cap, sizeof(*nv), 1024);
 		if (!nv)
 			return -ENOMEM;
 		sv->v = nv;
-		sv->cap = nc;
 	}
 	sv->v[sv->n] = (struct sym){.start = start,
 				    .end = start + size,

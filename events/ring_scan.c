@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "ring_internal.h"
+#include "strace/internal/grow.h"
 
 int strace_ring_default_dir(char *buf, size_t len)
 {
@@ -285,14 +286,12 @@ int strace_ring_scan(const char *dir,
 		if (only_default && !default_named(de->d_name))
 			continue;
 		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			char **nn = realloc(names, ncap * sizeof(*nn));
+			char **nn = strace_grow(names, &cap, sizeof(*nn), 64);
 			if (!nn) {
 				rc = -ENOMEM;
 				break;
 			}
 			names = nn;
-			cap = ncap;
 		}
 		names[n] = strdup(de->d_name);
 		if (!names[n]) {

@@ -5,6 +5,7 @@
  * trace windows.
  */
 #include "live_int.h"
+#include "strace/internal/grow.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -302,13 +303,11 @@ int strace_live_add_thread(struct strace_live *l, pid_t tid, int enable)
 	if (strace_live_find_thread(l, tid))
 		return 0;
 	if (l->nth == l->cap) {
-		size_t nc = l->cap ? l->cap * 2 : 8;
-		struct lthread **n = realloc(l->th, nc * sizeof(*n));
+		struct lthread **n = strace_grow(l->th, &l->cap, sizeof(*n), 8);
 
 		if (!n)
 			return -ENOMEM;
 		l->th = n;
-		l->cap = nc;
 	}
 	err = thread_open(l, tid, enable, &t);
 	if (err)

@@ -5,6 +5,7 @@
  * build-ids of the objects its MMAP2 records name.
  */
 #include "live_int.h"
+#include "strace/internal/grow.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -91,13 +92,11 @@ int strace_livew_info(struct strace_live *l, struct lthread *t)
 int strace_livew_add_id(struct strace_live *l, uint64_t id)
 {
 	if (l->nids == l->idcap) {
-		size_t nc = l->idcap ? l->idcap * 2 : 16;
-		uint64_t *n = realloc(l->ids, nc * sizeof(*n));
+		uint64_t *n = strace_grow(l->ids, &l->idcap, sizeof(*n), 16);
 
 		if (!n)
 			return -ENOMEM;
 		l->ids = n;
-		l->idcap = nc;
 	}
 	l->ids[l->nids++] = id;
 	return 0;
@@ -189,13 +188,12 @@ void strace_livew_note_mmap(struct strace_live *l,
 		if (!strcmp(l->objs[i].path, name))
 			return;
 	if (l->nobjs == l->capobjs) {
-		size_t nc = l->capobjs ? l->capobjs * 2 : 16;
-		struct wobj *v = realloc(l->objs, nc * sizeof(*v));
+		struct wobj *v =
+			strace_grow(l->objs, &l->capobjs, sizeof(*v), 16);
 
 		if (!v)
 			return;
 		l->objs = v;
-		l->capobjs = nc;
 	}
 	struct wobj *o = &l->objs[l->nobjs];
 	memset(o, 0, sizeof(*o));

@@ -15,6 +15,7 @@
 
 #include <strace/error.h>
 #include "vdso.h"
+#include "strace/internal/grow.h"
 
 /*
  * libunwind, loaded on first need (as Capstone is, decoder/block.c): a
@@ -148,8 +149,7 @@ int strace_unwind_process(const char *procfs_root, pid_t pid,
 		if (cnt == cap) {
 			struct strace_unwound *nv;
 
-			cap = cap ? cap * 2 : 4;
-			nv = realloc(v, cap * sizeof(*v));
+			nv = strace_grow(v, &cap, sizeof(*v), 4);
 			if (!nv) {
 				free(v);
 				closedir(d);

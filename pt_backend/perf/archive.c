@@ -19,6 +19,7 @@
 #include "perf_read.h"
 #include "strace/error.h"
 #include "strace/opts.h"
+#include "strace/internal/grow.h"
 
 #define MANIFEST_MAX (16u << 20)
 
@@ -82,13 +83,11 @@ static struct obj *obj_get(struct objs *o, const char *path)
 		if (!strcmp(o->v[i].path, path))
 			return &o->v[i];
 	if (o->n == o->cap) {
-		size_t nc = o->cap ? o->cap * 2 : 32;
-		struct obj *v = realloc(o->v, nc * sizeof(*v));
+		struct obj *v = strace_grow(o->v, &o->cap, sizeof(*v), 32);
 
 		if (!v)
 			return NULL;
 		o->v = v;
-		o->cap = nc;
 	}
 	memset(&o->v[o->n], 0, sizeof(o->v[0]));
 	if (!(o->v[o->n].path = strdup(path)))

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ctxcut.h"
+#include "strace/internal/grow.h"
 
 /* The timing state, as the walker keeps it (TSC, TMA, MTC; CYC only
  * refines between them and cannot move a point past a switch record). */
@@ -125,14 +126,12 @@ int strace_ctx_scan(const uint8_t *buf, size_t len,
 			if (p.type != ppt_psb && p.type != ppt_tip_pge)
 				continue;
 			if (nv == cap) {
-				size_t nc = cap ? cap * 2 : 64;
-				void *nvv = realloc(v, nc * sizeof(*v));
+				void *nvv = strace_grow(v, &cap, sizeof(*v), 64);
 				if (!nvv) {
 					rc = -ENOMEM;
 					goto out;
 				}
 				v = nvv;
-				cap = nc;
 			}
 			struct strace_ctx_point *pt = &v[nv++];
 			pt->off = off;

@@ -13,6 +13,7 @@
 
 #include "rawpt.h"
 #include "sink.h"
+#include "strace/internal/grow.h"
 
 /* A number in C syntax that fills [s, e). Returns 0 or -1. */
 static int parse_num(const char *s, const char *e, uint64_t *v)
@@ -87,12 +88,10 @@ static int push_range(struct rctx *c, uint64_t start, uint64_t len,
 		      uint64_t pgoff, int sec, int exec)
 {
 	if (c->n == c->cap) {
-		size_t nc = c->cap ? c->cap * 2 : 16;
-		struct range *p = realloc(c->r, nc * sizeof(*p));
+		struct range *p = strace_grow(c->r, &c->cap, sizeof(*p), 16);
 		if (!p)
 			return -ENOMEM;
 		c->r = p;
-		c->cap = nc;
 	}
 	if (start + len < start)
 		return -STRACE_E_RAW_RANGE;

@@ -3,13 +3,17 @@
  * tests/unit/test_opts.c - the rule for options structs (strace/opts.h):
  * an older, smaller struct gets defaults; a newer, bigger one is accepted
  * when its unknown bytes are 0 and refused otherwise; and the ring's
- * options follow it.
+ * options follow it. Also the one way an array grows
+ * (strace/internal/grow.h).
  */
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "../harness.h"
+#include "strace/internal/grow.h"
 #include "strace/opts.h"
 #include "strace/ring.h"
 
@@ -99,3 +103,30 @@ TEST(ring_opts)
 }
 
 RUN_TESTS("test_opts")
+
+/* strace_grow(): from first, doubling, the contents kept; a size that
+ * overflows is refused with the array and its capacity as they were. */
+TEST(grow_doubles_from_first)
+{
+	size_t cap = 0;
+	int *v = NULL;
+
+	for (int i = 0; i < 100; i++) {
+		if ((size_t)i == cap) {
+			int *nv = strace_grow(v, &cap, sizeof(*v), 4);
+			REQUIRE(nv);
+			v = nv;
+		}
+		v[i] = i;
+	}
+	CHECK_U64(cap, ==, 128);
+	for (int i = 0; i < 100; i++)
+		CHECK_INT(v[i], ==, i);
+	size_t huge = SIZE_MAX / 2 + 1;
+	CHECK(strace_grow(v, &huge, 1, 4) == NULL);
+	CHECK_U64(huge, ==, SIZE_MAX / 2 + 1);
+	size_t big = SIZE_MAX / 4; /* twice that, of 4 bytes, overflows */
+	CHECK(strace_grow(v, &big, sizeof(*v), 4) == NULL);
+	CHECK_U64(big, ==, SIZE_MAX / 4);
+	free(v);
+}
