@@ -9,7 +9,8 @@
 #                   recording and its code (--archive, -i BUNDLE.tar;
 #                   capture_archive.c)
 CLI_COMMON := cli/format.c cli/fmt_names.c cli/sample.c cli/ringmsg.c \
-	cli/out.c cli/views.c cli/pluginpath.c \
+	cli/out.c cli/views.c cli/views_label.c cli/views_report.c \
+	cli/pluginpath.c \
 	cli/fmt_chrome.c cli/fmt_fxt.c cli/fmt_uftrace.c cli/fmt_uftrace_dir.c \
 	cli/fmt_uftrace_sym.c cli/fmt_uftrace_info.c cli/fmt_svg.c \
 	cli/control.c
