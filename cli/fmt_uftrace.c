@@ -70,227 +70,14 @@
  * address; per distinct unnamed address an entry. The .sym, .map, task
  * and info files are written at the end, from the names.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "format.h"
-#include "strace/version.h"
-#include "views.h"
-
-#define PROG "ptrace-read"
-
-#define UFT_MAGIC 5u            /* RECORD_MAGIC_V4 */
-#define UFT_ENTRY 0u
-#define UFT_EXIT 1u
-#define UFT_EVENT 3u
-#define UFT_EVENT_USER 1000000u /* EVENT_ID_USER: events.txt names them */
-#define UFT_EVENTS_MAX 64
-#define UFT_DEPTH_FIELD 1024u   /* the depth field's 10 bits */
-#define UFT_DEPTH_MAX 65535u    /* the header's max_stack is 16 bits */
-#define UFT_USER_TOP (1ull << 47) /* x86-64 user space ends here */
-#define UFT_LABELS (1ull << 47)   /* the labels' module */
-#define UFT_ADDR_MASK ((1ull << 48) - 1)
-#define UFT_MAX_FDS 256
-#define LABELS_PATH "ptrace-read-labels"
-
-/* The second word of a record. */
-static inline uint64_t rec_word(uint64_t type, uint32_t depth, uint64_t addr)
-{
-	return type | (uint64_t)UFT_MAGIC << 3 |
-	       (uint64_t)(depth & (UFT_DEPTH_FIELD - 1)) << 6 |
-	       (addr & UFT_ADDR_MASK) << 16;
-}
-
-struct uthr {
-	/* the hot part: what a record needs */
-	unsigned char *cur, *end; /* where the next record goes; buf + cap */
-	uint64_t last;            /* the time of the last record */
-	uint32_t tid;
-	uint32_t open;            /* written frames open: the next depth */
-	uint8_t root_pending;     /* a ROOT frame waits for the frames above */
-	int fd;               /* -1 while closed */
-	uint8_t made;         /* the file exists: reopening appends */
-	uint8_t noalloc;      /* fallocate failed: not tried again */
-	uint64_t size, alloc; /* bytes written, bytes reserved (fallocate) */
-	uint64_t first;       /* the time of the first record */
-	unsigned char *buf;
-	/* the ROOT frames written, in the order found (move_roots()) */
-	struct uroot *roots;
-	size_t nroots, caproots;
-};
-
-/* A ROOT frame in its thread's file: its entry's and exit's records (by
- * number; the exit UINT64_MAX until written), its entry word and when it
- * began. */
-struct uroot {
-	uint64_t entry, exit, word, begin;
-};
-
-struct label {
-	uint64_t key;  /* the frame's address */
-	uint64_t id;   /* view_name_id() */
-	uint64_t addr; /* the address written; 0: a free slot */
-};
-
-struct uft {
-	struct view *v;
-	char dir[PATH_MAX];
-	/* threads */
-	struct uthr **t;
-	size_t nt, tcap;
-	uint32_t *tmap; /* tid -> index + 1, open addressing */
-	size_t tmapcap;
-	struct uthr *last;
-	unsigned nfds;
-	size_t victim;
-	/* the address written for each function, by names id (0: not yet) */
-	uint64_t *fnaddr;
-	size_t fncap;
-	/* the address written for each other label (unnamed code, syscalls,
-	 * signals), open addressing */
-	struct label *labs;
-	size_t nlabs, labcap;
-	uint64_t sig_addr; /* [signal] */
-	/* [syscall] and "[syscall NAME]" (open addressing by view_name_id();
-	 * full: a pseudo address each time) */
-	struct {
-		uint64_t id, addr;
-	} sys[256];
-	/* the labels' module: the label id of each of its addresses */
-	uint64_t *pseudo;
-	size_t npseudo, pcap;
-	uint64_t deep;    /* frames not written: deeper than UFT_DEPTH_MAX */
-	uint64_t gaps;    /* gap events */
-	char ev[UFT_EVENTS_MAX][48]; /* the names of the gap events */
-	size_t nev;
-	char path[PATH_MAX + 64];
-	char name[FMT_NAME_MAX + 256];
-};
-
-/* --- files ----------------------------------------------------------------- */
-
-static int fail_file(struct view *v, const char *path, const char *what)
-{
-	fprintf(stderr, "%s: %s: %s: %s\n", PROG, path, what, strerror(errno));
-	view_fail(v, -1);
-	return -1;
-}
-
-static int write_all(int fd, const void *data, size_t len)
-{
-	const char *s = data;
-
-	while (len) {
-		ssize_t n = write(fd, s, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		s += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static const char *in_dir(struct uft *u, const char *name)
-{
-	snprintf(u->path, sizeof(u->path), "%s/%s", u->dir, name);
-	return u->path;
-}
-
-/* A whole small file: DIR/name. */
-static int put_file(struct view *v, struct uft *u, const char *name,
-		    const void *data, size_t len)
-{
-	const char *path = in_dir(u, name);
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-	if (fd < 0)
-		return fail_file(v, path, "cannot create the file");
-	if (write_all(fd, data, len) < 0) {
-		int e = errno;
-		close(fd);
-		errno = e;
-		return fail_file(v, path, "write failed; check free space");
-	}
-	if (close(fd) < 0)
-		return fail_file(v, path, "close failed");
-	return 0;
-}
-
-/* Whether name is one of the files a uftrace data directory holds. */
-static int uftrace_file(const char *name)
-{
-	size_t n = strlen(name);
-
-	if (!strcmp(name, "info") || !strcmp(name, "task.txt") ||
-	    !strcmp(name, "task") || !strcmp(name, "default.opts") ||
-	    !strcmp(name, "events.txt") || !strcmp(name, "extern.dat"))
-		return 1;
-	if (n > 4 && (!strcmp(name + n - 4, ".sym") ||
-		      !strcmp(name + n - 4, ".dbg") ||
-		      !strcmp(name + n - 4, ".map")))
-		return 1;
-	return n > 4 && !strcmp(name + n - 4, ".dat");
-}
-
-/*
- * DIR ready for the files: made when missing; an empty directory is
- * used as it is; one holding a uftrace data directory (an "info" file
- * that begins with uftrace's magic) has that data removed first, as a
- * new recording replaces an old one; anything else is left alone.
- */
-static int prepare_dir(struct view *v, struct uft *u)
-{
-	DIR *d;
-	struct dirent *de;
-	char magic[8];
-	int fd, other = 0, is_uft = 0;
-
-	if (mkdir(u->dir, 0755) == 0)
-		return 0;
-	if (errno != EEXIST)
-		return fail_file(v, u->dir, "cannot create the directory (-o)");
-	d = opendir(u->dir);
-	if (!d)
-		return fail_file(v, u->dir, "not a directory that can be read (-o)");
-	fd = open(in_dir(u, "info"), O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		is_uft = read(fd, magic, 8) == 8 && !memcmp(magic, "Ftrace!", 8);
-		close(fd);
-	}
-	while ((de = readdir(d)) != NULL)
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			other = 1;
-	if (other && !is_uft) {
-		closedir(d);
-		fprintf(stderr,
-			"%s: %s: the directory is not empty and holds no uftrace "
-			"data (-o): name a new or empty directory\n",
-			PROG, u->dir);
-		view_fail(v, -1);
-		return -1;
-	}
-	rewinddir(d);
-	while (is_uft && (de = readdir(d)) != NULL)
-		if (uftrace_file(de->d_name) &&
-		    unlink(in_dir(u, de->d_name)) < 0 && errno != ENOENT) {
-			closedir(d);
-			return fail_file(v, u->path, "cannot remove the old file");
-		}
-	closedir(d);
-	return 0;
-}
+#include "fmt_uftrace.h"
 
 /* --- threads --------------------------------------------------------------- */
 
@@ -299,7 +86,7 @@ static const char *thr_file(struct uft *u, const struct uthr *t)
 	char name[32];
 
 	snprintf(name, sizeof(name), "%u.dat", t->tid);
-	return in_dir(u, name);
+	return uft_in_dir(u, name);
 }
 
 /* Close a thread's file; the space reserved past its end is given back
@@ -311,9 +98,9 @@ static int thr_close(struct view *v, struct uft *u, struct uthr *t)
 	if (t->fd < 0)
 		return 0;
 	if (t->alloc > t->size && ftruncate(t->fd, (off_t)t->size) < 0)
-		rc = fail_file(v, thr_file(u, t), "cannot truncate the file");
+		rc = uft_fail_file(v, thr_file(u, t), "cannot truncate the file");
 	if (close(t->fd) < 0 && !rc)
-		rc = fail_file(v, thr_file(u, t), "close failed");
+		rc = uft_fail_file(v, thr_file(u, t), "close failed");
 	t->fd = -1;
 	t->alloc = t->size;
 	u->nfds--;
@@ -358,8 +145,8 @@ static int thr_flush(struct view *v, struct uft *u, struct uthr *t)
 		}
 		if ((errno != EMFILE && errno != ENFILE) ||
 		    (rc = close_other(v, u, t)) == 0)
-			return fail_file(v, thr_file(u, t),
-					 "cannot create the file");
+			return uft_fail_file(v, thr_file(u, t),
+					     "cannot create the file");
 		if (rc < 0)
 			return -1;
 	}
@@ -378,9 +165,9 @@ static int thr_flush(struct view *v, struct uft *u, struct uthr *t)
 	}
 	if (!t->size)
 		memcpy(&t->first, t->buf, 8); /* its first record's time */
-	if (write_all(t->fd, t->buf, len) < 0)
-		return fail_file(v, thr_file(u, t),
-				 "write failed; check free space");
+	if (uft_write_all(t->fd, t->buf, len) < 0)
+		return uft_fail_file(v, thr_file(u, t),
+				     "write failed; check free space");
 	t->size += len;
 	t->cur = t->buf;
 	return 0;
@@ -662,7 +449,7 @@ static int uft_open(struct view *v)
 	view_set_event_types(v, 1ull << STRACE_EV_OVERFLOW |
 					1ull << STRACE_EV_ERROR |
 					1ull << STRACE_EV_LOST);
-	return prepare_dir(v, u);
+	return uft_prepare_dir(v, u);
 }
 
 /* The number of t's next record. */
@@ -889,675 +676,6 @@ static void uft_event(struct view *v, const struct strace_event *e)
 	u->gaps++;
 }
 
-/* --- the files written at the end ------------------------------------------ */
-
-struct sb {
-	char *p;
-	size_t len, cap;
-	int failed;
-};
-
-static char *sb_room(struct sb *b, size_t n)
-{
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? 2 * b->cap : 65536;
-		while (cap < b->len + n)
-			cap *= 2;
-		char *p = realloc(b->p, cap);
-		if (!p) {
-			b->failed = 1;
-			return NULL;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	return b->p + b->len;
-}
-
-static void sb_add(struct sb *b, const char *s, size_t n)
-{
-	char *p = sb_room(b, n);
-
-	if (p) {
-		memcpy(p, s, n);
-		b->len += n;
-	}
-}
-
-static void sb_str(struct sb *b, const char *s)
-{
-	sb_add(b, s, strlen(s));
-}
-
-__attribute__((format(printf, 2, 3))) static void sb_printf(struct sb *b,
-							    const char *fmt,
-							    ...)
-{
-	va_list ap;
-	char *p = sb_room(b, 512);
-	int n;
-
-	if (!p)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(p, 512, fmt, ap);
-	va_end(ap);
-	if (n >= 512) { /* long: again with room */
-		p = sb_room(b, (size_t)n + 1);
-		if (!p)
-			return;
-		va_start(ap, fmt);
-		vsnprintf(p, (size_t)n + 1, fmt, ap);
-		va_end(ap);
-	}
-	if (n > 0)
-		b->len += (size_t)n;
-}
-
-/* "%016x" */
-static void sb_hex16(struct sb *b, uint64_t x)
-{
-	static const char d[] = "0123456789abcdef";
-	char *p = sb_room(b, 16);
-
-	if (!p)
-		return;
-	for (int i = 15; i >= 0; i--, x >>= 4)
-		p[i] = d[x & 15];
-	b->len += 16;
-}
-
-/* A name on one line of a .sym file: no newline, no tab (uftrace cuts a
- * name at a tab), at most FMT_NAME_MAX bytes, as the views print it. */
-static void sb_name(struct sb *b, const char *s, size_t len)
-{
-	char *p;
-
-	if (len > FMT_NAME_MAX)
-		len = FMT_NAME_MAX;
-	p = sb_room(b, len);
-	if (!p)
-		return;
-	for (size_t i = 0; i < len; i++)
-		p[i] = s[i] == '\n' || s[i] == '\t' || s[i] == '\r' ? ' ' : s[i];
-	b->len += len;
-}
-
-/* A module: a group of the ring's DSO entries (address order: one path,
- * or overlapping), one map line; groups of one path with the same span
- * share the first one's .sym file, as uftrace shares a module among the
- * map lines of one path. */
-struct msym {
-	uint64_t off, size;
-	uint64_t id;  /* names id of a symbol, or a label id */
-	int synth;    /* a label of unnamed code */
-};
-
-struct mod {
-	uint64_t start, end;
-	const struct strace_name *dso; /* its first entry */
-	size_t owner;                  /* the module whose .sym it shares */
-	char *path;                    /* owners: the path on its map line */
-	struct msym *syms;             /* owners */
-	size_t nsyms, scap;
-};
-
-static int cmp_dso(const void *a, const void *b)
-{
-	const struct strace_name *x = *(const struct strace_name *const *)a;
-	const struct strace_name *y = *(const struct strace_name *const *)b;
-
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	return x->id < y->id ? -1 : x->id > y->id;
-}
-
-static int cmp_msym(const void *a, const void *b)
-{
-	const struct msym *x = a, *y = b;
-
-	if (x->off != y->off)
-		return x->off < y->off ? -1 : 1;
-	/* a label was written for frames there; then the shortest symbol,
-	 * as strace_names_symbol() chooses */
-	if (x->synth != y->synth)
-		return x->synth ? -1 : 1;
-	if (x->size != y->size)
-		return x->size < y->size ? -1 : 1;
-	return x->id < y->id ? -1 : x->id > y->id;
-}
-
-static const char *base_name(const char *path)
-{
-	const char *b = strrchr(path, '/');
-
-	return b ? b + 1 : path;
-}
-
-/* The path of a map line: the DSO's, without blanks (uftrace reads it
- * with %s), not beginning with '[' (uftrace skips those lines), its base
- * name unique among the modules (it names the .sym file). */
-static char *mod_path(struct mod *m, size_t n, const char *dso)
-{
-	size_t len = strlen(dso), k;
-	char *p = malloc(len + 32), *b;
-	int clash;
-
-	if (!p)
-		return NULL;
-	if (*dso == '[') { /* "[vdso]": "vdso" */
-		dso++, len--;
-		if (len && dso[len - 1] == ']')
-			len--;
-	}
-	memcpy(p, dso, len);
-	p[len] = '\0';
-	for (k = 0; k < len; k++)
-		if ((unsigned char)p[k] <= ' ')
-			p[k] = '_';
-	while (len && p[len - 1] == '/')
-		p[--len] = '\0';
-	if (!len || !*base_name(p))
-		strcpy(p, "unnamed"), len = 7;
-	b = p + len;
-	for (unsigned dup = 1;; dup++) {
-		clash = !strcmp(base_name(p), LABELS_PATH);
-		for (k = 0; k < n && !clash; k++)
-			clash = m[k].path &&
-				!strcmp(base_name(m[k].path), base_name(p));
-		if (!clash)
-			return p;
-		sprintf(b, "#%u", dup + 1);
-	}
-}
-
-static int msym_add(struct mod *o, uint64_t off, uint64_t size, uint64_t id,
-		    int synth)
-{
-	if (o->nsyms == o->scap) {
-		size_t cap = o->scap ? 2 * o->scap : 64;
-		struct msym *s = realloc(o->syms, cap * sizeof(*s));
-		if (!s)
-			return -1;
-		o->syms = s;
-		o->scap = cap;
-	}
-	o->syms[o->nsyms].off = off;
-	o->syms[o->nsyms].size = size ? size : 1;
-	o->syms[o->nsyms].id = id;
-	o->syms[o->nsyms].synth = synth;
-	o->nsyms++;
-	return 0;
-}
-
-/* The module of addr, or NULL. */
-static struct mod *mod_of(struct mod *m, size_t n, uint64_t addr)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (m[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && addr < m[lo - 1].end ? &m[lo - 1] : NULL;
-}
-
-/*
- * uftrace's replay treats the functions of these names specially
- * (utils/fstack.c: fixup_syms): at a longjmp's or an exec's entry it
- * resets its stack to the setjmp's depth or to 0, as libmcount records
- * no returns from them. The ring has their frames' exits and unwinds,
- * so such a reset would misplace every frame after it: in the .sym
- * files those names get a suffix, and uftrace shows "longjmp.nofixup".
- * (setjmp and fork are fixups too, harmless here: they only note a
- * depth for the others, and for children named in FORK lines.)
- */
-#define NOFIXUP ".nofixup"
-
-static int fixup_name(const char *s, size_t len)
-{
-	static const char *const names[] = {
-		"longjmp", "siglongjmp", "__longjmp_chk", "execl",  "execlp",
-		"execle",  "execv",      "execve",        "execvp", "execvpe",
-	};
-
-	for (size_t k = 0; k < sizeof(names) / sizeof(*names); k++)
-		if (len == strlen(names[k]) && !memcmp(s, names[k], len))
-			return 1;
-	return 0;
-}
-
-/* One .sym file: a module's symbols and labels, sorted, each ended
- * where the next begins or where its size says. */
-static int write_sym(struct view *v, struct uft *u, struct mod *o,
-		     struct sb *b)
-{
-	struct strace_names *nm = view_names(v);
-	size_t n = 0;
-	char file[PATH_MAX];
-
-	qsort(o->syms, o->nsyms, sizeof(*o->syms), cmp_msym);
-	/* one symbol per offset: the first */
-	for (size_t i = 0; i < o->nsyms; i++)
-		if (!n || o->syms[i].off != o->syms[n - 1].off)
-			o->syms[n++] = o->syms[i];
-	o->nsyms = n;
-	b->len = 0;
-	sb_printf(b, "# symbols: %zu\n# path name: %s\n", n, o->path);
-	for (size_t i = 0; i < n; i++) {
-		const struct msym *s = &o->syms[i];
-		uint64_t end = s->off + s->size;
-		sb_hex16(b, s->off);
-		sb_add(b, " T ", 3);
-		if (s->synth) {
-			char *e = view_put_name_id(v, u->name, s->id);
-			sb_name(b, u->name, (size_t)(e - u->name));
-			if (fixup_name(u->name, (size_t)(e - u->name)))
-				sb_str(b, NOFIXUP);
-		} else {
-			const struct strace_name *fn =
-				strace_names_get(nm, (uint32_t)s->id);
-			sb_name(b, fn->str, fn->len);
-			if (fixup_name(fn->str, fn->len))
-				sb_str(b, NOFIXUP);
-		}
-		sb_add(b, "\n", 1);
-		if (i + 1 < n && end >= o->syms[i + 1].off)
-			continue; /* cut where the next begins */
-		sb_hex16(b, end);
-		sb_str(b, " ? __func_end\n");
-	}
-	if (b->failed) {
-		view_fail(v, -ENOMEM);
-		return -1;
-	}
-	snprintf(file, sizeof(file), "%s.sym", base_name(o->path));
-	return put_file(v, u, file, b->p, b->len);
-}
-
-/* The map lines (the same for every session: the ring's names are one
- * table for all its processes) and the .sym files. */
-static int write_modules(struct view *v, struct uft *u, struct sb *map,
-			 struct mod **mods, size_t *nmods)
-{
-	struct strace_names *nm = view_names(v);
-	size_t count = nm ? strace_names_count(nm) : 0, nd = 0, n = 0;
-	const struct strace_name **d = NULL;
-	struct mod *m = NULL;
-	struct sb b = {0};
-	int rc = -1;
-
-	for (size_t i = 0; i < count; i++) {
-		const struct strace_name *e = strace_names_get(nm, (uint32_t)i);
-		if (e && e->kind == STRACE_EV_DSO && e->key && e->key < UFT_USER_TOP)
-			nd++;
-	}
-	d = calloc(nd ? nd : 1, sizeof(*d));
-	m = calloc(nd ? nd : 1, sizeof(*m));
-	if (!d || !m)
-		goto nomem;
-	nd = 0;
-	for (size_t i = 0; i < count; i++) {
-		const struct strace_name *e = strace_names_get(nm, (uint32_t)i);
-		if (e && e->kind == STRACE_EV_DSO && e->key && e->key < UFT_USER_TOP)
-			d[nd++] = e;
-	}
-	qsort(d, nd, sizeof(*d), cmp_dso);
-	for (size_t i = 0; i < nd; i++) {
-		uint64_t end = d[i]->key + (d[i]->aux ? d[i]->aux : 1);
-		if (end > UFT_USER_TOP || end < d[i]->key)
-			end = UFT_USER_TOP;
-		/* the same path again, or overlapping: one line (uftrace
-		 * makes one of consecutive lines of one path) */
-		if (n && (d[i]->key < m[n - 1].end ||
-			  !strcmp(d[i]->str, m[n - 1].dso->str))) {
-			if (end > m[n - 1].end)
-				m[n - 1].end = end;
-			continue;
-		}
-		m[n].start = d[i]->key;
-		m[n].end = end;
-		m[n].dso = d[i];
-		m[n].owner = n;
-		n++;
-	}
-	for (size_t i = 0; i < n; i++) {
-		for (size_t k = 0; k < i; k++)
-			if (m[k].owner == k &&
-			    !strcmp(m[k].dso->str, m[i].dso->str) &&
-			    m[k].end - m[k].start == m[i].end - m[i].start) {
-				m[i].owner = k;
-				break;
-			}
-		if (m[i].owner == i && !(m[i].path = mod_path(m, n, m[i].dso->str)))
-			goto nomem;
-	}
-	/* the symbols, relative to their module's start */
-	for (size_t i = 0; i < count; i++) {
-		const struct strace_name *e = strace_names_get(nm, (uint32_t)i);
-		struct mod *g;
-		if (!e || e->kind != STRACE_EV_SYMBOL ||
-		    !(g = mod_of(m, n, e->key)))
-			continue;
-		if (msym_add(&m[g->owner], e->key - g->start, e->aux, e->id, 0) < 0)
-			goto nomem;
-	}
-	/* the labels of unnamed code in DSOs */
-	for (size_t j = 0; j < u->labcap; j++) {
-		const struct label *l = &u->labs[j];
-		struct mod *g;
-		if (!l->addr || l->addr >= UFT_LABELS ||
-		    !(g = mod_of(m, n, l->addr)))
-			continue;
-		if (msym_add(&m[g->owner], l->addr - g->start, 1, l->id, 1) < 0)
-			goto nomem;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (m[i].owner != i)
-			continue;
-		if (!m[i].nsyms) {
-			/* an empty .sym file would send uftrace to the ELF
-			 * file, whose addresses are not relative to this
-			 * start: a label for the first byte */
-			struct strace_frame fake;
-			memset(&fake, 0, sizeof(fake));
-			fake.addr = m[i].start;
-			if (msym_add(&m[i], 0, 1, view_name_id(v, &fake), 1) < 0)
-				goto nomem;
-		}
-		if (write_sym(v, u, &m[i], &b) < 0)
-			goto out;
-	}
-	for (size_t i = 0; i < n; i++)
-		sb_printf(map, "%012llx-%012llx r-xp %08x 00:00 0 %s\n",
-			  (unsigned long long)m[i].start,
-			  (unsigned long long)m[i].end, 0,
-			  m[m[i].owner].path);
-	/* the labels' module */
-	if (u->npseudo) {
-		struct mod lab;
-		char path[] = LABELS_PATH;
-		memset(&lab, 0, sizeof(lab));
-		lab.path = path;
-		for (size_t i = 0; i < u->npseudo; i++)
-			if (msym_add(&lab, i, 1, u->pseudo[i], 1) < 0) {
-				free(lab.syms);
-				goto nomem;
-			}
-		rc = write_sym(v, u, &lab, &b);
-		free(lab.syms);
-		if (rc < 0)
-			goto out;
-		rc = -1;
-		sb_printf(map, "%012llx-%012llx r-xp %08x 00:00 0 %s\n",
-			  (unsigned long long)UFT_LABELS,
-			  (unsigned long long)(UFT_LABELS + u->npseudo), 0,
-			  LABELS_PATH);
-	}
-	/* where the kernel begins (guess_kernel_base: x86-64's 128T) */
-	sb_str(map, "7ffffffde000-7ffffffff000 rw-p 00000000 00:00 0 [stack]\n");
-	if (map->failed)
-		goto nomem;
-	rc = 0;
-	goto out;
-nomem:
-	view_fail(v, -ENOMEM);
-out:
-	free(d);
-	free(b.p);
-	*mods = m;
-	*nmods = n;
-	return rc;
-}
-
-struct sess {
-	uint32_t pid;
-	uint64_t time; /* the earliest record of its threads */
-	char sid[17];
-	const char *exe;
-};
-
-static int cmp_sess(const void *a, const void *b)
-{
-	const struct sess *x = a, *y = b;
-
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return x->pid < y->pid ? -1 : x->pid > y->pid;
-}
-
-static int cmp_thr(const void *a, const void *b)
-{
-	const struct uthr *x = *(struct uthr *const *)a;
-	const struct uthr *y = *(struct uthr *const *)b;
-
-	if (x->first != y->first)
-		return x->first < y->first ? -1 : 1;
-	return x->tid < y->tid ? -1 : x->tid > y->tid;
-}
-
-static uint32_t pid_of(struct strace_names *nm, uint32_t tid)
-{
-	const struct strace_name *t = nm ? strace_names_thread(nm, tid) : NULL;
-
-	if (!t)
-		return tid;
-	return t->kind == STRACE_EV_THREAD ? (uint32_t)t->aux : (uint32_t)t->key;
-}
-
-/* A process's executable: the module whose file name begins with the
- * process's name (a command name is cut at 15 bytes); else the first
- * DSO; else the name. */
-static const char *exe_of(struct strace_names *nm, uint32_t pid,
-			  const struct mod *m, size_t n)
-{
-	const struct strace_name *p = nm ? strace_names_process(nm, pid) : NULL;
-	const struct mod *first = NULL;
-
-	for (size_t i = 0; i < n; i++) {
-		const struct mod *o = &m[m[i].owner];
-		if (!first || m[i].dso->id < first->dso->id)
-			first = &m[i];
-		if (p && p->len && !strncmp(base_name(o->path), p->str, p->len))
-			return o->path;
-	}
-	if (first)
-		return m[first->owner].path;
-	return p && p->len ? p->str : "unknown";
-}
-
-static void sb_time(struct sb *b, uint64_t ns)
-{
-	sb_printf(b, "%llu.%09llu", (unsigned long long)(ns / 1000000000u),
-		  (unsigned long long)(ns % 1000000000u));
-}
-
-static int write_meta(struct view *v, struct uft *u, struct mod *m, size_t n,
-		      const struct sb *map)
-{
-	struct strace_names *nm = view_names(v);
-	struct uthr **th = NULL;
-	struct sess *s = NULL;
-	size_t nth = 0, ns = 0;
-	uint64_t t0 = UINT64_MAX, t1 = 0;
-	struct sb task = {0}, info = {0};
-	char file[64];
-	int rc = -1;
-
-	th = calloc(u->nt ? u->nt : 1, sizeof(*th));
-	s = calloc(u->nt ? u->nt : 1, sizeof(*s));
-	if (!th || !s)
-		goto nomem;
-	for (size_t k = 0; k < u->nt; k++)
-		if (u->t[k]->size)
-			th[nth++] = u->t[k];
-	qsort(th, nth, sizeof(*th), cmp_thr);
-	/* a session per process, from its earliest record on */
-	for (size_t k = 0; k < nth; k++) {
-		uint32_t pid = pid_of(nm, th[k]->tid);
-		size_t j;
-		for (j = 0; j < ns && s[j].pid != pid; j++)
-			;
-		if (j == ns) {
-			uint64_t h = (pid + 0x9e3779b97f4a7c15ull) *
-				     0xff51afd7ed558ccdull;
-			s[ns].pid = pid;
-			s[ns].time = th[k]->first;
-			snprintf(s[ns].sid, sizeof(s[ns].sid), "%016llx",
-				 (unsigned long long)(h ^ h >> 29));
-			s[ns].exe = exe_of(nm, pid, m, n);
-			ns++;
-		}
-		if (th[k]->first < t0)
-			t0 = th[k]->first;
-		if (th[k]->last > t1)
-			t1 = th[k]->last;
-	}
-	qsort(s, ns, sizeof(*s), cmp_sess);
-	for (size_t j = 0; j < ns; j++) {
-		sb_str(&task, "SESS timestamp=");
-		sb_time(&task, s[j].time);
-		sb_printf(&task, " pid=%u sid=%s exename=\"%s\"\n", s[j].pid,
-			  s[j].sid, s[j].exe);
-		snprintf(file, sizeof(file), "sid-%s.map", s[j].sid);
-		if (put_file(v, u, file, map->p, map->len) < 0)
-			goto out;
-	}
-	for (size_t k = 0; k < nth; k++) {
-		uint32_t pid = pid_of(nm, th[k]->tid);
-		size_t j;
-		for (j = 0; j < ns && s[j].pid != pid; j++)
-			;
-		/* from its session's start: uftrace finds a thread's
-		 * session by the times of the two */
-		sb_str(&task, "TASK timestamp=");
-		sb_time(&task, s[j].time);
-		sb_printf(&task, " tid=%u pid=%u\n", th[k]->tid, pid);
-	}
-	if (task.failed)
-		goto nomem;
-	if (put_file(v, u, "task.txt", task.p, task.len) < 0)
-		goto out;
-	/* the gaps' user events (utils/event.c: read_events_file) */
-	if (u->nev) {
-		task.len = 0;
-		for (size_t k = 0; k < u->nev; k++)
-			sb_printf(&task, "EVENT: %u ptrace-read:%s\n",
-				  UFT_EVENT_USER + (unsigned)k, u->ev[k]);
-		if (task.failed)
-			goto nomem;
-		if (put_file(v, u, "events.txt", task.p, task.len) < 0)
-			goto out;
-	}
-
-	/* info: the header, then the lines of its info mask, in bit order:
-	 * exename 0, cmdline 3, cpuinfo 4, taskinfo 7, record_date 11,
-	 * pattern_type 12, uftrace_version 13 */
-	{
-		unsigned char h[40];
-		/* TASK_SESSION, SYM_REL_ADDR, MAX_STACK; EVENT */
-		uint64_t feat = 1u << 1 | 1u << 5 | 1u << 6 |
-				(u->nev ? 1u << 7 : 0);
-		/* what the recording said of where it was made */
-		const struct strace_name *cmd = NULL, *host = NULL, *rel = NULL,
-					 *cpus = NULL, *desc = NULL;
-		if (nm) {
-			cmd = strace_names_info(nm, STRACE_INFO_CMDLINE);
-			host = strace_names_info(nm, STRACE_INFO_HOSTNAME);
-			rel = strace_names_info(nm, STRACE_INFO_OSRELEASE);
-			cpus = strace_names_info(nm, STRACE_INFO_NRCPUS);
-			desc = strace_names_info(nm, STRACE_INFO_CPUDESC);
-		}
-		/* (osinfo 6 only when the recording said; cmdline always:
-		 * uftrace dump --chrome writes invalid JSON without one) */
-		uint64_t mask = 1u << 0 | 1u << 3 | 1u << 4 |
-				(host || rel ? 1u << 6 : 0) | 1u << 7 |
-				1u << 11 | 1u << 12 | 1u << 13;
-		uint32_t version = 4;
-		uint16_t hsize = 40, max_stack = UFT_DEPTH_FIELD;
-		const uint16_t one = 1;
-		time_t now = time(NULL);
-		char date[64];
-
-		/* uftrace keeps max_stack frames per thread: as many as the
-		 * deepest stack (no frame written is deeper) */
-		struct strace_stack_stats st;
-		view_stack_stats(v, &st);
-		if (st.max_depth > max_stack)
-			max_stack = (uint16_t)(st.max_depth < UFT_DEPTH_MAX
-						       ? st.max_depth
-						       : UFT_DEPTH_MAX);
-		memset(h, 0, sizeof(h));
-		memcpy(h, "Ftrace!", 8);
-		memcpy(h + 8, &version, 4);
-		memcpy(h + 12, &hsize, 2);
-		h[14] = *(const unsigned char *)&one ? 1 : 2; /* ELFDATA2LSB */
-		h[15] = 2;                                    /* ELFCLASS64 */
-		memcpy(h + 16, &feat, 8);
-		memcpy(h + 24, &mask, 8);
-		memcpy(h + 32, &max_stack, 2);
-		sb_add(&info, (const char *)h, sizeof(h));
-		sb_printf(&info, "exename:%s\n", ns ? s[0].exe : "unknown");
-		if (cmd)
-			sb_printf(&info, "cmdline:%.*s\n", (int)cmd->len,
-				  cmd->str);
-		else
-			sb_str(&info, "cmdline:(the recording did not say)\n");
-		if (cpus)
-			sb_printf(&info,
-				  "cpuinfo:lines=2\ncpuinfo:nr_cpus=%u / %u "
-				  "(online/possible)\n",
-				  (unsigned)(cpus->aux >> 32),
-				  (unsigned)(cpus->aux & 0xffffffffu));
-		else
-			sb_str(&info, "cpuinfo:lines=1\n");
-		if (desc)
-			sb_printf(&info, "cpuinfo:desc=%.*s, traced with Intel PT\n",
-				  (int)desc->len, desc->str);
-		else
-			sb_str(&info, "cpuinfo:desc=x86-64, traced with Intel PT\n");
-		if (host || rel)
-			sb_printf(&info,
-				  "osinfo:lines=3\nosinfo:kernel=Linux %.*s\n"
-				  "osinfo:hostname=%.*s\n"
-				  "osinfo:distro=\"unknown\"\n",
-				  rel ? (int)rel->len : 7,
-				  rel ? rel->str : "unknown",
-				  host ? (int)host->len : 7,
-				  host ? host->str : "unknown");
-		sb_printf(&info, "taskinfo:lines=2\ntaskinfo:nr_tid=%zu\n"
-				 "taskinfo:tids=",
-			  nth);
-		for (size_t k = 0; k < nth; k++)
-			sb_printf(&info, "%s%u", k ? "," : "", th[k]->tid);
-		if (!ctime_r(&now, date))
-			strcpy(date, "unknown\n");
-		sb_printf(&info, "\nrecord_date:%s", date);
-		sb_str(&info, "elapsed_time:");
-		sb_time(&info, nth && t1 > t0 ? t1 - t0 : 0);
-		sb_str(&info, " sec\npattern_type:regex\n");
-		sb_printf(&info, "uftrace_version:%s %s (from an Intel PT ring)\n",
-			  PROG, STRACE_VERSION);
-		if (info.failed)
-			goto nomem;
-		if (put_file(v, u, "info", info.p, info.len) < 0)
-			goto out;
-	}
-	rc = 0;
-	goto out;
-nomem:
-	view_fail(v, -ENOMEM);
-out:
-	free(th);
-	free(s);
-	free(task.p);
-	free(info.p);
-	return rc;
-}
-
 /*
  * t's file, complete, with the entries of its ROOT frames moved to its
  * start (see the top of this file): written anew beside it through t's
@@ -1575,16 +693,16 @@ static int move_roots(struct view *v, struct uft *u, struct uthr *t)
 	int in, out, rc = -1;
 
 	snprintf(path, sizeof(path), "%s", thr_file(u, t));
-	/* (a name prepare_dir() clears, should one be left behind) */
+	/* (a name uft_prepare_dir() clears, should one be left behind) */
 	snprintf(tmp, sizeof(tmp), "%.*s.roots.dat", (int)strlen(path) - 4,
 		 path);
 	in = open(path, O_RDONLY | O_CLOEXEC);
 	if (in < 0)
-		return fail_file(v, path, "cannot read the file back");
+		return uft_fail_file(v, path, "cannot read the file back");
 	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (out < 0) {
 		close(in);
-		return fail_file(v, tmp, "cannot create the file");
+		return uft_fail_file(v, tmp, "cannot create the file");
 	}
 	/* the entries, outermost first */
 	for (size_t j = k; j-- > 0;) {
@@ -1593,7 +711,7 @@ static int move_roots(struct view *v, struct uft *u, struct uthr *t)
 					    t->roots[j].word >> 16)};
 		if (t->roots[j].begin < t->first)
 			t->first = t->roots[j].begin;
-		if (write_all(out, rec, sizeof(rec)) < 0)
+		if (uft_write_all(out, rec, sizeof(rec)) < 0)
 			goto werr;
 	}
 	/* the records, in chunks of whole records (have: bytes read) */
@@ -1604,7 +722,7 @@ static int move_roots(struct view *v, struct uft *u, struct uthr *t)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			fail_file(v, path, "cannot read the file back");
+			uft_fail_file(v, path, "cannot read the file back");
 			goto out;
 		}
 		if (!n)
@@ -1631,7 +749,7 @@ static int move_roots(struct view *v, struct uft *u, struct uthr *t)
 			memcpy(q + 8, &w, 8);
 			q += 16;
 		}
-		if (write_all(out, t->buf, (size_t)(q - t->buf)) < 0)
+		if (uft_write_all(out, t->buf, (size_t)(q - t->buf)) < 0)
 			goto werr;
 		/* a record cut by the read: its start, for the next */
 		have -= (size_t)(p - t->buf);
@@ -1643,13 +761,13 @@ static int move_roots(struct view *v, struct uft *u, struct uthr *t)
 	}
 	out = -1;
 	if (rename(tmp, path) < 0) {
-		fail_file(v, path, "cannot replace the file");
+		uft_fail_file(v, path, "cannot replace the file");
 		goto out;
 	}
 	rc = 0;
 	goto out;
 werr:
-	fail_file(v, tmp, "write failed; check free space");
+	uft_fail_file(v, tmp, "write failed; check free space");
 out:
 	close(in);
 	if (out >= 0)
@@ -1672,8 +790,8 @@ static int uft_finish(struct view *v)
 		    thr_close(v, u, u->t[k]) < 0 ||
 		    (u->t[k]->nroots && move_roots(v, u, u->t[k]) < 0))
 			return -1;
-	if (write_modules(v, u, &map, &m, &n) == 0 &&
-	    write_meta(v, u, m, n, &map) == 0)
+	if (uft_write_modules(v, u, &map, &m, &n) == 0 &&
+	    uft_write_meta(v, u, m, n, &map) == 0)
 		rc = 0;
 	for (size_t i = 0; i < n; i++) {
 		free(m[i].path);
@@ -1720,3 +838,4 @@ static void uft_close(struct view *v)
 const struct view_format view_uftrace = {uft_open,  uft_event,
 					 uft_enter, uft_leave,
 					 uft_finish, uft_close};
+

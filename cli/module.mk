@@ -8,9 +8,11 @@
 #                   live (-p, -- CMD; capture_live.c); bundles of a
 #                   recording and its code (--archive, -i BUNDLE.tar;
 #                   capture_archive.c)
-CLI_COMMON := cli/format.c cli/sample.c cli/ringmsg.c cli/out.c cli/views.c \
+CLI_COMMON := cli/format.c cli/fmt_names.c cli/sample.c cli/ringmsg.c \
+	cli/out.c cli/views.c cli/views_label.c cli/views_report.c \
 	cli/pluginpath.c \
-	cli/fmt_chrome.c cli/fmt_fxt.c cli/fmt_uftrace.c cli/fmt_svg.c \
+	cli/fmt_chrome.c cli/fmt_fxt.c cli/fmt_uftrace.c cli/fmt_uftrace_dir.c \
+	cli/fmt_uftrace_sym.c cli/fmt_uftrace_info.c cli/fmt_svg.c \
 	cli/control.c
 CLI_COMMON_OBJS := $(call objs,$(CLI_COMMON))
 

@@ -15,103 +15,10 @@
 
 #include "format.h"
 #include "views.h"
+#include "views_int.h"
 
 #define KEPT 2u    /* user[1]: the frame is shown */
 #define PENDING 1u /* user[1]: the tree has not printed its line yet */
-
-/* labels of frames without a function of their own */
-#define ID_UNKNOWN VIEW_ID_UNKNOWN
-#define ID_SYSCALL VIEW_ID_SYSCALL
-#define ID_SIGNAL VIEW_ID_SIGNAL
-/* the widest DSO column of a report */
-#define DSO_COL_MAX 64
-/* a label id of a syscall frame (an address label may have bit 62) */
-#define IS_SYSCALL_ID(id) (((id) & (ID_UNKNOWN | ID_SYSCALL)) == ID_SYSCALL)
-/* a label id that is a names id (of a symbol) */
-#define IS_NAME_ID(id) (!((id) & (ID_UNKNOWN | ID_SYSCALL | ID_SIGNAL)))
-
-struct row {
-	uint64_t key;
-	const struct strace_name *fn;
-	uint64_t addr;
-	uint16_t kind;
-	uint32_t tid;
-	uint64_t calls, total, self, max;
-	uint32_t active;
-	/* the total counted on one thread (the last), for a frame found
-	 * late around them (report_leave()); other threads' in tsums */
-	uint32_t sum_tid;
-	uint64_t sum;
-};
-
-/* a row's total counted on a thread other than its last: key (row
- * index + 1) << 32 | tid, plus 1 (0: empty); key tid alone (row 0): the
- * time of the thread's outermost frames left since the last frame found
- * late (report_enter()) */
-struct tsum {
-	uint64_t key, sum;
-};
-
-struct path {
-	uint64_t hash;
-	uint64_t weight;
-	uint32_t off, len; /* ids in the pool */
-};
-
-struct view {
-	struct view_opts o;
-	struct strace_names *names;
-	struct strace_filter *flt;
-	struct out *out;
-	struct strace_stack *stack;
-	int err;
-	int header;
-	/* the tree's thread column of the last thread */
-	uint32_t tid_last;
-	uint8_t tid_len;
-	char tid_txt[32];
-	/* labels of addresses without a symbol, direct-mapped */
-	struct {
-		uint64_t id;
-		uint8_t len;
-		char s[63];
-	} lcache[256];
-	/* report */
-	struct row *rows;
-	size_t nrows, rcap;
-	uint32_t *map; /* key -> index + 1 in rows */
-	size_t mapcap;
-	uint32_t *byid; /* functions: names id -> index + 1 in rows */
-	size_t bycap;
-	struct tsum *tsums; /* open addressing */
-	size_t ntsums, tsumcap;
-	/* functions: names id -> the id + 1 of the first symbol entry of
-	 * its start and name (a producer may define a function twice),
-	 * found through same[] (ids + 1, open addressing by both) */
-	uint32_t *canon;
-	size_t canoncap;
-	uint32_t *same;
-	size_t samecap, nsame;
-	/* folded */
-	struct path *paths;
-	size_t npaths, pcap;
-	uint64_t *pool;
-	size_t npool, poolcap;
-	uint64_t *ids; /* scratch: one path */
-	size_t idscap;
-	/* a viewer format (chrome, fxt, uftrace) */
-	const struct view_format *fmt;
-	void *state;
-	uint64_t event_types; /* view_set_event_types() */
-	/* kept(): filters, --depth or --min-time are given (checks), and a
-	 * frame was kept then (shown) */
-	int checks, shown;
-	/* a report's rows for view_report_rows() (rows_only) */
-	struct view_row *vrows;
-	char *vnames;
-	size_t nvrows;
-	int rows_kept; /* report_keep() ran */
-};
 
 /* --- frames ------------------------------------------------------------- */
 
@@ -129,66 +36,6 @@ static uint64_t label_id(struct view *v, const struct strace_frame *f)
 	if (f->kind == STRACE_FRAME_SIGNAL)
 		return ID_SIGNAL;
 	return f->fn ? f->fn->id : (f->addr | ID_UNKNOWN);
-}
-
-/* The name of a frame, or of a label id, into p (no more than 256 bytes
- * plus the name). */
-static char *put_label(struct view *v, char *p, uint64_t id)
-{
-	const struct strace_name *fn, *dso;
-	uint64_t addr;
-	size_t len;
-
-	if (IS_SYSCALL_ID(id)) {
-		if (id == ID_SYSCALL) {
-			memcpy(p, "[syscall]", 9);
-			return p + 9;
-		}
-		fn = strace_names_get(v->names, (uint32_t)(id - ID_SYSCALL) - 1);
-		len = fn->len < 64 ? fn->len : 64;
-		memcpy(p, "[syscall ", 9);
-		memcpy(p + 9, fn->str, len);
-		p[9 + len] = ']';
-		return p + 10 + len;
-	}
-	if (id == ID_SIGNAL) {
-		memcpy(p, "[signal]", 8);
-		return p + 8;
-	}
-	if (!(id & ID_UNKNOWN)) {
-		fn = strace_names_get(v->names, (uint32_t)id);
-		len = fn->len < FMT_NAME_MAX ? fn->len : FMT_NAME_MAX;
-		memcpy(p, fn->str, len);
-		return p + len;
-	}
-	addr = id & ~ID_UNKNOWN;
-	/* names only grow: a label made once stays right */
-	size_t slot = (size_t)(addr * 0x9e3779b97f4a7c15ull >> 56);
-	if (v->lcache[slot].id == id && v->lcache[slot].len) {
-		memcpy(p, v->lcache[slot].s, v->lcache[slot].len);
-		return p + v->lcache[slot].len;
-	}
-	char *start = p;
-	dso = v->names ? strace_names_dso(v->names, addr) : NULL;
-	if (dso) {
-		const char *b = strrchr(dso->str, '/');
-		b = b ? b + 1 : dso->str;
-		len = strlen(b) < FMT_NAME_MAX ? strlen(b) : FMT_NAME_MAX;
-		*p++ = '[';
-		memcpy(p, b, len);
-		p += len;
-		*p++ = ']';
-		*p++ = '+';
-		p = fmt_put_hex(p, strace_names_dso_offset(v->names, dso, addr));
-	} else {
-		p = fmt_put_hex(p, addr);
-	}
-	if (p - start <= (long)sizeof(v->lcache[slot].s)) {
-		v->lcache[slot].id = id;
-		v->lcache[slot].len = (uint8_t)(p - start);
-		memcpy(v->lcache[slot].s, start, (size_t)(p - start));
-	}
-	return p;
 }
 
 /* Whether f is shown (the filter's time, thread and DSO, --sym /
@@ -215,38 +62,6 @@ static int kept(struct view *v, const struct strace_frame *f, uint32_t *rd)
 static int caller(void *flt, const struct strace_frame *f)
 {
 	return strace_filter_caller(flt, f);
-}
-
-/* --- durations ----------------------------------------------------------- */
-
-/* "  1.234 us" (10 characters) as uftrace prints a duration */
-static inline char *put_duration(char *p, uint64_t ns)
-{
-	static const char unit[3][4] = {" us", " ms", "  s"};
-	uint64_t whole, frac;
-	int u;
-
-	if (ns < 1000000u) {
-		whole = ns / 1000u, frac = ns % 1000u, u = 0;
-	} else if (ns < 1000000000u) {
-		whole = ns / 1000000u, frac = ns / 1000u % 1000u, u = 1;
-	} else {
-		whole = ns / 1000000000u, frac = ns / 1000000u % 1000u, u = 2;
-	}
-	if (whole < 1000) { /* "123.456" (%7.3f): the usual case, by hand */
-		p[0] = whole >= 100 ? (char)('0' + whole / 100) : ' ';
-		p[1] = whole >= 10 ? (char)('0' + whole / 10 % 10) : ' ';
-		p[2] = (char)('0' + whole % 10);
-		p += 3;
-	} else {
-		p = fmt_put_u64(p, whole);
-	}
-	p[0] = '.';
-	p[1] = (char)('0' + frac / 100);
-	p[2] = (char)('0' + frac / 10 % 10);
-	p[3] = (char)('0' + frac % 10);
-	memcpy(p + 4, unit[u], 3);
-	return p + 7;
 }
 
 /* --- tree ----------------------------------------------------------------- */
@@ -298,18 +113,18 @@ static void tree_line(struct view *v, const struct strace_frame *f, int what)
 
 	if (what == 0) { /* an open frame with callees: "name() {" */
 		p = tree_prefix(v, p, 0, 0, f->tid, rd);
-		p = put_label(v, p, label_id(v, f));
+		p = view_put_name_id(v, p, label_id(v, f));
 		memcpy(p, "() {\n", 5);
 		p += 5;
 	} else if (what == 1) { /* a leaf: "name();" */
 		p = tree_prefix(v, p, 1, f->end - f->begin, f->tid, rd);
-		p = put_label(v, p, label_id(v, f));
+		p = view_put_name_id(v, p, label_id(v, f));
 		memcpy(p, "();\n", 4);
 		p += 4;
 	} else { /* "} /" "* name *" "/" */
 		p = tree_prefix(v, p, 1, f->end - f->begin, f->tid, rd);
 		memcpy(p, "} /* ", 5);
-		p = put_label(v, p + 5, label_id(v, f));
+		p = view_put_name_id(v, p + 5, label_id(v, f));
 		memcpy(p, " */\n", 4);
 		p += 4;
 	}
@@ -665,229 +480,6 @@ static void report_leave(void *arg, const struct strace_frame *f)
 	}
 }
 
-static int view_sort_key;
-
-static int cmp_rows(const void *a, const void *b)
-{
-	const struct row *x = a, *y = b;
-	uint64_t kx = view_sort_key == VIEW_SORT_SELF    ? x->self
-		      : view_sort_key == VIEW_SORT_CALLS ? x->calls
-							 : x->total;
-	uint64_t ky = view_sort_key == VIEW_SORT_SELF    ? y->self
-		      : view_sort_key == VIEW_SORT_CALLS ? y->calls
-							 : y->total;
-
-	if (kx != ky)
-		return kx > ky ? -1 : 1;
-	return x->key < y->key ? -1 : x->key > y->key;
-}
-
-static int cmp_row_names(const void *a, const void *b)
-{
-	const struct strace_name *x = *(const struct strace_name *const *)a;
-	const struct strace_name *y = *(const struct strace_name *const *)b;
-	int c = memcmp(x->str, y->str, x->len < y->len ? x->len : y->len);
-
-	return c ? c : (x->len > y->len) - (x->len < y->len);
-}
-
-/* Whether two of the n rows (functions) have one name (in two DSOs, or
- * two static functions of one). Returns -1 when out of memory. */
-static int names_repeat(struct view *v, size_t n)
-{
-	const struct strace_name **nm = malloc((n + 1) * sizeof(*nm));
-	size_t k = 0;
-	int rep = 0;
-
-	if (!nm)
-		return -1;
-	for (size_t i = 0; i < n; i++)
-		if (IS_NAME_ID(v->rows[i].key))
-			nm[k++] = strace_names_get(v->names,
-						   (uint32_t)v->rows[i].key);
-	qsort(nm, k, sizeof(*nm), cmp_row_names);
-	for (size_t i = 1; i < k && !rep; i++)
-		rep = !cmp_row_names(&nm[i - 1], &nm[i]);
-	free(nm);
-	return rep;
-}
-
-/* The base name of the DSO of a function's row ("" if none). */
-static const char *row_dso(struct view *v, const struct row *r, int *len)
-{
-	const struct strace_name *d = NULL;
-	const char *b = "";
-
-	if (IS_NAME_ID(r->key))
-		d = strace_names_dso(
-			v->names,
-			strace_names_get(v->names, (uint32_t)r->key)->key);
-	if (d) {
-		b = strrchr(d->str, '/');
-		b = b ? b + 1 : d->str;
-	}
-	*len = (int)strlen(b) < DSO_COL_MAX ? (int)strlen(b) : DSO_COL_MAX;
-	return b;
-}
-
-/* The rows the report shows, those with calls, moved to the front of
- * rows[] in its order (--sort); their count. */
-static size_t report_rows(struct view *v)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < v->nrows; i++)
-		if (v->rows[i].calls)
-			v->rows[n++] = v->rows[i];
-	view_sort_key = v->o.sort;
-	if (n) /* (rows is NULL when nothing was kept) */
-		qsort(v->rows, n, sizeof(*v->rows), cmp_rows);
-	return n;
-}
-
-/* A row's name under Function, Thread or DSO. */
-static char *put_row_name(struct view *v, char *p, const struct row *r)
-{
-	if (v->o.by == VIEW_BY_THREAD) {
-		const struct strace_name *t =
-			v->names ? strace_names_thread(v->names, (uint32_t)r->key)
-				 : NULL;
-		p += sprintf(p, "%u", (unsigned)r->key);
-		if (t)
-			p += sprintf(p, " %.*s", (int)(t->len < 256 ? t->len : 256),
-				     t->str);
-	} else if (v->o.by == VIEW_BY_DSO) {
-		if (IS_SYSCALL_ID(r->key) || r->key == ID_SIGNAL) {
-			p = put_label(v, p, r->key);
-		} else if (r->key == ID_UNKNOWN) {
-			memcpy(p, "[unknown]", 9);
-			p += 9;
-		} else {
-			const struct strace_name *d =
-				strace_names_get(v->names, (uint32_t)r->key);
-			p += sprintf(p, "%.*s",
-				     (int)(d->len < 1024 ? d->len : 1024), d->str);
-		}
-	} else {
-		p = put_label(v, p, r->key);
-	}
-	return p;
-}
-
-static int report_print(struct view *v)
-{
-	struct out *o = v->out;
-	size_t n = report_rows(v);
-	int dsocol = 0, width = 3, len;
-	const char *b;
-	static const char *const first[] = {"Function", "Thread", "DSO"};
-
-	/* a name on two rows (_start of the program and of ld.so): say
-	 * which DSO each is in */
-	if (v->o.by == VIEW_BY_FUNCTION && v->names &&
-	    (dsocol = names_repeat(v, n)) < 0)
-		return -1;
-	for (size_t i = 0; dsocol && i < n; i++) {
-		row_dso(v, &v->rows[i], &len);
-		width = len > width ? len : width;
-	}
-	o->p += sprintf(o->p,
-			"  Total time   Self time       Calls     Average     "
-			"Maximum  ");
-	if (dsocol)
-		o->p += sprintf(o->p, "%-*s  ", width, "DSO");
-	o->p += sprintf(o->p,
-			"%s\n"
-			"  ==========  ==========  ==========  ==========  "
-			"==========  ",
-			first[v->o.by]);
-	if (dsocol) {
-		memset(o->p, '=', (size_t)width);
-		o->p += width;
-		o->p += sprintf(o->p, "  ");
-	}
-	o->p += sprintf(o->p, "====================\n");
-	for (size_t i = 0; i < n; i++) {
-		const struct row *r = &v->rows[i];
-		char *p = o->p;
-		*p++ = ' ';
-		*p++ = ' ';
-		p = put_duration(p, r->total);
-		*p++ = ' ';
-		*p++ = ' ';
-		p = put_duration(p, r->self);
-		p += sprintf(p, "  %10llu  ", (unsigned long long)r->calls);
-		p = put_duration(p, r->total / r->calls);
-		*p++ = ' ';
-		*p++ = ' ';
-		p = put_duration(p, r->max);
-		*p++ = ' ';
-		*p++ = ' ';
-		if (dsocol) {
-			b = row_dso(v, r, &len);
-			p += sprintf(p, "%-*.*s  ", width, len, b);
-		}
-		p = put_row_name(v, p, r);
-		*p++ = '\n';
-		o->p = p;
-		if (out_room(o) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-/* The rows of a report made with rows_only, named (view_report_rows());
- * the names in one pool, whose pointers are set once it is whole. */
-static int report_keep(struct view *v)
-{
-	size_t n = report_rows(v), used = 0, cap = 0;
-	char name[FMT_NAME_MAX + 2048];
-	char *pool = NULL;
-
-	v->vrows = calloc(n + 1, sizeof(*v->vrows));
-	if (!v->vrows)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		const struct row *r = &v->rows[i];
-		size_t len = (size_t)(put_row_name(v, name, r) - name);
-		if (used + len + 1 > cap) {
-			size_t ncap = cap ? 2 * cap : 4096;
-			while (ncap < used + len + 1)
-				ncap *= 2;
-			char *np = realloc(pool, ncap);
-			if (!np) {
-				free(pool);
-				return -ENOMEM;
-			}
-			pool = np;
-			cap = ncap;
-		}
-		memcpy(pool + used, name, len);
-		pool[used + len] = 0;
-		/* the offset for now */
-		v->vrows[i].name = (const char *)(uintptr_t)used;
-		v->vrows[i].calls = r->calls;
-		v->vrows[i].total = r->total;
-		v->vrows[i].self = r->self;
-		v->vrows[i].max = r->max;
-		used += len + 1;
-	}
-	for (size_t i = 0; i < n; i++)
-		v->vrows[i].name = pool + (uintptr_t)v->vrows[i].name;
-	v->vnames = pool;
-	v->nvrows = n;
-	v->rows_kept = 1;
-	return 0;
-}
-
-long view_report_rows(struct view *v, const struct view_row **rows)
-{
-	if (!v->rows_kept)
-		return -EINVAL;
-	*rows = v->vrows;
-	return (long)v->nvrows;
-}
-
 char *view_put_duration(char *p, uint64_t ns)
 {
 	return put_duration(p, ns);
@@ -1033,7 +625,7 @@ static int folded_print(struct view *v)
 		for (uint32_t k = 0; k < pa->len; k++) {
 			if (k)
 				*p++ = ';';
-			p = put_label(v, p, v->pool[pa->off + k]);
+			p = view_put_name_id(v, p, v->pool[pa->off + k]);
 			if (p - o->p > (long)(FMT_LINE_MAX - 2048)) {
 				/* too deep for one line: written in parts */
 				o->p = p;
@@ -1113,17 +705,12 @@ void view_fail(struct view *v, int err)
 
 char *view_put_name(struct view *v, char *p, const struct strace_frame *f)
 {
-	return put_label(v, p, label_id(v, f));
+	return view_put_name_id(v, p, label_id(v, f));
 }
 
 uint64_t view_name_id(struct view *v, const struct strace_frame *f)
 {
 	return label_id(v, f);
-}
-
-char *view_put_name_id(struct view *v, char *p, uint64_t id)
-{
-	return put_label(v, p, id);
 }
 
 /* --- the view -------------------------------------------------------------- */
@@ -1246,9 +833,9 @@ int view_finish(struct view *v)
 	if (v->err)
 		return v->err;
 	if (v->o.kind == VIEW_REPORT && v->o.rows_only)
-		return report_keep(v);
+		return view_report_keep(v);
 	if (v->o.kind == VIEW_REPORT)
-		return report_print(v);
+		return view_report_print(v);
 	if (v->o.kind == VIEW_FOLDED)
 		return folded_print(v);
 	if (v->fmt)
