@@ -3,6 +3,7 @@
 #include "capture_live.h"
 #include "choice.h"
 #include "control.h"
+#include "pt_backend/pipeline/pipeline.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -772,19 +772,16 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* One run of capture_live_run(): the session and what it holds. */
+/* One run of capture_live_run(): what the hooks of strace_live_capture()
+ * (pt_backend/pipeline/live_run.h) need. */
 struct live_run {
 	struct capture_live_opts *o;
-	const struct strace_live_cb *cb;
+	struct strace_live_stats *stats;
 	FILE *err;
-	struct strace_live *l;
 	struct control ctl;
 	struct sigaction old_int, old_term, old_usr2;
-	struct strace_probe *probes;
-	struct strace_live_window *wins;
-	pid_t pid, child; /* child: the command we started, while it runs */
 	double t0;
-	char detail[512], terms[1024], filter[8192];
+	char terms[1024], filter[8192];
 };
 
 /* The perf event: --event's terms first, then the options' terms
@@ -832,22 +829,17 @@ static int live_no_process(const struct capture_live_opts *o, pid_t pid,
 	return status;
 }
 
-/* The probes, the session and the control FIFO. Returns 0 or an exit
- * status (then live_free() undoes what was done). */
-static int live_open(struct live_run *r, char **argv)
+/* The session is open: the caller's hook, the control FIFO, the
+ * signals. Returns 0 or an exit status. */
+static int live_opened(void *arg, struct strace_live *l)
 {
+	struct live_run *r = arg;
 	struct capture_live_opts *o = r->o;
-	int rc, status;
+	struct sigaction sa;
+	int rc;
 
-	if ((status = setup_probes(o, r->pid, argv, &r->probes, &r->wins,
-				   r->filter, sizeof(r->filter), r->err)))
-		return status;
-	rc = strace_live_open(&o->lo, &r->l, r->detail, sizeof(r->detail));
-	if (rc < 0)
-		return capture_live_error(r->err, rc, r->pid, r->detail,
-					  o->lo.procfs_root);
 	if (o->opened)
-		o->opened(o->opened_arg, r->l);
+		o->opened(o->opened_arg, l);
 	if (o->control) {
 		rc = control_open(&r->ctl, o->control);
 		if (rc < 0) {
@@ -857,96 +849,42 @@ static int live_open(struct live_run *r, char **argv)
 			return 2;
 		}
 	}
-	return 0;
-}
-
-static void live_free(struct live_run *r)
-{
-	control_close(&r->ctl);
-	strace_live_close(r->l);
-	free(r->probes);
-	free(r->wins);
-}
-
-/* The signals, then the attach to pid or the start of argv. Returns 0 or
- * an exit status. */
-static int live_start(struct live_run *r, char **argv)
-{
-	struct sigaction sa;
-	int rc;
-
-	g_live = r->l;
+	g_live = l;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &r->old_int);
 	sigaction(SIGTERM, &sa, &r->old_term);
 	sigaction(SIGUSR2, &sa, &r->old_usr2);
-
-	if (r->pid > 0) {
-		rc = strace_live_attach(r->l, r->pid, r->cb);
-	} else {
-		rc = strace_live_spawn(r->l, argv, &r->child);
-		if (!rc)
-			rc = strace_live_go(r->l);
-		r->pid = r->child;
-	}
-	if (rc < 0)
-		return capture_live_error(r->err, rc, r->pid,
-					  strace_live_why(r->l),
-					  r->o->lo.procfs_root);
 	return 0;
 }
 
-/* Poll until the process ends, a stop, the duration or a failure; then
- * stop the session. Returns 0 or an exit status. */
-static int live_loop(struct live_run *r)
+/* Each turn of the loop: the control FIFO's commands, then whether the
+ * duration is over. */
+static int live_turn(void *arg, struct strace_live *l)
 {
-	struct capture_live_opts *o = r->o;
-	int rc, status = 0;
+	struct live_run *r = arg;
 
-	for (;;) {
-		int n;
+	control_poll(&r->ctl, live_command, l);
+	return r->o->duration > 0 && now_s() - r->t0 >= r->o->duration;
+}
 
-		control_poll(&r->ctl, live_command, r->l);
-		if (strace_live_stop_requested(r->l))
-			break;
-		if (o->duration > 0 && now_s() - r->t0 >= o->duration)
-			break;
-		n = strace_live_poll(r->l, 100, r->cb);
-		if (n < 0) {
-			status = capture_live_error(r->err, n, r->pid,
-						    strace_live_why(r->l),
-						    o->lo.procfs_root);
-			break;
-		}
-		if (r->child > 0) {
-			int ws;
+static int live_failed(void *arg, int code, pid_t pid, const char *detail)
+{
+	struct live_run *r = arg;
 
-			if (waitpid(r->child, &ws, WNOHANG) == r->child) {
-				r->child = 0; /* the command ended */
-				break;
-			}
-		} else if (!n || kill(r->pid, 0) < 0) {
-			break; /* every thread of the process is gone */
-		}
-	}
-	rc = strace_live_stop(r->l, r->cb);
-	if (rc < 0 && !status)
-		status = capture_live_error(r->err, rc, r->pid, NULL,
-					    o->lo.procfs_root);
-	return status;
+	return capture_live_error(r->err, code, pid, detail,
+				  r->o->lo.procfs_root);
 }
 
 /* The counts into *stats (may be NULL) and, unless quiet, on err. */
-static void live_report(struct live_run *r, struct strace_live_stats *stats)
+static void live_report(struct live_run *r, const struct strace_live_stats *s)
 {
 	const struct capture_live_opts *o = r->o;
-	struct strace_live_stats st;
+	struct strace_live_stats st = *s;
 
-	strace_live_get_stats(r->l, &st);
-	if (stats)
-		*stats = st;
+	if (r->stats)
+		*r->stats = st;
 	if (o->quiet)
 		return;
 	fprintf(r->err,
@@ -976,11 +914,33 @@ static void live_report(struct live_run *r, struct strace_live_stats *stats)
 					       "of the end)");
 }
 
+/* The end: the counts, the signals and the control FIFO as they were. */
+static void live_ended(void *arg, const struct strace_live_stats *st)
+{
+	struct live_run *r = arg;
+
+	live_report(r, st);
+	sigaction(SIGINT, &r->old_int, NULL);
+	sigaction(SIGTERM, &r->old_term, NULL);
+	sigaction(SIGUSR2, &r->old_usr2, NULL);
+	g_live = NULL;
+	control_close(&r->ctl);
+}
+
 int capture_live_run(struct capture_live_opts *o, pid_t pid, char **argv,
 		     const struct strace_live_cb *cb,
 		     struct strace_live_stats *stats, FILE *err)
 {
-	struct live_run r = {.o = o, .cb = cb, .err = err, .pid = pid};
+	struct live_run r = {.o = o, .stats = stats, .err = err};
+	struct strace_live_hooks h = {
+		.opened = live_opened,
+		.turn = live_turn,
+		.failed = live_failed,
+		.ended = live_ended,
+		.arg = &r,
+	};
+	struct strace_probe *probes = NULL;
+	struct strace_live_window *wins = NULL;
 	int status;
 
 	r.t0 = now_s();
@@ -988,22 +948,11 @@ int capture_live_run(struct capture_live_opts *o, pid_t pid, char **argv,
 	if (pid > 0 && strace_live_check_access(o->lo.procfs_root, pid, 1) ==
 			       -STRACE_E_NOPID)
 		return live_no_process(o, pid, err);
-	if ((status = live_open(&r, argv))) {
-		live_free(&r);
-		return status;
-	}
-	status = live_start(&r, argv);
+	status = setup_probes(o, pid, argv, &probes, &wins, r.filter,
+			      sizeof(r.filter), err);
 	if (!status)
-		status = live_loop(&r);
-	live_report(&r, stats);
-	sigaction(SIGINT, &r.old_int, NULL);
-	sigaction(SIGTERM, &r.old_term, NULL);
-	sigaction(SIGUSR2, &r.old_usr2, NULL);
-	g_live = NULL;
-	live_free(&r);
-	if (r.child > 0) {
-		/* A command we started keeps running; reap it when it ends. */
-		waitpid(r.child, NULL, WNOHANG);
-	}
+		status = strace_live_capture(&o->lo, pid, argv, cb, &h);
+	free(probes);
+	free(wins);
 	return status;
 }
