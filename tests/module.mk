@@ -56,6 +56,7 @@ $(eval $(call unit,test_tar,tests/unit/test_tar.c,$(PTPERF_A) $(LIBSTRACE_A),NO_
 # the live capture, against fake sysfs, procfs and kernel rings
 $(foreach t,pmu proc rings session,$(eval $(call unit,test_live_$(t),tests/unit/test_live_$(t).c,$(CAPTURE_TEST_LINK),PTCAPTURE_LDLIBS)))
 $(eval $(call unit,test_live_cli,tests/unit/test_live_cli.c cli/capture_live.c cli/control.c cli/choice.c,$(PTPIPELINE_A) $(CAPTURE_TEST_LINK),PTCAPTURE_LDLIBS))
+$(eval $(call unit,test_live_run,tests/unit/test_live_run.c,$(PTPIPELINE_A) $(CAPTURE_TEST_LINK),PTCAPTURE_LDLIBS))
 
 # --- plugins: the examples and the hosts' test variants (tests/plugins/) -----
 # A plugin is a shared object from one source; tee links libstrace itself,
