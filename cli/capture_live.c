@@ -3,6 +3,7 @@
 #include "capture_live.h"
 #include "choice.h"
 #include "control.h"
+#include "pt_backend/pipeline/pipeline.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -167,20 +167,11 @@ static int parse_small(const char *arg, long *v)
 	return *end || end == arg || *v < 0 || *v > 15 ? -1 : 0;
 }
 
-int capture_live_option(struct capture_live_opts *o, int val, const char *arg,
-			FILE *err)
+/* --snapshot[=SIZE], --aux-size, --data-size: powers of two. */
+static int option_size(struct capture_live_opts *o, int val, const char *arg,
+		       FILE *err)
 {
-	long v;
-	char *end;
-
-	switch (val) {
-	case O_EVENT:
-		o->event = arg;
-		return 1;
-	case O_FILTER:
-		o->lo.filter = arg;
-		return 1;
-	case O_SNAPSHOT:
+	if (val == O_SNAPSHOT) {
 		o->lo.snapshot = 1;
 		if (arg && parse_size(arg, &o->lo.snapshot_bytes) < 0) {
 			fprintf(err, PROG ": --snapshot=SIZE needs a power of two "
@@ -188,19 +179,25 @@ int capture_live_option(struct capture_live_opts *o, int val, const char *arg,
 			return -1;
 		}
 		return 1;
-	case O_CONTROL:
-		o->control = arg;
-		return 1;
-	case O_AUX:
-	case O_DATA:
-		if (parse_size(arg, val == O_AUX ? &o->lo.aux_bytes
-						 : &o->lo.data_bytes) < 0) {
-			fprintf(err, PROG ": %s needs a power of two (bytes, K "
-				     "or M), not '%s'\n",
-				val == O_AUX ? "--aux-size" : "--data-size", arg);
-			return -1;
-		}
-		return 1;
+	}
+	if (parse_size(arg, val == O_AUX ? &o->lo.aux_bytes
+					 : &o->lo.data_bytes) < 0) {
+		fprintf(err, PROG ": %s needs a power of two (bytes, K "
+			     "or M), not '%s'\n",
+			val == O_AUX ? "--aux-size" : "--data-size", arg);
+		return -1;
+	}
+	return 1;
+}
+
+/* The options that become intel_pt event terms (o->terms). */
+static int option_term(struct capture_live_opts *o, int val, const char *arg,
+		       FILE *err)
+{
+	char t[32];
+	long v;
+
+	switch (val) {
 	case O_CYC:
 		add_term(o, "cyc");
 		return 1;
@@ -213,25 +210,133 @@ int capture_live_option(struct capture_live_opts *o, int val, const char *arg,
 	case O_NO_TSC:
 		add_term(o, "tsc=0");
 		return 1;
-	case O_CYC_THRESH:
-	case O_MTC_PERIOD:
-	case O_PSB_PERIOD:
-		if (parse_small(arg, &v) < 0) {
-			fprintf(err, PROG ": the period options take 0 to 15, "
+	}
+	/* O_CYC_THRESH, O_MTC_PERIOD, O_PSB_PERIOD */
+	if (parse_small(arg, &v) < 0) {
+		fprintf(err, PROG ": the period options take 0 to 15, "
+			     "not '%s'\n", arg);
+		return -1;
+	}
+	snprintf(t, sizeof(t), "%s=%ld",
+		 val == O_CYC_THRESH   ? "cyc_thresh"
+		 : val == O_MTC_PERIOD ? "mtc_period"
+				       : "psb_period",
+		 v);
+	add_term(o, t);
+	return 1;
+}
+
+/* --trigger, --start-at, --stop-at, --start-event, --stop-event: lists. */
+static int option_probe(struct capture_live_opts *o, int val, const char *arg,
+			FILE *err)
+{
+	const char **list = val == O_TRIGGER       ? o->trigger
+			    : val == O_START_AT    ? o->start_at
+			    : val == O_STOP_AT     ? o->stop_at
+			    : val == O_START_EVENT ? o->start_event
+						   : o->stop_event;
+	size_t *n = val == O_TRIGGER       ? &o->ntrigger
+		    : val == O_START_AT    ? &o->nstart_at
+		    : val == O_STOP_AT     ? &o->nstop_at
+		    : val == O_START_EVENT ? &o->nstart_event
+					   : &o->nstop_event;
+
+	if (*n == CAPTURE_LIVE_PROBES) {
+		fprintf(err, PROG ": at most %d of each of --trigger, "
+			     "--start-at, --stop-at, --start-event, "
+			     "--stop-event\n",
+			CAPTURE_LIVE_PROBES);
+		return -1;
+	}
+	list[(*n)++] = arg;
+	if (val == O_TRIGGER)
+		o->lo.snapshot = 1;
+	return 1;
+}
+
+/* --trigger-count, --trigger-after, --trigger-then, --trigger-tail. */
+static int option_trigger(struct capture_live_opts *o, int val,
+			  const char *arg, FILE *err)
+{
+	static const struct choice thens[] = {
+		{"stop", 0, 0},
+		{"next", 1, 0},
+		{NULL, 0, 0},
+	};
+	unsigned long long v2;
+	char *end;
+
+	switch (val) {
+	case O_TRIGGER_COUNT:
+		errno = 0;
+		o->lo.trigger_count = strtoull(arg, &end, 10);
+		if (*end || end == arg || errno || !o->lo.trigger_count ||
+		    *arg == '-') {
+			fprintf(err, PROG ": --trigger-count needs a count of "
+				     "1 or more, not '%s'\n", arg);
+			return -1;
+		}
+		return 1;
+	case O_TRIGGER_AFTER:
+		o->lo.trigger_after = strtod(arg, &end);
+		if (*end || end == arg || !(o->lo.trigger_after >= 0)) {
+			fprintf(err, PROG ": --trigger-after needs seconds, "
 				     "not '%s'\n", arg);
 			return -1;
 		}
-		{
-			char t[32];
-
-			snprintf(t, sizeof(t), "%s=%ld",
-				 val == O_CYC_THRESH   ? "cyc_thresh"
-				 : val == O_MTC_PERIOD ? "mtc_period"
-						       : "psb_period",
-				 v);
-			add_term(o, t);
+		return 1;
+	case O_TRIGGER_THEN:
+		if (choice_find(thens, arg, &o->lo.trigger_next) < 0) {
+			fprintf(err, PROG ": --trigger-then takes stop (end "
+				     "the capture) or next (count again), "
+				     "not '%s'\n", arg);
+			return -1;
 		}
 		return 1;
+	}
+	/* O_TRIGGER_TAIL */
+	errno = 0;
+	v2 = strtoull(arg, &end, 0);
+	if (*end == 'K' || *end == 'k')
+		v2 <<= 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		v2 <<= 20, end++;
+	if (*end || end == arg || errno || *arg == '-') {
+		fprintf(err, PROG ": --trigger-tail needs bytes (K or "
+			     "M allowed), not '%s'\n", arg);
+		return -1;
+	}
+	o->lo.trigger_tail = (size_t)v2;
+	return 1;
+}
+
+int capture_live_option(struct capture_live_opts *o, int val, const char *arg,
+			FILE *err)
+{
+	char *end;
+
+	switch (val) {
+	case O_EVENT:
+		o->event = arg;
+		return 1;
+	case O_FILTER:
+		o->lo.filter = arg;
+		return 1;
+	case O_SNAPSHOT:
+	case O_AUX:
+	case O_DATA:
+		return option_size(o, val, arg, err);
+	case O_CONTROL:
+		o->control = arg;
+		return 1;
+	case O_CYC:
+	case O_NO_MTC:
+	case O_NORETCOMP:
+	case O_NO_TSC:
+	case O_CYC_THRESH:
+	case O_MTC_PERIOD:
+	case O_PSB_PERIOD:
+		return option_term(o, val, arg, err);
 	case O_NO_STACKS:
 		o->lo.no_stacks = 1;
 		return 1;
@@ -257,79 +362,13 @@ int capture_live_option(struct capture_live_opts *o, int val, const char *arg,
 	case O_START_AT:
 	case O_STOP_AT:
 	case O_START_EVENT:
-	case O_STOP_EVENT: {
-		const char **list = val == O_TRIGGER    ? o->trigger
-				 : val == O_START_AT ? o->start_at
-				 : val == O_STOP_AT  ? o->stop_at
-				 : val == O_START_EVENT ? o->start_event
-							: o->stop_event;
-		size_t *n = val == O_TRIGGER    ? &o->ntrigger
-			    : val == O_START_AT ? &o->nstart_at
-			    : val == O_STOP_AT  ? &o->nstop_at
-			    : val == O_START_EVENT ? &o->nstart_event
-						   : &o->nstop_event;
-
-		if (*n == CAPTURE_LIVE_PROBES) {
-			fprintf(err, PROG ": at most %d of each of --trigger, "
-				     "--start-at, --stop-at, --start-event, "
-				     "--stop-event\n",
-				CAPTURE_LIVE_PROBES);
-			return -1;
-		}
-		list[(*n)++] = arg;
-		if (val == O_TRIGGER)
-			o->lo.snapshot = 1;
-		return 1;
-	}
+	case O_STOP_EVENT:
+		return option_probe(o, val, arg, err);
 	case O_TRIGGER_COUNT:
-		errno = 0;
-		o->lo.trigger_count = strtoull(arg, &end, 10);
-		if (*end || end == arg || errno || !o->lo.trigger_count ||
-		    *arg == '-') {
-			fprintf(err, PROG ": --trigger-count needs a count of "
-				     "1 or more, not '%s'\n", arg);
-			return -1;
-		}
-		return 1;
 	case O_TRIGGER_AFTER:
-		o->lo.trigger_after = strtod(arg, &end);
-		if (*end || end == arg || !(o->lo.trigger_after >= 0)) {
-			fprintf(err, PROG ": --trigger-after needs seconds, "
-				     "not '%s'\n", arg);
-			return -1;
-		}
-		return 1;
-	case O_TRIGGER_THEN: {
-		static const struct choice thens[] = {
-			{"stop", 0, 0},
-			{"next", 1, 0},
-			{NULL, 0, 0},
-		};
-		if (choice_find(thens, arg, &o->lo.trigger_next) < 0) {
-			fprintf(err, PROG ": --trigger-then takes stop (end "
-				     "the capture) or next (count again), "
-				     "not '%s'\n", arg);
-			return -1;
-		}
-		return 1;
-	}
-	case O_TRIGGER_TAIL: {
-		unsigned long long v2;
-
-		errno = 0;
-		v2 = strtoull(arg, &end, 0);
-		if (*end == 'K' || *end == 'k')
-			v2 <<= 10, end++;
-		else if (*end == 'M' || *end == 'm')
-			v2 <<= 20, end++;
-		if (*end || end == arg || errno || *arg == '-') {
-			fprintf(err, PROG ": --trigger-tail needs bytes (K or "
-				     "M allowed), not '%s'\n", arg);
-			return -1;
-		}
-		o->lo.trigger_tail = (size_t)v2;
-		return 1;
-	}
+	case O_TRIGGER_THEN:
+	case O_TRIGGER_TAIL:
+		return option_trigger(o, val, arg, err);
 	case O_LIST_SYMBOLS:
 		o->list_symbols = arg;
 		return 1;
@@ -733,77 +772,80 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int capture_live_run(struct capture_live_opts *o, pid_t pid, char **argv,
-		     const struct strace_live_cb *cb,
-		     struct strace_live_stats *stats, FILE *err)
-{
-	struct strace_live *l = NULL;
-	struct sigaction sa, old_int, old_term, old_usr2;
-	char detail[512] = "", terms[1024];
-	struct control ctl = {0};
-	int rc, status = 0;
-	pid_t child = 0;
-	double t0 = now_s();
+/* One run of capture_live_run(): what the hooks of strace_live_capture()
+ * (pt_backend/pipeline/live_run.h) need. */
+struct live_run {
+	struct capture_live_opts *o;
+	struct strace_live_stats *stats;
+	FILE *err;
+	struct control ctl;
+	struct sigaction old_int, old_term, old_usr2;
+	double t0;
+	char terms[1024], filter[8192];
+};
 
-	/* --event terms first, then the options' terms override them. */
+/* The perf event: --event's terms first, then the options' terms
+ * override them. */
+static void live_event(struct live_run *r)
+{
+	struct capture_live_opts *o = r->o;
+
 	if (o->event && o->terms[0]) {
 		if (!strncmp(o->event, "intel_pt/", 9) &&
 		    strchr(o->event + 9, '/')) {
 			/* intel_pt/a,b/u + terms -> intel_pt/a,b,terms/u */
 			const char *close = strchr(o->event + 9, '/');
 
-			snprintf(terms, sizeof(terms), "%.*s%s%s%s",
+			snprintf(r->terms, sizeof(r->terms), "%.*s%s%s%s",
 				 (int)(close - o->event), o->event,
 				 close > o->event + 9 ? "," : "", o->terms,
 				 close);
 		} else {
-			snprintf(terms, sizeof(terms), "%s,%s", o->event,
+			snprintf(r->terms, sizeof(r->terms), "%s,%s", o->event,
 				 o->terms);
 		}
-		o->lo.event = terms;
+		o->lo.event = r->terms;
 	} else {
 		o->lo.event = o->event ? o->event : o->terms;
 	}
-	/* A process that is not there: say so first, then whether Intel PT
-	 * would have been there, so that one run tells both. */
-	struct strace_probe *probes = NULL;
-	struct strace_live_window *wins = NULL;
-	char filter[8192];
-	if (pid > 0 && strace_live_check_access(o->lo.procfs_root, pid, 1) ==
-			       -STRACE_E_NOPID) {
-		status = capture_live_error(err, -STRACE_E_NOPID, pid, NULL,
-					    o->lo.procfs_root);
-		if (strace_live_pt_present(o->lo.sysfs_root) == -STRACE_E_NOPT)
-			fprintf(err,
-				PROG ": also, Intel PT is not available on this "
-				     "machine (no intel_pt PMU under "
-				     "/sys/bus/event_source/devices): trace the "
-				     "process where it is, with perf record -e "
-				     "intel_pt//u -p PID, and decode that file "
-				     "here with " PROG " -i\n");
-		return status;
-	}
-	if ((status = setup_probes(o, pid, argv, &probes, &wins, filter,
-				   sizeof(filter), err))) {
-		free(probes);
-		free(wins);
-		return status;
-	}
-	rc = strace_live_open(&o->lo, &l, detail, sizeof(detail));
-	if (rc < 0) {
-		free(probes);
-		free(wins);
-		return capture_live_error(err, rc, pid, detail, o->lo.procfs_root);
-	}
+}
+
+/* A process that is not there: say so first, then whether Intel PT
+ * would have been there, so that one run tells both. */
+static int live_no_process(const struct capture_live_opts *o, pid_t pid,
+			   FILE *err)
+{
+	int status = capture_live_error(err, -STRACE_E_NOPID, pid, NULL,
+					o->lo.procfs_root);
+
+	if (strace_live_pt_present(o->lo.sysfs_root) == -STRACE_E_NOPT)
+		fprintf(err,
+			PROG ": also, Intel PT is not available on this "
+			     "machine (no intel_pt PMU under "
+			     "/sys/bus/event_source/devices): trace the "
+			     "process where it is, with perf record -e "
+			     "intel_pt//u -p PID, and decode that file "
+			     "here with " PROG " -i\n");
+	return status;
+}
+
+/* The session is open: the caller's hook, the control FIFO, the
+ * signals. Returns 0 or an exit status. */
+static int live_opened(void *arg, struct strace_live *l)
+{
+	struct live_run *r = arg;
+	struct capture_live_opts *o = r->o;
+	struct sigaction sa;
+	int rc;
+
 	if (o->opened)
 		o->opened(o->opened_arg, l);
 	if (o->control) {
-		rc = control_open(&ctl, o->control);
+		rc = control_open(&r->ctl, o->control);
 		if (rc < 0) {
-			fprintf(err, PROG ": cannot open control FIFO %s: %s "
-				     "(create it with mkfifo)\n",
+			fprintf(r->err, PROG ": cannot open control FIFO %s: %s "
+					"(create it with mkfifo)\n",
 				o->control, strerror(-rc));
-			strace_live_close(l);
 			return 2;
 		}
 	}
@@ -811,100 +853,106 @@ int capture_live_run(struct capture_live_opts *o, pid_t pid, char **argv,
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	sigaction(SIGUSR2, &sa, &old_usr2);
+	sigaction(SIGINT, &sa, &r->old_int);
+	sigaction(SIGTERM, &sa, &r->old_term);
+	sigaction(SIGUSR2, &sa, &r->old_usr2);
+	return 0;
+}
 
-	if (pid > 0) {
-		rc = strace_live_attach(l, pid, cb);
-	} else {
-		rc = strace_live_spawn(l, argv, &child);
-		if (!rc)
-			rc = strace_live_go(l);
-		pid = child;
-	}
-	if (rc < 0) {
-		status = capture_live_error(err, rc, pid, strace_live_why(l),
-					    o->lo.procfs_root);
-		goto out;
-	}
-	for (;;) {
-		int n;
+/* Each turn of the loop: the control FIFO's commands, then whether the
+ * duration is over. */
+static int live_turn(void *arg, struct strace_live *l)
+{
+	struct live_run *r = arg;
 
-		control_poll(&ctl, live_command, l);
-		if (strace_live_stop_requested(l))
-			break;
-		if (o->duration > 0 && now_s() - t0 >= o->duration)
-			break;
-		n = strace_live_poll(l, 100, cb);
-		if (n < 0) {
-			status = capture_live_error(err, n, pid,
-						    strace_live_why(l),
-						    o->lo.procfs_root);
-			break;
-		}
-		if (child > 0) {
-			int ws;
+	control_poll(&r->ctl, live_command, l);
+	return r->o->duration > 0 && now_s() - r->t0 >= r->o->duration;
+}
 
-			if (waitpid(child, &ws, WNOHANG) == child) {
-				child = 0; /* the command ended */
-				break;
-			}
-		} else if (!n || kill(pid, 0) < 0) {
-			break; /* every thread of the process is gone */
-		}
-	}
-	rc = strace_live_stop(l, cb);
-	if (rc < 0 && !status)
-		status = capture_live_error(err, rc, pid, NULL, o->lo.procfs_root);
-out:
-	{
-		struct strace_live_stats st;
+static int live_failed(void *arg, int code, pid_t pid, const char *detail)
+{
+	struct live_run *r = arg;
 
-		strace_live_get_stats(l, &st);
-		if (stats)
-			*stats = st;
-		if (!o->quiet)
-			fprintf(err,
-				PROG ": %llu thread%s, %llu bytes of PT, %llu "
-				     "sideband records, %llu lost records, %llu "
-				     "AUX truncations, %llu snapshots\n",
-				(unsigned long long)st.threads,
-				st.threads == 1 ? "" : "s",
-				(unsigned long long)st.aux_bytes,
-				(unsigned long long)st.records,
-				(unsigned long long)st.lost_records,
-				(unsigned long long)st.truncated,
-				(unsigned long long)st.snapshots);
-		if (o->lo.ntriggers && !o->quiet)
-			fprintf(err,
-				PROG ": triggers (%s): %llu hit%s, %llu before "
-				     "--trigger-after, %llu the kernel could not "
-				     "report; %llu snapshot%s taken by them%s\n",
-				st.trigger_bp ? "hardware breakpoints"
-					      : "uprobes",
-				(unsigned long long)st.trigger_hits,
-				st.trigger_hits == 1 ? "" : "s",
-				(unsigned long long)st.trigger_early,
-				(unsigned long long)st.trigger_lost,
-				(unsigned long long)st.trigger_snapshots,
-				st.trigger_snapshots == 1 ? "" : "s",
-				st.trigger_snapshots
-					? ""
-					: " (none ran: the snapshot is of the "
-					  "end)");
-	}
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	sigaction(SIGUSR2, &old_usr2, NULL);
+	return capture_live_error(r->err, code, pid, detail,
+				  r->o->lo.procfs_root);
+}
+
+/* The counts into *stats (may be NULL) and, unless quiet, on err. */
+static void live_report(struct live_run *r, const struct strace_live_stats *s)
+{
+	const struct capture_live_opts *o = r->o;
+	struct strace_live_stats st = *s;
+
+	if (r->stats)
+		*r->stats = st;
+	if (o->quiet)
+		return;
+	fprintf(r->err,
+		PROG ": %llu thread%s, %llu bytes of PT, %llu "
+		     "sideband records, %llu lost records, %llu "
+		     "AUX truncations, %llu snapshots\n",
+		(unsigned long long)st.threads, st.threads == 1 ? "" : "s",
+		(unsigned long long)st.aux_bytes,
+		(unsigned long long)st.records,
+		(unsigned long long)st.lost_records,
+		(unsigned long long)st.truncated,
+		(unsigned long long)st.snapshots);
+	if (o->lo.ntriggers)
+		fprintf(r->err,
+			PROG ": triggers (%s): %llu hit%s, %llu before "
+			     "--trigger-after, %llu the kernel could not "
+			     "report; %llu snapshot%s taken by them%s\n",
+			st.trigger_bp ? "hardware breakpoints" : "uprobes",
+			(unsigned long long)st.trigger_hits,
+			st.trigger_hits == 1 ? "" : "s",
+			(unsigned long long)st.trigger_early,
+			(unsigned long long)st.trigger_lost,
+			(unsigned long long)st.trigger_snapshots,
+			st.trigger_snapshots == 1 ? "" : "s",
+			st.trigger_snapshots ? ""
+					     : " (none ran: the snapshot is "
+					       "of the end)");
+}
+
+/* The end: the counts, the signals and the control FIFO as they were. */
+static void live_ended(void *arg, const struct strace_live_stats *st)
+{
+	struct live_run *r = arg;
+
+	live_report(r, st);
+	sigaction(SIGINT, &r->old_int, NULL);
+	sigaction(SIGTERM, &r->old_term, NULL);
+	sigaction(SIGUSR2, &r->old_usr2, NULL);
 	g_live = NULL;
-	control_close(&ctl);
-	strace_live_close(l);
+	control_close(&r->ctl);
+}
+
+int capture_live_run(struct capture_live_opts *o, pid_t pid, char **argv,
+		     const struct strace_live_cb *cb,
+		     struct strace_live_stats *stats, FILE *err)
+{
+	struct live_run r = {.o = o, .stats = stats, .err = err};
+	struct strace_live_hooks h = {
+		.opened = live_opened,
+		.turn = live_turn,
+		.failed = live_failed,
+		.ended = live_ended,
+		.arg = &r,
+	};
+	struct strace_probe *probes = NULL;
+	struct strace_live_window *wins = NULL;
+	int status;
+
+	r.t0 = now_s();
+	live_event(&r);
+	if (pid > 0 && strace_live_check_access(o->lo.procfs_root, pid, 1) ==
+			       -STRACE_E_NOPID)
+		return live_no_process(o, pid, err);
+	status = setup_probes(o, pid, argv, &probes, &wins, r.filter,
+			      sizeof(r.filter), err);
+	if (!status)
+		status = strace_live_capture(&o->lo, pid, argv, cb, &h);
 	free(probes);
 	free(wins);
-	if (child > 0) {
-		/* A command we started keeps running; reap it when it ends. */
-		waitpid(child, NULL, WNOHANG);
-	}
 	return status;
 }

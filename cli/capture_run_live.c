@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cli/capture_run_live.c - ptrace-capture -p PID and -- CMD: the live
- * decoder (pt_backend/pipeline/live_decode.h) fed by the capture loop of
- * capture_live.c, the host's facts written into the ring, and what is
- * said about it (the summary, the failures, the bundle of -w's file with
- * --archive).
+ * decoder (pt_backend/pipeline/live_decode.h) fed by capture_live_run()'s
+ * loop (pipeline/live_run.h), the host's facts written into the ring, and
+ * what is said about it (the summary, the failures, the bundle of -w's
+ * file with --archive).
  */
 #include <errno.h>
 #include <stdio.h>
