@@ -857,6 +857,122 @@ int strace_dlf_ptwrite(struct strace_dlf *d, const struct strace_dlf_sample *s,
 	return rc < 0 ? rc : 1;
 }
 
+/* The hot path's hit: a plain branch whose (previous target, source,
+ * target) was seen before (memo entry m): names and the continuity check
+ * are known. */
+static inline __attribute__((always_inline)) int
+memo_replay(struct strace_dlf *d, struct thr *t,
+	    const struct strace_dlf_sample *s, const struct memo *m)
+{
+	unsigned type = m->a_type >> 24;
+	struct aent a, b;
+
+	d->st.checked++;
+	d->st.memo_hits++;
+	t->insns += m->prev >> 48;
+	t->last_to = s->addr;
+	t->last_sym = m->b_flags & MEMO_SYM_MASK;
+	if (!type) /* a jump inside one symbol */
+		return quiet(d, t, s->time);
+	a.sym = m->a_type & MEMO_SYM_MASK;
+	b.sym = t->last_sym;
+	return flow(d, t, type, m->b_flags >> 24, s, &a, &b, s->ip, s->addr);
+}
+
+/* "tr strt": ip is 0 (or where a jump came from), addr is where the trace
+ * resumes */
+static inline __attribute__((always_inline)) int
+trace_begin(struct strace_dlf *d, struct thr *t,
+	    const struct strace_dlf_sample *s, const struct aent *eb)
+{
+	int rc, reason = !t->begun ? STRACE_REASON_START
+			 : t->on   ? STRACE_REASON_SYNC
+				   : STRACE_REASON_ENABLE;
+
+	if (t->pending_syscall) {
+		t->pending_syscall = 0;
+		rc = flow(d, t, STRACE_EV_SYSRET, 0, s, NULL, eb, 0, s->addr);
+	} else {
+		rc = flow(d, t, STRACE_EV_TRACE_BEGIN, 0, s, eb, NULL, s->addr,
+			  (uint64_t)reason);
+	}
+	t->begun = 1;
+	t->on = 1;
+	t->have_last = s->addr != 0;
+	t->last_to = s->addr;
+	t->last_sym = eb ? eb->sym : 0;
+	return rc;
+}
+
+/* "tr end": the trace stops after ip */
+static inline __attribute__((always_inline)) int
+trace_end(struct strace_dlf *d, struct thr *t,
+	  const struct strace_dlf_sample *s, const struct aent *ea,
+	  const struct aent *eb, int sysc, int async)
+{
+	int rc;
+
+	if (sysc && (s->flags & DLF_FLAG_CALL)) {
+		t->pending_syscall = 1;
+		if ((rc = name_syscall(d, ea, s->ip)) < 0)
+			return rc;
+		rc = flow(d, t, STRACE_EV_SYSCALL, 0, s, ea, eb, s->ip,
+			  s->addr);
+	} else if (async) {
+		rc = flow(d, t, STRACE_EV_INTERRUPT, STRACE_F_ASYNC, s, ea, eb,
+			  s->ip, s->addr);
+	} else {
+		rc = flow(d, t, STRACE_EV_TRACE_END, 0, s, ea, NULL, s->ip,
+			  STRACE_REASON_DISABLE);
+	}
+	t->on = 0;
+	t->have_last = 0;
+	return rc;
+}
+
+/* The event a taken branch inside the trace makes (*type 0: none, a jump
+ * inside one symbol) and its flags. */
+static inline __attribute__((always_inline)) int
+branch_event(struct strace_dlf *d, const struct strace_dlf_sample *s,
+	     const struct aent *ea, const struct aent *eb, unsigned kind,
+	     int sysc, int async, int swint, unsigned *type, unsigned *ef)
+{
+	uint32_t f = s->flags;
+	int rc;
+
+	*ef = 0;
+	if (sysc) {
+		*type = (f & DLF_FLAG_CALL) ? STRACE_EV_SYSCALL
+					    : STRACE_EV_SYSRET;
+		/* (a memoised branch was named the first time) */
+		if (*type == STRACE_EV_SYSCALL &&
+		    (rc = name_syscall(d, ea, s->ip)) < 0)
+			return rc;
+	} else if (async) {
+		*type = STRACE_EV_INTERRUPT;
+		*ef = STRACE_F_ASYNC;
+	} else if (swint) { /* iret */
+		*type = STRACE_EV_JUMP;
+		*ef = STRACE_F_INDIRECT;
+	} else if (f & DLF_FLAG_CALL) {
+		*type = STRACE_EV_CALL;
+		*ef = kind == STRACE_BK_CALL_IND ? STRACE_F_INDIRECT : 0;
+	} else if (f & DLF_FLAG_RETURN) {
+		*type = STRACE_EV_RETURN;
+	} else {
+		*type = STRACE_EV_JUMP;
+		*ef = (f & DLF_FLAG_CONDITIONAL) ? STRACE_F_CONDITIONAL : 0;
+		if (kind == STRACE_BK_JMP_IND)
+			*ef |= STRACE_F_INDIRECT;
+		if (ea && eb && same_symbol(ea, eb)) {
+			if (!d->o.all_branches)
+				*type = 0; /* dropped */
+			*ef |= STRACE_F_INTRA;
+		}
+	}
+	return 0;
+}
+
 int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 		      const struct strace_dlf_host *h, void *ctx)
 {
@@ -864,7 +980,7 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 	struct aent a, b, *ea = NULL, *eb = NULL;
 	struct memo *m = NULL;
 	uint32_t f = s->flags;
-	unsigned kind;
+	unsigned kind, type, ef;
 	struct path p;
 	int rc, ok = 0, async = 0, swint, sysc;
 
@@ -900,9 +1016,7 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 			return rc;
 	}
 
-	/* The hot path: a plain branch whose (previous target, source,
-	 * target) was seen before: names and the continuity check are
-	 * known. */
+	/* The hot path: a plain branch seen before (memo_replay()) */
 	if (likely(!(f & (DLF_FLAG_TRACE_BEGIN | DLF_FLAG_TRACE_END |
 			  DLF_FLAG_ASYNC | DLF_FLAG_INTERRUPT)) &&
 		   t->on && t->have_last && s->ip && s->addr &&
@@ -911,21 +1025,8 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 		uint64_t kaddr = s->addr | (uint64_t)(t->pid >> 16) << 48;
 		m = &d->memo[memo_slot(t->last_to, s->ip, s->addr)];
 		if (likely((m->prev & MEMO_LOW48) == t->last_to &&
-			   m->ip == kip && m->addr == kaddr)) {
-			unsigned type = m->a_type >> 24;
-
-			d->st.checked++;
-			d->st.memo_hits++;
-			t->insns += m->prev >> 48;
-			t->last_to = s->addr;
-			t->last_sym = m->b_flags & MEMO_SYM_MASK;
-			if (!type) /* a jump inside one symbol */
-				return quiet(d, t, s->time);
-			a.sym = m->a_type & MEMO_SYM_MASK;
-			b.sym = t->last_sym;
-			return flow(d, t, type, m->b_flags >> 24, s, &a, &b, s->ip,
-				    s->addr);
-		}
+			   m->ip == kip && m->addr == kaddr))
+			return memo_replay(d, t, s, m);
 	}
 	if (s->ip) {
 		if (unlikely((rc = lookup(d, t->pid, s->ip, STRACE_DLF_IP, h,
@@ -940,27 +1041,8 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 		eb = &b;
 	}
 
-	if (f & DLF_FLAG_TRACE_BEGIN) {
-		/* "tr strt": ip is 0 (or where a jump came from), addr is
-		 * where the trace resumes */
-		int reason = !t->begun ? STRACE_REASON_START
-			     : t->on   ? STRACE_REASON_SYNC
-				       : STRACE_REASON_ENABLE;
-		if (t->pending_syscall) {
-			t->pending_syscall = 0;
-			rc = flow(d, t, STRACE_EV_SYSRET, 0, s, NULL, eb, 0,
-				  s->addr);
-		} else {
-			rc = flow(d, t, STRACE_EV_TRACE_BEGIN, 0, s, eb, NULL,
-				  s->addr, (uint64_t)reason);
-		}
-		t->begun = 1;
-		t->on = 1;
-		t->have_last = s->addr != 0;
-		t->last_to = s->addr;
-		t->last_sym = eb ? eb->sym : 0;
-		return rc;
-	}
+	if (f & DLF_FLAG_TRACE_BEGIN)
+		return trace_begin(d, t, s, eb);
 
 	/* perf's "int" (int n, int3, into: CALL | INTERRUPT) and "iret"
 	 * (RETURN | INTERRUPT) are the instruction's own branch, not
@@ -994,25 +1076,8 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 		m = NULL;
 	}
 
-	if (f & DLF_FLAG_TRACE_END) {
-		/* "tr end": the trace stops after ip */
-		if (sysc && (f & DLF_FLAG_CALL)) {
-			t->pending_syscall = 1;
-			if ((rc = name_syscall(d, ea, s->ip)) < 0)
-				return rc;
-			rc = flow(d, t, STRACE_EV_SYSCALL, 0, s, ea, eb, s->ip,
-				  s->addr);
-		} else if (async) {
-			rc = flow(d, t, STRACE_EV_INTERRUPT, STRACE_F_ASYNC, s,
-				  ea, eb, s->ip, s->addr);
-		} else {
-			rc = flow(d, t, STRACE_EV_TRACE_END, 0, s, ea, NULL,
-				  s->ip, STRACE_REASON_DISABLE);
-		}
-		t->on = 0;
-		t->have_last = 0;
-		return rc;
-	}
+	if (f & DLF_FLAG_TRACE_END)
+		return trace_end(d, t, s, ea, eb, sysc, async);
 
 	/* a taken branch inside the trace */
 	t->on = 1;
@@ -1020,35 +1085,9 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 	t->have_last = s->addr != 0;
 	t->last_to = s->addr;
 	t->last_sym = eb ? eb->sym : 0;
-	unsigned type, ef = 0;
-	if (sysc) {
-		type = (f & DLF_FLAG_CALL) ? STRACE_EV_SYSCALL : STRACE_EV_SYSRET;
-		/* (a memoised branch was named the first time) */
-		if (type == STRACE_EV_SYSCALL &&
-		    (rc = name_syscall(d, ea, s->ip)) < 0)
-			return rc;
-	} else if (async) {
-		type = STRACE_EV_INTERRUPT;
-		ef = STRACE_F_ASYNC;
-	} else if (swint) { /* iret */
-		type = STRACE_EV_JUMP;
-		ef = STRACE_F_INDIRECT;
-	} else if (f & DLF_FLAG_CALL) {
-		type = STRACE_EV_CALL;
-		ef = kind == STRACE_BK_CALL_IND ? STRACE_F_INDIRECT : 0;
-	} else if (f & DLF_FLAG_RETURN) {
-		type = STRACE_EV_RETURN;
-	} else {
-		type = STRACE_EV_JUMP;
-		ef = (f & DLF_FLAG_CONDITIONAL) ? STRACE_F_CONDITIONAL : 0;
-		if (kind == STRACE_BK_JMP_IND)
-			ef |= STRACE_F_INDIRECT;
-		if (ea && eb && same_symbol(ea, eb)) {
-			if (!d->o.all_branches)
-				type = 0; /* dropped */
-			ef |= STRACE_F_INTRA;
-		}
-	}
+	if ((rc = branch_event(d, s, ea, eb, kind, sysc, async, swint, &type,
+			       &ef)) < 0)
+		return rc;
 	if (m) {
 		m->a_type = a.sym | type << 24;
 		m->b_flags = b.sym | ef << 24;
