@@ -1,385 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* dlfilter/dlf.c - perf branch samples -> strace events (see dlf.h). */
-#include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include "dlf.h"
-#include "perf_abi.h"
-#include "decoder/decoder.h"
-
-#define likely(x) __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
-
-/* Blocks followed from a branch target to the next sample's source before
- * giving up the check (a long straight run of not-taken branches). */
-#define MAX_PATH_BLOCKS 256
-/* Code bytes fetched from perf per block decode. */
-#define CODE_CHUNK 256
-
-struct dso {
-	char *name;
-	uint64_t exec_off; /* file offset of the executable segment's page */
-	uint64_t exec_len; /* its mapping length; 0 when unknown */
-	uint64_t exec_vaddr; /* the ELF virtual address of that page */
-	unsigned mode;       /* its code's (enum strace_code_mode): 32-bit
-			      * for an ELFCLASS32 file, else 64-bit */
-	int in_img; /* the file is in strace_dlf.img (1), cannot be (-1) */
-	/* the persistent block cache: the file's key (idn 0: none), its
-	 * blocks as read, and the blocks decoded since (keys: address in
-	 * the DSO + 1, targets relative) */
-	uint8_t id[STRACE_BLOCKFILE_ID_MAX];
-	size_t idn;
-	uint64_t size, mtime_sec, mtime_nsec;
-	void *bc_buf;
-	struct strace_blockfile bc;
-	int rebuild; /* a stale or damaged file: written anew */
-	struct strace_blockfile_block *nv;
-	size_t nn, ncap;
-};
-
-/* the dlfilter's own cache files (see struct strace_dlf_opts) */
-#define DLF_BC_VARIANT (1u << 16)
-
-struct sym {
-	uint64_t start, size;
-	char *name;
-	int defined;    /* a SYMBOL event is in the ring */
-	uint64_t shown; /* the size that event gives (see define_sym()) */
-	uint64_t own;   /* names=plain: its start in strace_dlf.img (its
-			 * aliases are there); 0: perf's symbol */
-};
-
-/* One resolved address of one process. */
-struct aent {
-	uint64_t addr;
-	uint32_t pid;
-	uint32_t sym; /* index in syms, 0: none */
-	uint32_t dso; /* index in dsos, 0: no map */
-	uint32_t used;
-	uint64_t bias;
-};
-
-struct thr {
-	uint32_t tid, pid;
-	int used;
-	int on;              /* the trace is running (after tr strt) */
-	int have_last;       /* last_to is known */
-	int pending_syscall; /* a syscall left the trace; the next begin is its
-			      * return */
-	int begun;           /* some trace_begin was seen */
-	char *comm;          /* its name, as last defined in the ring */
-	uint64_t last_to;    /* where the last branch went */
-	uint32_t last_sym;   /* its symbol */
-	uint64_t last_time;
-	uint32_t cpu1; /* the CPU of its last sample + 1; 0: none */
-	/* times between perf's: the instructions the thread ran (from the
-	 * block summaries of the continuity check; a branch counts one
-	 * where its path is not known), and its spreader */
-	uint64_t insns;
-	struct strace_dec_spreader *sp;
-};
-
-/* A branch seen before: the previous target, its source and target, and
- * what became of it. */
-#define MEMO_BITS 13
-#define MEMO_SIZE (1u << MEMO_BITS)
-/* 32 bytes an entry (8192 of them: 256 KiB, 99.9% hits on the benchmark
- * trace, against 94% with 1024): the pid rides in the top 16 bits of ip
- * and addr (user addresses are below 2^47; a branch with any address above
- * that is never memoised), the instructions from prev to the branch in
- * those of prev; the symbols share their words with the event the branch
- * made (type 0: none, a jump inside one symbol) and its flags, so that a
- * hit decides with one test. */
-struct memo {
-	uint64_t prev, ip, addr; /* ip, addr: | pid bits << 48; prev: |
-				  * instructions << 48 */
-	uint32_t a_type;  /* a_sym | event type << 24 */
-	uint32_t b_flags; /* b_sym | event flags << 24 */
-};
-_Static_assert(sizeof(struct memo) == 32, "memo entries are 32 bytes");
-#define MEMO_ADDR_LIMIT (1ull << 47)
-#define MEMO_LOW48 ((1ull << 48) - 1)
-#define MEMO_SYM_MASK 0xffffffu /* symbol indexes above are not memoised */
-_Static_assert(STRACE_EV_MAX <= 256, "an event type fits 8 bits");
-
-struct pdso {
-	uint32_t pid, dso; /* dso 0: empty */
-};
-
-struct strace_dlf {
-	struct strace_dlf_opts o;
-	struct strace_ring *ring;
-	struct strace_writer *w;
-	struct strace_bcache *bc;
-	int finished;
-	int err;
-
-	struct dso *dsos; /* [0] unused */
-	size_t ndsos, capdsos;
-	struct sym *syms; /* [0] unused */
-	size_t nsyms, capsyms;
-	uint32_t *symhash; /* symbol index by start; 0 empty */
-	size_t symhash_cap;
-
-	struct aent *addrs;
-	size_t addrs_cap, addrs_n;
-
-	struct thr *thrs;
-	size_t thrs_cap, thrs_n;
-	struct thr *last_thr;
-
-	struct pdso *pdsos;
-	size_t pdsos_cap, pdsos_n;
-
-	/* addresses of a DSO that perf names no symbol (see define_sym()),
-	 * sorted; and the defined symbols, by start (then index) */
-	uint64_t *holes;
-	size_t holes_cap, holes_n;
-	uint32_t *defs;
-	size_t defs_cap, defs_n;
-	uint32_t cur_tid; /* the sample at hand, for definitions */
-	uint64_t cur_time;
-
-	/* the DSOs' own files, for their symbols (names=plain) and the
-	 * numbers of the system calls their code makes: DSO i is mapped
-	 * whole at dso_base(i), a file offset (perf's address in a DSO) x
-	 * at dso_base(i) + x; and the syscall sites named (a memo of the
-	 * last ones, then the set) */
-	struct strace_image *img;
-	struct strace_symset *sites;
-	uint64_t site_memo[64];
-
-	struct strace_dlf_stats st;
-	char cache_dir[4096]; /* "": none */
-	uint8_t code[CODE_CHUNK];
-	struct memo memo[MEMO_SIZE];
-};
-
-static uint64_t hash64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
+#include "dlf_int.h"
 
 /* --- tables ----------------------------------------------------------------- */
-
-static int grow(void **v, size_t *cap, size_t n, size_t esz)
-{
-	if (n < *cap)
-		return 0;
-	size_t nc = *cap ? *cap * 2 : 16;
-	void *p = realloc(*v, nc * esz);
-	if (!p)
-		return -ENOMEM;
-	memset((char *)p + *cap * esz, 0, (nc - *cap) * esz);
-	*v = p;
-	*cap = nc;
-	return 0;
-}
-
-/* The executable segment of an ELF file: where its mapping starts in the
- * file and how long it is, as the loader maps it (what MMAP2 records),
- * its ELF virtual address there, and the mode of its code (32-bit for an
- * ELFCLASS32 file: perf decodes a DSO's code by its class too). */
-static void elf_exec_segment(const char *path, struct dso *x)
-{
-	union {
-		Elf64_Ehdr e64;
-		Elf32_Ehdr e32;
-	} eh;
-	struct stat st;
-	uint64_t phoff = 0;
-	unsigned phnum = 0, cls = 0;
-	int fd;
-
-	x->exec_off = x->exec_len = x->exec_vaddr = 0;
-	x->mode = STRACE_MODE_64;
-	if (!path || path[0] != '/')
-		return;
-	/* a FIFO or a device under that name is not opened at all */
-	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
-		return;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return;
-	if (pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) &&
-	    !memcmp(eh.e64.e_ident, ELFMAG, SELFMAG)) {
-		cls = eh.e64.e_ident[EI_CLASS];
-		if (cls == ELFCLASS64 &&
-		    eh.e64.e_phentsize == sizeof(Elf64_Phdr)) {
-			phoff = eh.e64.e_phoff;
-			phnum = eh.e64.e_phnum;
-		} else if (cls == ELFCLASS32 &&
-			   eh.e32.e_phentsize == sizeof(Elf32_Phdr)) {
-			phoff = eh.e32.e_phoff;
-			phnum = eh.e32.e_phnum;
-			x->mode = STRACE_MODE_32;
-		}
-	}
-	for (unsigned i = 0; i < phnum && i < 256; i++) {
-		union {
-			Elf64_Phdr p64;
-			Elf32_Phdr p32;
-		} ph;
-		size_t phsz = cls == ELFCLASS64 ? sizeof(ph.p64)
-						: sizeof(ph.p32);
-		uint64_t poff, pvaddr, pfilesz;
-		unsigned type, flags;
-
-		if (pread(fd, &ph, phsz, (off_t)(phoff + i * phsz)) !=
-		    (ssize_t)phsz)
-			break;
-		if (cls == ELFCLASS64) {
-			type = ph.p64.p_type, flags = ph.p64.p_flags;
-			poff = ph.p64.p_offset, pvaddr = ph.p64.p_vaddr;
-			pfilesz = ph.p64.p_filesz;
-		} else {
-			type = ph.p32.p_type, flags = ph.p32.p_flags;
-			poff = ph.p32.p_offset, pvaddr = ph.p32.p_vaddr;
-			pfilesz = ph.p32.p_filesz;
-		}
-		if (type != PT_LOAD || !(flags & PF_X))
-			continue;
-		uint64_t pg = 4096;
-		x->exec_off = poff & ~(pg - 1);
-		x->exec_vaddr = pvaddr & ~(pg - 1);
-		x->exec_len = ((pvaddr + pfilesz + pg - 1) & ~(pg - 1)) -
-			      (pvaddr & ~(pg - 1));
-		break;
-	}
-	close(fd);
-}
-
-static struct strace_blockfile_key dso_key(const struct dso *x)
-{
-	return (struct strace_blockfile_key){x->id, x->idn, x->size,
-					  x->mtime_sec, x->mtime_nsec,
-					  DLF_BC_VARIANT};
-}
-
-/* x's cache file: its blocks into the block cache under index i */
-static void dso_cache_load(struct strace_dlf *d, struct dso *x, uint32_t i,
-			   const struct strace_dlf_loc *loc)
-{
-	struct strace_blockfile_key key;
-	struct stat st;
-	int rc;
-
-	if (!d->cache_dir[0] || !loc->buildid || !loc->buildid_size ||
-	    loc->buildid_size > sizeof(x->id) || stat(x->name, &st) < 0 ||
-	    !S_ISREG(st.st_mode))
-		return;
-	memcpy(x->id, loc->buildid, loc->buildid_size);
-	x->idn = loc->buildid_size;
-	x->size = (uint64_t)st.st_size;
-	x->mtime_sec = (uint64_t)st.st_mtim.tv_sec;
-	x->mtime_nsec = (uint64_t)st.st_mtim.tv_nsec;
-	key = dso_key(x);
-	rc = strace_blockfile_load(d->cache_dir, &key, &x->bc_buf, &x->bc);
-	if (rc == -ENOENT)
-		return;
-	if (rc) {
-		x->rebuild = 1;
-		d->st.cache_rebuilt++;
-		return;
-	}
-	d->st.cache_loaded++;
-	for (size_t k = 0; k < x->bc.nblocks; k++) {
-		const struct strace_blockfile_block *r = &x->bc.blocks[k];
-		struct strace_block b = r->b;
-		uint64_t off = r->key - 1;
-		b.start = off;
-		b.target = r->has_target ? off + r->b.target : 0;
-		if (!strace_bcache_put(d->bc, ((uint64_t)i << 44) ^ off, &b))
-			break;
-	}
-}
-
-/* A block decoded in x (at address off of the DSO), for its cache file */
-static void dso_cache_add(struct dso *x, uint64_t off,
-			  const struct strace_block *b)
-{
-	struct strace_blockfile_block *e;
-
-	if (!x->idn)
-		return;
-	if (x->nn == x->ncap) {
-		size_t cap = x->ncap ? 2 * x->ncap : 256;
-		struct strace_blockfile_block *v =
-			realloc(x->nv, cap * sizeof(*v));
-		if (!v)
-			return; /* not kept: decoded again next time */
-		x->nv = v;
-		x->ncap = cap;
-	}
-	e = &x->nv[x->nn++];
-	memset(e, 0, sizeof(*e));
-	e->key = off + 1;
-	e->b = *b;
-	e->b.start = 0;
-	e->b.pad_ = 0;
-	e->has_target = b->target != 0;
-	e->b.target = b->target ? b->target - b->start : 0;
-}
-
-/* The cache files of the DSOs that got new blocks (or had a wrong
- * file): what was read and what was decoded, together. */
-static void dso_cache_save(struct strace_dlf *d)
-{
-	for (size_t i = 1; i < d->ndsos; i++) {
-		struct dso *x = &d->dsos[i];
-		struct strace_blockfile c = {0};
-		struct strace_blockfile_block *all;
-		struct strace_blockfile_key key = dso_key(x);
-
-		if (!x->idn || (!x->nn && !x->rebuild))
-			continue;
-		all = strace_blockfile_merge(x->bc.blocks, x->bc.nblocks, x->nv,
-					     x->nn, &c.nblocks);
-		if (!all) {
-			d->st.cache_write_errors++;
-			continue;
-		}
-		c.blocks = all;
-		if (strace_blockfile_write(d->cache_dir, &key, &c) < 0)
-			d->st.cache_write_errors++;
-		else
-			d->st.cache_written++;
-		free(all);
-		x->nn = 0;
-		x->rebuild = 0;
-	}
-}
-
-static uint32_t dso_index(struct strace_dlf *d, const char *name,
-			  const struct strace_dlf_loc *loc)
-{
-	for (size_t i = d->ndsos; i-- > 1;)
-		if (!strcmp(d->dsos[i].name, name))
-			return (uint32_t)i;
-	if (!d->ndsos)
-		d->ndsos = 1;
-	if (grow((void **)&d->dsos, &d->capdsos, d->ndsos, sizeof(*d->dsos)))
-		return 0;
-	struct dso *x = &d->dsos[d->ndsos];
-	x->name = strdup(name);
-	if (!x->name)
-		return 0;
-	elf_exec_segment(name, x);
-	d->st.dsos++;
-	dso_cache_load(d, x, (uint32_t)d->ndsos, loc);
-	return (uint32_t)d->ndsos++;
-}
 
 static uint32_t sym_index(struct strace_dlf *d, uint64_t start, uint64_t size,
 			  const char *name)
@@ -794,7 +422,7 @@ static struct aent *lookup_slot(struct strace_dlf *d, uint32_t pid,
 	e->bias = 0;
 	d->addrs_n++;
 	if (loc.dso) {
-		e->dso = dso_index(d, loc.dso, &loc);
+		e->dso = dlf_dso_index(d, loc.dso, &loc);
 		e->bias = loc.bias;
 		if (e->dso && define_dso(d, pid, e->dso, loc.bias) < 0)
 			return NULL;
@@ -992,7 +620,7 @@ static int block_at(struct strace_dlf *d, const struct aent *where,
 		nb.start = pos - where->bias;
 		if (nb.target)
 			nb.target -= where->bias;
-		dso_cache_add(&d->dsos[where->dso], pos - where->bias, &nb);
+		dlf_dso_cache_add(&d->dsos[where->dso], pos - where->bias, &nb);
 	}
 	*out = *b;
 	if (out->start != pos) {
@@ -1229,6 +857,122 @@ int strace_dlf_ptwrite(struct strace_dlf *d, const struct strace_dlf_sample *s,
 	return rc < 0 ? rc : 1;
 }
 
+/* The hot path's hit: a plain branch whose (previous target, source,
+ * target) was seen before (memo entry m): names and the continuity check
+ * are known. */
+static inline __attribute__((always_inline)) int
+memo_replay(struct strace_dlf *d, struct thr *t,
+	    const struct strace_dlf_sample *s, const struct memo *m)
+{
+	unsigned type = m->a_type >> 24;
+	struct aent a, b;
+
+	d->st.checked++;
+	d->st.memo_hits++;
+	t->insns += m->prev >> 48;
+	t->last_to = s->addr;
+	t->last_sym = m->b_flags & MEMO_SYM_MASK;
+	if (!type) /* a jump inside one symbol */
+		return quiet(d, t, s->time);
+	a.sym = m->a_type & MEMO_SYM_MASK;
+	b.sym = t->last_sym;
+	return flow(d, t, type, m->b_flags >> 24, s, &a, &b, s->ip, s->addr);
+}
+
+/* "tr strt": ip is 0 (or where a jump came from), addr is where the trace
+ * resumes */
+static inline __attribute__((always_inline)) int
+trace_begin(struct strace_dlf *d, struct thr *t,
+	    const struct strace_dlf_sample *s, const struct aent *eb)
+{
+	int rc, reason = !t->begun ? STRACE_REASON_START
+			 : t->on   ? STRACE_REASON_SYNC
+				   : STRACE_REASON_ENABLE;
+
+	if (t->pending_syscall) {
+		t->pending_syscall = 0;
+		rc = flow(d, t, STRACE_EV_SYSRET, 0, s, NULL, eb, 0, s->addr);
+	} else {
+		rc = flow(d, t, STRACE_EV_TRACE_BEGIN, 0, s, eb, NULL, s->addr,
+			  (uint64_t)reason);
+	}
+	t->begun = 1;
+	t->on = 1;
+	t->have_last = s->addr != 0;
+	t->last_to = s->addr;
+	t->last_sym = eb ? eb->sym : 0;
+	return rc;
+}
+
+/* "tr end": the trace stops after ip */
+static inline __attribute__((always_inline)) int
+trace_end(struct strace_dlf *d, struct thr *t,
+	  const struct strace_dlf_sample *s, const struct aent *ea,
+	  const struct aent *eb, int sysc, int async)
+{
+	int rc;
+
+	if (sysc && (s->flags & DLF_FLAG_CALL)) {
+		t->pending_syscall = 1;
+		if ((rc = name_syscall(d, ea, s->ip)) < 0)
+			return rc;
+		rc = flow(d, t, STRACE_EV_SYSCALL, 0, s, ea, eb, s->ip,
+			  s->addr);
+	} else if (async) {
+		rc = flow(d, t, STRACE_EV_INTERRUPT, STRACE_F_ASYNC, s, ea, eb,
+			  s->ip, s->addr);
+	} else {
+		rc = flow(d, t, STRACE_EV_TRACE_END, 0, s, ea, NULL, s->ip,
+			  STRACE_REASON_DISABLE);
+	}
+	t->on = 0;
+	t->have_last = 0;
+	return rc;
+}
+
+/* The event a taken branch inside the trace makes (*type 0: none, a jump
+ * inside one symbol) and its flags. */
+static inline __attribute__((always_inline)) int
+branch_event(struct strace_dlf *d, const struct strace_dlf_sample *s,
+	     const struct aent *ea, const struct aent *eb, unsigned kind,
+	     int sysc, int async, int swint, unsigned *type, unsigned *ef)
+{
+	uint32_t f = s->flags;
+	int rc;
+
+	*ef = 0;
+	if (sysc) {
+		*type = (f & DLF_FLAG_CALL) ? STRACE_EV_SYSCALL
+					    : STRACE_EV_SYSRET;
+		/* (a memoised branch was named the first time) */
+		if (*type == STRACE_EV_SYSCALL &&
+		    (rc = name_syscall(d, ea, s->ip)) < 0)
+			return rc;
+	} else if (async) {
+		*type = STRACE_EV_INTERRUPT;
+		*ef = STRACE_F_ASYNC;
+	} else if (swint) { /* iret */
+		*type = STRACE_EV_JUMP;
+		*ef = STRACE_F_INDIRECT;
+	} else if (f & DLF_FLAG_CALL) {
+		*type = STRACE_EV_CALL;
+		*ef = kind == STRACE_BK_CALL_IND ? STRACE_F_INDIRECT : 0;
+	} else if (f & DLF_FLAG_RETURN) {
+		*type = STRACE_EV_RETURN;
+	} else {
+		*type = STRACE_EV_JUMP;
+		*ef = (f & DLF_FLAG_CONDITIONAL) ? STRACE_F_CONDITIONAL : 0;
+		if (kind == STRACE_BK_JMP_IND)
+			*ef |= STRACE_F_INDIRECT;
+		if (ea && eb && same_symbol(ea, eb)) {
+			if (!d->o.all_branches)
+				*type = 0; /* dropped */
+			*ef |= STRACE_F_INTRA;
+		}
+	}
+	return 0;
+}
+
 int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 		      const struct strace_dlf_host *h, void *ctx)
 {
@@ -1236,7 +980,7 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 	struct aent a, b, *ea = NULL, *eb = NULL;
 	struct memo *m = NULL;
 	uint32_t f = s->flags;
-	unsigned kind;
+	unsigned kind, type, ef;
 	struct path p;
 	int rc, ok = 0, async = 0, swint, sysc;
 
@@ -1272,9 +1016,7 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 			return rc;
 	}
 
-	/* The hot path: a plain branch whose (previous target, source,
-	 * target) was seen before: names and the continuity check are
-	 * known. */
+	/* The hot path: a plain branch seen before (memo_replay()) */
 	if (likely(!(f & (DLF_FLAG_TRACE_BEGIN | DLF_FLAG_TRACE_END |
 			  DLF_FLAG_ASYNC | DLF_FLAG_INTERRUPT)) &&
 		   t->on && t->have_last && s->ip && s->addr &&
@@ -1283,21 +1025,8 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 		uint64_t kaddr = s->addr | (uint64_t)(t->pid >> 16) << 48;
 		m = &d->memo[memo_slot(t->last_to, s->ip, s->addr)];
 		if (likely((m->prev & MEMO_LOW48) == t->last_to &&
-			   m->ip == kip && m->addr == kaddr)) {
-			unsigned type = m->a_type >> 24;
-
-			d->st.checked++;
-			d->st.memo_hits++;
-			t->insns += m->prev >> 48;
-			t->last_to = s->addr;
-			t->last_sym = m->b_flags & MEMO_SYM_MASK;
-			if (!type) /* a jump inside one symbol */
-				return quiet(d, t, s->time);
-			a.sym = m->a_type & MEMO_SYM_MASK;
-			b.sym = t->last_sym;
-			return flow(d, t, type, m->b_flags >> 24, s, &a, &b, s->ip,
-				    s->addr);
-		}
+			   m->ip == kip && m->addr == kaddr))
+			return memo_replay(d, t, s, m);
 	}
 	if (s->ip) {
 		if (unlikely((rc = lookup(d, t->pid, s->ip, STRACE_DLF_IP, h,
@@ -1312,27 +1041,8 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 		eb = &b;
 	}
 
-	if (f & DLF_FLAG_TRACE_BEGIN) {
-		/* "tr strt": ip is 0 (or where a jump came from), addr is
-		 * where the trace resumes */
-		int reason = !t->begun ? STRACE_REASON_START
-			     : t->on   ? STRACE_REASON_SYNC
-				       : STRACE_REASON_ENABLE;
-		if (t->pending_syscall) {
-			t->pending_syscall = 0;
-			rc = flow(d, t, STRACE_EV_SYSRET, 0, s, NULL, eb, 0,
-				  s->addr);
-		} else {
-			rc = flow(d, t, STRACE_EV_TRACE_BEGIN, 0, s, eb, NULL,
-				  s->addr, (uint64_t)reason);
-		}
-		t->begun = 1;
-		t->on = 1;
-		t->have_last = s->addr != 0;
-		t->last_to = s->addr;
-		t->last_sym = eb ? eb->sym : 0;
-		return rc;
-	}
+	if (f & DLF_FLAG_TRACE_BEGIN)
+		return trace_begin(d, t, s, eb);
 
 	/* perf's "int" (int n, int3, into: CALL | INTERRUPT) and "iret"
 	 * (RETURN | INTERRUPT) are the instruction's own branch, not
@@ -1366,25 +1076,8 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 		m = NULL;
 	}
 
-	if (f & DLF_FLAG_TRACE_END) {
-		/* "tr end": the trace stops after ip */
-		if (sysc && (f & DLF_FLAG_CALL)) {
-			t->pending_syscall = 1;
-			if ((rc = name_syscall(d, ea, s->ip)) < 0)
-				return rc;
-			rc = flow(d, t, STRACE_EV_SYSCALL, 0, s, ea, eb, s->ip,
-				  s->addr);
-		} else if (async) {
-			rc = flow(d, t, STRACE_EV_INTERRUPT, STRACE_F_ASYNC, s,
-				  ea, eb, s->ip, s->addr);
-		} else {
-			rc = flow(d, t, STRACE_EV_TRACE_END, 0, s, ea, NULL,
-				  s->ip, STRACE_REASON_DISABLE);
-		}
-		t->on = 0;
-		t->have_last = 0;
-		return rc;
-	}
+	if (f & DLF_FLAG_TRACE_END)
+		return trace_end(d, t, s, ea, eb, sysc, async);
 
 	/* a taken branch inside the trace */
 	t->on = 1;
@@ -1392,35 +1085,9 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 	t->have_last = s->addr != 0;
 	t->last_to = s->addr;
 	t->last_sym = eb ? eb->sym : 0;
-	unsigned type, ef = 0;
-	if (sysc) {
-		type = (f & DLF_FLAG_CALL) ? STRACE_EV_SYSCALL : STRACE_EV_SYSRET;
-		/* (a memoised branch was named the first time) */
-		if (type == STRACE_EV_SYSCALL &&
-		    (rc = name_syscall(d, ea, s->ip)) < 0)
-			return rc;
-	} else if (async) {
-		type = STRACE_EV_INTERRUPT;
-		ef = STRACE_F_ASYNC;
-	} else if (swint) { /* iret */
-		type = STRACE_EV_JUMP;
-		ef = STRACE_F_INDIRECT;
-	} else if (f & DLF_FLAG_CALL) {
-		type = STRACE_EV_CALL;
-		ef = kind == STRACE_BK_CALL_IND ? STRACE_F_INDIRECT : 0;
-	} else if (f & DLF_FLAG_RETURN) {
-		type = STRACE_EV_RETURN;
-	} else {
-		type = STRACE_EV_JUMP;
-		ef = (f & DLF_FLAG_CONDITIONAL) ? STRACE_F_CONDITIONAL : 0;
-		if (kind == STRACE_BK_JMP_IND)
-			ef |= STRACE_F_INDIRECT;
-		if (ea && eb && same_symbol(ea, eb)) {
-			if (!d->o.all_branches)
-				type = 0; /* dropped */
-			ef |= STRACE_F_INTRA;
-		}
-	}
+	if ((rc = branch_event(d, s, ea, eb, kind, sysc, async, swint, &type,
+			       &ef)) < 0)
+		return rc;
 	if (m) {
 		m->a_type = a.sym | type << 24;
 		m->b_flags = b.sym | ef << 24;
@@ -1430,90 +1097,7 @@ int strace_dlf_sample(struct strace_dlf *d, const struct strace_dlf_sample *s,
 	return flow(d, t, type, ef, s, ea, eb, s->ip, s->addr);
 }
 
-/* --- life cycle ----------------------------------------------------------- */
-
-int strace_dlf_new(const struct strace_dlf_opts *opts, struct strace_dlf **out,
-		   int *auto_path)
-{
-	struct strace_dlf *d;
-	struct strace_dlf_opts o;
-	char path[4096];
-	const char *p;
-	int rc;
-
-	*out = NULL;
-	*auto_path = 0;
-	if (strace_opts_load(&o, sizeof(o), opts) < 0)
-		return -STRACE_E_BADARG;
-	opts = &o;
-	p = o.ring_path;
-	d = calloc(1, sizeof(*d));
-	if (!d)
-		return -ENOMEM;
-	d->o = o;
-	if (!p) {
-		*auto_path = getenv("STRACE_RING") == NULL ||
-			     !*getenv("STRACE_RING");
-		rc = strace_ring_default_path(path, sizeof(path));
-		if (rc < 0)
-			goto fail;
-		p = path;
-	}
-	struct strace_ring_opts ro;
-	memset(&ro, 0, sizeof(ro));
-	ro.size = sizeof(ro);
-	ro.capacity = opts->capacity;
-	ro.mode = opts->mode;
-	/* An archive grows as it fills: fault its pages in as they are
-	 * written, not 24 MiB up front (most of it string table that a trace
-	 * never fills) */
-	ro.no_populate = opts->mode == STRACE_RING_ARCHIVE;
-	rc = strace_ring_create(p, &ro, &d->ring);
-	if (rc < 0)
-		goto fail;
-	rc = strace_writer_open(d->ring, &d->w);
-	if (rc < 0)
-		goto fail;
-	rc = strace_bcache_new(0, &d->bc);
-	if (rc < 0)
-		goto fail;
-	if (o.cache_dir)
-		snprintf(d->cache_dir, sizeof(d->cache_dir), "%s", o.cache_dir);
-	else if (!o.no_cache)
-		strace_cache_default_dir(d->cache_dir, sizeof(d->cache_dir));
-	d->addrs_cap = 1u << 14;
-	d->addrs = calloc(d->addrs_cap, sizeof(*d->addrs));
-	if (!d->addrs) {
-		rc = -ENOMEM;
-		goto fail;
-	}
-	*out = d;
-	return 0;
-fail:
-	if (d->ring && rc != -EEXIST) {
-		/* keep no half-made ring file behind */
-		char *made = strdup(strace_ring_path(d->ring));
-		strace_writer_close(d->w);
-		d->w = NULL;
-		strace_ring_close(d->ring);
-		d->ring = NULL;
-		if (made)
-			unlink(made);
-		free(made);
-	}
-	strace_dlf_free(d);
-	return rc;
-}
-
-const char *strace_dlf_ring_path(const struct strace_dlf *d)
-{
-	return strace_ring_path(d->ring);
-}
-
-struct strace_ring *strace_dlf_ring(const struct strace_dlf *d)
-{
-	return d->ring;
-}
+/* --- end of run (new and free: dlf_life.c) ------------------------------- */
 
 int strace_dlf_finish(struct strace_dlf *d)
 {
@@ -1543,50 +1127,6 @@ int strace_dlf_finish(struct strace_dlf *d)
 	}
 	if (d->err)
 		return d->err;
-	dso_cache_save(d);
+	dlf_dso_cache_save(d);
 	return strace_writer_flush(d->w);
-}
-
-void strace_dlf_stats(const struct strace_dlf *d, struct strace_dlf_stats *st)
-{
-	*st = d->st;
-}
-
-int strace_dlf_free(struct strace_dlf *d)
-{
-	int rc = 0;
-
-	if (!d)
-		return 0;
-	if (d->w) {
-		rc = strace_dlf_finish(d);
-		int crc = strace_writer_close(d->w);
-		if (!rc)
-			rc = crc;
-	}
-	strace_ring_close(d->ring);
-	strace_bcache_free(d->bc);
-	strace_image_free(d->img);
-	strace_symset_free(d->sites);
-	for (size_t i = 1; i < d->ndsos; i++) {
-		free(d->dsos[i].name);
-		strace_blockfile_unload(d->dsos[i].bc_buf, &d->dsos[i].bc);
-		free(d->dsos[i].nv);
-	}
-	for (size_t i = 1; i < d->nsyms; i++)
-		free(d->syms[i].name);
-	free(d->dsos);
-	free(d->syms);
-	free(d->symhash);
-	free(d->addrs);
-	for (size_t i = 0; i < d->thrs_cap; i++) {
-		free(d->thrs[i].comm);
-		strace_dec_spreader_free(d->thrs[i].sp);
-	}
-	free(d->thrs);
-	free(d->pdsos);
-	free(d->holes);
-	free(d->defs);
-	free(d);
-	return rc;
 }

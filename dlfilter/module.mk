@@ -1,12 +1,14 @@
 # dlfilter/: libstrace_dlf.so for `perf script --itrace=b --dlfilter`.
-#   libstrace_dlfcore.a  the logic (dlf.c, its arguments dlf_args.c),
+#   libstrace_dlfcore.a  the logic (dlf.c the per-sample path, dlf_dso.c the
+#                        DSO table and block cache files, dlf_life.c new and
+#                        free, dlf_args.c its arguments),
 #                        linked by the unit tests
 #   libstrace_dlf.so     perf's entry points (dlfilter.c) + the core; only
 #                        perf's symbols are exported (exports.map)
 dlfilter_CFLAGS = -fvisibility=hidden $(CAPSTONE_CFLAGS)
 DLFCORE_A := $(O)/lib/libstrace_dlfcore.a
 
-$(eval $(call archive,$(DLFCORE_A),$(call objs,dlfilter/dlf.c dlfilter/dlf_args.c)))
+$(eval $(call archive,$(DLFCORE_A),$(call objs,dlfilter/dlf.c dlfilter/dlf_args.c dlfilter/dlf_dso.c dlfilter/dlf_life.c)))
 
 $(O)/lib/libstrace_dlf.so: $(call objs,dlfilter/dlfilter.c) $(DLFCORE_A) \
 		$(DECODER_A) $(LIBSTRACE_A) dlfilter/exports.map
