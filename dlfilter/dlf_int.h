@@ -13,6 +13,7 @@
 #include "dlf.h"
 #include "perf_abi.h"
 #include "decoder/decoder.h"
+#include "strace/internal/grow.h"
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -174,17 +175,19 @@ static inline uint64_t hash64(uint64_t x)
 
 /* --- tables ----------------------------------------------------------------- */
 
+/* Room for element n of *v (strace_grow()), the new elements zeroed. */
 static inline int grow(void **v, size_t *cap, size_t n, size_t esz)
 {
+	size_t old = *cap;
+	void *p;
+
 	if (n < *cap)
 		return 0;
-	size_t nc = *cap ? *cap * 2 : 16;
-	void *p = realloc(*v, nc * esz);
+	p = strace_grow(*v, cap, esz, 16);
 	if (!p)
 		return -ENOMEM;
-	memset((char *)p + *cap * esz, 0, (nc - *cap) * esz);
+	memset((char *)p + old * esz, 0, (*cap - old) * esz);
 	*v = p;
-	*cap = nc;
 	return 0;
 }
 
