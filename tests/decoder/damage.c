@@ -414,7 +414,8 @@ const char *dmg_class_name(enum dmg_class c)
 {
 	static const char *const names[DMG_CLASSES] = {
 		"same",		"psb-fup",     "retcomp",
-		"bad-code",	"deferred-tip", "unexplained"};
+		"bad-code",	"deferred-tip", "newer",
+		"unexplained"};
 	return c < DMG_CLASSES ? names[c] : "?";
 }
 
@@ -430,6 +431,10 @@ enum dmg_class dmg_classify(const struct dmg_trace *t, const struct dmg *d,
 	    v->ref_code == STRACE_E_DESYNC && d->kind == DMG_DROP &&
 	    type == ppt_tip)
 		return DMG_DEFERRED_TIP;
+	/* libipt stopped at an instruction it does not know */
+	if (!v->fast && !v->fast_late && v->ref &&
+	    v->ref_code == STRACE_E_NEWER)
+		return DMG_NEWER;
 	/* libipt's own: the fast walker reports in the window, libipt not
 	 * there (but perhaps after it, in the state it carried over) */
 	if (!v->fast || v->ref || v->fast_late)

@@ -146,6 +146,13 @@ int dmg_judge(struct strace_objcache *objects, const struct dmg_trace *t,
  *                perf take, libipt 2.0.5's block decoder not at a near
  *                indirect branch (a desync). The trace is consistent:
  *                perf must report no error either.
+ *
+ *   DMG_NEWER    libipt stopped at an instruction newer than its 2.0.5
+ *                (the reference's "newer": JMPABS, ERETS, ERETU, UIRET)
+ *                that the damage's wrong path met in other code's bytes:
+ *                libipt judges nothing after it, the fast walker (Capstone
+ *                and its own lengths) walks on. perf decides: it must
+ *                report no error either.
  */
 enum dmg_class {
 	DMG_SAME,         /* the decoders agree */
@@ -153,6 +160,7 @@ enum dmg_class {
 	DMG_RETCOMP,
 	DMG_BAD_CODE,
 	DMG_DEFERRED_TIP,
+	DMG_NEWER,
 	DMG_UNEXPLAINED,  /* a difference none of the above explains */
 	DMG_CLASSES
 };

@@ -172,7 +172,7 @@ static int run_kind(struct strace_objcache *objs, const char *name,
 				report(name, t, &d, &v, "PERF-SEES-NOTHING");
 			}
 		}
-		if (c == DMG_DEFERRED_TIP) {
+		if (c == DMG_DEFERRED_TIP || c == DMG_NEWER) {
 			/* libipt against the fast walker: perf decides, and
 			 * must find the trace consistent; without perf the
 			 * difference stays unexplained */
@@ -182,7 +182,7 @@ static int run_kind(struct strace_objcache *objs, const char *name,
 				n.perf_not++;
 				report(name, t, &d, &v,
 				       perf_ok ? "PERF-SEES-AN-ERROR"
-					       : "deferred-tip, perf not asked");
+					       : "libipt's, perf not asked");
 			}
 		}
 		if (c == DMG_UNEXPLAINED || verbose)
@@ -191,13 +191,13 @@ static int run_kind(struct strace_objcache *objs, const char *name,
 	ok = !n.cls[DMG_UNEXPLAINED] && !n.perf_not;
 	printf("%s: damage-diff/%s/%s (%zu positions: the fast walker reports "
 	       "%zu, libipt %zu; both %zu, neither %zu; libipt's own: "
-	       "psb-fup %zu, retcomp %zu, bad-code %zu, deferred-tip %zu "
-	       "(perf sides with the fast walker: %zu of %zu asked); "
+	       "psb-fup %zu, retcomp %zu, bad-code %zu, deferred-tip %zu, "
+	       "newer %zu (perf sides with the fast walker: %zu of %zu asked); "
 	       "unexplained %zu)\n",
 	       ok ? "PASS" : "FAIL", name, dmg_kind_name(kind), n.tried,
 	       n.fast_errs, n.ref_errs, n.both, n.neither,
 	       n.cls[DMG_PSB_FUP], n.cls[DMG_RETCOMP], n.cls[DMG_BAD_CODE],
-	       n.cls[DMG_DEFERRED_TIP], n.perf_agrees,
+	       n.cls[DMG_DEFERRED_TIP], n.cls[DMG_NEWER], n.perf_agrees,
 	       n.perf_agrees + n.perf_not,
 	       n.cls[DMG_UNEXPLAINED]);
 	all->tried += n.tried;
@@ -314,12 +314,13 @@ int main(int argc, char **argv)
 	}
 	printf("damage-diff: %zu positions: the fast walker reports %zu, "
 	       "libipt %zu; both %zu, neither %zu; libipt's own: psb-fup "
-	       "%zu, retcomp %zu, bad-code %zu, deferred-tip %zu (perf "
+	       "%zu, retcomp %zu, bad-code %zu, deferred-tip %zu, newer %zu (perf "
 	       "sides with the fast walker: %zu of %zu asked); unexplained "
 	       "%zu\n",
 	       all.tried, all.fast_errs, all.ref_errs, all.both, all.neither,
 	       all.cls[DMG_PSB_FUP], all.cls[DMG_RETCOMP],
 	       all.cls[DMG_BAD_CODE], all.cls[DMG_DEFERRED_TIP],
+	       all.cls[DMG_NEWER],
 	       all.perf_agrees,
 	       all.perf_agrees + all.perf_not, all.cls[DMG_UNEXPLAINED]);
 	strace_objcache_free(objs);
