@@ -8,8 +8,10 @@
 # libipt lets pass, the difference must be one of libipt's own and perf
 # must report an error too (tests/decoder/damage_diff.c, docs/testing.md
 # "Damaged traces"). Then the fuzz target's corpus, replayed with its
-# mutants (tests/fuzz/fuzz_damage.c). The damage is chosen by packet, and
-# the corpus traces are the same in every clone (tests/corpus/corpus.sh).
+# mutants (tests/fuzz/fuzz_damage.c). The damage is chosen by packet; the
+# corpus traces are the same in every clone (tests/corpus/corpus.sh) but
+# the threads ones, whose threads QEMU may schedule otherwise in another
+# build (docs/testing.md, "Damaged traces", class newer).
 set -u
 O=${O:-build}
 top=$(cd "$(dirname "$0")/../.." && pwd)
