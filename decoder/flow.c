@@ -270,6 +270,32 @@ uint64_t strace_dec_bdm64_target(struct strace_walker *w, uint64_t to,
 	return contiguous(w, to, at) ? to : at;
 }
 
+/* A MODE.TSX outside PSB+ binds to the FUP after it (SDM, "MODE.TSX
+ * Packet": begin, commit and abort each give one); only status and timing
+ * packets may come between. A branch packet first (a TIP, TNT, TIP.PGE or
+ * TIP.PGD) means packets were lost or mangled there: libipt 2.0.5 stops
+ * at that packet (-pte_bad_query), perf 6.1 takes it for the branch and
+ * goes on. Said here, as libipt does. */
+int strace_dec_tsx_fup(struct strace_walker *w, size_t next)
+{
+	const uint64_t branch = PKT_MASK(ppt_tip) | PKT_MASK(ppt_tip_pge) |
+				PKT_MASK(ppt_tip_pgd) | PKT_MASK(ppt_tnt_8) |
+				PKT_MASK(ppt_tnt_64);
+	const uint64_t between = PKT_MASK(ppt_pad) | PKT_MASK(ppt_tsc) |
+				 PKT_MASK(ppt_mtc) | PKT_MASK(ppt_cyc) |
+				 PKT_MASK(ppt_cbr) | PKT_MASK(ppt_tma) |
+				 PKT_MASK(ppt_mnt) | PKT_MASK(ppt_pip) |
+				 PKT_MASK(ppt_vmcs) | PKT_MASK(ppt_mode);
+	struct pt_packet p;
+
+	/* (the end of the buffer, or a packet libipt cannot read: the
+	 * decode finds out itself) */
+	if (strace_dec_pkt_peek(w->in.pkt, next, between, &p) < 0 ||
+	    !(PKT_MASK(p.type) & branch))
+		return 0;
+	return strace_dec_fail(w, STRACE_E_DESYNC);
+}
+
 /* SKD022: the instruction at ip is VMLAUNCH or VMRESUME. */
 static int is_vmentry(struct strace_walker *w, uint64_t ip)
 {

@@ -411,6 +411,11 @@ int strace_dec_tnt_record(struct strace_walker *w, unsigned chunk, int c,
  * overflow + trace_begin) for reason. */
 void strace_dec_begin(struct strace_walker *w, uint64_t ip, int reason);
 
+/* strace_dec_tsx_fup() - a MODE.TSX outside PSB+, the packet after it at
+ * next: its FUP must come before any branch packet, else the trace lost or
+ * mangled packets there. Returns 0, or -code after the error event. */
+int strace_dec_tsx_fup(struct strace_walker *w, size_t next);
+
 /* strace_dec_bdm64_target() - BDM64: the target of the TIP ending at next
  * (to), or where the TSX abort after it happened when its FUP cannot be
  * reached from to. */
@@ -994,7 +999,8 @@ static inline void flow_psbend(struct strace_walker *w)
  * may come between them. MODE.TSX outside PSB+ binds to the FUP after
  * it: begin and commit only say where, an abort is an asynchronous
  * branch to the abort handler. */
-static inline int flow_mode(struct strace_walker *w, uint8_t mode)
+static inline int flow_mode(struct strace_walker *w, uint8_t mode,
+			    size_t next)
 {
 	if ((mode >> 5) == 0) {
 		if (w->flow.in_psb) {
@@ -1018,6 +1024,7 @@ static inline int flow_mode(struct strace_walker *w, uint8_t mode)
 		if (!w->flow.in_psb && w->flow.enabled && w->flow.have_ip) {
 			w->flow.fup_binds = 1;
 			w->flow.tsx_abort = (mode & 2) != 0;
+			return strace_dec_tsx_fup(w, next);
 		}
 	}
 	return 0;

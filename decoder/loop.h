@@ -285,7 +285,7 @@ static inline int run(struct strace_walker *w)
 			time_on_mtc(&w->time, &w->o.time, (uint8_t)p.payload);
 			break;
 		case PKT_MODE:
-			err = flow_mode(w, (uint8_t)p.payload);
+			err = flow_mode(w, (uint8_t)p.payload, i + p.size);
 			if (err)
 				return err;
 			break;

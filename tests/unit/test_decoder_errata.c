@@ -817,6 +817,31 @@ TEST(tsx_begin_commit_abort)
 	       W(SYSCALL, 0, 0x1009, 0));
 }
 
+/* A MODE.TSX whose FUP is lost: the branch packet that comes first is an
+ * error, as libipt 2.0.5 says (perf 6.1 goes on). Timing packets between
+ * a MODE.TSX and its FUP are fine. */
+TEST(tsx_without_its_fup)
+{
+	struct enc en;
+	struct evs e;
+	int ref_err = 0;
+
+	enc_init(&en);
+	psb(&en, 0x1010);
+	mode_tsx(&en, 1, 0);
+	cbr(&en, 20);
+	ip_pkt(&en, ppt_fup, 0x1011);
+	mode_tsx(&en, 0, 0);
+	ip_pkt(&en, ppt_tip, 0x1005); /* the ret: FUP lost */
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	expect_error(common_code, &en, NULL, STRACE_E_DESYNC);
+	decode(common_code, en.buf, enc_off(&en), NULL, STRACE_WALK_REFERENCE,
+	       &e);
+	for (size_t i = 0; i < e.n; i++)
+		ref_err |= e.v[i].type == STRACE_EV_ERROR;
+	CHECK(ref_err);
+}
+
 /* BDM64: the TIP just before an abort may be wrong; the abort's FUP says
  * where the code was: when it cannot be reached from the TIP's target,
  * the branch went there (as libipt takes it). */
