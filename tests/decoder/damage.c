@@ -415,7 +415,7 @@ const char *dmg_class_name(enum dmg_class c)
 	static const char *const names[DMG_CLASSES] = {
 		"same",		"psb-fup",     "retcomp",
 		"bad-code",	"deferred-tip", "newer",
-		"unexplained"};
+		"exec-fup",	"wrong-path",  "unexplained"};
 	return c < DMG_CLASSES ? names[c] : "?";
 }
 
@@ -435,6 +435,10 @@ enum dmg_class dmg_classify(const struct dmg_trace *t, const struct dmg *d,
 	if (!v->fast && !v->fast_late && v->ref &&
 	    v->ref_code == STRACE_E_NEWER)
 		return DMG_NEWER;
+	/* a PSB dropped: its PSB+'s MODE.Exec binds to its FUP */
+	if (!v->fast && !v->fast_late && v->ref && d->kind == DMG_DROP &&
+	    type == ppt_psb)
+		return DMG_EXEC_FUP;
 	/* libipt's own: the fast walker reports in the window, libipt not
 	 * there (but perhaps after it, in the state it carried over) */
 	if (!v->fast || v->ref || v->fast_late)
@@ -448,5 +452,7 @@ enum dmg_class dmg_classify(const struct dmg_trace *t, const struct dmg *d,
 	    (d->kind == DMG_CORRUPT || d->kind == DMG_TRUNC) &&
 	    (type == ppt_tip || type == ppt_tip_pge || type == ppt_fup))
 		return DMG_BAD_CODE;
+	if (v->fast_code == STRACE_E_BADINSN || v->fast_code == STRACE_E_NOTNT)
+		return DMG_WRONG_PATH;
 	return DMG_UNEXPLAINED;
 }

@@ -153,6 +153,22 @@ int dmg_judge(struct strace_objcache *objects, const struct dmg_trace *t,
  *                libipt judges nothing after it, the fast walker (Capstone
  *                and its own lengths) walks on. perf decides: it must
  *                report no error either.
+ *
+ *   DMG_EXEC_FUP a PSB dropped: the MODE.Exec and the FUP of its PSB+
+ *                now stand outside PSB+, where libipt HEAD and perf 6.1
+ *                bind the MODE.Exec to that FUP (event trace: the
+ *                interrupt flag changed there) and the fast walker does
+ *                too, and libipt 2.0.5 takes the FUP for an asynchronous
+ *                branch whose TIP never comes (a desync at the next
+ *                TNT). perf decides: it must report no error either.
+ *
+ * And one more of the fast walker's, judged by perf alone:
+ *
+ *   DMG_WRONG_PATH any other damage (a TNT dropped or flipped, a packet
+ *                cut) sent the walk down a wrong path into bytes that are
+ *                no instruction, or to a branch no packet fits; the fast
+ *                walker says so, libipt walks through. perf decides: it
+ *                must report an error too.
  */
 enum dmg_class {
 	DMG_SAME,         /* the decoders agree */
@@ -161,12 +177,14 @@ enum dmg_class {
 	DMG_BAD_CODE,
 	DMG_DEFERRED_TIP,
 	DMG_NEWER,
+	DMG_EXEC_FUP,
+	DMG_WRONG_PATH,
 	DMG_UNEXPLAINED,  /* a difference none of the above explains */
 	DMG_CLASSES
 };
 
 /* dmg_class_name() - "same", "psb-fup", "retcomp", "bad-code",
- * "deferred-tip", "unexplained". */
+ * "deferred-tip", "newer", "exec-fup", "wrong-path", "unexplained". */
 const char *dmg_class_name(enum dmg_class c);
 
 /* dmg_classify() - what the difference in v (from dmg_judge() of damage

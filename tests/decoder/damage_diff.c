@@ -163,7 +163,8 @@ static int run_kind(struct strace_objcache *objs, const char *name,
 		else if (!v.fast && !v.ref)
 			n.neither++;
 		n.cls[c]++;
-		if (perf_ok && (c == DMG_PSB_FUP || c == DMG_RETCOMP)) {
+		if (perf_ok && (c == DMG_PSB_FUP || c == DMG_RETCOMP ||
+				c == DMG_WRONG_PATH)) {
 			/* the fast walker against libipt: perf decides */
 			if (perf_errors(buf, t->len) > 0) {
 				n.perf_agrees++;
@@ -172,7 +173,13 @@ static int run_kind(struct strace_objcache *objs, const char *name,
 				report(name, t, &d, &v, "PERF-SEES-NOTHING");
 			}
 		}
-		if (c == DMG_DEFERRED_TIP || c == DMG_NEWER) {
+		if (!perf_ok && c == DMG_WRONG_PATH) {
+			/* only perf explains it */
+			n.perf_not++;
+			report(name, t, &d, &v, "wrong-path, perf not asked");
+		}
+		if (c == DMG_DEFERRED_TIP || c == DMG_NEWER ||
+		    c == DMG_EXEC_FUP) {
 			/* libipt against the fast walker: perf decides, and
 			 * must find the trace consistent; without perf the
 			 * difference stays unexplained */
@@ -192,12 +199,15 @@ static int run_kind(struct strace_objcache *objs, const char *name,
 	printf("%s: damage-diff/%s/%s (%zu positions: the fast walker reports "
 	       "%zu, libipt %zu; both %zu, neither %zu; libipt's own: "
 	       "psb-fup %zu, retcomp %zu, bad-code %zu, deferred-tip %zu, "
-	       "newer %zu (perf sides with the fast walker: %zu of %zu asked); "
+	       "newer %zu, exec-fup %zu, wrong-path %zu (perf sides with the "
+	       "fast walker: %zu of "
+	       "%zu asked); "
 	       "unexplained %zu)\n",
 	       ok ? "PASS" : "FAIL", name, dmg_kind_name(kind), n.tried,
 	       n.fast_errs, n.ref_errs, n.both, n.neither,
 	       n.cls[DMG_PSB_FUP], n.cls[DMG_RETCOMP], n.cls[DMG_BAD_CODE],
-	       n.cls[DMG_DEFERRED_TIP], n.cls[DMG_NEWER], n.perf_agrees,
+	       n.cls[DMG_DEFERRED_TIP], n.cls[DMG_NEWER],
+	       n.cls[DMG_EXEC_FUP], n.cls[DMG_WRONG_PATH], n.perf_agrees,
 	       n.perf_agrees + n.perf_not,
 	       n.cls[DMG_UNEXPLAINED]);
 	all->tried += n.tried;
@@ -314,13 +324,15 @@ int main(int argc, char **argv)
 	}
 	printf("damage-diff: %zu positions: the fast walker reports %zu, "
 	       "libipt %zu; both %zu, neither %zu; libipt's own: psb-fup "
-	       "%zu, retcomp %zu, bad-code %zu, deferred-tip %zu, newer %zu (perf "
+	       "%zu, retcomp %zu, bad-code %zu, deferred-tip %zu, newer %zu, "
+	       "exec-fup %zu, wrong-path %zu (perf "
 	       "sides with the fast walker: %zu of %zu asked); unexplained "
 	       "%zu\n",
 	       all.tried, all.fast_errs, all.ref_errs, all.both, all.neither,
 	       all.cls[DMG_PSB_FUP], all.cls[DMG_RETCOMP],
 	       all.cls[DMG_BAD_CODE], all.cls[DMG_DEFERRED_TIP],
-	       all.cls[DMG_NEWER],
+	       all.cls[DMG_NEWER], all.cls[DMG_EXEC_FUP],
+	       all.cls[DMG_WRONG_PATH],
 	       all.perf_agrees,
 	       all.perf_agrees + all.perf_not, all.cls[DMG_UNEXPLAINED]);
 	strace_objcache_free(objs);
