@@ -15,7 +15,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "decoder/decoder.h"
+#include "decoder/decoder.h" /* strace_debug_find() */
 #include "perf_read.h"
 #include "strace/error.h"
 #include "strace/opts.h"

@@ -17,7 +17,8 @@
 #include <time.h>
 
 #include "perf_format.h"
-#include "decoder/decoder.h"
+#include "strace/error.h" /* its errors */
+#include "strace/internal/perf_time.h"
 
 /* Errors: -STRACE_E_PERF_* (strace/error.h), -STRACE_E_*, -errno. */
 
