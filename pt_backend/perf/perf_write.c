@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "strace/internal/grow.h"
+
 struct wattr {
 	struct perf_event_attr attr;
 	uint64_t *ids;
@@ -139,13 +141,12 @@ int strace_perfw_auxtrace(struct strace_perfw *w, struct pfmt_auxtrace *rec,
 	int err;
 
 	if (w->nindex == w->capindex) {
-		size_t cap = w->capindex ? 2 * w->capindex : 16;
-		void *p = realloc(w->index, cap * sizeof(*w->index));
+		void *p = strace_grow(w->index, &w->capindex,
+				      sizeof(*w->index), 16);
 
 		if (!p)
 			return -ENOMEM;
 		w->index = p;
-		w->capindex = cap;
 	}
 	/*
 	 * Records stay 8-byte aligned: the data is padded with zeros, which
