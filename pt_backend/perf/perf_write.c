@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * pt_backend/perf/perf_write.c - perf.data writer (see perf_write.h).
+ * pt_backend/perf/perf_write.c - perf.data writer (see perf.h).
  *
  * Layout written: the 104-byte file header, the data section right after
  * it, then the feature section table (perf reads it at data.offset +
  * data.size), the feature payloads, the attr ids and the attrs.
  */
+#include "perf.h"
 #include "perf_write.h"
 
 #include <errno.h>

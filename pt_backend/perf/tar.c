@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* pt_backend/perf/tar.c - ustar archives: writer and safe extraction (tar.h). */
-#include "tar.h"
+/* pt_backend/perf/tar.c - ustar archives: writer and safe extraction
+ * (perf.h, tar.h). */
+#include "tar.h" /* and perf.h */
 
 #include <errno.h>
 #include <fcntl.h>

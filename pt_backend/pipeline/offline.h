@@ -113,7 +113,7 @@ struct strace_offline_stats {
  * On a format error *err_off receives the file offset at fault.
  *
  * The file is mapped: if it shrinks meanwhile, the program must have a
- * SIGBUS handler that calls strace_perf_sigbus() (perf_read.h), or the
+ * SIGBUS handler that calls strace_perf_sigbus() (perf.h), or the
  * first touch of a lost page kills it. With one, the lost pages read as
  * zeros, the decode runs to its end, each thread's (CPU's) stream missing
  * trace ends with a LOST event (STRACE_LOST_AUX, a = bytes), every writer
