@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cli/capture_archive.h - record here, decode there: ptrace-capture's
- * bundles (pt_backend/perf/archive.h) and what it says about them.
+ * bundles (pt_backend/perf/perf.h) and what it says about them.
  *
  *   --archive OUT.tar   with -i perf.data: bundle it (and decode
  *                       nothing, as perf archive); with -w FILE in a

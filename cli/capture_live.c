@@ -773,7 +773,7 @@ static double now_s(void)
 }
 
 /* One run of capture_live_run(): what the hooks of strace_live_capture()
- * (pt_backend/pipeline/live_run.h) need. */
+ * (pt_backend/pipeline/pipeline.h) need. */
 struct live_run {
 	struct capture_live_opts *o;
 	struct strace_live_stats *stats;

@@ -2,7 +2,7 @@
 /*
  * cli/capture_live.h - the live-capture part of ptrace-capture: its
  * options, its error messages, its probes and its run: the session and
- * poll loop are pt_backend/pipeline/live_run.h's strace_live_capture(),
+ * poll loop are pt_backend/pipeline/pipeline.h's strace_live_capture(),
  * the command's control FIFO, signals and messages its hooks.
  *
  * ptrace-capture appends capture_live_longopts to its getopt_long table,

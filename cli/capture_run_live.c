@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cli/capture_run_live.c - ptrace-capture -p PID and -- CMD: the live
- * decoder (pt_backend/pipeline/live_decode.h) fed by capture_live_run()'s
- * loop (pipeline/live_run.h), the host's facts written into the ring, and
+ * decoder (pt_backend/pipeline/pipeline.h) fed by capture_live_run()'s
+ * loop (strace_live_capture()), the host's facts written into the ring, and
  * what is said about it (the summary, the failures, the bundle of -w's
  * file with --archive).
  */

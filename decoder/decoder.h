@@ -32,6 +32,7 @@
 
 #include "strace/event.h"
 #include "strace/ring.h"
+#include "strace/internal/perf_time.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -556,30 +557,8 @@ void strace_bcache_stats(const struct strace_bcache *c,
 
 /* --- the walker ---------------------------------------------------------- */
 
-/* Time conversion, from perf's AUXTRACE_INFO (intel_pt) and the perf_event
- * mmap page: perf time = time_zero + tsc * time_mult >> time_shift. */
-struct strace_time_conv {
-	uint16_t time_shift;
-	uint32_t time_mult;
-	uint64_t time_zero;
-	int cap_user_time_short; /* the three below are valid */
-	uint64_t time_cycles;
-	uint64_t time_mask;
-	int cap_user_time_zero; /* 0: no conversion, times are raw TSC */
-	/* MTC and CYC interpolation (0 when unknown: MTC/CYC are ignored) */
-	uint32_t tsc_ctc_ratio_n;
-	uint32_t tsc_ctc_ratio_d;
-	uint32_t mtc_period;    /* log2 of CTC ticks per MTC (mtc_freq) */
-	uint32_t max_nonturbo_ratio;
-	int has_mtc; /* the trace has MTC packets (the config's mtc bit):
-		      * the times between spread by it (decoder.h, "Times between timing packets") */
-};
-
-/* strace_tsc_to_perf_time() - perf's tsc_to_perf_time(). The kernel's
- * time_shift is below 64 (readers of a file refuse more); a larger one
- * gives time_zero, the formula's limit, rather than an undefined shift. */
-uint64_t strace_tsc_to_perf_time(const struct strace_time_conv *tc,
-				 uint64_t tsc);
+/* The time conversion (struct strace_time_conv, strace_tsc_to_perf_time()):
+ * strace/internal/perf_time.h, included above. */
 
 /* Walker flags. */
 #define STRACE_WALK_ALL_BRANCHES 0x1 /* emit every taken branch as jump,

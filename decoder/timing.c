@@ -1,30 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * decoder/timing.c - TSC to perf time, and what of the walker's time is
- * not on its hot path (timing.h has the rest).
+ * decoder/timing.c - what of the walker's time is not on its hot path
+ * (timing.h has the rest; TSC to perf time: strace/internal/perf_time.h).
  */
 #include "decoder/timing.h"
-
-uint64_t strace_tsc_to_perf_time(const struct strace_time_conv *tc,
-				 uint64_t tsc)
-{
-	uint64_t quot, rem;
-
-	if (!tc->time_mult)
-		return tsc;
-	/* The kernel's shift is below 64; a bigger one (a damaged file) has
-	 * no defined shift in C: its limit, tsc * mult / 2^64 and more,
-	 * is 0. Readers refuse such values; this only keeps it defined. */
-	if (tc->time_shift > 63)
-		return tc->time_zero;
-	if (tc->cap_user_time_short)
-		tsc = tc->time_cycles +
-		      ((tsc - tc->time_cycles) & tc->time_mask);
-	quot = tsc >> tc->time_shift;
-	rem = tsc & (((uint64_t)1 << tc->time_shift) - 1);
-	return tc->time_zero + quot * tc->time_mult +
-	       ((rem * tc->time_mult) >> tc->time_shift);
-}
 
 uint64_t strace_dec_time_convert(struct strace_dec_time *t,
 				 const struct strace_time_conv *tc)

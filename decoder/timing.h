@@ -6,9 +6,9 @@
  * "Timestamps"). Not installed.
  *
  * The packet handlers and time_now() are static inline: the walker's
- * packet loop and its emit call them per packet and per event. The
- * conversion itself (strace_tsc_to_perf_time(), decoder.h) and the rare
- * packets are in timing.c.
+ * packet loop and its emit call them per packet and per event, as the
+ * conversion itself (strace_tsc_to_perf_time(), inline in
+ * strace/internal/perf_time.h). The rare packets are in timing.c.
  *
  * Threading: a struct strace_dec_time belongs to its walker's thread.
  */

@@ -54,11 +54,11 @@
 #include <strace/error.h>
 #include <strace/event.h>
 #include "pt_backend/perf/perf.h" /* struct pfmt_event_header */
+#include "strace/internal/perf_time.h" /* struct strace_time_conv */
 
 struct strace_live;
 struct pollfd;
-struct strace_symbol;    /* decoder/decoder.h */
-struct strace_time_conv; /* decoder/decoder.h: the walker's options */
+struct strace_symbol; /* decoder/decoder.h */
 
 /* ---------------- sideband records, snapshots (auxring.c) ---------------- */
 
@@ -394,7 +394,7 @@ int strace_live_stop_requested(const struct strace_live *l);
 int strace_live_stop(struct strace_live *l, const struct strace_live_cb *cb);
 
 /*
- * The decoder's time conversion (include/strace/decoder.h): time_shift,
+ * The time conversion (strace/internal/perf_time.h): time_shift,
  * time_mult, time_zero, cap_user_time_zero/short, time_cycles, time_mask
  * from the first thread's mmap page (read under its sequence lock), the
  * TSC/CTC ratio from CPUID leaf 0x15, mtc_period from the PT config and

@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "decoder/decoder.h" /* struct strace_time_conv */
+#include "strace/internal/perf_time.h"
 #include "live_int.h"
 #include "unwind.h"
 #include "vdso.h"

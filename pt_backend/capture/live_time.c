@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "decoder/decoder.h" /* struct strace_time_conv */
+#include "strace/internal/perf_time.h"
 
 static void cpuid_15(uint32_t *n, uint32_t *d)
 {

@@ -14,7 +14,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "decoder/decoder.h" /* struct strace_time_conv */
+#include "strace/internal/perf_time.h"
 
 int strace_livew_info(struct strace_live *l, struct lthread *t)
 {

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <strace/error.h>
+#include "decoder/decoder.h" /* the image: ELF symbols, their aliases */
 #include "vdso.h" /* strace_maps_parse */
 
 /* ---------------- the objects to look in ---------------- */

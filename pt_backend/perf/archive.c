@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* pt_backend/perf/archive.c - bundles of a recording and its code (archive.h). */
-#include "archive.h"
+/* pt_backend/perf/archive.c - bundles of a recording and its code (perf.h). */
+#include "perf.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -15,8 +15,9 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "decoder/decoder.h"
-#include "perf_read.h"
+#include "decoder/decoder.h" /* strace_debug_find() */
+#include "buildid.h"
+#include "tar.h"
 #include "strace/error.h"
 #include "strace/opts.h"
 #include "strace/internal/grow.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* pt_backend/perf/buildid.c - build-ids and perf's build-id cache (buildid.h). */
-#include "buildid.h"
+/* pt_backend/perf/buildid.c - build-ids and perf's build-id cache (perf.h). */
+#include "perf.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "perf_format.h"
+#include "buildid.h"
 #include "strace/error.h"
 
 #define MISC_BUILD_ID_SIZE (1u << 15) /* PERF_RECORD_MISC_BUILD_ID_SIZE */

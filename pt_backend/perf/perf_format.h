@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pt_backend/perf/perf_format.h - the perf.data on-disk format, as perf 6.1
- * writes and reads it, for the writer (perf_write.c) and the reader.
+ * writes and reads it, for the writer (perf_write.c) and the reader, and
+ * for the stages above, which build and parse the records themselves
+ * (capture: the kernel's records and the header records of -w; pipeline:
+ * the sideband): perf.h includes it, and they include perf.h.
  *
  * Everything here is little-endian on disk (we only produce and accept
  * native x86-64 files; a file whose magic reads byte-swapped is another

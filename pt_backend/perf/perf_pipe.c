@@ -1,15 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pt_backend/perf/perf_pipe.c - perf's pipe mode into a perf.data file
- * (perf_pipe.h).
+ * (perf.h).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "perf_pipe.h"
-#include "perf_write.h"
+#include "perf.h"
 #include "strace/error.h"
 
 /* the largest record (its size is 16 bits), and an AUXTRACE's data read

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* pt_backend/perf/perf_read.c - read perf.data (see perf_read.h). */
+/* pt_backend/perf/perf_read.c - read perf.data (see perf.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "perf_read.h"
+#include "perf.h"
 
 /* The oldest attr perf writes (PERF_ATTR_SIZE_VER0) and a sane maximum. */
 #define ATTR_MIN 64u

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * pt_backend/perf/perf_write.c - perf.data writer (see perf_write.h).
+ * pt_backend/perf/perf_write.c - perf.data writer (see perf.h).
  *
  * Layout written: the 104-byte file header, the data section right after
  * it, then the feature section table (perf reads it at data.offset +
  * data.size), the feature payloads, the attr ids and the attrs.
  */
+#include "perf.h"
 #include "perf_write.h"
 
 #include <errno.h>
@@ -13,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "strace/internal/grow.h"
 
 struct wattr {
 	struct perf_event_attr attr;
@@ -139,13 +142,12 @@ int strace_perfw_auxtrace(struct strace_perfw *w, struct pfmt_auxtrace *rec,
 	int err;
 
 	if (w->nindex == w->capindex) {
-		size_t cap = w->capindex ? 2 * w->capindex : 16;
-		void *p = realloc(w->index, cap * sizeof(*w->index));
+		void *p = strace_grow(w->index, &w->capindex,
+				      sizeof(*w->index), 16);
 
 		if (!p)
 			return -ENOMEM;
 		w->index = p;
-		w->capindex = cap;
 	}
 	/*
 	 * Records stay 8-byte aligned: the data is padded with zeros, which

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* pt_backend/perf/tar.c - ustar archives: writer and safe extraction (tar.h). */
-#include "tar.h"
+/* pt_backend/perf/tar.c - ustar archives: writer and safe extraction
+ * (perf.h, tar.h). */
+#include "tar.h" /* and perf.h */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "strace/error.h"
+#include "strace/internal/grow.h"
 #include "perf_write.h" /* strace_perf_pwrite_all() */
 
 #define BLOCK STRACE_TAR_BLOCK
@@ -378,17 +380,19 @@ static int made_add(struct strace_tar_made *m, const char *dir,
 	if (!m)
 		return 0;
 	if (m->n == m->cap) {
-		size_t nc = m->cap ? m->cap * 2 : 64;
-		char **np = realloc(m->path, nc * sizeof(*np));
+		/* two arrays, one count: each grows from the same cap, which
+		 * moves once both have */
+		size_t pc = m->cap, dc = m->cap;
+		char **np = strace_grow(m->path, &pc, sizeof(*np), 64);
 
 		if (!np)
 			return -ENOMEM;
 		m->path = np;
-		unsigned char *nd = realloc(m->is_dir, nc);
+		unsigned char *nd = strace_grow(m->is_dir, &dc, 1, 64);
 		if (!nd)
 			return -ENOMEM;
 		m->is_dir = nd;
-		m->cap = nc;
+		m->cap = pc;
 	}
 	p = malloc(dl + 1 + rlen + 1);
 	if (!p)

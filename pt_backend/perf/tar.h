@@ -1,26 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pt_backend/perf/tar.h - the tar files of ptrace-capture --archive: a
- * writer of POSIX ustar archives (directories and regular files, as GNU
- * tar and bsdtar read them) and a reader that extracts an archive that
- * may come from anyone, safely, into a directory of its own.
- *
- * The reader takes only what the writer makes: directories and regular
- * files under relative names. Anything else is refused before a byte of
- * that member is written, with the member's offset and name: a name that
- * is absolute or has '.', '..' or empty components (it could leave the
- * directory), or is not printable; symbolic and hard links, devices,
- * FIFOs, GNU and pax extension headers; a header whose checksum is
- * wrong or whose numbers are no numbers; a member the file cuts short,
- * an archive that ends without its two zero blocks; a name given twice.
- * Files are created with O_EXCL | O_NOFOLLOW under directories opened
- * with O_NOFOLLOW, one component at a time, so nothing outside the
- * directory is ever written, whatever the archive says.
- *
- * Sizes up to 8 GiB are octal, as ustar has them; larger ones are written
- * and read in GNU tar's base-256 form.
- *
- * Errors: -STRACE_E_TAR_* (strace/error.h), -errno.
+ * pt_backend/perf/tar.h - the tar writer and the extractor, the bundles'
+ * own (archive.c; perf.h says what the tar files are and holds what a
+ * caller sees of them: the probe, struct strace_tar_fault and
+ * struct strace_tar_made). Private to pt_backend/perf/ (and its tests).
  */
 #ifndef PT_BACKEND_PERF_TAR_H
 #define PT_BACKEND_PERF_TAR_H
@@ -28,10 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STRACE_TAR_BLOCK 512
-/* The longest name a ustar header holds: a prefix of 155 bytes, '/', and
- * a name of 100. */
-#define STRACE_TAR_NAME_MAX 256
+#include "perf.h"
 
 /* --- writer -------------------------------------------------------------- */
 
@@ -85,36 +65,7 @@ int strace_tarw_close(struct strace_tarw *w);
  * caller removes the file); NULL is fine. */
 void strace_tarw_free(struct strace_tarw *w);
 
-/* --- reader -------------------------------------------------------------- */
-
-/*
- * strace_tar_probe() - whether the len bytes at head (the start of a file,
- * 512 bytes or more) begin with a tar header: ustar's magic ("ustar\0"
- * "00", or GNU tar's "ustar  \0") and a checksum that matches. Returns
- * 1 or 0.
- */
-int strace_tar_probe(const void *head, size_t len);
-
-/* Where an extraction stopped, for the message. */
-struct strace_tar_fault {
-	uint64_t offset;                 /* of the member's header, or where
-					  * the archive ends */
-	char name[STRACE_TAR_NAME_MAX];  /* the member's name as far as it
-					  * can be shown ("" if none) */
-	char type;                       /* its type flag ('2': a symlink) */
-};
-
-/*
- * A list of what an extraction made, in the order it made it: the paths
- * (absolute, under the directory), directories flagged, so that it can be
- * removed with unlink() and rmdir() alone, in a signal handler too
- * (strace_tar_made_remove()).
- */
-struct strace_tar_made {
-	char **path;
-	unsigned char *is_dir;
-	size_t n, cap;
-};
+/* --- extractor ----------------------------------------------------------- */
 
 /*
  * strace_tar_extract() - the members of the archive at path into dir (an

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "live_decode.h"
+#include "pipeline.h"
 #include "pt_backend/perf/perf.h"
 #include "sink.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* pt_backend/pipeline/live_run.c - see live_run.h. */
-#include "live_run.h"
+/* pt_backend/pipeline/live_run.c - see pipeline.h. */
+#include "pipeline.h"
 
 #include <signal.h>
 #include <sys/wait.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* pt_backend/pipeline/offline.c - perf.data (intel_pt) -> ring (see offline.h):
+/* pt_backend/pipeline/offline.c - perf.data (intel_pt) -> ring (see pipeline.h):
  * the decode's set-up and end, the names defined before any flow event;
  * offline_int.h lists the layers it calls. */
 #include <errno.h>

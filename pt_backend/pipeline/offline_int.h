@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "offline.h"
+#include "pipeline.h"
 #include "ctxcut.h"
 #include "pt_backend/perf/perf.h"
 #include "sink.h"

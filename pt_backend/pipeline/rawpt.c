@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* pt_backend/pipeline/rawpt.c - a raw PT stream + --raw/--elf image -> ring (see
- * rawpt.h). */
+ * pipeline.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rawpt.h"
+#include "pipeline.h"
 #include "sink.h"
 #include "strace/internal/grow.h"
 

@@ -6,7 +6,7 @@
  *
  *   bench_libipt_loop [--callback] PERF.DATA [VDSO]
  *
- * Reads PERF.DATA with pt_backend's reader (perf_read.h): each executable
+ * Reads PERF.DATA with pt_backend's reader (perf.h): each executable
  * MMAP/MMAP2 record becomes a section of one pt_image_section_cache
  * (pt_iscache_add_file), added to one pt_image (pt_image_add_cached, no
  * address space: one process; a [vdso] mapping is read from VDSO if given,

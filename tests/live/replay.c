@@ -12,7 +12,7 @@
  *   live_replay IN.data OUT.data [AUX_BYTES [RING]]
  *
  * With RING, the session's callbacks also go to the live decoder
- * (pt_backend/pipeline/live_decode.h), which decodes the PT bytes as they come into
+ * (pt_backend/pipeline/pipeline.h), which decodes the PT bytes as they come into
  * a new ring at RING: what `ptrace-capture -p` does with real hardware.
  *
  * The AUX area is small by default (16 KiB) so that it wraps many times;

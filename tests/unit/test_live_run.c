@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "pt_backend/pipeline/live_run.h"
+#include "pt_backend/pipeline/pipeline.h"
 #include "../harness.h"
 
 /* What the hooks saw, as letters in order: o(pened), t(urn), f(ailed),

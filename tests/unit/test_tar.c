@@ -20,6 +20,7 @@
 
 #include "harness.h"
 #include "pt_backend/perf/perf.h"
+#include "pt_backend/perf/tar.h" /* the writer, the extractor */
 #include "strace/error.h"
 
 static char work[] = "/tmp/test_tar.XXXXXX";
