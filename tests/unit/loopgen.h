@@ -3,7 +3,8 @@
  * tests/unit/loopgen.h - a tiny program in an image of bytes, and real
  * PT of it from libipt's encoder, for the tests of the decodes built on
  * the segment merge (test_decoder_stream, test_decoder_parallel), which
- * compare them with the sequential decode of the same trace.
+ * compare them with the sequential decode of the same trace, and of the
+ * reference decoder (test_decoder_ref), which knows what the trace holds.
  *
  * The program (at LG_BASE):
  *   A:   call F          e8 0b 00 00 00
@@ -40,8 +41,14 @@ static const uint8_t lg_code[] = {
 	0xc3,       /* ret */
 };
 
+/* What a trace holds: the loop's turns begun, its system calls. */
+struct lg_counts {
+	size_t turns, syscalls, psbs;
+};
+
 struct lg {
 	struct pt_encoder *enc;
+	struct lg_counts n;
 	uint64_t rng, tsc, tnt;
 	int ntnt, pushed; /* pushed: the call's return may be compressed */
 	int bad;
@@ -101,6 +108,7 @@ static inline void lg_psbplus(struct lg *g, uint64_t ip)
 
 	lg_flush(g);
 	g->pushed = 0; /* no return compressed across a PSB */
+	g->n.psbs++;
 	memset(&p, 0, sizeof(p));
 	p.type = ppt_psb;
 	lg_put(g, &p);
@@ -123,9 +131,10 @@ static inline void lg_psbplus(struct lg *g, uint64_t ip)
 	lg_put(g, &p);
 }
 
-/* About len bytes of PT of the program (seed: its choices). Returns the
- * byte count, 0 if the encoder failed. */
-static inline size_t lg_make(uint8_t *buf, size_t len, uint64_t seed)
+/* About len bytes of PT of the program (seed: its choices); *n (may be
+ * NULL) what it holds. Returns the byte count, 0 if the encoder failed. */
+static inline size_t lg_make_counted(uint8_t *buf, size_t len, uint64_t seed,
+				     struct lg_counts *n)
 {
 	struct pt_config cfg;
 	struct lg g;
@@ -151,6 +160,7 @@ static inline size_t lg_make(uint8_t *buf, size_t len, uint64_t seed)
 		}
 		/* A: call F (pushed), jmp A */
 		g.pushed = 1;
+		g.n.turns++;
 		if (off - last_psb > 1024 && lg_rnd(&g) % 4 == 0) {
 			lg_psbplus(&g, LG_F);
 			last_psb = off;
@@ -160,6 +170,7 @@ static inline size_t lg_make(uint8_t *buf, size_t len, uint64_t seed)
 			lg_bit(&g, 1);
 		} else {
 			lg_bit(&g, 0);
+			g.n.syscalls++;
 			lg_ip(&g, ppt_tip_pgd, 0);
 			lg_ip(&g, ppt_tip_pge, LG_F + 4);
 		}
@@ -172,7 +183,14 @@ static inline size_t lg_make(uint8_t *buf, size_t len, uint64_t seed)
 	lg_flush(&g);
 	pt_enc_get_offset(g.enc, &off);
 	pt_free_encoder(g.enc);
+	if (n)
+		*n = g.n;
 	return g.bad ? 0 : (size_t)off;
+}
+
+static inline size_t lg_make(uint8_t *buf, size_t len, uint64_t seed)
+{
+	return lg_make_counted(buf, len, seed, NULL);
 }
 
 /* The image of the program. Returns 0 or the error. */
