@@ -2,7 +2,8 @@
 /*
  * tests/unit/loopgen.h - a tiny program in an image of bytes, and real
  * PT of it from libipt's encoder, for the tests of the decodes built on
- * the segment merge (test_decoder_stream, test_decoder_parallel), which
+ * the segment merge (test_decoder_stream, test_decoder_parallel) and of
+ * the loop's vector build (test_decoder_walk_vec), which
  * compare them with the sequential decode of the same trace, and of the
  * reference decoder (test_decoder_ref), which knows what the trace holds.
  *
