@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tests/unit/loopgen.h - a tiny program in an image of bytes, and real
- * PT of it from libipt's encoder, for the tests of the decodes built on
- * the segment merge (test_decoder_stream, test_decoder_parallel) and of
- * the loop's vector build (test_decoder_walk_vec), which
- * compare them with the sequential decode of the same trace, and of the
- * reference decoder (test_decoder_ref), which knows what the trace holds.
+ * PT of it from libipt's encoder. For the tests that compare a decode
+ * with the sequential decode of the same trace (test_decoder_stream,
+ * test_decoder_parallel, test_decoder_walk_vec), and for the reference
+ * decoder's (test_decoder_ref), which checks what the generator counted.
  *
  * The program (at LG_BASE):
  *   A:   call F          e8 0b 00 00 00
