@@ -30,13 +30,31 @@ int strace_dec_vec_reserve(struct evvec *e, size_t n)
 	return 0;
 }
 
+/* Room for twice the events (4096 at first), in both arrays. Returns 0,
+ * -ENOMEM (e's events then as they were, cap too). */
+static int vec_grow(struct evvec *e)
+{
+	size_t capv = e->cap, capi = e->cap;
+	struct strace_event *nv = strace_grow(e->v, &capv, sizeof(*nv), 4096);
+	uint64_t *ni;
+
+	if (!nv)
+		return -ENOMEM;
+	e->v = nv;
+	ni = strace_grow(e->ins, &capi, sizeof(*ni), 4096);
+	if (!ni)
+		return -ENOMEM;
+	e->ins = ni;
+	e->cap = capv;
+	return 0;
+}
+
 int strace_dec_vec_put(void *arg, const struct strace_event *ev,
 		       uint64_t ins)
 {
 	struct evvec *e = arg;
 
-	if (e->n == e->cap &&
-	    strace_dec_vec_reserve(e, e->cap ? e->cap * 2 : 4096) < 0)
+	if (e->n == e->cap && vec_grow(e) < 0)
 		return e->err = -ENOMEM;
 	event_copy(&e->v[e->n], ev);
 	e->ins[e->n] = ins;

@@ -32,17 +32,13 @@ long strace_dec_strpool_add(struct strpool *p, const char *s)
 {
 	size_t n = strlen(s) + 1;
 
-	if (p->len + n > p->cap) {
-		size_t nc = p->cap ? p->cap * 2 : 4096;
-		char *np;
+	/* (a name longer than the pool has room for doubles it again) */
+	while (p->len + n > p->cap) {
+		char *np = strace_grow(p->v, &p->cap, 1, 4096);
 
-		while (nc < p->len + n)
-			nc *= 2;
-		np = realloc(p->v, nc);
 		if (!np)
 			return -1;
 		p->v = np;
-		p->cap = nc;
 	}
 	memcpy(p->v + p->len, s, n);
 	p->len += n;

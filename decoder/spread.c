@@ -8,6 +8,7 @@
 
 #include "decoder/emit.h"
 #include "decoder/spread.h"
+#include "strace/internal/grow.h"
 
 uint64_t strace_dec_spread_mtc_ns(const struct strace_time_conv *tc)
 {
@@ -97,20 +98,22 @@ static int close_interval(struct strace_dec_spread *s,
 /* Room for more events held (up to SPREAD_MAX). Returns 0, -1. */
 static int grow(struct strace_dec_spread *s)
 {
-	unsigned nc = s->cap ? s->cap * 2 : 256;
+	size_t capev = s->cap, capins = s->cap;
+	unsigned nc;
 	struct strace_event *ev;
 	uint64_t *ins;
 
 	if (s->n + s->drop >= SPREAD_MAX || s->cap >= SPREAD_MAX)
 		return -1;
-	ev = realloc(s->ev, nc * sizeof(*ev));
+	ev = strace_grow(s->ev, &capev, sizeof(*ev), 256);
 	if (!ev)
 		return -1;
 	s->ev = ev;
-	ins = realloc(s->ins, nc * sizeof(*ins));
+	ins = strace_grow(s->ins, &capins, sizeof(*ins), 256);
 	if (!ins)
 		return -1;
 	s->ins = ins;
+	nc = (unsigned)capev; /* (at most 2 * SPREAD_MAX) */
 	s->cap = nc;
 	s->lim = nc < SPREAD_MAX - s->drop ? nc : SPREAD_MAX - s->drop;
 	return 0;
