@@ -36,7 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/format.h"
+#include "cli/view/format.h"
 #include "cli/sample.h"
 #include "strace/event.h"
 #include "strace/plugin.h"

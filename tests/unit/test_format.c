@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/format.h"
+#include "cli/view/format.h"
 #include "../harness.h"
 #include "strace/event.h"
 #include "strace/ring.h"

@@ -44,7 +44,7 @@
 #include <string.h>
 
 #include "format.h"
-#include "views.h"
+#include "view.h"
 
 #define IMG_W 1200                  /* the image's width, pixels */
 #define PAD 10                      /* left and right margins */

@@ -37,7 +37,7 @@
 #include <string.h>
 
 #include "format.h"
-#include "views.h"
+#include "view.h"
 
 #define NMOVED 64 /* ends moved remembered per thread */
 #define DCACHE 1024 /* frame address -> DSO, direct-mapped */

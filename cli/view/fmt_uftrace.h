@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "format.h"
-#include "views.h"
+#include "view.h"
 
 #define PROG "ptrace-read"
 

@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 #include "out.h"
-#include "views.h"
+#include "view.h"
 
 /* --diff-policy, as uftrace's: bits of report_diff_opts.policy */
 #define REPORT_DIFF_ABS 1u     /* sort by the size of a change, not its

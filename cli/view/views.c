@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "format.h"
-#include "views.h"
+#include "view.h"
 #include "views_int.h"
 
 #define KEPT 2u    /* user[1]: the frame is shown */

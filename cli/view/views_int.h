@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "format.h"
-#include "views.h"
+#include "view.h"
 
 /* labels of frames without a function of their own */
 #define ID_UNKNOWN VIEW_ID_UNKNOWN

@@ -53,7 +53,7 @@
 #include <string.h>
 
 #include "format.h"
-#include "views.h"
+#include "view.h"
 
 /* record and event types, argument types (the specification's values) */
 #define RT_METADATA 0u
