@@ -13,10 +13,6 @@
 #include <stdio.h>
 
 #include "control.h"
-#include "cli/view/fields.h"
-#include "cli/view/format.h"
-#include "cli/view/out.h"
-#include "cli/view/report_diff.h"
 #include "cli/view/view.h"
 #include "strace/event.h"
 #include "strace/filter.h"

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fields.h"
 #include "format.h"
+#include "view.h"
 
 static const char *const field_name[FLD_COUNT] = {
 	[FLD_SEQ] = "seq",   [FLD_TIME] = "time",     [FLD_TID] = "tid",

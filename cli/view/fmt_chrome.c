@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "format.h"
+#include "frames.h"
 #include "view.h"
 
 #define NMOVED 64 /* ends moved remembered per thread */

@@ -53,6 +53,7 @@
 #include <string.h>
 
 #include "format.h"
+#include "frames.h"
 #include "view.h"
 
 /* record and event types, argument types (the specification's values) */

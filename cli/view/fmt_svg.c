@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "format.h"
+#include "frames.h"
 #include "view.h"
 
 #define IMG_W 1200                  /* the image's width, pixels */

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "format.h"
+#include "frames.h"
 #include "view.h"
 
 #define PROG "ptrace-read"

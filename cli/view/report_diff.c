@@ -16,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_diff.h"
+#include "frames.h"
+#include "view.h"
 
 /* a function of both runs: [0] the base's figures, [1] the new run's */
 struct pair {

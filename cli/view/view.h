@@ -1,23 +1,284 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/views.h - ptrace-read's stack views (docs/stacks.md): a call tree
- * with durations (like uftrace replay), a per-function report (like
- * uftrace report), collapsed stacks for flame graphs, and the viewer
- * formats (docs/viewing.md), each in a file of its own. Each is fed the
- * events of a ring through strace_stack and prints to an out buffer;
- * memory is bounded by the stack depth and the distinct functions (or
- * stacks, for folded), not by the length of the trace.
+ * cli/view/view.h - the views and formats' API (libstrace_view.a): what
+ * ptrace-read shows a ring as. Its buffered output; lines of events (text,
+ * JSON lines) with a ring's names, and -F's chosen fields; the stack views
+ * (docs/stacks.md): a call tree with durations (like uftrace replay), a
+ * per-function report (like uftrace report), collapsed stacks for flame
+ * graphs, and the viewer formats (docs/viewing.md); two reports compared.
+ *
+ * Internal to cli/ (and its tests and benchmarks); it uses libstrace only.
+ * The library's own headers (format.h, frames.h, views_int.h,
+ * fmt_uftrace.h) are private to cli/view/.
  */
-#ifndef CLI_VIEWS_H
-#define CLI_VIEWS_H
+#ifndef CLI_VIEW_VIEW_H
+#define CLI_VIEW_VIEW_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "out.h"
+#include "strace/event.h"
 #include "strace/filter.h"
 #include "strace/names.h"
+#include "strace/ring.h"
 #include "strace/stack.h"
+
+/*
+ * Buffered output of the commands (out.c): lines are built in place
+ * (o->p, with FMT_LINE_MAX bytes of room past o->limit) and written out
+ * in big chunks. Messages about failures go to stderr, naming prog and
+ * the file.
+ */
+
+struct out {
+	int fd;
+	const char *prog;
+	const char *path; /* for messages */
+	char *buf, *p, *limit;
+	size_t cap;
+	int failed;
+};
+
+/* out_open() - path (NULL: standard output). Returns 0, or -1 after a
+ * message. */
+int out_open(struct out *o, const char *prog, const char *path);
+
+/* out_write() - data, unbuffered (after what is buffered: flush first). */
+int out_write(struct out *o, const void *data, size_t len);
+
+/* out_flush() - write what is buffered. Returns 0 or -1. */
+int out_flush(struct out *o);
+
+/* out_room() - flush when the buffer passed its limit. Returns 0 or -1. */
+static inline int out_room(struct out *o)
+{
+	return o->p > o->limit ? out_flush(o) : 0;
+}
+
+/* out_close() - flush, close a file, free. Returns 0 or -1. */
+int out_close(struct out *o);
+
+/*
+ * Fast text and JSON-lines formatting of events, with the names of a ring
+ * (format.c, fmt_names.c). Everything a line shows comes from the X-macro
+ * table in strace/event.h: type names, operand names and operand kinds.
+ * The formatter has no per-type code, only per-kind code.
+ *
+ * Speed: lines are built by hand (digit tables, no printf) into a caller's
+ * buffer; the caller writes the buffer out in big chunks.
+ */
+
+/* Longest name kept for display (bytes before escaping); longer ones are
+ * cut and end in "...". */
+#define FMT_NAME_MAX 1024
+/*
+ * Room one formatted line may need at most: two operands whose names are
+ * at most FMT_NAME_MAX bytes escaped up to 6x (\u00XX), a thread name, a
+ * system call's name or a symbol's aliases (FMT_NAME_MAX bytes of names
+ * in all, plus their quotes and commas), and numbers. The caller keeps
+ * this much free before each fmt_*_event().
+ */
+#define FMT_LINE_MAX (4 * 6 * FMT_NAME_MAX + 1024 + 4 * STRACE_ALIASES_MAX)
+
+/* One display name: text form (control bytes shown as '?') and JSON form
+ * (escaped, without the quotes). Both point to storage owned by the
+ * formatter, padded so that they are copied in 32-byte steps. */
+struct fmt_name {
+	const char *text, *json;
+	uint32_t text_len, json_len;
+};
+
+/* The display forms of the names' entries, made when first shown. */
+struct fmt_names {
+	struct fmt_name *full; /* by entry id: the whole string */
+	struct fmt_name *base; /* by entry id: DSOs' base names */
+	uint8_t *made;         /* by entry id: bit 0 full, bit 1 base */
+	size_t cap;
+	char **owned; /* the text and JSON copies */
+	size_t nowned, owned_cap;
+};
+
+/* Output formats. */
+enum fmt_kind {
+	FMT_TEXT,
+	FMT_JSONL,
+	FMT_RAW,
+	FMT_RING,
+	FMT_NONE, /* no output: plugins only */
+};
+
+/*
+ * Formatter state: options and small caches of what consecutive lines
+ * share (the event number counts up, the second of the time rarely
+ * changes). Initialise with fmt_setup(); one per output stream.
+ */
+struct fmt_acache {
+	uint64_t addr;
+	uint8_t valid, len, split;
+	char s[53];
+};
+#define FMT_FCACHE_BITS 10
+#define FMT_FCACHE (1u << FMT_FCACHE_BITS)
+
+struct fmt_addr_cache {
+	uint64_t addr;
+	const struct strace_name *e; /* NULL: no name */
+	int valid, dso;
+};
+#define FMT_ACACHE 2048
+
+struct fmt {
+	struct strace_names *names; /* may be NULL: no names */
+	int show_comm;              /* show thread names */
+	/* private */
+	struct fmt_names dn;           /* display forms of the names */
+	struct fmt_addr_cache *acache; /* address -> entry, direct-mapped */
+	uint64_t names_gen;            /* the names' generation cached */
+	struct fmt_acache *ac, ac_dummy; /* formatted addresses */
+	uint64_t ac_gen; /* the names' generation the caches hold (set before
+			  * each line or batch) */
+	size_t ac_mask;
+	uint64_t seq_last, sec_last;
+	int seq_valid, sec_valid;
+	uint8_t seq_len, sec_len;
+	uint64_t seq_w[2]; /* ASCII digits of seq_last, first in the low byte */
+	char sec_buf[24];
+	uint64_t nsh_last; /* JSON time: the digits above the last 8 */
+	int nsh_valid;
+	uint8_t nsh_len;
+	char nsh_buf[24];
+	/* the last thread: its text column "tid/name" and its JSON parts */
+	uint64_t tid_last, tid_gen;
+	int tid_valid;
+	uint8_t tid_text_len, tid_json_len, comm_json_len;
+	char tid_text[64], tid_json[24], comm_json[64];
+};
+
+/* fmt_setup() - fmt_init() and a fresh state with these options; names
+ * (may be NULL) are updated by the caller (strace_names_update). */
+void fmt_setup(struct fmt *f, struct strace_names *names, int show_comm);
+/* fmt_cleanup() - free the state's caches. */
+void fmt_cleanup(struct fmt *f);
+
+/* fmt_init() - build the per-type prefixes from the event table (once). */
+void fmt_init(void);
+
+/*
+ * fmt_text_event() / fmt_json_event() - append the line of event e at
+ * position seq to p, return the new end. p must have FMT_LINE_MAX bytes
+ * of room.
+ */
+char *fmt_text_event(struct fmt *f, char *p,
+		     const struct strace_event *e, uint64_t seq);
+char *fmt_json_event(struct fmt *f, char *p,
+		     const struct strace_event *e, uint64_t seq);
+
+/* Which types to show: the type set, and values of 128 and above. */
+struct fmt_filter {
+	struct strace_typeset set;
+	int unknown;
+};
+
+static inline int fmt_wanted(const struct fmt_filter *flt, unsigned type)
+{
+	return type < STRACE_EV_MAX ? strace_typeset_has(&flt->set, type)
+				    : flt->unknown;
+}
+
+/*
+ * fmt_text_batch() / fmt_json_batch() - the lines of the events ev[0..n)
+ * at positions seq, seq + 1, ..., skipping the types flt does not want
+ * (NULL: show all). Stops early once p passes limit (the caller flushes
+ * and calls again): *done receives how many events were consumed. p must
+ * have FMT_LINE_MAX bytes of room past limit.
+ */
+char *fmt_text_batch(struct fmt *f, char *p, const char *limit,
+		     const struct strace_event *ev, size_t n, uint64_t seq,
+		     const struct fmt_filter *flt, size_t *done);
+char *fmt_json_batch(struct fmt *f, char *p, const char *limit,
+		     const struct strace_event *ev, size_t n, uint64_t seq,
+		     const struct fmt_filter *flt, size_t *done);
+
+/*
+ * fmt_lost_event() - the synthetic LOST event a reader shows for count
+ * events it lost, starting at position first.
+ */
+void fmt_lost_event(struct strace_event *e, uint64_t count, uint64_t first);
+
+/*
+ * ptrace-read -F/--fields (fields.c): the fields of an event line that the
+ * user chooses, in the order given, as perf script -F takes them
+ * (docs/viewing.md, "Fields").
+ *
+ * Text: the fields separated by blanks; an address as perf script writes
+ * it (hex without 0x), then its symbol (sym, +0xOFF with offset) and its
+ * DSO in parentheses (dso), with "=>" between from and to; the CPU as
+ * perf writes it ("[002]"), from the thread's last cpu event ("[-]"
+ * before one). JSON: one object per line with the chosen keys. The slow
+ * path beside the formatter (one event at a time, names looked up each
+ * time): what a person asks for by hand.
+ */
+
+enum fields_id {
+	FLD_SEQ,
+	FLD_TIME,
+	FLD_TID,
+	FLD_PID,
+	FLD_COMM,
+	FLD_TYPE,
+	FLD_FROM,
+	FLD_TO,
+	FLD_SYM,
+	FLD_OFFSET,
+	FLD_DSO,
+	FLD_FLAGS,
+	FLD_CPU,
+	FLD_COUNT
+};
+
+struct fields {
+	uint8_t order[FLD_COUNT]; /* the fields to print, in order */
+	unsigned n;
+	uint32_t mask; /* 1 << each field chosen */
+	/* cpu: each thread's CPU, from its cpu events (open addressing by
+	 * tid: tid + 1 << 32 | cpu; 0 empty) */
+	uint64_t *cpus;
+	size_t ncpus, cpucap;
+};
+
+/* The most one line takes: names of FMT_NAME_MAX bytes escaped, numbers. */
+#define FIELDS_LINE_MAX (16 * 1024 + 256)
+
+/*
+ * fields_parse() - "time,tid,from,to,sym" into fl.
+ * Returns 0, or -1 with why in err (len bytes): an unknown or repeated
+ * field, an empty list, sym/offset/dso without from or to.
+ */
+int fields_parse(struct fields *fl, const char *spec, char *err, size_t len);
+
+/*
+ * fields_text() / fields_json() - the line of event e (number seq) at p,
+ * names from names (may be NULL: addresses only); at most
+ * FIELDS_LINE_MAX bytes. Every event of the ring goes through
+ * fields_see() first (the CPUs of the threads), shown or not.
+ * Returns the end of the line (after '\n').
+ */
+void fields_see(struct fields *fl, const struct strace_event *e);
+char *fields_text(const struct fields *fl, struct strace_names *names,
+		  char *p, const struct strace_event *e, uint64_t seq);
+char *fields_json(const struct fields *fl, struct strace_names *names,
+		  char *p, const struct strace_event *e, uint64_t seq);
+
+/* fields_fini() - free what fields_see() kept. */
+void fields_fini(struct fields *fl);
+
+/*
+ * The stack views (views.c, views_label.c, views_report.c) and the viewer
+ * formats (fmt_*.c), each in a file of its own. Each is fed the events of
+ * a ring through strace_stack and prints to an out buffer; memory is
+ * bounded by the stack depth and the distinct functions (or stacks, for
+ * folded), not by the length of the trace.
+ */
 
 enum view_kind {
 	VIEW_TREE,
@@ -77,70 +338,6 @@ int view_feed(struct view *v, const struct strace_event *ev, size_t n,
  * the folded stacks printed. Returns 0 or -1. */
 int view_finish(struct view *v);
 
-/*
- * A format of frames: what the viewer formats (Chrome JSON, FXT, uftrace,
- * SVG) implement, each in its own file; the view keeps the call stacks, the
- * filters and the names, and calls these in the order of the events:
- *   open    once, before any event; may keep state (view_set_state)
- *   event   every event, before the stacks see it (gaps, losses, thread
- *           names: what is not a frame); NULL: none. After
- *           view_set_event_types(), only the events of those types
- *   enter   a frame that is shown was entered, given the format's state
- *           (view_set_state(); the stacks call it directly when nothing
- *           is filtered). NULL (and leave NULL): the view collects the
- *           folded stacks, as -f folded, for finish to read
- *           (view_folded_each())
- *   leave   that frame is left (f->end is set; its callees have left)
- *   finish  the trace ended: every frame has left; write what remains
- *   close   free the state (after finish, or after an error)
- * open and finish return 0, or -1 after a message on stderr.
- */
-struct view_format {
-	int (*open)(struct view *v);
-	void (*event)(struct view *v, const struct strace_event *e);
-	void (*enter)(void *state, const struct strace_frame *f);
-	void (*leave)(void *state, const struct strace_frame *f);
-	int (*finish)(struct view *v);
-	void (*close)(struct view *v);
-};
-
-extern const struct view_format view_chrome, view_fxt, view_uftrace;
-/* -f svg: --flame merged (folded stacks), --flame time (frames) */
-extern const struct view_format view_svg, view_svg_time;
-
-/* What a format uses of its view. */
-void *view_state(const struct view *v);
-void view_set_state(struct view *v, void *state);
-const struct view_opts *view_opts(const struct view *v);
-struct strace_names *view_names(const struct view *v);
-struct out *view_out(const struct view *v);
-/* view_set_event_types() - call the format's event only for events of
- * these types (VIEW_TYPE_BIT(type) each; 0: every event, the default);
- * the stacks then take the others in batches, which is faster. Types
- * 64 and above share the bit of their value modulo 64 (ptwrite, 98,
- * that of lost, 34): a format's event looks at the type it gets. */
-#define VIEW_TYPE_BIT(type) (1ull << ((type) & 63))
-void view_set_event_types(struct view *v, uint64_t types);
-/* view_fail() - a format's write failed (or memory ran out): the view
- * stops with err (-1 after a message on stderr, or -ENOMEM). */
-void view_fail(struct view *v, int err);
-/*
- * view_put_name() - the frame's name at p, as every view names frames:
- * its function, else "[dso]+0xOFF", else the address; "[syscall]" and
- * "[signal]" for those frames. Writes at most FMT_NAME_MAX + 64 bytes.
- */
-char *view_put_name(struct view *v, char *p, const struct strace_frame *f);
-/* view_name_id() - one number per distinct name view_put_name() gives:
- * a names id; VIEW_ID_UNKNOWN with the address (no symbol); VIEW_ID_SYSCALL
- * with the names id + 1 of the system call ("[syscall write]"), or alone
- * ("[syscall]": the producer could not tell which); VIEW_ID_SIGNAL */
-#define VIEW_ID_UNKNOWN (1ull << 63)
-#define VIEW_ID_SYSCALL (1ull << 62)
-#define VIEW_ID_SIGNAL (1ull << 61)
-uint64_t view_name_id(struct view *v, const struct strace_frame *f);
-/* view_put_name_id() - the name of an id from view_name_id() */
-char *view_put_name_id(struct view *v, char *p, uint64_t id);
-
 /* view_frames_shown() - with filters, --depth or --min-time: 1 when the
  * view showed a frame so far (one passed them all), else 0; without
  * them, 0 (not counted). */
@@ -162,25 +359,56 @@ struct view_row {
  */
 long view_report_rows(struct view *v, const struct view_row **rows);
 
-/* view_put_duration() - "  1.234 us" (10 characters for a time below
- * 1000 s) as the report prints a time. */
-char *view_put_duration(char *p, uint64_t ns);
-/*
- * view_folded_each() - the stacks collected for a format without enter
- * (as -f folded prints them, in no order): fn(arg, ids, n, weight) for
- * each stack of a weight above 0, ids the view_name_id() of its n frames
- * from the outermost (valid during the call), weight its self time in
- * ns or its calls (view_opts weight_calls). Stops at fn's first return
- * other than 0 and returns it; else returns 0.
- */
-int view_folded_each(struct view *v,
-		     int (*fn)(void *arg, const uint64_t *ids, size_t n,
-			       uint64_t weight),
-		     void *arg);
-
 /* view_stack_stats() - the stacks' counts. */
 void view_stack_stats(const struct view *v, struct strace_stack_stats *st);
 
 void view_free(struct view *v);
 
-#endif /* CLI_VIEWS_H */
+/*
+ * Two reports compared, function by function (report_diff.c; ptrace-read
+ * -f report --diff OLD NEW), in the layout of uftrace report --diff
+ * (docs/stacks.md, "Comparing two runs"). The rows come from two report
+ * views (view_report_rows()); rows are matched by their name text, never
+ * by address: two runs load their code at different addresses.
+ */
+
+/* --diff-policy, as uftrace's: bits of report_diff_opts.policy */
+#define REPORT_DIFF_ABS 1u     /* sort by the size of a change, not its
+				* sign (default on) */
+#define REPORT_DIFF_PERCENT 2u /* the change of the times in percent of
+				* the base's */
+#define REPORT_DIFF_FULL 4u    /* the base's and the new run's figures
+				* beside each change */
+
+struct report_diff_opts {
+	int sort;        /* enum view_sort: whose change orders the rows */
+	unsigned policy; /* REPORT_DIFF_* */
+	int by;          /* enum view_by of the rows: the last column's
+			  * title (Function, DSO) */
+	const char *base_name, *new_name; /* for the header (the paths) */
+};
+
+/*
+ * report_diff_policy() - parse a --diff-policy value into *policy (which
+ * holds the default or what an earlier value set): words separated by
+ * commas, abs, percent (each may be preceded by no-), full, compact.
+ * Returns 0, or -1 with *bad pointing at the word not understood (up to
+ * the next comma).
+ */
+int report_diff_policy(const char *s, unsigned *policy, const char **bad);
+
+/*
+ * report_diff_print() - the rows of both runs, matched by name (rows of
+ * one name in one run summed, as uftrace keys its rows by name), each
+ * function's change from base to new: calls, total and self time;
+ * a function of one run only has the other's figures 0 (shown "-" as
+ * uftrace does). Sorted by the change of o->sort, largest first.
+ * Written to out. Returns 0; -ENOMEM; -1 when writing failed (a message
+ * was printed).
+ */
+int report_diff_print(const struct report_diff_opts *o,
+		      const struct view_row *base, size_t nbase,
+		      const struct view_row *new_rows, size_t nnew,
+		      struct out *out);
+
+#endif /* CLI_VIEW_VIEW_H */

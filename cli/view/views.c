@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "format.h"
+#include "frames.h"
 #include "view.h"
 #include "views_int.h"
 

@@ -21,7 +21,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/view/out.h"
 #include "cli/view/view.h"
 #include "strace/names.h"
 #include "strace/ring.h"

@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/view/format.h"
+#include "cli/view/view.h"
 #include "strace/ring.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
