@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/fields.c - ptrace-read -F/--fields (fields.h).
+ * cli/view/fields.c - ptrace-read -F/--fields (fields.h).
  */
 #include <stdio.h>
 #include <stdlib.h>

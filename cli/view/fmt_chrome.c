@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/fmt_chrome.c - ptrace-read -f chrome: the Chrome Trace Event format
+ * cli/view/fmt_chrome.c - ptrace-read -f chrome: the Chrome Trace Event format
  * (JSON), which Perfetto UI, chrome://tracing and speedscope load
  * (docs/viewing.md).
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/fmt_fxt.c - ptrace-read -f fxt: the Fuchsia trace format (FXT,
+ * cli/view/fmt_fxt.c - ptrace-read -f fxt: the Fuchsia trace format (FXT,
  * fuchsia.dev "Fuchsia trace format"), binary, as magic-trace writes it
  * and Perfetto UI loads it (docs/viewing.md).
  *

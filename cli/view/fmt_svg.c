@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/fmt_svg.c - ptrace-read -f svg: a flame graph in one SVG file that a
+ * cli/view/fmt_svg.c - ptrace-read -f svg: a flame graph in one SVG file that a
  * browser opens by itself, with its script inline (nothing is fetched):
  * hovering a frame names it with its time and share, a click zooms into
  * it, a search colours the frames whose names match and says what share

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* cli/out.c - buffered output of the commands (out.h). */
+/* cli/view/out.c - buffered output of the commands (out.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

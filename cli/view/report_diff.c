@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/report_diff.c - two reports compared (report_diff.h).
+ * cli/view/report_diff.c - two reports compared (report_diff.h).
  *
  * The layout is uftrace report --diff's (0.13): a compact line per
  * function holds the changes, new minus base; --diff-policy full puts

@@ -284,10 +284,10 @@ enum view_kind {
 	VIEW_TREE,
 	VIEW_REPORT,
 	VIEW_FOLDED,
-	VIEW_CHROME,  /* Chrome trace event JSON (cli/fmt_chrome.c) */
-	VIEW_FXT,     /* Fuchsia trace format (cli/fmt_fxt.c) */
-	VIEW_UFTRACE, /* a uftrace data directory (cli/fmt_uftrace.c) */
-	VIEW_SVG,     /* an SVG flame graph (cli/fmt_svg.c) */
+	VIEW_CHROME,  /* Chrome trace event JSON (cli/view/fmt_chrome.c) */
+	VIEW_FXT,     /* Fuchsia trace format (cli/view/fmt_fxt.c) */
+	VIEW_UFTRACE, /* a uftrace data directory (cli/view/fmt_uftrace.c) */
+	VIEW_SVG,     /* an SVG flame graph (cli/view/fmt_svg.c) */
 };
 
 /* svg: the folded stacks merged (a flame graph), or every frame where it

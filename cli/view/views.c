@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/views.c - the stack views of ptrace-read (views.h).
+ * cli/view/views.c - the stack views of ptrace-read (views.h).
  *
  * All three are callbacks of one strace_stack. A frame's user[0] holds
  * the time its callees took (for self times); user[1] holds the view's
