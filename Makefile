@@ -148,7 +148,7 @@ endef
 
 # One module.mk per top-level folder; tests/module.mk registers every test.
 include events/module.mk decoder/module.mk pt_backend/module.mk \
-	dlfilter/module.mk cli/module.mk tests/module.mk
+	dlfilter/module.mk cli/view/module.mk cli/module.mk tests/module.mk
 
 # Man pages with the version and the documents' place filled in, as
 # installed ($(O)/man for `man -l`); the documents they name.

@@ -1,20 +1,13 @@
 # cli/: the commands, thin over the libraries.
 #   ptrace-read     read a ring (text, jsonl, raw, saved ring), --generate,
-#                   --stat, -f report --diff (report_diff.c), -F
-#                   (fields.c); format.c,
-#                   sample.c and ringmsg.c are shared with the tests and
-#                   benchmarks (CLI_COMMON)
+#                   --stat, -f report --diff, -F; what it shows a ring as
+#                   is cli/view/ (libstrace_view.a, cli/view/module.mk);
+#                   sample.c is shared with the tests and benchmarks
 #   ptrace-capture  decode perf.data (-i) or raw PT (--pt), or capture
 #                   live (-p, -- CMD; capture_live.c); bundles of a
 #                   recording and its code (--archive, -i BUNDLE.tar;
 #                   capture_archive.c)
-CLI_COMMON := cli/format.c cli/fmt_names.c cli/sample.c cli/ringmsg.c \
-	cli/out.c cli/views.c cli/views_label.c cli/views_report.c \
-	cli/pluginpath.c \
-	cli/fmt_chrome.c cli/fmt_fxt.c cli/fmt_uftrace.c cli/fmt_uftrace_dir.c \
-	cli/fmt_uftrace_sym.c cli/fmt_uftrace_info.c cli/fmt_svg.c \
-	cli/control.c
-CLI_COMMON_OBJS := $(call objs,$(CLI_COMMON))
+READ_LINK := $(LIBSTRACE_VIEW_A) $(LIBSTRACE_A)
 
 # ptrace-read: main() parses and dispatches (ptrace-read.c); a file per
 # command (read_*.c), their shared state and messages in read.h,
@@ -22,7 +15,7 @@ CLI_COMMON_OBJS := $(call objs,$(CLI_COMMON))
 READ_SRCS := cli/ptrace-read.c cli/read_common.c cli/read_events.c \
 	cli/read_open.c cli/read_view.c cli/read_plugins.c cli/read_diff.c \
 	cli/read_generate.c cli/read_stat.c cli/read_list.c cli/read_gc.c cli/read_types.c
-$(eval $(call program,$(O)/bin/ptrace-read,$(READ_SRCS) cli/choice.c cli/report_diff.c cli/fields.c $(CLI_COMMON),$(LIBSTRACE_A),NO_LDLIBS))
+$(eval $(call program,$(O)/bin/ptrace-read,$(READ_SRCS) cli/choice.c cli/sample.c cli/ringmsg.c cli/pluginpath.c cli/control.c,$(READ_LINK),NO_LDLIBS))
 $(eval $(call program,$(O)/bin/ptrace-capture,cli/ptrace-capture.c cli/capture_ring.c cli/capture_offline.c cli/capture_raw.c cli/capture_run_live.c cli/capture_archive.c cli/capture_live.c cli/ringmsg.c cli/control.c cli/pluginpath.c cli/choice.c,$(PIPELINE_LINK),PIPELINE_LDLIBS))
 
 BINS += $(O)/bin/ptrace-read $(O)/bin/ptrace-capture

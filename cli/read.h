@@ -13,11 +13,7 @@
 #include <stdio.h>
 
 #include "control.h"
-#include "fields.h"
-#include "format.h"
-#include "out.h"
-#include "report_diff.h"
-#include "views.h"
+#include "cli/view/view.h"
 #include "strace/event.h"
 #include "strace/filter.h"
 #include "strace/plugin.h"

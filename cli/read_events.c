@@ -191,6 +191,20 @@ static int show_filtered(struct rd *d, const struct strace_event *ev,
 	return 0;
 }
 
+/*
+ * The batch loops' flush: once the end of what they built, p (kept in a
+ * local, o->p behind it), passed the limit, write the buffer out. Returns
+ * where to go on building: p, or the buffer's start after a flush; NULL
+ * when writing failed (a message was printed).
+ */
+static inline char *flush_past_limit(struct out *o, char *p)
+{
+	if (p <= o->limit)
+		return p;
+	o->p = p;
+	return out_flush(o) < 0 ? NULL : o->p;
+}
+
 /* Format n events at ev (positions seq...): the hot path. */
 static int show_events(struct rd *d, const struct strace_event *ev, size_t n,
 		       uint64_t seq)
@@ -218,12 +232,9 @@ static int show_events(struct rd *d, const struct strace_event *ev, size_t n,
 			ev += done;
 			seq += done;
 			n -= done;
-			if (p > o->limit) {
-				o->p = p;
-				if (out_flush(o) < 0)
-					return -1;
-				p = o->p;
-			}
+			p = flush_past_limit(o, p);
+			if (!p)
+				return -1;
 		}
 		break;
 	case FMT_RAW:
@@ -242,12 +253,9 @@ static int show_events(struct rd *d, const struct strace_event *ev, size_t n,
 				continue;
 			memcpy(p, e, sizeof(*e));
 			p += sizeof(*e);
-			if (p > o->limit) {
-				o->p = p;
-				if (out_flush(o) < 0)
-					return -1;
-				p = o->p;
-			}
+			p = flush_past_limit(o, p);
+			if (!p)
+				return -1;
 		}
 		break;
 	case FMT_RING:

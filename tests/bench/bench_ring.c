@@ -36,8 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/format.h"
 #include "cli/sample.h"
+#include "cli/view/view.h"
 #include "strace/event.h"
 #include "strace/plugin.h"
 #include "strace/ring.h"

@@ -21,8 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/out.h"
-#include "cli/views.h"
+#include "cli/view/view.h"
 #include "strace/names.h"
 #include "strace/ring.h"
 #include "strace/stack.h"

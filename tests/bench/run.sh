@@ -155,7 +155,7 @@ Memory bandwidth measured in the same run: **$(GB memcpy_bytes 2) memcpy**
 | CAST | the same, interpreting each event through the type table | **$(M cast)** ($(M cast_cpu) per CPU-second) | - | 18.1M | 200M | $(ok cast 200000000) |
 | PLUGIN | the same, each event handed to a plugin's empty callback (\`ptrace-read --plugin\`'s dispatch: strace_plugins_dispatch, tests/plugins/testplug.c -DEMPTY) | **$(M plugin)** ($(M plugin_cpu) per CPU-second) | CAST $(M cast) | - | 200M | $(ok plugin 200000000) |
 | PLUGIN, disabled | the same plugin, its callback disabled: a disabled type costs no call | **$(M plugin_off)** ($(M plugin_off_cpu) per CPU-second) | CONSUME $(M consume) | - | CONSUME's (within 10%) | $(ok plugin_off $(awk -v c="${rate[consume]}" 'BEGIN { printf "%d", c * 0.9 }')) |
-| JSON | the same through ptrace-read's formatter (cli/format.c), JSON lines written to /dev/null | **$(M json)** ($(M json_cpu) per CPU-second) | - | 6.0M | 15M | $(ok json 15000000) |
+| JSON | the same through ptrace-read's formatter (cli/view/format.c), JSON lines written to /dev/null | **$(M json)** ($(M json_cpu) per CPU-second) | - | 6.0M | 15M | $(ok json 15000000) |
 | TEXT | likewise, text lines | **$(M text)** ($(M text_cpu) per CPU-second) | - | 2.6M | 20M | $(ok text 20000000) |
 
 The baseline is an ipmpsc-style SharedRingBuffer rebuilt in C

@@ -6,8 +6,9 @@
 #    used across folders; tests/ may use anything, and nothing uses tests/;
 #  - the folders' include graph has no cycle, and neither has the graph of
 #    the headers inside a folder;
-#  - the folders depend the documented way: cli -> pt_backend, dlfilter
-#    -> decoder -> events (a stage may use the stages below it only);
+#  - the folders depend the documented way: cli -> cli/view, pt_backend,
+#    dlfilter -> decoder -> events (a stage may use the stages below it
+#    only);
 #    both "..." and <...> includes of the project's headers count;
 #  - calls go the same way: the call graph the compiler draws
 #    (gcc -fcallgraph-info, every file built at -O0 so that the calls into
@@ -31,6 +32,7 @@ STAGES = {
     "pt_backend/capture": "pt_backend/capture/capture.h",
     "pt_backend/pipeline": "pt_backend/pipeline/pipeline.h",
     "dlfilter": "dlfilter/dlf.h",
+    "cli/view": "cli/view/view.h",  # the views and formats (libstrace_view.a)
     "cli": None,  # the commands: nothing includes them
     "include/strace": None,  # public: anyone may include these
 }
@@ -44,8 +46,9 @@ MAY_USE = {
     "pt_backend/pipeline": {"include/strace", "decoder", "pt_backend/perf",
                             "pt_backend/capture"},
     "dlfilter": {"include/strace", "decoder"},
+    "cli/view": {"include/strace", "events"},
     "cli": {"include/strace", "decoder", "pt_backend/perf",
-            "pt_backend/capture", "pt_backend/pipeline"},
+            "pt_backend/capture", "pt_backend/pipeline", "cli/view"},
 }
 # functions allowed over 150 lines: "file:function": why
 LONG_OK = {

@@ -45,8 +45,8 @@ FUZZ_perf_ref_DEPS := $(FUZZ_perf_DEPS)
 FUZZ_perf_ref_LDLIBS = $(DECODER_LIBS)
 FUZZ_perf_ref_SRC := tests/fuzz/fuzz_perf.c
 FUZZ_perf_ref_DEFS := -DFUZZ_PERF_REFERENCE
-# the ring target reads as ptrace-read does: cli/format.c's formatters
-FUZZ_ring_DEPS := $(CLI_COMMON_OBJS) $(LIBSTRACE_A)
+# the ring target reads as ptrace-read does: cli/view/'s formatters
+FUZZ_ring_DEPS := $(LIBSTRACE_VIEW_A) $(LIBSTRACE_A)
 FUZZ_ring_LDLIBS :=
 FUZZ_blockfile_DEPS := $(DECODER_A) $(LIBSTRACE_A)
 FUZZ_blockfile_LDLIBS = $(DECODER_LIBS)
@@ -99,7 +99,7 @@ TEST_TOOLS += $(O)/tests/fuzz_damage
 # capture.srb from a ring of make check's trace corpus:
 #   build/bin/ptrace-capture -i build/corpus/threads-percpu.data -o CAP.srb
 #   build/tests/ring_seeds tests/fuzz/corpus/ring CAP.srb
-$(eval $(call tool,$(O)/tests/ring_seeds,tests/fuzz/ring_seeds.c $(CLI_COMMON),$(LIBSTRACE_A),NO_LDLIBS))
+$(eval $(call tool,$(O)/tests/ring_seeds,tests/fuzz/ring_seeds.c cli/sample.c,$(LIBSTRACE_A),NO_LDLIBS))
 
 # libFuzzer builds: `make fuzz` runs make again with O=build/fuzz, clang and
 # the sanitizers, for the fuzz targets only: not the shared libraries (an

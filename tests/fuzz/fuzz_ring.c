@@ -3,7 +3,7 @@
  * tests/fuzz/fuzz_ring.c - fuzz target over what a reader does with a
  * ring file someone else wrote: the input is the file's bytes. Whatever
  * they are, opening the ring, its --stat, reading every event as text and
- * as JSON lines (cli/format.c, as ptrace-read prints them), saving it as
+ * as JSON lines (cli/view/format.c, as ptrace-read prints them), saving it as
  * ptrace-read -f ring does, walking the string table and following the
  * ring until it ends must finish, without a crash, a hang, or a read out
  * of bounds. Every line must also be what the formats promise: a text
@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/format.h"
+#include "cli/view/view.h"
 #include "strace/ring.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tests/unit/test_format.c - ptrace-read's formatter (cli/format.c).
+ * tests/unit/test_format.c - ptrace-read's formatter (cli/view/format.c).
  *
  * The fast hand-written formatting is checked against slow references
  * built with snprintf from the same event table, for every type and many
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/format.h"
+#include "cli/view/format.h"
 #include "../harness.h"
 #include "strace/event.h"
 #include "strace/ring.h"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/view/e2e-fxt.sh - ptrace-read -f fxt (cli/fmt_fxt.c), judged by
+# tests/view/e2e-fxt.sh - ptrace-read -f fxt (cli/view/fmt_fxt.c), judged by
 # tests/view/fxtcheck.py (an FXT reader written from the specification,
 # apart from the writer; strict mode) and compared with -f chrome:
 #   - corpus traces (recurse, threads, exceptions, signals, ocaml; the

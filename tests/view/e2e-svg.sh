@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/view/e2e-svg.sh - ptrace-read -f svg (cli/fmt_svg.c), the flame
+# tests/view/e2e-svg.sh - ptrace-read -f svg (cli/view/fmt_svg.c), the flame
 # graph a browser opens by itself, judged by tests/view/svgcheck.py
 # against the text views of the same ring (docs/viewing.md, "SVG flame
 # graph"):

@@ -212,8 +212,8 @@ print("%d events, %d slices" % (len(ev), b))' "$work/chrome.out" 2>&1); then
 	# reports' truncation to their units may differ by; traces with gaps
 	# or without their start included (a frame that began before the
 	# trace, found by a return, begins at the thread's first event in
-	# both: the export moves its entry there, cli/fmt_uftrace.c). With a
-	# filter, the self times differ by definition: ours leave out every
+	# both: the export moves its entry there, cli/view/fmt_uftrace.c). With
+	# a filter, the self times differ by definition: ours leave out every
 	# callee's time, uftrace's only the callees written, so only totals
 	# and calls are compared then.
 	if why=$(run times uft report -d "$d" $DEEP -f total,self,call); then

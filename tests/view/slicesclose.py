@@ -4,7 +4,7 @@ those of -f fxt (both as "PID TID START END DEPTH NAME" lines from
 chromeslices.py and fxtcheck.py --slices): the same count per thread and
 name, and, name by name in time order, the same times, except that
 -f chrome writes a thread's begins and ends at increasing times (one at
-the time of the one before it goes 1 ns later: cli/fmt_chrome.c), so its
+the time of the one before it goes 1 ns later: cli/view/fmt_chrome.c), so its
 times may be later by a few ns, never earlier. Slices of one name are
 paired nearest first. Depths are not compared:
 frames of no duration nest in no single way by their times.

@@ -1,5 +1,5 @@
 // tests/view/svg-check.js - our SVG flame graph (ptrace-read -f svg,
-// cli/fmt_svg.c) in headless Chromium, as a person uses it:
+// cli/view/fmt_svg.c) in headless Chromium, as a person uses it:
 //   - it loads with no script error and fetches nothing but itself;
 //   - its frames are drawn (boxes with a width), NAME among them;
 //   - hovering NAME's widest box writes its name, time and share in the

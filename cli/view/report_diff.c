@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/report_diff.c - two reports compared (report_diff.h).
+ * cli/view/report_diff.c - two reports compared (report_diff.h).
  *
  * The layout is uftrace report --diff's (0.13): a compact line per
  * function holds the changes, new minus base; --diff-policy full puts
@@ -16,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_diff.h"
+#include "frames.h"
+#include "view.h"
 
 /* a function of both runs: [0] the base's figures, [1] the new run's */
 struct pair {

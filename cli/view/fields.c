@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/fields.c - ptrace-read -F/--fields (fields.h).
+ * cli/view/fields.c - ptrace-read -F/--fields (fields.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fields.h"
 #include "format.h"
+#include "view.h"
 
 static const char *const field_name[FLD_COUNT] = {
 	[FLD_SEQ] = "seq",   [FLD_TIME] = "time",     [FLD_TID] = "tid",

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/fmt_chrome.c - ptrace-read -f chrome: the Chrome Trace Event format
+ * cli/view/fmt_chrome.c - ptrace-read -f chrome: the Chrome Trace Event format
  * (JSON), which Perfetto UI, chrome://tracing and speedscope load
  * (docs/viewing.md).
  *
@@ -37,7 +37,8 @@
 #include <string.h>
 
 #include "format.h"
-#include "views.h"
+#include "frames.h"
+#include "view.h"
 
 #define NMOVED 64 /* ends moved remembered per thread */
 #define DCACHE 1024 /* frame address -> DSO, direct-mapped */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/views_int.h - the private parts of the stack views, shared by their
+ * cli/view/views_int.h - the private parts of the stack views, shared by their
  * files: the view and its report rows; the labels of frames
  * (views_label.c: view_put_name_id()); the report's table, printed or
  * kept (views_report.c); the tree, the per-event code of the report and
@@ -14,7 +14,8 @@
 #include <string.h>
 
 #include "format.h"
-#include "views.h"
+#include "frames.h"
+#include "view.h"
 
 /* labels of frames without a function of their own */
 #define ID_UNKNOWN VIEW_ID_UNKNOWN

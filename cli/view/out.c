@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* cli/out.c - buffered output of the commands (out.h). */
+/* cli/view/out.c - buffered output of the commands (out.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -7,8 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "format.h"
-#include "out.h"
+#include "view.h"
 
 #define OUT_CAP (256u << 10) /* stays in L2; write(2) per 256 KiB */
 

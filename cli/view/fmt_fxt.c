@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/fmt_fxt.c - ptrace-read -f fxt: the Fuchsia trace format (FXT,
+ * cli/view/fmt_fxt.c - ptrace-read -f fxt: the Fuchsia trace format (FXT,
  * fuchsia.dev "Fuchsia trace format"), binary, as magic-trace writes it
  * and Perfetto UI loads it (docs/viewing.md).
  *
@@ -53,7 +53,8 @@
 #include <string.h>
 
 #include "format.h"
-#include "views.h"
+#include "frames.h"
+#include "view.h"
 
 /* record and event types, argument types (the specification's values) */
 #define RT_METADATA 0u

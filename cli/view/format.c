@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/format.c - text and JSON-lines formatting.
+ * cli/view/format.c - text and JSON-lines formatting.
  *
  * The per-type strings (" from=", ",\"type\":\"call\",\"tid\":", ...) are
  * built once from the X-macro table, padded to fixed sizes so the hot path
@@ -174,7 +174,7 @@ char *fmt_put_time(char *p, uint64_t ns)
 
 /* --- display names ------------------------------------------------------- */
 
-/* copy a name made by fmt_name_make() (padded, cli/fmt_names.c): 32 bytes
+/* copy a name made by fmt_name_make() (padded, cli/view/fmt_names.c): 32 bytes
  * at a time */
 static inline __attribute__((always_inline)) char *copy_name(char *p, const char *s, uint32_t len)
 {
@@ -252,8 +252,8 @@ display(struct fmt_names *dn, const struct strace_name *e, int base)
 		       sizeof(",\"" AN "_sym\":\"") <= PFX_COPY + 1 &&         \
 		       sizeof(",\"" BN "_sym\":\"") <= PFX_COPY + 1 &&         \
 		       sizeof(NAME) <= 12,                                     \
-		       "event table names too long for cli/format.c: raise "   \
-		       "PFX_COPY (and TYPE_W)");
+		       "event table names too long for cli/view/format.c: "    \
+		       "raise PFX_COPY (and TYPE_W)");
 STRACE_EVENT_TYPES(FMT_X_CHECK)
 #undef FMT_X_CHECK
 #define TYPE_W 11 /* text: type names padded to this width */

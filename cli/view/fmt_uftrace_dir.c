@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/fmt_uftrace_dir.c - ptrace-read -f uftrace -o DIR: the directory
+ * cli/view/fmt_uftrace_dir.c - ptrace-read -f uftrace -o DIR: the directory
  * (made, or an old uftrace data directory in it cleared), its small
  * files written whole, and the string builder they are made in.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/fmt_uftrace_info.c - ptrace-read -f uftrace -o DIR: the files that
+ * cli/view/fmt_uftrace_info.c - ptrace-read -f uftrace -o DIR: the files that
  * describe the recording: task.txt (a session per process, a task per
  * thread), a sid-SID.map file per session, events.txt (the gaps' user
  * events) and info (the header and its info lines).

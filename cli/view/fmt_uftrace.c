@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/fmt_uftrace.c - ptrace-read -f uftrace -o DIR: a uftrace data
+ * cli/view/fmt_uftrace.c - ptrace-read -f uftrace -o DIR: a uftrace data
  * directory (format version 4, as uftrace 0.13 reads it), so that
  * `uftrace replay|report|graph|dump|info -d DIR` work on a ring
  * (docs/viewing.md, "The uftrace data directory").

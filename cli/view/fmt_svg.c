@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/fmt_svg.c - ptrace-read -f svg: a flame graph in one SVG file that a
+ * cli/view/fmt_svg.c - ptrace-read -f svg: a flame graph in one SVG file that a
  * browser opens by itself, with its script inline (nothing is fetched):
  * hovering a frame names it with its time and share, a click zooms into
  * it, a search colours the frames whose names match and says what share
@@ -44,7 +44,8 @@
 #include <string.h>
 
 #include "format.h"
-#include "views.h"
+#include "frames.h"
+#include "view.h"
 
 #define IMG_W 1200                  /* the image's width, pixels */
 #define PAD 10                      /* left and right margins */

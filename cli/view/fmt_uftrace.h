@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/fmt_uftrace.h - the private parts of ptrace-read -f uftrace, shared
+ * cli/view/fmt_uftrace.h - the private parts of ptrace-read -f uftrace, shared
  * by its files: the threads' data files and the per-event code
  * (fmt_uftrace.c, which describes the data directory at its top), the
  * modules, their .sym files and the map (fmt_uftrace_sym.c), the task,
@@ -16,7 +16,8 @@
 #include <stdint.h>
 
 #include "format.h"
-#include "views.h"
+#include "frames.h"
+#include "view.h"
 
 #define PROG "ptrace-read"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/views.c - the stack views of ptrace-read (views.h).
+ * cli/view/views.c - the stack views of ptrace-read (views.h).
  *
  * All three are callbacks of one strace_stack. A frame's user[0] holds
  * the time its callees took (for self times); user[1] holds the view's
@@ -14,7 +14,8 @@
 #include <string.h>
 
 #include "format.h"
-#include "views.h"
+#include "frames.h"
+#include "view.h"
 #include "views_int.h"
 
 #define KEPT 2u    /* user[1]: the frame is shown */

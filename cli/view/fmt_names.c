@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/fmt_names.c - the names as the formats show them: JSON and text
+ * cli/view/fmt_names.c - the names as the formats show them: JSON and text
  * escaping, and the display forms of a name (fmt_name_make()), made once
  * and kept padded so that format.c's hot path copies them in fixed steps.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/views_label.c - the labels of frames as every view shows them: a
+ * cli/view/views_label.c - the labels of frames as every view shows them: a
  * function's name, "[syscall NAME]", "[signal]", or "[DSO]+0xOFF" for
  * code without a symbol (cached per address).
  */

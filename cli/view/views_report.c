@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/views_report.c - the end of -f report: its rows sorted (--sort),
+ * cli/view/views_report.c - the end of -f report: its rows sorted (--sort),
  * the table printed, with a DSO column when a name is on two rows, or
  * the rows kept, named, for view_report_rows() (--diff).
  */

@@ -1,81 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/views.h - ptrace-read's stack views (docs/stacks.md): a call tree
- * with durations (like uftrace replay), a per-function report (like
- * uftrace report), collapsed stacks for flame graphs, and the viewer
- * formats (docs/viewing.md), each in a file of its own. Each is fed the
- * events of a ring through strace_stack and prints to an out buffer;
- * memory is bounded by the stack depth and the distinct functions (or
- * stacks, for folded), not by the length of the trace.
+ * cli/view/frames.h - the stack views' side of the viewer formats: what
+ * Chrome JSON, FXT, uftrace and SVG implement (struct view_format) and
+ * what they use of their view (its state, options, names, output, and
+ * frames named as every view names them). Private to cli/view/.
  */
-#ifndef CLI_VIEWS_H
-#define CLI_VIEWS_H
+#ifndef CLI_VIEW_FRAMES_H
+#define CLI_VIEW_FRAMES_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "out.h"
-#include "strace/filter.h"
-#include "strace/names.h"
-#include "strace/stack.h"
-
-enum view_kind {
-	VIEW_TREE,
-	VIEW_REPORT,
-	VIEW_FOLDED,
-	VIEW_CHROME,  /* Chrome trace event JSON (cli/fmt_chrome.c) */
-	VIEW_FXT,     /* Fuchsia trace format (cli/fmt_fxt.c) */
-	VIEW_UFTRACE, /* a uftrace data directory (cli/fmt_uftrace.c) */
-	VIEW_SVG,     /* an SVG flame graph (cli/fmt_svg.c) */
-};
-
-/* svg: the folded stacks merged (a flame graph), or every frame where it
- * ran, per thread, in time order (a flame chart) */
-enum view_flame { VIEW_FLAME_MERGED, VIEW_FLAME_TIME };
-
-enum view_sort { VIEW_SORT_TOTAL, VIEW_SORT_SELF, VIEW_SORT_CALLS };
-enum view_by { VIEW_BY_FUNCTION, VIEW_BY_THREAD, VIEW_BY_DSO };
-
-struct view_opts {
-	int kind;          /* enum view_kind */
-	uint32_t depth;    /* frames this deep and deeper (under the
-			    * --sym scope) are not shown (0: all) */
-	uint64_t min_time; /* frames shorter than this (ns) are not shown,
-			    * nor their callees (uftrace -t; 0: all) */
-	int sort;          /* report: enum view_sort */
-	int by;            /* report: enum view_by */
-	int weight_calls;  /* folded, svg merged: weigh by calls, not
-			    * nanoseconds */
-	int machine;       /* the machine's stack, not the person's
-			    * (strace_stack_opts.machine) */
-	const char *dir;   /* uftrace: the directory to write (-o) */
-	int rows_only;     /* report: print nothing; view_report_rows()
-			    * gives the rows */
-	int flame;         /* svg: enum view_flame */
-	double min_width;  /* svg: boxes narrower (in pixels of the
-			    * 1200-pixel image) are left out and counted
-			    * (0: only those of no width) */
-};
-
-/* svg: ptrace-read's min_width (--min-width), in pixels */
-#define VIEW_MIN_WIDTH 0.1
-
-struct view;
-
-/* view_new() - a view printing to out, naming with names, keeping what
- * flt keeps (may be NULL). Returns 0, or -ENOMEM. */
-int view_new(const struct view_opts *o, struct strace_names *names,
-	     struct strace_filter *flt, struct out *out, struct view **v);
-
-/* view_feed() - the next events, of types among seen (bit 1 << type % 64;
- * ~0: not known). Returns 0, -ENOMEM, or -1 when writing the output
- * failed (a message was printed). */
-int view_feed(struct view *v, const struct strace_event *ev, size_t n,
-	      uint64_t seen);
-
-/* view_finish() - the end of the trace: every frame left; the report and
- * the folded stacks printed. Returns 0 or -1. */
-int view_finish(struct view *v);
+#include "view.h"
 
 /*
  * A format of frames: what the viewer formats (Chrome JSON, FXT, uftrace,
@@ -141,27 +77,6 @@ uint64_t view_name_id(struct view *v, const struct strace_frame *f);
 /* view_put_name_id() - the name of an id from view_name_id() */
 char *view_put_name_id(struct view *v, char *p, uint64_t id);
 
-/* view_frames_shown() - with filters, --depth or --min-time: 1 when the
- * view showed a frame so far (one passed them all), else 0; without
- * them, 0 (not counted). */
-int view_frames_shown(const struct view *v);
-
-/* A row of a report: what -f report prints on one line. */
-struct view_row {
-	const char *name; /* as the report names the row under Function,
-			   * Thread or DSO (no DSO column); NUL-terminated */
-	uint64_t calls, total, self, max; /* max: the longest call (ns) */
-};
-
-/*
- * view_report_rows() - the rows of a report view made with rows_only,
- * after view_finish(): those it would print, in its order (--sort).
- * *rows (names included) is the view's, valid until view_free().
- * Returns the number of rows; -ENOMEM; -EINVAL when v is not such a
- * view or view_finish() did not succeed.
- */
-long view_report_rows(struct view *v, const struct view_row **rows);
-
 /* view_put_duration() - "  1.234 us" (10 characters for a time below
  * 1000 s) as the report prints a time. */
 char *view_put_duration(char *p, uint64_t ns);
@@ -178,9 +93,4 @@ int view_folded_each(struct view *v,
 			       uint64_t weight),
 		     void *arg);
 
-/* view_stack_stats() - the stacks' counts. */
-void view_stack_stats(const struct view *v, struct strace_stack_stats *st);
-
-void view_free(struct view *v);
-
-#endif /* CLI_VIEWS_H */
+#endif /* CLI_VIEW_FRAMES_H */

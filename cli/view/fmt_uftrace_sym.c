@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/fmt_uftrace_sym.c - ptrace-read -f uftrace -o DIR: the modules
+ * cli/view/fmt_uftrace_sym.c - ptrace-read -f uftrace -o DIR: the modules
  * (groups of the ring's DSO entries), a NAME.sym file per module with
  * its symbols and the labels of unnamed code, the labels' module, and
  * the map lines every sid-SID.map file holds (see the top of
