@@ -14,6 +14,7 @@
 #include <elfutils/libdw.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,8 @@ struct memo {
 
 struct dobj {
 	char *path; /* as asked (not under symfs) */
+	uint64_t text_base;
+	int has_text_base;
 	int fd;
 	Elf *elf;
 	Dwarf *dw; /* NULL: no debug information */
@@ -141,6 +144,24 @@ static void dw_open(struct dobj *o, const char *path)
 	o->dw = dwarf_begin_elf(o->elf, DWARF_C_READ, NULL);
 }
 
+/* Where the first executable PT_LOAD segment's mapping starts. */
+static void text_base(struct dobj *o)
+{
+	size_t n;
+
+	if (elf_getphdrnum(o->elf, &n))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(o->elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    !(ph.p_flags & PF_X))
+			continue;
+		o->text_base = ph.p_vaddr - (ph.p_offset & 4095);
+		o->has_text_base = 1;
+		return;
+	}
+}
+
 /* The object at path, opened on first use; NULL only without memory. */
 static struct dobj *obj_get(struct strace_dwarf *d, const char *path)
 {
@@ -164,6 +185,8 @@ static struct dobj *obj_get(struct strace_dwarf *d, const char *path)
 	o->fd = -1;
 	snprintf(full, sizeof(full), "%s%s", d->symfs ? d->symfs : "", path);
 	dw_open(o, full);
+	if (o->elf)
+		text_base(o);
 	if (!o->dw) {
 		/* a stripped object: its separate debug file, checked by
 		 * build-id, where perf and the symbols look */
@@ -241,6 +264,17 @@ static const char *file_name(struct dobj *o, Dwarf_Die *cu, const char *f)
 		return intern(o, buf);
 	}
 	return intern(o, f);
+}
+
+int strace_dwarf_text_base(struct strace_dwarf *d, const char *path,
+			   uint64_t *vaddr)
+{
+	struct dobj *o = obj_get(d, path);
+
+	if (!o || !o->has_text_base)
+		return 0;
+	*vaddr = o->text_base;
+	return 1;
 }
 
 static int cmp_row(const void *a, const void *b)
