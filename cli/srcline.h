@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 
+#include "strace/event.h"
 #include "strace/names.h"
 
 struct srclines;
@@ -28,5 +29,19 @@ void srclines_free(struct srclines *s);
  */
 int srclines_get(struct srclines *s, struct strace_names *names,
 		 uint64_t addr, const char **file, unsigned *line);
+
+/*
+ * srclines_append() - ptrace-read --srcline: the line of event e at
+ * [start, end) (text or JSON, ending in '\n') with the source line of
+ * each of its code addresses added: text " from_srcline=FILE:LINE",
+ * JSON ',"from_srcline":"FILE:LINE"' (the operand's name, then
+ * _srcline), an address without a line left out. At most
+ * SRCLINE_APPEND_MAX bytes more. Returns the new end.
+ */
+#define SRCLINE_FILE_MAX 512
+#define SRCLINE_APPEND_MAX (2 * (6 * SRCLINE_FILE_MAX + 64))
+char *srclines_append(struct srclines *s, struct strace_names *names,
+		      char *start, char *end, const struct strace_event *e,
+		      int json);
 
 #endif /* CLI_SRCLINE_H */

@@ -140,6 +140,21 @@ PY
 	fi
 fi
 
+# --srcline: the text and JSON lines as without it, plus the keys; the
+# same lines as -F's
+"$bin/ptrace-read" "$work/i.srb" >"$work/plain.txt"
+"$bin/ptrace-read" --srcline "$work/i.srb" >"$work/src.txt"
+"$bin/ptrace-read" -f jsonl --srcline "$work/i.srb" >"$work/src.jsonl"
+c=$(grep -c ' from_srcline=[^ ]*/tests/corpus/inline.c:[0-9]*' "$work/src.txt")
+check "text-plus-keys ($c text lines from inline.c with from_srcline; the rest as without --srcline)" \
+	sh -c "[ $c -gt 20 ] && sed 's/ [a-z]*_srcline=[^ ]*//g' '$work/src.txt' | cmp -s - '$work/plain.txt'"
+# (-F from is operand a whatever its name: a symbol event's start too)
+na=$(grep -c '"from_srcline":' "$work/src.jsonl")
+nb=$(grep -o '"[a-z]*_srcline":"[^"]*"' "$work/src.jsonl" | sed 's/^"[a-z]*_srcline"://' | sort -u | wc -l)
+nc=$( { grep -o '"[a-z]*_srcline":"[^"]*"' "$work/src.jsonl"; grep -o '"from_srcline":"[^"]*"' "$work/ours.jsonl"; } | sed 's/^"[a-z]*_srcline"://' | sort -u | wc -l)
+check "jsonl ($na JSON lines with from_srcline; every line -F from,srcline gives among their $nb distinct ones)" \
+	test "$na" -gt 20 -a "$nb" -eq "$nc"
+
 # a DSO that is not there or has no debug information: no line, no error
 check "no-debuginfo (the ld.so/libc lines only when their debug files are)" \
 	"$bin/ptrace-read" -F from,srcline "$work/i.srb" -o /dev/null
