@@ -62,6 +62,11 @@ struct cutab {
 
 struct dobj {
 	char *path; /* as asked (not under symfs) */
+	/* another path of an object opened already (the same build-id:
+	 * /lib/... and /usr/lib/... on a merged /usr): that one is used */
+	struct dobj *same;
+	uint8_t id[20];
+	size_t idn;
 	uint64_t text_base;
 	int has_text_base;
 	int fd;
@@ -114,6 +119,11 @@ int strace_dwarf_new(const struct strace_dwarf_opts *o,
 
 static void obj_free(struct dobj *o)
 {
+	if (o->same) {
+		free(o->path);
+		free(o);
+		return;
+	}
 	if (o->dw)
 		dwarf_end(o->dw);
 	if (o->elf)
@@ -191,10 +201,12 @@ static struct dobj *obj_get(struct strace_dwarf *d, const char *path)
 	struct dobj *o, **v;
 
 	if (d->last && (d->last->path == path || !strcmp(d->last->path, path)))
-		return d->last;
+		return d->last->same ? d->last->same : d->last;
 	for (size_t i = 0; i < d->nobjs; i++)
-		if (!strcmp(d->objs[i]->path, path))
-			return d->last = d->objs[i];
+		if (!strcmp(d->objs[i]->path, path)) {
+			d->last = d->objs[i];
+			return d->last->same ? d->last->same : d->last;
+		}
 	o = calloc(1, sizeof(*o));
 	v = realloc(d->objs, (d->nobjs + 1) * sizeof(*v));
 	if (!o || !v || !(o->path = strdup(path))) {
@@ -207,8 +219,25 @@ static struct dobj *obj_get(struct strace_dwarf *d, const char *path)
 	o->fd = -1;
 	snprintf(full, sizeof(full), "%s%s", d->symfs ? d->symfs : "", path);
 	dw_open(o, full);
-	if (o->elf)
+	if (o->elf) {
 		text_base(o);
+		o->idn = strace_dec_build_id(o->elf, o->id, sizeof(o->id));
+		for (size_t i = 0; o->idn && i < d->nobjs; i++)
+			if (!d->objs[i]->same && d->objs[i]->idn == o->idn &&
+			    !memcmp(d->objs[i]->id, o->id, o->idn)) {
+				if (o->dw)
+					dwarf_end(o->dw);
+				elf_end(o->elf);
+				close(o->fd);
+				o->dw = NULL;
+				o->elf = NULL;
+				o->fd = -1;
+				o->same = d->objs[i];
+				d->objs[d->nobjs++] = o;
+				d->last = o;
+				return o->same;
+			}
+	}
 	if (!o->dw) {
 		/* a stripped object: its separate debug file, checked by
 		 * build-id, where perf and the symbols look */
