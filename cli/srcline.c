@@ -41,12 +41,12 @@ void srclines_free(struct srclines *s)
 	free(s);
 }
 
-int srclines_get(struct srclines *s, struct strace_names *names,
-		 uint64_t addr, const char **file, unsigned *line)
+/* The object of addr (s->path) and addr's address in it. */
+static int resolve(struct srclines *s, struct strace_names *names,
+		   uint64_t addr, uint64_t *off)
 {
 	const struct strace_name *dso;
-	struct strace_srcline sl;
-	uint64_t off, base;
+	uint64_t base;
 
 	if (!s || !names || !(dso = strace_names_dso(names, addr)) ||
 	    !dso->len)
@@ -65,11 +65,35 @@ int srclines_get(struct srclines *s, struct strace_names *names,
 	}
 	/* the object's own address: from the base the producer wrote for
 	 * the DSO, else from where its code segment is */
-	off = strace_names_dso_offset(names, dso, addr);
-	if (off == addr - dso->key && strace_dwarf_text_base(s->dw, s->path,
-							     &base) == 1)
-		off += base;
-	if (strace_dwarf_srcline(s->dw, s->path, off, &sl) != 1)
+	*off = strace_names_dso_offset(names, dso, addr);
+	if (*off == addr - dso->key &&
+	    strace_dwarf_text_base(s->dw, s->path, &base) == 1)
+		*off += base;
+	return 1;
+}
+
+int srclines_get(struct srclines *s, struct strace_names *names,
+		 uint64_t addr, const char **file, unsigned *line)
+{
+	struct strace_srcline sl;
+	uint64_t off;
+
+	if (!resolve(s, names, addr, &off) ||
+	    strace_dwarf_srcline(s->dw, s->path, off, &sl) != 1)
+		return 0;
+	*file = sl.file;
+	*line = sl.line;
+	return 1;
+}
+
+int srclines_function(struct srclines *s, struct strace_names *names,
+		      uint64_t addr, const char **file, unsigned *line)
+{
+	struct strace_srcline sl;
+	uint64_t off;
+
+	if (!resolve(s, names, addr, &off) ||
+	    strace_dwarf_function_line(s->dw, s->path, off, &sl) != 1)
 		return 0;
 	*file = sl.file;
 	*line = sl.line;

@@ -31,6 +31,14 @@ int srclines_get(struct srclines *s, struct strace_names *names,
 		 uint64_t addr, const char **file, unsigned *line);
 
 /*
+ * srclines_function() - where the function with code at addr is
+ * declared (FILE:LINE as uftrace replay --srcline shows it). Returns 1,
+ * or 0 when not known.
+ */
+int srclines_function(struct srclines *s, struct strace_names *names,
+		      uint64_t addr, const char **file, unsigned *line);
+
+/*
  * srclines_append() - ptrace-read --srcline: the line of event e at
  * [start, end) (text or JSON, ending in '\n') with the source line of
  * each of its code addresses added: text " from_srcline=FILE:LINE",

@@ -223,6 +223,17 @@ int strace_dwarf_srcline(struct strace_dwarf *d, const char *path,
 int strace_dwarf_text_base(struct strace_dwarf *d, const char *path,
 			   uint64_t *vaddr);
 
+/*
+ * strace_dwarf_function_line() - where the function with code at vaddr
+ * is declared (DW_AT_decl_file, DW_AT_decl_line of the DW_TAG_subprogram
+ * whose range holds vaddr), as uftrace replay --srcline shows a
+ * function: the file as DWARF names it, not joined with the comp dir. A
+ * table of the object's functions is read on first use.
+ * Returns 1 found, 0 none, -ENOMEM.
+ */
+int strace_dwarf_function_line(struct strace_dwarf *d, const char *path,
+			       uint64_t vaddr, struct strace_srcline *out);
+
 struct strace_inline {
 	const char *name;	     /* the inlined function, demangled as
 				      * perf names it */

@@ -43,6 +43,13 @@ struct memo {
 	int used;
 };
 
+/* One range of a function with code, and its declaration. */
+struct frow {
+	uint64_t lo, hi;
+	const char *file;
+	unsigned line;
+};
+
 /* One range of an inlined instance, of a unit's table (struct cutab). */
 struct ient {
 	uint64_t lo, hi;
@@ -85,6 +92,10 @@ struct dobj {
 	size_t nstrs, capstrs;
 	struct cutab *cus; /* the units' inlined instances, read so far */
 	size_t ncus;
+	struct frow *funcs; /* the functions' ranges, sorted (funcs_read) */
+	size_t nfuncs, capfuncs;
+	int funcs_read;
+	int raw_decl; /* funcs_walk: decl files as DWARF names them */
 };
 
 struct strace_dwarf {
@@ -139,6 +150,7 @@ static void obj_free(struct dobj *o)
 	for (size_t i = 0; i < o->ncus; i++)
 		free(o->cus[i].v);
 	free(o->cus);
+	free(o->funcs);
 	free(o->rows);
 	free(o->memo);
 	free(o->inl);
@@ -730,7 +742,7 @@ int strace_dwarf_inlines(struct strace_dwarf *d, const char *path,
 
 /* Report every range of the subprogram DIEs under die (namespaces and
  * classes descended into). */
-static int funcs_walk(struct dobj *o, Dwarf_Die *die,
+static int funcs_walk(struct dobj *o, Dwarf_Die *cu, Dwarf_Die *die,
 		      int (*fn)(void *arg, const char *name, const char *file,
 				unsigned line, uint64_t lo, uint64_t hi),
 		      void *arg)
@@ -746,7 +758,9 @@ static int funcs_walk(struct dobj *o, Dwarf_Die *die,
 			Dwarf_Addr base, lo, hi;
 			ptrdiff_t it = 0;
 			const char *name = die_name(o, &c);
-			const char *file = dwarf_decl_file(&c);
+			const char *file =
+				o->raw_decl ? dwarf_decl_file(&c)
+					    : file_name(o, cu, dwarf_decl_file(&c));
 			int line = 0;
 
 			dwarf_decl_line(&c, &line);
@@ -760,7 +774,7 @@ static int funcs_walk(struct dobj *o, Dwarf_Die *die,
 			   tag == DW_TAG_class_type ||
 			   tag == DW_TAG_structure_type ||
 			   tag == DW_TAG_union_type || tag == DW_TAG_module) {
-			rc = funcs_walk(o, &c, fn, arg);
+			rc = funcs_walk(o, cu, &c, fn, arg);
 		}
 	} while (!rc && !dwarf_siblingof(&c, &c));
 	return rc;
@@ -785,8 +799,70 @@ int strace_dwarf_each_function(struct strace_dwarf *d, const char *path,
 	       !dwarf_nextcu(o->dw, off, &next, &hsize, NULL, NULL, NULL)) {
 		Dwarf_Die cu;
 		if (dwarf_offdie(o->dw, off + hsize, &cu))
-			rc = funcs_walk(o, &cu, fn, arg);
+			rc = funcs_walk(o, &cu, &cu, fn, arg);
 		off = next;
 	}
 	return rc;
+}
+
+static int on_func(void *arg, const char *name, const char *file,
+		   unsigned line, uint64_t lo, uint64_t hi)
+{
+	struct dobj *o = arg;
+
+	(void)name;
+	if (o->nfuncs == o->capfuncs) {
+		size_t nc = o->capfuncs ? 2 * o->capfuncs : 256;
+		struct frow *v = realloc(o->funcs, nc * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		o->funcs = v;
+		o->capfuncs = nc;
+	}
+	o->funcs[o->nfuncs++] = (struct frow){lo, hi, file, line};
+	return 0;
+}
+
+static int cmp_frow(const void *a, const void *b)
+{
+	const struct frow *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+int strace_dwarf_function_line(struct strace_dwarf *d, const char *path,
+			       uint64_t vaddr, struct strace_srcline *out)
+{
+	struct dobj *o = obj_get(d, path);
+	size_t lo = 0, hi;
+	int rc;
+
+	out->file = NULL;
+	out->line = 0;
+	if (!o)
+		return -ENOMEM;
+	if (!o->funcs_read) {
+		o->funcs_read = 1;
+		/* the file as DWARF names it (not joined with the comp dir):
+		 * what uftrace prints */
+		o->raw_decl = 1;
+		rc = o->dw ? strace_dwarf_each_function(d, path, on_func, o) : 0;
+		o->raw_decl = 0;
+		if (rc == -ENOMEM)
+			return -ENOMEM;
+		qsort(o->funcs, o->nfuncs, sizeof(*o->funcs), cmp_frow);
+	}
+	hi = o->nfuncs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (o->funcs[mid].lo <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || vaddr >= o->funcs[lo - 1].hi || !o->funcs[lo - 1].file)
+		return 0;
+	out->file = o->funcs[lo - 1].file;
+	out->line = o->funcs[lo - 1].line;
+	return 1;
 }

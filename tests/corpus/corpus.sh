@@ -78,6 +78,8 @@ build_cmd() {
 	tailcall) echo "gcc -O2 -o @OUT@ $src/tailcall.c" ;;
 	# -O2 -g: static functions inlined three deep, for DWARF (issue 36)
 	inline) echo "gcc -O2 -g -o @OUT@ $src/inline.c" ;;
+	# not in NAMES: tests/e2e/srcline.sh traces it for uftrace's --srcline
+	pginline) echo "gcc -O2 -g -pg -fno-omit-frame-pointer -o @OUT@ $src/inline.c" ;;
 	longjmp) echo "gcc -O1 -o @OUT@ $src/longjmp.c" ;;
 	exceptions) echo "g++ -O1 -o @OUT@ $src/exceptions.cpp" ;;
 	signals) echo "gcc -O1 -o @OUT@ $src/signals.c" ;;

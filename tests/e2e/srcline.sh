@@ -155,6 +155,34 @@ nc=$( { grep -o '"[a-z]*_srcline":"[^"]*"' "$work/src.jsonl"; grep -o '"from_src
 check "jsonl ($na JSON lines with from_srcline; every line -F from,srcline gives among their $nb distinct ones)" \
 	test "$na" -gt 20 -a "$nb" -eq "$nc"
 
+# -f tree --srcline: each function's line as uftrace replay --srcline
+# shows it (where it is declared), on the program built -pg (uftrace
+# records it natively; ptsynth traces the same binary)
+if ! command -v uftrace >/dev/null; then
+	skip tree-uftrace "uftrace not installed"
+elif ! pgbin=$(tests/corpus/corpus.sh bin pginline 2>"$work/err") ||
+	! pgdir=$(tests/corpus/corpus.sh trace pginline default 2>>"$work/err") ||
+	! "$bin/ptrace-capture" -q -i "$pgdir/trace.data" -o "$work/pg.srb" 2>>"$work/err"; then
+	fail tree-uftrace "the -pg build or its trace: $(head -c 300 "$work/err")"
+else
+	(cd "$work" && uftrace record --srcline -d uf "$(cd "$top" && realpath "$pgbin")" >/dev/null 2>&1 &&
+		uftrace replay --srcline -d uf >uf.txt 2>&1)
+	"$bin/ptrace-read" -f tree --srcline "$work/pg.srb" >"$work/tree.txt" 2>&1
+	# "name() { /* FILE:LINE */" or "name(); /* ... */" -> name FILE:LINE
+	pairs() { sed -n 's/^.*| *\([A-Za-z_][A-Za-z0-9_.]*\)()\( {\)\{0,1\};\{0,1\} \/\* \(.*:[0-9][0-9]*\) \*\/$/\1 \3/p' "$1" | sort -u; }
+	pairs "$work/uf.txt" >"$work/uf.pairs"
+	pairs "$work/tree.txt" >"$work/tree.pairs"
+	both=$(join "$work/uf.pairs" "$work/tree.pairs" | wc -l)
+	same=$(comm -12 "$work/uf.pairs" "$work/tree.pairs" | wc -l)
+	if [ "$both" -gt 0 ] && [ "$both" -eq "$same" ] &&
+		grep -q '^# DURATION     TID     FUNCTION \[SOURCE\]$' "$work/tree.txt"; then
+		pass "tree-uftrace ($same functions both show: the same FILE:LINE as uftrace replay --srcline; $(wc -l <"$work/uf.pairs") in uftrace's, $(wc -l <"$work/tree.pairs") in ours)"
+	else
+		fail tree-uftrace "$both functions both show, $same the same" \
+			"uftrace: $(head -5 "$work/uf.pairs" | tr '\n' ';')" "ours: $(head -5 "$work/tree.pairs" | tr '\n' ';')"
+	fi
+fi
+
 # a DSO that is not there or has no debug information: no line, no error
 check "no-debuginfo (the ld.so/libc lines only when their debug files are)" \
 	"$bin/ptrace-read" -F from,srcline "$work/i.srb" -o /dev/null

@@ -246,6 +246,16 @@ TEST(functions_and_line_table)
 		CHECK_U64(fs.leaf_lo, ==, strtoull(out, NULL, 16));
 		free(out);
 	}
+	/* where leaf is declared (line 10 of the source), as uftrace shows
+	 * it: the file as DWARF names it */
+	{
+		struct strace_srcline fl;
+		CHECK_INT(strace_dwarf_function_line(d, bin, fs.leaf_lo + 1, &fl),
+			  ==, 1);
+		CHECK_STR(fl.file, SRC);
+		CHECK_INT(fl.line, ==, 10);
+		CHECK_INT(strace_dwarf_function_line(d, bin, 1, &fl), ==, 0);
+	}
 	CHECK_INT(strace_dwarf_each_line(d, bin, on_line, &ls), ==, 0);
 	CHECK_INT(ls.rows, >, 20);
 	CHECK_INT(ls.sorted, ==, ls.rows);
