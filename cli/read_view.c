@@ -83,13 +83,28 @@ void say_no_frames(struct rd *d, const char *path)
 	    vo->min_time ? " (none lasted --min-time)" : "");
 }
 
+/* tree --srcline: a function's declaration from the DWARF layer */
+static int view_srcline(void *arg, uint64_t addr, const char **file,
+			unsigned *line)
+{
+	struct rd *d = arg;
+
+	return srclines_function(d->srcl, d->names, addr, file, line);
+}
+
 int setup_view(struct rd *d)
 {
+	struct view_opts vo;
 	int rc;
 
 	if (!d->o->view)
 		return 0;
-	rc = view_new(&d->o->vo, d->names, d->filt, &d->out, &d->view);
+	vo = d->o->vo;
+	if (d->srcl) {
+		vo.srcline = view_srcline;
+		vo.srcline_arg = d;
+	}
+	rc = view_new(&vo, d->names, d->filt, &d->out, &d->view);
 	if (rc < 0) {
 		/* (-1: a format that could not open said why) */
 		if (rc == -ENOMEM)

@@ -78,7 +78,12 @@ int out_close(struct out *o);
  * in all, plus their quotes and commas), and numbers. The caller keeps
  * this much free before each fmt_*_event().
  */
-#define FMT_LINE_MAX (4 * 6 * FMT_NAME_MAX + 1024 + 4 * STRACE_ALIASES_MAX)
+#define FMT_LINE_MAX                                                           \
+	(4 * 6 * FMT_NAME_MAX + 1024 + 4 * STRACE_ALIASES_MAX +              \
+	 FMT_SRCLINE_ROOM)
+/* ptrace-read --srcline adds two source lines to a line (srclines_append():
+ * SRCLINE_APPEND_MAX, a static assert there) */
+#define FMT_SRCLINE_ROOM (2 * (6 * 512 + 64))
 
 /* One display name: text form (control bytes shown as '?') and JSON form
  * (escaped, without the quotes). Both point to storage owned by the
@@ -214,7 +219,10 @@ void fmt_lost_event(struct strace_event *e, uint64_t count, uint64_t first);
  * it (hex without 0x), then its symbol (sym, +0xOFF with offset) and its
  * DSO in parentheses (dso), with "=>" between from and to; the CPU as
  * perf writes it ("[002]"), from the thread's last cpu event ("[-]"
- * before one). JSON: one object per line with the chosen keys. The slow
+ * before one); srcline: the source line of from (else to) as perf
+ * script prints it, last, on a line of its own after two blanks ("??"
+ * lines not shown). JSON: one object per line with the chosen keys
+ * (srcline: from_srcline and to_srcline, "FILE:LINE" or null). The slow
  * path beside the formatter (one event at a time, names looked up each
  * time): what a person asks for by hand.
  */
@@ -233,6 +241,7 @@ enum fields_id {
 	FLD_DSO,
 	FLD_FLAGS,
 	FLD_CPU,
+	FLD_SRCLINE,
 	FLD_COUNT
 };
 
@@ -244,15 +253,18 @@ struct fields {
 	 * tid: tid + 1 << 32 | cpu; 0 empty) */
 	uint64_t *cpus;
 	size_t ncpus, cpucap;
+	/* srcline: the DWARF of the traced objects (srclines_new()) */
+	struct srclines *src;
 };
 
 /* The most one line takes: names of FMT_NAME_MAX bytes escaped, numbers. */
-#define FIELDS_LINE_MAX (16 * 1024 + 256)
+#define FIELDS_LINE_MAX (16 * 1024 + 256 + 2 * (6 * 512 + 32))
 
 /*
  * fields_parse() - "time,tid,from,to,sym" into fl.
  * Returns 0, or -1 with why in err (len bytes): an unknown or repeated
- * field, an empty list, sym/offset/dso without from or to.
+ * field, an empty list, sym/offset/dso/srcline without from or to, no
+ * memory for srcline.
  */
 int fields_parse(struct fields *fl, const char *spec, char *err, size_t len);
 
@@ -269,7 +281,7 @@ char *fields_text(const struct fields *fl, struct strace_names *names,
 char *fields_json(const struct fields *fl, struct strace_names *names,
 		  char *p, const struct strace_event *e, uint64_t seq);
 
-/* fields_fini() - free what fields_see() kept. */
+/* fields_fini() - free what fields_see() and srcline kept. */
 void fields_fini(struct fields *fl);
 
 /*
@@ -316,6 +328,13 @@ struct view_opts {
 	double min_width;  /* svg: boxes narrower (in pixels of the
 			    * 1200-pixel image) are left out and counted
 			    * (0: only those of no width) */
+	/* tree --srcline: where the function at addr is declared (1 and
+	 * *file, *line; 0: not known), shown as uftrace replay --srcline
+	 * does; NULL: not shown. (A callback: the stack views link no
+	 * DWARF.) */
+	int (*srcline)(void *arg, uint64_t addr, const char **file,
+		       unsigned *line);
+	void *srcline_arg;
 };
 
 /* svg: ptrace-read's min_width (--min-width), in pixels */
@@ -410,5 +429,51 @@ int report_diff_print(const struct report_diff_opts *o,
 		      const struct view_row *base, size_t nbase,
 		      const struct view_row *new_rows, size_t nnew,
 		      struct out *out);
+
+
+/*
+ * Source lines (srcline.c) of traced addresses, for -F srcline,
+ * --srcline and the tree's --srcline: the address's DSO and its offset
+ * from the ring's names (strace_names_dso(), strace_names_dso_offset()),
+ * its line from the DWARF layer (decoder/decoder.h:
+ * strace_dwarf_srcline()). Each object is opened once, on first use; a
+ * missing one, or one without debug information, gives no line.
+ */
+struct srclines;
+
+/* srclines_new() - an empty resolver, NULL without memory. */
+struct srclines *srclines_new(void);
+void srclines_free(struct srclines *s);
+
+/*
+ * srclines_get() - the line of the instruction at addr (a traced
+ * address) as "FILE:LINE" in *file and *line: FILE as addr2line prints
+ * it, valid until srclines_free(). Returns 1, or 0 when there is none
+ * (no names, no DSO there, no debug information, no row).
+ */
+int srclines_get(struct srclines *s, struct strace_names *names,
+		 uint64_t addr, const char **file, unsigned *line);
+
+/*
+ * srclines_function() - where the function with code at addr is
+ * declared (FILE:LINE as uftrace replay --srcline shows it). Returns 1,
+ * or 0 when not known.
+ */
+int srclines_function(struct srclines *s, struct strace_names *names,
+		      uint64_t addr, const char **file, unsigned *line);
+
+/*
+ * srclines_append() - ptrace-read --srcline: the line of event e at
+ * [start, end) (text or JSON, ending in '\n') with the source line of
+ * each of its code addresses added: text " from_srcline=FILE:LINE",
+ * JSON ',"from_srcline":"FILE:LINE"' (the operand's name, then
+ * _srcline), an address without a line left out. At most
+ * SRCLINE_APPEND_MAX bytes more. Returns the new end.
+ */
+#define SRCLINE_FILE_MAX 512
+#define SRCLINE_APPEND_MAX (2 * (6 * SRCLINE_FILE_MAX + 64))
+char *srclines_append(struct srclines *s, struct strace_names *names,
+		      char *start, char *end, const struct strace_event *e,
+		      int json);
 
 #endif /* CLI_VIEW_VIEW_H */

@@ -73,8 +73,12 @@ static char *tree_prefix(struct view *v, char *p, int with_dur, uint64_t dur,
 {
 	if (!v->header) {
 		static const char h[] = "# DURATION     TID     FUNCTION\n";
-		memcpy(p, h, sizeof(h) - 1);
-		p += sizeof(h) - 1;
+		static const char hs[] =
+			"# DURATION     TID     FUNCTION [SOURCE]\n";
+		const char *t = v->o.srcline ? hs : h;
+		size_t n = v->o.srcline ? sizeof(hs) - 1 : sizeof(h) - 1;
+		memcpy(p, t, n);
+		p += n;
 		v->header = 1;
 	}
 	if (with_dur) {
@@ -106,6 +110,28 @@ static char *tree_prefix(struct view *v, char *p, int with_dur, uint64_t dur,
 	return p + 2 * depth;
 }
 
+/* --srcline: " /" "* FILE:LINE *" "/" of the frame's function, as uftrace
+ * replay --srcline writes it; nothing when not known */
+static char *tree_src(struct view *v, char *p, const struct strace_frame *f)
+{
+	const char *file;
+	unsigned line;
+	size_t n;
+
+	if (!v->o.srcline || f->kind == STRACE_FRAME_SYSCALL ||
+	    f->kind == STRACE_FRAME_SIGNAL ||
+	    !v->o.srcline(v->o.srcline_arg, f->addr, &file, &line))
+		return p;
+	n = strlen(file);
+	if (n > 512) /* within FMT_SRCLINE_ROOM */
+		n = 512;
+	memcpy(p, " /* ", 4);
+	p += 4;
+	for (size_t i = 0; i < n; i++)
+		*p++ = (unsigned char)file[i] < 0x20 ? '?' : file[i];
+	return p + sprintf(p, ":%u */", line);
+}
+
 static void tree_line(struct view *v, const struct strace_frame *f, int what)
 {
 	struct out *o = v->out;
@@ -115,13 +141,15 @@ static void tree_line(struct view *v, const struct strace_frame *f, int what)
 	if (what == 0) { /* an open frame with callees: "name() {" */
 		p = tree_prefix(v, p, 0, 0, f->tid, rd);
 		p = view_put_name_id(v, p, label_id(v, f));
-		memcpy(p, "() {\n", 5);
-		p += 5;
+		memcpy(p, "() {", 4);
+		p = tree_src(v, p + 4, f);
+		*p++ = '\n';
 	} else if (what == 1) { /* a leaf: "name();" */
 		p = tree_prefix(v, p, 1, f->end - f->begin, f->tid, rd);
 		p = view_put_name_id(v, p, label_id(v, f));
-		memcpy(p, "();\n", 4);
-		p += 4;
+		memcpy(p, "();", 3);
+		p = tree_src(v, p + 3, f);
+		*p++ = '\n';
 	} else { /* "} /" "* name *" "/" */
 		p = tree_prefix(v, p, 1, f->end - f->begin, f->tid, rd);
 		memcpy(p, "} /* ", 5);

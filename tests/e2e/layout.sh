@@ -46,7 +46,7 @@ MAY_USE = {
     "pt_backend/pipeline": {"include/strace", "decoder", "pt_backend/perf",
                             "pt_backend/capture"},
     "dlfilter": {"include/strace", "decoder"},
-    "cli/view": {"include/strace", "events"},
+    "cli/view": {"include/strace", "events", "decoder"},
     "cli": {"include/strace", "decoder", "pt_backend/perf",
             "pt_backend/capture", "pt_backend/pipeline", "cli/view"},
 }

@@ -46,8 +46,8 @@ FUZZ_perf_ref_LDLIBS = $(DECODER_LIBS)
 FUZZ_perf_ref_SRC := tests/fuzz/fuzz_perf.c
 FUZZ_perf_ref_DEFS := -DFUZZ_PERF_REFERENCE
 # the ring target reads as ptrace-read does: cli/view/'s formatters
-FUZZ_ring_DEPS := $(LIBSTRACE_VIEW_A) $(LIBSTRACE_A)
-FUZZ_ring_LDLIBS :=
+FUZZ_ring_DEPS := $(LIBSTRACE_VIEW_A) $(DECODER_A) $(LIBSTRACE_A)
+FUZZ_ring_LDLIBS = $(DECODER_LIBS)
 FUZZ_blockfile_DEPS := $(DECODER_A) $(LIBSTRACE_A)
 FUZZ_blockfile_LDLIBS = $(DECODER_LIBS)
 FUZZ_damage_DEPS := $(O)/obj/tests/decoder/damage.o $(FUZZ_perf_DEPS)
