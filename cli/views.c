@@ -22,6 +22,30 @@
 
 /* --- frames ------------------------------------------------------------- */
 
+/* An inlined frame's label (--inline): ID_INLINED with the stack's id of
+ * its function, whose entry is kept for view_put_name_id(). */
+static __attribute__((noinline)) uint64_t
+inlined_id(struct view *v, const struct strace_frame *f)
+{
+	uint32_t id = f->fn->id;
+
+	if (id >= v->inlcap) {
+		size_t cap = v->inlcap ? 2 * v->inlcap : 256;
+		while (cap <= id)
+			cap *= 2;
+		const struct strace_name **n = realloc(v->inl, cap * sizeof(*n));
+		if (!n) {
+			v->err = -ENOMEM;
+			return ID_SIGNAL;
+		}
+		memset(n + v->inlcap, 0, (cap - v->inlcap) * sizeof(*n));
+		v->inl = n;
+		v->inlcap = cap;
+	}
+	v->inl[id] = f->fn;
+	return ID_INLINED | id;
+}
+
 /* A frame's label: its symbol's names id; ID_SYSCALL, with the names id +
  * 1 of the system call when the producer named it; ID_SIGNAL; else
  * ID_UNKNOWN with the address. */
@@ -35,6 +59,8 @@ static uint64_t label_id(struct view *v, const struct strace_frame *f)
 	}
 	if (f->kind == STRACE_FRAME_SIGNAL)
 		return ID_SIGNAL;
+	if (__builtin_expect(f->flags & STRACE_FRAME_INLINED, 0))
+		return inlined_id(v, f);
 	return f->fn ? f->fn->id : (f->addr | ID_UNKNOWN);
 }
 
@@ -252,7 +278,7 @@ static uint64_t row_key(struct view *v, const struct strace_frame *f)
 		return d ? d->id : ID_UNKNOWN;
 	}
 	if (f->fn && f->kind != STRACE_FRAME_SYSCALL &&
-	    f->kind != STRACE_FRAME_SIGNAL)
+	    f->kind != STRACE_FRAME_SIGNAL && !(f->flags & STRACE_FRAME_INLINED))
 		return same_function(v, f->fn);
 	return label_id(v, f);
 }
@@ -721,7 +747,9 @@ int view_new(const struct view_opts *o, struct strace_names *names,
 	struct view *v = calloc(1, sizeof(*v));
 	struct strace_stack_cb cb = {NULL, NULL, v};
 	struct strace_stack_opts so = {.size = sizeof(so),
-				       .machine = o->machine};
+				       .machine = o->machine,
+				       .inlines = o->inlines,
+				       .inlines_arg = o->inlines_arg};
 	uint64_t to;
 	int rc;
 
@@ -860,6 +888,7 @@ void view_free(struct view *v)
 	if (v->fmt && v->fmt->close)
 		v->fmt->close(v);
 	strace_stack_free(v->stack);
+	free(v->inl);
 	free(v->rows);
 	free(v->tsums);
 	free(v->map);

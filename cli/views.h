@@ -55,6 +55,11 @@ struct view_opts {
 	double min_width;  /* svg: boxes narrower (in pixels of the
 			    * 1200-pixel image) are left out and counted
 			    * (0: only those of no width) */
+	/* --inline: inlined functions as frames (strace_stack_opts.inlines;
+	 * NULL: none) */
+	int (*inlines)(void *arg, uint32_t tid, uint64_t addr,
+		       const struct strace_stack_inline **out);
+	void *inlines_arg;
 };
 
 /* svg: ptrace-read's min_width (--min-width), in pixels */
@@ -137,6 +142,8 @@ char *view_put_name(struct view *v, char *p, const struct strace_frame *f);
 #define VIEW_ID_UNKNOWN (1ull << 63)
 #define VIEW_ID_SYSCALL (1ull << 62)
 #define VIEW_ID_SIGNAL (1ull << 61)
+/* an inlined frame's (--inline): with the stack's id of its function */
+#define VIEW_ID_INLINED (1ull << 60)
 uint64_t view_name_id(struct view *v, const struct strace_frame *f);
 /* view_put_name_id() - the name of an id from view_name_id() */
 char *view_put_name_id(struct view *v, char *p, uint64_t id);
