@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# tests/stack/e2e-inline.sh - ptrace-read --inline (inlined functions as
+# frames, docs/stacks.md "Inlined frames") judged by tools we did not
+# write:
+#   - addr2line: on the inline corpus program (tests/corpus/inline.c,
+#     -O2 -g), every call and tail call inside the program is a frame of
+#     -f tree whose inlined frames between it and its caller are the
+#     chain `addr2line -a -i -f -e BIN ADDR` gives at the call's address,
+#     names and order, call by call; -f folded's chains are those chains
+#     (tests/stack/inlinecheck.py);
+#   - the frames that are not inline stay as they were: -f folded with the
+#     `_[i]` frames taken out (their time given back to the frame under
+#     them) equals -f folded without --inline, byte for byte, on the
+#     inline program and the -pg programs;
+#   - uftrace: on the -pg programs (where uftrace sees every function),
+#     -f tree --inline cut down to the program's functions equals
+#     `uftrace replay`'s tree (as tests/stack/e2e-uftrace.sh judges -f
+#     tree without --inline).
+T=inline
+. "$(dirname "$0")/../e2e/lib.sh"
+cd "$top" || exit 1
+
+for tool in addr2line nm python3; do
+	if ! command -v "$tool" >/dev/null; then
+		skip all "$tool not installed: scripts/install-deps test"
+		finish
+	fi
+done
+
+# folded stacks without the inlined frames, summed per stack
+uninline() {
+	awk '{ n = $NF; $NF = ""; k = split($0, f, ";"); s = ""
+		for (i = 1; i <= k; i++) { sub(/ $/, "", f[i]); if (f[i] !~ /_\[i\]$/) s = s (s == "" ? "" : ";") f[i] }
+		sum[s] += n }
+		END { for (s in sum) print s, sum[s] }' | LC_ALL=C sort
+}
+
+if ! prog=$(tests/corpus/corpus.sh bin inline 2>"$work/err"); then
+	fail inline/addr2line "corpus.sh bin inline: $(head -c 300 "$work/err")"
+elif [ ! -e "$O/corpus/inline.data" ]; then
+	fail inline/addr2line "no $O/corpus/inline.data: run make tests"
+else
+	"$bin/ptrace-capture" -q -i "$O/corpus/inline.data" -o "$work/inline.srb" 2>"$work/err" &&
+		"$bin/ptrace-read" -f text "$work/inline.srb" >"$work/text" 2>>"$work/err" &&
+		"$bin/ptrace-read" --inline -f tree "$work/inline.srb" >"$work/tree" 2>>"$work/err" &&
+		"$bin/ptrace-read" --inline -f folded "$work/inline.srb" >"$work/folded" 2>>"$work/err" &&
+		"$bin/ptrace-read" -f folded "$work/inline.srb" >"$work/folded0" 2>>"$work/err" ||
+		fail inline/read "$(head -c 300 "$work/err")"
+	if out=$(python3 tests/stack/inlinecheck.py "$prog" "$work/text" "$work/tree" "$work/folded" 2>&1); then
+		pass "inline/addr2line ($out)"
+	else
+		fail inline/addr2line "$out"
+	fi
+	n=$(grep -c ' (inlined)()' "$work/tree")
+	if [ "$n" -gt 0 ] && cmp -s <(uninline <"$work/folded") <(uninline <"$work/folded0"); then
+		pass "inline/others-unchanged ($n inlined frames in the tree; folded without them: the same $(wc -l <"$work/folded0") stacks and times)"
+	else
+		fail inline/others-unchanged "$n inlined frames; $(diff <(uninline <"$work/folded") <(uninline <"$work/folded0") | head -4 | tr '\n' ' ')"
+	fi
+fi
+
+# own_tree: a -f tree on stdin cut down to the functions in $work/own,
+# "DEPTH NAME" (tests/stack/e2e-uftrace.sh's)
+own_tree() {
+	awk -v own="$work/own" '
+	BEGIN { while ((getline f < own) > 0) keep[f] = 1 }
+	/^#/ { next }
+	{
+		if (!match($0, /\] \| /)) next
+		body = substr($0, RSTART + RLENGTH); sub(/^ +/, "", body)
+		if (body ~ /^} \/\* /) {
+			name = body; sub(/^} \/\* /, "", name); sub(/ \*\/.*$/, "", name)
+			if (name in keep) d--
+			next
+		}
+		open_ = body ~ /\(\) \{/
+		name = body; sub(/\(\).*$/, "", name)
+		if (!(name in keep)) next
+		print d + 0 " " name
+		if (open_) d++
+	}'
+}
+have_uftrace=1
+command -v uftrace >/dev/null || have_uftrace=0
+for p in pgqsort pgtree; do
+	data=$O/corpus/$p.data
+	if [ ! -e "$data" ] || ! prog=$(tests/corpus/corpus.sh bin "$p" 2>"$work/err"); then
+		fail "$p/others-unchanged" "no $data or program: run make tests"
+		continue
+	fi
+	if ! "$bin/ptrace-capture" -q -i "$data" -o "$work/$p.srb" 2>"$work/err" ||
+		! "$bin/ptrace-read" --inline -f folded "$work/$p.srb" >"$work/f1" 2>>"$work/err" ||
+		! "$bin/ptrace-read" -f folded "$work/$p.srb" >"$work/f0" 2>>"$work/err" ||
+		! "$bin/ptrace-read" --inline -f tree "$work/$p.srb" >"$work/tree" 2>>"$work/err"; then
+		fail "$p/others-unchanged" "$(head -c 300 "$work/err")"
+		continue
+	fi
+	n=$(grep -c ' (inlined)()' "$work/tree")
+	check "$p/others-unchanged ($n inlined frames; folded without them: the same $(wc -l <"$work/f0") stacks and times)" \
+		cmp -s <(uninline <"$work/f1") <(uninline <"$work/f0")
+	if [ $have_uftrace = 0 ]; then
+		skip "$p/tree-vs-uftrace" "uftrace not installed: scripts/install-deps test"
+		continue
+	fi
+	if ! tests/stack/uftrace-tree.sh "$prog" >"$work/uf" 2>"$work/err"; then
+		fail "$p/tree-vs-uftrace" "uftrace-tree: $(tail -c 300 "$work/err")"
+		continue
+	fi
+	awk '!/^#/ { print $2 }' "$work/uf" | sort -u >"$work/own"
+	own_tree <"$work/tree" >"$work/ours"
+	if [ "$(wc -l <"$work/ours")" -gt 50 ] && cmp -s <(grep -v '^#' "$work/uf") "$work/ours"; then
+		pass "$p/tree-vs-uftrace (--inline, cut to the program's functions: the same $(wc -l <"$work/ours") entries, depths and order as uftrace replay)"
+	else
+		fail "$p/tree-vs-uftrace" "uftrace $(grep -vc '^#' "$work/uf"), ours $(wc -l <"$work/ours"): $(diff <(grep -v '^#' "$work/uf") "$work/ours" | head -4 | tr '\n' ' ')"
+	fi
+done
+finish
