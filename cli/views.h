@@ -143,7 +143,7 @@ char *view_put_name(struct view *v, char *p, const struct strace_frame *f);
 #define VIEW_ID_SYSCALL (1ull << 62)
 #define VIEW_ID_SIGNAL (1ull << 61)
 /* an inlined frame's (--inline): with the stack's id of its function */
-#define VIEW_ID_INLINED (1ull << 60)
+#define VIEW_ID_INLINED (1ull << 59)
 uint64_t view_name_id(struct view *v, const struct strace_frame *f);
 /* view_put_name_id() - the name of an id from view_name_id() */
 char *view_put_name_id(struct view *v, char *p, uint64_t id);
