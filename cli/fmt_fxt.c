@@ -268,8 +268,7 @@ found:
 static inline uint64_t frame_id(struct view *v,
 				const struct strace_frame *f)
 {
-	if (f->kind == STRACE_FRAME_SYSCALL || f->kind == STRACE_FRAME_SIGNAL ||
-	    (f->flags & STRACE_FRAME_INLINED))
+	if (f->kind == STRACE_FRAME_SYSCALL || f->kind == STRACE_FRAME_SIGNAL)
 		return view_name_id(v, f);
 	return f->fn ? f->fn->id : f->addr | 1ull << 63;
 }
@@ -304,9 +303,7 @@ static inline uint32_t name_index(struct view *v, struct fxt *x,
 static inline uint32_t frame_name(struct view *v, struct fxt *x,
 				  const struct strace_frame *f)
 {
-	if (__builtin_expect(f->kind >= STRACE_FRAME_SYSCALL ||
-				     (f->flags & STRACE_FRAME_INLINED),
-			     0))
+	if (__builtin_expect(f->kind >= STRACE_FRAME_SYSCALL, 0))
 		return name_index(v, x, f->kind, frame_id(v, f));
 	return name_index(v, x, f->kind,
 			  f->fn ? f->fn->id : f->addr | 1ull << 63);
@@ -589,9 +586,9 @@ static uint32_t frame_category(unsigned kind)
 	return FIX_CALL + (kind < 6 ? kind : 0);
 }
 
-/* the string id of the category "inlined" (not an inlined function's:
- * their ids are 32 bits) */
-#define ID_INLINED_CAT (VIEW_ID_INLINED | 1ull << 40)
+/* the string id of the category "inlined" (no label's, ID_ERROR's or
+ * function's) */
+#define ID_INLINED_CAT (1ull << 59)
 
 /* A frame's category: its kind's, or "inlined" (--inline; a string of
  * its own, not a fixed one: without --inline the output stays the same) */

@@ -407,7 +407,7 @@ static __attribute__((noinline)) uint64_t inl_addr(struct view *v,
 						   struct uft *u,
 						   const struct strace_frame *f)
 {
-	uint32_t id = f->fn->id;
+	uint32_t id = f->fn->id - STRACE_FRAME_INLINE_ID;
 
 	if (id >= u->inlcap) {
 		size_t cap = u->inlcap ? 2 * u->inlcap : 256;
@@ -549,7 +549,9 @@ static inline uint64_t known_addr(const struct uft *u,
 				  const struct strace_frame *f)
 {
 	if (__builtin_expect(f->flags & STRACE_FRAME_INLINED, 0))
-		return f->fn->id < u->inlcap ? u->inladdr[f->fn->id] : 0;
+		return f->fn->id - STRACE_FRAME_INLINE_ID < u->inlcap
+			       ? u->inladdr[f->fn->id - STRACE_FRAME_INLINE_ID]
+			       : 0;
 	if (f->fn)
 		return f->fn->id < u->fncap ? u->fnaddr[f->fn->id] : 0;
 	if (u->labcap && f->kind != STRACE_FRAME_SYSCALL &&

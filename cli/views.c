@@ -22,31 +22,8 @@
 
 /* --- frames ------------------------------------------------------------- */
 
-/* An inlined frame's label (--inline): ID_INLINED with the stack's id of
- * its function, whose entry is kept for view_put_name_id(). */
-static __attribute__((noinline)) uint64_t
-inlined_id(struct view *v, const struct strace_frame *f)
-{
-	uint32_t id = f->fn->id;
-
-	if (id >= v->inlcap) {
-		size_t cap = v->inlcap ? 2 * v->inlcap : 256;
-		while (cap <= id)
-			cap *= 2;
-		const struct strace_name **n = realloc(v->inl, cap * sizeof(*n));
-		if (!n) {
-			v->err = -ENOMEM;
-			return ID_SIGNAL;
-		}
-		memset(n + v->inlcap, 0, (cap - v->inlcap) * sizeof(*n));
-		v->inl = n;
-		v->inlcap = cap;
-	}
-	v->inl[id] = f->fn;
-	return ID_INLINED | id;
-}
-
-/* A frame's label: its symbol's names id; ID_SYSCALL, with the names id +
+/* A frame's label: its symbol's names id (an inlined function's id, from
+ * ID_INLINED, with --inline); ID_SYSCALL, with the names id +
  * 1 of the system call when the producer named it; ID_SIGNAL; else
  * ID_UNKNOWN with the address. */
 static uint64_t label_id(struct view *v, const struct strace_frame *f)
@@ -59,8 +36,6 @@ static uint64_t label_id(struct view *v, const struct strace_frame *f)
 	}
 	if (f->kind == STRACE_FRAME_SIGNAL)
 		return ID_SIGNAL;
-	if (__builtin_expect(f->flags & STRACE_FRAME_INLINED, 0))
-		return inlined_id(v, f);
 	return f->fn ? f->fn->id : (f->addr | ID_UNKNOWN);
 }
 
@@ -888,7 +863,6 @@ void view_free(struct view *v)
 	if (v->fmt && v->fmt->close)
 		v->fmt->close(v);
 	strace_stack_free(v->stack);
-	free(v->inl);
 	free(v->rows);
 	free(v->tsums);
 	free(v->map);

@@ -26,8 +26,7 @@
 /* a label id of a syscall frame (an address label may have bit 62) */
 #define IS_SYSCALL_ID(id) (((id) & (ID_UNKNOWN | ID_SYSCALL)) == ID_SYSCALL)
 /* a label id that is a names id (of a symbol) */
-#define IS_NAME_ID(id) \
-	(!((id) & (ID_UNKNOWN | ID_SYSCALL | ID_SIGNAL | ID_INLINED)))
+#define IS_NAME_ID(id) ((id) < ID_INLINED)
 
 struct row {
 	uint64_t key;
@@ -75,10 +74,6 @@ struct view {
 		uint8_t len;
 		char s[63];
 	} lcache[256];
-	/* --inline: the stack's entries of inlined functions, by their id
-	 * (valid while the stack is) */
-	const struct strace_name **inl;
-	size_t inlcap;
 	/* report */
 	struct row *rows;
 	size_t nrows, rcap;

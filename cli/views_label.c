@@ -17,8 +17,8 @@
  * of its own for the mark (chrome, fxt) or none (uftrace). */
 static char *put_inlined(struct view *v, char *p, uint64_t id)
 {
-	uint32_t k = (uint32_t)(id & ~ID_INLINED);
-	const struct strace_name *fn = k < v->inlcap ? v->inl[k] : NULL;
+	const struct strace_name *fn =
+		strace_stack_inline_name(v->stack, (uint32_t)id);
 	size_t len;
 
 	if (!fn) {
@@ -61,9 +61,9 @@ char *view_put_name_id(struct view *v, char *p, uint64_t id)
 		memcpy(p, "[signal]", 8);
 		return p + 8;
 	}
-	if ((id & (ID_UNKNOWN | ID_INLINED)) == ID_INLINED)
-		return put_inlined(v, p, id);
 	if (!(id & ID_UNKNOWN)) {
+		if (__builtin_expect(id >= ID_INLINED, 0))
+			return put_inlined(v, p, id);
 		fn = strace_names_get(v->names, (uint32_t)id);
 		len = fn->len < FMT_NAME_MAX ? fn->len : FMT_NAME_MAX;
 		memcpy(p, fn->str, len);

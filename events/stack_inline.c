@@ -46,6 +46,8 @@ struct inl {
 	struct strace_stack_cb down; /* the callbacks after this layer */
 	struct iname **tab;          /* open addressing, by hash */
 	uint32_t tabcap, count;
+	struct iname **byid;         /* by id - STRACE_FRAME_INLINE_ID */
+	uint32_t idcap;
 };
 
 /* --- the entries of inlined functions ---------------------------------- */
@@ -103,6 +105,16 @@ static const struct iname *intern(struct inl *in,
 	for (i = h & (in->tabcap - 1); in->tab[i]; i = (i + 1) & (in->tabcap - 1))
 		if (in->tab[i]->hash == h && same(in->tab[i], x))
 			return in->tab[i];
+	if (in->count == in->idcap) {
+		uint32_t cap = in->idcap ? 2 * in->idcap : 256;
+		struct iname **b = realloc(in->byid, cap * sizeof(*b));
+		if (!b || cap > STRACE_FRAME_INLINE_ID) {
+			free(b == in->byid ? NULL : b);
+			return NULL;
+		}
+		in->byid = b;
+		in->idcap = cap;
+	}
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return NULL;
@@ -115,14 +127,14 @@ static const struct iname *intern(struct inl *in,
 		return NULL;
 	}
 	a->n.len = (uint32_t)strlen(a->n.str);
-	a->n.id = in->count;
+	a->n.id = STRACE_FRAME_INLINE_ID + in->count;
 	a->n.kind = STRACE_EV_SYMBOL;
 	a->n.key = x->lo;
 	a->n.aux = x->hi > x->lo ? x->hi - x->lo : 0;
 	a->call_line = x->call_line;
 	a->hash = h;
 	in->tab[i] = a;
-	in->count++;
+	in->byid[in->count++] = a;
 	return a;
 }
 
@@ -344,6 +356,16 @@ void stack_inline_after(struct strace_stack *s, const struct strace_event *e)
 
 /* --- set-up ------------------------------------------------------------- */
 
+const struct strace_name *strace_stack_inline_name(const struct strace_stack *s,
+						   uint32_t id)
+{
+	uint32_t k = id - STRACE_FRAME_INLINE_ID;
+
+	if (!s || !s->inl || id < STRACE_FRAME_INLINE_ID || k >= s->inl->count)
+		return NULL;
+	return &s->inl->byid[k]->n;
+}
+
 int stack_inline_new(struct strace_stack *s, const struct strace_stack_opts *o)
 {
 	struct inl *in = calloc(1, sizeof(*in));
@@ -373,6 +395,7 @@ void stack_inline_free(struct strace_stack *s)
 			free(in->tab[k]);
 		}
 	free(in->tab);
+	free(in->byid);
 	free(in);
 	s->inl = NULL;
 }

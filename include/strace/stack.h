@@ -82,14 +82,18 @@ enum strace_frame_kind {
 				       * stack's own entry for the inlined
 				       * function (see struct strace_frame) */
 
+/* The ids of inlined functions' entries (fn->id of an INLINED frame)
+ * begin here, above the names' ids (strace_stack_inline_name()). */
+#define STRACE_FRAME_INLINE_ID 0x80000000u
+
 struct strace_frame {
 	const struct strace_name *fn; /* the SYMBOL entry of addr; NULL if
 				       * no symbol covers it; INLINED: the
 				       * stack's entry (str: the inlined
 				       * function's name, key and aux: the
-				       * range it was first met in, id: a
-				       * dense index of the stack's own,
-				       * apart from the names' ids), valid
+				       * range it was first met in, id:
+				       * STRACE_FRAME_INLINE_ID + a dense
+				       * index of the stack's own), valid
 				       * until strace_stack_free() */
 	uint64_t addr;      /* where it was entered: the call's target;
 			     * INLINED: the address whose inline chain
@@ -224,6 +228,12 @@ struct strace_stack_stats {
 /* strace_stack_stats() - counts so far. */
 void strace_stack_stats(const struct strace_stack *s,
 			struct strace_stack_stats *st);
+
+/* strace_stack_inline_name() - the entry of the inlined function whose
+ * id (>= STRACE_FRAME_INLINE_ID) an INLINED frame's fn had; NULL for
+ * another id. Valid until strace_stack_free(). */
+const struct strace_name *strace_stack_inline_name(const struct strace_stack *s,
+						   uint32_t id);
 
 /* strace_frame_name() - fn's name, "[syscall]", "[signal]", or NULL when
  * the frame's function has no symbol. */

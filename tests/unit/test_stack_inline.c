@@ -292,4 +292,38 @@ TEST(gate)
 	CHECK_INT(asked, >, 0);
 }
 
+/* an inlined frame's fn: the stack's entry, its id from
+ * STRACE_FRAME_INLINE_ID, found again by strace_stack_inline_name() */
+static uint32_t last_id;
+
+static void id_enter(void *arg, const struct strace_frame *f)
+{
+	(void)arg;
+	if (f->flags & STRACE_FRAME_INLINED)
+		last_id = f->fn->id;
+}
+
+TEST(entries)
+{
+	struct strace_event ev[] = {
+		E(TRACE_BEGIN, MAIN + 0x52, STRACE_REASON_START),
+	};
+	struct strace_stack_cb cb = {id_enter, NULL, NULL};
+	struct strace_stack_opts o = {.size = sizeof(o), .inlines = fake};
+	const struct strace_name *n;
+	struct strace_stack *s;
+
+	REQUIRE(strace_stack_new(names, &o, &cb, &s) == 0);
+	strace_stack_feed(s, ev, 1);
+	CHECK_INT(last_id, ==, STRACE_FRAME_INLINE_ID + 1); /* b, after a */
+	n = strace_stack_inline_name(s, last_id);
+	REQUIRE(n != NULL);
+	CHECK_STR(n->str, "b");
+	CHECK_INT(n->key, ==, B.lo);
+	CHECK(strace_stack_inline_name(s, 0) == NULL);
+	CHECK(strace_stack_inline_name(s, last_id + 1) == NULL);
+	strace_stack_end(s);
+	strace_stack_free(s);
+}
+
 RUN_TESTS("test_stack_inline")
