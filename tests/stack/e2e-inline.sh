@@ -12,6 +12,9 @@
 #     `_[i]` frames taken out (their time given back to the frame under
 #     them) equals -f folded without --inline, byte for byte, on the
 #     inline program and the -pg programs;
+#   - the viewer formats: -f fxt (fxtcheck.py) and -f chrome
+#     (chromeslices.py) are valid, with as many frames marked inlined as
+#     the tree; uftrace replay reads -f uftrace and shows them by name;
 #   - uftrace: on the -pg programs (where uftrace sees every function),
 #     -f tree --inline cut down to the program's functions equals
 #     `uftrace replay`'s tree (as tests/stack/e2e-uftrace.sh judges -f
@@ -56,6 +59,40 @@ else
 		pass "inline/others-unchanged ($n inlined frames in the tree; folded without them: the same $(wc -l <"$work/folded0") stacks and times)"
 	else
 		fail inline/others-unchanged "$n inlined frames; $(diff <(uninline <"$work/folded") <(uninline <"$work/folded0") | head -4 | tr '\n' ' ')"
+	fi
+fi
+
+# the viewer formats: fxtcheck.py (strict, from the FXT specification)
+# and chromeslices.py (the Trace Event Format's nesting) accept them, and
+# each has as many frames marked inlined as the tree; uftrace replay
+# shows them by name (its .dat has no mark)
+if [ -e "$work/inline.srb" ] && [ -s "$work/tree" ]; then
+	V=tests/view
+	n=$(grep -c ' (inlined)()' "$work/tree")
+	if "$bin/ptrace-read" --inline -f fxt -o "$work/i.fxt" "$work/inline.srb" 2>"$work/err" &&
+		python3 "$V/fxtcheck.py" "$work/i.fxt" >"$work/fchk" 2>&1; then
+		nf=$(python3 "$V/fxtcheck.py" --dump "$work/i.fxt" 2>/dev/null | awk '$5 == "inlined" && $4 == "B"' | wc -l)
+		check "inline/fxt (fxtcheck.py accepts it; $nf frames of category inlined, the tree $n)" [ "$nf" = "$n" ]
+	else
+		fail inline/fxt "$(tail -c 300 "$work/fchk" "$work/err" 2>/dev/null)"
+	fi
+	if "$bin/ptrace-read" --inline -f chrome -o "$work/i.json" "$work/inline.srb" 2>"$work/err" &&
+		python3 "$V/chromeslices.py" "$work/i.json" >/dev/null 2>"$work/cerr"; then
+		nc=$(python3 -c 'import json, sys
+print(sum(1 for e in json.load(open(sys.argv[1])) if ",inlined," in e.get("cat", "")))' "$work/i.json")
+		check "inline/chrome (chromeslices.py accepts it; $nc slices of category inlined, the tree $n)" [ "$nc" = "$n" ]
+	else
+		fail inline/chrome "$(tail -c 300 "$work/cerr" "$work/err" 2>/dev/null)"
+	fi
+	if ! command -v uftrace >/dev/null; then
+		skip inline/uftrace "uftrace not installed: scripts/install-deps test"
+	elif "$bin/ptrace-read" --inline -f uftrace -o "$work/uft" "$work/inline.srb" 2>"$work/err" &&
+		uftrace replay -d "$work/uft" >"$work/ur" 2>"$work/err"; then
+		a=$(grep -c ' clamp (inlined)()' "$work/tree")
+		b=$(grep -c ' clamp()' "$work/ur")
+		check "inline/uftrace (uftrace replay reads it: clamp $b times, the tree's clamp (inlined) $a)" test "$a" -gt 0 -a "$a" = "$b"
+	else
+		fail inline/uftrace "$(tail -c 300 "$work/err")"
 	fi
 fi
 
