@@ -6,13 +6,9 @@
  * the object's own address), memoized per address: the stack asks at
  * nearly every event, the same few addresses again and again.
  */
-#include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "../decoder/decoder.h"
 #include "read.h"
@@ -33,52 +29,16 @@ struct read_inline {
 	struct strace_stack_inline *pool;
 	size_t npool, poolcap;
 	/* DSO entry id -> 1 + the ELF virtual address at its start, when the
-	 * producer did not say it (dso_base()) */
+	 * producer did not say it (object_addr()) */
 	uint64_t *base;
 	size_t nbase;
 };
 
-/*
- * The ELF virtual address at the start of the mapping dso (its executable
- * segment, as perf records mappings of code), read from the object's
- * program headers; 0 when it cannot be read (a missing file, a FIFO, not
- * a 64-bit ELF). The capture writes where a mapping lies in its object
- * (strace_writer_name_dso_base) only when it met code without a symbol,
- * so strace_names_dso_offset() may count from the mapping's start, which
- * is not the object's address that DWARF and addr2line take.
- */
-static uint64_t elf_text_vaddr(const char *path)
-{
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph;
-	struct stat st;
-	uint64_t v = 0;
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-
-	if (fd < 0)
-		return 0;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
-	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
-	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_phentsize != sizeof(ph) || eh.e_phnum > 256)
-		goto out;
-	for (unsigned i = 0; i < eh.e_phnum; i++) {
-		if (pread(fd, &ph, sizeof(ph),
-			  (off_t)(eh.e_phoff + i * sizeof(ph))) !=
-		    (ssize_t)sizeof(ph))
-			break;
-		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {
-			v = ph.p_vaddr - (ph.p_offset & 0xfff);
-			break;
-		}
-	}
-out:
-	close(fd);
-	return v;
-}
-
-/* addr's address in dso's object */
+/* addr's address in dso's object. The capture writes where a mapping
+ * lies in its object (strace_writer_name_dso_base) only when it met code
+ * without a symbol, so strace_names_dso_offset() may count from the
+ * mapping's start: then the object's code mapping's address is added
+ * (strace_dwarf_text_base()). */
 static uint64_t object_addr(struct read_inline *ri,
 			    const struct strace_name *dso, uint64_t addr)
 {
@@ -97,8 +57,12 @@ static uint64_t object_addr(struct read_inline *ri,
 		ri->base = b;
 		ri->nbase = n;
 	}
-	if (!ri->base[dso->id])
-		ri->base[dso->id] = 1 + elf_text_vaddr(dso->str);
+	if (!ri->base[dso->id]) {
+		uint64_t v = 0;
+		if (strace_dwarf_text_base(ri->dw, dso->str, &v) != 1)
+			v = 0;
+		ri->base[dso->id] = 1 + v;
+	}
 	return off + ri->base[dso->id] - 1;
 }
 
