@@ -84,6 +84,17 @@ print(sum(1 for e in json.load(open(sys.argv[1])) if ",inlined," in e.get("cat",
 	else
 		fail inline/chrome "$(tail -c 300 "$work/cerr" "$work/err" 2>/dev/null)"
 	fi
+	# --sym matches an inlined function by its name: its frames and
+	# their callees (the filter keeps no table by its large ids)
+	if "$bin/ptrace-read" --inline -f tree --sym clamp "$work/inline.srb" >"$work/sym" 2>"$work/err"; then
+		a=$(grep -c ' clamp (inlined)()' "$work/tree")
+		b=$(grep -c '| clamp (inlined)() {' "$work/sym")
+		o=$(grep -c '|   odd_path();' "$work/sym")
+		check "inline/sym (--sym clamp: $b clamp (inlined) frames at the top, as in the tree, $o calls under them)" \
+			test "$a" -gt 0 -a "$a" = "$b" -a "$o" = "$b"
+	else
+		fail inline/sym "$(tail -c 300 "$work/err")"
+	fi
 	if ! command -v uftrace >/dev/null; then
 		skip inline/uftrace "uftrace not installed: scripts/install-deps test"
 	elif "$bin/ptrace-read" --inline -f uftrace -o "$work/uft" "$work/inline.srb" 2>"$work/err" &&
