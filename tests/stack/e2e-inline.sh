@@ -6,8 +6,10 @@
 #     -O2 -g), every call and tail call inside the program is a frame of
 #     -f tree whose inlined frames between it and its caller are the
 #     chain `addr2line -a -i -f -e BIN ADDR` gives at the call's address,
-#     names and order, call by call; -f folded's chains are those chains
-#     (tests/stack/inlinecheck.py);
+#     names and order, call by call; -f folded's chains are those chains;
+#     every inlined frame of the program (leaves too) with the inlined
+#     frames around it begins the chain at the address that opened it
+#     (-f chrome's category names it) (tests/stack/inlinecheck.py);
 #   - the frames that are not inline stay as they were: -f folded with the
 #     `_[i]` frames taken out (their time given back to the frame under
 #     them) equals -f folded without --inline, byte for byte, on the
@@ -47,9 +49,10 @@ else
 		"$bin/ptrace-read" -f text "$work/inline.srb" >"$work/text" 2>>"$work/err" &&
 		"$bin/ptrace-read" --inline -f tree "$work/inline.srb" >"$work/tree" 2>>"$work/err" &&
 		"$bin/ptrace-read" --inline -f folded "$work/inline.srb" >"$work/folded" 2>>"$work/err" &&
-		"$bin/ptrace-read" -f folded "$work/inline.srb" >"$work/folded0" 2>>"$work/err" ||
+		"$bin/ptrace-read" -f folded "$work/inline.srb" >"$work/folded0" 2>>"$work/err" &&
+		"$bin/ptrace-read" --inline -f chrome -o "$work/i.json" "$work/inline.srb" 2>>"$work/err" ||
 		fail inline/read "$(head -c 300 "$work/err")"
-	if out=$(python3 tests/stack/inlinecheck.py "$prog" "$work/text" "$work/tree" "$work/folded" 2>&1); then
+	if out=$(python3 tests/stack/inlinecheck.py "$prog" "$work/text" "$work/tree" "$work/folded" "$work/i.json" 2>&1); then
 		pass "inline/addr2line ($out)"
 	else
 		fail inline/addr2line "$out"

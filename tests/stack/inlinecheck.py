@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # tests/stack/inlinecheck.py - addr2line judges ptrace-read --inline:
 #
-#   inlinecheck.py BIN TEXT TREE FOLDED
+#   inlinecheck.py BIN TEXT TREE FOLDED [CHROME]
 #
 # TEXT is `ptrace-read -f text` of a ring of BIN's trace, TREE and FOLDED
 # `ptrace-read --inline -f tree` and `-f folded` of it. Every call (or tail
@@ -12,8 +12,12 @@
 # (its innermost first, the function with code last), names and order,
 # call by call in the order of the trace; and the folded stacks' inlined
 # frames (`foo_[i]`) between two of BIN's functions must be among those
-# chains, and every chain among them. Prints a summary; exits 1 on a
-# difference (the first ones printed), 2 on bad input.
+# chains, and every chain among them. With CHROME (`-f chrome --inline`),
+# every inlined frame of BIN, leaves included: its category holds the
+# address whose chain opened it, and the inlined frames around it, to
+# the real frame under them, then it, must begin that address's chain
+# (outermost first). Prints a summary; exits 1 on a difference (the
+# first ones printed), 2 on bad input.
 import re
 import subprocess
 import sys
@@ -28,6 +32,50 @@ def own_functions(binary):
         if len(f) == 3 and f[1] in "tT":
             addr.setdefault(f[2], int(f[0], 16))
     return addr
+
+
+FROM = re.compile(r" from=0x([0-9a-f]+) <([^+>]+)(?:\+0x([0-9a-f]+))?>")
+
+
+def load_bias(text, own):
+    """the run-time address minus the object's address of BIN's code"""
+    with open(text) as f:
+        for line in f:
+            m = FROM.search(line)
+            if m and m.group(2) == "main":  # (ld.so has a _start too)
+                return int(m.group(1), 16) - own[m.group(2)] - \
+                    int(m.group(3) or "0", 16)
+    return None
+
+
+def chrome_frames(chrome, binary, bias):
+    """(object address, [inlined around it, outermost first, then it]) of
+    each inlined slice in BIN"""
+    import json
+    per = {}
+    for e in json.load(open(chrome)):
+        if e.get("ph") == "X":
+            per.setdefault(e["tid"], []).append(e)
+    out = []
+    for ev in per.values():
+        ev.sort(key=lambda e: (e["ts"], -e["dur"]))
+        stack = []
+        for e in ev:
+            while stack and e["ts"] >= stack[-1]["ts"] + stack[-1]["dur"]:
+                stack.pop()
+            stack.append(e)
+            cat = e["cat"].split(",")
+            # (by its base name: a cached trace may name another clone's)
+            if "inlined" not in cat or \
+                    binary not in [c.rsplit("/", 1)[-1] for c in cat]:
+                continue
+            chain = []
+            for s in reversed(stack):
+                if "inlined" not in s["cat"].split(","):
+                    break
+                chain.insert(0, s["name"])
+            out.append((int(cat[-1], 16) - bias, chain))
+    return out
 
 
 CALL = re.compile(r" (?:call|jump) +from=0x[0-9a-f]+ <([^+>]+)(?:\+0x([0-9a-f]+))?> "
@@ -111,9 +159,9 @@ def folded_chains(folded, own):
 
 
 def main():
-    if len(sys.argv) != 5:
-        sys.exit("usage: inlinecheck.py BIN TEXT TREE FOLDED")
-    binary, text, tree, folded = sys.argv[1:]
+    if len(sys.argv) not in (5, 6):
+        sys.exit("usage: inlinecheck.py BIN TEXT TREE FOLDED [CHROME]")
+    binary, text, tree, folded = sys.argv[1:5]
     own = own_functions(binary)
     ev = calls(text, own)
     chains = addr2line(binary, [a for _, a, _ in ev])
@@ -146,11 +194,30 @@ def main():
                                   sorted(fold - wset)[:2],
                                   sorted(wset - fold)[:2]))
         bad += 1
+    nchrome = ""
+    if len(sys.argv) == 6:
+        import os
+        fr = chrome_frames(sys.argv[5], os.path.basename(binary),
+                           load_bias(text, own))
+        ch = addr2line(binary, [a for a, _ in fr])
+        nb = 0
+        for a, c in fr:
+            w = list(reversed(ch.get(a, [])[:-1]))
+            if w[:len(c)] != c:
+                if nb < 5:
+                    print("chrome: at 0x%x the inlined frames %s, addr2line "
+                          "%s" % (a, ";".join(c), ";".join(w)))
+                nb += 1
+        bad += nb
+        nchrome = "; %d inlined chrome slices of the program begin their " \
+            "address's chain (%d differ)" % (len(fr), nb)
+        if not fr:
+            bad += 1
     inl = sum(1 for w in want if w[1])
     print("%d calls, %d of them from inlined code (%d distinct chains, up "
           "to %d deep), %d folded stacks' chains; %d differences" %
           (len(want), inl, len({tuple(w[1]) for w in want if w[1]}),
-           max([len(w[1]) for w in want] + [0]), len(fold), bad))
+           max([len(w[1]) for w in want] + [0]), len(fold), bad) + nchrome)
     sys.exit(1 if bad or not inl else 0)
 
 
