@@ -121,6 +121,7 @@ enum {
 	OPT_VERSION,
 	OPT_DEPTH,
 	OPT_MACHINE_STACK,
+	OPT_INLINE,
 	OPT_SORT,
 	OPT_BY,
 	OPT_WEIGHT,
@@ -162,6 +163,7 @@ static const struct option lopts[] = {
 	{"version", no_argument, NULL, OPT_VERSION},
 	{"depth", required_argument, NULL, OPT_DEPTH},
 	{"machine-stack", no_argument, NULL, OPT_MACHINE_STACK},
+	{"inline", no_argument, NULL, OPT_INLINE},
 	{"sort", required_argument, NULL, OPT_SORT},
 	{"by", required_argument, NULL, OPT_BY},
 	{"weight", required_argument, NULL, OPT_WEIGHT},
@@ -452,6 +454,10 @@ static int parse_opt(struct parse *p, int c, const char *arg)
 	case OPT_MACHINE_STACK:
 		o->vo.machine = 1;
 		return -1;
+	case OPT_INLINE:
+		o->inline_frames = 1;
+		p->view_opts++;
+		return -1;
 	case OPT_SRCLINE:
 		o->srcline = 1;
 		return -1;
@@ -561,9 +567,9 @@ static int dispatch_read(struct parse *p, const char *path)
 	struct read_opts *o = &p->o;
 
 	if (p->view_opts && !o->view)
-		return usage_error("--depth, --min-time, --caller, --sort, --by "
-				   "and --weight shape the stack views: they go "
-				   "with -f tree, report, folded, chrome, fxt, "
+		return usage_error("--depth, --min-time, --caller, --sort, --by, "
+				   "--weight and --inline shape the stack views: "
+				   "they go with -f tree, report, folded, chrome, fxt, "
 				   "uftrace or svg");
 	if (o->fields.n && ((o->format != FMT_TEXT && o->format != FMT_JSONL) ||
 			    o->view))

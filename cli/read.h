@@ -58,6 +58,7 @@ struct read_opts {
 	/* stack views (-f tree, report, folded) */
 	int view; /* 0: none, else 1 + enum view_kind */
 	struct view_opts vo;
+	int inline_frames;    /* --inline: inlined functions as frames */
 	const char *diff;     /* -f report --diff OLD: the base ring */
 	unsigned diff_policy; /* REPORT_DIFF_* */
 	int diff_policy_set;
@@ -99,6 +100,7 @@ struct rd {
 	struct strace_filter *filt;
 	struct strace_stack *fstack; /* the stacks --sym / --no-sym need */
 	struct view *view;           /* -f tree, report, folded */
+	struct read_inline *inl;     /* --inline: the inline chains */
 	int usage;                   /* a setup failed on the command line */
 	struct strace_plugins *plugins; /* --plugin: NULL when none */
 	int plugin_stop;                /* a plugin asked to stop */
@@ -142,6 +144,15 @@ int scan_ring(struct rd *d,
 	      void *arg);
 int setup_filters(struct rd *d);
 void say_unmatched(struct rd *d, const char *path);
+
+/* read_inline.c: --inline's resolver of inline chains from the DWARF of
+ * the objects (strace_stack_opts.inlines, memoized per address); _new:
+ * 0, -ENOMEM */
+struct read_inline;
+int read_inline_new(struct strace_names *names, struct read_inline **out);
+void read_inline_free(struct read_inline *ri);
+int read_inline_resolve(void *arg, uint32_t tid, uint64_t addr,
+			const struct strace_stack_inline **out);
 
 /* read_view.c: the stack views */
 int setup_view(struct rd *d);

@@ -87,7 +87,7 @@ static const char usage_text[] =
 	"                   [--types PATTERNS] [--from-end] [FILTERS] [-o FILE] RING\n"
 	"       " PROG " -f tree|report|folded|fxt|chrome|uftrace|svg\n"
 	"                   [-D N] [-t TIME] [-C PATTERNS] [--sort KEY]\n"
-	"                   [--machine-stack]\n"
+	"                   [--machine-stack] [--inline]\n"
 	"                   [--by function|thread|dso] [--weight ns|calls]\n"
 	"                   [--flame merged|time] [--min-width PX]\n"
 	"                   [--follow] [FILTERS] [-o FILE] RING\n"
@@ -189,6 +189,9 @@ static const char help_filter_text[] =
 	"                     replaces its caller, PLT stubs and the lazy\n"
 	"                     binding are frames (default: as a person reads\n"
 	"                     them, as uftrace shows them; docs/stacks.md)\n"
+	"  --inline           inlined functions as frames, from the DWARF of the\n"
+	"                     objects (\"foo (inlined)\", folded \"foo_[i]\";\n"
+	"                     docs/stacks.md)\n"
 	"\n";
 
 static const char help_ring_text[] =

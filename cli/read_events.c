@@ -801,6 +801,7 @@ out_ring:
 		d.view = NULL;
 	}
 	view_free(d.view);
+	read_inline_free(d.inl);
 	strace_stack_free(d.fstack);
 	strace_filter_free(d.filt);
 	fields_fini(&d.fields);

@@ -104,6 +104,15 @@ int setup_view(struct rd *d)
 		vo.srcline = view_srcline;
 		vo.srcline_arg = d;
 	}
+	if (d->o->inline_frames) {
+		rc = read_inline_new(d->names, &d->inl);
+		if (rc < 0) {
+			err("out of memory");
+			return -1;
+		}
+		vo.inlines = read_inline_resolve;
+		vo.inlines_arg = d->inl;
+	}
 	rc = view_new(&vo, d->names, d->filt, &d->out, &d->view);
 	if (rc < 0) {
 		/* (-1: a format that could not open said why) */

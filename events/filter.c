@@ -420,6 +420,10 @@ static int match_aliases(struct strace_names *names, struct patterns *p,
 static int verdict(struct verdicts *v, struct patterns *p,
 		   struct strace_names *names, const struct strace_name *e)
 {
+	/* an inlined function's entry (strace/stack.h): the stack's own
+	 * ids, above every names id, and no aliases */
+	if (__builtin_expect(e->id >= STRACE_FRAME_INLINE_ID, 0))
+		return match_any(p, e->str);
 	if (e->id >= v->cap) {
 		size_t cap = v->cap ? v->cap : 256;
 		uint8_t *n;

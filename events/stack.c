@@ -94,17 +94,6 @@ sym(struct strace_stack *s, uint64_t addr)
 	return sym_kind(s, addr, &kind);
 }
 
-/* whether f's function covers addr */
-static int covers(const struct strace_frame *f, uint64_t addr)
-{
-	const struct strace_name *fn = f->fn;
-
-	if (!fn || f->kind == STRACE_FRAME_SYSCALL ||
-	    f->kind == STRACE_FRAME_SIGNAL)
-		return 0;
-	return addr >= fn->key && (addr - fn->key < fn->aux || addr == fn->key);
-}
-
 const char *strace_frame_name(const struct strace_frame *f)
 {
 	if (f->kind == STRACE_FRAME_SYSCALL)
@@ -1079,6 +1068,16 @@ int strace_stack_feed(struct strace_stack *s, const struct strace_event *ev,
 	struct thr *t;
 
 	sym_sync(s);
+	if (s->inl) {
+		/* inlined frames: around each event, no fast path */
+		for (; e < end; e++) {
+			stack_inline_before(s, e);
+			event(s, e);
+			stack_inline_after(s, e);
+		}
+		s->st.events += n;
+		return s->err;
+	}
 	while (e < end) {
 		if (FAST) {
 			const struct strace_event *k = run(s, e, end);
@@ -1109,6 +1108,10 @@ size_t strace_stack_frames(struct strace_stack *s, uint32_t tid,
 	for (uint32_t i = 0; i < s->nt; i++)
 		if (s->t[i].tid == tid)
 			t = &s->t[i];
+	if (t && s->inl) {
+		*out = t->iv;
+		return t->in;
+	}
 	*out = t ? t->v : NULL;
 	return t ? t->n : 0;
 }

@@ -26,7 +26,7 @@
 static void show(struct strace_stack *s, struct thr *t, uint32_t i)
 {
 	for (; t->shown <= i; t->shown++) {
-		struct strace_frame *f = &t->v[t->shown];
+		struct strace_frame *f = &frames_of(s, t)[t->shown];
 		if (f->begin < s->from)
 			f->begin = s->from;
 		if (s->user.enter)
@@ -118,7 +118,8 @@ int strace_stack_new(struct strace_names *names,
 	s->select = o.select;
 	s->select_arg = o.select_arg;
 	s->sc = calloc(1u << SYMCACHE_BITS, sizeof(*s->sc));
-	if (!s->sc) {
+	if (!s->sc || (o.inlines && stack_inline_new(s, &o) < 0)) {
+		free(s->sc);
 		free(s);
 		return -ENOMEM;
 	}
@@ -135,6 +136,7 @@ void strace_stack_free(struct strace_stack *s)
 		free(s->t[i].h);
 		free(s->t[i].seeds);
 	}
+	stack_inline_free(s);
 	free(s->t);
 	free(s->map);
 	free(s->sc);

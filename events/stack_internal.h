@@ -56,6 +56,10 @@ struct thr {
 	/* the gate (opts.from, ...): frames [0, shown) were entered (the
 	 * callbacks saw them); those above are held, or never shown */
 	uint32_t shown;
+	/* opts.inlines (stack_inline.c): the frames the callbacks see, v's
+	 * entered ones (real of them) with the inlined frames on them */
+	struct strace_frame *iv;
+	uint32_t in, icap, real;
 };
 
 /* an address and its symbol, the entry valid when bit 0 of fn is set
@@ -85,7 +89,34 @@ struct strace_stack {
 	uint64_t sc_gen;
 	struct strace_stack_stats st;
 	int err;
+	/* opts.inlines: the inlined frames' state (stack_inline.c), or NULL */
+	struct inl *inl;
 };
+
+/* whether f's function covers addr */
+static inline int covers(const struct strace_frame *f, uint64_t addr)
+{
+	const struct strace_name *fn = f->fn;
+
+	if (!fn || f->kind == STRACE_FRAME_SYSCALL ||
+	    f->kind == STRACE_FRAME_SIGNAL)
+		return 0;
+	return addr >= fn->key && (addr - fn->key < fn->aux || addr == fn->key);
+}
+
+/* stack_inline.c: opts.inlines (set-up: its callbacks go in front of
+ * s->cb; -ENOMEM), freeing, the events around the rules of stack.c, and
+ * the frames the callbacks see */
+int stack_inline_new(struct strace_stack *s,
+		     const struct strace_stack_opts *o);
+void stack_inline_free(struct strace_stack *s);
+void stack_inline_before(struct strace_stack *s, const struct strace_event *e);
+void stack_inline_after(struct strace_stack *s, const struct strace_event *e);
+static inline struct strace_frame *frames_of(const struct strace_stack *s,
+					     const struct thr *t)
+{
+	return s->inl ? t->iv : t->v;
+}
 
 /* The thread of tid, if it has been seen, without making it the last. */
 static inline struct thr *thread_of(const struct strace_stack *s, uint32_t tid)

@@ -42,6 +42,7 @@ $(eval $(call unit,test_names,tests/unit/test_names.c,$(LIBSTRACE_A),NO_LDLIBS))
 $(eval $(call unit,test_opts,tests/unit/test_opts.c,$(LIBSTRACE_A),NO_LDLIBS))
 $(eval $(call unit,test_errors,tests/unit/test_errors.c,$(LIBSTRACE_A),NO_LDLIBS))
 $(eval $(call unit,test_stack,tests/unit/test_stack.c,$(LIBSTRACE_A),NO_LDLIBS))
+$(eval $(call unit,test_stack_inline,tests/unit/test_stack_inline.c,$(LIBSTRACE_A),NO_LDLIBS))
 $(eval $(call unit,test_plugins,tests/unit/test_plugins.c,$(LIBSTRACE_A),NO_LDLIBS))
 $(eval $(call unit,test_format,tests/unit/test_format.c,$(READ_LINK),DECODER_LIBS))
 # the decoder

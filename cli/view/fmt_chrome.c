@@ -401,7 +401,8 @@ static char *put_frame_name(struct view *v, struct chrome *c, char *p,
 			    const struct strace_frame *f)
 {
 	int fn = f->fn && f->kind != STRACE_FRAME_SYSCALL &&
-		 f->kind != STRACE_FRAME_SIGNAL;
+		 f->kind != STRACE_FRAME_SIGNAL &&
+		 !(f->flags & STRACE_FRAME_INLINED); /* (--inline: labels) */
 	const struct piece *pc = NULL;
 	char *raw = c->scratch, *end, *esc;
 
@@ -505,11 +506,15 @@ static void chrome_leave(void *state, const struct strace_frame *f)
 	p = sep(c, o->p);
 	memcpy(p, "{\"name\":\"", 9);
 	p = put_frame_name(v, c, p + 9, f);
-	/* the category: "KIND[,gap][,unwound][,DSO],0xADDR" (no args:
-	 * speedscope adds a slice's args to its name) */
+	/* the category: "KIND[,inlined][,gap][,unwound][,DSO],0xADDR" (no
+	 * args: speedscope adds a slice's args to its name) */
 	memcpy(p, "\",\"cat\":\"", 9);
 	memcpy(p + 9, k, kl);
 	p += 9 + kl;
+	if (f->flags & STRACE_FRAME_INLINED) {
+		memcpy(p, ",inlined", 8);
+		p += 8;
+	}
 	if (f->flags & STRACE_FRAME_GAP) {
 		memcpy(p, ",gap", 4);
 		p += 4;

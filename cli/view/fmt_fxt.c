@@ -587,6 +587,20 @@ static uint32_t frame_category(unsigned kind)
 	return FIX_CALL + (kind < 6 ? kind : 0);
 }
 
+/* the string id of the category "inlined" (no label's, ID_ERROR's or
+ * function's) */
+#define ID_INLINED_CAT (1ull << 59)
+
+/* A frame's category: its kind's, or "inlined" (--inline; a string of
+ * its own, not a fixed one: without --inline the output stays the same) */
+static inline uint32_t category(struct view *v, struct fxt *x, unsigned kind,
+				unsigned flags)
+{
+	if (__builtin_expect(flags & STRACE_FRAME_INLINED, 0))
+		return intern(v, x, ID_INLINED_CAT, "inlined");
+	return frame_category(kind);
+}
+
 /* A frame's begin. Its thread is the one of its end (inline when the
  * thread's pid changed meanwhile). */
 static __attribute__((noinline)) void enter_slow(void *state,
@@ -615,11 +629,13 @@ static __attribute__((noinline)) void enter_slow(void *state,
 	name = frame_name(v, x, f);
 	if (__builtin_expect(th->bepid == th->pid, 1)) {
 		p = put64(o->p, event_header(EV_BEGIN, 0, 2, thread,
-					     frame_category(f->kind), name));
+					     category(v, x, f->kind, f->flags),
+					     name));
 		p = put64(p, f->begin);
 	} else {
 		p = put64(o->p, event_header(EV_BEGIN, 0, 4, 0,
-					     frame_category(f->kind), name));
+					     category(v, x, f->kind, f->flags),
+					     name));
 		p = put64(p, f->begin);
 		p = put64(p, th->bepid);
 		p = put64(p, f->tid);
@@ -674,7 +690,9 @@ static void write_dfr(struct view *v, struct fxt *x, struct thr *th)
 		p = put64(o->p, event_header(EV_COMPLETE, nargs,
 					     3 + nargs + (in ? 2 : 0),
 					     in ? 0 : thread,
-					     frame_category(d[i].kind), name));
+					     category(v, x, d[i].kind,
+						      d[i].flags),
+					     name));
 		p = put64(p, d[i].begin);
 		if (in) {
 			p = put64(p, d[i].pid);
@@ -786,6 +804,7 @@ static void fxt_enter(void *state, const struct strace_frame *f)
 	if (__builtin_expect(!x->cur_slot || x->cur_tid != f->tid ||
 				     !th->tfirst || f->begin <= th->tfirst ||
 				     f->kind > STRACE_FRAME_ENTRY ||
+				     (f->flags & STRACE_FRAME_INLINED) ||
 				     !(name = known_name(x, frame_id(x->v, f))) ||
 				     (th->nbe && th->bepid != th->pid),
 			     0)) {

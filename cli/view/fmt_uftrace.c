@@ -400,10 +400,39 @@ static __attribute__((noinline)) uint64_t label_addr(struct view *v,
 	return a;
 }
 
+/* An inlined frame's address (--inline): one in the labels' module per
+ * inlined function, named in its .sym file as the function (uftrace's
+ * data has no place to mark a frame inlined). */
+static __attribute__((noinline)) uint64_t inl_addr(struct view *v,
+						   struct uft *u,
+						   const struct strace_frame *f)
+{
+	uint32_t id = f->fn->id - STRACE_FRAME_INLINE_ID;
+
+	if (id >= u->inlcap) {
+		size_t cap = u->inlcap ? 2 * u->inlcap : 256;
+		while (cap <= id)
+			cap *= 2;
+		uint64_t *n = realloc(u->inladdr, cap * sizeof(*n));
+		if (!n) {
+			view_fail(v, -ENOMEM);
+			return UFT_LABELS;
+		}
+		memset(n + u->inlcap, 0, (cap - u->inlcap) * sizeof(*n));
+		u->inladdr = n;
+		u->inlcap = cap;
+	}
+	if (!u->inladdr[id])
+		u->inladdr[id] = pseudo_addr(v, u, view_name_id(v, f));
+	return u->inladdr[id];
+}
+
 /* The address written for f: uftrace finds f's name there. */
 static inline uint64_t out_addr(struct view *v, struct uft *u,
 				const struct strace_frame *f)
 {
+	if (__builtin_expect(f->flags & STRACE_FRAME_INLINED, 0))
+		return inl_addr(v, u, f);
 	/* (strace_stack gives [syscall] and [signal] frames no fn) */
 	if (__builtin_expect(f->fn != NULL, 1)) {
 		if (f->fn->id < u->fncap && u->fnaddr[f->fn->id])
@@ -519,6 +548,10 @@ static __attribute__((noinline)) void enter_slow(struct view *v,
 static inline uint64_t known_addr(const struct uft *u,
 				  const struct strace_frame *f)
 {
+	if (__builtin_expect(f->flags & STRACE_FRAME_INLINED, 0))
+		return f->fn->id - STRACE_FRAME_INLINE_ID < u->inlcap
+			       ? u->inladdr[f->fn->id - STRACE_FRAME_INLINE_ID]
+			       : 0;
 	if (f->fn)
 		return f->fn->id < u->fncap ? u->fnaddr[f->fn->id] : 0;
 	if (u->labcap && f->kind != STRACE_FRAME_SYSCALL &&
@@ -829,6 +862,7 @@ static void uft_close(struct view *v)
 	free(u->t);
 	free(u->tmap);
 	free(u->fnaddr);
+	free(u->inladdr);
 	free(u->labs);
 	free(u->pseudo);
 	free(u);

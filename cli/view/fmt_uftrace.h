@@ -87,6 +87,10 @@ struct uft {
 	size_t victim;
 	/* the address written for each function, by names id (0: not yet) */
 	uint64_t *fnaddr;
+	/* --inline: inlined functions' addresses (in the labels' module),
+	 * by the stack's id of the function (0: none yet) */
+	uint64_t *inladdr;
+	size_t inlcap;
 	size_t fncap;
 	/* the address written for each other label (unnamed code, syscalls,
 	 * signals), open addressing */

@@ -73,6 +73,9 @@ char *view_put_name(struct view *v, char *p, const struct strace_frame *f);
 #define VIEW_ID_UNKNOWN (1ull << 63)
 #define VIEW_ID_SYSCALL (1ull << 62)
 #define VIEW_ID_SIGNAL (1ull << 61)
+/* an inlined frame's (--inline): its function's id, from here below
+ * 2^32 (STRACE_FRAME_INLINE_ID; names ids stay under it) */
+#define VIEW_ID_INLINED ((uint64_t)STRACE_FRAME_INLINE_ID)
 uint64_t view_name_id(struct view *v, const struct strace_frame *f);
 /* view_put_name_id() - the name of an id from view_name_id() */
 char *view_put_name_id(struct view *v, char *p, uint64_t id);

@@ -335,6 +335,11 @@ struct view_opts {
 	int (*srcline)(void *arg, uint64_t addr, const char **file,
 		       unsigned *line);
 	void *srcline_arg;
+	/* --inline: inlined functions as frames (strace_stack_opts.inlines;
+	 * NULL: none) */
+	int (*inlines)(void *arg, uint32_t tid, uint64_t addr,
+		       const struct strace_stack_inline **out);
+	void *inlines_arg;
 };
 
 /* svg: ptrace-read's min_width (--min-width), in pixels */

@@ -23,7 +23,8 @@
 
 /* --- frames ------------------------------------------------------------- */
 
-/* A frame's label: its symbol's names id; ID_SYSCALL, with the names id +
+/* A frame's label: its symbol's names id (an inlined function's id, from
+ * ID_INLINED, with --inline); ID_SYSCALL, with the names id +
  * 1 of the system call when the producer named it; ID_SIGNAL; else
  * ID_UNKNOWN with the address. */
 static uint64_t label_id(struct view *v, const struct strace_frame *f)
@@ -281,7 +282,7 @@ static uint64_t row_key(struct view *v, const struct strace_frame *f)
 		return d ? d->id : ID_UNKNOWN;
 	}
 	if (f->fn && f->kind != STRACE_FRAME_SYSCALL &&
-	    f->kind != STRACE_FRAME_SIGNAL)
+	    f->kind != STRACE_FRAME_SIGNAL && !(f->flags & STRACE_FRAME_INLINED))
 		return same_function(v, f->fn);
 	return label_id(v, f);
 }
@@ -750,7 +751,9 @@ int view_new(const struct view_opts *o, struct strace_names *names,
 	struct view *v = calloc(1, sizeof(*v));
 	struct strace_stack_cb cb = {NULL, NULL, v};
 	struct strace_stack_opts so = {.size = sizeof(so),
-				       .machine = o->machine};
+				       .machine = o->machine,
+				       .inlines = o->inlines,
+				       .inlines_arg = o->inlines_arg};
 	uint64_t to;
 	int rc;
 

@@ -21,12 +21,13 @@
 #define ID_UNKNOWN VIEW_ID_UNKNOWN
 #define ID_SYSCALL VIEW_ID_SYSCALL
 #define ID_SIGNAL VIEW_ID_SIGNAL
+#define ID_INLINED VIEW_ID_INLINED
 /* the widest DSO column of a report */
 #define DSO_COL_MAX 64
 /* a label id of a syscall frame (an address label may have bit 62) */
 #define IS_SYSCALL_ID(id) (((id) & (ID_UNKNOWN | ID_SYSCALL)) == ID_SYSCALL)
 /* a label id that is a names id (of a symbol) */
-#define IS_NAME_ID(id) (!((id) & (ID_UNKNOWN | ID_SYSCALL | ID_SIGNAL)))
+#define IS_NAME_ID(id) ((id) < ID_INLINED)
 
 struct row {
 	uint64_t key;

@@ -10,6 +10,35 @@
 
 /* The name of a frame, or of a label id, into p (no more than 256 bytes
  * plus the name). */
+/* An inlined function's name (--inline), marked as each format's judge
+ * marks it: perf report's "foo (inlined)" in the tree and the report,
+ * stackcollapse-perf.pl --inline's "foo_[i]" in folded stacks (and the
+ * flame graph made of them), the name alone where the format has a place
+ * of its own for the mark (chrome, fxt) or none (uftrace). */
+static char *put_inlined(struct view *v, char *p, uint64_t id)
+{
+	const struct strace_name *fn =
+		strace_stack_inline_name(v->stack, (uint32_t)id);
+	size_t len;
+
+	if (!fn) {
+		memcpy(p, "[inlined]", 9);
+		return p + 9;
+	}
+	len = fn->len < FMT_NAME_MAX ? fn->len : FMT_NAME_MAX;
+	memcpy(p, fn->str, len);
+	p += len;
+	if (v->o.kind == VIEW_TREE || v->o.kind == VIEW_REPORT) {
+		memcpy(p, " (inlined)", 10);
+		p += 10;
+	} else if (v->o.kind == VIEW_FOLDED ||
+		   (v->o.kind == VIEW_SVG && v->o.flame != VIEW_FLAME_TIME)) {
+		memcpy(p, "_[i]", 4);
+		p += 4;
+	}
+	return p;
+}
+
 char *view_put_name_id(struct view *v, char *p, uint64_t id)
 {
 	const struct strace_name *fn, *dso;
@@ -33,6 +62,8 @@ char *view_put_name_id(struct view *v, char *p, uint64_t id)
 		return p + 8;
 	}
 	if (!(id & ID_UNKNOWN)) {
+		if (__builtin_expect(id >= ID_INLINED, 0))
+			return put_inlined(v, p, id);
 		fn = strace_names_get(v->names, (uint32_t)id);
 		len = fn->len < FMT_NAME_MAX ? fn->len : FMT_NAME_MAX;
 		memcpy(p, fn->str, len);

@@ -68,6 +68,8 @@ static const char *row_dso(struct view *v, const struct row *r, int *len)
 		d = strace_names_dso(
 			v->names,
 			strace_names_get(v->names, (uint32_t)r->key)->key);
+	else if (r->key < (1ull << 32)) /* an inlined function's */
+		d = strace_names_dso(v->names, r->addr);
 	if (d) {
 		b = strrchr(d->str, '/');
 		b = b ? b + 1 : d->str;

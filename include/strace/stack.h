@@ -77,11 +77,27 @@ enum strace_frame_kind {
 				       * at the thread's first event, it
 				       * holds every frame of the thread
 				       * left before it was entered */
+#define STRACE_FRAME_INLINED 0x0040   /* code inlined into the frame under
+				       * it (opts.inlines): fn is the
+				       * stack's own entry for the inlined
+				       * function (see struct strace_frame) */
+
+/* The ids of inlined functions' entries (fn->id of an INLINED frame)
+ * begin here, above the names' ids (strace_stack_inline_name()). */
+#define STRACE_FRAME_INLINE_ID 0x80000000u
 
 struct strace_frame {
 	const struct strace_name *fn; /* the SYMBOL entry of addr; NULL if
-				       * no symbol covers it */
-	uint64_t addr;      /* where it was entered: the call's target */
+				       * no symbol covers it; INLINED: the
+				       * stack's entry (str: the inlined
+				       * function's name, key and aux: the
+				       * range it was first met in, id:
+				       * STRACE_FRAME_INLINE_ID + a dense
+				       * index of the stack's own), valid
+				       * until strace_stack_free() */
+	uint64_t addr;      /* where it was entered: the call's target;
+			     * INLINED: the address whose inline chain
+			     * opened it */
 	uint64_t call_site; /* the call instruction; SEED: the return
 			     * address; SIGNAL: the interrupted address;
 			     * 0: none */
@@ -108,6 +124,15 @@ struct strace_stack_cb {
 	void *arg;
 };
 
+/* An inlined function at an address (strace_stack_opts.inlines). */
+struct strace_stack_inline {
+	const char *name;      /* the inlined function */
+	uint64_t lo, hi;       /* the inline instance's range around the
+				* address [lo, hi), in the thread's addresses */
+	const char *call_file; /* where it was inlined (NULL: unknown) */
+	uint32_t call_line;
+};
+
 struct strace_stack_opts {
 	size_t size;        /* sizeof(struct strace_stack_opts) (opts.h) */
 	uint32_t max_depth; /* frames kept per thread; 0: 4096 */
@@ -131,6 +156,19 @@ struct strace_stack_opts {
 	int (*select)(void *arg, const struct strace_frame *f);
 	void *select_arg;   /* frames select() takes (NULL: all); asked
 			     * when a frame is entered and when it is left */
+	/*
+	 * Inlined functions as frames (NULL: none): the chain of inlined
+	 * functions at the code address addr of thread tid, innermost
+	 * first (addr2line -i's order), in *out (valid until the next call;
+	 * the stack copies what it keeps); returns how many (0: not in
+	 * inlined code; <0 is taken as 0). The stack asks at each event's
+	 * address in the top frame's function and opens and closes frames
+	 * flagged STRACE_FRAME_INLINED on top of it (docs/stacks.md). Its
+	 * answers should be cached by the caller: they are asked for often.
+	 */
+	int (*inlines)(void *arg, uint32_t tid, uint64_t addr,
+		       const struct strace_stack_inline **out);
+	void *inlines_arg;
 };
 
 struct strace_stack;
@@ -169,7 +207,8 @@ void strace_stack_end(struct strace_stack *s);
 
 /*
  * strace_stack_frames() - the open frames of thread tid, outermost first;
- * returns how many (0 for a thread not seen), *out the array.
+ * returns how many (0 for a thread not seen), *out the array (with
+ * opts.inlines, the inlined frames among them).
  */
 size_t strace_stack_frames(struct strace_stack *s, uint32_t tid,
 			   const struct strace_frame **out);
@@ -189,6 +228,12 @@ struct strace_stack_stats {
 /* strace_stack_stats() - counts so far. */
 void strace_stack_stats(const struct strace_stack *s,
 			struct strace_stack_stats *st);
+
+/* strace_stack_inline_name() - the entry of the inlined function whose
+ * id (>= STRACE_FRAME_INLINE_ID) an INLINED frame's fn had; NULL for
+ * another id. Valid until strace_stack_free(). */
+const struct strace_name *strace_stack_inline_name(const struct strace_stack *s,
+						   uint32_t id);
 
 /* strace_frame_name() - fn's name, "[syscall]", "[signal]", or NULL when
  * the frame's function has no symbol. */

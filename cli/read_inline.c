@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli/read_inline.c - ptrace-read --inline: the stack views' resolver of
+ * inline chains (strace_stack_opts.inlines) from the DWARF of the object
+ * an address is in (strace_dwarf_inlines() on the DSO entry's path, at
+ * the object's own address), memoized per address: the stack asks at
+ * nearly every event, the same few addresses again and again.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../decoder/decoder.h"
+#include "read.h"
+
+/* the longest chain kept */
+#define CHAIN_MAX 32
+
+struct memo {
+	uint64_t addr; /* 0: an empty slot */
+	uint32_t off, n; /* the chain: pool[off, off + n) */
+};
+
+struct read_inline {
+	struct strace_names *names;
+	struct strace_dwarf *dw;
+	struct memo *tab; /* open addressing, at most half full */
+	size_t cap, count;
+	struct strace_stack_inline *pool;
+	size_t npool, poolcap;
+	/* DSO entry id -> 1 + the ELF virtual address at its start, when the
+	 * producer did not say it (object_addr()) */
+	uint64_t *base;
+	size_t nbase;
+};
+
+/* addr's address in dso's object. The capture writes where a mapping
+ * lies in its object (strace_writer_name_dso_base) only when it met code
+ * without a symbol, so strace_names_dso_offset() may count from the
+ * mapping's start: then the object's code mapping's address is added
+ * (strace_dwarf_text_base()). */
+static uint64_t object_addr(struct read_inline *ri,
+			    const struct strace_name *dso, uint64_t addr)
+{
+	uint64_t off = strace_names_dso_offset(ri->names, dso, addr);
+
+	if (strace_names_dso_offset(ri->names, dso, dso->key))
+		return off; /* the producer said where the mapping lies */
+	if (dso->id >= ri->nbase) {
+		size_t n = ri->nbase ? 2 * ri->nbase : 64;
+		while (n <= dso->id)
+			n *= 2;
+		uint64_t *b = realloc(ri->base, n * sizeof(*b));
+		if (!b)
+			return off;
+		memset(b + ri->nbase, 0, (n - ri->nbase) * sizeof(*b));
+		ri->base = b;
+		ri->nbase = n;
+	}
+	if (!ri->base[dso->id]) {
+		uint64_t v = 0;
+		if (strace_dwarf_text_base(ri->dw, dso->str, &v) != 1)
+			v = 0;
+		ri->base[dso->id] = 1 + v;
+	}
+	return off + ri->base[dso->id] - 1;
+}
+
+static uint64_t slot(uint64_t addr, size_t cap)
+{
+	return (addr * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+}
+
+static int grow_tab(struct read_inline *ri)
+{
+	size_t cap = ri->cap ? 2 * ri->cap : 4096;
+	struct memo *t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t k = 0; k < ri->cap; k++) {
+		size_t i;
+		if (!ri->tab[k].addr)
+			continue;
+		for (i = slot(ri->tab[k].addr, cap); t[i].addr;
+		     i = (i + 1) & (cap - 1))
+			;
+		t[i] = ri->tab[k];
+	}
+	free(ri->tab);
+	ri->tab = t;
+	ri->cap = cap;
+	return 0;
+}
+
+/* The chain at addr, from the DWARF (n entries at pool[off]). */
+static int lookup(struct read_inline *ri, uint64_t addr, struct memo *m)
+{
+	struct strace_inline in[CHAIN_MAX];
+	const struct strace_name *dso =
+		ri->names ? strace_names_dso(ri->names, addr) : NULL;
+	uint64_t off;
+	int n;
+
+	m->addr = addr;
+	m->off = (uint32_t)ri->npool;
+	m->n = 0;
+	if (!dso)
+		return 0;
+	off = object_addr(ri, dso, addr);
+	n = strace_dwarf_inlines(ri->dw, dso->str, off, in, CHAIN_MAX);
+	if (n <= 0)
+		return n;
+	if (ri->npool + (size_t)n > ri->poolcap) {
+		size_t cap = ri->poolcap ? 2 * ri->poolcap : 1024;
+		while (cap < ri->npool + (size_t)n)
+			cap *= 2;
+		struct strace_stack_inline *p =
+			realloc(ri->pool, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		ri->pool = p;
+		ri->poolcap = cap;
+	}
+	for (int k = 0; k < n; k++) {
+		struct strace_stack_inline *x = &ri->pool[ri->npool + k];
+		/* (the object's addresses to the thread's) */
+		x->name = in[k].name;
+		x->lo = in[k].lo - off + addr;
+		x->hi = in[k].hi - off + addr;
+		x->call_file = in[k].call.file;
+		x->call_line = in[k].call.line;
+	}
+	ri->npool += (size_t)n;
+	m->n = (uint32_t)n;
+	return n;
+}
+
+int read_inline_resolve(void *arg, uint32_t tid, uint64_t addr,
+			const struct strace_stack_inline **out)
+{
+	struct read_inline *ri = arg;
+	size_t i;
+
+	(void)tid; /* (the names map an address alike in every thread) */
+	if (!addr)
+		return 0;
+	if (2 * (ri->count + 1) > ri->cap && grow_tab(ri) < 0)
+		return -ENOMEM;
+	for (i = slot(addr, ri->cap); ri->tab[i].addr;
+	     i = (i + 1) & (ri->cap - 1))
+		if (ri->tab[i].addr == addr)
+			goto found;
+	if (lookup(ri, addr, &ri->tab[i]) < 0) {
+		ri->tab[i].n = 0; /* no memory: no chain, asked again */
+		ri->tab[i].addr = 0;
+		return 0;
+	}
+	ri->count++;
+found:
+	if (!ri->tab[i].n)
+		return 0;
+	*out = &ri->pool[ri->tab[i].off];
+	return (int)ri->tab[i].n;
+}
+
+int read_inline_new(struct strace_names *names, struct read_inline **out)
+{
+	struct read_inline *ri = calloc(1, sizeof(*ri));
+	int rc;
+
+	if (!ri)
+		return -ENOMEM;
+	rc = strace_dwarf_new(NULL, &ri->dw);
+	if (rc < 0) {
+		free(ri);
+		return rc;
+	}
+	ri->names = names;
+	*out = ri;
+	return 0;
+}
+
+void read_inline_free(struct read_inline *ri)
+{
+	if (!ri)
+		return;
+	strace_dwarf_free(ri->dw);
+	free(ri->tab);
+	free(ri->pool);
+	free(ri->base);
+	free(ri);
+}
