@@ -109,6 +109,8 @@ static void usage(FILE *f)
 		"                        of TNT runs (one bit at a time); or\n"
 		"                        libipt's block decoder\n"
 		"      --all-branches    keep jumps inside one function too\n"
+		"      --coverage        note the code that ran (-i): the ranges\n"
+		"                        go into the ring for ptrace-read -f lcov\n"
 		"      --exact-times     every event keeps the time of the last\n"
 		"                        timing packet (by default the events\n"
 		"                        between two are spread by instruction\n"
@@ -300,7 +302,7 @@ static int add_section(struct capture_opts *o, int elf, char *arg)
 
 enum { O_MODE = 256, O_CAP, O_DEC, O_ALL, O_EXACT, O_TYPES, O_TID, O_VDSO,
        O_WAIT, O_PIECE, O_PT, O_RAW, O_ELF, O_CPU, O_VERSION, O_VIEW,
-       O_PLUGIN, O_NO_RING, O_NO_CACHE, O_NAMES, O_ARCHIVE, O_SYMFS };
+       O_PLUGIN, O_NO_RING, O_NO_CACHE, O_NAMES, O_ARCHIVE, O_SYMFS, O_COVERAGE };
 
 /* The value options whose argument is a number or a keyword; 0, or dies
  * with the usage message. */
@@ -441,6 +443,9 @@ static int parse_option(struct capture_opts *o, int c, char *arg)
 	case O_EXACT:
 		o->flags |= STRACE_WALK_EXACT_TIMES;
 		break;
+	case O_COVERAGE:
+		o->coverage = 1;
+		break;
 	case O_TYPES:
 		o->types_arg = arg;
 		break;
@@ -506,6 +511,7 @@ static int parse_options(struct capture_opts *o, int argc, char **argv)
 		{"capacity", required_argument, NULL, O_CAP},
 		{"decoder", required_argument, NULL, O_DEC},
 		{"all-branches", no_argument, NULL, O_ALL},
+		{"coverage", no_argument, NULL, O_COVERAGE},
 		{"exact-times", no_argument, NULL, O_EXACT},
 		{"types", required_argument, NULL, O_TYPES},
 		{"tid", required_argument, NULL, O_TID},
