@@ -189,6 +189,91 @@ struct strace_image_opts {
 int strace_debug_find(const char *path, const char *symfs, char *out,
 		      size_t len);
 
+/*
+ * Debug information (DWARF, through elfutils' libdw): source lines,
+ * inlined functions and line tables of the objects a trace ran, for the
+ * reader's views (srcline, --inline, coverage). Objects are named by path
+ * as the recording names them; each is opened once (a regular file only:
+ * a FIFO is never opened) and kept until strace_dwarf_free(); its debug
+ * information is its own .debug_info, else the separate file
+ * strace_debug_find() finds (.gnu_debuglink, /usr/lib/debug/.build-id/).
+ * Addresses are the object's own (ELF virtual addresses, as
+ * strace_names_dso_offset() gives them and addr2line takes them). A
+ * missing object, one without debug information or with a corrupt one
+ * gives 0 (nothing found), never an error the caller must stop on. Not
+ * thread-safe: one strace_dwarf per thread.
+ */
+struct strace_dwarf;
+struct strace_dwarf_opts {
+	size_t size;	   /* sizeof(struct strace_dwarf_opts); 0 = defaults */
+	const char *symfs; /* perf's --symfs (paths are read under it), or
+			    * NULL; copied */
+};
+/* strace_dwarf_new() - an empty set of objects; o may be NULL.
+ * Returns 0 and *out, -ENOMEM, -STRACE_E_BADARG. */
+int strace_dwarf_new(const struct strace_dwarf_opts *o,
+		     struct strace_dwarf **out);
+/* strace_dwarf_free() - close every object (NULL is fine); the strings
+ * handed out become invalid. */
+void strace_dwarf_free(struct strace_dwarf *d);
+
+/* A source line. file: the name as addr2line prints it (DWARF's, joined
+ * with its directory and the unit's comp dir when relative), valid until
+ * strace_dwarf_free(). */
+struct strace_srcline {
+	const char *file;
+	unsigned line;
+};
+/*
+ * strace_dwarf_srcline() - the line of the instruction at vaddr in the
+ * object at path, as `addr2line -e PATH VADDR` gives it (the last row of
+ * the line table at or before vaddr in its sequence). Cheap when asked
+ * again (a sorted table built on the object's first use).
+ * Returns 1 found, 0 none (no such file, no debug info, no row), -ENOMEM.
+ */
+int strace_dwarf_srcline(struct strace_dwarf *d, const char *path,
+			 uint64_t vaddr, struct strace_srcline *out);
+
+struct strace_inline {
+	const char *name;	     /* the inlined function, demangled as
+				      * perf names it */
+	uint64_t lo, hi;	     /* its range around vaddr [lo, hi) */
+	struct strace_srcline call;  /* where it was inlined (DW_AT_call_file,
+				      * DW_AT_call_line), in its caller */
+};
+/*
+ * strace_dwarf_inlines() - the inlined functions at vaddr, innermost
+ * first (addr2line -i's order: out[0] is the function the instruction's
+ * line is in, out[0].call the line in out[1] (or, for the last, in the
+ * function with code) it was inlined at), at most max. Memoised per
+ * address. Strings valid until strace_dwarf_free().
+ * Returns how many (0: not in inlined code, or no debug info), -ENOMEM.
+ */
+int strace_dwarf_inlines(struct strace_dwarf *d, const char *path,
+			 uint64_t vaddr, struct strace_inline *out, size_t max);
+/*
+ * strace_dwarf_each_line() - every is_stmt row of the object's line
+ * table, in address order: fn(arg, vaddr, end, file, line), [vaddr, end)
+ * the row's code (end: the next row's address). A nonzero return from fn
+ * stops and is returned. Returns 0, fn's return, -ENOMEM.
+ */
+int strace_dwarf_each_line(struct strace_dwarf *d, const char *path,
+			   int (*fn)(void *arg, uint64_t vaddr, uint64_t end,
+				     const char *file, unsigned line),
+			   void *arg);
+/*
+ * strace_dwarf_each_function() - every function with code (a
+ * DW_TAG_subprogram with an address range, not an inline-only abstract
+ * one): fn(arg, name, file, line, lo, hi) once per range (a function
+ * split hot/cold has two), file:line its declaration. A nonzero return
+ * from fn stops and is returned. Returns 0, fn's return, -ENOMEM.
+ */
+int strace_dwarf_each_function(struct strace_dwarf *d, const char *path,
+			       int (*fn)(void *arg, const char *name,
+					 const char *file, unsigned line,
+					 uint64_t lo, uint64_t hi),
+			       void *arg);
+
 /* strace_image_new() - an empty image. opts may be NULL.
  * Returns 0 and *out, -ENOMEM, -STRACE_E_BADARG. */
 int strace_image_new(const struct strace_image_opts *opts,

@@ -49,7 +49,7 @@ out=$O/corpus
 PTSYNTH=${PTSYNTH:-$O/bin/ptsynth}
 mkdir -p "$out/bin" "$out/traces" "$out/input" "$out/run"
 
-NAMES="static staticpie dynpie recurse fptr tailcall longjmp exceptions signals threads plt ocaml ls sort gzip pgqsort pgtree"
+NAMES="static staticpie dynpie recurse fptr tailcall inline longjmp exceptions signals threads plt ocaml ls sort gzip pgqsort pgtree"
 
 hash() { sha256sum | cut -c1-16; }
 # The traced programs' whole environment (and ptsynth's, which passes it
@@ -76,6 +76,8 @@ build_cmd() {
 	fptr) echo "gcc -O1 -o @OUT@ $src/fptr.c" ;;
 	fork) echo "gcc -O1 -o @OUT@ $src/fork.c" ;; # not in NAMES: --ptrace only
 	tailcall) echo "gcc -O2 -o @OUT@ $src/tailcall.c" ;;
+	# -O2 -g: static functions inlined three deep, for DWARF (issue 36)
+	inline) echo "gcc -O2 -g -o @OUT@ $src/inline.c" ;;
 	longjmp) echo "gcc -O1 -o @OUT@ $src/longjmp.c" ;;
 	exceptions) echo "g++ -O1 -o @OUT@ $src/exceptions.cpp" ;;
 	signals) echo "gcc -O1 -o @OUT@ $src/signals.c" ;;
@@ -200,7 +202,7 @@ cmd_trace() {
 # The standard set linked under $O/corpus: every program (default
 # variant) and a few variants; the stack truth of the programs in STACK.
 LINKED_EXTRA="static:notiming threads:noretcomp signals:psb256 longjmp:notiming threads:percpu recurse:percpu"
-STACK="static staticpie dynpie recurse fptr tailcall longjmp exceptions signals threads plt ocaml pgqsort pgtree"
+STACK="static staticpie dynpie recurse fptr tailcall inline longjmp exceptions signals threads plt ocaml pgqsort pgtree"
 
 cmd_link() {
 	local jobs="" j p v d base
