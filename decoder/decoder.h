@@ -252,10 +252,14 @@ struct strace_inline {
 int strace_dwarf_inlines(struct strace_dwarf *d, const char *path,
 			 uint64_t vaddr, struct strace_inline *out, size_t max);
 /*
- * strace_dwarf_each_line() - every is_stmt row of the object's line
- * table, in address order: fn(arg, vaddr, end, file, line), [vaddr, end)
- * the row's code (end: the next row's address). A nonzero return from fn
- * stops and is returned. Returns 0, fn's return, -ENOMEM.
+ * strace_dwarf_each_line() - every row of the object's line table, in
+ * address order: fn(arg, vaddr, end, file, line), [vaddr, end) the code
+ * the row starts (end: the next address a row starts at). Every row, not
+ * only is_stmt ones: gcc marks a line's first row is_stmt and its later
+ * code (an inlined body, a loop's test) not, and coverage wants both;
+ * rows at one address all start [vaddr, end) (several lines begin there),
+ * the same line again at an address (another view) once. A nonzero return
+ * from fn stops and is returned. Returns 0, fn's return, -ENOMEM.
  */
 int strace_dwarf_each_line(struct strace_dwarf *d, const char *path,
 			   int (*fn)(void *arg, uint64_t vaddr, uint64_t end,

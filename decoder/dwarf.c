@@ -384,12 +384,23 @@ int strace_dwarf_each_line(struct strace_dwarf *d, const char *path,
 
 	if (!o)
 		return rc;
-	for (size_t i = 0; i + 1 < o->nrows; i++) {
+	for (size_t i = 0, j = 0; i < o->nrows; i++) {
 		const struct row *r = &o->rows[i];
-		if (r->end || !r->stmt || !r->file ||
-		    o->rows[i + 1].addr == r->addr)
+		if (r->end || !r->file)
 			continue;
-		rc = fn(arg, r->addr, o->rows[i + 1].addr, r->file, r->line);
+		/* the same line again at the address (another view) */
+		if (i && o->rows[i - 1].addr == r->addr && !o->rows[i - 1].end &&
+		    o->rows[i - 1].file == r->file &&
+		    o->rows[i - 1].line == r->line)
+			continue;
+		/* its code runs to the next address a row starts at */
+		if (j <= i)
+			j = i + 1;
+		while (j < o->nrows && o->rows[j].addr == r->addr)
+			j++;
+		if (j == o->nrows)
+			break;
+		rc = fn(arg, r->addr, o->rows[j].addr, r->file, r->line);
 		if (rc)
 			return rc;
 	}

@@ -45,7 +45,7 @@ $(eval $(call unit,test_stack,tests/unit/test_stack.c,$(LIBSTRACE_A),NO_LDLIBS))
 $(eval $(call unit,test_plugins,tests/unit/test_plugins.c,$(LIBSTRACE_A),NO_LDLIBS))
 $(eval $(call unit,test_format,tests/unit/test_format.c $(CLI_COMMON),$(LIBSTRACE_A),NO_LDLIBS))
 # the decoder
-$(foreach t,errata evvec flow image image_block image_cache packet spread summary symbols walk,$(eval $(call unit,test_decoder_$(t),tests/unit/test_decoder_$(t).c,$(DECODER_LINK),DECODER_LIBS)))
+$(foreach t,dwarf errata evvec flow image image_block image_cache packet spread summary symbols walk,$(eval $(call unit,test_decoder_$(t),tests/unit/test_decoder_$(t).c,$(DECODER_LINK),DECODER_LIBS)))
 # (this one also calls Capstone itself, as an oracle)
 DECODER_BLOCK_LIBS = $(DECODER_LIBS) $(CAPSTONE_LIBS)
 $(eval $(call unit,test_decoder_block,tests/unit/test_decoder_block.c,$(DECODER_LINK),DECODER_BLOCK_LIBS))
