@@ -156,7 +156,9 @@ static void usage(FILE *f)
 		"                        (Perfetto), NAME.svg (a flame graph for\n"
 		"                        a browser), NAME.folded (collapsed\n"
 		"                        stacks), NAME.uftrace or DIR/ (a uftrace\n"
-		"                        data directory); the ring is removed\n"
+		"                        data directory), NAME.info (an lcov\n"
+		"                        tracefile for genhtml: implies\n"
+		"                        --coverage); the ring is removed\n"
 		"                        unless -o names it\n"
 		"  -q, --quiet           no progress bar and no summary\n"
 		"  -h, --help            this text\n"
@@ -196,6 +198,7 @@ static const char *view_format(const char *path)
 		{".json", "chrome"},  {".fxt", "fxt"},
 		{".svg", "svg"},      {".folded", "folded"},
 		{".uftrace", "uftrace"}, {"/", "uftrace"},
+		{".info", "lcov"},
 	};
 	size_t n = strlen(path);
 
@@ -264,6 +267,9 @@ static int view_write(const char *view_path, int quiet)
 			: !strcmp(fmt, "folded")
 				? "collapsed stacks for https://speedscope.app "
 				  "and flame graph scripts"
+			: !strcmp(fmt, "lcov")
+				? "line coverage: genhtml -o DIR FILE renders "
+				  "it as HTML"
 				: "uftrace replay / report / graph -d DIR, "
 				  "or uftrace dump --chrome -d DIR");
 	return 0;
@@ -468,9 +474,13 @@ static int parse_option(struct capture_opts *o, int c, char *arg)
 				  "JSON: Perfetto, chrome://tracing, "
 				  "speedscope), a .fxt file (Perfetto), "
 				  "a .svg file (a flame graph), a .folded "
-				  "file (collapsed stacks), or a .uftrace "
-				  "directory or one ending in / (uftrace)",
+				  "file (collapsed stacks), a .uftrace "
+				  "directory or one ending in / (uftrace), "
+				  "or a .info file (lcov)",
 				  o->view_path);
+		/* an lcov tracefile is made of the code that ran */
+		if (!strcmp(view_format(o->view_path), "lcov"))
+			o->coverage = 1;
 		break;
 	case O_PLUGIN:
 		if (o->nplugins == (int)(sizeof(o->plugin_specs) /
