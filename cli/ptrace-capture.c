@@ -599,6 +599,10 @@ static void check_inputs(const struct capture_opts *o)
 		die_usage("%s", "--pt needs the code the trace ran: --raw "
 				"BIN@ADDR or --elf FILE[@BASE], as many as "
 				"there are pieces");
+	if (o->coverage && !o->input)
+		die_usage("%s", "--coverage (and --view NAME.info) goes with "
+				"-i: the decode of a recording notes the code "
+				"that ran");
 }
 
 /* --archive, --symfs and --no-ring against the rest: dies with the usage
