@@ -139,6 +139,13 @@ else
 	else
 		fail genhtml/renders "$(head -c 800 "$work/genhtml.err")"
 	fi
+	# docs/viewing.md's picture: LCOV_DOC_SHOT=docs/viewing-lcov.png
+	if [ -n "${LCOV_DOC_SHOT:-}" ] && command -v chromium >/dev/null; then
+		timeout 60 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+			--window-size=900,1100 --screenshot="$work/shot.png" \
+			"file://$work/html/corpus/inline.c.gcov.html" >/dev/null 2>&1
+		[ -s "$work/shot.png" ] && cp "$work/shot.png" "$LCOV_DOC_SHOT"
+	fi
 	if lcov --summary "$work/inline.info" >"$work/summary.out" 2>"$work/summary.err" &&
 		[ ! -s "$work/summary.err" ] && grep -q "lines" "$work/summary.out"; then
 		pass "lcov/summary ($(grep 'lines' "$work/summary.out" | head -1 | sed 's/^ *//'))"
