@@ -586,6 +586,11 @@ static int dispatch_read(struct parse *p, const char *path)
 		return usage_error("--diff-policy goes with --diff OLD");
 	if (o->diff)
 		return diff_usage(o) ? EXIT_USAGE : cmd_diff(o, path);
+	if (o->cover && (o->nfilters || o->types || o->follow ||
+			 o->fields.n || o->nplugins || o->from_end))
+		return usage_error("-f lcov and coverage read the whole ring "
+				   "once: no filters, -F, --types, --follow, "
+				   "--from-end or plugins");
 	if (o->cover)
 		return cmd_coverage(o, path);
 	if (o->view == 1 + VIEW_UFTRACE && !o->output)

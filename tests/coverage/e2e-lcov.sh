@@ -20,7 +20,8 @@
 #   - the same ranges whatever the decode: -j 1 and -j 4, PSBs every 256
 #     bytes (segments decoded apart), a per-CPU recording: the same
 #     tracefile, for inline and for threads;
-#   - a ring decoded without --coverage: -f lcov says so, exit 1; an
+#   - a ring decoded without --coverage: -f lcov says so, exit 1; a
+#     filter with it is a usage error (exit 2); an
 #     object without debug information (the static corpus program, no -g)
 #     is named once on stderr and left out;
 #   - without --coverage the ring is what it was (the golden manifest
@@ -195,6 +196,13 @@ if [ $rc -eq 1 ] && [ ! -s "$work/plain.out" ] && grep -q "no coverage: decode w
 	pass "no-coverage (exit 1: $(head -1 "$work/plain.err"))"
 else
 	fail no-coverage "exit $rc:" "$(head -c 400 "$work/plain.err")"
+fi
+"$PR" -f lcov --tid 1 "${R}_inline" >/dev/null 2>"$work/usage.err"
+rc=$?
+if [ $rc -eq 2 ] && grep -q "read the whole ring once" "$work/usage.err"; then
+	pass "usage (a filter with -f lcov: exit 2)"
+else
+	fail usage "exit $rc:" "$(head -c 400 "$work/usage.err")"
 fi
 if cmp -s <("$PR" "${R}_plain" 2>&1) <("$PR" "${R}_inline" 2>&1); then
 	pass "events-unchanged (-f text with and without --coverage)"
