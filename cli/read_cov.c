@@ -472,7 +472,7 @@ static int one_object(struct strace_dwarf *d, struct strace_names *names,
 	return rc;
 }
 
-/* --- the command ----------------------------------------------------------- */
+/* --- the command --------------------------------------------------------- */
 
 static int write_all(const struct read_opts *o, const char *path,
 		     struct strace_names *names, const struct calls *c,
