@@ -8,17 +8,19 @@
 
 #include "fields.h"
 #include "format.h"
+#include "srcline.h"
 
 static const char *const field_name[FLD_COUNT] = {
 	[FLD_SEQ] = "seq",   [FLD_TIME] = "time",     [FLD_TID] = "tid",
 	[FLD_PID] = "pid",   [FLD_COMM] = "comm",     [FLD_TYPE] = "type",
 	[FLD_FROM] = "from", [FLD_TO] = "to",         [FLD_SYM] = "sym",
 	[FLD_OFFSET] = "offset", [FLD_DSO] = "dso",   [FLD_FLAGS] = "flags",
-	[FLD_CPU] = "cpu",
+	[FLD_CPU] = "cpu",	 [FLD_SRCLINE] = "srcline",
 };
 
 /* what an address shows besides itself */
-#define ADDR_PARTS (1u << FLD_SYM | 1u << FLD_OFFSET | 1u << FLD_DSO)
+#define ADDR_PARTS                                                             \
+	(1u << FLD_SYM | 1u << FLD_OFFSET | 1u << FLD_DSO | 1u << FLD_SRCLINE)
 
 int fields_parse(struct fields *fl, const char *spec, char *err, size_t len)
 {
@@ -36,7 +38,7 @@ int fields_parse(struct fields *fl, const char *spec, char *err, size_t len)
 			snprintf(err, len,
 				 "'%.*s' is no field: seq, time, tid, pid, "
 				 "comm, cpu, type, from, to, sym, offset, dso, "
-				 "flags",
+				 "flags, srcline",
 				 (int)n, s);
 			return -1;
 		}
@@ -59,8 +61,12 @@ int fields_parse(struct fields *fl, const char *spec, char *err, size_t len)
 	if ((fl->mask & ADDR_PARTS) &&
 	    !(fl->mask & (1u << FLD_FROM | 1u << FLD_TO))) {
 		snprintf(err, len,
-			 "sym, offset and dso show the symbol and DSO of from "
-			 "and to: give from or to too");
+			 "sym, offset, dso and srcline show the symbol, DSO "
+			 "and source line of from and to: give from or to too");
+		return -1;
+	}
+	if ((fl->mask & 1u << FLD_SRCLINE) && !(fl->src = srclines_new())) {
+		snprintf(err, len, "no memory for srcline");
 		return -1;
 	}
 	if ((fl->mask & 1u << FLD_OFFSET) && !(fl->mask & 1u << FLD_SYM)) {
@@ -75,7 +81,9 @@ int fields_parse(struct fields *fl, const char *spec, char *err, size_t len)
  * the symbol and DSO of from and to), escaped, stay within
  * FIELDS_LINE_MAX */
 #define NAME_MAX_BYTES 512
-_Static_assert(5 * 6 * NAME_MAX_BYTES + 512 <= FIELDS_LINE_MAX &&
+_Static_assert(5 * 6 * NAME_MAX_BYTES + 2 * (6 * NAME_MAX_BYTES + 32) +
+			       512 <=
+			       FIELDS_LINE_MAX &&
 		       FIELDS_LINE_MAX <= FMT_LINE_MAX,
 	       "a -F line fits where ptrace-read keeps room for one");
 
@@ -148,7 +156,39 @@ static char *put_addr_parts(const struct fields *fl,
 			: put_str(p, "[unknown]", 9, json);
 		*p++ = json ? '"' : ')';
 	}
+	if (json && (fl->mask & 1u << FLD_SRCLINE)) {
+		const char *file;
+		unsigned line;
+
+		p += sprintf(p, ",\"%s_srcline\":", key);
+		if (srclines_get(fl->src, names, v, &file, &line)) {
+			*p++ = '"';
+			p = put_json(p, file, strlen(file));
+			p += sprintf(p, ":%u\"", line);
+		} else {
+			memcpy(p, "null", 4);
+			p += 4;
+		}
+	}
 	return p;
+}
+
+/* perf script's srcline of a branch: that of its ip (our from; to when
+ * from is not shown), last, as "\n  FILE:LINE"; nothing when not known */
+static char *put_srcline_text(const struct fields *fl,
+			      struct strace_names *names, char *p,
+			      const struct strace_event *e)
+{
+	const char *file;
+	unsigned line;
+	int addr;
+	uint64_t v = operand(e, !(fl->mask & 1u << FLD_FROM), &addr);
+
+	if (!addr || !v || !srclines_get(fl->src, names, v, &file, &line))
+		return p;
+	memcpy(p, "\n  ", 3);
+	p = put_text(p + 3, file, strlen(file));
+	return p + sprintf(p, ":%u", line);
 }
 
 /* --- the threads' CPUs ---------------------------------------------------- */
@@ -203,6 +243,8 @@ void fields_fini(struct fields *fl)
 {
 	free(fl->cpus);
 	fl->cpus = NULL;
+	srclines_free(fl->src);
+	fl->src = NULL;
 	fl->ncpus = fl->cpucap = 0;
 }
 
@@ -308,6 +350,8 @@ static char *put_line(const struct fields *fl, struct strace_names *names,
 			break;
 		}
 	}
+	if (!json && (fl->mask & 1u << FLD_SRCLINE))
+		p = put_srcline_text(fl, names, p, e);
 	if (json)
 		*p++ = '}';
 	*p++ = '\n';

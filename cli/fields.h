@@ -8,7 +8,10 @@
  * it (hex without 0x), then its symbol (sym, +0xOFF with offset) and its
  * DSO in parentheses (dso), with "=>" between from and to; the CPU as
  * perf writes it ("[002]"), from the thread's last cpu event ("[-]"
- * before one). JSON: one object per line with the chosen keys. The slow path beside cli/format.c
+ * before one); srcline: the source line of from (else to) as perf
+ * script prints it, last, on a line of its own after two blanks ("??"
+ * lines not shown). JSON: one object per line with the chosen keys
+ * (srcline: from_srcline and to_srcline, "FILE:LINE" or null). The slow path beside cli/format.c
  * (one event at a time, names looked up each time): what a person asks
  * for by hand.
  */
@@ -35,6 +38,7 @@ enum fields_id {
 	FLD_DSO,
 	FLD_FLAGS,
 	FLD_CPU,
+	FLD_SRCLINE,
 	FLD_COUNT
 };
 
@@ -46,15 +50,18 @@ struct fields {
 	 * tid: tid + 1 << 32 | cpu; 0 empty) */
 	uint64_t *cpus;
 	size_t ncpus, cpucap;
+	/* srcline: the DWARF of the traced objects (srcline.h) */
+	struct srclines *src;
 };
 
 /* The most one line takes: names of FMT_NAME_MAX bytes escaped, numbers. */
-#define FIELDS_LINE_MAX (16 * 1024 + 256)
+#define FIELDS_LINE_MAX (16 * 1024 + 256 + 2 * (6 * 512 + 32))
 
 /*
  * fields_parse() - "time,tid,from,to,sym" into fl.
  * Returns 0, or -1 with why in err (len bytes): an unknown or repeated
- * field, an empty list, sym/offset/dso without from or to.
+ * field, an empty list, sym/offset/dso/srcline without from or to, no
+ * memory for srcline.
  */
 int fields_parse(struct fields *fl, const char *spec, char *err, size_t len);
 
@@ -71,7 +78,7 @@ char *fields_text(const struct fields *fl, struct strace_names *names,
 char *fields_json(const struct fields *fl, struct strace_names *names,
 		  char *p, const struct strace_event *e, uint64_t seq);
 
-/* fields_fini() - free what fields_see() kept. */
+/* fields_fini() - free what fields_see() and srcline kept. */
 void fields_fini(struct fields *fl);
 
 #endif /* CLI_FIELDS_H */

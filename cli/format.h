@@ -30,7 +30,12 @@
  * in all, plus their quotes and commas), and numbers. The caller keeps
  * this much free before each fmt_*_event().
  */
-#define FMT_LINE_MAX (4 * 6 * FMT_NAME_MAX + 1024 + 4 * STRACE_ALIASES_MAX)
+#define FMT_LINE_MAX                                                           \
+	(4 * 6 * FMT_NAME_MAX + 1024 + 4 * STRACE_ALIASES_MAX +              \
+	 FMT_SRCLINE_ROOM)
+/* ptrace-read --srcline adds two source lines to a line (cli/srcline.h:
+ * SRCLINE_APPEND_MAX, a static assert there) */
+#define FMT_SRCLINE_ROOM (2 * (6 * 512 + 64))
 
 /* One display name: text form (control bytes shown as '?') and JSON form
  * (escaped, without the quotes). Both point to storage owned by the

@@ -23,8 +23,9 @@ READ_SRCS := cli/ptrace-read.c cli/read_common.c cli/read_events.c \
 	cli/read_open.c cli/read_view.c cli/read_plugins.c cli/read_diff.c \
 	cli/read_generate.c cli/read_stat.c cli/read_list.c cli/read_gc.c cli/read_types.c \
 	cli/read_cov.c
-# (the decoder's library for the DWARF of -f lcov and coverage)
-$(eval $(call program,$(O)/bin/ptrace-read,$(READ_SRCS) cli/choice.c cli/report_diff.c cli/fields.c $(CLI_COMMON),$(DECODER_A) $(LIBSTRACE_A),DECODER_LIBS))
+# (the decoder's archive for its DWARF layer: -F srcline, cli/srcline.c;
+# -f lcov and coverage, cli/read_cov.c)
+$(eval $(call program,$(O)/bin/ptrace-read,$(READ_SRCS) cli/choice.c cli/report_diff.c cli/fields.c cli/srcline.c $(CLI_COMMON),$(DECODER_A) $(LIBSTRACE_A),DECODER_LIBS))
 $(eval $(call program,$(O)/bin/ptrace-capture,cli/ptrace-capture.c cli/capture_ring.c cli/capture_offline.c cli/capture_raw.c cli/capture_run_live.c cli/capture_archive.c cli/capture_live.c cli/ringmsg.c cli/control.c cli/pluginpath.c cli/choice.c,$(PIPELINE_LINK),PIPELINE_LDLIBS))
 
 BINS += $(O)/bin/ptrace-read $(O)/bin/ptrace-capture

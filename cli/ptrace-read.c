@@ -140,6 +140,7 @@ enum {
 	OPT_CONTROL,
 	OPT_DIFF,
 	OPT_DIFF_POLICY,
+	OPT_SRCLINE,
 };
 
 static const struct option lopts[] = {
@@ -181,6 +182,7 @@ static const struct option lopts[] = {
 	{"control", required_argument, NULL, OPT_CONTROL},
 	{"diff", required_argument, NULL, OPT_DIFF},
 	{"diff-policy", required_argument, NULL, OPT_DIFF_POLICY},
+	{"srcline", no_argument, NULL, OPT_SRCLINE},
 	{NULL, 0, NULL, 0},
 };
 
@@ -457,6 +459,9 @@ static int parse_opt(struct parse *p, int c, const char *arg)
 	case OPT_MACHINE_STACK:
 		o->vo.machine = 1;
 		return -1;
+	case OPT_SRCLINE:
+		o->srcline = 1;
+		return -1;
 	case OPT_TIME:
 	case OPT_TID:
 	case OPT_PID:
@@ -571,6 +576,11 @@ static int dispatch_read(struct parse *p, const char *path)
 			    o->view))
 		return usage_error("-F chooses the fields of the lines of -f "
 				   "text or jsonl");
+	if (o->srcline && ((o->format != FMT_TEXT && o->format != FMT_JSONL) ||
+			   o->view || o->fields.n))
+		return usage_error("--srcline adds source lines to the lines of "
+				   "-f text or jsonl (with -F: the field "
+				   "srcline)");
 	if (p->svg_opts && o->view != 1 + VIEW_SVG)
 		return usage_error("--flame and --min-width go with -f svg");
 	if (o->vo.flame == VIEW_FLAME_TIME && o->vo.weight_calls)

@@ -14,6 +14,7 @@
 
 #include "control.h"
 #include "fields.h"
+#include "srcline.h"
 #include "format.h"
 #include "out.h"
 #include "report_diff.h"
@@ -56,6 +57,7 @@ struct read_opts {
 	int stat;
 	int gc;
 	int list_types;
+	int srcline; /* --srcline: source lines in text and JSON lines */
 	/* -F: the fields of text and JSON lines (fields.n 0: all) */
 	struct fields fields;
 	/* stack views (-f tree, report, folded) */
@@ -98,6 +100,7 @@ struct rd {
 	uint64_t seen;       /* the types of the batch (count_ring_losses) */
 	/* -F: o->fields with the threads' CPUs (fields_see()) */
 	struct fields fields;
+	struct srclines *srcl; /* --srcline (text, jsonl): NULL when not */
 	/* read-side filters (--time, --tid, --sym, ...): NULL when none */
 	struct strace_filter *filt;
 	struct strace_stack *fstack; /* the stacks --sym / --no-sym need */

@@ -148,6 +148,7 @@ static int show_filtered(struct rd *d, const struct strace_event *ev,
 {
 	struct out *o = &d->out;
 	size_t run = 0; /* where the run of kept events ending at i began */
+	char *line;
 
 	for (size_t i = 0; i < n; i++) {
 		const struct strace_event *e = &ev[i];
@@ -160,18 +161,26 @@ static int show_filtered(struct rd *d, const struct strace_event *ev,
 		}
 		switch (d->o->format) {
 		case FMT_TEXT:
+			line = o->p;
 			o->p = d->fields.n
 				       ? fields_text(&d->fields, d->names,
 						     o->p, e, seq + i)
 				       : fmt_text_event(&d->fmt, o->p, e,
 							seq + i);
+			if (d->srcl)
+				o->p = srclines_append(d->srcl, d->names, line,
+						       o->p, e, 0);
 			break;
 		case FMT_JSONL:
+			line = o->p;
 			o->p = d->fields.n
 				       ? fields_json(&d->fields, d->names,
 						     o->p, e, seq + i)
 				       : fmt_json_event(&d->fmt, o->p, e,
 							seq + i);
+			if (d->srcl)
+				o->p = srclines_append(d->srcl, d->names, line,
+						       o->p, e, 1);
 			break;
 		case FMT_RAW:
 			memcpy(o->p, e, sizeof(*e));
@@ -203,7 +212,8 @@ static int show_events(struct rd *d, const struct strace_event *ev, size_t n,
 		plugins_feed(d, ev, n);
 		return view_feed(d->view, ev, n, d->seen) == 0 ? 0 : -1;
 	}
-	if (d->filt || d->fields.n)
+	/* (--srcline: the slow path too, the fast one stays as it is) */
+	if (d->filt || d->fields.n || d->srcl)
 		return show_filtered(d, ev, n, seq);
 	plugins_feed(d, ev, n);
 	switch (d->o->format) {
@@ -718,6 +728,11 @@ int cmd_read(const struct read_opts *o, const char *path, struct view **keep)
 	if (ret)
 		return ret;
 	fmt_setup(&d.fmt, d.names, !o->no_comm);
+	if (o->srcline && !(d.srcl = srclines_new())) {
+		err("--srcline: no memory");
+		ret = EXIT_ERR;
+		goto out_ring;
+	}
 	ret = setup_plugins(&d);
 	if (!ret)
 		ret = read_output(&d, path, keep != NULL);
@@ -781,6 +796,7 @@ out_ring:
 	strace_stack_free(d.fstack);
 	strace_filter_free(d.filt);
 	fields_fini(&d.fields);
+	srclines_free(d.srcl);
 	fmt_cleanup(&d.fmt);
 	strace_names_free(d.names);
 	free(d.copy);

@@ -234,6 +234,17 @@ struct strace_srcline {
 int strace_dwarf_srcline(struct strace_dwarf *d, const char *path,
 			 uint64_t vaddr, struct strace_srcline *out);
 
+/*
+ * strace_dwarf_text_base() - the ELF virtual address at the start of the
+ * object's code mapping (its first executable PT_LOAD segment, from the
+ * page its file offset is in, as ld.so and mmap place it): what a reader
+ * adds to an address's offset in a DSO entry when the producer wrote no
+ * base for it (strace_writer_name_dso_base() is written only for code
+ * without a symbol). Returns 1 and *vaddr, 0 if not known.
+ */
+int strace_dwarf_text_base(struct strace_dwarf *d, const char *path,
+			   uint64_t *vaddr);
+
 struct strace_inline {
 	const char *name;	     /* the inlined function, demangled as
 				      * perf names it */

@@ -14,6 +14,7 @@
 #include <elfutils/libdw.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,8 +43,32 @@ struct memo {
 	int used;
 };
 
+/* One range of an inlined instance, of a unit's table (struct cutab). */
+struct ient {
+	uint64_t lo, hi;
+	uint32_t depth; /* in the unit's tree: the inner, the deeper */
+	unsigned call_line;
+	const char *name, *call_file;
+};
+
+/* The inlined instances of one unit, read in one walk of its DIEs on
+ * the first chain asked for in it (dwarf_getscopes() walks the unit
+ * twice per address: 0.6 ms an address in libc), sorted by lo. */
+struct cutab {
+	Dwarf_Off off;
+	struct ient *v;
+	size_t n, cap;
+};
+
 struct dobj {
 	char *path; /* as asked (not under symfs) */
+	/* another path of an object opened already (the same build-id:
+	 * /lib/... and /usr/lib/... on a merged /usr): that one is used */
+	struct dobj *same;
+	uint8_t id[20];
+	size_t idn;
+	uint64_t text_base;
+	int has_text_base;
 	int fd;
 	Elf *elf;
 	Dwarf *dw; /* NULL: no debug information */
@@ -58,6 +83,8 @@ struct dobj {
 	size_t nnames;
 	char **strs; /* file names joined with their comp dir: a set */
 	size_t nstrs, capstrs;
+	struct cutab *cus; /* the units' inlined instances, read so far */
+	size_t ncus;
 };
 
 struct strace_dwarf {
@@ -92,6 +119,11 @@ int strace_dwarf_new(const struct strace_dwarf_opts *o,
 
 static void obj_free(struct dobj *o)
 {
+	if (o->same) {
+		free(o->path);
+		free(o);
+		return;
+	}
 	if (o->dw)
 		dwarf_end(o->dw);
 	if (o->elf)
@@ -104,6 +136,9 @@ static void obj_free(struct dobj *o)
 	for (size_t i = 0; i < o->capstrs; i++)
 		free(o->strs[i]);
 	free(o->strs);
+	for (size_t i = 0; i < o->ncus; i++)
+		free(o->cus[i].v);
+	free(o->cus);
 	free(o->rows);
 	free(o->memo);
 	free(o->inl);
@@ -141,6 +176,24 @@ static void dw_open(struct dobj *o, const char *path)
 	o->dw = dwarf_begin_elf(o->elf, DWARF_C_READ, NULL);
 }
 
+/* Where the first executable PT_LOAD segment's mapping starts. */
+static void text_base(struct dobj *o)
+{
+	size_t n;
+
+	if (elf_getphdrnum(o->elf, &n))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(o->elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    !(ph.p_flags & PF_X))
+			continue;
+		o->text_base = ph.p_vaddr - (ph.p_offset & 4095);
+		o->has_text_base = 1;
+		return;
+	}
+}
+
 /* The object at path, opened on first use; NULL only without memory. */
 static struct dobj *obj_get(struct strace_dwarf *d, const char *path)
 {
@@ -148,10 +201,12 @@ static struct dobj *obj_get(struct strace_dwarf *d, const char *path)
 	struct dobj *o, **v;
 
 	if (d->last && (d->last->path == path || !strcmp(d->last->path, path)))
-		return d->last;
+		return d->last->same ? d->last->same : d->last;
 	for (size_t i = 0; i < d->nobjs; i++)
-		if (!strcmp(d->objs[i]->path, path))
-			return d->last = d->objs[i];
+		if (!strcmp(d->objs[i]->path, path)) {
+			d->last = d->objs[i];
+			return d->last->same ? d->last->same : d->last;
+		}
 	o = calloc(1, sizeof(*o));
 	v = realloc(d->objs, (d->nobjs + 1) * sizeof(*v));
 	if (!o || !v || !(o->path = strdup(path))) {
@@ -164,6 +219,25 @@ static struct dobj *obj_get(struct strace_dwarf *d, const char *path)
 	o->fd = -1;
 	snprintf(full, sizeof(full), "%s%s", d->symfs ? d->symfs : "", path);
 	dw_open(o, full);
+	if (o->elf) {
+		text_base(o);
+		o->idn = strace_dec_build_id(o->elf, o->id, sizeof(o->id));
+		for (size_t i = 0; o->idn && i < d->nobjs; i++)
+			if (!d->objs[i]->same && d->objs[i]->idn == o->idn &&
+			    !memcmp(d->objs[i]->id, o->id, o->idn)) {
+				if (o->dw)
+					dwarf_end(o->dw);
+				elf_end(o->elf);
+				close(o->fd);
+				o->dw = NULL;
+				o->elf = NULL;
+				o->fd = -1;
+				o->same = d->objs[i];
+				d->objs[d->nobjs++] = o;
+				d->last = o;
+				return o->same;
+			}
+	}
 	if (!o->dw) {
 		/* a stripped object: its separate debug file, checked by
 		 * build-id, where perf and the symbols look */
@@ -241,6 +315,17 @@ static const char *file_name(struct dobj *o, Dwarf_Die *cu, const char *f)
 		return intern(o, buf);
 	}
 	return intern(o, f);
+}
+
+int strace_dwarf_text_base(struct strace_dwarf *d, const char *path,
+			   uint64_t *vaddr)
+{
+	struct dobj *o = obj_get(d, path);
+
+	if (!o || !o->has_text_base)
+		return 0;
+	*vaddr = o->text_base;
+	return 1;
 }
 
 static int cmp_row(const void *a, const void *b)
@@ -443,66 +528,146 @@ static const char *cu_file(struct dobj *o, Dwarf_Die *cu, Dwarf_Word idx)
 	return file_name(o, cu, dwarf_filesrc(files, idx, NULL, NULL));
 }
 
-/* The chain at vaddr, walked from the unit's DIEs into o->inl. */
+static int ient_add(struct cutab *t, const struct ient *e)
+{
+	if (t->n == t->cap) {
+		size_t nc = t->cap ? 2 * t->cap : 16;
+		struct ient *v = realloc(t->v, nc * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		t->v = v;
+		t->cap = nc;
+	}
+	t->v[t->n++] = *e;
+	return 0;
+}
+
+/* The tags whose children may hold code. */
+static int holds_code(int tag)
+{
+	return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
+	       tag == DW_TAG_lexical_block || tag == DW_TAG_namespace ||
+	       tag == DW_TAG_try_block || tag == DW_TAG_catch_block ||
+	       tag == DW_TAG_module || tag == DW_TAG_class_type ||
+	       tag == DW_TAG_structure_type || tag == DW_TAG_union_type;
+}
+
+static int cutab_walk(struct dobj *o, Dwarf_Die *cu, Dwarf_Die *die,
+		      uint32_t depth, struct cutab *t)
+{
+	Dwarf_Die c;
+	int rc = 0;
+
+	if (depth > 256 || dwarf_child(die, &c))
+		return 0;
+	do {
+		int tag = dwarf_tag(&c);
+		if (tag == DW_TAG_inlined_subroutine) {
+			struct ient e = {.depth = depth};
+			Dwarf_Attribute a;
+			Dwarf_Word w = 0;
+			Dwarf_Addr base, lo, hi;
+			ptrdiff_t it = 0;
+
+			e.name = die_name(o, &c);
+			if (dwarf_attr(&c, DW_AT_call_file, &a) &&
+			    !dwarf_formudata(&a, &w))
+				e.call_file = cu_file(o, cu, w);
+			w = 0;
+			if (dwarf_attr(&c, DW_AT_call_line, &a) &&
+			    !dwarf_formudata(&a, &w))
+				e.call_line = (unsigned)w;
+			while (!rc &&
+			       (it = dwarf_ranges(&c, it, &base, &lo, &hi)) > 0)
+				if (hi > lo) {
+					e.lo = lo;
+					e.hi = hi;
+					rc = ient_add(t, &e);
+				}
+		}
+		if (!rc && holds_code(tag))
+			rc = cutab_walk(o, cu, &c, depth + 1, t);
+	} while (!rc && !dwarf_siblingof(&c, &c));
+	return rc;
+}
+
+static int cmp_ient(const void *a, const void *b)
+{
+	const struct ient *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The table of the unit cu, read on first use; NULL without memory. */
+static struct cutab *cutab_get(struct dobj *o, Dwarf_Die *cu)
+{
+	Dwarf_Off off = dwarf_dieoffset(cu);
+	struct cutab *t, *v;
+
+	for (size_t i = 0; i < o->ncus; i++)
+		if (o->cus[i].off == off)
+			return &o->cus[i];
+	v = realloc(o->cus, (o->ncus + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	o->cus = v;
+	t = &o->cus[o->ncus];
+	memset(t, 0, sizeof(*t));
+	t->off = off;
+	if (cutab_walk(o, cu, cu, 0, t)) {
+		free(t->v);
+		return NULL;
+	}
+	qsort(t->v, t->n, sizeof(*t->v), cmp_ient);
+	o->ncus++;
+	return t;
+}
+
+static int cmp_depth(const void *a, const void *b)
+{
+	const struct ient *x = *(const struct ient *const *)a;
+	const struct ient *y = *(const struct ient *const *)b;
+
+	return x->depth > y->depth ? -1 : x->depth < y->depth;
+}
+
+/* The chain at vaddr, from its unit's table into o->inl. */
 static int chain_read(struct dobj *o, uint64_t vaddr, uint32_t *n)
 {
-	Dwarf_Die cu, *scopes = NULL, *chain = NULL;
-	int ns, i;
+	const struct ient *hit[64];
+	struct cutab *t;
+	Dwarf_Die cu;
+	size_t k = 0;
 
 	*n = 0;
 	if (!o->dw || !dwarf_addrdie(o->dw, vaddr, &cu))
 		return 0;
-	/* dwarf_getscopes() goes on from the innermost inlined instance
-	 * into its abstract origin's scopes; its callers are its parents
-	 * in the unit's tree */
-	ns = dwarf_getscopes(&cu, vaddr, &scopes);
-	for (i = 0; i < ns; i++)
-		if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine)
-			break;
-	ns = i < ns ? dwarf_getscopes_die(&scopes[i], &chain) : 0;
-	free(scopes);
-	scopes = chain;
-	for (i = 0; i < ns; i++) {
-		Dwarf_Die *s = &scopes[i];
-		Dwarf_Attribute a;
-		Dwarf_Word w = 0;
-		Dwarf_Addr base, lo, hi;
-		ptrdiff_t it = 0;
-		struct strace_inline *e;
-
-		if (dwarf_tag(s) != DW_TAG_inlined_subroutine)
-			continue;
-		if (o->ninl == o->capinl) {
-			size_t nc = o->capinl ? 2 * o->capinl : 64;
-			struct strace_inline *v =
-				realloc(o->inl, nc * sizeof(*v));
-			if (!v) {
-				free(scopes);
-				return -ENOMEM;
-			}
-			o->inl = v;
-			o->capinl = nc;
-		}
-		e = &o->inl[o->ninl];
-		memset(e, 0, sizeof(*e));
-		e->name = die_name(o, s);
-		while ((it = dwarf_ranges(s, it, &base, &lo, &hi)) > 0)
-			if (lo <= vaddr && vaddr < hi) {
-				e->lo = lo;
-				e->hi = hi;
-				break;
-			}
-		if (dwarf_attr(s, DW_AT_call_file, &a) &&
-		    !dwarf_formudata(&a, &w))
-			e->call.file = cu_file(o, &cu, w);
-		w = 0;
-		if (dwarf_attr(s, DW_AT_call_line, &a) &&
-		    !dwarf_formudata(&a, &w))
-			e->call.line = (unsigned)w;
-		o->ninl++;
-		(*n)++;
+	if (!(t = cutab_get(o, &cu)))
+		return -ENOMEM;
+	/* the instances around vaddr: nested, so their depth orders them */
+	for (size_t i = 0; i < t->n && t->v[i].lo <= vaddr; i++)
+		if (vaddr < t->v[i].hi && k < 64)
+			hit[k++] = &t->v[i];
+	qsort(hit, k, sizeof(*hit), cmp_depth);
+	if (o->ninl + k > o->capinl) {
+		size_t nc = o->capinl ? 2 * o->capinl : 64;
+		struct strace_inline *v;
+		while (nc < o->ninl + k)
+			nc *= 2;
+		if (!(v = realloc(o->inl, nc * sizeof(*v))))
+			return -ENOMEM;
+		o->inl = v;
+		o->capinl = nc;
 	}
-	free(scopes);
+	for (size_t i = 0; i < k; i++) {
+		struct strace_inline *e = &o->inl[o->ninl++];
+		e->name = hit[i]->name;
+		e->lo = hit[i]->lo;
+		e->hi = hit[i]->hi;
+		e->call.file = hit[i]->call_file;
+		e->call.line = hit[i]->call_line;
+	}
+	*n = (uint32_t)k;
 	return 0;
 }
 

@@ -256,7 +256,7 @@ TEST(functions_and_line_table)
 TEST(separate_debug_file)
 {
 	const char *bin = build("inl", "-O2 -g");
-	struct strace_dwarf *d;
+	struct strace_dwarf *d, *d2;
 	struct strace_srcline s, t;
 	char cmd[3000], *out, str[PATH_MAX + 16];
 	uint64_t lo, hi;
@@ -278,12 +278,43 @@ TEST(separate_debug_file)
 	REQUIRE(out && strstr(out, "ok"));
 	free(out);
 	REQUIRE(text_range(bin, &lo, &hi));
+	/* (two sets: in one, the stripped file would be the same build-id
+	 * as the first, and taken for it) */
 	REQUIRE(strace_dwarf_new(NULL, &d) == 0);
+	REQUIRE(strace_dwarf_new(NULL, &d2) == 0);
 	CHECK_INT(strace_dwarf_srcline(d, bin, lo + 16, &s), ==, 1);
-	CHECK_INT(strace_dwarf_srcline(d, str, lo + 16, &t), ==, 1);
+	CHECK_INT(strace_dwarf_srcline(d2, str, lo + 16, &t), ==, 1);
 	CHECK_STR(s.file, t.file);
 	CHECK_INT(s.line, ==, t.line);
 	strace_dwarf_free(d);
+	strace_dwarf_free(d2);
+}
+
+TEST(one_object_per_build_id)
+{
+	const char *bin = build("inl", "-O2 -g");
+	struct strace_dwarf *d;
+	struct strace_srcline s, t;
+	char link[PATH_MAX + 16];
+	uint64_t lo, hi;
+
+	if (!bin)
+		SKIP("no C compiler");
+	/* another path to the same file (as /lib and /usr/lib are) */
+	snprintf(link, sizeof(link), "%s-link", bin);
+	unlink(link);
+	REQUIRE(symlink(bin, link) == 0);
+	REQUIRE(text_range(bin, &lo, &hi));
+	REQUIRE(strace_dwarf_new(NULL, &d) == 0);
+	CHECK_INT(strace_dwarf_srcline(d, bin, lo + 16, &s), ==, 1);
+	CHECK_INT(strace_dwarf_srcline(d, link, lo + 16, &t), ==, 1);
+	/* the same strings: the same object's */
+	CHECK(s.file == t.file);
+	CHECK_INT(s.line, ==, t.line);
+	CHECK_INT(strace_dwarf_srcline(d, bin, lo + 16, &t), ==, 1);
+	CHECK(s.file == t.file);
+	strace_dwarf_free(d);
+	unlink(link);
 }
 
 TEST(bad_objects)
