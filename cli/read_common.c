@@ -143,7 +143,10 @@ static const char help_text[] =
 	"                     where it ran, a lane per thread, in time order\n"
 	"  --min-width PX     svg: leave out frames narrower than PX pixels of\n"
 	"                     the 1200 (default 0.1; 0: keep all), and count\n"
-	"                     them in the subtitle\n"
+	"                     them in the subtitle\n";
+
+/* (a string literal a C99 compiler must take is at most 4095 bytes) */
+static const char help_more_text[] =
 	"  --diff OLD         report: compare with the ring OLD (the base),\n"
 	"                     function by function, by name: calls, total\n"
 	"                     and self time of RING minus OLD's (uftrace\n"
@@ -244,6 +247,7 @@ void print_help(void)
 {
 	fputs(usage_text, stdout);
 	fputs(help_text, stdout);
+	fputs(help_more_text, stdout);
 	fputs(help_filter_text, stdout);
 	fputs(help_ring_text, stdout);
 }
