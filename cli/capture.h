@@ -34,6 +34,7 @@ struct capture_opts {
 	const char *buildid_dir; /* perf's build-id cache (-i, -w) */
 	int mode;                /* --mode; -1: not given */
 	int jobs, quiet, wait_readers, names, no_ring, no_cache;
+	int coverage;            /* --coverage (-i only) */
 	int live;                /* -p PID (without --pt) or -- CMD */
 	unsigned flags;          /* STRACE_WALK_* */
 	long pid;                /* -p */

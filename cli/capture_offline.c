@@ -348,6 +348,7 @@ int capture_offline(struct capture_opts *o, struct strace_ring *ring)
 		.symfs = symfs,
 		.cache_dir = capture_cache_dir(o),
 		.names = o->names,
+		.coverage = o->coverage,
 		.warn = capture_on_warn,
 		.progress = capture_on_progress,
 		.cb_arg = &ui,

@@ -109,6 +109,8 @@ static void usage(FILE *f)
 		"                        of TNT runs (one bit at a time); or\n"
 		"                        libipt's block decoder\n"
 		"      --all-branches    keep jumps inside one function too\n"
+		"      --coverage        note the code that ran (-i): the ranges\n"
+		"                        go into the ring for ptrace-read -f lcov\n"
 		"      --exact-times     every event keeps the time of the last\n"
 		"                        timing packet (by default the events\n"
 		"                        between two are spread by instruction\n"
@@ -154,7 +156,9 @@ static void usage(FILE *f)
 		"                        (Perfetto), NAME.svg (a flame graph for\n"
 		"                        a browser), NAME.folded (collapsed\n"
 		"                        stacks), NAME.uftrace or DIR/ (a uftrace\n"
-		"                        data directory); the ring is removed\n"
+		"                        data directory), NAME.info (an lcov\n"
+		"                        tracefile for genhtml: implies\n"
+		"                        --coverage); the ring is removed\n"
 		"                        unless -o names it\n"
 		"  -q, --quiet           no progress bar and no summary\n"
 		"  -h, --help            this text\n"
@@ -194,6 +198,7 @@ static const char *view_format(const char *path)
 		{".json", "chrome"},  {".fxt", "fxt"},
 		{".svg", "svg"},      {".folded", "folded"},
 		{".uftrace", "uftrace"}, {"/", "uftrace"},
+		{".info", "lcov"},
 	};
 	size_t n = strlen(path);
 
@@ -262,6 +267,9 @@ static int view_write(const char *view_path, int quiet)
 			: !strcmp(fmt, "folded")
 				? "collapsed stacks for https://speedscope.app "
 				  "and flame graph scripts"
+			: !strcmp(fmt, "lcov")
+				? "line coverage: genhtml -o DIR FILE renders "
+				  "it as HTML"
 				: "uftrace replay / report / graph -d DIR, "
 				  "or uftrace dump --chrome -d DIR");
 	return 0;
@@ -300,7 +308,7 @@ static int add_section(struct capture_opts *o, int elf, char *arg)
 
 enum { O_MODE = 256, O_CAP, O_DEC, O_ALL, O_EXACT, O_TYPES, O_TID, O_VDSO,
        O_WAIT, O_PIECE, O_PT, O_RAW, O_ELF, O_CPU, O_VERSION, O_VIEW,
-       O_PLUGIN, O_NO_RING, O_NO_CACHE, O_NAMES, O_ARCHIVE, O_SYMFS };
+       O_PLUGIN, O_NO_RING, O_NO_CACHE, O_NAMES, O_ARCHIVE, O_SYMFS, O_COVERAGE };
 
 /* The value options whose argument is a number or a keyword; 0, or dies
  * with the usage message. */
@@ -441,6 +449,9 @@ static int parse_option(struct capture_opts *o, int c, char *arg)
 	case O_EXACT:
 		o->flags |= STRACE_WALK_EXACT_TIMES;
 		break;
+	case O_COVERAGE:
+		o->coverage = 1;
+		break;
 	case O_TYPES:
 		o->types_arg = arg;
 		break;
@@ -463,9 +474,13 @@ static int parse_option(struct capture_opts *o, int c, char *arg)
 				  "JSON: Perfetto, chrome://tracing, "
 				  "speedscope), a .fxt file (Perfetto), "
 				  "a .svg file (a flame graph), a .folded "
-				  "file (collapsed stacks), or a .uftrace "
-				  "directory or one ending in / (uftrace)",
+				  "file (collapsed stacks), a .uftrace "
+				  "directory or one ending in / (uftrace), "
+				  "or a .info file (lcov)",
 				  o->view_path);
+		/* an lcov tracefile is made of the code that ran */
+		if (!strcmp(view_format(o->view_path), "lcov"))
+			o->coverage = 1;
 		break;
 	case O_PLUGIN:
 		if (o->nplugins == (int)(sizeof(o->plugin_specs) /
@@ -506,6 +521,7 @@ static int parse_options(struct capture_opts *o, int argc, char **argv)
 		{"capacity", required_argument, NULL, O_CAP},
 		{"decoder", required_argument, NULL, O_DEC},
 		{"all-branches", no_argument, NULL, O_ALL},
+		{"coverage", no_argument, NULL, O_COVERAGE},
 		{"exact-times", no_argument, NULL, O_EXACT},
 		{"types", required_argument, NULL, O_TYPES},
 		{"tid", required_argument, NULL, O_TID},
@@ -583,6 +599,10 @@ static void check_inputs(const struct capture_opts *o)
 		die_usage("%s", "--pt needs the code the trace ran: --raw "
 				"BIN@ADDR or --elf FILE[@BASE], as many as "
 				"there are pieces");
+	if (o->coverage && !o->input)
+		die_usage("%s", "--coverage (and --view NAME.info) goes with "
+				"-i: the decode of a recording notes the code "
+				"that ran");
 }
 
 /* --archive, --symfs and --no-ring against the rest: dies with the usage

@@ -196,6 +196,8 @@ struct parse {
 
 /* -f FORMAT: a format of lines, or (FMT_VIEW + enum view_kind) a view */
 #define FMT_VIEW 0x100
+/* ... or (FMT_COVER + 0, 1) lcov or coverage (read_cov.c) */
+#define FMT_COVER 0x200
 static const struct choice formats[] = {
 	{"text", FMT_TEXT, 0},
 	{"jsonl", FMT_JSONL, 0},
@@ -210,6 +212,8 @@ static const struct choice formats[] = {
 	{"fxt", FMT_VIEW + VIEW_FXT, 0},
 	{"uftrace", FMT_VIEW + VIEW_UFTRACE, 0},
 	{"svg", FMT_VIEW + VIEW_SVG, 0},
+	{"lcov", FMT_COVER, 0},
+	{"coverage", FMT_COVER + 1, 0},
 	{NULL, 0, 0},
 };
 
@@ -255,11 +259,14 @@ static int parse_format(struct read_opts *o, const char *arg)
 		return usage_error("-f: unknown format '%s' (%s)", arg,
 				   choice_list(formats, ", ", ", ", list,
 					       sizeof(list)));
-	if (v >= FMT_VIEW)
+	o->cover = 0;
+	if (v >= FMT_COVER)
+		o->cover = 1 + (v - FMT_COVER);
+	else if (v >= FMT_VIEW)
 		o->view = 1 + (v - FMT_VIEW);
 	else
 		o->format = v;
-	if (o->view)
+	if (o->view || o->cover)
 		o->format = FMT_TEXT;
 	return 0;
 }
@@ -597,6 +604,13 @@ static int dispatch_read(struct parse *p, const char *path)
 		return usage_error("--diff-policy goes with --diff OLD");
 	if (o->diff)
 		return diff_usage(o) ? EXIT_USAGE : cmd_diff(o, path);
+	if (o->cover && (o->nfilters || o->types || o->follow ||
+			 o->fields.n || o->nplugins || o->from_end))
+		return usage_error("-f lcov and coverage read the whole ring "
+				   "once: no filters, -F, --types, --follow, "
+				   "--from-end or plugins");
+	if (o->cover)
+		return cmd_coverage(o, path);
 	if (o->view == 1 + VIEW_UFTRACE && !o->output)
 		return usage_error("-f uftrace writes a uftrace data directory: "
 				   "give it with -o DIR");

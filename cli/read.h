@@ -57,6 +57,7 @@ struct read_opts {
 	struct fields fields;
 	/* stack views (-f tree, report, folded) */
 	int view; /* 0: none, else 1 + enum view_kind */
+	int cover; /* -f lcov: 1, -f coverage: 2; 0: neither */
 	struct view_opts vo;
 	int inline_frames;    /* --inline: inlined functions as frames */
 	const char *diff;     /* -f report --diff OLD: the base ring */
@@ -181,6 +182,8 @@ int cmd_read(const struct read_opts *o, const char *path, struct view **keep);
 int cmd_diff(const struct read_opts *o, const char *path);
 int cmd_generate(const struct read_opts *o);
 int cmd_stat(const struct read_opts *o, const char *path);
+/* -f lcov (o->cover 1) and -f coverage (2): read_cov.c */
+int cmd_coverage(const struct read_opts *o, const char *path);
 int cmd_list(const char *dir);
 int cmd_gc(const char *dir);
 int cmd_list_types(void);

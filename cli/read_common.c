@@ -91,6 +91,7 @@ static const char usage_text[] =
 	"                   [--by function|thread|dso] [--weight ns|calls]\n"
 	"                   [--flame merged|time] [--min-width PX]\n"
 	"                   [--follow] [FILTERS] [-o FILE] RING\n"
+	"       " PROG " -f lcov|coverage [-o FILE] RING\n"
 	"       " PROG " -f report --diff OLD [--diff-policy POLICY]\n"
 	"                   [--sort KEY] [FILTERS] [-o FILE] RING\n"
 	"       " PROG " -f none --plugin FILE.so[:ARGS]... [--follow]\n"
@@ -123,6 +124,9 @@ static const char help_text[] =
 	"                     for uftrace replay, report, graph, dump;\n"
 	"                     svg: a flame graph to open in a browser:\n"
 	"                     hover, click to zoom, search (docs/viewing.md)\n"
+	"                     lcov: an lcov tracefile of the lines that ran\n"
+	"                     (ptrace-capture --coverage), for genhtml;\n"
+	"                     coverage: lines run per function (gcov -f)\n"
 	"  -D, --depth N      show frames down to depth N-1 (uftrace -D)\n"
 	"  -t, --min-time TIME\n"
 	"                     show frames that lasted TIME (500, 10us, 2ms,\n"
@@ -139,7 +143,10 @@ static const char help_text[] =
 	"                     where it ran, a lane per thread, in time order\n"
 	"  --min-width PX     svg: leave out frames narrower than PX pixels of\n"
 	"                     the 1200 (default 0.1; 0: keep all), and count\n"
-	"                     them in the subtitle\n"
+	"                     them in the subtitle\n";
+
+/* (a string literal a C99 compiler must take is at most 4095 bytes) */
+static const char help_more_text[] =
 	"  --diff OLD         report: compare with the ring OLD (the base),\n"
 	"                     function by function, by name: calls, total\n"
 	"                     and self time of RING minus OLD's (uftrace\n"
@@ -244,6 +251,7 @@ void print_help(void)
 {
 	fputs(usage_text, stdout);
 	fputs(help_text, stdout);
+	fputs(help_more_text, stdout);
 	fputs(help_filter_text, stdout);
 	fputs(help_ring_text, stdout);
 }

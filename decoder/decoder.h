@@ -93,6 +93,28 @@ int strace_objcache_set_dir(struct strace_objcache *c, const char *dir);
 int strace_objcache_save(struct strace_objcache *c,
 			 struct strace_objcache_stats *st);
 
+/*
+ * strace_objcache_set_coverage() - whether the images of c note the code
+ * that runs (off by default): each block a walker's cache misses is noted
+ * by its object, once per cache (docs/decoder.md, "Coverage"). Before the
+ * first image uses c.
+ */
+void strace_objcache_set_coverage(struct strace_objcache *c, int on);
+
+/*
+ * strace_objcache_each_coverage() - the code that ran in the images of c
+ * (with coverage on), per object: fn(arg, path, vaddr, len) for each range
+ * of it, merged where ranges touch, in address order, in the object's own
+ * addresses (its ELF virtual addresses, as addr2line takes them); path is
+ * the file that was decoded. Objects that are no ELF file are left out.
+ * Call when no image of c decodes. Returns 0, or the nonzero return of fn
+ * that stopped it.
+ */
+int strace_objcache_each_coverage(struct strace_objcache *c,
+				  int (*fn)(void *arg, const char *path,
+					    uint64_t vaddr, uint64_t len),
+				  void *arg);
+
 /* strace_cache_default_dir() - the persistent cache's directory by the
  * XDG base directory rules: $XDG_CACHE_HOME/strace, else
  * $HOME/.cache/strace (absolute paths only), in buf. Returns buf, or NULL

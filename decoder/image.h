@@ -98,6 +98,10 @@ struct object {
 	int syms_dirty; /* symbols read from the ELF file, not the cache */
 	int syms_in_file; /* perf 6.1's symbols and iv are bc's */
 	size_t npsyms;
+	/* the code that ran (--coverage, image_cov.c): file offset ranges,
+	 * under blocks_lock, sorted and merged when the vector fills */
+	struct cov_range *cov;
+	size_t ncov, capcov;
 	struct object *next; /* in the image's list, or the cache's */
 };
 
@@ -109,6 +113,7 @@ struct strace_objcache {
 	pthread_mutex_t lock; /* the list, and objects joining it */
 	struct object *objs;
 	char *dir; /* the persistent cache's, or NULL */
+	int coverage; /* strace_objcache_set_coverage() */
 };
 
 struct mapping {
@@ -128,6 +133,15 @@ struct strace_image {
 	int no_demangle;
 	char *symfs;
 };
+
+struct cov_range {
+	uint64_t off, len; /* file offset, bytes */
+};
+
+/* strace_dec_cov_note() - the block [at, at + len) of img ran
+ * (image_cov.c); its object keeps it while its cache collects coverage. */
+void strace_dec_cov_note(struct strace_image *img, uint64_t at,
+			 uint64_t len);
 
 enum bc_state { BC_NONE, BC_MISSED, BC_LOADED, BC_STALE, BC_DAMAGED };
 

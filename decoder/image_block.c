@@ -240,6 +240,11 @@ const struct strace_block *strace_dec_bcache_miss(struct strace_bcache *c,
 	    strace_dec_same_symbol(img, nb.start + nb.len - nb.term_len,
 				   nb.target))
 		nb.flags |= STRACE_BF_SAME_SYM;
+	/* a walker looks a block up only where the flow reaches it, and
+	 * keeps it in its cache: a miss is the first time in this decode
+	 * (or since the cache was flushed) that the block ran */
+	if (unlikely(img->cache && img->cache->coverage) && nb.len)
+		strace_dec_cov_note(img, at, nb.len);
 	return strace_bcache_put(c, ip, &nb);
 }
 

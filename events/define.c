@@ -167,3 +167,11 @@ int strace_writer_name_info(struct strace_writer *w, enum strace_info what,
 
 	return rc < 0 ? rc : 0;
 }
+
+int strace_writer_name_coverage(struct strace_writer *w, const char *path,
+				uint64_t vaddr, uint64_t len)
+{
+	int rc = name_once(w, NULL, 0, STRACE_NAME_COVERAGE, vaddr, len, path);
+
+	return rc < 0 ? rc : 0;
+}

@@ -667,6 +667,22 @@ enum strace_info {
 int strace_writer_name_info(struct strace_writer *w, enum strace_info what,
 			    uint64_t aux, const char *value);
 
+/* The string-table kind of code that ran: key the start of a range in
+ * the object's own addresses, aux its length (no event type has it). */
+#define STRACE_NAME_COVERAGE 56
+
+/*
+ * strace_writer_name_coverage() - say that the code [vaddr, vaddr + len)
+ * of the object at path ran in the decode (ptrace-capture --coverage): a
+ * string-table entry of kind STRACE_NAME_COVERAGE (key vaddr, aux len,
+ * name path), no event; vaddr in the object's own addresses (its ELF
+ * virtual addresses, what addr2line takes). Readers gather an object's
+ * entries by path (ptrace-read -f lcov). Write them once, at the end.
+ * Returns 0, -ENOMEM, or -STRACE_E_FULL if the string table is full.
+ */
+int strace_writer_name_coverage(struct strace_writer *w, const char *path,
+				uint64_t vaddr, uint64_t len);
+
 /* --- readers ----------------------------------------------------------- */
 
 struct strace_reader;

@@ -144,6 +144,61 @@ static int define_names(struct ctx *c, struct strace_writer **out)
 	return rc < 0 ? rc : strace_writer_flush(w);
 }
 
+/* --coverage: one range of the decode's code that ran */
+struct cov {
+	char *path;
+	uint64_t vaddr, len;
+};
+struct covs {
+	struct cov *v;
+	size_t n, cap;
+};
+
+static int cov_add(void *arg, const char *path, uint64_t vaddr, uint64_t len)
+{
+	struct covs *cs = arg;
+
+	if (cs->n == cs->cap) {
+		size_t cap = cs->cap ? cs->cap * 2 : 256;
+		struct cov *v = realloc(cs->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		cs->v = v;
+		cs->cap = cap;
+	}
+	if (!(cs->v[cs->n].path = strdup(path)))
+		return -ENOMEM;
+	cs->v[cs->n].vaddr = vaddr;
+	cs->v[cs->n++].len = len;
+	return 0;
+}
+
+static int cov_cmp(const void *a, const void *b)
+{
+	const struct cov *x = a, *y = b;
+	int d = strcmp(x->path, y->path);
+
+	return d ? d : x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
+/* The code that ran, into the ring: by path and address, so that the
+ * ring says the same whichever thread met an object first (-j N). */
+static int write_coverage(struct ctx *c, struct strace_writer *w)
+{
+	struct covs cs = {0};
+	int rc = strace_objcache_each_coverage(c->objects, cov_add, &cs);
+
+	if (rc == 0)
+		qsort(cs.v, cs.n, sizeof(*cs.v), cov_cmp);
+	for (size_t i = 0; i < cs.n && rc >= 0; i++)
+		rc = strace_writer_name_coverage(w, cs.v[i].path,
+						 cs.v[i].vaddr, cs.v[i].len);
+	for (size_t i = 0; i < cs.n; i++)
+		free(cs.v[i].path);
+	free(cs.v);
+	return rc < 0 ? rc : strace_writer_flush(w);
+}
+
 int strace_offline_decode(const struct strace_offline_opts *o,
 			  struct strace_offline_stats *st, uint64_t *err_off)
 {
@@ -173,6 +228,8 @@ int strace_offline_decode(const struct strace_offline_opts *o,
 			goto out_free;
 		c->objects = c->own_objects;
 	}
+	if (o->coverage)
+		strace_objcache_set_coverage(c->objects, 1);
 	rc = strace_perf_open(o->perf_path, &c->perf, err_off);
 	if (rc < 0)
 		goto out_free;
@@ -225,6 +282,8 @@ int strace_offline_decode(const struct strace_offline_opts *o,
 		pthread_join(th[i], NULL);
 	rc = c->err;
 done:
+	if (rc >= 0 && o->coverage)
+		rc = write_coverage(c, names);
 	c->st.queues = c->queues.n;
 	c->st.per_cpu = c->perf.per_cpu;
 	c->st.lost += c->losts.n;

@@ -93,6 +93,9 @@ struct strace_offline_opts {
 	/* How symbols are named: enum strace_plt_style (decoder.h); 0:
 	 * perf 6.1's answers, STRACE_PLT_PLAIN: the names a person types */
 	int names;
+	/* Coverage (ptrace-capture --coverage): at the end, the code ranges
+	 * that ran go into the ring (strace_writer_name_coverage()) */
+	int coverage;
 	/* Warnings (a missing ELF file, a gap); NULL to ignore. */
 	void (*warn)(void *arg, const char *msg);
 	/* Progress: bytes of PT decoded so far out of total. */
