@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * decoder/dwarf.c - debug information of the objects a trace ran, through
- * elfutils' libdw: source lines (as addr2line gives them), inline chains
- * (as addr2line -i -f), line tables and functions (for coverage).
+ * elfutils' libdw: the objects and their debug files, source lines (as
+ * addr2line gives them), line tables (for coverage). Inline chains and
+ * functions: dwarf_funcs.c.
  *
  * An object is opened on its first use and kept: its own DWARF, else the
  * separate debug file strace_debug_find() finds where perf looks. Its line
  * table is read once into one array sorted by address, so a look-up is a
- * binary search (the views ask once per event); inline chains, which need
- * a walk of the unit's DIEs, are memoised per address.
+ * binary search (the views ask once per event).
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -22,88 +22,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "decoder/dwarf_int.h"
 #include "decoder/image.h"
 #include "decoder/internal.h"
 #include "strace/opts.h"
 
-/* One row of a line table. end: the row ends a sequence (its address is
- * past the sequence's last instruction); seq: the row's order in the
- * object's tables, so that rows at one address keep their order. */
-struct row {
-	uint64_t addr;
-	const char *file;
-	uint32_t line;
-	uint32_t end : 1, stmt : 1, seq : 30;
-};
-
-/* A memoised inline chain: the chain of addr is inl[off .. off + n). */
-struct memo {
-	uint64_t addr;
-	uint32_t off, n;
-	int used;
-};
-
-/* One range of a function with code, and its declaration. */
-struct frow {
-	uint64_t lo, hi;
-	const char *file;
-	unsigned line;
-};
-
-/* One range of an inlined instance, of a unit's table (struct cutab). */
-struct ient {
-	uint64_t lo, hi;
-	uint32_t depth; /* in the unit's tree: the inner, the deeper */
-	unsigned call_line;
-	const char *name, *call_file;
-};
-
-/* The inlined instances of one unit, read in one walk of its DIEs on
- * the first chain asked for in it (dwarf_getscopes() walks the unit
- * twice per address: 0.6 ms an address in libc), sorted by lo. */
-struct cutab {
-	Dwarf_Off off;
-	struct ient *v;
-	size_t n, cap;
-};
-
-struct dobj {
-	char *path; /* as asked (not under symfs) */
-	/* another path of an object opened already (the same build-id:
-	 * /lib/... and /usr/lib/... on a merged /usr): that one is used */
-	struct dobj *same;
-	uint8_t id[20];
-	size_t idn;
-	uint64_t text_base;
-	int has_text_base;
-	int fd;
-	Elf *elf;
-	Dwarf *dw; /* NULL: no debug information */
-	struct row *rows;
-	size_t nrows;
-	int rows_read;
-	struct memo *memo; /* open addressing, nmemo a power of two */
-	size_t nmemo, used;
-	struct strace_inline *inl;
-	size_t ninl, capinl;
-	char **names; /* demangled names we own */
-	size_t nnames;
-	char **strs; /* file names joined with their comp dir: a set */
-	size_t nstrs, capstrs;
-	struct cutab *cus; /* the units' inlined instances, read so far */
-	size_t ncus;
-	struct frow *funcs; /* the functions' ranges, sorted (funcs_read) */
-	size_t nfuncs, capfuncs;
-	int funcs_read;
-	int raw_decl; /* funcs_walk: decl files as DWARF names them */
-};
-
-struct strace_dwarf {
-	char *symfs;
-	struct dobj **objs;
-	size_t nobjs;
-	struct dobj *last;
-};
 
 int strace_dwarf_new(const struct strace_dwarf_opts *o,
 		     struct strace_dwarf **out)
@@ -207,7 +130,7 @@ static void text_base(struct dobj *o)
 }
 
 /* The object at path, opened on first use; NULL only without memory. */
-static struct dobj *obj_get(struct strace_dwarf *d, const char *path)
+struct dobj *strace_dec_dwarf_obj(struct strace_dwarf *d, const char *path)
 {
 	char full[4096], dbg[4096];
 	struct dobj *o, **v;
@@ -311,7 +234,8 @@ static const char *intern(struct dobj *o, const char *s)
 /* A file name of the unit cu as addr2line prints it: joined with the
  * unit's comp dir when relative (libdw joins the line table's own
  * directory, not DWARF 5's directory 0). */
-static const char *file_name(struct dobj *o, Dwarf_Die *cu, const char *f)
+const char *strace_dec_dwarf_file(struct dobj *o, Dwarf_Die *cu,
+				  const char *f)
 {
 	Dwarf_Attribute a;
 	const char *dir;
@@ -332,7 +256,7 @@ static const char *file_name(struct dobj *o, Dwarf_Die *cu, const char *f)
 int strace_dwarf_text_base(struct strace_dwarf *d, const char *path,
 			   uint64_t *vaddr)
 {
-	struct dobj *o = obj_get(d, path);
+	struct dobj *o = strace_dec_dwarf_obj(d, path);
 
 	if (!o || !o->has_text_base)
 		return 0;
@@ -378,7 +302,7 @@ static int rows_read(struct dobj *o)
 			if (!joined)
 				return -ENOMEM;
 			for (size_t i = 0; i < nf; i++)
-				joined[i] = file_name(o, &cu,
+				joined[i] = strace_dec_dwarf_file(o, &cu,
 					dwarf_filesrc(files, i, NULL, NULL));
 			for (size_t i = 0; i < n; i++) {
 				Dwarf_Line *l = dwarf_onesrcline(lines, i);
@@ -407,7 +331,7 @@ static int rows_read(struct dobj *o)
 				r->file = !dwarf_line_file(l, &lf, &idx) &&
 							  lf == files && idx < nf
 						  ? joined[idx]
-						  : file_name(o, &cu,
+						  : strace_dec_dwarf_file(o, &cu,
 							      dwarf_linesrc(l, NULL,
 									    NULL));
 				dwarf_lineno(l, &line);
@@ -431,7 +355,7 @@ static int rows_read(struct dobj *o)
 static struct dobj *obj_rows(struct strace_dwarf *d, const char *path,
 			     int *rc)
 {
-	struct dobj *o = obj_get(d, path);
+	struct dobj *o = strace_dec_dwarf_obj(d, path);
 
 	*rc = 0;
 	if (!o) {
@@ -502,367 +426,4 @@ int strace_dwarf_each_line(struct strace_dwarf *d, const char *path,
 			return rc;
 	}
 	return 0;
-}
-
-/* The name of a function's DIE as perf shows it: its linkage name (what
- * addr2line -f prints, perf demangles), else its name; NULL if none. */
-static const char *die_name(struct dobj *o, Dwarf_Die *die)
-{
-	Dwarf_Attribute a;
-	const char *n = NULL, *dm;
-	char buf[1024], **v;
-
-	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &a) ||
-	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a))
-		n = dwarf_formstring(&a);
-	if (!n)
-		return dwarf_diename(die);
-	dm = strace_demangle(n, buf, sizeof(buf));
-	if (dm == n)
-		return n;
-	v = realloc(o->names, (o->nnames + 1) * sizeof(*v));
-	if (!v)
-		return n;
-	o->names = v;
-	if (!(v[o->nnames] = strdup(dm)))
-		return n;
-	return v[o->nnames++];
-}
-
-/* The file a DW_AT_call_file / DW_AT_decl_file index names in cu. */
-static const char *cu_file(struct dobj *o, Dwarf_Die *cu, Dwarf_Word idx)
-{
-	Dwarf_Files *files;
-	size_t n;
-
-	if (dwarf_getsrcfiles(cu, &files, &n) || idx >= n)
-		return NULL;
-	return file_name(o, cu, dwarf_filesrc(files, idx, NULL, NULL));
-}
-
-static int ient_add(struct cutab *t, const struct ient *e)
-{
-	if (t->n == t->cap) {
-		size_t nc = t->cap ? 2 * t->cap : 16;
-		struct ient *v = realloc(t->v, nc * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		t->v = v;
-		t->cap = nc;
-	}
-	t->v[t->n++] = *e;
-	return 0;
-}
-
-/* The tags whose children may hold code. */
-static int holds_code(int tag)
-{
-	return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
-	       tag == DW_TAG_lexical_block || tag == DW_TAG_namespace ||
-	       tag == DW_TAG_try_block || tag == DW_TAG_catch_block ||
-	       tag == DW_TAG_module || tag == DW_TAG_class_type ||
-	       tag == DW_TAG_structure_type || tag == DW_TAG_union_type;
-}
-
-static int cutab_walk(struct dobj *o, Dwarf_Die *cu, Dwarf_Die *die,
-		      uint32_t depth, struct cutab *t)
-{
-	Dwarf_Die c;
-	int rc = 0;
-
-	if (depth > 256 || dwarf_child(die, &c))
-		return 0;
-	do {
-		int tag = dwarf_tag(&c);
-		if (tag == DW_TAG_inlined_subroutine) {
-			struct ient e = {.depth = depth};
-			Dwarf_Attribute a;
-			Dwarf_Word w = 0;
-			Dwarf_Addr base, lo, hi;
-			ptrdiff_t it = 0;
-
-			e.name = die_name(o, &c);
-			if (dwarf_attr(&c, DW_AT_call_file, &a) &&
-			    !dwarf_formudata(&a, &w))
-				e.call_file = cu_file(o, cu, w);
-			w = 0;
-			if (dwarf_attr(&c, DW_AT_call_line, &a) &&
-			    !dwarf_formudata(&a, &w))
-				e.call_line = (unsigned)w;
-			while (!rc &&
-			       (it = dwarf_ranges(&c, it, &base, &lo, &hi)) > 0)
-				if (hi > lo) {
-					e.lo = lo;
-					e.hi = hi;
-					rc = ient_add(t, &e);
-				}
-		}
-		if (!rc && holds_code(tag))
-			rc = cutab_walk(o, cu, &c, depth + 1, t);
-	} while (!rc && !dwarf_siblingof(&c, &c));
-	return rc;
-}
-
-static int cmp_ient(const void *a, const void *b)
-{
-	const struct ient *x = a, *y = b;
-
-	return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
-/* The table of the unit cu, read on first use; NULL without memory. */
-static struct cutab *cutab_get(struct dobj *o, Dwarf_Die *cu)
-{
-	Dwarf_Off off = dwarf_dieoffset(cu);
-	struct cutab *t, *v;
-
-	for (size_t i = 0; i < o->ncus; i++)
-		if (o->cus[i].off == off)
-			return &o->cus[i];
-	v = realloc(o->cus, (o->ncus + 1) * sizeof(*v));
-	if (!v)
-		return NULL;
-	o->cus = v;
-	t = &o->cus[o->ncus];
-	memset(t, 0, sizeof(*t));
-	t->off = off;
-	if (cutab_walk(o, cu, cu, 0, t)) {
-		free(t->v);
-		return NULL;
-	}
-	qsort(t->v, t->n, sizeof(*t->v), cmp_ient);
-	o->ncus++;
-	return t;
-}
-
-static int cmp_depth(const void *a, const void *b)
-{
-	const struct ient *x = *(const struct ient *const *)a;
-	const struct ient *y = *(const struct ient *const *)b;
-
-	return x->depth > y->depth ? -1 : x->depth < y->depth;
-}
-
-/* The chain at vaddr, from its unit's table into o->inl. */
-static int chain_read(struct dobj *o, uint64_t vaddr, uint32_t *n)
-{
-	const struct ient *hit[64];
-	struct cutab *t;
-	Dwarf_Die cu;
-	size_t k = 0;
-
-	*n = 0;
-	if (!o->dw || !dwarf_addrdie(o->dw, vaddr, &cu))
-		return 0;
-	if (!(t = cutab_get(o, &cu)))
-		return -ENOMEM;
-	/* the instances around vaddr: nested, so their depth orders them */
-	for (size_t i = 0; i < t->n && t->v[i].lo <= vaddr; i++)
-		if (vaddr < t->v[i].hi && k < 64)
-			hit[k++] = &t->v[i];
-	qsort(hit, k, sizeof(*hit), cmp_depth);
-	if (o->ninl + k > o->capinl) {
-		size_t nc = o->capinl ? 2 * o->capinl : 64;
-		struct strace_inline *v;
-		while (nc < o->ninl + k)
-			nc *= 2;
-		if (!(v = realloc(o->inl, nc * sizeof(*v))))
-			return -ENOMEM;
-		o->inl = v;
-		o->capinl = nc;
-	}
-	for (size_t i = 0; i < k; i++) {
-		struct strace_inline *e = &o->inl[o->ninl++];
-		e->name = hit[i]->name;
-		e->lo = hit[i]->lo;
-		e->hi = hit[i]->hi;
-		e->call.file = hit[i]->call_file;
-		e->call.line = hit[i]->call_line;
-	}
-	*n = (uint32_t)k;
-	return 0;
-}
-
-static size_t memo_slot(const struct dobj *o, uint64_t addr)
-{
-	size_t i = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 20);
-
-	for (i &= o->nmemo - 1;; i = (i + 1) & (o->nmemo - 1))
-		if (!o->memo[i].used || o->memo[i].addr == addr)
-			return i;
-}
-
-static int memo_grow(struct dobj *o)
-{
-	struct dobj t = *o;
-
-	t.nmemo = o->nmemo ? 2 * o->nmemo : 256;
-	t.memo = calloc(t.nmemo, sizeof(*t.memo));
-	if (!t.memo)
-		return -ENOMEM;
-	for (size_t i = 0; i < o->nmemo; i++)
-		if (o->memo[i].used)
-			t.memo[memo_slot(&t, o->memo[i].addr)] = o->memo[i];
-	free(o->memo);
-	o->memo = t.memo;
-	o->nmemo = t.nmemo;
-	return 0;
-}
-
-int strace_dwarf_inlines(struct strace_dwarf *d, const char *path,
-			 uint64_t vaddr, struct strace_inline *out, size_t max)
-{
-	struct dobj *o = obj_get(d, path);
-	struct memo *m;
-	uint32_t n;
-	size_t off;
-	int rc;
-
-	if (!o)
-		return -ENOMEM;
-	if (!o->dw)
-		return 0;
-	if (2 * (o->used + 1) > o->nmemo && (rc = memo_grow(o)))
-		return rc;
-	m = &o->memo[memo_slot(o, vaddr)];
-	if (!m->used) {
-		off = o->ninl;
-		if ((rc = chain_read(o, vaddr, &n)))
-			return rc;
-		m->addr = vaddr;
-		m->off = (uint32_t)off;
-		m->n = n;
-		m->used = 1;
-		o->used++;
-	}
-	n = m->n < max ? m->n : (uint32_t)max;
-	memcpy(out, o->inl + m->off, n * sizeof(*out));
-	return (int)n;
-}
-
-/* Report every range of the subprogram DIEs under die (namespaces and
- * classes descended into). */
-static int funcs_walk(struct dobj *o, Dwarf_Die *cu, Dwarf_Die *die,
-		      int (*fn)(void *arg, const char *name, const char *file,
-				unsigned line, uint64_t lo, uint64_t hi),
-		      void *arg)
-{
-	Dwarf_Die c;
-	int rc = 0;
-
-	if (dwarf_child(die, &c))
-		return 0;
-	do {
-		int tag = dwarf_tag(&c);
-		if (tag == DW_TAG_subprogram) {
-			Dwarf_Addr base, lo, hi;
-			ptrdiff_t it = 0;
-			const char *name = die_name(o, &c);
-			const char *file =
-				o->raw_decl ? dwarf_decl_file(&c)
-					    : file_name(o, cu, dwarf_decl_file(&c));
-			int line = 0;
-
-			dwarf_decl_line(&c, &line);
-			while (name && !rc &&
-			       (it = dwarf_ranges(&c, it, &base, &lo, &hi)) > 0)
-				if (hi > lo)
-					rc = fn(arg, name, file,
-						line > 0 ? (unsigned)line : 0,
-						lo, hi);
-		} else if (tag == DW_TAG_namespace ||
-			   tag == DW_TAG_class_type ||
-			   tag == DW_TAG_structure_type ||
-			   tag == DW_TAG_union_type || tag == DW_TAG_module) {
-			rc = funcs_walk(o, cu, &c, fn, arg);
-		}
-	} while (!rc && !dwarf_siblingof(&c, &c));
-	return rc;
-}
-
-int strace_dwarf_each_function(struct strace_dwarf *d, const char *path,
-			       int (*fn)(void *arg, const char *name,
-					 const char *file, unsigned line,
-					 uint64_t lo, uint64_t hi),
-			       void *arg)
-{
-	struct dobj *o = obj_get(d, path);
-	Dwarf_Off off = 0, next;
-	size_t hsize;
-	int rc = 0;
-
-	if (!o)
-		return -ENOMEM;
-	if (!o->dw)
-		return 0;
-	while (!rc &&
-	       !dwarf_nextcu(o->dw, off, &next, &hsize, NULL, NULL, NULL)) {
-		Dwarf_Die cu;
-		if (dwarf_offdie(o->dw, off + hsize, &cu))
-			rc = funcs_walk(o, &cu, &cu, fn, arg);
-		off = next;
-	}
-	return rc;
-}
-
-static int on_func(void *arg, const char *name, const char *file,
-		   unsigned line, uint64_t lo, uint64_t hi)
-{
-	struct dobj *o = arg;
-
-	(void)name;
-	if (o->nfuncs == o->capfuncs) {
-		size_t nc = o->capfuncs ? 2 * o->capfuncs : 256;
-		struct frow *v = realloc(o->funcs, nc * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		o->funcs = v;
-		o->capfuncs = nc;
-	}
-	o->funcs[o->nfuncs++] = (struct frow){lo, hi, file, line};
-	return 0;
-}
-
-static int cmp_frow(const void *a, const void *b)
-{
-	const struct frow *x = a, *y = b;
-
-	return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
-int strace_dwarf_function_line(struct strace_dwarf *d, const char *path,
-			       uint64_t vaddr, struct strace_srcline *out)
-{
-	struct dobj *o = obj_get(d, path);
-	size_t lo = 0, hi;
-	int rc;
-
-	out->file = NULL;
-	out->line = 0;
-	if (!o)
-		return -ENOMEM;
-	if (!o->funcs_read) {
-		o->funcs_read = 1;
-		/* the file as DWARF names it (not joined with the comp dir):
-		 * what uftrace prints */
-		o->raw_decl = 1;
-		rc = o->dw ? strace_dwarf_each_function(d, path, on_func, o) : 0;
-		o->raw_decl = 0;
-		if (rc == -ENOMEM)
-			return -ENOMEM;
-		qsort(o->funcs, o->nfuncs, sizeof(*o->funcs), cmp_frow);
-	}
-	hi = o->nfuncs;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (o->funcs[mid].lo <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo || vaddr >= o->funcs[lo - 1].hi || !o->funcs[lo - 1].file)
-		return 0;
-	out->file = o->funcs[lo - 1].file;
-	out->line = o->funcs[lo - 1].line;
-	return 1;
 }
