@@ -112,7 +112,9 @@ static char *tree_prefix(struct view *v, char *p, int with_dur, uint64_t dur,
 }
 
 /* --srcline: " /" "* FILE:LINE *" "/" of the frame's function, as uftrace
- * replay --srcline writes it; nothing when not known */
+ * replay --srcline writes it; nothing when not known, nor for an inlined
+ * frame (the function the address is in is the one it was inlined into,
+ * whose line would be the wrong function's) */
 static char *tree_src(struct view *v, char *p, const struct strace_frame *f)
 {
 	const char *file;
@@ -121,6 +123,7 @@ static char *tree_src(struct view *v, char *p, const struct strace_frame *f)
 
 	if (!v->o.srcline || f->kind == STRACE_FRAME_SYSCALL ||
 	    f->kind == STRACE_FRAME_SIGNAL ||
+	    (f->flags & STRACE_FRAME_INLINED) ||
 	    !v->o.srcline(v->o.srcline_arg, f->addr, &file, &line))
 		return p;
 	n = strlen(file);
