@@ -25,17 +25,18 @@ ring=$dir/demo.srb
 mkdir -p "$dir"
 rm -rf "$dir/demo" "$dir/demo.data" "$dir/demo.truth" "$dir/demo.srb" \
 	"$dir"/demo.*.pt "$dir/demo.sideband" "$dir/demo.fxt" "$dir/demo.json" \
-	"$dir/demo.folded" "$dir/demo.uftrace" "$dir/demo.svg"
+	"$dir/demo.folded" "$dir/demo.uftrace" "$dir/demo.svg" "$dir/demo.info"
 flow=$(mktemp)
 trap 'rm -f "$flow"' EXIT
 
-cc -O1 -o "$dir/demo" "$top/scripts/demo.c"
+# -g: source lines, inlined functions and line coverage come from DWARF
+cc -O1 -g -o "$dir/demo" "$top/scripts/demo.c"
 echo "== ptsynth -o demo.data -- ./demo      (QEMU -> Intel PT packets -> perf.data)"
 "$bin/ptsynth" -o "$dir/demo.data" --truth "$dir/demo.truth" -- "$dir/demo"
 grep '^# thread' "$dir/demo.truth"
 echo
-echo "== ptrace-capture -i demo.data -o $ring"
-"$bin/ptrace-capture" -i "$dir/demo.data" -o "$ring"
+echo "== ptrace-capture --coverage -i demo.data -o $ring"
+"$bin/ptrace-capture" --coverage -i "$dir/demo.data" -o "$ring"
 echo
 echo "== ptrace-read --types 'call,return,jump,syscall' $ring | grep -A12 ' main>'"
 "$bin/ptrace-read" --types 'call,return,jump,syscall' "$ring" > "$flow"
@@ -56,6 +57,13 @@ echo "== ptrace-read -f report --sym main $ring | head -n 12   (where main's tim
 echo
 echo "== ptrace-read -f tree --sym main --depth 3 $ring | head -n 25"
 "$bin/ptrace-read" -f tree --sym main --depth 3 "$ring" | head -n 25
+echo
+echo "== ptrace-read -f tree --inline --srcline --sym main --depth 3 $ring | head -n 12   (inlined functions and source lines, from DWARF)"
+"$bin/ptrace-read" -f tree --inline --srcline --sym main --depth 3 "$ring" | head -n 12
+echo
+echo "== ptrace-read -f coverage $ring | grep -A 11 \"/demo'\"   (the lines that ran, per function, as gcov -f)"
+"$bin/ptrace-read" -f coverage "$ring" | grep -A 11 "/demo'" || true
+"$bin/ptrace-read" -f lcov -o "$dir/demo.info" "$ring"
 echo
 echo "== ptrace-read -f folded --sym main $ring | sort -k2 -n -r | head -n 5   (for speedscope)"
 "$bin/ptrace-read" -f folded --sym main "$ring" | sort -t' ' -k2 -n -r | head -n 5
@@ -90,6 +98,8 @@ Open the trace where you look at timelines (docs/viewing.md):
   $O/demo/demo.folded   https://speedscope.app (collapsed stacks, one per line)
   $O/demo/demo.uftrace  uftrace replay / report / graph -d $O/demo/demo.uftrace,
                            uftrace dump --chrome -d $O/demo/demo.uftrace > demo-uftrace.json
+  $O/demo/demo.info     genhtml -o html $O/demo/demo.info (lcov's HTML report of the
+                           lines that ran; lcov --extract ... '*/demo.c' for the program's own)
 
 Plugins (README, docs/plugins.md) are in $O/plugins/: callcount.so, latency.so,
 slow.so, tee.so, found by name, e.g.
