@@ -163,7 +163,7 @@ bad -f svg --min-width nan -- "--min-width: 'nan' is not a number"
 bad -f folded --flame time -- "--flame and --min-width go with -f svg"
 bad -f chrome --min-width 1 -- "--flame and --min-width go with -f svg"
 bad -f svg --flame time --weight calls -- "--weight calls goes with --flame merged"
-bad -f svgz -- "-f: unknown format 'svgz' (text, jsonl, raw, ring, none, tree, report, folded, chrome, fxt, uftrace, svg)"
+bad -f svgz -- "-f: unknown format 'svgz' (text, jsonl, raw, ring, none, tree, report, folded, chrome, fxt, uftrace, svg, lcov, coverage)"
 
 # --- ptrace-capture --view ------------------------------------------------------
 export STRACE_RING=$work/default.srb
