@@ -111,21 +111,24 @@ static char *tree_prefix(struct view *v, char *p, int with_dur, uint64_t dur,
 	return p + 2 * depth;
 }
 
-/* --srcline: " /" "* FILE:LINE *" "/" of the frame's function, as uftrace
- * replay --srcline writes it; nothing when not known, nor for an inlined
- * frame (the function the address is in is the one it was inlined into,
- * whose line would be the wrong function's) */
+/* --srcline (only then called): " /" "* FILE:LINE *" "/" of the frame's
+ * function at p, as uftrace replay --srcline writes it, then the line's
+ * end; no source when not known, nor for an inlined frame (the function
+ * the address is in is the one it was inlined into, whose line would be
+ * the wrong function's) */
 static char *tree_src(struct view *v, char *p, const struct strace_frame *f)
 {
 	const char *file;
 	unsigned line;
 	size_t n;
 
-	if (!v->o.srcline || f->kind == STRACE_FRAME_SYSCALL ||
+	if (f->kind == STRACE_FRAME_SYSCALL ||
 	    f->kind == STRACE_FRAME_SIGNAL ||
 	    (f->flags & STRACE_FRAME_INLINED) ||
-	    !v->o.srcline(v->o.srcline_arg, f->addr, &file, &line))
+	    !v->o.srcline(v->o.srcline_arg, f->addr, &file, &line)) {
+		*p++ = '\n';
 		return p;
+	}
 	n = strlen(file);
 	if (n > 512) /* within FMT_SRCLINE_ROOM */
 		n = 512;
@@ -133,7 +136,7 @@ static char *tree_src(struct view *v, char *p, const struct strace_frame *f)
 	p += 4;
 	for (size_t i = 0; i < n; i++)
 		*p++ = (unsigned char)file[i] < 0x20 ? '?' : file[i];
-	return p + sprintf(p, ":%u */", line);
+	return p + sprintf(p, ":%u */\n", line);
 }
 
 static void tree_line(struct view *v, const struct strace_frame *f, int what)
@@ -145,15 +148,17 @@ static void tree_line(struct view *v, const struct strace_frame *f, int what)
 	if (what == 0) { /* an open frame with callees: "name() {" */
 		p = tree_prefix(v, p, 0, 0, f->tid, rd);
 		p = view_put_name_id(v, p, label_id(v, f));
-		memcpy(p, "() {", 4);
-		p = tree_src(v, p + 4, f);
-		*p++ = '\n';
+		memcpy(p, "() {\n", 5);
+		p += 5;
+		if (__builtin_expect(v->o.srcline != NULL, 0))
+			p = tree_src(v, p - 1, f);
 	} else if (what == 1) { /* a leaf: "name();" */
 		p = tree_prefix(v, p, 1, f->end - f->begin, f->tid, rd);
 		p = view_put_name_id(v, p, label_id(v, f));
-		memcpy(p, "();", 3);
-		p = tree_src(v, p + 3, f);
-		*p++ = '\n';
+		memcpy(p, "();\n", 4);
+		p += 4;
+		if (__builtin_expect(v->o.srcline != NULL, 0))
+			p = tree_src(v, p - 1, f);
 	} else { /* "} /" "* name *" "/" */
 		p = tree_prefix(v, p, 1, f->end - f->begin, f->tid, rd);
 		memcpy(p, "} /* ", 5);
