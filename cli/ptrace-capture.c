@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "strace/internal/grow.h"
 #include "cli/capture.h"
 #include "cli/capture_archive.h"
 #include "cli/capture_live.h"
@@ -280,8 +281,10 @@ static int view_write(const char *view_path, int quiet)
 static int add_section(struct capture_opts *o, int elf, char *arg)
 {
 	if (o->nsecs == o->secs_cap) {
+		/* (the size it asked for, for the message) */
 		size_t cap = o->secs_cap ? 2 * o->secs_cap : 16;
-		void *p = realloc(o->secs, cap * sizeof(*o->secs));
+		void *p = strace_grow(o->secs, &o->secs_cap, sizeof(*o->secs),
+				      16);
 
 		if (!p) {
 			fprintf(stderr,
@@ -291,7 +294,6 @@ static int add_section(struct capture_opts *o, int elf, char *arg)
 			return 1;
 		}
 		o->secs = p;
-		o->secs_cap = cap;
 	}
 	if (strace_raw_parse_section(arg, elf, &o->secs[o->nsecs]) < 0)
 		die_usage(elf ? "--elf '%s': expected "

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strace/internal/grow.h"
 #include "read.h"
 #include "decoder/decoder.h"
 #include "strace/names.h"
@@ -61,13 +62,7 @@ struct obj {
 
 static void *grow(void *v, size_t *cap, size_t n, size_t size)
 {
-	if (n < *cap)
-		return v;
-	size_t c = *cap ? *cap * 2 : 256;
-	void *p = realloc(v, c * size);
-	if (p)
-		*cap = c;
-	return p;
+	return n < *cap ? v : strace_grow(v, cap, size, 256);
 }
 
 /* --- the ring: ranges and calls ---------------------------------------- */

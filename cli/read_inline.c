@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strace/internal/grow.h"
 #include "../decoder/decoder.h"
 #include "read.h"
 
@@ -47,15 +48,16 @@ static uint64_t object_addr(struct read_inline *ri,
 	if (strace_names_dso_offset(ri->names, dso, dso->key))
 		return off; /* the producer said where the mapping lies */
 	if (dso->id >= ri->nbase) {
-		size_t n = ri->nbase ? 2 * ri->nbase : 64;
-		while (n <= dso->id)
-			n *= 2;
-		uint64_t *b = realloc(ri->base, n * sizeof(*b));
-		if (!b)
-			return off;
-		memset(b + ri->nbase, 0, (n - ri->nbase) * sizeof(*b));
-		ri->base = b;
-		ri->nbase = n;
+		/* doubled until the id fits, what it adds zeroed */
+		while (dso->id >= ri->nbase) {
+			size_t old = ri->nbase;
+			uint64_t *b = strace_grow(ri->base, &ri->nbase,
+						  sizeof(*b), 64);
+			if (!b)
+				return off;
+			memset(b + old, 0, (ri->nbase - old) * sizeof(*b));
+			ri->base = b;
+		}
 	}
 	if (!ri->base[dso->id]) {
 		uint64_t v = 0;
@@ -111,16 +113,13 @@ static int lookup(struct read_inline *ri, uint64_t addr, struct memo *m)
 	n = strace_dwarf_inlines(ri->dw, dso->str, off, in, CHAIN_MAX);
 	if (n <= 0)
 		return n;
-	if (ri->npool + (size_t)n > ri->poolcap) {
-		size_t cap = ri->poolcap ? 2 * ri->poolcap : 1024;
-		while (cap < ri->npool + (size_t)n)
-			cap *= 2;
+	/* doubled until the n frames fit */
+	while (ri->npool + (size_t)n > ri->poolcap) {
 		struct strace_stack_inline *p =
-			realloc(ri->pool, cap * sizeof(*p));
+			strace_grow(ri->pool, &ri->poolcap, sizeof(*p), 1024);
 		if (!p)
 			return -ENOMEM;
 		ri->pool = p;
-		ri->poolcap = cap;
 	}
 	for (int k = 0; k < n; k++) {
 		struct strace_stack_inline *x = &ri->pool[ri->npool + k];

@@ -136,13 +136,11 @@ void dlf_dso_cache_add(struct dso *x, uint64_t off,
 	if (!x->idn)
 		return;
 	if (x->nn == x->ncap) {
-		size_t cap = x->ncap ? 2 * x->ncap : 256;
 		struct strace_blockfile_block *v =
-			realloc(x->nv, cap * sizeof(*v));
+			strace_grow(x->nv, &x->ncap, sizeof(*v), 256);
 		if (!v)
 			return; /* not kept: decoded again next time */
 		x->nv = v;
-		x->ncap = cap;
 	}
 	e = &x->nv[x->nn++];
 	memset(e, 0, sizeof(*e));

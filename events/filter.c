@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "strace/filter.h"
+#include "strace/internal/grow.h"
 
 struct range {
 	uint64_t lo, hi; /* [lo, hi] ns */
@@ -28,13 +29,13 @@ struct range {
 struct patterns {
 	char **v;
 	uint8_t *hit;
-	size_t n;
+	size_t n, cap;
 };
 
 struct ids {
 	uint32_t *v;
 	uint8_t *hit;
-	size_t n;
+	size_t n, cap;
 };
 
 /* a verdict per names entry id: 0 not decided, 1 yes, 2 no */
@@ -46,7 +47,7 @@ struct verdicts {
 struct strace_filter {
 	struct strace_names *names;
 	struct range *times;
-	size_t ntimes;
+	size_t ntimes, timescap;
 	int percent, span_set;
 	struct ids tids, pids;
 	struct patterns comm, sym, nosym, dso, caller;
@@ -155,11 +156,14 @@ static int parse_pct(const char *s, const char *e, double *v)
 
 static int add_range(struct strace_filter *f, struct range r)
 {
-	struct range *v = realloc(f->times, (f->ntimes + 1) * sizeof(*v));
+	if (f->ntimes == f->timescap) {
+		struct range *v =
+			strace_grow(f->times, &f->timescap, sizeof(*v), 4);
 
-	if (!v)
-		return -ENOMEM;
-	f->times = v;
+		if (!v)
+			return -ENOMEM;
+		f->times = v;
+	}
 	f->times[f->ntimes++] = r;
 	return 0;
 }
@@ -243,21 +247,26 @@ static int add_ids(struct ids *ids, const char *s, char *err, size_t len)
 	     tok = strtok_r(NULL, ",", &save)) {
 		char *end;
 		unsigned long v = strtoul(tok, &end, 10);
-		uint32_t *n;
 		if (*end || !*tok || v > UINT32_MAX) {
 			int rc = bad(err, len, "'%s': not a list of ids", s);
 			free(copy);
 			return rc;
 		}
-		n = realloc(ids->v, (ids->n + 1) * sizeof(*n));
-		if (n)
-			ids->v = n;
-		uint8_t *h = realloc(ids->hit, ids->n + 1);
-		if (h)
+		if (ids->n == ids->cap) {
+			/* two arrays, one count: each grows from the same
+			 * cap, which moves once both have */
+			size_t vc = ids->cap, hc = ids->cap;
+			uint32_t *n = strace_grow(ids->v, &vc, sizeof(*n), 4);
+			uint8_t *h;
+
+			if (n)
+				ids->v = n;
+			if (!n || !(h = strace_grow(ids->hit, &hc, 1, 4))) {
+				free(copy);
+				return -ENOMEM;
+			}
 			ids->hit = h;
-		if (!n || !h) {
-			free(copy);
-			return -ENOMEM;
+			ids->cap = vc;
 		}
 		ids->hit[ids->n] = 0;
 		ids->v[ids->n++] = (uint32_t)v;
@@ -275,13 +284,22 @@ static int add_patterns(struct patterns *p, const char *s, char *err,
 		return -ENOMEM;
 	for (tok = strtok_r(copy, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
-		char **v = realloc(p->v, (p->n + 1) * sizeof(*v));
-		if (v)
-			p->v = v;
-		uint8_t *h = realloc(p->hit, p->n + 1);
-		if (h)
+		if (p->n == p->cap) {
+			/* as add_ids(): two arrays, one count */
+			size_t vc = p->cap, hc = p->cap;
+			char **v = strace_grow(p->v, &vc, sizeof(*v), 4);
+			uint8_t *h;
+
+			if (v)
+				p->v = v;
+			if (!v || !(h = strace_grow(p->hit, &hc, 1, 4))) {
+				free(copy);
+				return -ENOMEM;
+			}
 			p->hit = h;
-		if (!v || !h || !(v[p->n] = strdup(tok))) {
+			p->cap = vc;
+		}
+		if (!(p->v[p->n] = strdup(tok))) {
 			free(copy);
 			return -ENOMEM;
 		}

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strace/internal/grow.h"
 #include "strace/names.h"
 
 #define CHUNK_BITS 10
@@ -152,12 +153,10 @@ static int range_add(struct ranges *r, const struct strace_name *e)
 	struct range *x;
 
 	if (r->n == r->cap) {
-		size_t cap = r->cap ? 2 * r->cap : 256;
-		struct range *v = realloc(r->v, cap * sizeof(*v));
+		struct range *v = strace_grow(r->v, &r->cap, sizeof(*v), 256);
 		if (!v)
 			return -ENOMEM;
 		r->v = v;
-		r->cap = cap;
 	}
 	x = &r->v[r->n++];
 	x->start = e->key;

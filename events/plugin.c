@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "strace/error.h"
+#include "strace/internal/grow.h"
 #include "strace/opts.h"
 #include "strace/plugin.h"
 
@@ -43,9 +44,9 @@ struct plugin {
 	strace_plugin_fini_fn fini;
 	struct strace_typeset enabled;
 	struct reg *regs;
-	size_t nregs;
+	size_t nregs, regscap;
 	struct strace_stack_cb *fcbs; /* frame callbacks */
-	size_t nfcbs;
+	size_t nfcbs, fcbscap;
 	char bad[200]; /* a pattern that matched no type, during init */
 };
 
@@ -64,7 +65,7 @@ struct strace_plugins {
 	struct plugin *first;
 	struct cbent *block;    /* the table's storage */
 	struct cbent **retired; /* tables replaced during a dispatch */
-	size_t nretired;
+	size_t nretired, retiredcap;
 	int in_dispatch;
 	pthread_mutex_t lock;
 	/* frame_name()'s "[syscall write]", by number, made on first use
@@ -118,13 +119,16 @@ static int rebuild(struct strace_plugins *ps)
 	if (!block)
 		return -ENOMEM;
 	if (ps->block && ps->in_dispatch) {
-		struct cbent **r = realloc(ps->retired, (ps->nretired + 1) *
-							       sizeof(*r));
-		if (!r) {
-			free(block);
-			return -ENOMEM;
+		if (ps->nretired == ps->retiredcap) {
+			struct cbent **r = strace_grow(
+				ps->retired, &ps->retiredcap, sizeof(*r), 4);
+
+			if (!r) {
+				free(block);
+				return -ENOMEM;
+			}
+			ps->retired = r;
 		}
-		ps->retired = r;
 		ps->retired[ps->nretired++] = ps->block;
 	} else {
 		free(ps->block);
@@ -168,11 +172,14 @@ static int parse_types(struct plugin *p, const char *patterns,
 static int add_reg(struct plugin *p, const struct strace_typeset *set,
 		   strace_plugin_cb fn, void *ctx)
 {
-	struct reg *r = realloc(p->regs, (p->nregs + 1) * sizeof(*r));
+	struct reg *r = p->regs;
 
-	if (!r)
-		return -ENOMEM;
-	p->regs = r;
+	if (p->nregs == p->regscap) {
+		r = strace_grow(p->regs, &p->regscap, sizeof(*r), 4);
+		if (!r)
+			return -ENOMEM;
+		p->regs = r;
+	}
 	r[p->nregs].types = *set;
 	r[p->nregs].fn = fn;
 	r[p->nregs].ctx = ctx;
@@ -244,11 +251,13 @@ static int h_on_frames(struct strace_plugin_host *h,
 
 	if (rc < 0)
 		return rc;
-	v = realloc(p->fcbs, (p->nfcbs + 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	p->fcbs = v;
-	v[p->nfcbs++] = *cb;
+	if (p->nfcbs == p->fcbscap) {
+		v = strace_grow(p->fcbs, &p->fcbscap, sizeof(*v), 4);
+		if (!v)
+			return -ENOMEM;
+		p->fcbs = v;
+	}
+	p->fcbs[p->nfcbs++] = *cb;
 	return 0;
 }
 

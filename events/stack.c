@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strace/internal/grow.h"
 #include "stack_internal.h"
 
 /* run(), the fast path: tests/stack/stack_nofast.c builds the oracle
@@ -134,12 +135,12 @@ static struct thr *thread(struct strace_stack *s, uint32_t tid)
 		i = (i + 1) & mask;
 	}
 	if (s->nt == s->tcap) {
-		uint32_t cap = s->tcap ? 2 * s->tcap : 16;
-		struct thr *t = realloc(s->t, cap * sizeof(*t));
+		size_t cap = s->tcap;
+		struct thr *t = strace_grow(s->t, &cap, sizeof(*t), 16);
 		if (!t)
 			return NULL;
 		s->t = t;
-		s->tcap = cap;
+		s->tcap = (uint32_t)cap;
 		s->last = NULL; /* the array moved */
 	}
 	memset(&s->t[s->nt], 0, sizeof(s->t[s->nt]));
@@ -757,12 +758,12 @@ static int add_seed(struct strace_stack *s, struct thr *t,
 	if (t->nseeds >= s->max_depth)
 		return 0;
 	if (t->nseeds == t->seeds_cap) {
-		uint32_t cap = t->seeds_cap ? 2 * t->seeds_cap : 16;
-		struct seed *v = realloc(t->seeds, cap * sizeof(*v));
+		size_t cap = t->seeds_cap;
+		struct seed *v = strace_grow(t->seeds, &cap, sizeof(*v), 16);
 		if (!v)
 			return -ENOMEM;
 		t->seeds = v;
-		t->seeds_cap = cap;
+		t->seeds_cap = (uint32_t)cap;
 	}
 	t->seeds[t->nseeds].ip = e->a;
 	t->seeds[t->nseeds].depth = e->b;
@@ -787,17 +788,19 @@ static void on_exc(struct strace_stack *s, struct thr *t,
 		if (!t->n)
 			return;
 		if (t->nh == t->hcap) {
-			uint32_t cap = t->hcap ? 2 * t->hcap : 16;
+			size_t cap = t->hcap;
 			struct handler *h;
-			if (cap > s->max_depth)
+			/* no deeper than max_depth: the doubling past it is
+			 * refused before it is asked for */
+			if ((t->hcap ? 2 * (size_t)t->hcap : 16) > s->max_depth)
 				return;
-			h = realloc(t->h, cap * sizeof(*h));
+			h = strace_grow(t->h, &cap, sizeof(*h), 16);
 			if (!h) {
 				s->err = -ENOMEM;
 				return;
 			}
 			t->h = h;
-			t->hcap = cap;
+			t->hcap = (uint32_t)cap;
 		}
 		t->h[t->nh].addr = e->b;
 		t->h[t->nh].frame = t->n - 1;

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strace/internal/grow.h"
 #include "stack_internal.h"
 
 /* the longest inline chain asked for */
@@ -144,14 +145,15 @@ static const struct iname *intern(struct inl *in,
 static struct strace_frame *room(struct strace_stack *s, struct thr *t)
 {
 	if (t->in == t->icap) {
-		uint32_t cap = t->icap ? 2 * t->icap : 32;
-		struct strace_frame *v = realloc(t->iv, cap * sizeof(*v));
+		size_t cap = t->icap;
+		struct strace_frame *v =
+			strace_grow(t->iv, &cap, sizeof(*v), 32);
 		if (!v) {
 			s->err = -ENOMEM;
 			return NULL;
 		}
 		t->iv = v;
-		t->icap = cap;
+		t->icap = (uint32_t)cap;
 	}
 	return &t->iv[t->in];
 }

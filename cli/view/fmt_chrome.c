@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strace/internal/grow.h"
 #include "format.h"
 #include "frames.h"
 #include "view.h"
@@ -97,15 +98,15 @@ static const struct piece *piece_of(struct piece **v, size_t *n, uint32_t id,
 	struct piece *pc;
 
 	if (id >= *n) {
-		size_t cap = *n ? *n : 256;
-		while (cap <= id)
-			cap *= 2;
-		pc = realloc(*v, cap * sizeof(*pc));
-		if (!pc)
-			return NULL;
-		memset(pc + *n, 0, (cap - *n) * sizeof(*pc));
-		*v = pc;
-		*n = cap;
+		/* doubled until the id fits, what it adds zeroed */
+		while (id >= *n) {
+			size_t old = *n;
+			pc = strace_grow(*v, n, sizeof(*pc), 256);
+			if (!pc)
+				return NULL;
+			memset(pc + old, 0, (*n - old) * sizeof(*pc));
+			*v = pc;
+		}
 	}
 	pc = &(*v)[id];
 	if (!pc->s) {
@@ -239,14 +240,12 @@ thread_slow(struct view *v, struct chrome *c, uint32_t tid)
 		return &c->thr[lo];
 	}
 	if (c->nthr == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 64;
-		struct cthr *k = realloc(c->thr, cap * sizeof(*k));
+		struct cthr *k = strace_grow(c->thr, &c->cap, sizeof(*k), 64);
 		if (!k) {
 			view_fail(v, -1);
 			return NULL;
 		}
 		c->thr = k;
-		c->cap = cap;
 	}
 	t = nm ? strace_names_thread(nm, tid) : NULL;
 	pid = !t ? tid : t->kind == STRACE_EV_THREAD ? (uint32_t)t->aux

@@ -52,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strace/internal/grow.h"
 #include "format.h"
 #include "frames.h"
 #include "view.h"
@@ -713,13 +714,13 @@ static __attribute__((noinline)) void keep(struct view *v, struct fxt *x,
 					   const struct strace_frame *f)
 {
 	if (th->ndfr == th->capdfr) {
-		uint32_t cap = th->capdfr ? 2 * th->capdfr : 16;
-		struct dfr *d = cap <= DFR_MAX
-					? realloc(th->dfr, cap * sizeof(*d))
+		size_t cap = th->capdfr;
+		struct dfr *d = (cap ? 2 * cap : 16) <= DFR_MAX
+					? strace_grow(th->dfr, &cap, sizeof(*d), 16)
 					: NULL;
 		if (d) {
 			th->dfr = d;
-			th->capdfr = cap;
+			th->capdfr = (uint32_t)cap;
 		} else {
 			/* full (or no memory): written now */
 			write_dfr(v, x, th);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strace/internal/grow.h"
 #include "format.h"
 
 static const char hexdig[] = "0123456789abcdef";
@@ -136,12 +137,11 @@ static char *own(struct fmt_names *dn, size_t size)
 	char *s;
 
 	if (dn->nowned == dn->owned_cap) {
-		size_t cap = dn->owned_cap ? 2 * dn->owned_cap : 64;
-		char **o = realloc(dn->owned, cap * sizeof(*o));
+		char **o = strace_grow(dn->owned, &dn->owned_cap, sizeof(*o),
+				       64);
 		if (!o)
 			return NULL;
 		dn->owned = o;
-		dn->owned_cap = cap;
 	}
 	s = malloc(size ? size : 1);
 	if (s)

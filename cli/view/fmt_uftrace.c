@@ -77,6 +77,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "strace/internal/grow.h"
 #include "fmt_uftrace.h"
 
 /* --- threads --------------------------------------------------------------- */
@@ -196,12 +197,10 @@ static __attribute__((noinline)) struct uthr *thr_new(struct view *v,
 		u->tmapcap = cap;
 	}
 	if (u->nt == u->tcap) {
-		size_t cap = u->tcap ? 2 * u->tcap : 16;
-		struct uthr **a = realloc(u->t, cap * sizeof(*a));
+		struct uthr **a = strace_grow(u->t, &u->tcap, sizeof(*a), 16);
 		if (!a)
 			goto nomem;
 		u->t = a;
-		u->tcap = cap;
 	}
 	t = calloc(1, sizeof(*t));
 	if (!t)
@@ -295,14 +294,12 @@ static int in_dso(struct view *v, uint64_t addr)
 static uint64_t pseudo_addr(struct view *v, struct uft *u, uint64_t id)
 {
 	if (u->npseudo == u->pcap) {
-		size_t cap = u->pcap ? 2 * u->pcap : 256;
-		uint64_t *p = realloc(u->pseudo, cap * sizeof(*p));
+		uint64_t *p = strace_grow(u->pseudo, &u->pcap, sizeof(*p), 256);
 		if (!p) {
 			view_fail(v, -ENOMEM);
 			return UFT_LABELS;
 		}
 		u->pseudo = p;
-		u->pcap = cap;
 	}
 	u->pseudo[u->npseudo] = id;
 	return UFT_LABELS + u->npseudo++;
@@ -316,17 +313,18 @@ static __attribute__((noinline)) uint64_t fn_addr(struct view *v,
 	uint64_t a;
 
 	if (fn->id >= u->fncap) {
-		size_t cap = u->fncap ? u->fncap : 1024;
-		while (cap <= fn->id)
-			cap *= 2;
-		uint64_t *n = realloc(u->fnaddr, cap * sizeof(*n));
-		if (!n) {
-			view_fail(v, -ENOMEM);
-			return UFT_LABELS;
+		/* doubled until the id fits, what it adds zeroed */
+		while (fn->id >= u->fncap) {
+			size_t old = u->fncap;
+			uint64_t *n = strace_grow(u->fnaddr, &u->fncap,
+						  sizeof(*n), 1024);
+			if (!n) {
+				view_fail(v, -ENOMEM);
+				return UFT_LABELS;
+			}
+			memset(n + old, 0, (u->fncap - old) * sizeof(*n));
+			u->fnaddr = n;
 		}
-		memset(n + u->fncap, 0, (cap - u->fncap) * sizeof(*n));
-		u->fnaddr = n;
-		u->fncap = cap;
 	}
 	a = in_dso(v, fn->key) ? fn->key : pseudo_addr(v, u, view_name_id(v, f));
 	u->fnaddr[fn->id] = a;
@@ -410,17 +408,18 @@ static __attribute__((noinline)) uint64_t inl_addr(struct view *v,
 	uint32_t id = f->fn->id - STRACE_FRAME_INLINE_ID;
 
 	if (id >= u->inlcap) {
-		size_t cap = u->inlcap ? 2 * u->inlcap : 256;
-		while (cap <= id)
-			cap *= 2;
-		uint64_t *n = realloc(u->inladdr, cap * sizeof(*n));
-		if (!n) {
-			view_fail(v, -ENOMEM);
-			return UFT_LABELS;
+		/* doubled until the id fits, what it adds zeroed */
+		while (id >= u->inlcap) {
+			size_t old = u->inlcap;
+			uint64_t *n = strace_grow(u->inladdr, &u->inlcap,
+						  sizeof(*n), 256);
+			if (!n) {
+				view_fail(v, -ENOMEM);
+				return UFT_LABELS;
+			}
+			memset(n + old, 0, (u->inlcap - old) * sizeof(*n));
+			u->inladdr = n;
 		}
-		memset(n + u->inlcap, 0, (cap - u->inlcap) * sizeof(*n));
-		u->inladdr = n;
-		u->inlcap = cap;
 	}
 	if (!u->inladdr[id])
 		u->inladdr[id] = pseudo_addr(v, u, view_name_id(v, f));
@@ -494,14 +493,13 @@ static void remember_root(struct view *v, struct uthr *t,
 			  const struct strace_frame *f, uint64_t at)
 {
 	if (t->nroots == t->caproots) {
-		size_t cap = t->caproots ? 2 * t->caproots : 8;
-		struct uroot *r = realloc(t->roots, cap * sizeof(*r));
+		struct uroot *r =
+			strace_grow(t->roots, &t->caproots, sizeof(*r), 8);
 		if (!r) {
 			view_fail(v, -ENOMEM);
 			return;
 		}
 		t->roots = r;
-		t->caproots = cap;
 	}
 	t->roots[t->nroots++] =
 		(struct uroot){at, UINT64_MAX, f->user[0], f->begin};

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "strace/internal/grow.h"
 #include "fmt_uftrace.h"
 
 int uft_fail_file(struct view *v, const char *path, const char *what)
@@ -137,17 +138,14 @@ int uft_prepare_dir(struct view *v, struct uft *u)
 
 char *uft_sb_room(struct sb *b, size_t n)
 {
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? 2 * b->cap : 65536;
-		while (cap < b->len + n)
-			cap *= 2;
-		char *p = realloc(b->p, cap);
+	/* doubled until the n bytes fit */
+	while (b->len + n > b->cap) {
+		char *p = strace_grow(b->p, &b->cap, 1, 65536);
 		if (!p) {
 			b->failed = 1;
 			return NULL;
 		}
 		b->p = p;
-		b->cap = cap;
 	}
 	return b->p + b->len;
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strace/internal/grow.h"
 #include "fmt_uftrace.h"
 
 /* "%016x" */
@@ -117,12 +118,10 @@ static int msym_add(struct mod *o, uint64_t off, uint64_t size, uint64_t id,
 		    int synth)
 {
 	if (o->nsyms == o->scap) {
-		size_t cap = o->scap ? 2 * o->scap : 64;
-		struct msym *s = realloc(o->syms, cap * sizeof(*s));
+		struct msym *s = strace_grow(o->syms, &o->scap, sizeof(*s), 64);
 		if (!s)
 			return -1;
 		o->syms = s;
-		o->scap = cap;
 	}
 	o->syms[o->nsyms].off = off;
 	o->syms[o->nsyms].size = size ? size : 1;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strace/internal/grow.h"
 #include "format.h"
 #include "frames.h"
 #include "view.h"
@@ -230,15 +231,16 @@ static uint64_t same_function(struct view *v, const struct strace_name *fn)
 	if (fn->id < v->canoncap && v->canon[fn->id])
 		return v->canon[fn->id] - 1;
 	if (fn->id >= v->canoncap) {
-		size_t cap = v->canoncap ? v->canoncap : 1024;
-		while (cap <= fn->id)
-			cap *= 2;
-		uint32_t *c = realloc(v->canon, cap * sizeof(*c));
-		if (!c)
-			return fn->id;
-		memset(c + v->canoncap, 0, (cap - v->canoncap) * sizeof(*c));
-		v->canon = c;
-		v->canoncap = cap;
+		/* doubled until the id fits, what it adds zeroed */
+		while (fn->id >= v->canoncap) {
+			size_t old = v->canoncap;
+			uint32_t *c = strace_grow(v->canon, &v->canoncap,
+						  sizeof(*c), 1024);
+			if (!c)
+				return fn->id;
+			memset(c + old, 0, (v->canoncap - old) * sizeof(*c));
+			v->canon = c;
+		}
 	}
 	if (2 * (v->nsame + 1) > v->samecap) {
 		size_t cap = v->samecap ? 2 * v->samecap : 1024;
@@ -307,15 +309,16 @@ static long row_of(struct view *v, uint64_t key, const struct strace_frame *f)
 		return v->byid[key] - 1;
 	if (v->o.by == VIEW_BY_FUNCTION && key < (1u << 24) &&
 	    key >= v->bycap) {
-		size_t cap = v->bycap ? v->bycap : 1024;
-		while (cap <= key)
-			cap *= 2;
-		uint32_t *b = realloc(v->byid, cap * sizeof(*b));
-		if (!b)
-			goto nomem;
-		memset(b + v->bycap, 0, (cap - v->bycap) * sizeof(*b));
-		v->byid = b;
-		v->bycap = cap;
+		/* doubled until the key fits, what it adds zeroed */
+		while (key >= v->bycap) {
+			size_t old = v->bycap;
+			uint32_t *b = strace_grow(v->byid, &v->bycap,
+						  sizeof(*b), 1024);
+			if (!b)
+				goto nomem;
+			memset(b + old, 0, (v->bycap - old) * sizeof(*b));
+			v->byid = b;
+		}
 	}
 
 	if (2 * (v->nrows + 1) > v->mapcap) {
@@ -342,12 +345,10 @@ static long row_of(struct view *v, uint64_t key, const struct strace_frame *f)
 		j = (j + 1) & (v->mapcap - 1);
 	}
 	if (v->nrows == v->rcap) {
-		size_t cap = v->rcap ? 2 * v->rcap : 512;
-		struct row *n = realloc(v->rows, cap * sizeof(*n));
+		struct row *n = strace_grow(v->rows, &v->rcap, sizeof(*n), 512);
 		if (!n)
 			goto nomem;
 		v->rows = n;
-		v->rcap = cap;
 	}
 	struct row *r = &v->rows[v->nrows];
 	memset(r, 0, sizeof(*r));
@@ -599,17 +600,15 @@ static void folded_add(struct view *v, const struct strace_frame *f,
 		v->err = -ENOMEM;
 		return;
 	}
-	if (v->npool + n > v->poolcap) {
-		size_t cap = v->poolcap ? 2 * v->poolcap : 65536;
-		while (cap < v->npool + n)
-			cap *= 2;
-		uint64_t *pool = realloc(v->pool, cap * sizeof(*pool));
+	/* doubled until the n ids fit */
+	while (v->npool + n > v->poolcap) {
+		uint64_t *pool = strace_grow(v->pool, &v->poolcap,
+					     sizeof(*pool), 65536);
 		if (!pool) {
 			v->err = -ENOMEM;
 			return;
 		}
 		v->pool = pool;
-		v->poolcap = cap;
 	}
 	memcpy(v->pool + v->npool, v->ids, n * sizeof(*v->ids));
 	v->paths[j].hash = h;

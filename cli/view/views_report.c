@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strace/internal/grow.h"
 #include "views_int.h"
 
 static int view_sort_key;
@@ -198,17 +199,14 @@ int view_report_keep(struct view *v)
 	for (size_t i = 0; i < n; i++) {
 		const struct row *r = &v->rows[i];
 		size_t len = (size_t)(put_row_name(v, name, r) - name);
-		if (used + len + 1 > cap) {
-			size_t ncap = cap ? 2 * cap : 4096;
-			while (ncap < used + len + 1)
-				ncap *= 2;
-			char *np = realloc(pool, ncap);
+		/* doubled until the name fits */
+		while (used + len + 1 > cap) {
+			char *np = strace_grow(pool, &cap, 1, 4096);
 			if (!np) {
 				free(pool);
 				return -ENOMEM;
 			}
 			pool = np;
-			cap = ncap;
 		}
 		memcpy(pool + used, name, len);
 		pool[used + len] = 0;
