@@ -582,13 +582,15 @@ static int dispatch_read(struct parse *p, const char *path)
 			    o->view))
 		return usage_error("-F chooses the fields of the lines of -f "
 				   "text or jsonl");
-	if (o->srcline && (o->view ? o->view != 1 + VIEW_TREE
+	if (o->srcline && (o->view ? (o->view != 1 + VIEW_TREE &&
+				      o->view != 1 + VIEW_REPORT) ||
+					     o->diff
 				   : (o->format != FMT_TEXT &&
 				      o->format != FMT_JSONL) ||
 					     o->fields.n))
 		return usage_error("--srcline adds source lines to the lines of "
-				   "-f text, jsonl or tree (with -F: the field "
-				   "srcline)");
+				   "-f text, jsonl, tree or report (not --diff; "
+				   "with -F: the field srcline)");
 	if (p->svg_opts && o->view != 1 + VIEW_SVG)
 		return usage_error("--flame and --min-width go with -f svg");
 	if (o->vo.flame == VIEW_FLAME_TIME && o->vo.weight_calls)

@@ -83,7 +83,8 @@ void say_no_frames(struct rd *d, const char *path)
 	    vo->min_time ? " (none lasted --min-time)" : "");
 }
 
-/* tree --srcline: a function's declaration from the DWARF layer */
+/* tree and report --srcline: a function's declaration from the DWARF
+ * layer */
 static int view_srcline(void *arg, uint64_t addr, const char **file,
 			unsigned *line)
 {

@@ -328,9 +328,10 @@ struct view_opts {
 	double min_width;  /* svg: boxes narrower (in pixels of the
 			    * 1200-pixel image) are left out and counted
 			    * (0: only those of no width) */
-	/* tree --srcline: where the function at addr is declared (1 and
-	 * *file, *line; 0: not known), shown as uftrace replay --srcline
-	 * does; NULL: not shown. (A callback: the stack views link no
+	/* tree and report --srcline: where the function at addr is
+	 * declared (1 and *file, *line; 0: not known), shown as uftrace
+	 * replay --srcline does (report: a Source:Line column); NULL: not
+	 * shown. (A callback: the stack views link no
 	 * DWARF.) */
 	int (*srcline)(void *arg, uint64_t addr, const char **file,
 		       unsigned *line);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cli/view/views_report.c - the end of -f report: its rows sorted (--sort),
- * the table printed, with a DSO column when a name is on two rows, or
- * the rows kept, named, for view_report_rows() (--diff).
+ * the table printed, with a DSO column when a name is on two rows and a
+ * Source:Line column with --srcline, or the rows kept, named, for
+ * view_report_rows() (--diff).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -123,11 +124,60 @@ static char *put_row_name(struct view *v, char *p, const struct row *r)
 	return p;
 }
 
+/* the widest Function column before --srcline's Source:Line (a longer
+ * name pushes its own line's source to the right) */
+#define NAME_COL_MAX 64
+
+/* --srcline: the width of the Function column, the longest name shown
+ * (at least its "====" line's 20, at most NAME_COL_MAX); 0 without the
+ * column: no --srcline, or --by thread or dso (a thread or a DSO has no
+ * line of its own). */
+static int src_name_width(struct view *v, size_t n)
+{
+	char name[FMT_NAME_MAX + 2048];
+	int w = 20;
+
+	if (!v->o.srcline || v->o.by != VIEW_BY_FUNCTION)
+		return 0;
+	for (size_t i = 0; i < n && w < NAME_COL_MAX; i++) {
+		long len = put_row_name(v, name, &v->rows[i]) - name;
+		if (len > w)
+			w = len < NAME_COL_MAX ? (int)len : NAME_COL_MAX;
+	}
+	return w;
+}
+
+/* --srcline: the row's Source:Line, where its function is declared (the
+ * tree's callback); perf's "??:0" (SRCLINE_UNKNOWN) when not known, for
+ * a system call or a signal, and for an inlined function (its address
+ * is in the function it was inlined into, whose line it would get) */
+static char *put_row_src(struct view *v, char *p, const struct row *r)
+{
+	const char *file;
+	unsigned line;
+	size_t n;
+
+	if (r->kind == STRACE_FRAME_SYSCALL || r->kind == STRACE_FRAME_SIGNAL ||
+	    (!IS_NAME_ID(r->key) && r->key < (1ull << 32)) ||
+	    !v->o.srcline(v->o.srcline_arg, r->addr, &file, &line)) {
+		memcpy(p, "??:0", 4);
+		return p + 4;
+	}
+	n = strlen(file);
+	if (n > SRCLINE_FILE_MAX)
+		n = SRCLINE_FILE_MAX;
+	for (size_t i = 0; i < n; i++)
+		*p++ = (unsigned char)file[i] <= 0x20 || file[i] == 0x7f
+			       ? '?'
+			       : file[i];
+	return p + sprintf(p, ":%u", line);
+}
+
 int view_report_print(struct view *v)
 {
 	struct out *o = v->out;
 	size_t n = report_rows(v);
-	int dsocol = 0, width = 3, len;
+	int dsocol = 0, width = 3, len, srcw = src_name_width(v, n);
 	const char *b;
 	static const char *const first[] = {"Function", "Thread", "DSO"};
 
@@ -145,14 +195,22 @@ int view_report_print(struct view *v)
 			"Maximum  ");
 	if (dsocol)
 		o->p += sprintf(o->p, "%-*s  ", width, "DSO");
+	if (srcw)
+		o->p += sprintf(o->p, "%-*s  Source:Line", srcw, first[v->o.by]);
+	else
+		o->p += sprintf(o->p, "%s", first[v->o.by]);
 	o->p += sprintf(o->p,
-			"%s\n"
+			"\n"
 			"  ==========  ==========  ==========  ==========  "
-			"==========  ",
-			first[v->o.by]);
+			"==========  ");
 	if (dsocol) {
 		memset(o->p, '=', (size_t)width);
 		o->p += width;
+		o->p += sprintf(o->p, "  ");
+	}
+	if (srcw) {
+		memset(o->p, '=', (size_t)srcw);
+		o->p += srcw;
 		o->p += sprintf(o->p, "  ");
 	}
 	o->p += sprintf(o->p, "====================\n");
@@ -176,7 +234,17 @@ int view_report_print(struct view *v)
 			b = row_dso(v, r, &len);
 			p += sprintf(p, "%-*.*s  ", width, len, b);
 		}
+		char *name = p;
 		p = put_row_name(v, p, r);
+		if (srcw) {
+			if (p - name < srcw) {
+				memset(p, ' ', (size_t)(srcw - (p - name)));
+				p = name + srcw;
+			}
+			*p++ = ' ';
+			*p++ = ' ';
+			p = put_row_src(v, p, r);
+		}
 		*p++ = '\n';
 		o->p = p;
 		if (out_room(o) < 0)

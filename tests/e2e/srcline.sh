@@ -9,6 +9,9 @@
 # samples both print (perf writes the file's base name unless told
 # --full-source-path). Without srcline, -F output is unchanged (the
 # golden manifest); a line not known prints nothing, like perf.
+# -f tree --srcline is judged by uftrace replay --srcline, -f report
+# --srcline (its Source:Line column) by gdb's declaration of each row's
+# function and by the tree.
 # One named exception: in a DWARF 5 line table, binutils 2.40 (and perf,
 # which runs addr2line) names the unit's primary file (entry 0) for the
 # rows before a sequence's first DW_LNS_set_file, where the file register
@@ -182,6 +185,131 @@ else
 			"uftrace: $(head -5 "$work/uf.pairs" | tr '\n' ';')" "ours: $(head -5 "$work/tree.pairs" | tr '\n' ';')"
 	fi
 fi
+
+# -f report --srcline: a Source:Line column after the function's name,
+# the line where the function is declared (DW_AT_decl_file/line), judged
+# by gdb: for each row's ELF name, its address (info address), the
+# function whose block holds it (gdb.block_for_pc) and that symbol's
+# symtab file and line, which gdb reads from the same DWARF attributes.
+# perf's "??:0" (its SRCLINE_UNKNOWN) where no line is known, and for
+# inlined rows; every line shown is also the tree's for that function.
+# (Without libc6-dbg only the program's own rows have a line.)
+"$bin/ptrace-read" -f report --srcline "$work/i.srb" >"$work/rep.txt" 2>&1
+"$bin/ptrace-read" -f tree --srcline "$work/i.srb" >"$work/itree.txt" 2>&1
+if ! command -v gdb >/dev/null; then
+	skip report-gdb "gdb not installed"
+elif [ "$(gdb -batch -nx -ex 'python print(6 * 7)' 2>/dev/null)" != 42 ]; then
+	skip report-gdb "this gdb has no Python"
+else
+	cat >"$work/decl.py" <<'PY'
+import gdb, os, re
+gdb.execute("set pagination off")
+def run(cmd):
+    try:
+        return gdb.execute(cmd, to_string=True)
+    except gdb.error:
+        return ""
+for name in open(os.environ["NAMES"]).read().split():
+    # the function at the ELF symbol's address (an alias too)
+    m = re.search(r"(?:at address|is at) (0x[0-9a-f]+)", run("info address %s" % name))
+    b = None
+    if m:
+        try:
+            b = gdb.block_for_pc(int(m.group(1), 16))
+        except RuntimeError:
+            pass
+    # out of inlined blocks to the function's own: the one in the file's
+    while b is not None and b.superblock is not None and not b.superblock.is_static:
+        b = b.superblock
+    fn = b.function if b is not None else None
+    if fn is not None and fn.symtab is not None and fn.line:
+        print("DECL %s %s:%d" % (name, fn.symtab.filename, fn.line))
+    # every function of that name (static ones of two files)
+    f = None
+    for l in run("info functions ^%s$" % re.escape(name)).splitlines():
+        if l.startswith("File ") and l.endswith(":"):
+            f = l[5:-1]
+        elif f and re.match(r"\d+:", l) and not l.startswith("0:"):
+            print("DECL %s %s:%s" % (name, f, l.split(":")[0]))
+PY
+	out=$(python3 - "$work/dsos" "$work/rep.txt" "$work/itree.txt" "$work" <<'PY'
+import os, re, subprocess, sys
+paths = {}
+for l in open(sys.argv[1]):
+    m = re.search(r'path="([^"]*)"', l)
+    if m:
+        paths[os.path.basename(m.group(1))] = m.group(1)
+lines = open(sys.argv[2]).read().splitlines()
+head = lines[0]
+if not head.endswith("Source:Line") or "DSO" not in head:
+    print("0 0 0 0 0 header: %s" % head)
+    sys.exit()
+dcol = head.index("DSO")
+rows = {}
+for l in lines[2:]:
+    f = l[dcol:].split()
+    if len(f) == 3:
+        rows.setdefault(f[0], []).append((f[1], f[2]))
+tree = set()
+for l in open(sys.argv[3]):
+    m = re.search(r"\| *(\S+)\(\)(?: \{|;) /\* (.*:\d+) \*/$", l)
+    if m:
+        tree.add((m.group(1), m.group(2)))
+n = bad = unknown = gdbonly = nottree = nojudge = 0
+msgs = []
+for dso, rs in rows.items():
+    if dso not in paths:
+        continue
+    names = os.path.join(sys.argv[4], "names")
+    open(names, "w").write("\n".join(r[0] for r in rs))
+    env = dict(os.environ, NAMES=names)
+    out = subprocess.run(["gdb", "-batch", "-nx", "-iex", "set debuginfod enabled off", "-x", os.path.join(sys.argv[4], "decl.py"), paths[dso]],
+                         capture_output=True, text=True, env=env).stdout
+    decl = {}
+    for l in out.splitlines():
+        if l.startswith("DECL "):
+            decl.setdefault(l.split()[1], set()).add(l.split()[2])
+    for name, src in rs:
+        if src == "??:0":
+            unknown += 1
+            if name in decl:
+                gdbonly += 1
+                if len(msgs) < 5:
+                    msgs.append("%s %s: ours ??:0, gdb %s" % (dso, name, decl[name]))
+            continue
+        n += 1
+        if (name, src) not in tree:
+            nottree += 1
+        if name not in decl:
+            nojudge += 1
+        elif src not in decl[name]:
+            bad += 1
+            if len(msgs) < 5:
+                msgs.append("%s %s: ours %s, gdb %s" % (dso, name, src, sorted(decl.get(name, ()))))
+print(n, bad, unknown, gdbonly, nottree, nojudge, "; ".join(msgs))
+PY
+)
+	read -r n bad unknown gdbonly nottree nojudge msg <<<"$out"
+	if [ "${n:-0}" -ge 3 ] && [ "$bad" -eq 0 ] && [ "$gdbonly" -eq 0 ] && [ "$nottree" -eq 0 ] &&
+		[ $((nojudge * 10)) -le "$n" ] &&
+		grep -q ' main  *tests/corpus/inline\.c:48$' "$work/rep.txt" &&
+		grep -q ' leaf  *tests/corpus/inline\.c:10$' "$work/rep.txt"; then
+		pass "report-gdb ($n rows with a Source:Line: $((n - nojudge)) equal gdb's declaration of the function, $nojudge gdb finds no function of that name for; all the tree's; $unknown ??:0, gdb knows none of them)"
+	else
+		fail report-gdb "$out"
+	fi
+fi
+# inlined rows have no line of their own; --by thread and dso: no column
+"$bin/ptrace-read" -f report --srcline --inline "$work/i.srb" >"$work/repi.txt" 2>&1
+ni=$(grep -c ' (inlined)  *??:0$' "$work/repi.txt")
+check "report-inline ($ni inlined rows, each ??:0)" \
+	sh -c "[ $ni -gt 0 ] && ! grep -q ' (inlined)  *[^?]*:[0-9]*\$' '$work/repi.txt'"
+for by in thread dso; do
+	"$bin/ptrace-read" -f report --by $by "$work/i.srb" >"$work/by.txt" 2>&1
+	"$bin/ptrace-read" -f report --by $by --srcline "$work/i.srb" >"$work/bys.txt" 2>&1
+	check "report-by-$by (--srcline: the report as without it, $(wc -l <"$work/by.txt") lines)" \
+		cmp -s "$work/by.txt" "$work/bys.txt"
+done
 
 # a DSO that is not there or has no debug information: no line, no error
 check "no-debuginfo (the ld.so/libc lines only when their debug files are)" \
