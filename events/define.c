@@ -99,16 +99,28 @@ int strace_writer_define_symbol(struct strace_writer *w,
 {
 	struct strace_definition d = {STRACE_EV_SYMBOL, tid, time, start,
 				      start, size, name};
-	int rc = 1;
+	uint64_t off;
+	int rc, added;
 
-	if (set) {
-		pthread_mutex_lock(&set->lock);
-		rc = symset_add(set, start);
-		pthread_mutex_unlock(&set->lock);
-		if (rc <= 0)
-			return rc;
+	if (!set) {
+		rc = strace_writer_define(w, &d, types);
+		return rc < 0 ? rc : 1;
 	}
-	rc = strace_writer_define(w, &d, types);
+	/* Named in the set only once the name is in the table: a thread
+	 * that finds it named hands its events to the tap (in-process
+	 * plugins name them at once), and the name must be there. */
+	pthread_mutex_lock(&set->lock);
+	rc = added = symset_add(set, start);
+	if (added > 0)
+		rc = strace_ring_add_string(strace_writer_ring(w), d.type,
+					    d.key, d.aux, name, strlen(name),
+					    &off);
+	pthread_mutex_unlock(&set->lock);
+	if (added <= 0 || rc < 0)
+		return rc;
+	if (types && !strace_typeset_has(types, d.type))
+		return 1;
+	rc = strace_writer_emit(w, d.type, 0, tid, time, d.a, off);
 	return rc < 0 ? rc : 1;
 }
 
@@ -119,18 +131,22 @@ static int name_once(struct strace_writer *w, struct strace_symset *set,
 		     const char *name)
 {
 	uint64_t off;
-	int rc = 1;
+	int rc, added;
 
-	if (set) {
-		pthread_mutex_lock(&set->lock);
-		rc = symset_add(set, setkey);
-		pthread_mutex_unlock(&set->lock);
-		if (rc <= 0)
-			return rc;
+	if (!set) {
+		rc = strace_ring_add_string(strace_writer_ring(w), kind, key,
+					    aux, name, strlen(name), &off);
+		return rc < 0 ? rc : 1;
 	}
-	rc = strace_ring_add_string(strace_writer_ring(w), kind, key, aux,
-				    name, strlen(name), &off);
-	return rc < 0 ? rc : 1;
+	/* (as strace_writer_define_symbol(): in the set once in the
+	 * table) */
+	pthread_mutex_lock(&set->lock);
+	rc = added = symset_add(set, setkey);
+	if (added > 0)
+		rc = strace_ring_add_string(strace_writer_ring(w), kind, key,
+					    aux, name, strlen(name), &off);
+	pthread_mutex_unlock(&set->lock);
+	return rc < 0 ? rc : added;
 }
 
 /* (bits 63 and 62 keep a syscall site and a mapping's start apart from a
