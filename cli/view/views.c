@@ -69,20 +69,26 @@ static int caller(void *flt, const struct strace_frame *f)
 
 /* --- tree ----------------------------------------------------------------- */
 
+/* The tree's header, once, before its first line (out of the per-line
+ * path) */
+static __attribute__((noinline)) char *tree_header(struct view *v, char *p)
+{
+	static const char h[] = "# DURATION     TID     FUNCTION\n";
+	static const char hs[] = "# DURATION     TID     FUNCTION [SOURCE]\n";
+	const char *t = v->o.srcline ? hs : h;
+	size_t n = v->o.srcline ? sizeof(hs) - 1 : sizeof(h) - 1;
+
+	memcpy(p, t, n);
+	v->header = 1;
+	return p + n;
+}
+
 /* "   1.234 us [  1234] |   " then the caller's text */
 static char *tree_prefix(struct view *v, char *p, int with_dur, uint64_t dur,
 			 uint32_t tid, uint32_t depth)
 {
-	if (!v->header) {
-		static const char h[] = "# DURATION     TID     FUNCTION\n";
-		static const char hs[] =
-			"# DURATION     TID     FUNCTION [SOURCE]\n";
-		const char *t = v->o.srcline ? hs : h;
-		size_t n = v->o.srcline ? sizeof(hs) - 1 : sizeof(h) - 1;
-		memcpy(p, t, n);
-		p += n;
-		v->header = 1;
-	}
+	if (__builtin_expect(!v->header, 0))
+		p = tree_header(v, p);
 	if (with_dur) {
 		p = put_duration(p, dur);
 	} else {
