@@ -2,16 +2,17 @@
 /*
  * cli/read_inline.c - ptrace-read --inline: the stack views' resolver of
  * inline chains (strace_stack_opts.inlines) from the DWARF of the object
- * an address is in (strace_dwarf_inlines() on the DSO entry's path, at
- * the object's own address), memoized per address: the stack asks at
- * nearly every event, the same few addresses again and again.
+ * an address is in (strace_dwarf_inlines() at the object's own address,
+ * as the view library's source lines find it: srclines_object()),
+ * memoized per address: the stack asks at nearly every event, the same
+ * few addresses again and again.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "strace/internal/grow.h"
-#include "../decoder/decoder.h"
+#include "decoder/decoder.h"
 #include "read.h"
 
 /* the longest chain kept */
@@ -24,49 +25,12 @@ struct memo {
 
 struct read_inline {
 	struct strace_names *names;
-	struct strace_dwarf *dw;
+	struct srclines *src; /* the objects, their DWARF */
 	struct memo *tab; /* open addressing, at most half full */
 	size_t cap, count;
 	struct strace_stack_inline *pool;
 	size_t npool, poolcap;
-	/* DSO entry id -> 1 + the ELF virtual address at its start, when the
-	 * producer did not say it (object_addr()) */
-	uint64_t *base;
-	size_t nbase;
 };
-
-/* addr's address in dso's object. The capture writes where a mapping
- * lies in its object (strace_writer_name_dso_base) only when it met code
- * without a symbol, so strace_names_dso_offset() may count from the
- * mapping's start: then the object's code mapping's address is added
- * (strace_dwarf_text_base()). */
-static uint64_t object_addr(struct read_inline *ri,
-			    const struct strace_name *dso, uint64_t addr)
-{
-	uint64_t off = strace_names_dso_offset(ri->names, dso, addr);
-
-	if (strace_names_dso_offset(ri->names, dso, dso->key))
-		return off; /* the producer said where the mapping lies */
-	if (dso->id >= ri->nbase) {
-		/* doubled until the id fits, what it adds zeroed */
-		while (dso->id >= ri->nbase) {
-			size_t old = ri->nbase;
-			uint64_t *b = strace_grow(ri->base, &ri->nbase,
-						  sizeof(*b), 64);
-			if (!b)
-				return off;
-			memset(b + old, 0, (ri->nbase - old) * sizeof(*b));
-			ri->base = b;
-		}
-	}
-	if (!ri->base[dso->id]) {
-		uint64_t v = 0;
-		if (strace_dwarf_text_base(ri->dw, dso->str, &v) != 1)
-			v = 0;
-		ri->base[dso->id] = 1 + v;
-	}
-	return off + ri->base[dso->id] - 1;
-}
 
 static uint64_t slot(uint64_t addr, size_t cap)
 {
@@ -99,18 +63,17 @@ static int grow_tab(struct read_inline *ri)
 static int lookup(struct read_inline *ri, uint64_t addr, struct memo *m)
 {
 	struct strace_inline in[CHAIN_MAX];
-	const struct strace_name *dso =
-		ri->names ? strace_names_dso(ri->names, addr) : NULL;
+	const char *path;
 	uint64_t off;
 	int n;
 
 	m->addr = addr;
 	m->off = (uint32_t)ri->npool;
 	m->n = 0;
-	if (!dso)
+	if (!srclines_object(ri->src, ri->names, addr, &path, &off))
 		return 0;
-	off = object_addr(ri, dso, addr);
-	n = strace_dwarf_inlines(ri->dw, dso->str, off, in, CHAIN_MAX);
+	n = strace_dwarf_inlines(srclines_dwarf(ri->src), path, off, in,
+				 CHAIN_MAX);
 	if (n <= 0)
 		return n;
 	/* doubled until the n frames fit */
@@ -166,14 +129,10 @@ found:
 int read_inline_new(struct strace_names *names, struct read_inline **out)
 {
 	struct read_inline *ri = calloc(1, sizeof(*ri));
-	int rc;
 
-	if (!ri)
-		return -ENOMEM;
-	rc = strace_dwarf_new(NULL, &ri->dw);
-	if (rc < 0) {
+	if (!ri || !(ri->src = srclines_new())) {
 		free(ri);
-		return rc;
+		return -ENOMEM;
 	}
 	ri->names = names;
 	*out = ri;
@@ -184,9 +143,8 @@ void read_inline_free(struct read_inline *ri)
 {
 	if (!ri)
 		return;
-	strace_dwarf_free(ri->dw);
+	srclines_free(ri->src);
 	free(ri->tab);
 	free(ri->pool);
-	free(ri->base);
 	free(ri);
 }

@@ -73,6 +73,20 @@ static int resolve(struct srclines *s, struct strace_names *names,
 	return 1;
 }
 
+int srclines_object(struct srclines *s, struct strace_names *names,
+		    uint64_t addr, const char **path, uint64_t *off)
+{
+	if (!resolve(s, names, addr, off))
+		return 0;
+	*path = s->path;
+	return 1;
+}
+
+struct strace_dwarf *srclines_dwarf(const struct srclines *s)
+{
+	return s->dw;
+}
+
 int srclines_get(struct srclines *s, struct strace_names *names,
 		 uint64_t addr, const char **file, unsigned *line)
 {

@@ -452,6 +452,21 @@ struct srclines *srclines_new(void);
 void srclines_free(struct srclines *s);
 
 /*
+ * srclines_object() - the object a traced address is in (its path, valid
+ * until the next call) and the address in the object's own addresses, as
+ * objdump and addr2line take them: from the base the producer wrote for
+ * the DSO, else from where the object's code segment is. Returns 1, or 0
+ * when no DSO holds addr.
+ */
+int srclines_object(struct srclines *s, struct strace_names *names,
+		    uint64_t addr, const char **path, uint64_t *off);
+
+/* srclines_dwarf() - the DWARF layer s opened its objects with, for other
+ * questions about them (inline chains: strace_dwarf_inlines()). */
+struct strace_dwarf;
+struct strace_dwarf *srclines_dwarf(const struct srclines *s);
+
+/*
  * srclines_get() - the line of the instruction at addr (a traced
  * address) as "FILE:LINE" in *file and *line: FILE as addr2line prints
  * it, valid until srclines_free(). Returns 1, or 0 when there is none
