@@ -8,6 +8,7 @@
 #include "pipeline.h"
 #include "pt_backend/perf/perf.h"
 #include "sink.h"
+#include "strace/internal/grow.h"
 
 /* Pending PT bytes beyond which a thread is decoded even without a PSB
  * (bounds memory when a trace has none). */
@@ -22,7 +23,7 @@ struct ld_proc {
 	uint32_t pid;
 	struct strace_image *img;
 	struct ld_map *maps;
-	size_t nmaps;
+	size_t nmaps, mapscap;
 	uint8_t *vdso;
 	size_t vdso_len;
 	uint64_t vdso_start;
@@ -129,10 +130,13 @@ static struct strace_image *proc_image(struct strace_live_decoder *ld,
 static int add_map(struct ld_proc *p, uint64_t start, uint64_t len,
 		   uint64_t pgoff, const char *path)
 {
-	struct ld_map *nm = realloc(p->maps, (p->nmaps + 1) * sizeof(*nm));
-	if (!nm)
-		return -ENOMEM;
-	p->maps = nm;
+	if (p->nmaps == p->mapscap) {
+		struct ld_map *nm =
+			strace_grow(p->maps, &p->mapscap, sizeof(*nm), 4);
+		if (!nm)
+			return -ENOMEM;
+		p->maps = nm;
+	}
 	struct ld_map *m = &p->maps[p->nmaps];
 	m->path = strdup(path);
 	if (!m->path)
@@ -222,15 +226,12 @@ static int on_aux(void *arg, pid_t tid, uint64_t offset, const void *p,
 	}
 	t->next_off = offset + len;
 	t->have_off = 1;
-	if (t->len + len > t->cap) {
-		size_t nc = t->cap ? t->cap : 65536;
-		while (nc < t->len + len)
-			nc *= 2;
-		uint8_t *nb = realloc(t->buf, nc);
+	/* doubled until the len bytes fit */
+	while (t->len + len > t->cap) {
+		uint8_t *nb = strace_grow(t->buf, &t->cap, 1, 65536);
 		if (!nb)
 			return -ENOMEM;
 		t->buf = nb;
-		t->cap = nc;
 	}
 	memcpy(t->buf + t->len, p, len);
 	t->len += len;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "offline_int.h"
+#include "strace/internal/grow.h"
 
 /* What the recording's header says of where it was made, into the ring
  * (strace_writer_name_info()): its host, kernel, processor, CPUs and
@@ -159,12 +160,10 @@ static int cov_add(void *arg, const char *path, uint64_t vaddr, uint64_t len)
 	struct covs *cs = arg;
 
 	if (cs->n == cs->cap) {
-		size_t cap = cs->cap ? cs->cap * 2 : 256;
-		struct cov *v = realloc(cs->v, cap * sizeof(*v));
+		struct cov *v = strace_grow(cs->v, &cs->cap, sizeof(*v), 256);
 		if (!v)
 			return -ENOMEM;
 		cs->v = v;
-		cs->cap = cap;
 	}
 	if (!(cs->v[cs->n].path = strdup(path)))
 		return -ENOMEM;
