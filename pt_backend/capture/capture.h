@@ -111,7 +111,7 @@ size_t strace_unwound_events(const struct strace_unwound *st, uint64_t time,
 /* Objects to look in, canonical paths (as the kernel's MMAP2 names them). */
 struct strace_objlist {
 	char **v;
-	size_t n;
+	size_t n, cap;
 };
 
 /*

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <strace/error.h>
+#include "strace/internal/grow.h"
 #include "decoder/decoder.h" /* the image: ELF symbols, their aliases */
 #include "vdso.h" /* strace_maps_parse */
 
@@ -31,10 +32,11 @@ static int objlist_add(struct strace_objlist *l, const char *path)
 	for (size_t i = 0; i < l->n; i++)
 		if (!strcmp(l->v[i], real))
 			return 0;
-	v = realloc(l->v, (l->n + 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	l->v = v;
+	if (l->n == l->cap) {
+		if (!(v = strace_grow(l->v, &l->cap, sizeof(*v), 4)))
+			return -ENOMEM;
+		l->v = v;
+	}
 	if (!(l->v[l->n] = strdup(real)))
 		return -ENOMEM;
 	l->n++;
@@ -47,7 +49,7 @@ void strace_objlist_fini(struct strace_objlist *l)
 		free(l->v[i]);
 	free(l->v);
 	l->v = NULL;
-	l->n = 0;
+	l->n = l->cap = 0;
 }
 
 int strace_objlist_pid(struct strace_objlist *l, const char *procfs_root,
