@@ -46,16 +46,15 @@ static void text_printf(struct text *t, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0)
 		return;
-	if (t->n + (size_t)n + 1 > t->cap) {
-		size_t nc = (t->n + (size_t)n + 1) * 2;
-		char *p = realloc(t->p, nc);
+	/* doubled until the n bytes and the NUL fit */
+	while (t->n + (size_t)n + 1 > t->cap) {
+		char *p = strace_grow(t->p, &t->cap, 1, 256);
 
 		if (!p) {
 			t->oom = 1;
 			return;
 		}
 		t->p = p;
-		t->cap = nc;
 	}
 	va_start(ap, fmt);
 	vsnprintf(t->p + t->n, (size_t)n + 1, fmt, ap);
@@ -259,7 +258,7 @@ struct wctx {
 	char name[256];  /* the bundle's folder */
 	int64_t mtime;   /* of the members we make */
 	char **dirs;     /* directory members written */
-	size_t ndirs;
+	size_t ndirs, capdirs;
 	struct text manifest;
 	struct strace_archive_stats *st;
 };
@@ -296,10 +295,13 @@ static int parents(struct wctx *c, const char *member)
 			;
 		if (i < c->ndirs)
 			continue;
-		char **nd = realloc(c->dirs, (c->ndirs + 1) * sizeof(*nd));
-		if (!nd)
-			return -ENOMEM;
-		c->dirs = nd;
+		if (c->ndirs == c->capdirs) {
+			char **nd = strace_grow(c->dirs, &c->capdirs,
+						sizeof(*nd), 8);
+			if (!nd)
+				return -ENOMEM;
+			c->dirs = nd;
+		}
 		if (!(c->dirs[c->ndirs] = strdup(d)))
 			return -ENOMEM;
 		c->ndirs++;

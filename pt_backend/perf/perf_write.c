@@ -33,7 +33,7 @@ struct strace_perfw {
 	uint64_t pos; /* file offset of the next byte */
 	uint64_t data_start;
 	struct wattr *attrs;
-	size_t nattrs;
+	size_t nattrs, capattrs;
 	struct feat feats[PFMT_FEAT_BITS];
 	struct pfmt_auxtrace_index_entry *index;
 	size_t nindex, capindex;
@@ -101,10 +101,12 @@ int strace_perfw_add_attr(struct strace_perfw *w,
 		return -EINVAL;
 	if (w->nattrs && attr->size != w->attrs[0].attr.size)
 		return -EINVAL;
-	a = realloc(w->attrs, (w->nattrs + 1) * sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	w->attrs = a;
+	if (w->nattrs == w->capattrs) {
+		a = strace_grow(w->attrs, &w->capattrs, sizeof(*a), 4);
+		if (!a)
+			return -ENOMEM;
+		w->attrs = a;
+	}
 	a = &w->attrs[w->nattrs];
 	memset(a, 0, sizeof(*a));
 	memcpy(&a->attr, attr, attr->size);
