@@ -25,6 +25,7 @@
 #include "decoder/dwarf_int.h"
 #include "decoder/image.h"
 #include "decoder/internal.h"
+#include "strace/internal/grow.h"
 #include "strace/opts.h"
 
 
@@ -142,15 +143,16 @@ struct dobj *strace_dec_dwarf_obj(struct strace_dwarf *d, const char *path)
 			d->last = d->objs[i];
 			return d->last->same ? d->last->same : d->last;
 		}
+	if (d->nobjs == d->capobjs) {
+		if (!(v = strace_grow(d->objs, &d->capobjs, sizeof(*v), 8)))
+			return NULL;
+		d->objs = v;
+	}
 	o = calloc(1, sizeof(*o));
-	v = realloc(d->objs, (d->nobjs + 1) * sizeof(*v));
-	if (!o || !v || !(o->path = strdup(path))) {
+	if (!o || !(o->path = strdup(path))) {
 		free(o);
-		if (v)
-			d->objs = v;
 		return NULL;
 	}
-	d->objs = v;
 	o->fd = -1;
 	snprintf(full, sizeof(full), "%s%s", d->symfs ? d->symfs : "", path);
 	dw_open(o, full);
@@ -316,15 +318,15 @@ static int rows_read(struct dobj *o)
 				if (!l || dwarf_lineaddr(l, &a))
 					continue;
 				if (o->nrows == cap) {
-					size_t nc = cap ? 2 * cap : 1024;
-					struct row *v = realloc(o->rows,
-								nc * sizeof(*v));
+					struct row *v;
+
+					v = strace_grow(o->rows, &cap,
+							sizeof(*v), 1024);
 					if (!v) {
 						free(joined);
 						return -ENOMEM;
 					}
 					o->rows = v;
-					cap = nc;
 				}
 				r = &o->rows[o->nrows];
 				r->addr = a;

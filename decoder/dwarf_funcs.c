@@ -13,6 +13,7 @@
 
 #include "decoder/dwarf_int.h"
 #include "decoder/internal.h"
+#include "strace/internal/grow.h"
 
 /* The name of a function's DIE as perf shows it: its linkage name (what
  * addr2line -f prints, perf demangles), else its name; NULL if none. */
@@ -30,13 +31,15 @@ static const char *die_name(struct dobj *o, Dwarf_Die *die)
 	dm = strace_demangle(n, buf, sizeof(buf));
 	if (dm == n)
 		return n;
-	v = realloc(o->names, (o->nnames + 1) * sizeof(*v));
-	if (!v)
+	if (o->nnames == o->capnames) {
+		v = strace_grow(o->names, &o->capnames, sizeof(*v), 16);
+		if (!v)
+			return n;
+		o->names = v;
+	}
+	if (!(o->names[o->nnames] = strdup(dm)))
 		return n;
-	o->names = v;
-	if (!(v[o->nnames] = strdup(dm)))
-		return n;
-	return v[o->nnames++];
+	return o->names[o->nnames++];
 }
 
 /* The file a DW_AT_call_file / DW_AT_decl_file index names in cu. */
@@ -53,12 +56,10 @@ static const char *cu_file(struct dobj *o, Dwarf_Die *cu, Dwarf_Word idx)
 static int ient_add(struct cutab *t, const struct ient *e)
 {
 	if (t->n == t->cap) {
-		size_t nc = t->cap ? 2 * t->cap : 16;
-		struct ient *v = realloc(t->v, nc * sizeof(*v));
+		struct ient *v = strace_grow(t->v, &t->cap, sizeof(*v), 16);
 		if (!v)
 			return -ENOMEM;
 		t->v = v;
-		t->cap = nc;
 	}
 	t->v[t->n++] = *e;
 	return 0;
@@ -129,10 +130,12 @@ static struct cutab *cutab_get(struct dobj *o, Dwarf_Die *cu)
 	for (size_t i = 0; i < o->ncus; i++)
 		if (o->cus[i].off == off)
 			return &o->cus[i];
-	v = realloc(o->cus, (o->ncus + 1) * sizeof(*v));
-	if (!v)
-		return NULL;
-	o->cus = v;
+	if (o->ncus == o->capcus) {
+		v = strace_grow(o->cus, &o->capcus, sizeof(*v), 8);
+		if (!v)
+			return NULL;
+		o->cus = v;
+	}
 	t = &o->cus[o->ncus];
 	memset(t, 0, sizeof(*t));
 	t->off = off;
@@ -171,15 +174,13 @@ static int chain_read(struct dobj *o, uint64_t vaddr, uint32_t *n)
 		if (vaddr < t->v[i].hi && k < 64)
 			hit[k++] = &t->v[i];
 	qsort(hit, k, sizeof(*hit), cmp_depth);
-	if (o->ninl + k > o->capinl) {
-		size_t nc = o->capinl ? 2 * o->capinl : 64;
-		struct strace_inline *v;
-		while (nc < o->ninl + k)
-			nc *= 2;
-		if (!(v = realloc(o->inl, nc * sizeof(*v))))
+	/* doubled until the k more fit */
+	while (o->ninl + k > o->capinl) {
+		struct strace_inline *v =
+			strace_grow(o->inl, &o->capinl, sizeof(*v), 64);
+		if (!v)
 			return -ENOMEM;
 		o->inl = v;
-		o->capinl = nc;
 	}
 	for (size_t i = 0; i < k; i++) {
 		struct strace_inline *e = &o->inl[o->ninl++];
@@ -322,12 +323,11 @@ static int on_func(void *arg, const char *name, const char *file,
 
 	(void)name;
 	if (o->nfuncs == o->capfuncs) {
-		size_t nc = o->capfuncs ? 2 * o->capfuncs : 256;
-		struct frow *v = realloc(o->funcs, nc * sizeof(*v));
+		struct frow *v =
+			strace_grow(o->funcs, &o->capfuncs, sizeof(*v), 256);
 		if (!v)
 			return -ENOMEM;
 		o->funcs = v;
-		o->capfuncs = nc;
 	}
 	o->funcs[o->nfuncs++] = (struct frow){lo, hi, file, line};
 	return 0;

@@ -74,11 +74,11 @@ struct dobj {
 	struct strace_inline *inl;
 	size_t ninl, capinl;
 	char **names; /* demangled names we own */
-	size_t nnames;
+	size_t nnames, capnames;
 	char **strs; /* file names joined with their comp dir: a set */
 	size_t nstrs, capstrs;
 	struct cutab *cus; /* the units' inlined instances, read so far */
-	size_t ncus;
+	size_t ncus, capcus;
 	struct frow *funcs; /* the functions' ranges, sorted (funcs_read) */
 	size_t nfuncs, capfuncs;
 	int funcs_read;
@@ -88,7 +88,7 @@ struct dobj {
 struct strace_dwarf {
 	char *symfs;
 	struct dobj **objs;
-	size_t nobjs;
+	size_t nobjs, capobjs;
 	struct dobj *last;
 };
 

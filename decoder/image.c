@@ -526,16 +526,13 @@ size_t strace_image_read(struct strace_image *img, uint64_t addr, void *buf,
 int strace_dec_grow_aliases(struct object *o)
 {
 	struct alias *v;
-	size_t cap;
 
 	if (o->naliases < o->capaliases)
 		return 0;
-	cap = o->capaliases ? 2 * o->capaliases : 256;
-	v = realloc(o->aliases, cap * sizeof(*v));
+	v = strace_grow(o->aliases, &o->capaliases, sizeof(*v), 256);
 	if (!v)
 		return -ENOMEM;
 	o->aliases = v;
-	o->capaliases = cap;
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "decoder/image.h"
+#include "strace/internal/grow.h"
 
 #define COV_START 256
 
@@ -51,19 +52,16 @@ static size_t cov_merge(struct cov_range *v, size_t n)
 static int cov_room(struct object *o)
 {
 	struct cov_range *v;
-	size_t cap;
 
 	if (o->ncov < o->capcov)
 		return 0;
 	o->ncov = cov_merge(o->cov, o->ncov);
 	if (o->ncov < o->capcov / 2)
 		return 0;
-	cap = o->capcov ? o->capcov * 2 : COV_START;
-	v = realloc(o->cov, cap * sizeof(*v));
+	v = strace_grow(o->cov, &o->capcov, sizeof(*v), COV_START);
 	if (!v)
 		return -1;
 	o->cov = v;
-	o->capcov = cap;
 	return 0;
 }
 
