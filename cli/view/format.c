@@ -14,6 +14,7 @@
 
 #include "format.h"
 #include "strace/error.h"
+#include "strace/internal/grow.h"
 
 /* --- numbers ------------------------------------------------------------ */
 
@@ -195,24 +196,26 @@ display_make(struct fmt_names *dn, const struct strace_name *e, int base)
 	const char *s = e->str;
 	size_t len = e->len;
 
-	if (e->id >= dn->cap) {
-		size_t cap = dn->cap ? dn->cap : 256;
-		while (cap <= e->id)
-			cap *= 2;
-		struct fmt_name *f = realloc(dn->full, cap * sizeof(*f));
+	/* three arrays, one cap, doubled until the id fits (made's new part
+	 * zeroed): each grows from the same cap, which moves once all have */
+	while (e->id >= dn->cap) {
+		size_t fc = dn->cap, bc = dn->cap, mc = dn->cap;
+		struct fmt_name *f =
+			strace_grow(dn->full, &fc, sizeof(*f), 256);
 		if (!f)
 			return NULL;
 		dn->full = f;
-		struct fmt_name *b = realloc(dn->base, cap * sizeof(*b));
+		struct fmt_name *b =
+			strace_grow(dn->base, &bc, sizeof(*b), 256);
 		if (!b)
 			return NULL;
 		dn->base = b;
-		uint8_t *m = realloc(dn->made, cap);
+		uint8_t *m = strace_grow(dn->made, &mc, 1, 256);
 		if (!m)
 			return NULL;
-		memset(m + dn->cap, 0, cap - dn->cap);
+		memset(m + dn->cap, 0, mc - dn->cap);
 		dn->made = m;
-		dn->cap = cap;
+		dn->cap = mc;
 	}
 	v = base ? &dn->base[e->id] : &dn->full[e->id];
 	if (dn->made[e->id] & bit)
