@@ -442,18 +442,15 @@ static int verdict(struct verdicts *v, struct patterns *p,
 	 * ids, above every names id, and no aliases */
 	if (__builtin_expect(e->id >= STRACE_FRAME_INLINE_ID, 0))
 		return match_any(p, e->str);
-	if (e->id >= v->cap) {
-		size_t cap = v->cap ? v->cap : 256;
-		uint8_t *n;
-		while (cap <= e->id)
-			cap *= 2;
-		n = realloc(v->v, cap);
+	/* doubled until the id fits, what it adds zeroed */
+	while (e->id >= v->cap) {
+		size_t old = v->cap;
+		uint8_t *n = strace_grow(v->v, &v->cap, 1, 256);
 		if (!n)
 			return match_any(p, e->str) |
 			       match_aliases(names, p, e);
-		memset(n + v->cap, 0, cap - v->cap);
+		memset(n + old, 0, v->cap - old);
 		v->v = n;
-		v->cap = cap;
 	}
 	if (!v->v[e->id]) {
 		int m = match_any(p, e->str) | match_aliases(names, p, e);
