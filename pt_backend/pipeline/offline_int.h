@@ -25,6 +25,7 @@
 #include "ctxcut.h"
 #include "pt_backend/perf/perf.h"
 #include "sink.h"
+#include "strace/internal/grow.h"
 
 struct mapping {
 	uint32_t pid;
@@ -130,14 +131,13 @@ struct lost_rec {
 
 static inline int vec_grow(void **v, size_t *cap, size_t n, size_t esz)
 {
+	void *p;
+
 	if (n < *cap)
 		return 0;
-	size_t nc = *cap ? *cap * 2 : 16;
-	void *p = realloc(*v, nc * esz);
-	if (!p)
+	if (!(p = strace_grow(*v, cap, esz, 16)))
 		return -ENOMEM;
 	*v = p;
-	*cap = nc;
 	return 0;
 }
 #define VEC_PUSH(vec, val)                                                     \
