@@ -377,17 +377,13 @@ int strace_livew_stage(struct strace_live *l, struct lthread *t, uint64_t off,
 	}
 	if (!t->wlen)
 		t->woff = off;
-	if (t->wlen + len > t->wcap) {
-		size_t nc = t->wcap ? t->wcap : 65536;
-		uint8_t *nb;
+	/* doubled until the len bytes fit */
+	while (t->wlen + len > t->wcap) {
+		uint8_t *nb = strace_grow(t->wbuf, &t->wcap, 1, 65536);
 
-		while (nc < t->wlen + len)
-			nc *= 2;
-		nb = realloc(t->wbuf, nc);
 		if (!nb)
 			return -ENOMEM;
 		t->wbuf = nb;
-		t->wcap = nc;
 	}
 	memcpy(t->wbuf + t->wlen, p, len);
 	t->wlen += len;
