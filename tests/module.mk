@@ -46,7 +46,7 @@ $(eval $(call unit,test_stack_inline,tests/unit/test_stack_inline.c,$(LIBSTRACE_
 $(eval $(call unit,test_plugins,tests/unit/test_plugins.c,$(LIBSTRACE_A),NO_LDLIBS))
 $(eval $(call unit,test_format,tests/unit/test_format.c,$(READ_LINK),DECODER_LIBS))
 # the decoder
-$(foreach t,blockfile cpu demangle dwarf errata evvec flow image image_block image_cache insn_len packet parallel perfsym ref segment spread stream summary symbols sysnr timing tnt_cache walk walk_vec,$(eval $(call unit,test_decoder_$(t),tests/unit/test_decoder_$(t).c,$(DECODER_LINK),DECODER_LIBS)))
+$(foreach t,blockfile cpu demangle dwarf errata evvec flow image image_block image_cache image_cov insn_len packet parallel perfsym ref segment spread stream summary symbols sysnr timing tnt_cache walk walk_vec,$(eval $(call unit,test_decoder_$(t),tests/unit/test_decoder_$(t).c,$(DECODER_LINK),DECODER_LIBS)))
 # (this one also calls Capstone itself, as an oracle)
 DECODER_BLOCK_LIBS = $(DECODER_LIBS) $(CAPSTONE_LIBS)
 $(eval $(call unit,test_decoder_block,tests/unit/test_decoder_block.c,$(DECODER_LINK),DECODER_BLOCK_LIBS))
