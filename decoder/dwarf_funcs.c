@@ -247,7 +247,8 @@ int strace_dwarf_inlines(struct strace_dwarf *d, const char *path,
 		o->used++;
 	}
 	n = m->n < max ? m->n : (uint32_t)max;
-	memcpy(out, o->inl + m->off, n * sizeof(*out));
+	if (n) /* (no chain yet: o->inl may still be NULL) */
+		memcpy(out, o->inl + m->off, n * sizeof(*out));
 	return (int)n;
 }
 
