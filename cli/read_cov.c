@@ -453,7 +453,8 @@ static int one_object(struct strace_dwarf *d, struct strace_names *names,
 			o.fns[k].entered = entered(&o, &o.fns[k]);
 			o.fns[k].file = row_file(&o, o.fns[k].file);
 		}
-		qsort(o.fns, o.nfns, sizeof(*o.fns), fn_cmp);
+		if (o.nfns)
+			qsort(o.fns, o.nfns, sizeof(*o.fns), fn_cmp);
 		if (lcov)
 			write_lcov(f, &o);
 		else

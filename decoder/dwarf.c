@@ -350,7 +350,8 @@ static int rows_read(struct dobj *o)
 		free(joined);
 		off = next;
 	}
-	qsort(o->rows, o->nrows, sizeof(*o->rows), cmp_row);
+	if (o->nrows) /* (qsort of no rows: rows may be NULL) */
+		qsort(o->rows, o->nrows, sizeof(*o->rows), cmp_row);
 	return 0;
 }
 

@@ -143,7 +143,8 @@ static struct cutab *cutab_get(struct dobj *o, Dwarf_Die *cu)
 		free(t->v);
 		return NULL;
 	}
-	qsort(t->v, t->n, sizeof(*t->v), cmp_ient);
+	if (t->n) /* (a unit without inlined code has no table) */
+		qsort(t->v, t->n, sizeof(*t->v), cmp_ient);
 	o->ncus++;
 	return t;
 }
@@ -361,7 +362,9 @@ int strace_dwarf_function_line(struct strace_dwarf *d, const char *path,
 		o->raw_decl = 0;
 		if (rc == -ENOMEM)
 			return -ENOMEM;
-		qsort(o->funcs, o->nfuncs, sizeof(*o->funcs), cmp_frow);
+		if (o->nfuncs)
+			qsort(o->funcs, o->nfuncs, sizeof(*o->funcs),
+			      cmp_frow);
 	}
 	hi = o->nfuncs;
 	while (lo < hi) {
