@@ -113,6 +113,7 @@ TEST(first_segment_as_it_is)
 	CHECK_U64(w->st.packets, ==, 5);
 	CHECK_U64(w->st.events, ==, 3);
 	/* a second one: the stats go on adding */
+	strace_dec_vec_free(&j.ev);
 	job(&j);
 	CHECK_INT(strace_dec_seg_merge(w, &j, 1, &S), ==, 0);
 	CHECK_U64(w->st.insns, ==, 60);
