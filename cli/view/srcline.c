@@ -87,32 +87,33 @@ struct strace_dwarf *srclines_dwarf(const struct srclines *s)
 	return s->dw;
 }
 
-int srclines_get(struct srclines *s, struct strace_names *names,
-		 uint64_t addr, const char **file, unsigned *line)
+/* addr's object and its address there, then query's answer there. */
+static int ask(struct srclines *s, struct strace_names *names, uint64_t addr,
+	       int (*query)(struct strace_dwarf *, const char *, uint64_t,
+			    struct strace_srcline *),
+	       const char **file, unsigned *line)
 {
 	struct strace_srcline sl;
 	uint64_t off;
 
 	if (!resolve(s, names, addr, &off) ||
-	    strace_dwarf_srcline(s->dw, s->path, off, &sl) != 1)
+	    query(s->dw, s->path, off, &sl) != 1)
 		return 0;
 	*file = sl.file;
 	*line = sl.line;
 	return 1;
 }
 
+int srclines_get(struct srclines *s, struct strace_names *names,
+		 uint64_t addr, const char **file, unsigned *line)
+{
+	return ask(s, names, addr, strace_dwarf_srcline, file, line);
+}
+
 int srclines_function(struct srclines *s, struct strace_names *names,
 		      uint64_t addr, const char **file, unsigned *line)
 {
-	struct strace_srcline sl;
-	uint64_t off;
-
-	if (!resolve(s, names, addr, &off) ||
-	    strace_dwarf_function_line(s->dw, s->path, off, &sl) != 1)
-		return 0;
-	*file = sl.file;
-	*line = sl.line;
-	return 1;
+	return ask(s, names, addr, strace_dwarf_function_line, file, line);
 }
 
 char *srclines_append(struct srclines *s, struct strace_names *names,
