@@ -30,7 +30,9 @@
 #   cyctimes   --cyc --truth-times
 # Cache keys: a program's key hashes its source, its build command and the
 # compiler's version; a trace's key hashes the program file, its arguments
-# and input files, the ptsynth binary and the options. Remove $O/corpus to
+# and input files, the ptsynth binary and the options: their bytes, not
+# their paths, so a copy of the corpus under another $O is still valid
+# (CI's sanitizer pass decodes the release pass's traces: .ci/run). Remove $O/corpus to
 # start afresh. Traced programs run in $O/corpus/run (what they write,
 # such as the gmon.out of a -pg program, stays there) as ./NAME, their
 # inputs under ./input, with RUN_ENV as their whole environment: what a
@@ -125,15 +127,15 @@ cmd_bin() {
 	f=$out/bin/$name-$key
 	if [ ! -x "$f" ]; then
 		if [ "$name" = ocaml ]; then
-			local w=$out/bin/ocaml-build-$key
+			local w=$out/bin/ocaml-build-$key.$$
 			rm -rf "$w"; mkdir -p "$w"
 			cp "$src/exceptions.ml" "$w/"
 			(cd "$w" && ocamlopt -o prog exceptions.ml) >&2
-			mv "$w/prog" "$f.tmp"; rm -rf "$w"
+			mv "$w/prog" "$f.tmp.$$"; rm -rf "$w"
 		else
-			${cmd//@OUT@/$f.tmp} >&2
+			${cmd//@OUT@/$f.tmp.$$} >&2
 		fi
-		mv "$f.tmp" "$f"
+		mv "$f.tmp.$$" "$f"
 	fi
 	echo "$f"
 }
@@ -180,8 +182,13 @@ cmd_trace() {
 	# time, a handler run at places that differ every run; blocked, it
 	# never comes (gmon.out is still written)
 	case $name in pg*) run=(--block-signal=PROF) ;; esac
-	key=$( { sha256sum "$prog" "$PTSYNTH"; echo "$args|$opts|${run[*]}|${RUN_ENV[*]}"; [ -z "$args" ] || cat $out/input/*.txt; } | hash)
+	key=$( { sha256sum <"$prog"; sha256sum <"$PTSYNTH"; echo "$args|$opts|${run[*]}|${RUN_ENV[*]}"; [ -z "$args" ] || cat $out/input/*.txt; } | hash)
 	dir=$out/traces/$name-$variant-$key
+	# one recording of a trace at a time: tests that run at once
+	# (tests/run.sh) may ask for the same one
+	local lock
+	exec {lock}>"$out/traces/.$name-$variant.lock"
+	flock "$lock"
 	if [ ! -e "$dir/done" ]; then
 		# older keys of this trace are stale: keep the cache small
 		for old in "$out/traces/$name-$variant-"*; do
@@ -198,6 +205,7 @@ cmd_trace() {
 		env_shape >"$dir/env"
 		touch "$dir/done"
 	fi
+	exec {lock}>&-
 	echo "$dir"
 }
 
@@ -248,7 +256,7 @@ bench | bench-big)
 		[ -e "$out/input/$input" ] ||
 			awk 'BEGIN { s = 11; for (i = 0; i < 20000; i++) { s = (s * 1103515245 + 12345) % 2147483648; printf "%d %s record-%d\n", s % 100000, (s % 3 ? "x" : "y"), i } }' >"$out/input/$input"
 	fi
-	key=$( { sha256sum /usr/bin/sort "$PTSYNTH" "$out/input/$input"; echo "${RUN_ENV[*]}"; } | hash)
+	key=$( { cat /usr/bin/sort "$PTSYNTH" "$out/input/$input" | sha256sum; echo "${RUN_ENV[*]}"; } | hash)
 	mkdir -p "$O/bench"
 	dir=$O/bench/$name-$key
 	if [ ! -e "$dir/done" ]; then
