@@ -9,7 +9,9 @@
  *
  * A line ran when code of one of its rows ran. The ranges say "ran", not
  * how often (docs/decoder.md, "Coverage"): DA counts are 1 or 0. FNDA is
- * how many call events of the ring entered the function's start.
+ * how many call events of the ring entered the function's start. The
+ * conditional branches that ran (STRACE_NAME_COVBRANCH entries) give the
+ * branch records: each way 1 (it went that way) or 0.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -25,6 +27,7 @@
 struct range {
 	const char *path; /* the object's, in the ring's names */
 	uint64_t lo, hi;
+	unsigned seen; /* a branch's (lo its address): STRACE_COVBRANCH_* */
 };
 
 struct calls { /* call targets by address: open addressing */
@@ -37,6 +40,8 @@ struct row { /* a row of a line table */
 	unsigned line;
 	uint64_t lo, hi;
 	int hit;
+	unsigned nbr;		 /* the branches that ran in it, */
+	const struct range *br; /* ... by address */
 };
 
 struct func {
@@ -49,6 +54,8 @@ struct func {
 struct obj {
 	const struct range *r; /* its ranges, by address */
 	size_t nr;
+	const struct range *br; /* its branches, by address */
+	size_t nbr;
 	struct row *rows;
 	size_t nrows, caprows;
 	struct func *fns;
@@ -145,16 +152,17 @@ static int range_cmp(const void *a, const void *b)
 	return d ? d : x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* The ring's coverage entries, by object and address. */
-static int read_ranges(struct strace_names *names, struct range **out,
-		       size_t *nout)
+/* The ring's coverage entries of kind (STRACE_NAME_COVERAGE: the code
+ * ranges, STRACE_NAME_COVBRANCH: the branches), by object and address. */
+static int read_ranges(struct strace_names *names, unsigned kind,
+		       struct range **out, size_t *nout)
 {
 	struct range *v = NULL;
 	size_t n = 0, cap = 0, count = strace_names_count(names);
 
 	for (uint32_t id = 0; id < count; id++) {
 		const struct strace_name *e = strace_names_get(names, id);
-		if (!e || e->kind != STRACE_NAME_COVERAGE || !e->aux)
+		if (!e || e->kind != kind || !e->aux)
 			continue;
 		struct range *p = grow(v, &cap, n, sizeof(*v));
 		if (!p) {
@@ -162,7 +170,11 @@ static int read_ranges(struct strace_names *names, struct range **out,
 			return -ENOMEM;
 		}
 		v = p;
-		v[n++] = (struct range){e->str, e->key, e->key + e->aux};
+		v[n++] = kind == STRACE_NAME_COVERAGE
+				 ? (struct range){e->str, e->key,
+						  e->key + e->aux, 0}
+				 : (struct range){e->str, e->key, e->key + 1,
+						  (unsigned)e->aux};
 	}
 	if (n)
 		qsort(v, n, sizeof(*v), range_cmp);
@@ -187,20 +199,19 @@ static int same_object(const char *dso, const char *obj)
 	return !strcmp(dso, obj) || !strcmp(base_name(dso), base_name(obj));
 }
 
-static int ran(const struct obj *o, uint64_t lo, uint64_t hi)
+/* The first of v[0..n) (by address, disjoint) that ends after lo. */
+static size_t first_after(const struct range *v, size_t n, uint64_t lo)
 {
-	size_t a = 0, b = o->nr;
+	size_t a = 0, b = n;
 
-	if (hi <= lo)
-		hi = lo + 1; /* a row of no length: the instruction at lo */
-	while (a < b) { /* the first range that ends after lo */
+	while (a < b) {
 		size_t m = a + (b - a) / 2;
-		if (o->r[m].hi <= lo)
+		if (v[m].hi <= lo)
 			a = m + 1;
 		else
 			b = m;
 	}
-	return a < o->nr && o->r[a].lo < hi;
+	return a;
 }
 
 static int on_line(void *arg, uint64_t lo, uint64_t hi, const char *file,
@@ -208,13 +219,26 @@ static int on_line(void *arg, uint64_t lo, uint64_t hi, const char *file,
 {
 	struct obj *o = arg;
 	struct row *p = grow(o->rows, &o->caprows, o->nrows, sizeof(*p));
+	size_t a, b, k;
 
 	if (!p)
 		return -ENOMEM;
 	o->rows = p;
 	if (!file)
 		file = "";
-	p[o->nrows++] = (struct row){file, line, lo, hi, ran(o, lo, hi)};
+	if (hi <= lo)
+		hi = lo + 1; /* a row of no length: the instruction at lo */
+	a = first_after(o->r, o->nr, lo);
+	b = k = first_after(o->br, o->nbr, lo);
+	while (b < o->nbr && o->br[b].lo < hi)
+		b++;
+	/* rows at one address (an inlined call's line, then its body's):
+	 * its branches are the last one's, the line addr2line gives */
+	if (o->nrows && p[o->nrows - 1].lo == lo)
+		p[o->nrows - 1].nbr = 0;
+	p[o->nrows++] = (struct row){file, line, lo, hi,
+				     a < o->nr && o->r[a].lo < hi,
+				     (unsigned)(b - k), o->br + k};
 	return 0;
 }
 
@@ -284,12 +308,48 @@ static int row_cmp(const void *a, const void *b)
 	return d ? d : (x->line > y->line) - (x->line < y->line);
 }
 
+/* row_cmp, then by address: a line's branches in their order */
+static int row_addr_cmp(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	int d = row_cmp(a, b);
+
+	return d ? d : (x->lo > y->lo) - (x->lo < y->lo);
+}
+
 static int fn_cmp(const void *a, const void *b)
 {
 	const struct func *x = a, *y = b;
 	int d = strcmp(x->file, y->file);
 
 	return d ? d : (x->line > y->line) - (x->line < y->line);
+}
+
+/* The branch records of the file of o's row i and on: per line, per
+ * conditional branch of it that ran (block: its place in the line), the
+ * way taken (branch 0) and the fall-through (branch 1), each 1 when it
+ * went that way, else 0; then BRF and BRH. */
+static void write_brda(FILE *f, const struct obj *o, size_t i)
+{
+	const char *file = o->rows[i].file;
+	unsigned brf = 0, brh = 0, block = 0;
+
+	for (size_t j = i; j < o->nrows && !strcmp(o->rows[j].file, file);
+	     j++) {
+		const struct row *r = &o->rows[j];
+		if (j == i || r->line != o->rows[j - 1].line)
+			block = 0;
+		for (unsigned k = 0; r->line && k < r->nbr; k++, block++) {
+			int t = !!(r->br[k].seen & STRACE_COVBRANCH_TAKEN);
+			int n = !!(r->br[k].seen & STRACE_COVBRANCH_NOT_TAKEN);
+			fprintf(f, "BRDA:%u,%u,0,%d\nBRDA:%u,%u,1,%d\n",
+				r->line, block, t, r->line, block, n);
+			brf += 2;
+			brh += (unsigned)(t + n);
+		}
+	}
+	if (brf)
+		fprintf(f, "BRF:%u\nBRH:%u\n", brf, brh);
 }
 
 /* The lcov records of o: a record per source file, its lines once each
@@ -316,6 +376,7 @@ static void write_lcov(FILE *f, const struct obj *o)
 			fnh += o->fns[k].entered > 0;
 		}
 		fprintf(f, "FNF:%u\nFNH:%u\n", fnf, fnh);
+		write_brda(f, o, i);
 		while (i < o->nrows && !strcmp(o->rows[i].file, file)) {
 			unsigned line = o->rows[i].line;
 			int hit = 0;
@@ -372,6 +433,23 @@ static int fn_lines(const struct obj *o, struct row **byaddr,
 	return 0;
 }
 
+/* gcov -b's "Taken at least once" of fn's conditional branches that ran
+ * (each has two ways; those that never ran are not known). */
+static void fn_branches(FILE *f, const struct obj *o, const struct func *fn)
+{
+	unsigned n = 0, taken = 0;
+
+	for (size_t i = first_after(o->br, o->nbr, fn->lo);
+	     i < o->nbr && o->br[i].lo < fn->hi; i++) {
+		n += 2;
+		taken += !!(o->br[i].seen & STRACE_COVBRANCH_TAKEN) +
+			 !!(o->br[i].seen & STRACE_COVBRANCH_NOT_TAKEN);
+	}
+	if (n)
+		fprintf(f, "Taken at least once:%.2f%% of %u\n",
+			100.0 * taken / n, n);
+}
+
 static int addr_cmp(const void *a, const void *b)
 {
 	const struct row *x = *(struct row *const *)a;
@@ -400,10 +478,12 @@ static int write_summary(FILE *f, const char *path, const struct obj *o)
 			o->fns[k].name, o->fns[k].file, o->fns[k].line,
 			o->fns[k].entered);
 		if (lines)
-			fprintf(f, "Lines executed:%.2f%% of %u\n\n",
+			fprintf(f, "Lines executed:%.2f%% of %u\n",
 				100.0 * hit / lines, lines);
 		else
-			fprintf(f, "No executable lines\n\n");
+			fprintf(f, "No executable lines\n");
+		fn_branches(f, o, &o->fns[k]);
+		fputc('\n', f);
 	}
 	free(byaddr);
 	return 0;
@@ -434,21 +514,21 @@ static int object_entries(struct strace_names *names, const struct calls *c,
 	return 0;
 }
 
-/* Lines and functions of the object whose ranges are r[0..n). Returns 1
- * written, 0 no line table (skipped), -ENOMEM. */
+/* Lines, functions and branches of the object o.r[0].path (o's ranges
+ * and branches set). Returns 1 written, 0 no line table (skipped),
+ * -ENOMEM. */
 static int one_object(struct strace_dwarf *d, struct strace_names *names,
-		      const struct calls *c, const struct range *r, size_t n,
-		      int lcov, FILE *f)
+		      const struct calls *c, struct obj o, int lcov, FILE *f)
 {
-	struct obj o = {.r = r, .nr = n};
-	int rc = object_entries(names, c, r->path, &o);
+	const char *path = o.r->path;
+	int rc = object_entries(names, c, path, &o);
 
 	if (rc == 0)
-		rc = strace_dwarf_each_line(d, r->path, on_line, &o);
+		rc = strace_dwarf_each_line(d, path, on_line, &o);
 	if (rc == 0 && o.nrows)
-		rc = strace_dwarf_each_function(d, r->path, on_function, &o);
+		rc = strace_dwarf_each_function(d, path, on_function, &o);
 	if (rc == 0 && o.nrows) {
-		qsort(o.rows, o.nrows, sizeof(*o.rows), row_cmp);
+		qsort(o.rows, o.nrows, sizeof(*o.rows), row_addr_cmp);
 		for (size_t k = 0; k < o.nfns; k++) {
 			o.fns[k].entered = entered(&o, &o.fns[k]);
 			o.fns[k].file = row_file(&o, o.fns[k].file);
@@ -458,7 +538,7 @@ static int one_object(struct strace_dwarf *d, struct strace_names *names,
 		if (lcov)
 			write_lcov(f, &o);
 		else
-			rc = write_summary(f, r->path, &o);
+			rc = write_summary(f, path, &o);
 		if (rc == 0)
 			rc = 1;
 	}
@@ -470,11 +550,20 @@ static int one_object(struct strace_dwarf *d, struct strace_names *names,
 
 /* --- the command --------------------------------------------------------- */
 
+/* The ring's coverage: its code ranges and its branches, each by object
+ * and address. */
+struct ringcov {
+	struct range *r, *br;
+	size_t nr, nbr;
+};
+
 static int write_all(const struct read_opts *o, const char *path,
 		     struct strace_names *names, const struct calls *c,
-		     const struct range *r, size_t n, FILE *f)
+		     const struct ringcov *rc_, FILE *f)
 {
 	struct strace_dwarf *d;
+	const struct range *r = rc_->r, *br = rc_->br;
+	size_t n = rc_->nr, b = 0;
 	int rc = strace_dwarf_new(NULL, &d), shown = 0;
 
 	if (rc < 0) {
@@ -482,10 +571,17 @@ static int write_all(const struct read_opts *o, const char *path,
 		return EXIT_ERR;
 	}
 	for (size_t i = 0; i < n && rc >= 0;) {
-		size_t j = i;
+		size_t j = i, k;
 		while (j < n && !strcmp(r[j].path, r[i].path))
 			j++;
-		rc = one_object(d, names, c, r + i, j - i, o->cover == 1, f);
+		while (b < rc_->nbr && strcmp(br[b].path, r[i].path) < 0)
+			b++;
+		for (k = b; k < rc_->nbr && !strcmp(br[k].path, r[i].path);)
+			k++;
+		rc = one_object(d, names, c,
+				(struct obj){.r = r + i, .nr = j - i,
+					     .br = br + b, .nbr = k - b},
+				o->cover == 1, f);
 		if (rc == 0)
 			err("%s: ran, but has no line table (no debug "
 			    "information): left out",
@@ -508,8 +604,7 @@ int cmd_coverage(const struct read_opts *o, const char *path)
 	struct strace_ring *ring;
 	struct strace_names *names = NULL;
 	struct calls c = {0};
-	struct range *r = NULL;
-	size_t n = 0;
+	struct ringcov cov = {0};
 	FILE *f = stdout;
 	int rc, timed_out, status = EXIT_ERR;
 
@@ -524,12 +619,15 @@ int cmd_coverage(const struct read_opts *o, const char *path)
 		err("%s: the string table is damaged: its entries after the "
 		    "damage are left out", path);
 	if (rc == 0)
-		rc = read_ranges(names, &r, &n);
+		rc = read_ranges(names, STRACE_NAME_COVERAGE, &cov.r, &cov.nr);
+	if (rc == 0)
+		rc = read_ranges(names, STRACE_NAME_COVBRANCH, &cov.br,
+				 &cov.nbr);
 	if (rc < 0) {
 		err("out of memory");
 		goto out;
 	}
-	if (!n) {
+	if (!cov.nr) {
 		err("%s: the ring holds no coverage: decode with "
 		    "ptrace-capture --coverage",
 		    path);
@@ -541,7 +639,7 @@ int cmd_coverage(const struct read_opts *o, const char *path)
 		err("%s: %s", o->output, strerror(errno));
 		goto out;
 	}
-	status = write_all(o, path, names, &c, r, n, f);
+	status = write_all(o, path, names, &c, &cov, f);
 	if ((f == stdout ? fflush(f) : fclose(f)) != 0 || ferror(stdout)) {
 		err("%s: write failed: %s",
 		    o->output ? o->output : "standard output",
@@ -549,7 +647,8 @@ int cmd_coverage(const struct read_opts *o, const char *path)
 		status = EXIT_ERR;
 	}
 out:
-	free(r);
+	free(cov.r);
+	free(cov.br);
 	free(c.key);
 	free(c.n);
 	strace_names_free(names);

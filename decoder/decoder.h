@@ -115,6 +115,23 @@ int strace_objcache_each_coverage(struct strace_objcache *c,
 					    uint64_t vaddr, uint64_t len),
 				  void *arg);
 
+/*
+ * strace_objcache_each_branch() - the conditional branches that ran in
+ * the images of c (with coverage on), per object: fn(arg, path, vaddr,
+ * seen) for each, once, in address order, vaddr the branch instruction's
+ * in the object's own addresses, seen which ways it went
+ * (STRACE_COVBRANCH_TAKEN, _NOT_TAKEN, strace/ring.h: both when it went
+ * both ways).
+ * Exact: every outcome is noted where the walker takes a TNT bit itself,
+ * and a replay of recorded TNT runs only repeats outcomes noted when the
+ * run was recorded (docs/decoder.md, "Coverage"). As
+ * strace_objcache_each_coverage() otherwise.
+ */
+int strace_objcache_each_branch(struct strace_objcache *c,
+				int (*fn)(void *arg, const char *path,
+					  uint64_t vaddr, unsigned seen),
+				void *arg);
+
 /* strace_cache_default_dir() - the persistent cache's directory by the
  * XDG base directory rules: $XDG_CACHE_HOME/strace, else
  * $HOME/.cache/strace (absolute paths only), in buf. Returns buf, or NULL

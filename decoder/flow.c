@@ -70,6 +70,24 @@ static int takes_tip(unsigned kind)
 	}
 }
 
+/* Coverage: the conditional branch at term went the way taken says. Only
+ * here, where the walker takes a bit itself: a replay of a recorded TNT
+ * run (tnt_cache.h) repeats a walk made here in this decode, so it has
+ * nothing new to note. A small table of what was noted spares the
+ * object's lock. */
+static void cov_branch(struct strace_walker *w, uint64_t term, int taken)
+{
+	uint64_t key = term << 1 | (unsigned)taken;
+	uint64_t *slot = &w->cov_seen[(key * 0x9e3779b97f4a7c15ull) >> (64 - COV_SEEN_BITS)];
+
+	if (*slot == key)
+		return;
+	*slot = key;
+	strace_dec_cov_branch(w->img, term,
+			      taken ? STRACE_COVBRANCH_TAKEN
+				    : STRACE_COVBRANCH_NOT_TAKEN);
+}
+
 int strace_dec_tnt_bit(struct strace_walker *w, int taken)
 {
 	struct walk_flow *f = &w->flow;
@@ -86,6 +104,8 @@ int strace_dec_tnt_bit(struct strace_walker *w, int taken)
 	term = b->start + b->len - b->term_len;
 	if (b->kind == STRACE_BK_JCC) {
 		f->parked = 0;
+		if (unlikely(w->cov_seen))
+			cov_branch(w, term, taken);
 		if (taken) {
 			unsigned fl = STRACE_F_CONDITIONAL;
 

@@ -98,6 +98,7 @@ static void object_free(struct object *o)
 	free(o->symfs);
 	free(o->blocks);
 	free(o->cov);
+	free(o->br);
 	strace_blockfile_unload(o->bc_buf, &o->bc);
 	pthread_mutex_destroy(&o->syms_lock);
 	pthread_mutex_destroy(&o->blocks_lock);

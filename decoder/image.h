@@ -102,6 +102,9 @@ struct object {
 	 * under blocks_lock, sorted and merged when the vector fills */
 	struct cov_range *cov;
 	size_t ncov, capcov;
+	/* the conditional branches' outcomes that ran, likewise */
+	struct cov_branch *br;
+	size_t nbr, capbr;
 	struct object *next; /* in the image's list, or the cache's */
 };
 
@@ -136,6 +139,11 @@ struct strace_image {
 
 struct cov_range {
 	uint64_t off, len; /* file offset, bytes */
+};
+
+struct cov_branch {
+	uint64_t off;  /* file offset of the conditional branch */
+	unsigned seen; /* STRACE_COVBRANCH_TAKEN | _NOT_TAKEN */
 };
 
 /* strace_dec_cov_note() - the block [at, at + len) of img ran

@@ -35,4 +35,11 @@ strace_dec_bcache_get_fast(struct strace_bcache *c, struct strace_image *img,
 					       : strace_dec_bcache_miss(c, img, ip);
 }
 
+/* Coverage (image_cov.c): whether img's cache collects it (asked once,
+ * when a walker starts); the conditional branch at at went the way seen
+ * says (STRACE_COVBRANCH_TAKEN, _NOT_TAKEN), which its object keeps. */
+int strace_dec_cov_on(const struct strace_image *img);
+void strace_dec_cov_branch(struct strace_image *img, uint64_t at,
+			   unsigned seen);
+
 #endif

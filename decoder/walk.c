@@ -371,6 +371,11 @@ int strace_walker_new(struct strace_image *img,
 		return -ENOMEM;
 	w->img = img;
 	w->o = o;
+	if (strace_dec_cov_on(img) &&
+	    !(w->cov_seen = calloc(COV_SEEN, sizeof(*w->cov_seen)))) {
+		free(w);
+		return -ENOMEM;
+	}
 	/* a processor the table does not know gets the workarounds that
 	 * only ever turn a decode error into a decode (a trace without the
 	 * erratum never meets their condition) */
@@ -418,6 +423,7 @@ void strace_walker_free(struct strace_walker *w)
 	if (!w->tnt.shared)
 		strace_dec_tc_free(w->tnt.tc);
 	strace_dec_spread_free(&w->out.sp);
+	free(w->cov_seen);
 	free(w);
 }
 

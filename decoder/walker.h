@@ -200,6 +200,9 @@ struct walk_pebs {
 	uint64_t val[PEBS_ITEMS];
 };
 
+#define COV_SEEN_BITS 12 /* strace_walker's cov_seen: 4096 entries */
+#define COV_SEEN (1u << COV_SEEN_BITS)
+
 struct strace_walker {
 	struct strace_image *img;
 	struct strace_walk_opts o;
@@ -213,6 +216,11 @@ struct strace_walker {
 	struct walk_stream *stream; /* NULL until the first streamed piece */
 	struct strace_walk_stats st;
 	struct walk_pebs pebs;
+	/* with coverage on (strace_dec_cov_on()), the conditional branches'
+	 * outcomes noted lately (flow.c: key the address << 1 | taken), so
+	 * that a hot loop's branch is not handed to its object at every bit;
+	 * NULL otherwise */
+	uint64_t *cov_seen;
 	/* frees stream: stream.c's, set with it (the walker calls no layer
 	 * above it) */
 	void (*stream_free)(struct walk_stream *s);

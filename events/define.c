@@ -191,3 +191,12 @@ int strace_writer_name_coverage(struct strace_writer *w, const char *path,
 
 	return rc < 0 ? rc : 0;
 }
+
+int strace_writer_name_branch(struct strace_writer *w, const char *path,
+			      uint64_t vaddr, unsigned seen)
+{
+	int rc = name_once(w, NULL, 0, STRACE_NAME_COVBRANCH, vaddr, seen,
+			   path);
+
+	return rc < 0 ? rc : 0;
+}

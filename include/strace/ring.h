@@ -683,6 +683,25 @@ int strace_writer_name_info(struct strace_writer *w, enum strace_info what,
 int strace_writer_name_coverage(struct strace_writer *w, const char *path,
 				uint64_t vaddr, uint64_t len);
 
+/* The string-table kind of a conditional branch that ran: key its
+ * address in the object's own addresses, aux the ways it went. */
+#define STRACE_NAME_COVBRANCH 57
+#define STRACE_COVBRANCH_TAKEN 1     /* aux: it was taken */
+#define STRACE_COVBRANCH_NOT_TAKEN 2 /* aux: it fell through */
+
+/*
+ * strace_writer_name_branch() - say that the conditional branch at vaddr
+ * of the object at path ran in the decode (ptrace-capture --coverage) and
+ * went the ways seen says (STRACE_COVBRANCH_TAKEN, _NOT_TAKEN, or both):
+ * a string-table entry of kind STRACE_NAME_COVBRANCH (key vaddr, aux seen,
+ * name path), no event; vaddr as strace_writer_name_coverage() has it.
+ * Readers gather them by path (lcov's branch records). Write each branch
+ * once, at the end.
+ * Returns 0, -ENOMEM, or -STRACE_E_FULL if the string table is full.
+ */
+int strace_writer_name_branch(struct strace_writer *w, const char *path,
+			      uint64_t vaddr, unsigned seen);
+
 /* --- readers ----------------------------------------------------------- */
 
 struct strace_reader;

@@ -145,19 +145,22 @@ static int define_names(struct ctx *c, struct strace_writer **out)
 	return rc < 0 ? rc : strace_writer_flush(w);
 }
 
-/* --coverage: one range of the decode's code that ran */
+/* --coverage: one range of the decode's code that ran (len), or one
+ * conditional branch and the ways it went (seen) */
 struct cov {
 	char *path;
 	uint64_t vaddr, len;
+	unsigned seen;
 };
 struct covs {
 	struct cov *v;
 	size_t n, cap;
 };
 
-static int cov_add(void *arg, const char *path, uint64_t vaddr, uint64_t len)
+static int cov_push(struct covs *cs, const char *path, uint64_t vaddr,
+		    uint64_t len, unsigned seen)
 {
-	struct covs *cs = arg;
+	char *p;
 
 	if (cs->n == cs->cap) {
 		struct cov *v = strace_grow(cs->v, &cs->cap, sizeof(*v), 256);
@@ -165,11 +168,21 @@ static int cov_add(void *arg, const char *path, uint64_t vaddr, uint64_t len)
 			return -ENOMEM;
 		cs->v = v;
 	}
-	if (!(cs->v[cs->n].path = strdup(path)))
+	if (!(p = strdup(path)))
 		return -ENOMEM;
-	cs->v[cs->n].vaddr = vaddr;
-	cs->v[cs->n++].len = len;
+	cs->v[cs->n++] = (struct cov){p, vaddr, len, seen};
 	return 0;
+}
+
+static int cov_add(void *arg, const char *path, uint64_t vaddr, uint64_t len)
+{
+	return cov_push(arg, path, vaddr, len, 0);
+}
+
+static int cov_add_branch(void *arg, const char *path, uint64_t vaddr,
+			  unsigned seen)
+{
+	return cov_push(arg, path, vaddr, 0, seen);
 }
 
 static int cov_cmp(const void *a, const void *b)
@@ -180,18 +193,30 @@ static int cov_cmp(const void *a, const void *b)
 	return d ? d : x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
 }
 
-/* The code that ran, into the ring: by path and address, so that the
- * ring says the same whichever thread met an object first (-j N). */
+/* The code that ran and the ways its conditional branches went, into the
+ * ring: by path and address, so that the ring says the same whichever
+ * thread met an object first (-j N). */
 static int write_coverage(struct ctx *c, struct strace_writer *w)
 {
 	struct covs cs = {0};
 	int rc = strace_objcache_each_coverage(c->objects, cov_add, &cs);
+	size_t nranges = cs.n;
 
 	if (rc == 0)
-		qsort(cs.v, cs.n, sizeof(*cs.v), cov_cmp);
+		rc = strace_objcache_each_branch(c->objects, cov_add_branch,
+						 &cs);
+	if (rc == 0) {
+		qsort(cs.v, nranges, sizeof(*cs.v), cov_cmp);
+		qsort(cs.v + nranges, cs.n - nranges, sizeof(*cs.v), cov_cmp);
+	}
 	for (size_t i = 0; i < cs.n && rc >= 0; i++)
-		rc = strace_writer_name_coverage(w, cs.v[i].path,
-						 cs.v[i].vaddr, cs.v[i].len);
+		rc = i < nranges
+			     ? strace_writer_name_coverage(w, cs.v[i].path,
+							   cs.v[i].vaddr,
+							   cs.v[i].len)
+			     : strace_writer_name_branch(w, cs.v[i].path,
+							 cs.v[i].vaddr,
+							 cs.v[i].seen);
 	for (size_t i = 0; i < cs.n; i++)
 		free(cs.v[i].path);
 	free(cs.v);

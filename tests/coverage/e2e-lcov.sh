@@ -14,7 +14,12 @@
 #     Line 52 (puts("never")) is code gcc -O2 folds away without
 #     --coverage (it proves total < 1000): in no line table of ours, not
 #     run in gcov's;
-#   - genhtml renders the program's record: exit 0, nothing on stderr;
+#   - the branch records of the program's source (BRDA) are those its
+#     ground truth gives (tests/coverage/brtruth.py: objdump's conditional
+#     branches, perf's mapping, the truth's straight runs, addr2line's
+#     lines), for inline and its -pg build;
+#   - genhtml renders the program's record, with --branch-coverage too:
+#     exit 0, nothing on stderr;
 #     lcov --summary reads the whole tracefile (every object) without a
 #     word on stderr;
 #   - the same ranges whatever the decode: -j 1 and -j 4, PSBs every 256
@@ -132,6 +137,38 @@ else
 	fi
 fi
 
+# --- branch records: those the ground truth gives (brtruth.py: objdump's
+# conditional branches, perf's mapping, the truth's runs, addr2line) ---
+# brjudge NAME: NAME's trace decoded with --coverage; its source's BRDA
+# lines against the truth's
+brjudge() {
+	local name=$1 data dir bin
+	data=$(trace "$name" default) || return
+	dir=$(dirname "$data")
+	bin=$(tests/corpus/corpus.sh bin "$name") || { fail "branches/$name" "no program"; return; }
+	[ "$name" = inline ] || lcov_of "$name" "$data" || return
+	if ! python3 tests/coverage/brtruth.py "$bin" "$data" "$dir/trace.truth" inline.c \
+		>"$work/$name.brtruth" 2>"$work/$name.brerr"; then
+		fail "branches/$name" "$(head -c 600 "$work/$name.brerr")"
+		return
+	fi
+	awk '/^SF:.*\/tests\/corpus\/inline\.c$/ { on = 1 } on && /^BRDA:/ { print }
+		/^end_of_record/ { on = 0 }' "$work/$name.info" >"$work/$name.brours"
+	if [ -s "$work/$name.brtruth" ] && cmp -s "$work/$name.brtruth" "$work/$name.brours"; then
+		pass "branches/$name ($(wc -l <"$work/$name.brours") branch records, $(grep -c ',1$' "$work/$name.brours") ways taken: the truth's)"
+	else
+		fail "branches/$name" "ours (>) and the truth's (<) differ:" \
+			"$(diff "$work/$name.brtruth" "$work/$name.brours" | head -20)"
+	fi
+}
+if ! command -v objdump >/dev/null || ! command -v addr2line >/dev/null ||
+	! command -v perf >/dev/null; then
+	skip branches "objdump, addr2line (binutils) and perf are needed"
+else
+	brjudge inline
+	brjudge pginline
+fi
+
 # --- genhtml and lcov read what we wrote ---
 if ! command -v genhtml >/dev/null || ! command -v lcov >/dev/null; then
 	skip genhtml "genhtml and lcov (Debian lcov) are needed"
@@ -142,11 +179,17 @@ else
 	else
 		fail genhtml/renders "$(head -c 800 "$work/genhtml.err")"
 	fi
+	if genhtml -q --branch-coverage -o "$work/htmlb" "$work/prog.info" >"$work/genhtmlb.out" 2>"$work/genhtmlb.err" &&
+		[ ! -s "$work/genhtmlb.err" ] && grep -q 'Branches' "$work/htmlb/index.html"; then
+		pass "genhtml/branches (--branch-coverage: exit 0, no warning)"
+	else
+		fail genhtml/branches "$(head -c 800 "$work/genhtmlb.err")"
+	fi
 	# docs/viewing.md's picture: LCOV_DOC_SHOT=docs/viewing-lcov.png
 	if [ -n "${LCOV_DOC_SHOT:-}" ] && command -v chromium >/dev/null; then
 		timeout 60 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
 			--window-size=900,1100 --screenshot="$work/shot.png" \
-			"file://$work/html/corpus/inline.c.gcov.html" >/dev/null 2>&1
+			"file://$work/htmlb/corpus/inline.c.gcov.html" >/dev/null 2>&1
 		[ -s "$work/shot.png" ] && cp "$work/shot.png" "$LCOV_DOC_SHOT"
 	fi
 	if lcov --summary "$work/inline.info" >"$work/summary.out" 2>"$work/summary.err" &&

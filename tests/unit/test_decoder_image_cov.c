@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tests/unit/test_decoder_image_cov.c - coverage alone (decoder/
- * image_cov.c): blocks noted on an image of a real program, given back
- * per object merged and in the object's own addresses, judged by the
- * program headers readelf(1) prints; what is left out.
+ * image_cov.c): blocks and branch outcomes noted on an image of a real
+ * program, given back per object merged and in the object's own
+ * addresses, judged by the program headers readelf(1) prints; what is
+ * left out.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "decoder_testlib.h"
 #include "decoder/internal.h"
 #include "decoder/image.h"
+#include "decoder/image_block.h"
 
 #define PROG "/bin/true"
 #define BIAS 0x555555550000ull
@@ -169,6 +171,76 @@ TEST(many_blocks_one_range)
 	CHECK_INT(g.n, ==, 1);
 	CHECK_U64(g.vaddr[0], ==, code->vaddr);
 	CHECK_U64(g.len[0], ==, 0x2000);
+	strace_image_free(img);
+	strace_objcache_free(oc);
+}
+
+struct got_br {
+	uint64_t vaddr[8];
+	unsigned seen[8];
+	int n;
+};
+
+static int take_branch(void *arg, const char *path, uint64_t vaddr,
+		       unsigned seen)
+{
+	struct got_br *g = arg;
+
+	(void)path;
+	if (g->n < 8) {
+		g->vaddr[g->n] = vaddr;
+		g->seen[g->n] = seen;
+	}
+	g->n++;
+	return 0;
+}
+
+/* Branch outcomes, noted many times over (the growth and merges on the
+ * way): each branch once, in address order, in the ELF's addresses, with
+ * every way it went; one no mapping holds dropped; the ranges untouched. */
+TEST(branches_once_with_their_ways)
+{
+	struct strace_objcache *oc;
+	struct strace_image *img;
+	struct strace_image_opts o = {.size = sizeof(o), .no_debuginfo = 1};
+	struct got_br g = {.n = 0};
+	struct got r = {.n = 0};
+	struct seg s[8];
+	const struct seg *code = NULL;
+	int n;
+
+	if (access(PROG, R_OK) || !tl_have("readelf"))
+		SKIP("no " PROG " or readelf");
+	n = readelf_loads(PROG, s, 8);
+	for (int i = 0; i < n && !code; i++)
+		if (strchr(s[i].flags, 'E'))
+			code = &s[i];
+	REQUIRE(code && code->filesz >= 0x100);
+	REQUIRE(strace_objcache_new(&oc) == 0);
+	strace_objcache_set_coverage(oc, 1);
+	o.objects = oc;
+	REQUIRE(strace_image_new(&o, &img) == 0);
+	REQUIRE(tl_map_elf(img, PROG, BIAS) >= 2);
+	uint64_t c = BIAS + code->vaddr;
+	for (int k = 0; k < 1000; k++) {
+		strace_dec_cov_branch(img, c + 0x40, STRACE_COVBRANCH_TAKEN);
+		strace_dec_cov_branch(img, c + 0x10,
+				      k == 999 ? STRACE_COVBRANCH_TAKEN
+					       : STRACE_COVBRANCH_NOT_TAKEN);
+	}
+	strace_dec_cov_branch(img, c + 0x20, STRACE_COVBRANCH_NOT_TAKEN);
+	strace_dec_cov_branch(img, 0x1000, STRACE_COVBRANCH_TAKEN);
+	REQUIRE(strace_objcache_each_branch(oc, take_branch, &g) == 0);
+	CHECK_INT(g.n, ==, 3);
+	CHECK_U64(g.vaddr[0], ==, code->vaddr + 0x10);
+	CHECK_INT(g.seen[0], ==,
+		  STRACE_COVBRANCH_TAKEN | STRACE_COVBRANCH_NOT_TAKEN);
+	CHECK_U64(g.vaddr[1], ==, code->vaddr + 0x20);
+	CHECK_INT(g.seen[1], ==, STRACE_COVBRANCH_NOT_TAKEN);
+	CHECK_U64(g.vaddr[2], ==, code->vaddr + 0x40);
+	CHECK_INT(g.seen[2], ==, STRACE_COVBRANCH_TAKEN);
+	REQUIRE(strace_objcache_each_coverage(oc, take, &r) == 0);
+	CHECK_INT(r.n, ==, 0);
 	strace_image_free(img);
 	strace_objcache_free(oc);
 }
