@@ -48,6 +48,7 @@ struct func {
 	const char *name, *file;
 	unsigned line;
 	uint64_t lo, hi, entered;
+	size_t seq; /* the order DWARF gave it in */
 };
 
 /* One object's coverage, while it is written. */
@@ -60,6 +61,8 @@ struct obj {
 	size_t nrows, caprows;
 	struct func *fns;
 	size_t nfns, capfns;
+	const char **files; /* the rows' files, each once (row_file()) */
+	size_t nfiles;
 	struct entry { /* calls to the start of a symbol of it */
 		const char *name;
 		uint64_t n;
@@ -265,16 +268,50 @@ static int on_function(void *arg, const char *name, const char *file,
 		return 0;
 	if (!file)
 		file = ""; /* (no DW_AT_decl_file) */
-	/* a function in two pieces (hot and cold) is one to lcov */
-	for (size_t i = 0; i < o->nfns; i++)
-		if (!strcmp(o->fns[i].name, name) &&
-		    !strcmp(o->fns[i].file, file))
-			return 0;
 	p = grow(o->fns, &o->capfns, o->nfns, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	o->fns = p;
-	p[o->nfns++] = (struct func){name, file, line, lo, hi, 0};
+	p[o->nfns] = (struct func){name, file, line, lo, hi, 0, o->nfns};
+	o->nfns++;
+	return 0;
+}
+
+static int fn_name_cmp(const void *a, const void *b)
+{
+	const struct func *x = a, *y = b;
+	int d = strcmp(x->name, y->name);
+
+	if (!d)
+		d = strcmp(x->file, y->file);
+	return d ? d : (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* A function in two pieces (hot and cold) is one to lcov: the first piece
+ * DWARF gave of each name and file is kept. */
+static void fns_once(struct obj *o)
+{
+	size_t k = 0;
+
+	if (!o->nfns)
+		return;
+	qsort(o->fns, o->nfns, sizeof(*o->fns), fn_name_cmp);
+	for (size_t i = 1; i < o->nfns; i++)
+		if (strcmp(o->fns[i].name, o->fns[k].name) ||
+		    strcmp(o->fns[i].file, o->fns[k].file))
+			o->fns[++k] = o->fns[i];
+	o->nfns = k + 1;
+}
+
+/* o->files: the files of o's rows (sorted by file), each once. */
+static int files_once(struct obj *o)
+{
+	if (!(o->files = malloc((o->nrows + 1) * sizeof(*o->files))))
+		return -ENOMEM;
+	for (size_t i = 0; i < o->nrows; i++)
+		if (!o->nfiles ||
+		    strcmp(o->files[o->nfiles - 1], o->rows[i].file))
+			o->files[o->nfiles++] = o->rows[i].file;
 	return 0;
 }
 
@@ -288,10 +325,8 @@ static const char *row_file(const struct obj *o, const char *file)
 
 	if (!n || file[0] == '/')
 		return file;
-	for (size_t i = 0; i < o->nrows; i++) {
-		const char *r = o->rows[i].file;
-		if (i && r == o->rows[i - 1].file)
-			continue; /* (rows by file: each file once) */
+	for (size_t i = 0; i < o->nfiles; i++) {
+		const char *r = o->files[i];
 		size_t k = strlen(r);
 		if (!strcmp(r, file) ||
 		    (k > n && r[k - n - 1] == '/' && !strcmp(r + k - n, file)))
@@ -322,7 +357,9 @@ static int fn_cmp(const void *a, const void *b)
 	const struct func *x = a, *y = b;
 	int d = strcmp(x->file, y->file);
 
-	return d ? d : (x->line > y->line) - (x->line < y->line);
+	if (!d)
+		d = (x->line > y->line) - (x->line < y->line);
+	return d ? d : (x->seq > y->seq) - (x->seq < y->seq);
 }
 
 /* The branch records of the file of o's row i and on: per line, per
@@ -529,6 +566,10 @@ static int one_object(struct strace_dwarf *d, struct strace_names *names,
 		rc = strace_dwarf_each_function(d, path, on_function, &o);
 	if (rc == 0 && o.nrows) {
 		qsort(o.rows, o.nrows, sizeof(*o.rows), row_addr_cmp);
+		fns_once(&o);
+		rc = files_once(&o);
+	}
+	if (rc == 0 && o.nrows) {
 		for (size_t k = 0; k < o.nfns; k++) {
 			o.fns[k].entered = entered(&o, &o.fns[k]);
 			o.fns[k].file = row_file(&o, o.fns[k].file);
@@ -544,6 +585,7 @@ static int one_object(struct strace_dwarf *d, struct strace_names *names,
 	}
 	free(o.rows);
 	free(o.fns);
+	free(o.files);
 	free(o.entry);
 	return rc;
 }
