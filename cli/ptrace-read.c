@@ -118,6 +118,7 @@ enum {
 	OPT_LIST_TYPES,
 	OPT_FROM_END,
 	OPT_NO_COMM,
+	OPT_NO_CACHE,
 	OPT_VERSION,
 	OPT_DEPTH,
 	OPT_MACHINE_STACK,
@@ -152,6 +153,7 @@ static const struct option lopts[] = {
 	{"types", required_argument, NULL, OPT_TYPES},
 	{"from-end", no_argument, NULL, OPT_FROM_END},
 	{"no-comm", no_argument, NULL, OPT_NO_COMM},
+	{"no-cache", no_argument, NULL, OPT_NO_CACHE},
 	{"generate", required_argument, NULL, OPT_GENERATE},
 	{"readers", required_argument, NULL, OPT_READERS},
 	{"mode", required_argument, NULL, OPT_MODE},
@@ -499,6 +501,9 @@ static int parse_opt(struct parse *p, int c, const char *arg)
 		return -1;
 	case OPT_FROM_END:
 		o->from_end = 1;
+		return -1;
+	case OPT_NO_CACHE:
+		o->no_cache = 1;
 		return -1;
 	case OPT_NO_COMM:
 		o->no_comm = 1;

@@ -44,6 +44,7 @@ struct read_opts {
 	const char *output;
 	int from_end;
 	int no_comm;
+	int no_cache; /* --no-cache: no DWARF tables from or to the cache */
 	/* generate */
 	long long generate;
 	int readers;
@@ -125,6 +126,10 @@ int usage_short(void);
 /* -h: the usage and the help texts on standard output. */
 void print_help(void);
 /* What went wrong opening or creating a ring, and what to do about it. */
+/* read_cache_dir() - the persistent cache's directory for the DWARF
+ * layer's tables (strace_dwarf_opts.cache_dir), in buf; NULL with
+ * --no-cache or without one. */
+const char *read_cache_dir(const struct read_opts *o, char *buf, size_t len);
 void ring_error(const char *path, int rc, const char *doing);
 
 static inline uint64_t pow2_ceil(uint64_t v)
@@ -150,7 +155,8 @@ void say_unmatched(struct rd *d, const char *path);
  * the objects (strace_stack_opts.inlines, memoized per address); _new:
  * 0, -ENOMEM */
 struct read_inline;
-int read_inline_new(struct strace_names *names, struct read_inline **out);
+int read_inline_new(struct strace_names *names, const char *cache_dir,
+		    struct read_inline **out);
 void read_inline_free(struct read_inline *ri);
 int read_inline_resolve(void *arg, uint32_t tid, uint64_t addr,
 			const struct strace_stack_inline **out);

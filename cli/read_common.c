@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "read.h"
+#include "decoder/decoder.h"
 
 volatile sig_atomic_t stop_flag;
 
@@ -172,6 +173,9 @@ static const char help_more_text[] =
 	"                     address (from_srcline=, to_srcline=), from DWARF;\n"
 	"                     -f tree: each function's FILE:LINE (as uftrace);\n"
 	"                     -f report: a Source:Line column (as perf)\n"
+	"  --no-cache         do not read or write the DWARF tables kept in\n"
+	"                     the cache (docs/cache.md) for srcline,\n"
+	"                     --inline and -f lcov|coverage\n"
 	"  --plugin FILE.so[:ARG,...]\n"
 	"                     hand every event the filters keep to this\n"
 	"                     plugin (repeatable; -f none: no other output;\n"
@@ -255,6 +259,11 @@ void print_help(void)
 	fputs(help_more_text, stdout);
 	fputs(help_filter_text, stdout);
 	fputs(help_ring_text, stdout);
+}
+
+const char *read_cache_dir(const struct read_opts *o, char *buf, size_t len)
+{
+	return o->no_cache ? NULL : strace_cache_default_dir(buf, len);
 }
 
 /* What went wrong opening or creating a ring, and what to do about it. */

@@ -606,7 +606,11 @@ static int write_all(const struct read_opts *o, const char *path,
 	struct strace_dwarf *d;
 	const struct range *r = rc_->r, *br = rc_->br;
 	size_t n = rc_->nr, b = 0;
-	int rc = strace_dwarf_new(NULL, &d), shown = 0;
+	char dir[4096];
+	struct strace_dwarf_opts dopts = {
+		.size = sizeof(dopts),
+		.cache_dir = read_cache_dir(o, dir, sizeof(dir))};
+	int rc = strace_dwarf_new(&dopts, &d), shown = 0;
 
 	if (rc < 0) {
 		err("out of memory");

@@ -723,6 +723,8 @@ int cmd_read(const struct read_opts *o, const char *path, struct view **keep)
 {
 	struct rd d;
 	int rc, status = STRACE_READER_LIVE, ret;
+	char dir[4096];
+	const char *cache_dir;
 
 	memset(&d, 0, sizeof(d));
 	d.o = o;
@@ -736,7 +738,9 @@ int cmd_read(const struct read_opts *o, const char *path, struct view **keep)
 	if (ret)
 		return ret;
 	fmt_setup(&d.fmt, d.names, !o->no_comm);
-	if (o->srcline && !(d.srcl = srclines_new())) {
+	cache_dir = read_cache_dir(o, dir, sizeof(dir));
+	if ((o->srcline && !(d.srcl = srclines_new(cache_dir))) ||
+	    fields_open(&d.fields, cache_dir) < 0) {
 		err("--srcline: no memory");
 		ret = EXIT_ERR;
 		goto out_ring;

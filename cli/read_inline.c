@@ -126,11 +126,12 @@ found:
 	return (int)ri->tab[i].n;
 }
 
-int read_inline_new(struct strace_names *names, struct read_inline **out)
+int read_inline_new(struct strace_names *names, const char *cache_dir,
+		    struct read_inline **out)
 {
 	struct read_inline *ri = calloc(1, sizeof(*ri));
 
-	if (!ri || !(ri->src = srclines_new())) {
+	if (!ri || !(ri->src = srclines_new(cache_dir))) {
 		free(ri);
 		return -ENOMEM;
 	}

@@ -106,7 +106,11 @@ int setup_view(struct rd *d)
 		vo.srcline_arg = d;
 	}
 	if (d->o->inline_frames) {
-		rc = read_inline_new(d->names, &d->inl);
+		char dir[4096];
+
+		rc = read_inline_new(d->names,
+				     read_cache_dir(d->o, dir, sizeof(dir)),
+				     &d->inl);
 		if (rc < 0) {
 			err("out of memory");
 			return -1;

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "decoder/blockfile.h"
+#include "decoder/cachefile.h"
 #include "decoder/internal.h"
 
 #define BC_MAGIC "STRBLKS\n"
@@ -56,61 +57,11 @@ static size_t align8(size_t n)
 	return (n + 7) & ~(size_t)7;
 }
 
-/* A 64-bit hash of the bytes (not cryptographic: it finds damage, not
- * forgery; a forged file is still bounded, see parse): four lanes of 8
- * bytes, each word added and multiplied by an odd constant (a bijection of
- * the lane: a changed word always changes the lane), so that their
- * multiplications overlap; folded into one at the end with mix(). */
-static uint64_t mix(uint64_t h, uint64_t w)
-{
-	h ^= w;
-	h *= 0x9e3779b97f4a7c15ull;
-	return h ^ (h >> 31);
-}
-
-#define LANE(h, w) ((h) = ((h) + (w)) * 0xff51afd7ed558ccdull)
-
 static uint64_t checksum(const uint8_t *p, size_t len)
 {
-	const size_t skip = offsetof(struct bc_header, checksum) / 8;
-	/* four lanes in registers (the compiler's SSE2 form of the 64-bit
-	 * multiplies took several times the instructions) */
-	uint64_t h0 = len, h1 = ~(uint64_t)len, h2 = len << 1, h3 = len >> 1;
-	uint64_t w[4];
-	size_t i = 0;
-
-	if (len >= 32) {
-		memcpy(w, p, 32);
-		w[skip] = 0; /* the checksum's own place */
-		LANE(h0, w[0]);
-		LANE(h1, w[1]);
-		LANE(h2, w[2]);
-		LANE(h3, w[3]);
-		i = 32;
-	}
-	for (; i + 32 <= len; i += 32) {
-		uint64_t a, b, c, d;
-		memcpy(&a, p + i, 8);
-		memcpy(&b, p + i + 8, 8);
-		memcpy(&c, p + i + 16, 8);
-		memcpy(&d, p + i + 24, 8);
-		LANE(h0, a);
-		LANE(h1, b);
-		LANE(h2, c);
-		LANE(h3, d);
-	}
-	for (; i + 8 <= len; i += 8) {
-		memcpy(w, p + i, 8);
-		LANE(h0, w[0]);
-	}
-	w[0] = 0;
-	memcpy(w, p + i, len - i);
-	return mix(mix(mix(mix(h0, w[0]), h1), h2), h3);
+	return strace_dec_cache_checksum(p, len,
+					 offsetof(struct bc_header, checksum));
 }
-_Static_assert(offsetof(struct bc_header, checksum) % 8 == 0 &&
-		       offsetof(struct bc_header, checksum) < 32 &&
-		       sizeof(struct bc_header) >= 32,
-	       "the checksum's place is in the first 32 bytes");
 
 size_t strace_blockfile_path(char *buf, size_t max, const char *dir,
 			     const struct strace_blockfile_key *key)
@@ -267,32 +218,15 @@ static int map_file(const char *dir, const struct strace_blockfile_key *key,
 		    void **buf, size_t *len)
 {
 	char path[4096];
-	struct stat st;
-	void *p;
-	int fd;
 
 	*buf = NULL;
 	if (!strace_blockfile_path(path, sizeof(path), dir, key))
 		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    st.st_size < (off_t)sizeof(struct bc_header) ||
-	    st.st_size > (off_t)BC_MAX_BYTES) {
-		close(fd);
-		return -STRACE_E_BADARG;
-	}
 	/* mapped, not read: no copy, and only the pages a decode uses are
 	 * ever touched past the checksum (docs/cache.md, "Never trusted",
 	 * says what cutting the file short under the mapping would do) */
-	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED)
-		return errno == ENOMEM ? -ENOMEM : -STRACE_E_BADARG;
-	*buf = p;
-	*len = (size_t)st.st_size;
-	return 0;
+	return strace_dec_cache_map(path, sizeof(struct bc_header),
+				    BC_MAX_BYTES, buf, len);
 }
 
 int strace_blockfile_load(const char *dir,
@@ -380,26 +314,6 @@ strace_blockfile_merge(const struct strace_blockfile_block *old, size_t nold,
 	return v;
 }
 
-/* mkdir -p of dir (0700: the cache is the user's) */
-static int make_dir(const char *dir)
-{
-	char p[4096];
-	size_t n = strlen(dir);
-
-	if (n >= sizeof(p))
-		return -ENAMETOOLONG;
-	memcpy(p, dir, n + 1);
-	for (size_t i = 1; i <= n; i++) {
-		if (p[i] != '/' && p[i])
-			continue;
-		p[i] = 0;
-		if (mkdir(p, 0700) < 0 && errno != EEXIST)
-			return -errno;
-		p[i] = dir[i];
-	}
-	return 0;
-}
-
 int strace_blockfile_write(const char *dir,
 			   const struct strace_blockfile_key *key,
 			   const struct strace_blockfile *c)
@@ -407,8 +321,8 @@ int strace_blockfile_write(const char *dir,
 	struct bc_header h;
 	size_t len, off;
 	uint8_t *buf;
-	char path[4096], tmp[4200];
-	int fd, rc = 0;
+	char path[4096];
+	int rc;
 
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, BC_MAGIC, 8);
@@ -447,32 +361,7 @@ int strace_blockfile_write(const char *dir,
 		free(buf);
 		return -ENAMETOOLONG;
 	}
-	rc = make_dir(dir);
-	/* a file of our own, renamed over the old one: a reader sees the
-	 * old file or the new, whole */
-	snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid());
-	fd = rc ? -1 : open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			    0600);
-	if (fd < 0) {
-		free(buf);
-		return rc ? rc : -errno;
-	}
-	for (off = 0; off < len;) {
-		ssize_t n = write(fd, buf + off, len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			rc = n < 0 ? -errno : -EIO;
-			break;
-		}
-		off += (size_t)n;
-	}
-	if (close(fd) < 0 && !rc)
-		rc = -errno;
-	if (!rc && rename(tmp, path) < 0)
-		rc = -errno;
-	if (rc)
-		unlink(tmp);
+	rc = strace_dec_cache_write(dir, path, buf, len);
 	free(buf);
 	return rc;
 }

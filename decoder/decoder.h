@@ -226,6 +226,11 @@ struct strace_dwarf_opts {
 	size_t size;	   /* sizeof(struct strace_dwarf_opts); 0 = defaults */
 	const char *symfs; /* perf's --symfs (paths are read under it), or
 			    * NULL; copied */
+	/* the persistent cache's directory (strace_cache_default_dir()):
+	 * an object's line table, functions and inlined instances kept
+	 * there by build-id and debug file (docs/cache.md), read by the
+	 * next run instead of the DWARF; NULL: none; copied */
+	const char *cache_dir;
 };
 /* strace_dwarf_new() - an empty set of objects; o may be NULL.
  * Returns 0 and *out, -ENOMEM, -STRACE_E_BADARG. */

@@ -8,7 +8,8 @@
  * An object is opened on its first use and kept: its own DWARF, else the
  * separate debug file strace_debug_find() finds where perf looks. Its line
  * table is read once into one array sorted by address, so a look-up is a
- * binary search (the views ask once per event).
+ * binary search (the views ask once per event), and kept in the cache
+ * (dwarf_cache.c) for the next run.
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -44,7 +46,10 @@ int strace_dwarf_new(const struct strace_dwarf_opts *o,
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
-	if (opts.symfs && *opts.symfs && !(d->symfs = strdup(opts.symfs))) {
+	if ((opts.symfs && *opts.symfs && !(d->symfs = strdup(opts.symfs))) ||
+	    (opts.cache_dir && *opts.cache_dir &&
+	     !(d->cache_dir = strdup(opts.cache_dir)))) {
+		free(d->symfs);
 		free(d);
 		return -ENOMEM;
 	}
@@ -71,11 +76,14 @@ static void obj_free(struct dobj *o)
 	for (size_t i = 0; i < o->capstrs; i++)
 		free(o->strs[i]);
 	free(o->strs);
-	for (size_t i = 0; i < o->ncus; i++)
-		free(o->cus[i].v);
-	free(o->cus);
+	free(o->units);
+	free(o->ients);
+	free(o->fns);
 	free(o->funcs);
 	free(o->rows);
+	for (int k = 0; k < DC_KINDS; k++)
+		if (o->maps[k])
+			munmap(o->maps[k], o->maplen[k]);
 	free(o->memo);
 	free(o->inl);
 	free(o->path);
@@ -90,6 +98,7 @@ void strace_dwarf_free(struct strace_dwarf *d)
 		obj_free(d->objs[i]);
 	free(d->objs);
 	free(d->symfs);
+	free(d->cache_dir);
 	free(d);
 }
 
@@ -110,6 +119,9 @@ static void dw_open(struct dobj *o, const char *path)
 	}
 	o->fd = fd;
 	o->dw = dwarf_begin_elf(o->elf, DWARF_C_READ, NULL);
+	o->dsize = (uint64_t)st.st_size;
+	o->dmtime_sec = (uint64_t)st.st_mtim.tv_sec;
+	o->dmtime_nsec = (uint64_t)st.st_mtim.tv_nsec;
 }
 
 /* Where the first executable PT_LOAD segment's mapping starts. */
@@ -278,14 +290,15 @@ static int cmp_row(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Every row of every unit's line table into o->rows, sorted. */
-static int rows_read(struct dobj *o)
+/* Every row of every unit's line table into o->rows, sorted: from the
+ * cache, else from DWARF (then cached). */
+static int rows_read(const struct strace_dwarf *d, struct dobj *o)
 {
 	Dwarf_Off off = 0, next;
 	size_t hsize, cap = 0;
 
 	o->rows_read = 1;
-	if (!o->dw)
+	if (!o->dw || strace_dec_dwarf_cache_load(d, o, DC_LINES))
 		return 0;
 	while (!dwarf_nextcu(o->dw, off, &next, &hsize, NULL, NULL, NULL)) {
 		Dwarf_Die cu;
@@ -352,6 +365,7 @@ static int rows_read(struct dobj *o)
 	}
 	if (o->nrows) /* (qsort of no rows: rows may be NULL) */
 		qsort(o->rows, o->nrows, sizeof(*o->rows), cmp_row);
+	strace_dec_dwarf_cache_save(d, o, DC_LINES);
 	return 0;
 }
 
@@ -366,7 +380,7 @@ static struct dobj *obj_rows(struct strace_dwarf *d, const char *path,
 		return NULL;
 	}
 	if (!o->rows_read)
-		*rc = rows_read(o);
+		*rc = rows_read(d, o);
 	return o;
 }
 

@@ -3,7 +3,8 @@
  * decoder/dwarf_funcs.c - the DWARF layer's inline chains (as addr2line
  * -i -f gives them) and functions (their ranges, for coverage; their
  * declarations, as uftrace replay --srcline shows them), over the
- * objects of dwarf.c.
+ * objects of dwarf.c. Each is a table read from the whole DWARF once and
+ * kept in the cache (dwarf_cache.c) for the next run.
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -53,10 +54,16 @@ static const char *cu_file(struct dobj *o, Dwarf_Die *cu, Dwarf_Word idx)
 	return strace_dec_dwarf_file(o, cu, dwarf_filesrc(files, idx, NULL, NULL));
 }
 
-static int ient_add(struct cutab *t, const struct ient *e)
+/* The inlined instances being read, of every unit (sorted per unit). */
+struct ients {
+	struct ient *v;
+	size_t n, cap;
+};
+
+static int ient_add(struct ients *t, const struct ient *e)
 {
 	if (t->n == t->cap) {
-		struct ient *v = strace_grow(t->v, &t->cap, sizeof(*v), 16);
+		struct ient *v = strace_grow(t->v, &t->cap, sizeof(*v), 256);
 		if (!v)
 			return -ENOMEM;
 		t->v = v;
@@ -76,7 +83,7 @@ static int holds_code(int tag)
 }
 
 static int cutab_walk(struct dobj *o, Dwarf_Die *cu, Dwarf_Die *die,
-		      uint32_t depth, struct cutab *t)
+		      uint32_t depth, struct ients *t)
 {
 	Dwarf_Die c;
 	int rc = 0;
@@ -121,32 +128,75 @@ static int cmp_ient(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* The table of the unit cu, read on first use; NULL without memory. */
-static struct cutab *cutab_get(struct dobj *o, Dwarf_Die *cu)
+static int cmp_unit(const void *a, const void *b)
 {
-	Dwarf_Off off = dwarf_dieoffset(cu);
-	struct cutab *t, *v;
+	const struct unit *x = a, *y = b;
 
-	for (size_t i = 0; i < o->ncus; i++)
-		if (o->cus[i].off == off)
-			return &o->cus[i];
-	if (o->ncus == o->capcus) {
-		v = strace_grow(o->cus, &o->capcus, sizeof(*v), 8);
-		if (!v)
-			return NULL;
-		o->cus = v;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Every unit's inlined instances, and the units' address ranges as
+ * .debug_aranges gives them (dwarf_addrdie()'s way to a unit), into o.
+ * Returns 0, -ENOMEM. */
+static int units_read(struct dobj *o)
+{
+	Dwarf_Aranges *ar;
+	size_t nar, n = 0;
+	struct ients t = {0};
+	struct unit *u;
+	Dwarf_Off *uoff; /* the unit of each of u */
+	int rc = 0;
+
+	if (dwarf_getaranges(o->dw, &ar, &nar) || !nar)
+		return 0;
+	u = calloc(nar, sizeof(*u));
+	uoff = calloc(nar, sizeof(*uoff));
+	if (!u || !uoff) {
+		free(u);
+		free(uoff);
+		return -ENOMEM;
 	}
-	t = &o->cus[o->ncus];
-	memset(t, 0, sizeof(*t));
-	t->off = off;
-	if (cutab_walk(o, cu, cu, 0, t)) {
-		free(t->v);
-		return NULL;
+	for (size_t i = 0; i < nar && !rc; i++) {
+		Dwarf_Arange *a = dwarf_onearange(ar, i);
+		Dwarf_Addr addr;
+		Dwarf_Word len;
+		Dwarf_Off off;
+		Dwarf_Die cu;
+		size_t k = n;
+
+		if (!a || dwarf_getarangeinfo(a, &addr, &len, &off) || !len ||
+		    !dwarf_offdie(o->dw, off, &cu))
+			continue;
+		/* a unit of several ranges: its instances read once (its
+		 * ranges come one after the other) */
+		while (k > 0 && uoff[k - 1] != off)
+			k--;
+		uoff[n] = off;
+		if (k > 0) {
+			u[n++] = (struct unit){addr, addr + len, u[k - 1].first,
+					       u[k - 1].n};
+			continue;
+		}
+		size_t first = t.n;
+		rc = cutab_walk(o, &cu, &cu, 0, &t);
+		if (t.n > first)
+			qsort(t.v + first, t.n - first, sizeof(*t.v), cmp_ient);
+		u[n++] = (struct unit){addr, addr + len, (uint32_t)first,
+				       (uint32_t)(t.n - first)};
 	}
-	if (t->n) /* (a unit without inlined code has no table) */
-		qsort(t->v, t->n, sizeof(*t->v), cmp_ient);
-	o->ncus++;
-	return t;
+	free(uoff);
+	if (rc) {
+		free(u);
+		free(t.v);
+		return rc;
+	}
+	if (n)
+		qsort(u, n, sizeof(*u), cmp_unit);
+	o->units = u;
+	o->nunits = n;
+	o->ients = t.v;
+	o->nients = t.n;
+	return 0;
 }
 
 static int cmp_depth(const void *a, const void *b)
@@ -158,22 +208,39 @@ static int cmp_depth(const void *a, const void *b)
 }
 
 /* The chain at vaddr, from its unit's table into o->inl. */
-static int chain_read(struct dobj *o, uint64_t vaddr, uint32_t *n)
+static int chain_read(const struct strace_dwarf *d, struct dobj *o,
+		      uint64_t vaddr, uint32_t *n)
 {
 	const struct ient *hit[64];
-	struct cutab *t;
-	Dwarf_Die cu;
-	size_t k = 0;
+	const struct unit *u;
+	size_t k = 0, a = 0, b;
+	int rc;
 
 	*n = 0;
-	if (!o->dw || !dwarf_addrdie(o->dw, vaddr, &cu))
+	if (!o->inl_read) {
+		o->inl_read = 1;
+		if (!strace_dec_dwarf_cache_load(d, o, DC_INLINE)) {
+			if ((rc = units_read(o)))
+				return rc;
+			strace_dec_dwarf_cache_save(d, o, DC_INLINE);
+		}
+	}
+	/* the unit: the last range that starts at or before vaddr */
+	for (b = o->nunits; a < b;) {
+		size_t m = a + (b - a) / 2;
+		if (o->units[m].lo <= vaddr)
+			a = m + 1;
+		else
+			b = m;
+	}
+	if (!a || vaddr >= o->units[a - 1].hi)
 		return 0;
-	if (!(t = cutab_get(o, &cu)))
-		return -ENOMEM;
+	u = &o->units[a - 1];
 	/* the instances around vaddr: nested, so their depth orders them */
-	for (size_t i = 0; i < t->n && t->v[i].lo <= vaddr; i++)
-		if (vaddr < t->v[i].hi && k < 64)
-			hit[k++] = &t->v[i];
+	for (size_t i = u->first; i < u->first + u->n && o->ients[i].lo <= vaddr;
+	     i++)
+		if (vaddr < o->ients[i].hi && k < 64)
+			hit[k++] = &o->ients[i];
 	qsort(hit, k, sizeof(*hit), cmp_depth);
 	/* doubled until the k more fit */
 	while (o->ninl + k > o->capinl) {
@@ -239,7 +306,7 @@ int strace_dwarf_inlines(struct strace_dwarf *d, const char *path,
 	m = &o->memo[memo_slot(o, vaddr)];
 	if (!m->used) {
 		off = o->ninl;
-		if ((rc = chain_read(o, vaddr, &n)))
+		if ((rc = chain_read(d, o, vaddr, &n)))
 			return rc;
 		m->addr = vaddr;
 		m->off = (uint32_t)off;
@@ -253,12 +320,22 @@ int strace_dwarf_inlines(struct strace_dwarf *d, const char *path,
 	return (int)n;
 }
 
-/* Report every range of the subprogram DIEs under die (namespaces and
- * classes descended into). */
+static int fent_add(struct dobj *o, size_t *cap, const struct fent *f)
+{
+	if (o->nfns == *cap) {
+		struct fent *v = strace_grow(o->fns, cap, sizeof(*v), 256);
+		if (!v)
+			return -ENOMEM;
+		o->fns = v;
+	}
+	o->fns[o->nfns++] = *f;
+	return 0;
+}
+
+/* Every range of the subprogram DIEs under die (namespaces and classes
+ * descended into) into o->fns. */
 static int funcs_walk(struct dobj *o, Dwarf_Die *cu, Dwarf_Die *die,
-		      int (*fn)(void *arg, const char *name, const char *file,
-				unsigned line, uint64_t lo, uint64_t hi),
-		      void *arg)
+		      size_t *cap)
 {
 	Dwarf_Die c;
 	int rc = 0;
@@ -270,26 +347,51 @@ static int funcs_walk(struct dobj *o, Dwarf_Die *cu, Dwarf_Die *die,
 		if (tag == DW_TAG_subprogram) {
 			Dwarf_Addr base, lo, hi;
 			ptrdiff_t it = 0;
-			const char *name = die_name(o, &c);
-			const char *file =
-				o->raw_decl ? dwarf_decl_file(&c)
-					    : strace_dec_dwarf_file(o, cu, dwarf_decl_file(&c));
+			struct fent f = {.name = die_name(o, &c),
+					 .raw = dwarf_decl_file(&c)};
 			int line = 0;
 
+			f.file = strace_dec_dwarf_file(o, cu, f.raw);
 			dwarf_decl_line(&c, &line);
-			while (name && !rc &&
+			f.line = line > 0 ? (unsigned)line : 0;
+			while (f.name && !rc &&
 			       (it = dwarf_ranges(&c, it, &base, &lo, &hi)) > 0)
-				if (hi > lo)
-					rc = fn(arg, name, file,
-						line > 0 ? (unsigned)line : 0,
-						lo, hi);
+				if (hi > lo) {
+					f.lo = lo;
+					f.hi = hi;
+					rc = fent_add(o, cap, &f);
+				}
 		} else if (tag == DW_TAG_namespace ||
 			   tag == DW_TAG_class_type ||
 			   tag == DW_TAG_structure_type ||
 			   tag == DW_TAG_union_type || tag == DW_TAG_module) {
-			rc = funcs_walk(o, cu, &c, fn, arg);
+			rc = funcs_walk(o, cu, &c, cap);
 		}
 	} while (!rc && !dwarf_siblingof(&c, &c));
+	return rc;
+}
+
+/* o->fns, from the cache or every unit (then cached). */
+static int fns_read(const struct strace_dwarf *d, struct dobj *o)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize, cap = 0;
+	int rc = 0;
+
+	if (o->fns_read)
+		return 0;
+	o->fns_read = 1;
+	if (!o->dw || strace_dec_dwarf_cache_load(d, o, DC_FUNCS))
+		return 0;
+	while (!rc &&
+	       !dwarf_nextcu(o->dw, off, &next, &hsize, NULL, NULL, NULL)) {
+		Dwarf_Die cu;
+		if (dwarf_offdie(o->dw, off + hsize, &cu))
+			rc = funcs_walk(o, &cu, &cu, &cap);
+		off = next;
+	}
+	if (!rc)
+		strace_dec_dwarf_cache_save(d, o, DC_FUNCS);
 	return rc;
 }
 
@@ -300,39 +402,16 @@ int strace_dwarf_each_function(struct strace_dwarf *d, const char *path,
 			       void *arg)
 {
 	struct dobj *o = strace_dec_dwarf_obj(d, path);
-	Dwarf_Off off = 0, next;
-	size_t hsize;
-	int rc = 0;
+	int rc;
 
 	if (!o)
 		return -ENOMEM;
-	if (!o->dw)
-		return 0;
-	while (!rc &&
-	       !dwarf_nextcu(o->dw, off, &next, &hsize, NULL, NULL, NULL)) {
-		Dwarf_Die cu;
-		if (dwarf_offdie(o->dw, off + hsize, &cu))
-			rc = funcs_walk(o, &cu, &cu, fn, arg);
-		off = next;
-	}
+	if ((rc = fns_read(d, o)))
+		return rc;
+	for (size_t i = 0; i < o->nfns && !rc; i++)
+		rc = fn(arg, o->fns[i].name, o->fns[i].file, o->fns[i].line,
+			o->fns[i].lo, o->fns[i].hi);
 	return rc;
-}
-
-static int on_func(void *arg, const char *name, const char *file,
-		   unsigned line, uint64_t lo, uint64_t hi)
-{
-	struct dobj *o = arg;
-
-	(void)name;
-	if (o->nfuncs == o->capfuncs) {
-		struct frow *v =
-			strace_grow(o->funcs, &o->capfuncs, sizeof(*v), 256);
-		if (!v)
-			return -ENOMEM;
-		o->funcs = v;
-	}
-	o->funcs[o->nfuncs++] = (struct frow){lo, hi, file, line};
-	return 0;
 }
 
 static int cmp_frow(const void *a, const void *b)
@@ -347,21 +426,24 @@ int strace_dwarf_function_line(struct strace_dwarf *d, const char *path,
 {
 	struct dobj *o = strace_dec_dwarf_obj(d, path);
 	size_t lo = 0, hi;
-	int rc;
 
 	out->file = NULL;
 	out->line = 0;
 	if (!o)
 		return -ENOMEM;
-	if (!o->funcs_read) {
-		o->funcs_read = 1;
-		/* the file as DWARF names it (not joined with the comp dir):
-		 * what uftrace prints */
-		o->raw_decl = 1;
-		rc = o->dw ? strace_dwarf_each_function(d, path, on_func, o) : 0;
-		o->raw_decl = 0;
-		if (rc == -ENOMEM)
+	if (!o->funcs_built) {
+		o->funcs_built = 1;
+		if (fns_read(d, o) == -ENOMEM)
 			return -ENOMEM;
+		/* by address, the file as DWARF names it (not joined with
+		 * the comp dir): what uftrace prints */
+		if (o->nfns && !(o->funcs = calloc(o->nfns, sizeof(*o->funcs))))
+			return -ENOMEM;
+		for (size_t i = 0; i < o->nfns; i++)
+			o->funcs[i] = (struct frow){o->fns[i].lo, o->fns[i].hi,
+						    o->fns[i].raw,
+						    o->fns[i].line};
+		o->nfuncs = o->nfns;
 		if (o->nfuncs)
 			qsort(o->funcs, o->nfuncs, sizeof(*o->funcs),
 			      cmp_frow);

@@ -64,10 +64,6 @@ int fields_parse(struct fields *fl, const char *spec, char *err, size_t len)
 			 "and source line of from and to: give from or to too");
 		return -1;
 	}
-	if ((fl->mask & 1u << FLD_SRCLINE) && !(fl->src = srclines_new())) {
-		snprintf(err, len, "no memory for srcline");
-		return -1;
-	}
 	if ((fl->mask & 1u << FLD_OFFSET) && !(fl->mask & 1u << FLD_SYM)) {
 		snprintf(err, len, "offset is the offset in the symbol: give sym "
 				   "too");
@@ -236,6 +232,14 @@ static long cpu_of(const struct fields *fl, uint32_t tid)
 		return -1;
 	i = cpu_slot(fl, tid);
 	return fl->cpus[i] ? (long)(uint32_t)fl->cpus[i] : -1;
+}
+
+int fields_open(struct fields *fl, const char *cache_dir)
+{
+	if ((fl->mask & 1u << FLD_SRCLINE) && !fl->src &&
+	    !(fl->src = srclines_new(cache_dir)))
+		return -1;
+	return 0;
 }
 
 void fields_fini(struct fields *fl)

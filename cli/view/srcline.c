@@ -22,11 +22,13 @@ struct srclines {
 	size_t len, cap;
 };
 
-struct srclines *srclines_new(void)
+struct srclines *srclines_new(const char *cache_dir)
 {
 	struct srclines *s = calloc(1, sizeof(*s));
+	struct strace_dwarf_opts o = {.size = sizeof(o),
+				      .cache_dir = cache_dir};
 
-	if (s && strace_dwarf_new(NULL, &s->dw)) {
+	if (s && strace_dwarf_new(&o, &s->dw)) {
 		free(s);
 		return NULL;
 	}

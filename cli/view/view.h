@@ -283,6 +283,10 @@ char *fields_json(const struct fields *fl, struct strace_names *names,
 
 /* fields_fini() - free what fields_see() and srcline kept. */
 void fields_fini(struct fields *fl);
+/* fields_open() - before the first event: the source lines' resolver of
+ * the srcline field (srclines_new(cache_dir)), if fl has it. Returns 0,
+ * -1 without memory. */
+int fields_open(struct fields *fl, const char *cache_dir);
 
 /*
  * The stack views (views.c, views_label.c, views_report.c) and the viewer
@@ -447,8 +451,9 @@ int report_diff_print(const struct report_diff_opts *o,
  */
 struct srclines;
 
-/* srclines_new() - an empty resolver, NULL without memory. */
-struct srclines *srclines_new(void);
+/* srclines_new() - an empty resolver, NULL without memory; cache_dir:
+ * where the DWARF layer keeps its tables (strace_dwarf_opts), or NULL. */
+struct srclines *srclines_new(const char *cache_dir);
 void srclines_free(struct srclines *s);
 
 /*

@@ -6,7 +6,9 @@
  * every address of its .text, our source line equals `addr2line -e`'s and
  * our inline chain `addr2line -i -f`'s (names and call lines). Then the
  * debug file found through .gnu_debuglink, and bad objects: none, no debug
- * info, a FIFO, a truncated ELF file.
+ * info, a FIFO, a truncated ELF file. The tables kept in the cache
+ * (decoder/dwarf_cache.c) give the same answers, warm, damaged, forged
+ * or stale.
  */
 #include <gelf.h>
 #include <limits.h>
@@ -14,6 +16,7 @@
 
 #include "harness.h"
 #include "unit/decoder_testlib.h"
+#include "decoder/cachefile.h"
 
 #define SRC "tests/corpus/inline.c"
 
@@ -82,6 +85,9 @@ static void strip_disc(char *s)
 		*p = 0;
 }
 
+/* the options judge() opens the DWARF with (NULL: the defaults) */
+static const struct strace_dwarf_opts *judge_opts;
+
 /* Compare every address of bin's .text with addr2line -a -i -f. */
 static void judge(const char *bin, int *lines, int *chains, int *deep)
 {
@@ -99,7 +105,7 @@ static void judge(const char *bin, int *lines, int *chains, int *deep)
 	fclose(f);
 	snprintf(cmd, sizeof(cmd), "addr2line -a -i -f -e %s < %s", bin, afile);
 	REQUIRE((out = tl_run(cmd)));
-	REQUIRE(strace_dwarf_new(NULL, &d) == 0);
+	REQUIRE(strace_dwarf_new(judge_opts, &d) == 0);
 	tok = strtok_r(out, "\n", &save);
 	while (tok) {
 		/* one address: "0x...", then pairs of function, file:line */
@@ -181,6 +187,192 @@ TEST(every_address_as_addr2line)
 	CHECK_INT(lines, >, 100);
 	CHECK_INT(chains, >, 10);
 	CHECK_INT(deep, >, 0);
+}
+
+/* How many of dir's files end in suffix. */
+static int count_files(const char *dir, const char *suffix)
+{
+	char cmd[PATH_MAX + 100], *out;
+	int n;
+
+	snprintf(cmd, sizeof(cmd), "ls %s 2>/dev/null | grep -c '%s$'; true",
+		 dir, suffix);
+	out = tl_run(cmd);
+	n = out ? atoi(out) : -1;
+	free(out);
+	return n;
+}
+
+/* Each of dir's .dwarf files changed by cmd (a shell loop's body on $f). */
+static void each_file(const char *dir, const char *cmd)
+{
+	char sh[PATH_MAX + 400], *out;
+
+	snprintf(sh, sizeof(sh), "for f in %s/*.dwarf; do %s; done; echo ok",
+		 dir, cmd);
+	out = tl_run(sh);
+	CHECK(out && strstr(out, "ok"));
+	free(out);
+}
+
+/* The cache's tables (dwarf_cache.c): made on the first run, read on the
+ * next; damaged (a byte flipped, cut short) or forged (a string out of
+ * the file, its checksum made right) they are not used: every answer
+ * stays addr2line's. */
+TEST(cache_cold_warm_damaged_forged)
+{
+	const char *bin = build("inl", "-O2 -g");
+	char dir[PATH_MAX + 16], path[PATH_MAX + 64], *out;
+	struct strace_dwarf_opts o = {.size = sizeof(o)};
+	int l0 = 0, c0 = 0, d0 = 0;
+
+	if (!tl_have("addr2line"))
+		SKIP("no addr2line (binutils)");
+	if (!bin)
+		SKIP("no C compiler");
+	snprintf(dir, sizeof(dir), "%s/dwcache", tl_tmpdir());
+	o.cache_dir = dir;
+	judge_opts = &o;
+	const char *how[] = {
+		"cold", "warm",
+		"flipped: printf '\\377' | dd of=$f bs=1 seek=200 conv=notrunc "
+		"2>/dev/null",
+		"cut: truncate -s 100 $f",
+		"cut to nothing: : > $f",
+	};
+	for (size_t k = 0; k < sizeof(how) / sizeof(*how); k++) {
+		int l = 0, c = 0, dp = 0;
+		const char *sh = strchr(how[k], ':');
+		if (sh)
+			each_file(dir, sh + 2);
+		judge(bin, &l, &c, &dp);
+		if (!k) {
+			l0 = l, c0 = c, d0 = dp;
+			printf("  cold: %d lines, %d chains; cache files: "
+			       "%d lines, %d funcs, %d inline\n",
+			       l, c, count_files(dir, ".lines.dwarf"),
+			       count_files(dir, ".funcs.dwarf"),
+			       count_files(dir, ".inline.dwarf"));
+			CHECK_INT(count_files(dir, ".lines.dwarf"), ==, 1);
+			CHECK_INT(count_files(dir, ".funcs.dwarf"), ==, 0);
+			CHECK_INT(count_files(dir, ".inline.dwarf"), ==, 1);
+		}
+		CHECK_INT(l, ==, l0);
+		CHECK_INT(c, ==, c0);
+		CHECK_INT(dp, ==, d0);
+	}
+	/* forged: the first row's file out of the pool, checksum mended */
+	snprintf(path, sizeof(path), "ls %s/*.lines.dwarf", dir);
+	out = tl_run(path);
+	REQUIRE(out && strlen(out) > 1);
+	out[strcspn(out, "\n")] = 0;
+	{
+		FILE *f = fopen(out, "r+b");
+		uint8_t buf[1 << 16];
+		size_t len;
+		uint32_t bad = 0x7ffffff0;
+		uint64_t sum;
+		int l = 0, c = 0, dp = 0;
+
+		REQUIRE(f);
+		len = fread(buf, 1, sizeof(buf), f);
+		REQUIRE(len > 144 + 24 && len < sizeof(buf));
+		memcpy(buf + 144 + 8, &bad, 4); /* row 0's file */
+		memset(buf + 16, 0, 8);
+		sum = strace_dec_cache_checksum(buf, len, 16);
+		memcpy(buf + 16, &sum, 8);
+		rewind(f);
+		CHECK_INT(fwrite(buf, 1, len, f), ==, len);
+		fclose(f);
+		judge(bin, &l, &c, &dp);
+		CHECK_INT(l, ==, l0);
+		CHECK_INT(c, ==, c0);
+	}
+	free(out);
+	judge_opts = NULL;
+}
+
+/* A debug file installed after a first run (a -dbgsym package): the
+ * object had no DWARF then, so nothing was kept; now its lines are
+ * there. Its debug file replaced (another mtime): the tables made from
+ * the old one are stale, made again, and the answers the same. */
+TEST(cache_follows_the_debug_file)
+{
+	const char *bin = build("inl", "-O2 -g");
+	char cmd[3000], *out, dir[PATH_MAX + 16], str[PATH_MAX + 32];
+	struct strace_dwarf_opts o = {.size = sizeof(o)};
+	struct strace_dwarf *d;
+	struct strace_srcline s, t;
+	uint64_t lo, hi;
+
+	if (!bin)
+		SKIP("no C compiler");
+	if (!tl_have("objcopy"))
+		SKIP("no objcopy (binutils)");
+	char abs[PATH_MAX];
+
+	/* absolute, as the recording names objects: the debug file is
+	 * looked for beside it */
+	REQUIRE(realpath(tl_tmpdir(), abs));
+	snprintf(dir, sizeof(dir), "%s/dwcache2", abs);
+	o.cache_dir = dir;
+	snprintf(str, sizeof(str), "%s/later/inl", abs);
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && mkdir -p later && objcopy --only-keep-debug inl "
+		 "later/inl.dbg && objcopy --strip-all "
+		 "--add-gnu-debuglink=later/inl.dbg inl later/inl && "
+		 "mv later/inl.dbg later/inl.keep && echo ok",
+		 tl_tmpdir());
+	out = tl_run(cmd);
+	REQUIRE(out && strstr(out, "ok"));
+	free(out);
+	REQUIRE(text_range(bin, &lo, &hi));
+	REQUIRE(strace_dwarf_new(NULL, &d) == 0);
+	REQUIRE(strace_dwarf_srcline(d, bin, lo + 16, &t) == 1);
+	/* no debug file yet */
+	for (int k = 0; k < 3; k++) {
+		struct strace_dwarf *c;
+		REQUIRE(strace_dwarf_new(&o, &c) == 0);
+		int r = strace_dwarf_srcline(c, str, lo + 16, &s);
+		if (k == 0) {
+			CHECK_INT(r, ==, 0);
+			CHECK_INT(count_files(dir, ".dwarf"), ==, 0);
+			snprintf(cmd, sizeof(cmd),
+				 "cp %s/later/inl.keep %s/later/inl.dbg && "
+				 "echo ok",
+				 tl_tmpdir(), tl_tmpdir());
+		} else {
+			CHECK_INT(r, ==, 1);
+			if (r == 1) {
+				CHECK_STR(s.file, t.file);
+				CHECK_INT(s.line, ==, t.line);
+			}
+			CHECK_INT(count_files(dir, ".lines.dwarf"), ==, 1);
+			if (k == 2) {
+				/* made again from the file as it is now:
+				 * the header's mtime (at 104) is 2001's */
+				char od[PATH_MAX + 100];
+
+				snprintf(od, sizeof(od),
+					 "od -An -tu8 -j104 -N8 %s/*.lines.dwarf",
+					 dir);
+				out = tl_run(od);
+				CHECK(out && strtoull(out, NULL, 10) ==
+						     978307200ull);
+				free(out);
+			}
+			/* another copy of the debug file: another mtime */
+			snprintf(cmd, sizeof(cmd),
+				 "touch -d @978307200 %s/later/inl.dbg && "
+				 "echo ok",
+				 tl_tmpdir());
+		}
+		strace_dwarf_free(c);
+		out = tl_run(cmd);
+		CHECK(out && strstr(out, "ok"));
+		free(out);
+	}
+	strace_dwarf_free(d);
 }
 
 struct fn_seen {
