@@ -141,35 +141,49 @@ TEST(ranges_merged_in_the_objects_addresses)
 	strace_objcache_free(oc);
 }
 
+/* PROG's first code segment (readelf) into *code, and an image of PROG
+ * mapped at BIAS whose objects' cache collects coverage. Returns 0 when
+ * it has no code segment or cannot be mapped. */
+static int code_image(struct seg *code, struct strace_objcache **oc,
+		      struct strace_image **img)
+{
+	struct strace_image_opts o = {.size = sizeof(o), .no_debuginfo = 1};
+	struct seg s[8];
+	int n = readelf_loads(PROG, s, 8), i = 0;
+
+	while (i < n && !strchr(s[i].flags, 'E'))
+		i++;
+	if (i == n)
+		return 0;
+	*code = s[i];
+	if (strace_objcache_new(oc))
+		return 0;
+	strace_objcache_set_coverage(*oc, 1);
+	o.objects = *oc;
+	if (strace_image_new(&o, img)) {
+		strace_objcache_free(*oc);
+		return 0;
+	}
+	return tl_map_elf(*img, PROG, BIAS) >= 2;
+}
+
 /* Many blocks, noted one by one, each touching the next: one range. */
 TEST(many_blocks_one_range)
 {
 	struct strace_objcache *oc;
 	struct strace_image *img;
-	struct strace_image_opts o = {.size = sizeof(o), .no_debuginfo = 1};
 	struct got g = {.n = 0};
-	struct seg s[8];
-	const struct seg *code = NULL;
-	int n;
+	struct seg code;
 
 	if (access(PROG, R_OK) || !tl_have("readelf"))
 		SKIP("no " PROG " or readelf");
-	n = readelf_loads(PROG, s, 8);
-	for (int i = 0; i < n && !code; i++)
-		if (strchr(s[i].flags, 'E'))
-			code = &s[i];
-	REQUIRE(code && code->filesz >= 0x2000);
-	REQUIRE(strace_objcache_new(&oc) == 0);
-	strace_objcache_set_coverage(oc, 1);
-	o.objects = oc;
-	REQUIRE(strace_image_new(&o, &img) == 0);
-	REQUIRE(tl_map_elf(img, PROG, BIAS) >= 2);
+	REQUIRE(code_image(&code, &oc, &img) && code.filesz >= 0x2000);
 	/* backwards, 4 bytes each: the growth and the merges on the way */
 	for (uint64_t k = 0x800; k-- > 0;)
-		strace_dec_cov_note(img, BIAS + code->vaddr + 4 * k, 4);
+		strace_dec_cov_note(img, BIAS + code.vaddr + 4 * k, 4);
 	REQUIRE(strace_objcache_each_coverage(oc, take, &g) == 0);
 	CHECK_INT(g.n, ==, 1);
-	CHECK_U64(g.vaddr[0], ==, code->vaddr);
+	CHECK_U64(g.vaddr[0], ==, code.vaddr);
 	CHECK_U64(g.len[0], ==, 0x2000);
 	strace_image_free(img);
 	strace_objcache_free(oc);
@@ -202,26 +216,14 @@ TEST(branches_once_with_their_ways)
 {
 	struct strace_objcache *oc;
 	struct strace_image *img;
-	struct strace_image_opts o = {.size = sizeof(o), .no_debuginfo = 1};
 	struct got_br g = {.n = 0};
 	struct got r = {.n = 0};
-	struct seg s[8];
-	const struct seg *code = NULL;
-	int n;
+	struct seg code;
 
 	if (access(PROG, R_OK) || !tl_have("readelf"))
 		SKIP("no " PROG " or readelf");
-	n = readelf_loads(PROG, s, 8);
-	for (int i = 0; i < n && !code; i++)
-		if (strchr(s[i].flags, 'E'))
-			code = &s[i];
-	REQUIRE(code && code->filesz >= 0x100);
-	REQUIRE(strace_objcache_new(&oc) == 0);
-	strace_objcache_set_coverage(oc, 1);
-	o.objects = oc;
-	REQUIRE(strace_image_new(&o, &img) == 0);
-	REQUIRE(tl_map_elf(img, PROG, BIAS) >= 2);
-	uint64_t c = BIAS + code->vaddr;
+	REQUIRE(code_image(&code, &oc, &img) && code.filesz >= 0x100);
+	uint64_t c = BIAS + code.vaddr;
 	for (int k = 0; k < 1000; k++) {
 		strace_dec_cov_branch(img, c + 0x40, STRACE_COVBRANCH_TAKEN);
 		strace_dec_cov_branch(img, c + 0x10,
@@ -232,12 +234,12 @@ TEST(branches_once_with_their_ways)
 	strace_dec_cov_branch(img, 0x1000, STRACE_COVBRANCH_TAKEN);
 	REQUIRE(strace_objcache_each_branch(oc, take_branch, &g) == 0);
 	CHECK_INT(g.n, ==, 3);
-	CHECK_U64(g.vaddr[0], ==, code->vaddr + 0x10);
+	CHECK_U64(g.vaddr[0], ==, code.vaddr + 0x10);
 	CHECK_INT(g.seen[0], ==,
 		  STRACE_COVBRANCH_TAKEN | STRACE_COVBRANCH_NOT_TAKEN);
-	CHECK_U64(g.vaddr[1], ==, code->vaddr + 0x20);
+	CHECK_U64(g.vaddr[1], ==, code.vaddr + 0x20);
 	CHECK_INT(g.seen[1], ==, STRACE_COVBRANCH_NOT_TAKEN);
-	CHECK_U64(g.vaddr[2], ==, code->vaddr + 0x40);
+	CHECK_U64(g.vaddr[2], ==, code.vaddr + 0x40);
 	CHECK_INT(g.seen[2], ==, STRACE_COVBRANCH_TAKEN);
 	REQUIRE(strace_objcache_each_coverage(oc, take, &r) == 0);
 	CHECK_INT(r.n, ==, 0);
