@@ -516,17 +516,19 @@ void strace_ring_hold_for_readers(struct strace_ring *ring, int n)
 
 /* Whether n readers are attached, their processes alive: readers_live
  * counts a reader that died without closing until someone judges it, so
- * when it says n, the slots are judged (under the lock). */
+ * when it says n, the slots are judged and counted (under the lock). */
 static int readers_attached(struct ring_hdr *h, uint32_t n)
 {
+	uint32_t live = 0;
+
 	if (atomic_load(&h->readers_live) < n)
 		return 0;
 	if (ring_lock(h) < 0)
 		return 0; /* the lock is stuck: judged again after a slice */
 	for (int i = 0; i < STRACE_RING_MAX_READERS; i++)
-		ring_reader_reap(h, &h->readers[i]);
+		live += !ring_reader_reap(h, &h->readers[i]);
 	ring_unlock(h);
-	return atomic_load(&h->readers_live) >= n;
+	return live >= n;
 }
 
 int strace_ring_wait_readers(struct strace_ring *ring, int n, int timeout_ms)

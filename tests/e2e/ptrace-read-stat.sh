@@ -96,6 +96,7 @@ kill_readers() {
 		p=$!; pids+=($p)
 		attached "$name" "$ring" $p || { kill -9 $p 2>/dev/null; wait $p 2>/dev/null; return 1; }
 		{ kill -9 $p; wait $p; } 2>/dev/null
+		unset 'pids[-1]' # reaped: its pid may name another process soon
 	done
 	pass "$name"
 }
@@ -139,7 +140,7 @@ for k in 1 2; do
 	pids+=($!)
 done
 rc=0
-for k in 1 2; do wait "${pids[-$k]}" || rc=$?; done
+for k in 1 2; do wait "${pids[-1]}" || rc=$?; unset 'pids[-1]'; done
 timeout 30 tail --pid=$wpid -f /dev/null
 "$PR" --stat "$D/live.srb" > "$work/stat"
 check dead_followers_writer_closed [ "$(field writers)" = "0 live, 0 dead, 1 closed" ]
