@@ -75,28 +75,29 @@ check stat_dead_writer [ "$(field writers)" = "0 live, 1 dead, 0 closed" ]
 # keeps the ring.
 D=$work/dead
 mkdir -p "$D"
-M=65 # one more than STRACE_RING_MAX_READERS
-# attached NAME RING PID: PID's reader shows up live in --stat RING (5 s)
-attached() {
-	for _ in $(seq 250); do
-		"$PR" --stat "$2" 2>/dev/null | grep -q "^reader: *pid $3 live" && return 0
-		kill -0 "$3" 2>/dev/null || break
-		sleep 0.02
-	done
-	fail "$1" "reader $3 never showed up live in $2"
-	return 1
-}
-# kill_readers NAME RING CMD...: M times, CMD (a reader of RING) started,
-# seen attached, killed with SIGKILL; 0 when all M were
+# kill_readers NAME RING N BATCH CMD...: N readers of RING (CMD), BATCH at
+# a time started, seen attached (--stat: BATCH live, in 5 s), killed with
+# SIGKILL; 0 when all N were
 kill_readers() {
-	local name=$1 ring=$2 p
-	shift 2
-	for i in $(seq $M); do
-		"$@" &
-		p=$!; pids+=($p)
-		attached "$name" "$ring" $p || { kill -9 $p 2>/dev/null; wait $p 2>/dev/null; return 1; }
-		{ kill -9 $p; wait $p; } 2>/dev/null
-		unset 'pids[-1]' # reaped: its pid may name another process soon
+	local name=$1 ring=$2 n=$3 batch=$4 done=0 b k live
+	shift 4
+	while [ $done -lt $n ]; do
+		b=$((n - done < batch ? n - done : batch))
+		for k in $(seq $b); do "$@" > /dev/null & pids+=($!); done
+		for _ in $(seq 250); do
+			live=$("$PR" --stat "$ring" 2>/dev/null | awk '$1 == "readers:" { print $2 }')
+			[ "$live" = $b ] && break
+			sleep 0.02
+		done
+		for k in $(seq $b); do
+			{ kill -9 "${pids[-1]}"; wait "${pids[-1]}"; } 2>/dev/null
+			unset 'pids[-1]' # reaped: its pid may name another process soon
+		done
+		if [ "$live" != $b ]; then
+			fail "$name" "$((done + 1)) to $((done + b)) of $n: $live live readers in $ring, not $b"
+			return 1
+		fi
+		done=$((done + b))
 	done
 	pass "$name"
 }
@@ -107,7 +108,8 @@ kill_readers() {
 "$PR" "$D/closed.srb" > "$work/closed.want"
 mkfifo "$work/fifo"
 exec 8<>"$work/fifo"
-kill_readers dead_readers_killed "$D/closed.srb" "$PR" "$D/closed.srb" -o "$work/fifo"
+to_fifo() { exec "$PR" "$D/closed.srb" > "$work/fifo"; }
+kill_readers dead_readers_killed "$D/closed.srb" 65 13 to_fifo
 "$PR" --stat "$D/closed.srb" > "$work/stat"
 check dead_readers_counted [ "$(field readers)" = "0 live, 64 dead" ]
 timeout 60 "$PR" "$D/closed.srb" > "$work/closed.got" 2> "$work/err"; rc=$?
@@ -126,13 +128,14 @@ for _ in $(seq 200); do
 	"$PR" --stat "$D/live.srb" 2>/dev/null | grep -q '^writers: *1 live' && break
 	sleep 0.05
 done
-kill_readers dead_followers_killed "$D/live.srb" "$PR" --follow --timeout 30000 "$D/live.srb" -o /dev/null
+# (one at a time: two at once would be the two it waits for)
+kill_readers dead_followers_killed "$D/live.srb" 3 1 "$PR" --follow --timeout 30000 "$D/live.srb"
 "$PR" --stat "$D/live.srb" > "$work/stat"
 # (the writer judges them as they come: later ones take back their slots)
 check dead_followers_counted [ -n "$(field readers | grep -E '^0 live, [1-9][0-9]* dead$')" ]
 check dead_followers_writer_waits [ "$(field writers)" = "1 live, 0 dead, 0 closed" ]
 "$PR" --gc "$D" > "$work/gc"; rc=$?
-check dead_followers_gc_keeps_ring [ $rc -eq 0 ] && [ -e "$D/live.srb" ]
+check dead_followers_gc_keeps_ring [ $rc -eq 0 -a -e "$D/live.srb" ]
 check dead_followers_gc_says_live grep -q "left 1: 1 live" "$work/gc"
 # two readers now: the writer writes, both read everything
 for k in 1 2; do
@@ -154,7 +157,7 @@ else
 fi
 # every process gone: stale, dead readers or not
 "$PR" --gc "$D" > "$work/gc"
-check dead_readers_gc_removes_stale [ ! -e "$D/live.srb" ] && [ ! -e "$D/closed.srb" ]
+check dead_readers_gc_removes_stale [ ! -e "$D/live.srb" -a ! -e "$D/closed.srb" ]
 exec 8<&-
 
 # --stat of something that is not a ring: exit 1, the file named
