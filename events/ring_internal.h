@@ -310,11 +310,16 @@ int ring_archive_sync(struct strace_ring *r, uint64_t need);
 /* Archive, writer side: make the file hold positions below end. */
 int ring_archive_grow(struct strace_ring *r, uint64_t end);
 
-/* --- ring_repair.c: dead writers --------------------------------------- */
+/* --- ring_repair.c: dead writers and readers ---------------------------- */
 
 /* Mark writers whose process died; returns the number still live. */
 unsigned ring_writers_scan(struct ring_hdr *h, unsigned *dead,
 			   uint32_t *pids, unsigned npids);
+/* A reader slot whose owner died is marked SLOT_DEAD and no longer
+ * counted in readers_live. Call under hdr->lock. Returns 1 if the slot
+ * holds no live reader now (free, closed or dead: a new reader may take
+ * it), 0 if its owner still runs. */
+int ring_reader_reap(struct ring_hdr *h, struct ring_rslot *s);
 /* Wake every reader asleep on data_futex. */
 void ring_wake_readers(struct ring_hdr *h);
 /* Commit a dead writer's range as LOST; 1 if it repaired something. */

@@ -43,12 +43,15 @@ struct ring_wslot {
 	uint8_t pad[64 - 40];
 };
 
+/* A reader's slot. Its owner (pid, starttime) is written under hdr->lock
+ * when a reader takes the slot, a free one or one whose owner died
+ * (ring_reader_reap): atomic, for --stat reads it without the lock. */
 struct ring_rslot {
 	_Atomic uint64_t cursor; /* next position this reader will read */
 	_Atomic uint64_t lost;
 	_Atomic uint32_t state;
-	uint32_t pid;
-	uint64_t starttime;
+	_Atomic uint32_t pid;
+	_Atomic uint64_t starttime;
 	uint8_t pad[RING_LINE - 32];
 };
 

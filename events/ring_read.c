@@ -20,6 +20,21 @@ void strace_batch_copy(struct strace_event *dst, const struct strace_batch *b)
 		d[i] = __atomic_load_n(&s[i], __ATOMIC_RELAXED);
 }
 
+/* A slot for a new reader, under hdr->lock: one no reader holds (free,
+ * closed, dead), else one whose owner died without closing it (SIGKILL,
+ * the OOM killer), taken back; -1 if live readers hold every one. Free
+ * ones first: the scan for dead owners reads /proc once a slot. */
+static int free_slot(struct ring_hdr *h)
+{
+	for (int i = 0; i < STRACE_RING_MAX_READERS; i++)
+		if (atomic_load(&h->readers[i].state) != SLOT_LIVE)
+			return i;
+	for (int i = 0; i < STRACE_RING_MAX_READERS; i++)
+		if (ring_reader_reap(h, &h->readers[i]))
+			return i;
+	return -1;
+}
+
 int strace_reader_open(struct strace_ring *ring, int from_end,
 		       struct strace_reader **out)
 {
@@ -41,11 +56,9 @@ int strace_reader_open(struct strace_ring *ring, int from_end,
 		free(r);
 		return rc;
 	}
-	for (int i = 0; i < STRACE_RING_MAX_READERS; i++) {
+	int i = free_slot(h);
+	if (i >= 0) {
 		struct ring_rslot *s = &h->readers[i];
-		uint32_t st = atomic_load(&s->state);
-		if (st == SLOT_LIVE)
-			continue;
 		uint64_t c = atomic_load(&h->committed);
 		uint64_t start;
 		if (from_end) {
@@ -69,9 +82,6 @@ int strace_reader_open(struct strace_ring *ring, int from_end,
 		atomic_store(&s->state, SLOT_LIVE);
 		r->idx = i;
 		r->cursor = start;
-		break;
-	}
-	if (r->idx >= 0) {
 		atomic_fetch_add(&h->readers_live, 1);
 		atomic_fetch_add(&h->readers_ever, 1);
 	}
@@ -96,14 +106,16 @@ void strace_reader_close(struct strace_reader *r)
 	struct ring_hdr *h = r->ring->h;
 	/* No lock: a writer computing its bound either counts this reader's
 	 * cursor or not, and both are safe once it no longer reads. CAS: a
-	 * writer may have marked it dead meanwhile (and counted that). */
-	uint32_t live = SLOT_LIVE;
-	if (atomic_compare_exchange_strong(&rslot(r)->state, &live,
+	 * judge that could not see this process (another pid namespace) may
+	 * have marked it dead meanwhile (and counted that), and a new reader
+	 * may hold it since: only a slot still dead is ours to close. */
+	uint32_t st = SLOT_LIVE;
+	if (atomic_compare_exchange_strong(&rslot(r)->state, &st,
 					   SLOT_CLOSED))
 		atomic_fetch_sub(&h->readers_live, 1);
-	else
-		atomic_store_explicit(&rslot(r)->state, SLOT_CLOSED,
-				      memory_order_release);
+	else if (st == SLOT_DEAD)
+		atomic_compare_exchange_strong(&rslot(r)->state, &st,
+					       SLOT_CLOSED);
 	atomic_fetch_add(&h->space_futex, 1);
 	futex_wake_all(&h->space_futex);
 	free(r);

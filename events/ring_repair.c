@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * events/ring_repair.c - repair after a death: writers whose process died, and
+ * events/ring_repair.c - repair after a death: writers whose process died,
  * the range a dead writer reserved, committed as one LOST event so that
- * nobody waits behind it; waking the readers.
+ * nobody waits behind it; readers whose process died, their slots given
+ * back; waking the readers.
  * See events/ring_internal.h for the protocol.
  */
 #include <string.h>
@@ -42,6 +43,30 @@ unsigned ring_writers_scan(struct ring_hdr *h, unsigned *dead,
 	if (dead)
 		*dead = d;
 	return live;
+}
+
+/*
+ * The one rule for a reader's slot whose owner died (SIGKILL, the OOM
+ * killer, a crash: no strace_reader_close()): judged by pid and start
+ * time, as writers are, so a reused pid is not taken for the owner and a
+ * reader that is only slow, or stopped, keeps its slot. Under hdr->lock:
+ * an owner is written only under it, so the (pid, start time) read here
+ * is one owner's, and two callers cannot both mark one slot.
+ */
+int ring_reader_reap(struct ring_hdr *h, struct ring_rslot *s)
+{
+	if (atomic_load_explicit(&s->state, memory_order_acquire) != SLOT_LIVE)
+		return 1;
+	if (ring_proc_alive(atomic_load_explicit(&s->pid, memory_order_relaxed),
+			    atomic_load_explicit(&s->starttime,
+						 memory_order_relaxed)))
+		return 0;
+	/* CAS, not a store: the owner may have closed (and exited) between
+	 * the load and the check; a clean close stays one, counted once. */
+	uint32_t expect = SLOT_LIVE;
+	if (atomic_compare_exchange_strong(&s->state, &expect, SLOT_DEAD))
+		atomic_fetch_sub(&h->readers_live, 1);
+	return 1;
 }
 
 void ring_wake_readers(struct ring_hdr *h)

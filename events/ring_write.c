@@ -101,7 +101,8 @@ void strace_writer_set_stop(struct strace_writer *w, int (*stop)(void *),
 }
 
 /* The smallest cursor of the live readers, their number, and the pid of
- * the reader with that cursor. */
+ * the reader with that cursor; under hdr->lock. check_alive: a reader
+ * whose process died is given back first (ring_reader_reap). */
 static uint64_t min_live_cursor(struct ring_hdr *h, int check_alive,
 				unsigned *nlive, uint32_t *slow_pid)
 {
@@ -112,22 +113,16 @@ static uint64_t min_live_cursor(struct ring_hdr *h, int check_alive,
 		if (atomic_load_explicit(&s->state, memory_order_acquire) !=
 		    SLOT_LIVE)
 			continue;
-		if (check_alive && !ring_proc_alive(s->pid, s->starttime)) {
-			/* A dead reader no longer holds the writer ring_back (CAS:
-			 * it may have just closed cleanly). */
-			uint32_t expect = SLOT_LIVE;
-			if (atomic_compare_exchange_strong(&s->state, &expect,
-							   SLOT_DEAD))
-				atomic_fetch_sub(&h->readers_live, 1);
+		if (check_alive && ring_reader_reap(h, s))
 			continue;
-		}
 		/* Acquire: the reader finished reading everything below its
 		 * cursor before publishing it (release in reader_publish). */
 		uint64_t c = atomic_load_explicit(&s->cursor,
 						  memory_order_acquire);
 		if (c < m) {
 			m = c;
-			*slow_pid = s->pid;
+			*slow_pid = atomic_load_explicit(&s->pid,
+							 memory_order_relaxed);
 		}
 		n++;
 	}
@@ -519,6 +514,23 @@ void strace_ring_hold_for_readers(struct strace_ring *ring, int n)
 	ring->hold_readers = n > 0 ? (uint32_t)n : 0;
 }
 
+/* Whether n readers are attached, their processes alive: readers_live
+ * counts a reader that died without closing until someone judges it, so
+ * when it says n, the slots are judged and counted (under the lock). */
+static int readers_attached(struct ring_hdr *h, uint32_t n)
+{
+	uint32_t live = 0;
+
+	if (atomic_load(&h->readers_live) < n)
+		return 0;
+	if (ring_lock(h) < 0)
+		return 0; /* the lock is stuck: judged again after a slice */
+	for (int i = 0; i < STRACE_RING_MAX_READERS; i++)
+		live += !ring_reader_reap(h, &h->readers[i]);
+	ring_unlock(h);
+	return live >= n;
+}
+
 int strace_ring_wait_readers(struct strace_ring *ring, int n, int timeout_ms)
 {
 	struct ring_hdr *h = ring->h;
@@ -526,7 +538,7 @@ int strace_ring_wait_readers(struct strace_ring *ring, int n, int timeout_ms)
 					   : now_ms() + (uint64_t)timeout_ms;
 	for (;;) {
 		uint32_t f = atomic_load(&h->attach_futex);
-		if (atomic_load(&h->readers_live) >= (uint32_t)n)
+		if (readers_attached(h, (uint32_t)n))
 			return 0;
 		uint64_t t = now_ms();
 		if (t >= deadline)

@@ -709,9 +709,12 @@ struct strace_reader;
 /*
  * strace_reader_open() - attach a reader. It starts at the oldest event
  * still in the ring (every event, in lossless and archive modes), or at
- * the newest when from_end is set.
+ * the newest when from_end is set. A slot whose reader's process died
+ * without closing it (SIGKILL, a crash) is taken back when no other slot
+ * is free: its owner is judged by pid and start time, so a reader that is
+ * only slow or stopped keeps its slot, and a reused pid is not its owner.
  * Returns 0 and *out.
- * Returns -STRACE_E_FULL if every reader slot is taken.
+ * Returns -STRACE_E_FULL if live readers hold every reader slot.
  * Returns -STRACE_E_BUSY if another live process has held the ring's lock
  * for seconds (stopped, or a damaged file; strace_ring_stat() gives its
  * pid).
@@ -793,7 +796,8 @@ uint64_t strace_reader_lost(const struct strace_reader *r);
 /* strace_reader_ring() - the ring a reader reads. */
 struct strace_ring *strace_reader_ring(const struct strace_reader *r);
 
-/* strace_ring_wait_readers() - wait until n readers are attached.
+/* strace_ring_wait_readers() - wait until n readers are attached, their
+ * processes alive (a reader that died without closing counts no more).
  * Returns 0.
  * Returns -ETIMEDOUT if they did not within timeout_ms (-1: forever). */
 int strace_ring_wait_readers(struct strace_ring *ring, int n, int timeout_ms);

@@ -68,6 +68,98 @@ check stat_dead_reader [ "$(field readers)" = "0 live, 1 dead" ]
 "$PR" --stat "$R"_b > "$work/stat"
 check stat_dead_writer [ "$(field writers)" = "0 live, 1 dead, 0 closed" ]
 
+# --- readers killed with SIGKILL (issue 37) ------------------------------
+# More readers than a ring has slots are killed while they hold one (the
+# OOM killer, a crashed follower): the next reader still opens and reads
+# it all, --stat counts the dead as dead, and while the writer lives --gc
+# keeps the ring.
+D=$work/dead
+mkdir -p "$D"
+# kill_readers NAME RING N BATCH CMD...: N readers of RING (CMD), BATCH at
+# a time started, seen attached (--stat: BATCH live, in 5 s), killed with
+# SIGKILL; 0 when all N were
+kill_readers() {
+	local name=$1 ring=$2 n=$3 batch=$4 done=0 b k live
+	shift 4
+	while [ $done -lt $n ]; do
+		b=$((n - done < batch ? n - done : batch))
+		for k in $(seq $b); do "$@" > /dev/null & pids+=($!); done
+		for _ in $(seq 250); do
+			live=$("$PR" --stat "$ring" 2>/dev/null | awk '$1 == "readers:" { print $2 }')
+			[ "$live" = $b ] && break
+			sleep 0.02
+		done
+		for k in $(seq $b); do
+			{ kill -9 "${pids[-1]}"; wait "${pids[-1]}"; } 2>/dev/null
+			unset 'pids[-1]' # reaped: its pid may name another process soon
+		done
+		if [ "$live" != $b ]; then
+			fail "$name" "$((done + 1)) to $((done + b)) of $n: $live live readers in $ring, not $b"
+			return 1
+		fi
+		done=$((done + b))
+	done
+	pass "$name"
+}
+
+# a closed ring: each reader holds its slot while blocked writing its text
+# into a FIFO nobody drains (this shell holds it open)
+"$PR" --generate 5000 --mode flight -o "$D/closed.srb"
+"$PR" "$D/closed.srb" > "$work/closed.want"
+mkfifo "$work/fifo"
+exec 8<>"$work/fifo"
+to_fifo() { exec "$PR" "$D/closed.srb" > "$work/fifo"; }
+kill_readers dead_readers_killed "$D/closed.srb" 65 13 to_fifo
+"$PR" --stat "$D/closed.srb" > "$work/stat"
+check dead_readers_counted [ "$(field readers)" = "0 live, 64 dead" ]
+timeout 60 "$PR" "$D/closed.srb" > "$work/closed.got" 2> "$work/err"; rc=$?
+if [ $rc -eq 0 ] && cmp -s "$work/closed.want" "$work/closed.got"; then
+	pass dead_readers_slot_taken_back
+else
+	fail dead_readers_slot_taken_back "exit $rc" "$(head -c 300 "$work/err")"
+fi
+"$PR" --stat "$D/closed.srb" > "$work/stat"
+check dead_readers_one_fewer [ "$(field readers)" = "0 live, 63 dead" ]
+
+# a live writer, waiting for 2 readers: dead ones are not readers to it
+"$PR" --generate 100 --mode flight -o "$D/live.srb" --readers 2 --timeout 30000 &
+wpid=$!; pids+=($wpid)
+for _ in $(seq 200); do
+	"$PR" --stat "$D/live.srb" 2>/dev/null | grep -q '^writers: *1 live' && break
+	sleep 0.05
+done
+# (one at a time: two at once would be the two it waits for)
+kill_readers dead_followers_killed "$D/live.srb" 3 1 "$PR" --follow --timeout 30000 "$D/live.srb"
+"$PR" --stat "$D/live.srb" > "$work/stat"
+# (the writer judges them as they come: later ones take back their slots)
+check dead_followers_counted [ -n "$(field readers | grep -E '^0 live, [1-9][0-9]* dead$')" ]
+check dead_followers_writer_waits [ "$(field writers)" = "1 live, 0 dead, 0 closed" ]
+"$PR" --gc "$D" > "$work/gc"; rc=$?
+check dead_followers_gc_keeps_ring [ $rc -eq 0 -a -e "$D/live.srb" ]
+check dead_followers_gc_says_live grep -q "left 1: 1 live" "$work/gc"
+# two readers now: the writer writes, both read everything
+for k in 1 2; do
+	timeout 60 "$PR" --follow --timeout 10000 -f jsonl "$D/live.srb" > "$work/live.$k" &
+	pids+=($!)
+done
+rc=0
+for k in 1 2; do wait "${pids[-1]}" || rc=$?; unset 'pids[-1]'; done
+timeout 30 tail --pid=$wpid -f /dev/null
+"$PR" --stat "$D/live.srb" > "$work/stat"
+check dead_followers_writer_closed [ "$(field writers)" = "0 live, 0 dead, 1 closed" ]
+"$PR" -f jsonl "$D/live.srb" > "$work/live.want"
+n=$(grep -c '"type"' "$work/live.want")
+if [ $rc -eq 0 ] && [ "$n" -ge 100 ] && cmp -s "$work/live.want" "$work/live.1" &&
+	cmp -s "$work/live.want" "$work/live.2"; then
+	pass dead_followers_new_readers_read
+else
+	fail dead_followers_new_readers_read "exit $rc; $n events; $(wc -l < "$work/live.1") and $(wc -l < "$work/live.2") lines read"
+fi
+# every process gone: stale, dead readers or not
+"$PR" --gc "$D" > "$work/gc"
+check dead_readers_gc_removes_stale [ ! -e "$D/live.srb" -a ! -e "$D/closed.srb" ]
+exec 8<&-
+
 # --stat of something that is not a ring: exit 1, the file named
 printf 'hello' > "$work/notring"
 "$PR" --stat "$work/notring" > /dev/null 2> "$work/err"; rc=$?

@@ -417,6 +417,11 @@ TEST(flight_recorder_counts_losses)
 	struct strace_ring *r = mk("flight", 1024, STRACE_RING_FLIGHT);
 	REQUIRE(r);
 	const uint64_t N = 2000000;
+	/* Attached before the writer starts: a reader that attaches later
+	 * starts at the oldest event kept, and what was overwritten before
+	 * is no loss of its (a loaded machine made got + lost short). */
+	struct strace_reader *rd;
+	REQUIRE(strace_reader_open(r, 0, &rd) == 0);
 	pid_t pid = fork();
 	if (pid == 0) {
 		struct strace_writer *w;
@@ -426,8 +431,6 @@ TEST(flight_recorder_counts_losses)
 			strace_writer_emit(w, STRACE_EV_JUMP, 0, 1, 0, i, 0);
 		_exit(strace_writer_close(w) < 0);
 	}
-	struct strace_reader *rd;
-	REQUIRE(strace_reader_open(r, 0, &rd) == 0);
 	struct strace_batch b;
 	uint64_t got = 0, lost = 0, bad = 0, expect = 0;
 	struct strace_event copy[64];
@@ -1629,6 +1632,341 @@ TEST(remove_stale_race_threads)
 	}
 	fprintf(stderr, "  %d removed, %d writers refused, %d registered\n",
 		removed, refused, registered);
+}
+
+/* --- readers that died: their slots taken back --------------------------- */
+
+/*
+ * A child that opens a reader on path and holds it (reading nothing) until
+ * it is killed. Returns its pid once the reader is open, -1 if it could
+ * not open one (the child is gone then).
+ */
+static pid_t reader_child(const char *path)
+{
+	int fds[2];
+	char c = 'n';
+
+	if (pipe(fds) < 0)
+		return -1;
+	pid_t p = fork();
+	if (p == 0) {
+		struct strace_ring *r;
+		struct strace_reader *rd;
+		close(fds[0]);
+		if (strace_ring_open(path, &r) == 0 &&
+		    strace_reader_open(r, 0, &rd) == 0)
+			c = 'y';
+		if (write(fds[1], &c, 1) != 1 || c != 'y')
+			_exit(2);
+		for (;;)
+			pause();
+	}
+	close(fds[1]);
+	if (p < 0 || read(fds[0], &c, 1) != 1)
+		c = 'n';
+	close(fds[0]);
+	if (c != 'y') {
+		if (p > 0)
+			waitpid(p, NULL, 0);
+		return -1;
+	}
+	return p;
+}
+
+/* SIGKILL, as the OOM killer does: the reader is never closed. */
+static int kill_reap(pid_t p)
+{
+	int ws;
+
+	kill(p, SIGKILL);
+	return waitpid(p, &ws, 0) == p && WIFSIGNALED(ws) ? 0 : -1;
+}
+
+static void stat_readers(struct strace_ring *r, uint32_t *live, uint32_t *dead)
+{
+	struct strace_ring_stat st;
+
+	*live = *dead = UINT32_MAX;
+	if (strace_ring_stat(r, &st) == 0) {
+		*live = st.readers_live;
+		*dead = st.readers_dead;
+	}
+}
+
+/* Holds n readers of this process on r; returns how many it opened. */
+static int hold_readers(struct strace_ring *r, struct strace_reader **rd,
+			int n)
+{
+	int k = 0;
+
+	while (k < n && strace_reader_open(r, 0, &rd[k]) == 0)
+		k++;
+	return k;
+}
+
+/*
+ * More readers killed with SIGKILL than there are slots: each new one
+ * gets a slot (the 65th takes back a dead one), --stat counts them dead,
+ * and a reader opened after them reads the ring; with every slot held by
+ * a live reader, the next is refused.
+ */
+TEST(dead_readers_slots_taken_back)
+{
+	struct strace_ring *r = mk("rdead", 1024, STRACE_RING_FLIGHT);
+	struct strace_reader *rd[STRACE_RING_MAX_READERS + 1];
+	struct strace_writer *w;
+	struct seqcheck c = {0};
+	uint32_t live, dead;
+
+	REQUIRE(r);
+	REQUIRE(strace_writer_open(r, &w) == 0);
+	for (uint64_t i = 0; i < 100; i++)
+		strace_writer_emit(w, STRACE_EV_CALL, 0, 1, 0, i, 0);
+	REQUIRE(strace_writer_close(w) == 0);
+	for (int i = 0; i <= STRACE_RING_MAX_READERS; i++) {
+		pid_t p = reader_child(tpath("rdead"));
+		if (p < 0)
+			fprintf(stderr, "  killed reader %d could not attach\n",
+				i + 1);
+		REQUIRE(p > 0);
+		REQUIRE(kill_reap(p) == 0);
+	}
+	stat_readers(r, &live, &dead);
+	CHECK_INT(live, ==, 0);
+	CHECK_INT(dead, ==, STRACE_RING_MAX_READERS);
+	REQUIRE(strace_reader_open(r, 0, &rd[0]) == 0);
+	CHECK_INT(drain(rd[0], 1000, check_seq, &c, NULL), ==,
+		  STRACE_READER_END);
+	CHECK_U64(c.count, ==, 100);
+	CHECK_U64(c.bad, ==, 0);
+	stat_readers(r, &live, &dead);
+	CHECK_INT(live, ==, 1);
+	CHECK_INT(dead, ==, STRACE_RING_MAX_READERS - 1);
+	int n = 1 + hold_readers(r, rd + 1, STRACE_RING_MAX_READERS);
+	CHECK_INT(n, ==, STRACE_RING_MAX_READERS);
+	struct strace_reader *extra = NULL;
+	CHECK_INT(strace_reader_open(r, 0, &extra), ==, -STRACE_E_FULL);
+	stat_readers(r, &live, &dead);
+	CHECK_INT(live, ==, STRACE_RING_MAX_READERS);
+	CHECK_INT(dead, ==, 0);
+	for (int i = 0; i < n; i++)
+		strace_reader_close(rd[i]);
+	strace_ring_close(r);
+}
+
+/* The slot of a reader: its pid in the header (mapped on its own). */
+static struct ring_rslot *slot_of(struct ring_hdr *h, pid_t pid)
+{
+	for (int i = 0; i < STRACE_RING_MAX_READERS; i++)
+		if (atomic_load(&h->readers[i].state) == SLOT_LIVE &&
+		    atomic_load(&h->readers[i].pid) == (uint32_t)pid)
+			return &h->readers[i];
+	return NULL;
+}
+
+/*
+ * A reader that is stopped (slow) keeps its slot however full the ring
+ * is; one whose pid now names another process (another start time) does
+ * not.
+ */
+TEST(live_readers_keep_their_slots)
+{
+	struct strace_ring *r = mk("rlive", 1024, STRACE_RING_FLIGHT);
+	struct strace_reader *rd[STRACE_RING_MAX_READERS];
+	struct strace_reader *extra = NULL;
+
+	REQUIRE(r);
+	pid_t p = reader_child(tpath("rlive"));
+	REQUIRE(p > 0);
+	kill(p, SIGSTOP);
+	int n = hold_readers(r, rd, STRACE_RING_MAX_READERS);
+	CHECK_INT(n, ==, STRACE_RING_MAX_READERS - 1);
+	CHECK_INT(strace_reader_open(r, 0, &extra), ==, -STRACE_E_FULL);
+	int fd = open(tpath("rlive"), O_RDWR);
+	REQUIRE(fd >= 0);
+	void *m = mmap(NULL, RING_HDR_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       fd, 0);
+	close(fd);
+	REQUIRE(m != MAP_FAILED);
+	struct ring_rslot *s = slot_of(m, p);
+	CHECK(s != NULL);
+	if (s) {
+		/* the pid reused: its process started at another time */
+		atomic_fetch_add(&s->starttime, 1);
+		CHECK_INT(strace_reader_open(r, 0, &extra), ==, 0);
+		CHECK_INT(atomic_load(&s->pid), ==, getpid());
+		CHECK(slot_of(m, p) == NULL);
+	}
+	munmap(m, RING_HDR_SIZE);
+	CHECK_INT(kill_reap(p), ==, 0);
+	strace_reader_close(extra);
+	for (int i = 0; i < n; i++)
+		strace_reader_close(rd[i]);
+	strace_ring_close(r);
+}
+
+/* Children that race for a slot: each opens the ring, waits for go, opens
+ * a reader and says whether it got one, then holds it. */
+#define RACERS 4
+
+/*
+ * One slot held by a killed reader, the others by live ones: of several
+ * processes that race to open a reader, one gets it, the others are
+ * refused; the winner, killed in turn, leaves the slot to the next round.
+ */
+TEST(dead_slot_race_processes)
+{
+	struct strace_ring *r = mk("rrace", 1024, STRACE_RING_FLIGHT);
+	struct strace_reader *rd[STRACE_RING_MAX_READERS];
+	uint32_t live, dead;
+
+	REQUIRE(r);
+	int n = hold_readers(r, rd, STRACE_RING_MAX_READERS - 1);
+	REQUIRE(n == STRACE_RING_MAX_READERS - 1);
+	pid_t first = reader_child(tpath("rrace"));
+	REQUIRE(first > 0);
+	REQUIRE(kill_reap(first) == 0);
+	for (int round = 0; round < 20; round++) {
+		int go[2], res[2], won = 0, lost = 0;
+		pid_t kid[RACERS];
+		REQUIRE(pipe(go) == 0 && pipe(res) == 0);
+		for (int k = 0; k < RACERS; k++) {
+			kid[k] = fork();
+			if (kid[k] == 0) {
+				struct strace_ring *r2;
+				struct strace_reader *x;
+				char c;
+				close(go[1]);
+				close(res[0]);
+				if (strace_ring_open(tpath("rrace"), &r2) < 0)
+					_exit(2);
+				if (read(go[0], &c, 1) != 0)
+					_exit(2);
+				c = strace_reader_open(r2, 0, &x) == 0 ? 'y'
+									: 'n';
+				if (write(res[1], &c, 1) != 1)
+					_exit(2);
+				for (;;)
+					pause();
+			}
+		}
+		close(go[0]);
+		close(res[1]);
+		close(go[1]); /* go */
+		for (int k = 0; k < RACERS; k++) {
+			char c = 0;
+			if (read(res[0], &c, 1) != 1)
+				break;
+			won += c == 'y';
+			lost += c == 'n';
+		}
+		close(res[0]);
+		for (int k = 0; k < RACERS; k++)
+			if (kid[k] > 0)
+				kill_reap(kid[k]);
+		CHECK_INT(won, ==, 1);
+		CHECK_INT(lost, ==, RACERS - 1);
+	}
+	stat_readers(r, &live, &dead);
+	CHECK_INT(live, ==, STRACE_RING_MAX_READERS - 1);
+	CHECK_INT(dead, ==, 1);
+	for (int i = 0; i < n; i++)
+		strace_reader_close(rd[i]);
+	strace_ring_close(r);
+}
+
+/* A reader that died is no reader to wait for. */
+TEST(wait_readers_counts_live_ones)
+{
+	struct strace_ring *r = mk("rwait", 1024, STRACE_RING_LOSSLESS);
+	struct strace_reader *rd;
+
+	REQUIRE(r);
+	pid_t p = reader_child(tpath("rwait"));
+	REQUIRE(p > 0);
+	REQUIRE(kill_reap(p) == 0);
+	CHECK_INT(strace_ring_wait_readers(r, 1, 300), ==, -ETIMEDOUT);
+	REQUIRE(strace_reader_open(r, 0, &rd) == 0);
+	CHECK_INT(strace_ring_wait_readers(r, 1, 1000), ==, 0);
+	strace_reader_close(rd);
+	strace_ring_close(r);
+}
+
+struct slot_race {
+	struct strace_ring *r;
+	atomic_int go, stop;
+	struct strace_reader *got;
+	int rc;
+};
+
+static void *race_reader(void *arg)
+{
+	struct slot_race *x = arg;
+
+	while (!atomic_load(&x->go))
+		;
+	x->rc = strace_reader_open(x->r, 0, &x->got);
+	return NULL;
+}
+
+static void *race_stat(void *arg)
+{
+	struct slot_race *x = arg;
+	struct strace_ring_stat st;
+	struct strace_reader_info ri[STRACE_RING_MAX_READERS];
+
+	while (!atomic_load(&x->stop)) {
+		strace_ring_stat(x->r, &st);
+		strace_ring_reader_info(x->r, ri, STRACE_RING_MAX_READERS);
+	}
+	return NULL;
+}
+
+/*
+ * Threads of one process race for the one slot a killed reader left,
+ * while another reads the slot tables (--stat): one gets it, and
+ * ThreadSanitizer (make check-ring SAN=thread) sees no data race.
+ */
+TEST(dead_slot_race_threads)
+{
+	struct strace_ring *r = mk("rrace2", 1024, STRACE_RING_FLIGHT);
+	struct strace_reader *rd[STRACE_RING_MAX_READERS];
+	struct slot_race x[RACERS];
+	struct slot_race st = {0};
+	pthread_t t[RACERS], ts;
+
+	REQUIRE(r);
+	int n = hold_readers(r, rd, STRACE_RING_MAX_READERS - 1);
+	REQUIRE(n == STRACE_RING_MAX_READERS - 1);
+	pid_t p = reader_child(tpath("rrace2"));
+	REQUIRE(p > 0);
+	REQUIRE(kill_reap(p) == 0);
+	st.r = r;
+	REQUIRE(pthread_create(&ts, NULL, race_stat, &st) == 0);
+	for (int k = 0; k < RACERS; k++) {
+		x[k] = (struct slot_race){0};
+		x[k].r = r;
+		REQUIRE(pthread_create(&t[k], NULL, race_reader, &x[k]) == 0);
+	}
+	for (int k = 0; k < RACERS; k++)
+		atomic_store(&x[k].go, 1);
+	int won = 0;
+	for (int k = 0; k < RACERS; k++)
+		pthread_join(t[k], NULL);
+	for (int k = 0; k < RACERS; k++) {
+		if (x[k].rc == 0) {
+			won++;
+			strace_reader_close(x[k].got);
+		} else {
+			CHECK_INT(x[k].rc, ==, -STRACE_E_FULL);
+		}
+	}
+	atomic_store(&st.stop, 1);
+	pthread_join(ts, NULL);
+	CHECK_INT(won, ==, 1);
+	for (int i = 0; i < n; i++)
+		strace_reader_close(rd[i]);
+	strace_ring_close(r);
 }
 
 static void setup(void) __attribute__((constructor));
