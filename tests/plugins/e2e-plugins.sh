@@ -304,6 +304,38 @@ else
 	fail "bad/no-ring-without-plugin" "exit $rc: $(cat "$work/bad.out")"
 fi
 
+# --- a plugin that registers 8000 callbacks ----------------------------------
+# Each on() once rebuilt the whole table (O(registrations x types)): 8000
+# took 17 s. Now init's registrations are built once, at the end of the
+# load (a second is plenty; 5 s is only the hang guard). Every callback
+# runs once per call event, in registration order.
+ncall=$(( $("$PR" -f raw --types call "$work/gen.srb" | wc -c) / 32 ))
+t0=$(date +%s%N)
+timeout 5 "$PR" -f none --plugin "$PL/test-many.so:n=8000,out=$work/many.out" \
+	"$work/gen.srb" >"$work/many.err" 2>&1
+rc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+if [ $rc = 0 ] && [ $ncall -gt 0 ] &&
+   [ "$(cat "$work/many.out")" = "calls $((ncall * 8000)) returns 0 events 0" ]; then
+	pass "many/8000-callbacks-read"
+	echo "($T: 8000 registrations loaded and run in $ms ms)"
+else
+	fail "many/8000-callbacks-read" "exit $rc (124: over 5 s) after $ms ms, '$(cat "$work/many.out" 2>/dev/null)' (want calls $((ncall * 8000)) returns 0 events 0): $(head -c 300 "$work/many.err")"
+fi
+if [ ${#traces[@]} -gt 0 ]; then
+	t=${traces[0]}
+	ncall=$(( $("$PR" -f raw --types call "$work/$t.srb" | wc -c) / 32 ))
+	timeout 20 "$CAP" -q --names perf -i "$O/corpus/$t.data" --no-ring \
+		--plugin "$PL/test-many.so:n=8000,out=$work/many.out" >"$work/many.err" 2>&1
+	rc=$?
+	if [ $rc = 0 ] && [ $ncall -gt 0 ] &&
+	   [ "$(cat "$work/many.out")" = "calls $((ncall * 8000)) returns 0 events 0" ]; then
+		pass "many/8000-callbacks-capture"
+	else
+		fail "many/8000-callbacks-capture" "exit $rc, '$(cat "$work/many.out" 2>/dev/null)' (want calls $((ncall * 8000)) returns 0 events 0): $(head -c 300 "$work/many.err")"
+	fi
+fi
+
 # --- a plugin that crashes in a following reader ------------------------------
 # The writer waits for two readers (lossless); one runs a plugin that
 # dereferences NULL at its 100000th event. The other must get every event,
