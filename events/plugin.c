@@ -26,6 +26,7 @@
 #include "strace/internal/grow.h"
 #include "strace/opts.h"
 #include "strace/plugin.h"
+#include "plugin_file.h"
 
 struct reg {
 	struct strace_typeset types;
@@ -580,14 +581,13 @@ static int load(struct strace_plugins *ps, const char *spec, char *err,
 		    p->file, p->argv[0]);
 		goto fail;
 	}
-	p->dl = dlopen(p->file, RTLD_NOW | RTLD_LOCAL);
-	if (!p->dl) {
-		say(err, len,
-		    "plugin %s: cannot load it: %s (give the path of a plugin "
-		    "built as docs/plugins.md shows)",
-		    p->file, dlerror());
+	rc = plugin_file_check(p->file, err, len);
+	if (rc < 0)
 		goto fail;
-	}
+	rc = -STRACE_E_PLUGIN;
+	p->dl = plugin_file_dlopen(p->file, RTLD_NOW | RTLD_LOCAL, err, len);
+	if (!p->dl)
+		goto fail;
 	version = dlsym(p->dl, "strace_plugin_api_version");
 	if (!version) {
 		say(err, len,

@@ -72,7 +72,7 @@ TEST_TOOLS += $(O)/plugins/$(1).so
 endef
 $(foreach p,callcount latency slow,$(eval $(call plugin,$(p),tests/plugins/$(p).c)))
 $(eval $(call plugin,tee,tests/plugins/tee.c,$(LIBSTRACE_A)))
-PLUGIN_VARIANTS := auto stop crash empty probe noversion oldversion noinit initfail badpattern many
+PLUGIN_VARIANTS := auto stop crash empty probe noversion oldversion noinit initfail badpattern many bus
 $(foreach v,$(PLUGIN_VARIANTS),$(eval $(call plugin,test-$(v),tests/plugins/testplug.c,,-D$(shell echo $(v) | tr a-z A-Z))))
 
 UNREGISTERED := $(filter-out $(UNIT_SOURCES),$(wildcard tests/unit/test_*.c))

@@ -17,6 +17,8 @@
  *   NOINIT      exports no strace_plugin_init
  *   INITFAIL    init returns -1
  *   BADPATTERN  registers "cal" (no such type) and ignores the error
+ *   BUS         its constructor reads a page of an empty file it
+ *               mapped: a bus error inside dlopen
  *   MANY        registers n=N callbacks (default 8000) on "call", each
  *               with its index as ctx; at fini "calls" counts their
  *               calls and "events" the calls out of registration order
@@ -78,6 +80,20 @@ __attribute__((unused)) static void nothing(const struct strace_event *ev, void 
 	(void)ev;
 	(void)ctx;
 }
+
+#if defined(BUS)
+#include <sys/mman.h>
+
+__attribute__((constructor)) static void touch_past_the_end(void)
+{
+	FILE *f = tmpfile();
+	void *m = f ? mmap(NULL, 4096, PROT_READ, MAP_SHARED, fileno(f), 0)
+		    : MAP_FAILED;
+
+	if (m != MAP_FAILED)
+		(void)*(volatile const char *)m; /* SIGBUS: the file is empty */
+}
+#endif
 
 #if defined(MANY)
 static uint64_t next_ctx;
