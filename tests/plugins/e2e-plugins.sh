@@ -22,7 +22,13 @@
 #     other reader lose nothing;
 #   - ptrace-read --follow --control: load, list, enable, disable, unload
 #     and load again (fini ran, the plugin's state is new), with an ack or
-#     an err for each; a FIFO or a file cut short refused by an err.
+#     an err for each; a FIFO or a file cut short refused by an err;
+#     the control channel's lines: a line longer than a command dropped
+#     whole (its tail once ran: a load was acked and loaded), a line with
+#     a NUL dropped whole (it stalled every later command), a stream
+#     without line ends given up, and the reader then still ends at
+#     SIGTERM; a --control that is no FIFO (/dev/zero spun at 100% CPU,
+#     deaf to SIGTERM) refused.
 T=plugins
 . "$(dirname "$0")/../e2e/lib.sh"
 cd "$top"
@@ -435,18 +441,66 @@ fi
 cmd "unload test-auto" "err no plugin named test-auto*" unload-missing
 cmd "frobnicate" "err unknown command 'frobnicate'*" unknown
 cmd "list" "ack;" list-empty
-kill -INT $reader
-wait $reader
-rrc=$?
+# 2000 bytes whose tail, after the first 1023, is a load: nothing loads
+long=$(printf '%*s' 1023 '' | tr ' ' x)"load $PL/test-auto.so:n=1,out=$w/tail"
+long=$(printf '%-2000s' "$long")
+cmd "$long" "err a line longer than 1023 bytes: dropped whole, not run*" long-line
+cmd "list" "ack;" long-line-tail-not-run
+# a NUL: its whole line answered by an err, and the next command runs
+printf 'list\0unload test-auto\n' >"$w/ctl"
+got=""
+read -r -t 20 got <&4
+case $got in
+"err a line with a NUL byte: dropped whole, not run"*) pass "control/nul-line" ;;
+*) fail "control/nul-line" "a line with a NUL answered '$got'" ;;
+esac
+cmd "list" "ack;" after-nul-line
+# bytes without an end: given up after 1 MiB (cat then dies of SIGPIPE)
+cat /dev/zero >"$w/ctl" 2>/dev/null &
+zero=$!
+pids+=($zero)
+# gone PID SECONDS: whether PID ended within SECONDS (else killed)
+gone() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	kill -9 "$1" 2>/dev/null
+	return 1
+}
+if gone $zero 20 && grep -q "more than 1048576 bytes without a line end: not a stream of commands" "$w/reader.out"; then
+	pass "control/endless-given-up"
+else
+	fail "control/endless-given-up" "the reader still reads zeros after 20 s: $(head -c 300 "$w/reader.out")"
+fi
+kill -TERM $reader
+if gone $reader 10; then
+	wait $reader
+	rrc=$?
+else
+	rrc="none: SIGTERM did not end it in 10 s"
+fi
 kill $gen 2>/dev/null
 wait $gen 2>/dev/null
 rm -f "$ring"
 exec 4<&-
-if [ $rrc = 0 ] || [ $rrc = 3 ]; then
+if [ "$rrc" = 0 ] || [ "$rrc" = 3 ]; then
 	pass "control/reader-ends"
 else
 	fail "control/reader-ends" "exit $rrc: $(head -c 500 "$w/reader.out")"
 fi
+
+# --control that is no FIFO: refused (/dev/zero was read forever)
+for c in /dev/zero "$work/gen.srb"; do
+	timeout -k 2 10 "$PR" --follow -f none --control "$c" "$work/gen.srb" >"$work/ctl.out" 2>&1
+	rc=$?
+	if [ $rc = 2 ] && grep -qF -- "--control $c: not a FIFO" "$work/ctl.out"; then
+		pass "control/not-a-fifo-${c##*/}"
+	else
+		fail "control/not-a-fifo-${c##*/}" "exit $rc (want 2; 124, 137: it ran on): $(head -c 300 "$work/ctl.out")"
+	fi
+done
 
 echo "($T: $nfail failed)"
 finish
