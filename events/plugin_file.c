@@ -189,17 +189,18 @@ static volatile sig_atomic_t loader_broken;
 
 static void on_bus(int sig, siginfo_t *si, void *uc)
 {
-	if (bus_tid && gettid() == bus_tid)
+	/* si_code > 0: a fault, not a kill() */
+	if (bus_tid && gettid() == bus_tid && si->si_code > 0)
 		siglongjmp(bus_jmp, 1);
-	/* another thread's: the handler that was there takes it (the
-	 * default one when the faulting access runs again) */
+	/* another thread's, or sent: the handler that was there takes it
+	 * (the default one when the faulting access runs again) */
 	if (bus_old.sa_flags & SA_SIGINFO)
 		bus_old.sa_sigaction(sig, si, uc);
 	else if (bus_old.sa_handler != SIG_DFL &&
 		 bus_old.sa_handler != SIG_IGN)
 		bus_old.sa_handler(sig);
-	else
-		sigaction(SIGBUS, &bus_old, NULL);
+	else if (!sigaction(SIGBUS, &bus_old, NULL) && si->si_code <= 0)
+		raise(sig); /* a sent one happens only once */
 }
 
 void *plugin_file_dlopen(const char *path, int flags, char *err, size_t len)

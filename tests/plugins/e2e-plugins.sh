@@ -321,6 +321,20 @@ else
 	fail "bad/no-ring-without-plugin" "exit $rc: $(cat "$work/bad.out")"
 fi
 
+# --- a plugin named without a '/', in the current directory -----------------
+# (dlopen looks a bare name up in the library path, never here: it was
+# "cannot load it")
+mkdir -p "$work/cwd"
+cp "$PL/test-auto.so" "$work/cwd/mine.so"
+(cd "$work/cwd" && timeout 20 "$PR" -f none --plugin "mine.so:n=1,out=$work/cwd/out" \
+	"$work/gen.srb") >"$work/cwd/err" 2>&1
+rc=$?
+if [ $rc = 0 ] && grep -q "^calls 1 returns" "$work/cwd/out" 2>/dev/null; then
+	pass "bare-name-in-cwd"
+else
+	fail "bare-name-in-cwd" "exit $rc: $(head -c 300 "$work/cwd/err")"
+fi
+
 # --- a plugin that registers 8000 callbacks ----------------------------------
 # Each on() once rebuilt the whole table (O(registrations x types)): 8000
 # took 17 s. Now init's registrations are built once, at the end of the
