@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -836,16 +837,15 @@ static int live_opened(void *arg, struct strace_live *l)
 	struct live_run *r = arg;
 	struct capture_live_opts *o = r->o;
 	struct sigaction sa;
-	int rc;
 
 	if (o->opened)
 		o->opened(o->opened_arg, l);
 	if (o->control) {
-		rc = control_open(&r->ctl, o->control);
-		if (rc < 0) {
-			fprintf(r->err, PROG ": cannot open control FIFO %s: %s "
-					"(create it with mkfifo)\n",
-				o->control, strerror(-rc));
+		char msg[PATH_MAX + 256];
+
+		if (control_open(&r->ctl, o->control, PROG, msg,
+				 sizeof(msg)) < 0) {
+			fprintf(r->err, PROG ": --control %s\n", msg);
 			return 2;
 		}
 	}

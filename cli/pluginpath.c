@@ -32,8 +32,10 @@ const char *plugin_spec_find(const char *spec, char *buf, size_t len)
 		return spec;
 	memcpy(file, spec, flen);
 	file[flen] = '\0';
+	/* dlopen looks a name without '/' up in the library path, never
+	 * in the current directory: "./" makes it the file here */
 	if (is_file(file))
-		return spec;
+		return snprintf(buf, len, "./%s", spec) < (int)len ? buf : spec;
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n <= 0)
 		return spec;

@@ -13,8 +13,9 @@
 
 /*
  * plugin_spec_find() - spec ("FILE[:ARGS]") with FILE found as above,
- * written into buf (len bytes); spec itself when FILE has a '/', exists
- * where it is, or is found nowhere (loading it then says it is missing).
+ * written into buf (len bytes): "./FILE[:ARGS]" when FILE is a regular
+ * file in the current directory; spec itself when FILE has a '/' or is
+ * found nowhere (loading it then says it is missing).
  */
 const char *plugin_spec_find(const char *spec, char *buf, size_t len);
 

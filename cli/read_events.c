@@ -636,7 +636,9 @@ static int read_loop(struct rd *d, int *status)
 			if (d->plugin_stop)
 				return EXIT_OK;
 		}
-		if (n > 0)
+		/* (a writer that never pauses must not keep Ctrl-C and
+		 * SIGTERM from ending a --follow) */
+		if (n > 0 && !stop_flag)
 			continue;
 		if (pending && o->follow && !stop_flag) {
 			/* caught up: show what there is, then wait */

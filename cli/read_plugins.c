@@ -53,11 +53,9 @@ int setup_plugins(struct rd *d)
 		}
 	}
 	if (o->control) {
-		rc = control_open(&d->ctl, o->control);
-		if (rc < 0) {
-			err("--control %s: cannot open it: %s (create the FIFO "
-			    "with mkfifo first)",
-			    o->control, strerror(-rc));
+		if (control_open(&d->ctl, o->control, PROG, msg,
+				 sizeof(msg)) < 0) {
+			err("--control %s", msg);
 			return EXIT_USAGE;
 		}
 	}

@@ -5,9 +5,14 @@
  * Each plugin registers callbacks for sets of types; the host folds the
  * enabled ones into a table, one NULL-terminated list per type, so that
  * dispatching an event is a load and a branch when its type has no
- * callback, and a loop of indirect calls when it has. Any change (a
- * registration, enable, disable, load, unload) builds a new table; the
- * old one is freed after the dispatch that may still walk it.
+ * callback, and a loop of indirect calls when it has. A change made
+ * during a dispatch (a registration, enable or disable from a callback)
+ * builds a new table at once, for the next event; the old one is freed
+ * after the dispatch that may still walk it. A change made between
+ * dispatches (init's registrations, a control command) only marks the
+ * table stale, and the load or command builds it once at its end: a
+ * plugin that registers thousands of callbacks in init costs one build,
+ * not one per registration (each is O(registrations x types)).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -21,6 +26,7 @@
 #include "strace/internal/grow.h"
 #include "strace/opts.h"
 #include "strace/plugin.h"
+#include "plugin_file.h"
 
 struct reg {
 	struct strace_typeset types;
@@ -67,6 +73,7 @@ struct strace_plugins {
 	struct cbent **retired; /* tables replaced during a dispatch */
 	size_t nretired, retiredcap;
 	int in_dispatch;
+	int stale; /* tab misses a change made between dispatches */
 	pthread_mutex_t lock;
 	/* frame_name()'s "[syscall write]", by number, made on first use
 	 * and kept until the plugins are freed (after their fini) */
@@ -150,7 +157,25 @@ static int rebuild(struct strace_plugins *ps)
 				}
 		at++; /* the terminating NULL */
 	}
+	ps->stale = 0;
 	return 0;
+}
+
+/* A registration or an enabled set changed: a callback's change is seen
+ * by the next event, so it rebuilds now; any other waits for
+ * settle(), at the end of the load or command that made it. */
+static int changed(struct strace_plugins *ps)
+{
+	if (ps->in_dispatch)
+		return rebuild(ps);
+	ps->stale = 1;
+	return 0;
+}
+
+/* The table up to date before the next dispatch. */
+static int settle(struct strace_plugins *ps)
+{
+	return ps->stale ? rebuild(ps) : 0;
 }
 
 static int parse_types(struct plugin *p, const char *patterns,
@@ -184,7 +209,7 @@ static int add_reg(struct plugin *p, const struct strace_typeset *set,
 	r[p->nregs].fn = fn;
 	r[p->nregs].ctx = ctx;
 	p->nregs++;
-	return rebuild(p->ps);
+	return changed(p->ps);
 }
 
 /* --- what a plugin reaches through its host ------------------------------ */
@@ -271,7 +296,7 @@ static int set_enabled(struct plugin *p, const char *patterns, int on)
 	for (size_t i = 0; i < STRACE_EV_MAX / 64; i++)
 		p->enabled.bits[i] = on ? p->enabled.bits[i] | set.bits[i]
 					: p->enabled.bits[i] & ~set.bits[i];
-	return rebuild(p->ps);
+	return changed(p->ps);
 }
 
 static int h_enable(struct strace_plugin_host *h, const char *patterns)
@@ -421,11 +446,23 @@ static void unlink_plugin(struct strace_plugins *ps, struct plugin *p)
 			break;
 		}
 	p->next = NULL;
-	/* the table shrinks: on failure the old one stays, and would call
-	 * into p; there is no such failure after p's own rebuilds, but be
-	 * safe: drop every entry rather than keep p's */
+	/* the table shrinks: on failure the old one stays, and may call
+	 * into p (built before p's registrations or after them); be safe:
+	 * drop every entry rather than keep p's */
 	if (rebuild(ps) < 0)
 		memset(ps->tab, 0, sizeof(ps->tab));
+}
+
+/* p's fini, if it has one, with frame_name() naming by ps. */
+static void call_fini(struct strace_plugins *ps, struct plugin *p)
+{
+	struct strace_plugins *was = running;
+
+	if (!p->fini)
+		return;
+	running = ps;
+	p->fini();
+	running = was;
 }
 
 static struct plugin *find(struct strace_plugins *ps, const char *name)
@@ -544,14 +581,13 @@ static int load(struct strace_plugins *ps, const char *spec, char *err,
 		    p->file, p->argv[0]);
 		goto fail;
 	}
-	p->dl = dlopen(p->file, RTLD_NOW | RTLD_LOCAL);
-	if (!p->dl) {
-		say(err, len,
-		    "plugin %s: cannot load it: %s (give the path of a plugin "
-		    "built as docs/plugins.md shows)",
-		    p->file, dlerror());
+	rc = plugin_file_check(p->file, err, len);
+	if (rc < 0)
 		goto fail;
-	}
+	rc = -STRACE_E_PLUGIN;
+	p->dl = plugin_file_dlopen(p->file, RTLD_NOW | RTLD_LOCAL, err, len);
+	if (!p->dl)
+		goto fail;
 	version = dlsym(p->dl, "strace_plugin_api_version");
 	if (!version) {
 		say(err, len,
@@ -626,6 +662,12 @@ static int load(struct strace_plugins *ps, const char *spec, char *err,
 		rc = -STRACE_E_PLUGIN;
 		goto fail;
 	}
+	rc = settle(ps); /* init's registrations, in one build */
+	if (rc < 0) {
+		unlink_plugin(ps, p);
+		call_fini(ps, p);
+		goto fail;
+	}
 	return 0;
 fail:
 	if (rc == -ENOMEM)
@@ -641,12 +683,7 @@ static int unload(struct strace_plugins *ps, const char *name)
 	if (!p || ps->in_dispatch)
 		return -STRACE_E_BADARG;
 	unlink_plugin(ps, p);
-	if (p->fini) {
-		struct strace_plugins *was = running;
-		running = ps;
-		p->fini();
-		running = was;
-	}
+	call_fini(ps, p);
 	free_plugin(p);
 	return 0;
 }
@@ -770,7 +807,10 @@ static int control(struct strace_plugins *ps, const char *line, char *reply,
 			return rc;
 		}
 	}
-	return 0;
+	rc = settle(ps);
+	if (rc < 0)
+		say(reply, len, "out of memory");
+	return rc;
 }
 
 /* The public entry points take the lock that dispatch takes: a producer's

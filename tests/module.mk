@@ -44,6 +44,7 @@ $(eval $(call unit,test_errors,tests/unit/test_errors.c,$(LIBSTRACE_A),NO_LDLIBS
 $(eval $(call unit,test_stack,tests/unit/test_stack.c,$(LIBSTRACE_A),NO_LDLIBS))
 $(eval $(call unit,test_stack_inline,tests/unit/test_stack_inline.c,$(LIBSTRACE_A),NO_LDLIBS))
 $(eval $(call unit,test_plugins,tests/unit/test_plugins.c,$(LIBSTRACE_A),NO_LDLIBS))
+$(eval $(call unit,test_control_lines,tests/unit/test_control_lines.c cli/control_lines.c,$(LIBSTRACE_A),NO_LDLIBS))
 $(eval $(call unit,test_format,tests/unit/test_format.c,$(READ_LINK),DECODER_LIBS))
 # the decoder
 $(foreach t,blockfile cpu demangle dwarf errata evvec flow image image_block image_cache image_cov insn_len packet parallel perfsym ref segment spread stream summary symbols sysnr timing tnt_cache walk walk_vec,$(eval $(call unit,test_decoder_$(t),tests/unit/test_decoder_$(t).c,$(DECODER_LINK),DECODER_LIBS)))
@@ -56,7 +57,7 @@ $(eval $(call unit,test_dlf,tests/unit/test_dlf.c,$(DLFCORE_A) $(DECODER_LINK),D
 $(eval $(call unit,test_tar,tests/unit/test_tar.c,$(PTPERF_A) $(LIBSTRACE_A),NO_LDLIBS))
 # the live capture, against fake sysfs, procfs and kernel rings
 $(foreach t,pmu proc rings session,$(eval $(call unit,test_live_$(t),tests/unit/test_live_$(t).c,$(CAPTURE_TEST_LINK),PTCAPTURE_LDLIBS)))
-$(eval $(call unit,test_live_cli,tests/unit/test_live_cli.c cli/capture_live.c cli/control.c cli/choice.c,$(PTPIPELINE_A) $(CAPTURE_TEST_LINK),PTCAPTURE_LDLIBS))
+$(eval $(call unit,test_live_cli,tests/unit/test_live_cli.c cli/capture_live.c cli/control.c cli/control_lines.c cli/choice.c,$(PTPIPELINE_A) $(CAPTURE_TEST_LINK),PTCAPTURE_LDLIBS))
 $(eval $(call unit,test_live_run,tests/unit/test_live_run.c,$(PTPIPELINE_A) $(CAPTURE_TEST_LINK),PTCAPTURE_LDLIBS))
 
 # --- plugins: the examples and the hosts' test variants (tests/plugins/) -----
@@ -72,7 +73,7 @@ TEST_TOOLS += $(O)/plugins/$(1).so
 endef
 $(foreach p,callcount latency slow,$(eval $(call plugin,$(p),tests/plugins/$(p).c)))
 $(eval $(call plugin,tee,tests/plugins/tee.c,$(LIBSTRACE_A)))
-PLUGIN_VARIANTS := auto stop crash empty probe noversion oldversion noinit initfail badpattern
+PLUGIN_VARIANTS := auto stop crash empty probe noversion oldversion noinit initfail badpattern many bus
 $(foreach v,$(PLUGIN_VARIANTS),$(eval $(call plugin,test-$(v),tests/plugins/testplug.c,,-D$(shell echo $(v) | tr a-z A-Z))))
 
 UNREGISTERED := $(filter-out $(UNIT_SOURCES),$(wildcard tests/unit/test_*.c))
@@ -102,7 +103,7 @@ $(eval $(call tool,$(O)/tests/pebs_insert,tests/decoder/pebs_insert.c,$(DECODER_
 $(eval $(call tool,$(O)/tests/live_victim,tests/live/victim.c,,PTHREAD))
 $(eval $(call tool,$(O)/tests/live_replay,tests/live/replay.c,$(PIPELINE_LINK),PIPELINE_LDLIBS))
 # the triggers and windows on this machine's kernel, PT simulated
-$(eval $(call tool,$(O)/tests/live_trigger,tests/live/trigger.c cli/capture_live.c cli/control.c cli/choice.c,$(PTPIPELINE_A) $(CAPTURE_TEST_LINK),PTCAPTURE_LDLIBS))
+$(eval $(call tool,$(O)/tests/live_trigger,tests/live/trigger.c cli/capture_live.c cli/control.c cli/control_lines.c cli/choice.c,$(PTPIPELINE_A) $(CAPTURE_TEST_LINK),PTCAPTURE_LDLIBS))
 $(eval $(call tool,$(O)/tests/live_calls,tests/live/calls.c,,NO_LDLIBS))
 
 # the call stacks of strace_stack against the truth of the stack pointer

@@ -204,12 +204,17 @@ int strace_plugins_new(const struct strace_plugins_opts *opts,
 /*
  * strace_plugins_load() - load spec, "FILE.so[:ARG,ARG...]" (FILE has
  * no ':'; one without '/' is looked up as dlopen does), bind its strace_on_TYPE
- * functions and call its init with the arguments.
+ * functions and call its init with the arguments. FILE with a '/' is
+ * checked before dlopen sees it: a regular file (not a FIFO, which would
+ * block dlopen), an ELF object not cut short. A bus error inside dlopen
+ * is caught (SIGBUS has a handler of the host only while dlopen runs);
+ * after one, no load succeeds in this process.
  * Returns 0.
  * Returns -STRACE_E_PLUGIN if it cannot be loaded: no such file, not a
- * plugin, another API version, an unknown pattern, init failed, a plugin
- * of that name is loaded already; err (len bytes) says which, and what
- * to do. Nothing stays loaded then.
+ * regular file, cut short, a bus error while loading, not a plugin,
+ * another API version, an unknown pattern, init failed, a plugin of that
+ * name is loaded already; err (len bytes) says which, and what to do.
+ * Nothing stays loaded then.
  * Returns -ENOMEM if memory runs out.
  */
 int strace_plugins_load(struct strace_plugins *ps, const char *spec,

@@ -14,14 +14,21 @@
 #   - a plugin that asks to stop: the host ends with status 0, and the ring
 #     is whole (ptrace-capture and perf still write every event);
 #   - bad plugins (missing file, no version symbol, another version, no
-#     init, init failing, an unknown pattern): a message that names the
-#     fault, exit status 2 (perf: its own failure), nothing read, no ring
-#     left behind;
+#     init, init failing, an unknown pattern; a FIFO, a device, a file cut
+#     short, a bus error inside dlopen): a message that names the plugin
+#     and the fault, exit status 2 (perf: its own failure), nothing read,
+#     no ring left behind, within a timeout (a FIFO hung dlopen);
 #   - a plugin that crashes inside a following reader: the writer and the
 #     other reader lose nothing;
 #   - ptrace-read --follow --control: load, list, enable, disable, unload
 #     and load again (fini ran, the plugin's state is new), with an ack or
-#     an err for each.
+#     an err for each; a FIFO or a file cut short refused by an err;
+#     the control channel's lines: a line longer than a command dropped
+#     whole (its tail once ran: a load was acked and loaded), a line with
+#     a NUL dropped whole (it stalled every later command), a stream
+#     without line ends given up, and the reader then still ends at
+#     SIGTERM; a --control that is no FIFO (/dev/zero spun at 100% CPU,
+#     deaf to SIGTERM) refused.
 T=plugins
 . "$(dirname "$0")/../e2e/lib.sh"
 cd "$top"
@@ -250,7 +257,17 @@ fi
 # --- bad plugins ------------------------------------------------------------
 "$PR" --generate 1000 -o "$work/gen.srb" --mode flight >/dev/null 2>&1
 [ -e "$work/gen.srb" ] || fail "bad/setup" "ptrace-read --generate made no ring"
+# dlopen blocked on a FIFO for a writer; a plugin cut short inside a
+# segment died of SIGBUS in dlopen (blamed on the ring by ptrace-read,
+# exit 135 and a ring left by ptrace-capture); test-bus's constructor
+# raises one inside dlopen, as a file cut short meanwhile would
+mkfifo "$work/fifo.so"
+head -c 4096 "$PL/callcount.so" >"$work/short.so"
 bad_cases=(
+	"fifo|$work/fifo.so|plugin $work/fifo.so: cannot load it: it is a FIFO"
+	"device|/dev/zero|plugin /dev/zero: cannot load it: it is a character device"
+	"short|$work/short.so|plugin $work/short.so: the file is cut short (4096 bytes"
+	"bus|$PL/test-bus.so|plugin $PL/test-bus.so: its load died of a bus error"
 	"missing|$PL/nothere.so|cannot load it"
 	"noversion|$PL/test-noversion.so|exports no strace_plugin_api_version"
 	"oldversion|$PL/test-oldversion.so|built for plugin API version 101"
@@ -261,7 +278,7 @@ bad_cases=(
 )
 for c in "${bad_cases[@]}"; do
 	IFS='|' read -r name spec msg <<<"$c"
-	"$PR" -f none --plugin "$spec" "$work/gen.srb" >"$work/bad.out" 2>&1
+	timeout 20 "$PR" -f none --plugin "$spec" "$work/gen.srb" >"$work/bad.out" 2>&1
 	rc=$?
 	if [ $rc = 2 ] && grep -qF "$msg" "$work/bad.out" &&
 	   ! grep -q "seq\|pid=" "$work/bad.out"; then
@@ -271,7 +288,7 @@ for c in "${bad_cases[@]}"; do
 	fi
 	[ ${#traces[@]} -gt 0 ] || continue
 	rm -f "$work/bad.srb"
-	"$CAP" -q -i "$O/corpus/${traces[0]}.data" -o "$work/bad.srb" \
+	timeout 20 "$CAP" -q -i "$O/corpus/${traces[0]}.data" -o "$work/bad.srb" \
 		--plugin "$spec" >"$work/bad.out" 2>&1
 	rc=$?
 	if [ $rc = 2 ] && grep -qF "$msg" "$work/bad.out" && [ ! -e "$work/bad.srb" ]; then
@@ -280,7 +297,7 @@ for c in "${bad_cases[@]}"; do
 		fail "bad/$name/capture" "exit $rc (want 2), ring left: $([ -e "$work/bad.srb" ] && echo yes || echo no): $(head -c 500 "$work/bad.out")"
 	fi
 	[ $have_perf = 1 ] || continue
-	perfdl script -i "$O/corpus/${traces[0]}.data" --itrace=b --dlfilter "$lib" \
+	PERFDL_TIMEOUT=20 perfdl script -i "$O/corpus/${traces[0]}.data" --itrace=b --dlfilter "$lib" \
 		--dlarg "ring=$work/bad.srb" --dlarg "plugin=$spec" >"$work/bad.out" 2>&1
 	rc=$?
 	if [ $rc != 0 ] && grep -qF "$msg" "$work/bad.out" && [ ! -e "$work/bad.srb" ]; then
@@ -302,6 +319,52 @@ if [ $rc = 2 ] && grep -q "give them with --plugin" "$work/bad.out"; then
 	pass "bad/no-ring-without-plugin"
 else
 	fail "bad/no-ring-without-plugin" "exit $rc: $(cat "$work/bad.out")"
+fi
+
+# --- a plugin named without a '/', in the current directory -----------------
+# (dlopen looks a bare name up in the library path, never here: it was
+# "cannot load it")
+mkdir -p "$work/cwd"
+cp "$PL/test-auto.so" "$work/cwd/mine.so"
+(cd "$work/cwd" && timeout 20 "$PR" -f none --plugin "mine.so:n=1,out=$work/cwd/out" \
+	"$work/gen.srb") >"$work/cwd/err" 2>&1
+rc=$?
+if [ $rc = 0 ] && grep -q "^calls 1 returns" "$work/cwd/out" 2>/dev/null; then
+	pass "bare-name-in-cwd"
+else
+	fail "bare-name-in-cwd" "exit $rc: $(head -c 300 "$work/cwd/err")"
+fi
+
+# --- a plugin that registers 8000 callbacks ----------------------------------
+# Each on() once rebuilt the whole table (O(registrations x types)): 8000
+# took 17 s. Now init's registrations are built once, at the end of the
+# load (a second is plenty; 5 s is only the hang guard). Every callback
+# runs once per call event, in registration order.
+ncall=$(( $("$PR" -f raw --types call "$work/gen.srb" | wc -c) / 32 ))
+t0=$(date +%s%N)
+timeout 5 "$PR" -f none --plugin "$PL/test-many.so:n=8000,out=$work/many.out" \
+	"$work/gen.srb" >"$work/many.err" 2>&1
+rc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+if [ $rc = 0 ] && [ $ncall -gt 0 ] &&
+   [ "$(cat "$work/many.out")" = "calls $((ncall * 8000)) returns 0 events 0" ]; then
+	pass "many/8000-callbacks-read"
+	echo "($T: 8000 registrations loaded and run in $ms ms)"
+else
+	fail "many/8000-callbacks-read" "exit $rc (124: over 5 s) after $ms ms, '$(cat "$work/many.out" 2>/dev/null)' (want calls $((ncall * 8000)) returns 0 events 0): $(head -c 300 "$work/many.err")"
+fi
+if [ ${#traces[@]} -gt 0 ]; then
+	t=${traces[0]}
+	ncall=$(( $("$PR" -f raw --types call "$work/$t.srb" | wc -c) / 32 ))
+	timeout 20 "$CAP" -q --names perf -i "$O/corpus/$t.data" --no-ring \
+		--plugin "$PL/test-many.so:n=8000,out=$work/many.out" >"$work/many.err" 2>&1
+	rc=$?
+	if [ $rc = 0 ] && [ $ncall -gt 0 ] &&
+	   [ "$(cat "$work/many.out")" = "calls $((ncall * 8000)) returns 0 events 0" ]; then
+		pass "many/8000-callbacks-capture"
+	else
+		fail "many/8000-callbacks-capture" "exit $rc, '$(cat "$work/many.out" 2>/dev/null)' (want calls $((ncall * 8000)) returns 0 events 0): $(head -c 300 "$work/many.err")"
+	fi
 fi
 
 # --- a plugin that crashes in a following reader ------------------------------
@@ -372,6 +435,8 @@ cmd "enable return" "ack;" enable
 cmd "enable bogus*" "err pattern 'bogus*' matches no event type*" enable-bad
 cmd "load $PL/nothere.so" "err plugin $PL/nothere.so: cannot load it*" load-missing
 cmd "load $PL/test-auto.so" "err*loaded already*" load-twice
+cmd "load $work/fifo.so" "err plugin $work/fifo.so: cannot load it: it is a FIFO*" load-fifo
+cmd "load $work/short.so" "err plugin $work/short.so: the file is cut short*" load-short
 sleep 0.5 # events meanwhile: returns, with "return" enabled again
 cmd "unload test-auto" "ack;" unload
 if grep -q "^calls 10 returns [1-9]" "$w/a1" 2>/dev/null; then
@@ -390,18 +455,66 @@ fi
 cmd "unload test-auto" "err no plugin named test-auto*" unload-missing
 cmd "frobnicate" "err unknown command 'frobnicate'*" unknown
 cmd "list" "ack;" list-empty
-kill -INT $reader
-wait $reader
-rrc=$?
+# 2000 bytes whose tail, after the first 1023, is a load: nothing loads
+long=$(printf '%*s' 1023 '' | tr ' ' x)"load $PL/test-auto.so:n=1,out=$w/tail"
+long=$(printf '%-2000s' "$long")
+cmd "$long" "err a line longer than 1023 bytes: dropped whole, not run*" long-line
+cmd "list" "ack;" long-line-tail-not-run
+# a NUL: its whole line answered by an err, and the next command runs
+printf 'list\0unload test-auto\n' >"$w/ctl"
+got=""
+read -r -t 20 got <&4
+case $got in
+"err a line with a NUL byte: dropped whole, not run"*) pass "control/nul-line" ;;
+*) fail "control/nul-line" "a line with a NUL answered '$got'" ;;
+esac
+cmd "list" "ack;" after-nul-line
+# bytes without an end: given up after 1 MiB (cat then dies of SIGPIPE)
+cat /dev/zero >"$w/ctl" 2>/dev/null &
+zero=$!
+pids+=($zero)
+# gone PID SECONDS: whether PID ended within SECONDS (else killed)
+gone() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	kill -9 "$1" 2>/dev/null
+	return 1
+}
+if gone $zero 20 && grep -q "more than 1048576 bytes without a line end: not a stream of commands" "$w/reader.out"; then
+	pass "control/endless-given-up"
+else
+	fail "control/endless-given-up" "the reader still reads zeros after 20 s: $(head -c 300 "$w/reader.out")"
+fi
+kill -TERM $reader
+if gone $reader 10; then
+	wait $reader
+	rrc=$?
+else
+	rrc="none: SIGTERM did not end it in 10 s"
+fi
 kill $gen 2>/dev/null
 wait $gen 2>/dev/null
 rm -f "$ring"
 exec 4<&-
-if [ $rrc = 0 ] || [ $rrc = 3 ]; then
+if [ "$rrc" = 0 ] || [ "$rrc" = 3 ]; then
 	pass "control/reader-ends"
 else
 	fail "control/reader-ends" "exit $rrc: $(head -c 500 "$w/reader.out")"
 fi
+
+# --control that is no FIFO: refused (/dev/zero was read forever)
+for c in /dev/zero "$work/gen.srb"; do
+	timeout -k 2 10 "$PR" --follow -f none --control "$c" "$work/gen.srb" >"$work/ctl.out" 2>&1
+	rc=$?
+	if [ $rc = 2 ] && grep -qF -- "--control $c: not a FIFO" "$work/ctl.out"; then
+		pass "control/not-a-fifo-${c##*/}"
+	else
+		fail "control/not-a-fifo-${c##*/}" "exit $rc (want 2; 124, 137: it ran on): $(head -c 300 "$work/ctl.out")"
+	fi
+done
 
 echo "($T: $nfail failed)"
 finish

@@ -17,6 +17,11 @@
  *   NOINIT      exports no strace_plugin_init
  *   INITFAIL    init returns -1
  *   BADPATTERN  registers "cal" (no such type) and ignores the error
+ *   BUS         its constructor reads a page of an empty file it
+ *               mapped: a bus error inside dlopen
+ *   MANY        registers n=N callbacks (default 8000) on "call", each
+ *               with its index as ctx; at fini "calls" counts their
+ *               calls and "events" the calls out of registration order
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -75,6 +80,33 @@ __attribute__((unused)) static void nothing(const struct strace_event *ev, void 
 	(void)ev;
 	(void)ctx;
 }
+
+#if defined(BUS)
+#include <sys/mman.h>
+
+__attribute__((constructor)) static void touch_past_the_end(void)
+{
+	FILE *f = tmpfile();
+	void *m = f ? mmap(NULL, 4096, PROT_READ, MAP_SHARED, fileno(f), 0)
+		    : MAP_FAILED;
+
+	if (m != MAP_FAILED)
+		(void)*(volatile const char *)m; /* SIGBUS: the file is empty */
+}
+#endif
+
+#if defined(MANY)
+static uint64_t next_ctx;
+
+/* the callbacks of one event come in registration order: 0, 1, ... n-1 */
+static void many_one(const struct strace_event *ev, void *ctx)
+{
+	(void)ev;
+	events += (uintptr_t)ctx != next_ctx;
+	next_ctx = ((uintptr_t)ctx + 1) % n;
+	calls++;
+}
+#endif
 
 #if defined(PROBE)
 static uint64_t second, enters, leaves, maxdepth;
@@ -152,6 +184,14 @@ int strace_plugin_init(struct strace_plugin_host *h, int argc, char **argv)
 	if (rc == 0 && !strcmp(arg_get(argc, argv, "on", "1"), "0"))
 		rc = h->disable(h, "*");
 	return rc;
+#elif defined(MANY)
+	n = strtoull(arg_get(argc, argv, "n", "8000"), NULL, 0);
+	for (uint64_t i = 0; i < n; i++) {
+		int rc = h->on(h, "call", many_one, (void *)(uintptr_t)i);
+		if (rc)
+			return rc;
+	}
+	return 0;
 #elif defined(INITFAIL)
 	fprintf(stderr, "%s: init fails, as this test plugin does\n", argv[0]);
 	return -1;

@@ -8,13 +8,24 @@
  *   - frame callbacks come with the stacks (depth, enters, leaves);
  *   - control commands: enable, disable, list, bad patterns, unknown
  *     commands, a second plugin of one name, unload and load again;
- *   - the table of callbacks: a disabled type calls nothing.
+ *   - the table of callbacks: a disabled type calls nothing;
+ *   - files dlopen must not see: a FIFO (it blocked dlopen), a device, a
+ *     plugin cut short inside a segment (it died of SIGBUS in dlopen),
+ *     refused first; a bus error inside dlopen (events/plugin_file.h,
+ *     bypassing that check, as a file cut short meanwhile would) named
+ *     as the plugin's, and no load after it (in a child process: the
+ *     loader may be left locked).
  */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "../harness.h"
+#include "events/plugin_file.h"
 #include "strace/error.h"
 #include "strace/plugin.h"
 
@@ -189,6 +200,103 @@ TEST(bad_specs)
 	strace_plugins_free(ps);
 	o.size = 1;
 	CHECK_INT(strace_plugins_new(&o, &ps), ==, -STRACE_E_BADARG);
+}
+
+/* dir: a new temporary directory; *short_so: the probe's first 4096
+ * bytes in it (its later segments past the end). Returns 0 or -1. */
+static int bad_files(char dir[64], char short_so[128])
+{
+	char buf[4096];
+	int in, out;
+	ssize_t n;
+
+	probe_path();
+	snprintf(dir, 64, "/tmp/test_plugins.XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(short_so, 128, "%s/short.so", dir);
+	in = open(probe, O_RDONLY | O_CLOEXEC);
+	out = open(short_so, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	n = in >= 0 && out >= 0 ? read(in, buf, sizeof(buf)) : -1;
+	if (n != (ssize_t)sizeof(buf) || write(out, buf, sizeof(buf)) != n)
+		n = -1;
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	return n < 0 ? -1 : 0;
+}
+
+TEST(fifo_device_and_short_file_refused)
+{
+	struct strace_plugins_opts o = {.size = sizeof(o)};
+	struct strace_plugins *ps;
+	char dir[64], short_so[128], fifo[128], err[1024], cmd[256];
+
+	if (bad_files(dir, short_so) < 0)
+		SKIP("no test-probe.so, or no temporary directory");
+	snprintf(fifo, sizeof(fifo), "%s/fifo.so", dir);
+	REQUIRE(mkfifo(fifo, 0600) == 0);
+	REQUIRE(strace_plugins_new(&o, &ps) == 0);
+	alarm(20); /* dlopen waited for the FIFO's writer forever */
+	CHECK_INT(strace_plugins_load(ps, fifo, err, sizeof(err)), ==,
+		  -STRACE_E_PLUGIN);
+	CHECK(strstr(err, fifo) && strstr(err, "is a FIFO, not a regular file"));
+	snprintf(cmd, sizeof(cmd), "load %s", fifo);
+	CHECK_INT(strace_plugins_control(ps, cmd, err, sizeof(err)), ==,
+		  -STRACE_E_PLUGIN);
+	CHECK(strstr(err, "is a FIFO") != NULL);
+	alarm(0);
+	CHECK_INT(strace_plugins_load(ps, "/dev/null", err, sizeof(err)), ==,
+		  -STRACE_E_PLUGIN);
+	CHECK(strstr(err, "is a character device") != NULL);
+	CHECK_INT(strace_plugins_load(ps, short_so, err, sizeof(err)), ==,
+		  -STRACE_E_PLUGIN);
+	CHECK(strstr(err, short_so) &&
+	      strstr(err, "the file is cut short (4096 bytes"));
+	CHECK_INT(strace_plugins_count(ps), ==, 0);
+	strace_plugins_free(ps);
+	unlink(fifo);
+	unlink(short_so);
+	rmdir(dir);
+}
+
+/* In a child: the bus error dlopen meets on short_so, then a refused
+ * load. Exit status: 0, or the number of the first failed check. */
+static int bus_child(const char *short_so)
+{
+	char err[1024] = "";
+
+	if (plugin_file_dlopen(short_so, RTLD_NOW | RTLD_LOCAL, err,
+			       sizeof(err)))
+		return 1;
+	if (!strstr(err, short_so) || !strstr(err, "died of a bus error"))
+		return 2;
+	if (plugin_file_dlopen(probe, RTLD_NOW | RTLD_LOCAL, err, sizeof(err)))
+		return 3;
+	if (!strstr(err, "an earlier plugin's load died of a bus error"))
+		return 4;
+	return 0;
+}
+
+TEST(bus_error_in_dlopen_named)
+{
+	char dir[64], short_so[128];
+	int status = -1;
+	pid_t pid;
+
+	if (bad_files(dir, short_so) < 0)
+		SKIP("no test-probe.so, or no temporary directory");
+	fflush(NULL);
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0)
+		_exit(bus_child(short_so));
+	REQUIRE(waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status)); /* not killed by SIGBUS */
+	CHECK_INT(WIFEXITED(status) ? WEXITSTATUS(status) : -1, ==, 0);
+	unlink(short_so);
+	rmdir(dir);
 }
 
 RUN_TESTS("test_plugins")
