@@ -47,7 +47,8 @@ synth() { # synth NAME [ptsynth options] -- runs $work/$prog
 # changed: auxtrace-cpu0 gives every AUXTRACE buffer cpu 0 (a per-CPU
 # recording); itrace-start-other-pid makes the first ITRACE_START name
 # another process; time-shift:N puts N in AUXTRACE_INFO's time_shift;
-# auxtrace-twice writes the first AUXTRACE record (and its data) twice.
+# auxtrace-twice writes the first AUXTRACE record (and its data) twice;
+# auxtrace-overlap splits it in two that overlap by 96 bytes.
 patch_records() {
 	python3 - "$@" <<'EOF'
 import struct, sys
@@ -57,9 +58,19 @@ asz, aoff, alen, off, size = struct.unpack_from("<QQQQQ", d, 16)
 p, done = off, False
 while p < off + size:
     typ, misc, sz = struct.unpack_from("<IHH", d, p)
-    if typ == 71 and what == "auxtrace-twice":
-        n = sz + struct.unpack_from("<Q", d, p + 8)[0]
-        d[p + n:p + n] = d[p:p + n]
+    if typ == 71 and what in ("auxtrace-twice", "auxtrace-overlap"):
+        aux, auxoff = struct.unpack_from("<QQ", d, p + 8)
+        n = sz + aux
+        if what == "auxtrace-twice":
+            new = d[p:p + n] * 2
+        else:  # two records, the second repeating the first's last 96 bytes
+            cut, rec, data = aux // 16 * 8, d[p:p + sz], d[p + sz:p + n]
+            a, b = bytearray(rec), bytearray(rec)
+            struct.pack_into("<QQ", a, 8, cut, auxoff)
+            struct.pack_into("<QQ", b, 8, aux - cut + 96, auxoff + cut - 96)
+            new = a + data[:cut] + b + data[cut - 96:]
+        d[p:p + n] = new
+        n = len(new) - n
         # what lies past the data moves by n: the feature sections'
         # table and offsets, the attributes and their ids
         end = off + size
@@ -233,6 +244,19 @@ for k in plt:plt.clean percpu:percpu; do
 			"events: $(wc -l <"$work/${k%%:*}-twice.jsonl") against $(wc -l <"$work/${k#*:}.jsonl")"
 	fi
 done
+# Two AUXTRACE records whose data overlap: the repeated bytes are skipped
+# and the rest joins the first, so the decode is the clean one
+patch_records "$work/plt.data" "$work/overlap.data" auxtrace-overlap
+decode "$work/overlap.data" overlap
+rc=$?
+if [ $rc -eq 0 ] && cmp -s "$work/plt.clean.jsonl" "$work/overlap.jsonl" &&
+	grep -q ": 96 bytes of AUX data at offset 0x[0-9a-f]* were in the trace before" "$work/overlap.err" &&
+	! grep -q "missing" "$work/overlap.err"; then
+	pass auxtrace-overlap
+else
+	fail auxtrace-overlap "exit $rc: $(cat "$work/overlap.err")" \
+		"$(diff "$work/plt.clean.jsonl" "$work/overlap.jsonl" | head -4)"
+fi
 # A per-CPU recording that names two processes (one ITRACE_START made to
 # name another pid, with nothing else about it): no longer refused (a
 # command that forks is decoded, tests/e2e/capture-fork.sh); the other
