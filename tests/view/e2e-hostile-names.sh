@@ -94,7 +94,7 @@ fi
 src=$(printf '%s/src\033[31m\nx.c' "$work")
 obj=$(printf '%s/obj\033[2J\r\nx' "$work")
 printf 'int f(int x) { return x * 3; }\nint main(void) { return f(2); }\n' >"$src"
-if cc -g -O0 -o "$obj" "$src" 2>/dev/null; then
+if command -v nm >/dev/null && cc -g -O0 -o "$obj" "$src" 2>/dev/null; then
 	main=$(nm "$obj" | awk '$3 == "main" { print "0x" $1 }')
 	"$tool" "$work/cov.srb" "$obj" "$main" 16 || fail cov-ring "hostile_ring failed"
 	view coverage "src?[31m?x.c:2" -f coverage "$work/cov.srb"
@@ -104,7 +104,7 @@ if cc -g -O0 -o "$obj" "$src" 2>/dev/null; then
 	n=$(grep -Evc '^(TN:|SF:|FN:|FNDA:|FNF:|FNH:|DA:|LF:|LH:|end_of_record$)' "$work/lcov.out")
 	[ "$n" -eq 0 ] && pass lcov/records || fail lcov/records "$n lines no record"
 else
-	skip coverage "cc -g failed"
+	skip coverage "no nm, or cc -g failed"
 fi
 
 # ptrace-read's message names the object escaped, on one line
