@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "cli/capture_live.h"
+#include "cli/view/view.h"
 #include "pt_backend/pipeline/pipeline.h"
 #include "strace/ring.h"
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/capture_live.h"
+#include "cli/view/view.h"
 #include "pt_backend/perf/perf.h"
 #include "strace/error.h"
 #include "strace/version.h"
@@ -35,7 +36,9 @@ static void on_warn(void *arg, const char *msg)
 				w->prog);
 		return;
 	}
-	fprintf(stderr, "%s: warning: %s\n", w->prog, msg);
+	fprintf(stderr, "%s: warning: ", w->prog);
+	view_fputs_clean(msg, stderr); /* paths of the bundle: one line */
+	fputc('\n', stderr);
 }
 
 int capture_archive_write(const char *prog, const char *perf,

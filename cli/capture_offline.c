@@ -230,10 +230,12 @@ static void say_no_thread(const char *input, uint32_t tid,
 	if (!st->nthreads)
 		fprintf(stderr, "it names no thread at all (no COMM "
 				"records): decode it without --tid\n");
-	for (uint32_t i = 0; i < st->nthreads && i < 8; i++)
-		fprintf(stderr, "%s%u (%s, pid %u)",
-			i ? ", " : "its threads are ", st->threads[i].tid,
-			st->threads[i].comm, st->threads[i].pid);
+	for (uint32_t i = 0; i < st->nthreads && i < 8; i++) {
+		fprintf(stderr, "%s%u (", i ? ", " : "its threads are ",
+			st->threads[i].tid);
+		view_fputs_clean(st->threads[i].comm, stderr);
+		fprintf(stderr, ", pid %u)", st->threads[i].pid);
+	}
 	if (st->nthreads > 8)
 		fprintf(stderr, " and %u more", st->nthreads - 8);
 	if (st->nthreads)

@@ -58,6 +58,15 @@ static void raw_error(int rc, const struct strace_raw_opts *o,
 			     "runs where its headers say: drop @BASE\n",
 			what);
 		return;
+	case STRACE_E_RAW_WRAP:
+		fprintf(stderr,
+			PROG ": %s %s: %llu bytes at 0x%llx wrap around the "
+			     "end of the 64-bit address space (the last "
+			     "address is 0xffffffffffffffff): give the ADDR "
+			     "the code ran at\n",
+			opt, what, (unsigned long long)f->size,
+			(unsigned long long)f->start);
+		return;
 	case STRACE_E_RAW_EMPTY:
 		fprintf(stderr, PROG ": %s %s: the file is empty\n", opt, what);
 		return;

@@ -69,7 +69,11 @@ void capture_on_warn(void *arg, const char *msg)
 	if (ui->shown)
 		fputc('\n', stderr);
 	ui->shown = 0;
-	fprintf(stderr, PROG ": warning: %s\n", msg);
+	/* the message names the trace's mappings and objects: one line
+	 * whatever their paths hold (the views' one rule) */
+	fputs(PROG ": warning: ", stderr);
+	view_fputs_clean(msg, stderr);
+	fputc('\n', stderr);
 }
 
 /* The progress line on a terminal, at most 5 times a second (the

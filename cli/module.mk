@@ -17,7 +17,7 @@ READ_SRCS := cli/ptrace-read.c cli/read_common.c cli/read_events.c \
 	cli/read_generate.c cli/read_stat.c cli/read_list.c cli/read_gc.c cli/read_types.c \
 	cli/read_inline.c cli/read_cov.c
 $(eval $(call program,$(O)/bin/ptrace-read,$(READ_SRCS) cli/choice.c cli/sample.c cli/ringmsg.c cli/pluginpath.c cli/control.c cli/control_lines.c,$(READ_LINK),DECODER_LIBS))
-$(eval $(call program,$(O)/bin/ptrace-capture,cli/ptrace-capture.c cli/capture_ring.c cli/capture_offline.c cli/capture_raw.c cli/capture_run_live.c cli/capture_archive.c cli/capture_live.c cli/ringmsg.c cli/control.c cli/control_lines.c cli/pluginpath.c cli/choice.c,$(PIPELINE_LINK),PIPELINE_LDLIBS))
+$(eval $(call program,$(O)/bin/ptrace-capture,cli/ptrace-capture.c cli/capture_ring.c cli/capture_offline.c cli/capture_raw.c cli/capture_run_live.c cli/capture_archive.c cli/capture_live.c cli/ringmsg.c cli/control.c cli/control_lines.c cli/pluginpath.c cli/choice.c,$(LIBSTRACE_VIEW_A) $(PIPELINE_LINK),PIPELINE_LDLIBS))
 
 BINS += $(O)/bin/ptrace-read $(O)/bin/ptrace-capture
 MANPAGES += docs/man/ptrace-read.1 docs/man/ptrace-capture.1

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -71,15 +72,28 @@ void catch_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
+/* A message is one line: the names and paths in it (a ring's, a
+ * trace's) shown by the views' one rule (view_fputs_clean()), so that a
+ * hostile name cannot split the line or move the cursor. */
 void err(const char *fmt, ...)
 {
+	char buf[8192], *m = buf;
 	va_list ap;
+	int n;
 
-	fputs(PROG ": ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	if (n >= (int)sizeof(buf) && (m = malloc((size_t)n + 1))) {
+		va_start(ap, fmt);
+		vsnprintf(m, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
+	fputs(PROG ": ", stderr);
+	view_fputs_clean(m ? m : buf, stderr);
 	fputc('\n', stderr);
+	if (m != buf)
+		free(m);
 }
 
 static const char usage_text[] =

@@ -391,6 +391,14 @@ static void write_brda(FILE *f, const struct obj *o, size_t i)
 
 /* The lcov records of o: a record per source file, its lines once each
  * (hit when any row of the line ran). rows sorted by file and line. */
+/* s and the line's end: names and paths from the objects by the views'
+ * one rule, so that none splits a record of the tracefile */
+static void line_str(const char *s, FILE *f)
+{
+	view_fputs_clean(s, f);
+	fputc('\n', f);
+}
+
 static void write_lcov(FILE *f, const struct obj *o)
 {
 	size_t i = 0, k = 0;
@@ -399,16 +407,18 @@ static void write_lcov(FILE *f, const struct obj *o)
 		const char *file = o->rows[i].file;
 		unsigned fnf = 0, fnh = 0, lf = 0, lh = 0;
 
-		fprintf(f, "TN:\nSF:%s\n", file);
+		fputs("TN:\nSF:", f);
+		line_str(file, f);
 		while (k < o->nfns && strcmp(o->fns[k].file, file) < 0)
 			k++;
 		for (size_t j = k; j < o->nfns && !strcmp(o->fns[j].file, file);
-		     j++)
-			fprintf(f, "FN:%u,%s\n", o->fns[j].line,
-				o->fns[j].name);
+		     j++) {
+			fprintf(f, "FN:%u,", o->fns[j].line);
+			line_str(o->fns[j].name, f);
+		}
 		for (; k < o->nfns && !strcmp(o->fns[k].file, file); k++) {
-			fprintf(f, "FNDA:%" PRIu64 ",%s\n", o->fns[k].entered,
-				o->fns[k].name);
+			fprintf(f, "FNDA:%" PRIu64 ",", o->fns[k].entered);
+			line_str(o->fns[k].name, f);
 			fnf++;
 			fnh += o->fns[k].entered > 0;
 		}
@@ -504,15 +514,20 @@ static int write_summary(FILE *f, const char *path, const struct obj *o)
 	for (size_t i = 0; i < o->nrows; i++)
 		byaddr[i] = &o->rows[i];
 	qsort(byaddr, o->nrows, sizeof(*byaddr), addr_cmp);
-	fprintf(f, "Object '%s'\n", path);
+	fputs("Object '", f);
+	view_fputs_clean(path, f);
+	fputs("'\n", f);
 	for (size_t k = 0; k < o->nfns; k++) {
 		unsigned lines, hit;
 		if (fn_lines(o, byaddr, &o->fns[k], &lines, &hit) < 0) {
 			free(byaddr);
 			return -ENOMEM;
 		}
-		fprintf(f, "Function '%s' (%s:%u, entered %" PRIu64 ")\n",
-			o->fns[k].name, o->fns[k].file, o->fns[k].line,
+		fputs("Function '", f);
+		view_fputs_clean(o->fns[k].name, f);
+		fputs("' (", f);
+		view_fputs_clean(o->fns[k].file, f);
+		fprintf(f, ":%u, entered %" PRIu64 ")\n", o->fns[k].line,
 			o->fns[k].entered);
 		if (lines)
 			fprintf(f, "Lines executed:%.2f%% of %u\n",

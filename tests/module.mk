@@ -108,6 +108,8 @@ $(eval $(call tool,$(O)/tests/live_calls,tests/live/calls.c,,NO_LDLIBS))
 
 # the call stacks of strace_stack against the truth of the stack pointer
 $(eval $(call tool,$(O)/tests/stackcmp,tests/stack/stackcmp.c,$(LIBSTRACE_A),NO_LDLIBS))
+# a ring with names that would inject into a terminal (tests/view/)
+$(eval $(call tool,$(O)/tests/hostile_ring,tests/view/hostile_ring.c,$(LIBSTRACE_A),NO_LDLIBS))
 $(eval $(call tool,$(O)/tests/stackfast,tests/stack/stackfast.c tests/stack/stack_nofast.c tests/stack/stack_counted.c,$(LIBSTRACE_A),NO_LDLIBS))
 
 # The corpus traces other tests use ($(O)/corpus/NAME.{data,truth,sideband},

@@ -82,14 +82,11 @@ _Static_assert(5 * 6 * NAME_MAX_BYTES + 2 * (6 * NAME_MAX_BYTES + 32) +
 		       FIELDS_LINE_MAX <= FMT_LINE_MAX,
 	       "a -F line fits where ptrace-read keeps room for one");
 
-/* s[0..len) for a text line: control bytes as '?' */
+/* s[0..len) for a text line, by the views' one rule (view_put_clean()) */
 static char *put_text(char *p, const char *s, size_t len)
 {
-	if (len > NAME_MAX_BYTES)
-		len = NAME_MAX_BYTES;
-	for (size_t i = 0; i < len; i++)
-		*p++ = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-	return p;
+	return view_put_clean(p, s, len < NAME_MAX_BYTES ? len : NAME_MAX_BYTES,
+			      NULL);
 }
 
 static char *put_json(char *p, const char *s, size_t len)

@@ -5,6 +5,7 @@
  * and kept padded so that format.c's hot path copies them in fixed steps.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,14 +101,108 @@ char *fmt_put_json_str(char *p, const char *s, size_t len)
 	return put_json_str(p, s, len);
 }
 
-/* Text form: control bytes (which would break the line) become '?'. */
+/* --- the one rule for names on a terminal or in a line format ---------- */
+
+/*
+ * The length of the character at s (at most n bytes) that a terminal
+ * shows as a character, or 0: not a C0 control (0x00-0x1f: a newline
+ * splits a line, ESC starts a sequence that moves the cursor), DEL, a
+ * C1 control (U+0080-U+009F: U+009B is a CSI of its own to some
+ * terminals), a noncharacter U+FFFE/U+FFFF (XML refuses them), nor a byte
+ * of invalid UTF-8 (a terminal in another charset reads 0x9b as CSI).
+ */
+static size_t shown_len(const unsigned char *s, size_t n)
+{
+	size_t len;
+
+	if (s[0] < 0x80)
+		return s[0] >= 0x20 && s[0] != 0x7f;
+	len = utf8_len(s, n);
+	if ((len == 2 && s[0] == 0xc2 && s[1] < 0xa0) ||
+	    (len == 3 && s[0] == 0xef && s[1] == 0xbf && s[2] >= 0xbe))
+		return 0;
+	return len;
+}
+
+/* Whether the 8 bytes of x are all printable ASCII (0x20-0x7e): a byte
+ * below 0x20 sets its top bit in x - 0x20.., 0x7f in x + 0x01.., one
+ * from 0x80 in x (a borrow or carry out of a byte comes only from a byte
+ * that is flagged itself) */
+static inline int ascii8(uint64_t x)
+{
+	return !(((x - 0x2020202020202020ull) | (x + 0x0101010101010101ull) |
+		  x) &
+		 0x8080808080808080ull);
+}
+
+char *view_put_clean(char *p, const char *str, size_t len, uint32_t *chars)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0, l;
+	uint32_t c = 0;
+	uint64_t x;
+
+	for (;;) {
+		/* most names are ASCII: 8 bytes a step */
+		while (i + 8 <= len && (memcpy(&x, s + i, 8), ascii8(x))) {
+			memcpy(p, &x, 8);
+			p += 8, i += 8, c += 8;
+		}
+		if (i == len)
+			break;
+		if (s[i] >= 0x20 && s[i] < 0x7f) {
+			*p++ = (char)s[i++];
+		} else if (!(l = shown_len(s + i, len - i))) {
+			*p++ = '?';
+			i++;
+		} else {
+			memcpy(p, s + i, l);
+			p += l, i += l;
+		}
+		c++;
+	}
+	if (chars)
+		*chars = c;
+	return p;
+}
+
+int view_is_clean(const char *str, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	uint64_t x;
+
+	for (size_t i = 0, l; i < len; i += l) {
+		if (i + 8 <= len && (memcpy(&x, s + i, 8), ascii8(x))) {
+			l = 8;
+			continue;
+		}
+		if (!(l = shown_len(s + i, len - i)))
+			return 0;
+	}
+	return 1;
+}
+
+void view_fputs_clean(const char *s, FILE *f)
+{
+	char buf[1024];
+
+	for (size_t n = strlen(s), k; n; n -= k, s += k) {
+		/* a chunk ends before a character, not inside it (which
+		 * would show a good character as '?') */
+		k = n < sizeof(buf) ? n : sizeof(buf);
+		for (int j = 0; j < 3 && k < n &&
+				((unsigned char)s[k] & 0xc0) == 0x80;
+		     j++)
+			k--;
+		fwrite(buf, 1, (size_t)(view_put_clean(buf, s, k, NULL) - buf),
+		       f);
+	}
+}
+
+/* Text form: the one rule above; the same length as the name. */
 static char *put_text_str(char *p, const char *str, size_t len)
 {
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)str[i];
-		*p++ = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-	}
-	return p;
+	return view_put_clean(p, str, len, NULL);
 }
 
 static int needs_json_escape(const char *str, size_t len)

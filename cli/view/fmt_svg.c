@@ -160,56 +160,13 @@ static uint64_t hash_u64(uint64_t x)
 	return x;
 }
 
-/* The length of the UTF-8 sequence at u[0..n) that XML takes as one
- * character, or 0. */
-static size_t utf8_char(const unsigned char *u, size_t n)
-{
-	size_t len;
-	uint32_t cp, min;
-
-	if (u[0] < 0x80)
-		return u[0] >= 0x20 && u[0] != 0x7f;
-	if (u[0] >= 0xc2 && u[0] <= 0xdf)
-		len = 2, cp = u[0] & 0x1fu, min = 0x80;
-	else if ((u[0] & 0xf0) == 0xe0)
-		len = 3, cp = u[0] & 0x0fu, min = 0x800;
-	else if (u[0] >= 0xf0 && u[0] <= 0xf4)
-		len = 4, cp = u[0] & 0x07u, min = 0x10000;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t j = 1; j < len; j++) {
-		if ((u[j] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (u[j] & 0x3fu);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ||
-	    cp == 0xfffe || cp == 0xffff || (cp >= 0x80 && cp < 0xa0))
-		return 0;
-	return len;
-}
-
-/* s[0..n) into d as XML may hold it (one '?' for each byte that is not
- * part of a character XML takes); returns the length, *chars the
- * characters. d has room for n bytes. */
+/* s[0..n) into d as XML may hold it: the views' one rule for names
+ * (view_put_clean(): a '?' for each byte that is not part of a character
+ * a terminal shows, which XML then takes too); returns the length, the
+ * same n, *chars the characters. */
 static size_t clean_name(char *d, const char *s, size_t n, uint32_t *chars)
 {
-	size_t i = 0, k = 0, len;
-	uint32_t c = 0;
-
-	while (i < n) {
-		len = utf8_char((const unsigned char *)s + i, n - i);
-		if (len) {
-			memcpy(d + k, s + i, len);
-			k += len, i += len;
-		} else {
-			d[k++] = '?', i++;
-		}
-		c++;
-	}
-	*chars = c;
-	return k;
+	return (size_t)(view_put_clean(d, s, n, chars) - d);
 }
 
 /* XML text of s[0..n) (a cleaned name) at p: at most 6 bytes a byte. */
@@ -639,10 +596,11 @@ static int write_box(struct svg *s, uint32_t name, uint64_t x, uint64_t w,
 			uint32_t c = 0;
 			len = 0;
 			while (c < (uint32_t)fit - 2) {
-				size_t l = utf8_char(
-					(const unsigned char *)str + len,
-					e->len - len);
-				len += l ? l : 1;
+				/* (a cleaned name: its lead bytes
+				 * say each character's length) */
+				unsigned char b = (unsigned char)str[len];
+				len += b < 0xc0 ? 1 : b < 0xe0 ? 2
+						 : b < 0xf0 ? 3 : 4;
 				c++;
 			}
 			cut = 1;

@@ -188,8 +188,8 @@ static inline __attribute__((always_inline)) char *copy_name(char *p, const char
  * The display forms of entry e: its whole string, or (base) a DSO's
  * file name without the directories. NULL when out of memory.
  */
-static __attribute__((noinline)) const struct fmt_name *
-display_make(struct fmt_names *dn, const struct strace_name *e, int base)
+__attribute__((noinline)) const struct fmt_name *
+fmt_display_make(struct fmt_names *dn, const struct strace_name *e, int base)
 {
 	uint8_t bit = base ? 2 : 1;
 	struct fmt_name *v;
@@ -240,7 +240,7 @@ display(struct fmt_names *dn, const struct strace_name *e, int base)
 				     (dn->made[e->id] & (base ? 2 : 1)),
 			     1))
 		return base ? &dn->base[e->id] : &dn->full[e->id];
-	return display_make(dn, e, base);
+	return fmt_display_make(dn, e, base);
 }
 
 /* --- per-type prefixes --------------------------------------------------- */

@@ -21,6 +21,15 @@ int fmt_name_make(struct fmt_names *dn, const char *s, size_t len,
 		  struct fmt_name *out);
 void fmt_names_fini(struct fmt_names *dn);
 
+/*
+ * fmt_display_make() - the display forms of entry e, made and kept in dn
+ * when first asked (base: a DSO's file name, without the directories).
+ * Returns them, or NULL when out of memory. The views keep their labels'
+ * text forms so (views_label.c).
+ */
+const struct fmt_name *fmt_display_make(struct fmt_names *dn,
+					const struct strace_name *e, int base);
+
 /* Number formatting, exposed for the tests: append, return the new end. */
 char *fmt_put_u64(char *p, uint64_t v);
 char *fmt_put_hex(char *p, uint64_t v); /* "0x..." lower case */

@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "strace/event.h"
 #include "strace/filter.h"
@@ -29,6 +30,24 @@
  * in big chunks. Messages about failures go to stderr, naming prog and
  * the file.
  */
+
+/*
+ * The one rule for names that a terminal or a line format shows (every
+ * view but JSON, Chrome's JSON, fxt and uftrace's files, which escape as
+ * their formats say, and the commands' messages): each byte that is not
+ * part of a character a terminal shows as one (C0 controls, DEL, C1
+ * controls, U+FFFE/U+FFFF, bytes of invalid UTF-8) becomes '?', so a name
+ * never splits a line nor moves the cursor; every other byte stays as it
+ * is (fmt_names.c).
+ *
+ * view_put_clean() - s[0..len) so at p: exactly len bytes. Returns the
+ * end; *chars (may be NULL) the characters written.
+ * view_is_clean() - whether the rule leaves s[0..len) as it is.
+ * view_fputs_clean() - the NUL-terminated s so to f (a message).
+ */
+char *view_put_clean(char *p, const char *s, size_t len, uint32_t *chars);
+int view_is_clean(const char *s, size_t len);
+void view_fputs_clean(const char *s, FILE *f);
 
 struct out {
 	int fd;

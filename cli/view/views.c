@@ -140,9 +140,7 @@ static char *tree_src(struct view *v, char *p, const struct strace_frame *f)
 	if (n > 512) /* within FMT_SRCLINE_ROOM */
 		n = 512;
 	memcpy(p, " /* ", 4);
-	p += 4;
-	for (size_t i = 0; i < n; i++)
-		*p++ = (unsigned char)file[i] < 0x20 ? '?' : file[i];
+	p = view_put_clean(p + 4, file, n, NULL);
 	return p + sprintf(p, ":%u */\n", line);
 }
 
@@ -777,6 +775,8 @@ int view_new(const struct view_opts *o, struct strace_names *names,
 	v->flt = flt;
 	v->checks = flt || o->depth || o->min_time;
 	v->out = out;
+	v->clean = o->kind == VIEW_TREE || o->kind == VIEW_REPORT ||
+		   o->kind == VIEW_FOLDED || o->kind == VIEW_SVG;
 	switch (o->kind) {
 	case VIEW_TREE:
 		cb.enter = tree_enter;
@@ -909,6 +909,7 @@ void view_free(struct view *v)
 	free(v->tsums);
 	free(v->map);
 	free(v->byid);
+	fmt_names_fini(&v->dn);
 	free(v->canon);
 	free(v->same);
 	free(v->paths);

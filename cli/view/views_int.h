@@ -69,6 +69,12 @@ struct view {
 	uint32_t tid_last;
 	uint8_t tid_len;
 	char tid_txt[32];
+	/* names shown by the views' one rule (view_put_clean()): the
+	 * tree, the report, folded stacks, svg (the other formats escape
+	 * as their own say); functions' names so, made once (dn: their
+	 * text forms, fmt_display_make()) */
+	int clean;
+	struct fmt_names dn;
 	/* labels of addresses without a symbol, direct-mapped */
 	struct {
 		uint64_t id;

@@ -8,6 +8,40 @@
 
 #include "views_int.h"
 
+/* s[0..len) at p, by the one rule where the view shows names so */
+static char *put_str(struct view *v, char *p, const char *s, size_t len)
+{
+	if (!v->clean) {
+		memcpy(p, s, len);
+		return p + len;
+	}
+	return view_put_clean(p, s, len, NULL);
+}
+
+/* A function's name by its names id (the per-line path), where the
+ * view shows names by the one rule: its text form made once (cleaned,
+ * padded), copied in 32-byte steps as format.c copies it */
+static inline char *put_fn_clean(struct view *v, char *p, uint64_t id)
+{
+	const struct fmt_names *dn = &v->dn;
+	const struct fmt_name *d;
+	const struct strace_name *fn;
+
+	if (__builtin_expect(!(id < dn->cap && (dn->made[id] & 1)), 0)) {
+		fn = strace_names_get(v->names, (uint32_t)id);
+		if (fn->len > FMT_NAME_MAX || /* cut: no "..." here */
+		    !(d = fmt_display_make(&v->dn, fn, 0)))
+			return put_str(v, p, fn->str,
+				       fn->len < FMT_NAME_MAX ? fn->len
+							      : FMT_NAME_MAX);
+	} else {
+		d = &dn->full[id];
+	}
+	for (uint32_t i = 0; i < d->text_len; i += 32)
+		memcpy(p + i, d->text + i, 32);
+	return p + d->text_len;
+}
+
 /* The name of a frame, or of a label id, into p (no more than 256 bytes
  * plus the name). */
 /* An inlined function's name (--inline), marked as each format's judge
@@ -26,8 +60,7 @@ static char *put_inlined(struct view *v, char *p, uint64_t id)
 		return p + 9;
 	}
 	len = fn->len < FMT_NAME_MAX ? fn->len : FMT_NAME_MAX;
-	memcpy(p, fn->str, len);
-	p += len;
+	p = put_str(v, p, fn->str, len);
 	if (v->o.kind == VIEW_TREE || v->o.kind == VIEW_REPORT) {
 		memcpy(p, " (inlined)", 10);
 		p += 10;
@@ -53,9 +86,9 @@ char *view_put_name_id(struct view *v, char *p, uint64_t id)
 		fn = strace_names_get(v->names, (uint32_t)(id - ID_SYSCALL) - 1);
 		len = fn->len < 64 ? fn->len : 64;
 		memcpy(p, "[syscall ", 9);
-		memcpy(p + 9, fn->str, len);
-		p[9 + len] = ']';
-		return p + 10 + len;
+		p = put_str(v, p + 9, fn->str, len);
+		*p = ']';
+		return p + 1;
 	}
 	if (id == ID_SIGNAL) {
 		memcpy(p, "[signal]", 8);
@@ -64,6 +97,8 @@ char *view_put_name_id(struct view *v, char *p, uint64_t id)
 	if (!(id & ID_UNKNOWN)) {
 		if (__builtin_expect(id >= ID_INLINED, 0))
 			return put_inlined(v, p, id);
+		if (v->clean)
+			return put_fn_clean(v, p, id);
 		fn = strace_names_get(v->names, (uint32_t)id);
 		len = fn->len < FMT_NAME_MAX ? fn->len : FMT_NAME_MAX;
 		memcpy(p, fn->str, len);
@@ -83,8 +118,7 @@ char *view_put_name_id(struct view *v, char *p, uint64_t id)
 		b = b ? b + 1 : dso->str;
 		len = strlen(b) < FMT_NAME_MAX ? strlen(b) : FMT_NAME_MAX;
 		*p++ = '[';
-		memcpy(p, b, len);
-		p += len;
+		p = put_str(v, p, b, len);
 		*p++ = ']';
 		*p++ = '+';
 		p = fmt_put_hex(p, strace_names_dso_offset(v->names, dso, addr));

@@ -103,9 +103,11 @@ static char *put_row_name(struct view *v, char *p, const struct row *r)
 			v->names ? strace_names_thread(v->names, (uint32_t)r->key)
 				 : NULL;
 		p += sprintf(p, "%u", (unsigned)r->key);
-		if (t)
-			p += sprintf(p, " %.*s", (int)(t->len < 256 ? t->len : 256),
-				     t->str);
+		if (t) {
+			*p++ = ' ';
+			p = view_put_clean(p, t->str,
+					   t->len < 256 ? t->len : 256, NULL);
+		}
 	} else if (v->o.by == VIEW_BY_DSO) {
 		if (IS_SYSCALL_ID(r->key) || r->key == ID_SIGNAL) {
 			p = view_put_name_id(v, p, r->key);
@@ -115,8 +117,8 @@ static char *put_row_name(struct view *v, char *p, const struct row *r)
 		} else {
 			const struct strace_name *d =
 				strace_names_get(v->names, (uint32_t)r->key);
-			p += sprintf(p, "%.*s",
-				     (int)(d->len < 1024 ? d->len : 1024), d->str);
+			p = view_put_clean(p, d->str,
+					   d->len < 1024 ? d->len : 1024, NULL);
 		}
 	} else {
 		p = view_put_name_id(v, p, r->key);
@@ -166,10 +168,10 @@ static char *put_row_src(struct view *v, char *p, const struct row *r)
 	n = strlen(file);
 	if (n > SRCLINE_FILE_MAX)
 		n = SRCLINE_FILE_MAX;
-	for (size_t i = 0; i < n; i++)
-		*p++ = (unsigned char)file[i] <= 0x20 || file[i] == 0x7f
-			       ? '?'
-			       : file[i];
+	view_put_clean(p, file, n, NULL);
+	for (size_t i = 0; i < n; i++, p++) /* a column: no blank in it */
+		if (*p == ' ')
+			*p = '?';
 	return p + sprintf(p, ":%u", line);
 }
 
@@ -232,7 +234,9 @@ int view_report_print(struct view *v)
 		*p++ = ' ';
 		if (dsocol) {
 			b = row_dso(v, r, &len);
-			p += sprintf(p, "%-*.*s  ", width, len, b);
+			p = view_put_clean(p, b, (size_t)len, NULL);
+			memset(p, ' ', (size_t)(width - len) + 2);
+			p += width - len + 2;
 		}
 		char *name = p;
 		p = put_row_name(v, p, r);

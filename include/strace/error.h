@@ -118,6 +118,8 @@ extern "C" {
 	  "a fixed-address (ET_EXEC) ELF file cannot be moved")                \
 	X(RAW_EMPTY, 4357, "raw_empty", "empty file")                          \
 	X(RAW_NOPSB, 4358, "raw_no_psb", "no PSB packet in the trace")         \
+	X(RAW_WRAP, 4359, "raw_wrap",                                          \
+	  "the section wraps around the end of the address space")            \
 	/* tar archives, bundles (ptrace-capture --archive) */                 \
 	X(TAR_HEADER, 4401, "tar_header",                                      \
 	  "not a tar archive, or a damaged one (a header's checksum is "       \

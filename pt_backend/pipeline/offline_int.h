@@ -209,7 +209,7 @@ int offline_space_slot(struct ctx *c, int s);
 void offline_add_done(struct ctx *c, uint64_t n);
 void offline_add_stats(struct ctx *c, struct strace_walker *walker,
 		       uint64_t events, uint64_t missing);
-int offline_cmp_abuf(const void *a, const void *b);
+void offline_sort_queue(struct ctx *c, struct queue *q);
 int offline_emit_cut(struct ctx *c, const struct queue *q, uint32_t tid,
 		     strace_emit_fn emit, void *arg);
 int offline_emit_losts(struct ctx *c, struct strace_sink *s, uint32_t tid,

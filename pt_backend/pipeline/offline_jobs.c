@@ -19,10 +19,14 @@
 
 /* --- decoding jobs ------------------------------------------------------ */
 
-int offline_cmp_abuf(const void *a, const void *b)
+/* by offset; of two at one offset the longer first, so that a repeat
+ * of the shorter lies inside it */
+static int cmp_abuf(const void *a, const void *b)
 {
 	const struct abuf *x = a, *y = b;
-	return x->offset < y->offset ? -1 : x->offset > y->offset;
+	if (x->offset != y->offset)
+		return x->offset < y->offset ? -1 : 1;
+	return x->size > y->size ? -1 : x->size < y->size;
 }
 
 /* A per-thread queue is named by its thread, a per-CPU one by its CPU. */
@@ -60,6 +64,45 @@ int offline_emit_losts(struct ctx *c, struct strace_sink *s, uint32_t tid,
 			return rc;
 	}
 	return 0;
+}
+
+/*
+ * q's AUX buffers sorted by offset, each byte of the AUX area once: a
+ * buffer that repeats bytes of those before it (an AUXTRACE record written
+ * twice, or two that overlap) loses the bytes it repeats, and is dropped
+ * when nothing is left, with a warning; decoding the bytes twice would
+ * give their events twice, and the difference of the offsets is no gap.
+ */
+void offline_sort_queue(struct ctx *c, struct queue *q)
+{
+	uint64_t end = 0;
+	size_t n = 0;
+
+	qsort(q->v, q->n, sizeof(*q->v), cmp_abuf);
+	for (size_t i = 0; i < q->n; i++) {
+		struct abuf b = q->v[i];
+		if (n && b.offset < end) {
+			uint64_t rep = end - b.offset < b.size ? end - b.offset
+							       : b.size;
+			offline_warn(c,
+				     "%s %u: %llu bytes of AUX data at offset "
+				     "0x%llx were in the trace before (an "
+				     "AUXTRACE record written twice, or two "
+				     "that overlap): decoded once, the repeat "
+				     "skipped",
+				     queue_what(q), queue_who(q),
+				     (unsigned long long)rep,
+				     (unsigned long long)b.offset);
+			offline_add_done(c, rep);
+			if (rep == b.size)
+				continue;
+			b.data += rep, b.size -= rep, b.offset += rep;
+		}
+		if (b.offset + b.size > end)
+			end = b.offset + b.size;
+		q->v[n++] = b;
+	}
+	q->n = n;
 }
 
 /*
@@ -212,7 +255,7 @@ static int walk_queue(struct ctx *c, struct queue *q,
 	uint64_t len;
 	int rc = 0;
 
-	qsort(q->v, q->n, sizeof(*q->v), offline_cmp_abuf);
+	offline_sort_queue(c, q);
 	for (size_t i = 0; i < q->n;) {
 		size_t first = i;
 		rc = offline_next_run(c, q, &i, &joined, &data, &len, emit,

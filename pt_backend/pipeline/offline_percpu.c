@@ -570,7 +570,7 @@ int offline_decode_percpu(struct ctx *c)
 		rc = cpu_epochs(c, &ce[i], pid, &fallback);
 		if (rc < 0)
 			goto out;
-		qsort(q->v, q->n, sizeof(*q->v), offline_cmp_abuf);
+		offline_sort_queue(c, q);
 	}
 
 	/* Merge by time (ties: CPU order) through one sink. */

@@ -235,6 +235,7 @@ struct strace_raw_fault {
 	int other;    /* STRACE_E_RAW_OVERLAP: the section it overlaps */
 	uint64_t file_size; /* STRACE_E_RAW_RANGE: the file's size */
 	uint64_t start, end; /* STRACE_E_RAW_OVERLAP: the overlapping range */
+	uint64_t size; /* STRACE_E_RAW_WRAP: the bytes from start that wrap */
 };
 
 /*

@@ -93,8 +93,11 @@ static int push_range(struct rctx *c, uint64_t start, uint64_t len,
 			return -ENOMEM;
 		c->r = p;
 	}
-	if (start + len < start)
-		return -STRACE_E_RAW_RANGE;
+	if (start + len < start) {
+		c->fault->start = start;
+		c->fault->size = len;
+		return -STRACE_E_RAW_WRAP;
+	}
 	c->r[c->n++] = (struct range){start, start + len, pgoff, sec, exec};
 	return 0;
 }
@@ -153,6 +156,12 @@ static int elf_ranges(struct rctx *c, int sec, int fd, uint64_t fsize)
 			break;
 		}
 		uint64_t bias = eh.e_type == ET_DYN ? s->addr : 0;
+		if (bias + ph.p_vaddr < bias) { /* wraps before its bytes do */
+			c->fault->start = bias;
+			c->fault->size = ph.p_vaddr + ph.p_filesz;
+			rc = -STRACE_E_RAW_WRAP;
+			break;
+		}
 		rc = push_range(c, bias + ph.p_vaddr, ph.p_filesz, ph.p_offset,
 				sec, !!(ph.p_flags & PF_X));
 		loads++;

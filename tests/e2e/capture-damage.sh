@@ -46,16 +46,43 @@ synth() { # synth NAME [ptsynth options] -- runs $work/$prog
 # patch_records IN OUT WHAT: a copy of perf.data IN with its records
 # changed: auxtrace-cpu0 gives every AUXTRACE buffer cpu 0 (a per-CPU
 # recording); itrace-start-other-pid makes the first ITRACE_START name
-# another process; time-shift:N puts N in AUXTRACE_INFO's time_shift.
+# another process; time-shift:N puts N in AUXTRACE_INFO's time_shift;
+# auxtrace-twice writes the first AUXTRACE record (and its data) twice;
+# auxtrace-overlap splits it in two that overlap by 96 bytes.
 patch_records() {
 	python3 - "$@" <<'EOF'
 import struct, sys
 src, dst, what = sys.argv[1:4]
 d = bytearray(open(src, "rb").read())
-off, size = struct.unpack_from("<QQ", d, 40)  # the data section
+asz, aoff, alen, off, size = struct.unpack_from("<QQQQQ", d, 16)
 p, done = off, False
 while p < off + size:
     typ, misc, sz = struct.unpack_from("<IHH", d, p)
+    if typ == 71 and what in ("auxtrace-twice", "auxtrace-overlap"):
+        aux, auxoff = struct.unpack_from("<QQ", d, p + 8)
+        n = sz + aux
+        if what == "auxtrace-twice":
+            new = d[p:p + n] * 2
+        else:  # two records, the second repeating the first's last 96 bytes
+            cut, rec, data = aux // 16 * 8, d[p:p + sz], d[p + sz:p + n]
+            a, b = bytearray(rec), bytearray(rec)
+            struct.pack_into("<QQ", a, 8, cut, auxoff)
+            struct.pack_into("<QQ", b, 8, aux - cut + 96, auxoff + cut - 96)
+            new = a + data[:cut] + b + data[cut - 96:]
+        d[p:p + n] = new
+        n = len(new) - n
+        # what lies past the data moves by n: the feature sections'
+        # table and offsets, the attributes and their ids
+        end = off + size
+        moved = lambda at: at + n if at >= end else at
+        struct.pack_into("<Q", d, 48, size + n)
+        for k in range(sum(bin(b).count("1") for b in d[72:104])):
+            t = end + n + 16 * k
+            struct.pack_into("<Q", d, t, moved(struct.unpack_from("<Q", d, t)[0]))
+        struct.pack_into("<Q", d, 24, moved(aoff))
+        for a in range(moved(aoff) + asz - 16, moved(aoff) + alen, asz):
+            struct.pack_into("<Q", d, a, moved(struct.unpack_from("<Q", d, a)[0]))
+        break
     if typ == 71 and what == "auxtrace-cpu0":
         # PERF_RECORD_AUXTRACE: size, offset, reference, idx, tid, cpu
         struct.pack_into("<I", d, p + 8 + 32, 0)
@@ -199,6 +226,36 @@ if decode "$work/percpu.data" percpu &&
 	pass per-cpu-one-buffer
 else
 	fail per-cpu-one-buffer "$(cat "$work/percpu.err"; diff <(noseq "$work/plt.clean.jsonl") <(noseq "$work/percpu.jsonl") | head -5)"
+fi
+# An AUXTRACE record written twice (per thread and per CPU): its bytes
+# are decoded once, and the repeat is told as a repeat, never as a gap
+# ("18446744073709527904 bytes of AUX data missing": the overlap as an
+# unsigned gap, and every event twice)
+for k in plt:plt.clean percpu:percpu; do
+	patch_records "$work/${k%%:*}.data" "$work/${k%%:*}-twice.data" auxtrace-twice
+	decode "$work/${k%%:*}-twice.data" "${k%%:*}-twice"
+	rc=$?
+	if [ $rc -eq 0 ] && cmp -s "$work/${k#*:}.jsonl" "$work/${k%%:*}-twice.jsonl" &&
+		grep -q ": [0-9]* bytes of AUX data at offset 0x0 were in the trace before (an AUXTRACE record written twice, or two that overlap): decoded once, the repeat skipped" "$work/${k%%:*}-twice.err" &&
+		! grep -q "missing" "$work/${k%%:*}-twice.err"; then
+		pass "auxtrace-twice/${k%%:*}"
+	else
+		fail "auxtrace-twice/${k%%:*}" "exit $rc: $(cat "$work/${k%%:*}-twice.err")" \
+			"events: $(wc -l <"$work/${k%%:*}-twice.jsonl") against $(wc -l <"$work/${k#*:}.jsonl")"
+	fi
+done
+# Two AUXTRACE records whose data overlap: the repeated bytes are skipped
+# and the rest joins the first, so the decode is the clean one
+patch_records "$work/plt.data" "$work/overlap.data" auxtrace-overlap
+decode "$work/overlap.data" overlap
+rc=$?
+if [ $rc -eq 0 ] && cmp -s "$work/plt.clean.jsonl" "$work/overlap.jsonl" &&
+	grep -q ": 96 bytes of AUX data at offset 0x[0-9a-f]* were in the trace before" "$work/overlap.err" &&
+	! grep -q "missing" "$work/overlap.err"; then
+	pass auxtrace-overlap
+else
+	fail auxtrace-overlap "exit $rc: $(cat "$work/overlap.err")" \
+		"$(diff "$work/plt.clean.jsonl" "$work/overlap.jsonl" | head -4)"
 fi
 # A per-CPU recording that names two processes (one ITRACE_START made to
 # name another pid, with nothing else about it): no longer refused (a

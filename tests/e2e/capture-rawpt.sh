@@ -177,6 +177,10 @@ bad raw-bad-size 2 "expected BIN" --pt "$work/straddle.pt" --raw "$c:0x1-@0x1000
 bad raw-zero-size 2 "expected BIN" --pt "$work/straddle.pt" --raw "$c:0-0@0x1000"
 bad raw-bad-addr 2 "expected BIN" --pt "$work/straddle.pt" --raw "$c@zz"
 bad raw-past-end 1 "the file has 17 bytes" --pt "$work/straddle.pt" --raw "$c:4-20@0x1000"
+# an ADDR whose section wraps around the end of the address space is
+# told so (it was "past the end of the file", which it is not)
+bad raw-wraps 1 "raw $c: 17 bytes at 0xfffffffffffffff8 wrap around the end of the 64-bit address space" \
+	--pt "$work/straddle.pt" --raw "$c@0xfffffffffffffff8"
 bad no-section 2 "--pt needs the code" --pt "$work/straddle.pt"
 bad raw-without-pt 2 "go with --pt" --raw "$c@0x1000" -i "$work/x.data"
 bad bad-cpu 2 "expected FAMILY/MODEL" --pt "$work/straddle.pt" --raw "$c@0x1000" --cpu 6
@@ -192,5 +196,11 @@ if cc -no-pie -o "$work/nopie" "$work/nopie.c" 2>/dev/null; then
 	bad elf-exec-base 1 "drop @BASE" --pt "$work/straddle.pt" --elf "$work/nopie@0x1000"
 else
 	echo "SKIP: capture-rawpt/bad-elf-exec-base (cc -no-pie failed)"
+fi
+if cc -pie -fPIE -o "$work/pie" "$work/nopie.c" 2>/dev/null; then
+	bad elf-wraps 1 "elf $work/pie: [0-9]* bytes at 0xfffffffffffff000 wrap around the end of the 64-bit address space" \
+		--pt "$work/straddle.pt" --elf "$work/pie@0xfffffffffffff000"
+else
+	echo "SKIP: capture-rawpt/bad-elf-wraps (cc -pie failed)"
 fi
 finish

@@ -109,12 +109,19 @@ TEST(escape)
 	name_json("t\tn\nr\r", 6, "t\\tn\\nr\\r", "t?n?r?");
 	name_json("\x01\x1f", 2, "\\u0001\\u001f", "??");
 	name_json("x\0y", 3, "x\\u0000y", "x?y");
-	/* valid UTF-8 passes through; a stray byte becomes \u00XX */
+	/* valid UTF-8 passes through; a stray byte becomes \u00XX in JSON,
+	 * '?' in text (the views' one rule: a terminal in another charset
+	 * takes 0x9b for CSI) */
 	name_json("unicod\xc3\xa9", 8, "unicod\xc3\xa9", "unicod\xc3\xa9");
-	name_json("bad\xff", 4, "bad\\u00ff", "bad\xff");
-	name_json("\xc3", 1, "\\u00c3", "\xc3");      /* cut sequence */
+	name_json("bad\xff", 4, "bad\\u00ff", "bad?");
+	name_json("\xc3", 1, "\\u00c3", "?");      /* cut sequence */
 	name_json("\xed\xa0\x80", 3, "\\u00ed\\u00a0\\u0080",
-		  "\xed\xa0\x80"); /* surrogate */
+		  "???"); /* surrogate */
+	/* DEL, ESC; a C1 control (U+009B, CSI) and U+FFFF are UTF-8 that
+	 * JSON takes as they are, and no character a terminal shows */
+	name_json("d\x7f\x1b[2J", 6, "d\\u007f\\u001b[2J", "d??[2J");
+	name_json("c\xc2\x9b" "1m", 5, "c\xc2\x9b" "1m", "c??1m");
+	name_json("n\xef\xbf\xbf", 4, "n\xef\xbf\xbf", "n???");
 }
 
 TEST(long_name_cut)
