@@ -14,13 +14,16 @@
  * its checksum or breaks any bound is not used (the caller decodes as if
  * there were none and writes a good one).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "decoder/blockfile.h"
@@ -33,6 +36,9 @@
  * under way) */
 #define BC_VERSION 6
 #define BC_MAX_BYTES (256u << 20)
+/* a temporary file older than this is a killed decode's, whatever its
+ * PID (which another process may have by now) */
+#define BC_TMP_STALE_SECONDS 3600
 
 struct bc_header {
 	char magic[8];
@@ -261,6 +267,44 @@ int strace_blockfile_seal(void *buf, size_t len,
 	return 0;
 }
 
+/* dir opened (a directory; its path may pass through links) and
+ * checked: the effective user's, and no one else may write into it. Its
+ * files are then opened relative to the descriptor, so that the
+ * directory checked is the one used even if a directory above it
+ * changes. Returns the descriptor, -errno, or -EPERM (another user's, or
+ * writable by group or others: *st, when st is given, says which). */
+static int open_dir(const char *dir, struct stat *st)
+{
+	struct stat z;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (!st)
+		st = &z;
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st) < 0) {
+		int rc = -errno;
+		close(fd);
+		return rc;
+	}
+	if (st->st_uid != geteuid() || (st->st_mode & (S_IWGRP | S_IWOTH))) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+int strace_cache_dir_check(const char *dir, struct stat *st)
+{
+	int fd = open_dir(dir, st);
+
+	if (fd == -EPERM)
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
 /* the cache file of key under dir, mapped whole at *buf. Returns 0,
  * -errno, -STRACE_E_BADARG (not a regular file, too small or big). */
 static int map_file(const char *dir, const struct strace_blockfile_key *key,
@@ -269,14 +313,21 @@ static int map_file(const char *dir, const struct strace_blockfile_key *key,
 	char path[4096];
 	struct stat st;
 	void *p;
-	int fd;
+	int fd, dfd;
 
 	*buf = NULL;
 	if (!strace_blockfile_path(path, sizeof(path), dir, key))
 		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	dfd = open_dir(dir, NULL);
+	if (dfd < 0)
+		return dfd == -EPERM ? -ENOENT : dfd;
+	/* a link is not followed (the file is rebuilt: the rename replaces
+	 * the link, not what it points to) */
+	fd = openat(dfd, path + strlen(dir) + 1,
+		    O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	close(dfd);
 	if (fd < 0)
-		return -errno;
+		return errno == ELOOP ? -STRACE_E_BADARG : -errno;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
 	    st.st_size < (off_t)sizeof(struct bc_header) ||
 	    st.st_size > (off_t)BC_MAX_BYTES) {
@@ -408,7 +459,8 @@ int strace_blockfile_write(const char *dir,
 	size_t len, off;
 	uint8_t *buf;
 	char path[4096], tmp[4200];
-	int fd, rc = 0;
+	const char *name;
+	int fd = -1, dfd, rc = 0;
 
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, BC_MAGIC, 8);
@@ -448,14 +500,31 @@ int strace_blockfile_write(const char *dir,
 		return -ENAMETOOLONG;
 	}
 	rc = make_dir(dir);
-	/* a file of our own, renamed over the old one: a reader sees the
-	 * old file or the new, whole */
-	snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid());
-	fd = rc ? -1 : open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			    0600);
-	if (fd < 0) {
+	dfd = rc ? rc : open_dir(dir, NULL);
+	if (dfd < 0) {
 		free(buf);
-		return rc ? rc : -errno;
+		return dfd;
+	}
+	name = path + strlen(dir) + 1;
+	/* a file of our own, renamed over the old one: a reader sees the
+	 * old file or the new, whole. Made new (O_EXCL: never a file or a
+	 * link already there, which it would write through); what is at
+	 * our PID's name is a dead decode's (that PID is ours now), removed
+	 * (a link itself, not what it points to) for a second try */
+	snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", name, (long)getpid());
+	for (int again = 0; again < 2; again++) {
+		fd = openat(dfd, tmp,
+			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    0600);
+		if (fd >= 0 || errno != EEXIST ||
+		    unlinkat(dfd, tmp, 0) < 0)
+			break;
+	}
+	if (fd < 0) {
+		rc = -errno;
+		close(dfd);
+		free(buf);
+		return rc;
 	}
 	for (off = 0; off < len;) {
 		ssize_t n = write(fd, buf + off, len - off);
@@ -469,10 +538,61 @@ int strace_blockfile_write(const char *dir,
 	}
 	if (close(fd) < 0 && !rc)
 		rc = -errno;
-	if (!rc && rename(tmp, path) < 0)
+	if (!rc && renameat(dfd, tmp, dfd, name) < 0)
 		rc = -errno;
 	if (rc)
-		unlink(tmp);
+		unlinkat(dfd, tmp, 0);
+	close(dfd);
 	free(buf);
 	return rc;
+}
+
+/* name is a temporary file of ours (BUILDID[.OPTS].blocks.PID.tmp): its
+ * PID, or 0 */
+static long tmp_pid(const char *name)
+{
+	size_t n = strlen(name);
+	const char *dot;
+	char *end;
+	long pid;
+
+	if (n < 12 || strcmp(name + n - 4, ".tmp"))
+		return 0;
+	dot = memrchr(name, '.', n - 4);
+	if (!dot || dot - name < 7 || memcmp(dot - 7, ".blocks", 7))
+		return 0;
+	pid = strtol(dot + 1, &end, 10);
+	return end == name + n - 4 && pid > 0 ? pid : 0;
+}
+
+int strace_blockfile_sweep(const char *dir)
+{
+	time_t now = time(NULL);
+	struct dirent *de;
+	int dfd = open_dir(dir, NULL), n = 0;
+	DIR *d;
+
+	if (dfd < 0)
+		return dfd == -ENOENT ? 0 : dfd;
+	d = fdopendir(dfd);
+	if (!d) {
+		int rc = -errno;
+		close(dfd);
+		return rc;
+	}
+	while ((de = readdir(d))) {
+		long pid = tmp_pid(de->d_name);
+		struct stat st;
+		if (!pid ||
+		    fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		/* its decode is dead (a PID of ours that no process has),
+		 * or it is older than any decode writes a file for */
+		if ((kill((pid_t)pid, 0) < 0 && errno == ESRCH) ||
+		    now - st.st_mtime > BC_TMP_STALE_SECONDS)
+			if (unlinkat(dfd, de->d_name, 0) == 0)
+				n++;
+	}
+	closedir(d);
+	return n;
 }

@@ -229,6 +229,10 @@ int strace_objcache_save(struct strace_objcache *c,
 	if (!st)
 		st = &z;
 	memset(st, 0, sizeof(*st));
+	/* what decodes killed while writing left behind (a warm decode
+	 * writes nothing, but clears them too) */
+	if (c->dir)
+		(void)strace_blockfile_sweep(c->dir);
 	pthread_mutex_lock(&c->lock);
 	for (struct object *o = c->objs; o; o = o->next) {
 		int rc;

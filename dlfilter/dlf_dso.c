@@ -156,6 +156,9 @@ void dlf_dso_cache_add(struct dso *x, uint64_t off,
  * file): what was read and what was decoded, together. */
 void dlf_dso_cache_save(struct strace_dlf *d)
 {
+	/* what decodes killed while writing left behind */
+	if (d->cache_dir[0])
+		(void)strace_blockfile_sweep(d->cache_dir);
 	for (size_t i = 1; i < d->ndsos; i++) {
 		struct dso *x = &d->dsos[i];
 		struct strace_blockfile c = {0};
