@@ -5,7 +5,7 @@
  * object and symbol options, written after a decode and read by the next.
  *
  * A file is: a header (what it was made from: the object's build-id, size
- * and mtime, the symbol options; the counts; a checksum of everything
+ * and mtime, the symbol options, the debug file its symbols came from; the counts; a checksum of everything
  * else), then the block summaries as image_block.c keeps them, the
  * symbols, the perf 6.1 lookup points and a pool of NUL-terminated names,
  * each section 8-byte aligned. Native byte order: the file never leaves
@@ -34,7 +34,7 @@
  * 16-bit blocks are kept beside 64-bit ones; 6: JMPABS, ERETS, ERETU and
  * UIRET are branches (files of either 5 were made while both changes were
  * under way) */
-#define BC_VERSION 6
+#define BC_VERSION 7 /* 7: the debug file in the key */
 #define BC_MAX_BYTES (256u << 20)
 /* a temporary file older than this is a killed decode's, whatever its
  * PID (which another process may have by now) */
@@ -49,9 +49,11 @@ struct bc_header {
 	uint64_t size, mtime_sec, mtime_nsec;
 	uint64_t nblocks, nsyms, niv, pool_len;
 	uint32_t flags, pad;
+	uint64_t debug_path_hash, debug_size, debug_mtime_sec,
+		debug_mtime_nsec;
 };
 #define BC_HAS_SYMS 1u
-_Static_assert(sizeof(struct bc_header) == 160, "docs/cache.md gives 160");
+_Static_assert(sizeof(struct bc_header) == 192, "docs/cache.md gives 192");
 _Static_assert(sizeof(struct strace_blockfile_block) == 48 &&
 		       sizeof(struct strace_blockfile_sym) == 40 &&
 		       sizeof(struct strace_blockfile_point) == 16,
@@ -183,7 +185,11 @@ int strace_blockfile_parse(const void *data, size_t len,
 		     h.size != want->size ||
 		     h.mtime_sec != want->mtime_sec ||
 		     h.mtime_nsec != want->mtime_nsec ||
-		     h.symopts != want->symopts))
+		     h.symopts != want->symopts ||
+		     h.debug_path_hash != want->debug_path_hash ||
+		     h.debug_size != want->debug_size ||
+		     h.debug_mtime_sec != want->debug_mtime_sec ||
+		     h.debug_mtime_nsec != want->debug_mtime_nsec))
 		return -ESTALE;
 	if (verify && checksum(buf, len) != h.checksum)
 		return -STRACE_E_BADARG;
@@ -250,6 +256,10 @@ static void set_key(struct bc_header *h, const struct strace_blockfile_key *key)
 	h->size = key->size;
 	h->mtime_sec = key->mtime_sec;
 	h->mtime_nsec = key->mtime_nsec;
+	h->debug_path_hash = key->debug_path_hash;
+	h->debug_size = key->debug_size;
+	h->debug_mtime_sec = key->debug_mtime_sec;
+	h->debug_mtime_nsec = key->debug_mtime_nsec;
 }
 
 int strace_blockfile_seal(void *buf, size_t len,

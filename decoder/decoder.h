@@ -594,6 +594,12 @@ struct strace_blockfile_key {
 	size_t idn;
 	uint64_t size, mtime_sec, mtime_nsec; /* the object file's */
 	uint32_t symopts;
+	/* the separate debug file its symbols came from (all 0: none):
+	 * a hash of its path, its size and mtime (its build-id is the
+	 * object's), so that one installed, removed or changed since makes
+	 * the file stale */
+	uint64_t debug_path_hash, debug_size, debug_mtime_sec,
+		debug_mtime_nsec;
 };
 
 /* A cache file's contents (pointers into its bytes; the symbols and

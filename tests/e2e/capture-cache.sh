@@ -344,4 +344,40 @@ else
 	fail stale-temporaries-removed "$(ls "$home/strace")"
 fi
 rm -f "$home/strace/$first.$$.tmp"
+# --- the debug file in the key --------------------------------------------
+# a stripped program whose .gnu_debuglink file is installed after the
+# first decode (a -dbgsym package): the warm decode names its functions
+# from it, as --no-cache does, not as the cold decode did without it
+exe=$(O=$O "$corpus" bin fptr)
+mkdir -p "$work/dbg/.debug"
+cp "$exe" "$work/dbg/dl"
+if ! (cd "$work/dbg" && objcopy --only-keep-debug dl .debug/dl.dbg &&
+	strip --strip-all dl && objcopy --add-gnu-debuglink=.debug/dl.dbg dl) 2>"$work/dbg.err"; then
+	fail debug-file-installed "objcopy/strip: $(cat "$work/dbg.err")"
+elif ! "$bin/ptsynth" -o "$work/dbg.data" -- "$work/dbg/dl" >/dev/null 2>"$work/dbg.err"; then
+	fail debug-file-installed "ptsynth: $(tail -3 "$work/dbg.err")"
+else
+	data=$work/dbg.data
+	mv "$work/dbg/.debug/dl.dbg" "$work/dl.dbg.away"
+	ring dbg-cold "$work/dbghome"
+	mv "$work/dl.dbg.away" "$work/dbg/.debug/dl.dbg"
+	ring dbg-warm "$work/dbghome"
+	ring none "$work/unused" --no-cache
+	cold_names=$(grep -c '"name":"cmp_int"' "$work/dbg-cold.jsonl")
+	if same dbg-warm && [ "$cold_names" = 0 ] && grep -q '"name":"cmp_int"' "$work/none.jsonl"; then
+		pass debug-file-installed
+	else
+		fail debug-file-installed "cmp_int named by the cold decode (no debug file): $cold_names" \
+			"$(diff "$work/none.jsonl" "$work/dbg-warm.jsonl" | head -6)"
+	fi
+	# and removed again: the warm decode names as --no-cache does
+	mv "$work/dbg/.debug/dl.dbg" "$work/dl.dbg.away"
+	ring dbg-gone "$work/dbghome"
+	ring none "$work/unused" --no-cache
+	if same dbg-gone; then
+		pass debug-file-removed
+	else
+		fail debug-file-removed "$(diff "$work/none.jsonl" "$work/dbg-gone.jsonl" | head -6)"
+	fi
+fi
 finish
