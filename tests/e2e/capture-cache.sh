@@ -303,9 +303,9 @@ fi
 # XDG_CACHE_HOME) or that others may write into: not used, one warning
 # saying why and what to do, the same ring
 if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: capture-cache/other-users-dir-refused (not root: cannot chown to nobody)"
+	skip other-users-dir-refused "not root: cannot chown to nobody"
 elif ! id nobody >/dev/null 2>&1; then
-	echo "SKIP: capture-cache/other-users-dir-refused (no user nobody)"
+	skip other-users-dir-refused "no user nobody"
 else
 	mkdir -p "$work/other/strace"
 	chown nobody "$work/other/strace"
