@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -139,12 +140,40 @@ void capture_cache_warn(const struct strace_objcache_stats *st,
 			dir, strerror(-st->write_error));
 }
 
+/*
+ * The cache's directory, checked once: a directory another user owns or
+ * may write into (sudo -E keeps XDG_CACHE_HOME) is not used, and the
+ * one warning says why; the decode goes on without a cache.
+ */
 const char *capture_cache_dir(const struct capture_opts *o)
 {
 	static char buf[4096];
+	static const char *dir;
+	static int checked;
+	struct stat st;
 
-	return o->no_cache ? NULL
-			   : strace_cache_default_dir(buf, sizeof(buf));
+	if (checked)
+		return dir;
+	checked = 1;
+	dir = o->no_cache ? NULL : strace_cache_default_dir(buf, sizeof(buf));
+	if (!dir || strace_cache_dir_check(dir, &st) == 0)
+		return dir;
+	if (st.st_uid != geteuid())
+		fprintf(stderr,
+			PROG ": warning: the block cache %s is not used: it "
+			     "belongs to uid %u, not to you (uid %u), who "
+			     "could make this decode overwrite your files; "
+			     "decoding without it (set XDG_CACHE_HOME to a "
+			     "directory of your own, or give --no-cache)\n",
+			dir, (unsigned)st.st_uid, (unsigned)geteuid());
+	else
+		fprintf(stderr,
+			PROG ": warning: the block cache %s is not used: "
+			     "others may write into it (mode %03o); decoding "
+			     "without it (chmod go-w %s, or give --no-cache)\n",
+			dir, (unsigned)(st.st_mode & 07777), dir);
+	dir = NULL;
+	return dir;
 }
 
 int capture_partial(int quiet, unsigned long long errors,

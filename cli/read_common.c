@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "read.h"
@@ -277,7 +278,25 @@ void print_help(void)
 
 const char *read_cache_dir(const struct read_opts *o, char *buf, size_t len)
 {
-	return o->no_cache ? NULL : strace_cache_default_dir(buf, len);
+	static int told;
+	const char *dir =
+		o->no_cache ? NULL : strace_cache_default_dir(buf, len);
+	struct stat st;
+
+	if (!dir || strace_cache_dir_check(dir, &st) == 0)
+		return dir;
+	/* another user's directory (sudo -E keeps XDG_CACHE_HOME), or one
+	 * others may write into: the DWARF is read every time */
+	if (!told++)
+		err("warning: the cache %s is not used: %s; reading the debug "
+		    "information without it (%s, or give --no-cache)",
+		    dir,
+		    st.st_uid != geteuid() ? "it belongs to another user"
+					   : "others may write into it",
+		    st.st_uid != geteuid()
+			    ? "set XDG_CACHE_HOME to a directory of your own"
+			    : "chmod go-w it");
+	return NULL;
 }
 
 /* What went wrong opening or creating a ring, and what to do about it. */

@@ -696,9 +696,17 @@ int cmd_coverage(const struct read_opts *o, const char *path)
 	}
 	if (read_calls(ring, path, &c))
 		goto out;
-	if (o->output && !(f = fopen(o->output, "w"))) {
-		err("%s: %s", o->output, strerror(errno));
-		goto out;
+	if (o->output) {
+		int fd = out_create(o->output);
+		if (fd < 0 || !(f = fdopen(fd, "w"))) {
+			if (fd < 0)
+				out_create_error(PROG, o->output, fd);
+			else
+				err("%s: %s", o->output, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			goto out;
+		}
 	}
 	status = write_all(o, path, names, &c, &cov, f);
 	if ((f == stdout ? fflush(f) : fclose(f)) != 0 || ferror(stdout)) {

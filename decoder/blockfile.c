@@ -5,7 +5,7 @@
  * object and symbol options, written after a decode and read by the next.
  *
  * A file is: a header (what it was made from: the object's build-id, size
- * and mtime, the symbol options; the counts; a checksum of everything
+ * and mtime, the symbol options, the debug file its symbols came from; the counts; a checksum of everything
  * else), then the block summaries as image_block.c keeps them, the
  * symbols, the perf 6.1 lookup points and a pool of NUL-terminated names,
  * each section 8-byte aligned. Native byte order: the file never leaves
@@ -14,13 +14,16 @@
  * its checksum or breaks any bound is not used (the caller decodes as if
  * there were none and writes a good one).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "decoder/blockfile.h"
@@ -32,8 +35,11 @@
  * 16-bit blocks are kept beside 64-bit ones; 6: JMPABS, ERETS, ERETU and
  * UIRET are branches (files of either 5 were made while both changes were
  * under way) */
-#define BC_VERSION 6
+#define BC_VERSION 7 /* 7: the debug file in the key */
 #define BC_MAX_BYTES (256u << 20)
+/* a temporary file older than this is a killed decode's, whatever its
+ * PID (which another process may have by now) */
+#define BC_TMP_STALE_SECONDS 3600
 
 struct bc_header {
 	char magic[8];
@@ -44,9 +50,11 @@ struct bc_header {
 	uint64_t size, mtime_sec, mtime_nsec;
 	uint64_t nblocks, nsyms, niv, pool_len;
 	uint32_t flags, pad;
+	uint64_t debug_path_hash, debug_size, debug_mtime_sec,
+		debug_mtime_nsec;
 };
 #define BC_HAS_SYMS 1u
-_Static_assert(sizeof(struct bc_header) == 160, "docs/cache.md gives 160");
+_Static_assert(sizeof(struct bc_header) == 192, "docs/cache.md gives 192");
 _Static_assert(sizeof(struct strace_blockfile_block) == 48 &&
 		       sizeof(struct strace_blockfile_sym) == 40 &&
 		       sizeof(struct strace_blockfile_point) == 16,
@@ -128,7 +136,11 @@ int strace_blockfile_parse(const void *data, size_t len,
 		     h.size != want->size ||
 		     h.mtime_sec != want->mtime_sec ||
 		     h.mtime_nsec != want->mtime_nsec ||
-		     h.symopts != want->symopts))
+		     h.symopts != want->symopts ||
+		     h.debug_path_hash != want->debug_path_hash ||
+		     h.debug_size != want->debug_size ||
+		     h.debug_mtime_sec != want->debug_mtime_sec ||
+		     h.debug_mtime_nsec != want->debug_mtime_nsec))
 		return -ESTALE;
 	if (verify && checksum(buf, len) != h.checksum)
 		return -STRACE_E_BADARG;
@@ -195,6 +207,10 @@ static void set_key(struct bc_header *h, const struct strace_blockfile_key *key)
 	h->size = key->size;
 	h->mtime_sec = key->mtime_sec;
 	h->mtime_nsec = key->mtime_nsec;
+	h->debug_path_hash = key->debug_path_hash;
+	h->debug_size = key->debug_size;
+	h->debug_mtime_sec = key->debug_mtime_sec;
+	h->debug_mtime_nsec = key->debug_mtime_nsec;
 }
 
 int strace_blockfile_seal(void *buf, size_t len,
@@ -225,8 +241,9 @@ static int map_file(const char *dir, const struct strace_blockfile_key *key,
 	/* mapped, not read: no copy, and only the pages a decode uses are
 	 * ever touched past the checksum (docs/cache.md, "Never trusted",
 	 * says what cutting the file short under the mapping would do) */
-	return strace_dec_cache_map(path, sizeof(struct bc_header),
-				    BC_MAX_BYTES, buf, len);
+	return strace_dec_cache_map(dir, path + strlen(dir) + 1,
+				    sizeof(struct bc_header), BC_MAX_BYTES,
+				    buf, len);
 }
 
 int strace_blockfile_load(const char *dir,
@@ -361,7 +378,58 @@ int strace_blockfile_write(const char *dir,
 		free(buf);
 		return -ENAMETOOLONG;
 	}
-	rc = strace_dec_cache_write(dir, path, buf, len);
+	rc = strace_dec_cache_write(dir, path + strlen(dir) + 1, buf, len);
 	free(buf);
 	return rc;
+}
+
+/* name is a temporary file of ours (BUILDID[.OPTS].blocks.PID.tmp, or
+ * a DWARF table's BUILDID.KIND.dwarf.PID.tmp): its PID, or 0 */
+static long tmp_pid(const char *name)
+{
+	size_t n = strlen(name);
+	const char *dot;
+	char *end;
+	long pid;
+
+	if (n < 12 || strcmp(name + n - 4, ".tmp"))
+		return 0;
+	dot = memrchr(name, '.', n - 4);
+	if (!dot || ((dot - name < 7 || memcmp(dot - 7, ".blocks", 7)) &&
+		     (dot - name < 6 || memcmp(dot - 6, ".dwarf", 6))))
+		return 0;
+	pid = strtol(dot + 1, &end, 10);
+	return end == name + n - 4 && pid > 0 ? pid : 0;
+}
+
+int strace_blockfile_sweep(const char *dir)
+{
+	time_t now = time(NULL);
+	struct dirent *de;
+	int dfd = strace_dec_cache_dir(dir, NULL), n = 0;
+	DIR *d;
+
+	if (dfd < 0)
+		return dfd == -ENOENT ? 0 : dfd;
+	d = fdopendir(dfd);
+	if (!d) {
+		int rc = -errno;
+		close(dfd);
+		return rc;
+	}
+	while ((de = readdir(d))) {
+		long pid = tmp_pid(de->d_name);
+		struct stat st;
+		if (!pid ||
+		    fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		/* its decode is dead (a PID of ours that no process has),
+		 * or it is older than any decode writes a file for */
+		if ((kill((pid_t)pid, 0) < 0 && errno == ESRCH) ||
+		    now - st.st_mtime > BC_TMP_STALE_SECONDS)
+			if (unlinkat(dfd, de->d_name, 0) == 0)
+				n++;
+	}
+	closedir(d);
+	return n;
 }

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "decoder/cachefile.h"
-#include "strace/ring.h"
+#include "decoder/decoder.h"
 
 /* A 64-bit hash of the bytes (not cryptographic: it finds damage, not
  * forgery; a forged file is still bounded, see parse): four lanes of 8
@@ -86,20 +86,66 @@ static int make_dir(const char *dir)
 	return 0;
 }
 
-int strace_dec_cache_write(const char *dir, const char *path,
+int strace_dec_cache_dir(const char *dir, struct stat *st)
+{
+	struct stat z;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (!st)
+		st = &z;
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st) < 0) {
+		int rc = -errno;
+		close(fd);
+		return rc;
+	}
+	if (st->st_uid != geteuid() || (st->st_mode & (S_IWGRP | S_IWOTH))) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+int strace_cache_dir_check(const char *dir, struct stat *st)
+{
+	int fd = strace_dec_cache_dir(dir, st);
+
+	if (fd == -EPERM)
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
+int strace_dec_cache_write(const char *dir, const char *name,
 			   const void *buf, size_t len)
 {
 	char tmp[4200];
-	int fd, rc = make_dir(dir);
+	int fd = -1, dfd, rc = make_dir(dir);
 	size_t off;
 
+	dfd = rc ? rc : strace_dec_cache_dir(dir, NULL);
+	if (dfd < 0)
+		return dfd;
 	/* a file of our own, renamed over the old one: a reader sees the
-	 * old file or the new, whole */
-	snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid());
-	fd = rc ? -1 : open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	 * old file or the new, whole. Made new (O_EXCL: never a file or a
+	 * link already there, which it would write through); what is at
+	 * our PID's name is a dead decode's (that PID is ours now), removed
+	 * (a link itself, not what it points to) for a second try */
+	snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", name, (long)getpid());
+	for (int again = 0; again < 2; again++) {
+		fd = openat(dfd, tmp,
+			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 			    0600);
-	if (fd < 0)
-		return rc ? rc : -errno;
+		if (fd >= 0 || errno != EEXIST || unlinkat(dfd, tmp, 0) < 0)
+			break;
+	}
+	if (fd < 0) {
+		rc = -errno;
+		close(dfd);
+		return rc;
+	}
 	for (off = 0; off < len;) {
 		ssize_t n = write(fd, (const uint8_t *)buf + off, len - off);
 		if (n < 0 && errno == EINTR)
@@ -112,24 +158,31 @@ int strace_dec_cache_write(const char *dir, const char *path,
 	}
 	if (close(fd) < 0 && !rc)
 		rc = -errno;
-	if (!rc && rename(tmp, path) < 0)
+	if (!rc && renameat(dfd, tmp, dfd, name) < 0)
 		rc = -errno;
 	if (rc)
-		unlink(tmp);
+		unlinkat(dfd, tmp, 0);
+	close(dfd);
 	return rc;
 }
 
-int strace_dec_cache_map(const char *path, size_t min, size_t max,
-			 void **buf, size_t *len)
+int strace_dec_cache_map(const char *dir, const char *name, size_t min,
+			 size_t max, void **buf, size_t *len)
 {
 	struct stat st;
 	void *p;
-	int fd;
+	int fd, dfd;
 
 	*buf = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	dfd = strace_dec_cache_dir(dir, NULL);
+	if (dfd < 0)
+		return dfd == -EPERM ? -ENOENT : dfd;
+	/* a link is not followed (the file is made again: the rename
+	 * replaces the link, not what it points to) */
+	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	close(dfd);
 	if (fd < 0)
-		return -errno;
+		return errno == ELOOP ? -STRACE_E_BADARG : -errno;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
 	    st.st_size < (off_t)min || (uint64_t)st.st_size > max) {
 		close(fd);

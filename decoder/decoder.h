@@ -138,6 +138,21 @@ int strace_objcache_each_branch(struct strace_objcache *c,
  * without either (no cache). */
 const char *strace_cache_default_dir(char *buf, size_t max);
 
+/*
+ * strace_cache_dir_check() - whether dir may hold the persistent cache: a
+ * directory of the effective user's that neither its group nor others
+ * may write into (anyone who can put a link or a file there could have
+ * a decode write through it or read a forged file). The cache's own
+ * calls check it again each time they open it, and treat a refused one
+ * as no cache; this is for the command to say why, once. *st (may be
+ * NULL) is its stat. Returns 0 (usable, or not there: it is made, mode
+ * 0700, on the first write; or not one that can be opened: that write
+ * says why), -EPERM (another user's: st->st_uid; or writable by group
+ * or others: st->st_mode).
+ */
+struct stat;
+int strace_cache_dir_check(const char *dir, struct stat *st);
+
 /* strace_objcache_free() - unmap the files and drop their symbols (free
  * the images that use the cache first); NULL is fine. */
 void strace_objcache_free(struct strace_objcache *c);
@@ -601,6 +616,12 @@ struct strace_blockfile_key {
 	size_t idn;
 	uint64_t size, mtime_sec, mtime_nsec; /* the object file's */
 	uint32_t symopts;
+	/* the separate debug file its symbols came from (all 0: none):
+	 * a hash of its path, its size and mtime (its build-id is the
+	 * object's), so that one installed, removed or changed since makes
+	 * the file stale */
+	uint64_t debug_path_hash, debug_size, debug_mtime_sec,
+		debug_mtime_nsec;
 };
 
 /* A cache file's contents (pointers into its bytes; the symbols and
@@ -645,11 +666,19 @@ strace_blockfile_merge(const struct strace_blockfile_block *old, size_t nold,
 
 /* strace_blockfile_write() - write c (its blocks in key order:
  * strace_blockfile_merge()) as the cache file of key under dir
- * (made if missing), atomically: a new file renamed over the old. Returns
- * 0 or -errno. */
+ * (made if missing, mode 0700), atomically: a new file (0600, created
+ * anew, never through a link) renamed over the old. Returns 0 or -errno:
+ * -EPERM when dir is another user's or others may write into it
+ * (strace_cache_dir_check()). */
 int strace_blockfile_write(const char *dir,
 			   const struct strace_blockfile_key *key,
 			   const struct strace_blockfile *c);
+
+/* strace_blockfile_sweep() - remove the temporary files that decodes
+ * killed while writing left in dir (BUILDID.blocks.PID.tmp): a PID that
+ * no process has, or older than an hour. Returns how many were removed,
+ * or -errno (dir refused: strace_cache_dir_check()). */
+int strace_blockfile_sweep(const char *dir);
 
 /*
  * strace_insn_length() - length of the x86-64 instruction at code, by a

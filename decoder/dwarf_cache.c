@@ -285,7 +285,8 @@ void strace_dec_dwarf_cache_save(const struct strace_dwarf *d,
 	memcpy(buf + offsetof(struct dc_header, checksum), &h.checksum, 8);
 	/* (a cache that cannot be written is no error: the next run reads
 	 * the DWARF again) */
-	strace_dec_cache_write(d->cache_dir, path, buf, len);
+	strace_dec_cache_write(d->cache_dir, path + strlen(d->cache_dir) + 1,
+			       buf, len);
 out:
 	free(buf);
 	free(r1);
@@ -428,7 +429,8 @@ int strace_dec_dwarf_cache_load(const struct strace_dwarf *d, struct dobj *o,
 	void *buf;
 
 	if (!cacheable(d, o) || !cache_path(d, o, kind, path, sizeof(path)) ||
-	    strace_dec_cache_map(path, sizeof(h), DC_MAX_BYTES, &buf, &len))
+	    strace_dec_cache_map(d->cache_dir, path + strlen(d->cache_dir) + 1,
+				 sizeof(h), DC_MAX_BYTES, &buf, &len))
 		return 0;
 	if (check(o, kind, buf, len, &h, &off2, &offp) ||
 	    take(o, kind, buf, &h, off2, offp)) {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * decoder/image.h - the process image's internals, shared by its layers:
- * image.c (mappings, objects, the object cache), image_cache.c (the
- * persistent cache's glue), symbols.c (ELF symbols, PLT entries) and
+ * image.c (mappings, objects, the object cache), debugfile.c (separate
+ * debug files), image_cache.c (the persistent cache's glue), symbols.c (ELF symbols, PLT entries) and
  * image_block.c (an object's block summaries). Not for the walker: it
  * sees the image through decoder.h and internal.h.
  */
@@ -50,6 +50,22 @@ struct strpool {
 };
 
 
+/* What a separate debug file is: which path, its size and mtime (its
+ * build-id is the object's: debugfile.c checks it). All 0: none. */
+struct strace_dec_debug_id {
+	uint64_t path_hash, size, mtime_sec, mtime_nsec;
+};
+
+/* A separate debug file, mapped (strace_dec_debug_find()). */
+struct strace_dec_debugfile {
+	void *map;
+	size_t size;
+	Elf *elf;
+	size_t shstrndx;
+	Elf_Scn *symtab;
+	struct strace_dec_debug_id id;
+};
+
 struct object {
 	char *path;
 	const uint8_t *data; /* whole file */
@@ -96,6 +112,10 @@ struct object {
 	void *bc_buf;
 	struct strace_blockfile bc;
 	int syms_dirty; /* symbols read from the ELF file, not the cache */
+	/* the debug file its symbols come from (none: 0), in the cache
+	 * file's key: found when the file is looked for (image_cache.c),
+	 * and again when the symbols are read from it (symbols.c) */
+	struct strace_dec_debug_id debug_id;
 	int syms_in_file; /* perf 6.1's symbols and iv are bc's */
 	size_t npsyms;
 	/* the code that ran (--coverage, image_cov.c): file offset ranges,
@@ -171,6 +191,27 @@ size_t strace_dec_build_id(Elf *elf, uint8_t *id, size_t max);
  * -ENODEV if path is not a regular file.
  */
 int strace_dec_open_regular(const char *path, struct stat *st);
+
+/* strace_dec_section_by_name() - the section of elf called name, its
+ * header in *shdr and its index in *idx (may be NULL); NULL if none. */
+Elf_Scn *strace_dec_section_by_name(Elf *elf, size_t shstrndx,
+				    const char *name, GElf_Shdr *shdr,
+				    size_t *idx);
+
+/*
+ * strace_dec_debug_find() - the separate debug file of the ELF file rt
+ * (at path; under the symfs root, or NULL), where perf 6.1 looks, in its
+ * order: the .gnu_debuglink name beside the file, in its .debug/, under
+ * /usr/lib/debug/<dir>/; then $HOME/.debug/.build-id/xx/rest/debug; then
+ * /usr/lib/debug/.build-id/xx/rest.debug (under a root: those under it
+ * only). A file is taken if it is an ELF file with a .symtab and rt's
+ * build-id. Mapped in *d (strace_dec_debug_close() it), what it is in
+ * d->id, its path in found (may be NULL). Returns 1, or 0 for none.
+ */
+int strace_dec_debug_find(const char *path, const char *root, Elf *rt,
+			  size_t shstrndx, struct strace_dec_debugfile *d,
+			  char *found, size_t flen);
+void strace_dec_debug_close(struct strace_dec_debugfile *d);
 
 /* strace_dec_image_find_map() - the mapping of img that holds addr, or
  * NULL. The last one found is kept per thread. */

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * decoder/image_cache.c - the persistent block and symbol cache's glue
- * (docs/cache.md): an object's cache file found by its build-id and
- * mapped (blockfile.c reads and writes the files), its symbols taken
+ * (docs/cache.md): an object's cache file found by its build-id (and
+ * the debug file its symbols come from) and mapped (blockfile.c reads and writes the files), its symbols taken
  * from there, and strace_objcache_save() writing back what the decodes
  * added. Beneath the symbols (symbols.c) and the block summaries
- * (image_block.c), which ask it; above the objects (image.c).
+ * (image_block.c), which ask it; above the objects (image.c) and the
+ * debug files (debugfile.c).
  */
 #include <errno.h>
 #include <gelf.h>
@@ -36,7 +37,34 @@ static struct strace_blockfile_key bc_key(const struct object *o)
 		(uint64_t)o->mtime.tv_sec,
 		(uint64_t)o->mtime.tv_nsec,
 		STRACE_BLOCKFILE_SYMOPTS(o->plt_style, o->no_debuginfo,
-				      o->no_demangle)};
+				      o->no_demangle),
+		o->debug_id.path_hash,
+		o->debug_id.size,
+		o->debug_id.mtime_sec,
+		o->debug_id.mtime_nsec};
+}
+
+/* the debug file o's symbols would come from (symbols.c): only an object
+ * without a .symtab looks for one (perf's rule), and only with debug
+ * information asked for */
+static void find_debug_id(struct object *o, Elf *elf)
+{
+	struct strace_dec_debugfile d = {0};
+	size_t shstrndx;
+	GElf_Shdr sh;
+	Elf_Scn *symtab;
+
+	memset(&o->debug_id, 0, sizeof(o->debug_id));
+	if (o->no_debuginfo || elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	symtab = strace_dec_section_by_name(elf, shstrndx, ".symtab", &sh,
+					    NULL);
+	if (symtab && sh.sh_type == SHT_SYMTAB)
+		return;
+	if (strace_dec_debug_find(o->path, o->symfs, elf, shstrndx, &d, NULL,
+				  0))
+		o->debug_id = d.id;
+	strace_dec_debug_close(&d);
 }
 
 /* bc_lock held: o's build-id, and its cache file mapped (its blocks are
@@ -54,6 +82,8 @@ static void bc_load(struct object *o)
 	if (elf && elf_kind(elf) == ELF_K_ELF)
 		o->bc_idn =
 			strace_dec_build_id(elf, o->bc_id, sizeof(o->bc_id));
+	if (o->bc_idn)
+		find_debug_id(o, elf);
 	elf_end(elf);
 	if (!o->bc_idn)
 		return; /* no build-id: no cache */
@@ -229,6 +259,10 @@ int strace_objcache_save(struct strace_objcache *c,
 	if (!st)
 		st = &z;
 	memset(st, 0, sizeof(*st));
+	/* what decodes killed while writing left behind (a warm decode
+	 * writes nothing, but clears them too) */
+	if (c->dir)
+		(void)strace_blockfile_sweep(c->dir);
 	pthread_mutex_lock(&c->lock);
 	for (struct object *o = c->objs; o; o = o->next) {
 		int rc;

@@ -68,25 +68,6 @@ static int symvec_push_pool(struct symvec *sv, struct object *o,
 	return 0;
 }
 
-static Elf_Scn *section_by_name(Elf *elf, size_t shstrndx, const char *name,
-				GElf_Shdr *shdr, size_t *idx)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *n;
-
-		if (!gelf_getshdr(scn, shdr))
-			continue;
-		n = elf_strptr(elf, shstrndx, shdr->sh_name);
-		if (n && !strcmp(n, name)) {
-			if (idx)
-				*idx = elf_ndxscn(scn);
-			return scn;
-		}
-	}
-	return NULL;
-}
 
 static int vaddr_to_off(Elf *elf, uint64_t vaddr, uint64_t *off);
 
@@ -216,168 +197,6 @@ static int read_symtab(struct object *o, Elf *elf, size_t shstrndx,
 	return 0;
 }
 
-struct debugfile {
-	void *map;
-	size_t size;
-	Elf *elf;
-	size_t shstrndx;
-	Elf_Scn *symtab;
-};
-
-static void debug_close(struct debugfile *d)
-{
-	if (d->elf)
-		elf_end(d->elf);
-	if (d->map)
-		munmap(d->map, d->size);
-	memset(d, 0, sizeof(*d));
-}
-
-/* Open path if it is an ELF file with a .symtab and the build-id want. */
-static int debug_try(const char *path, const uint8_t *want, size_t wantn,
-		     struct debugfile *d)
-{
-	struct stat st;
-	uint8_t id[64];
-	GElf_Shdr sh;
-	/* a FIFO there must not block */
-	int fd = strace_dec_open_regular(path, &st);
-
-	if (fd < 0)
-		return 0;
-	if (st.st_size < 64) {
-		close(fd);
-		return 0;
-	}
-	d->size = (size_t)st.st_size;
-	d->map = mmap(NULL, d->size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (d->map == MAP_FAILED) {
-		d->map = NULL;
-		return 0;
-	}
-	d->elf = elf_memory(d->map, d->size);
-	if (!d->elf || elf_kind(d->elf) != ELF_K_ELF ||
-	    elf_getshdrstrndx(d->elf, &d->shstrndx))
-		goto no;
-	d->symtab = section_by_name(d->elf, d->shstrndx, ".symtab", &sh, NULL);
-	if (!d->symtab || sh.sh_type != SHT_SYMTAB)
-		goto no;
-	if (wantn && (strace_dec_build_id(d->elf, id, sizeof(id)) != wantn ||
-		      memcmp(id, want, wantn)))
-		goto no; /* perf rejects a mismatched build-id too */
-	return 1;
-no:
-	debug_close(d);
-	return 0;
-}
-
-/*
- * Separate debug information, where perf 6.1 looks for it, in its order:
- * the .gnu_debuglink name beside the file, in its .debug/, under
- * /usr/lib/debug/<dir>/; then the build-id cache $HOME/.debug/.build-id/
- * xx/rest/debug; then /usr/lib/debug/.build-id/xx/rest.debug. Under a
- * symfs root (path is ROOT/<dir>/name), those under it only: beside the
- * file, ROOT/usr/lib/debug/<dir>/, ROOT/usr/lib/debug/.build-id/. The
- * file taken is named in found (may be NULL).
- */
-static int debug_find(const char *path, const char *root, Elf *rt,
-		      size_t shstrndx, struct debugfile *d, char *found,
-		      size_t flen)
-{
-	uint8_t id[64];
-	size_t idn = strace_dec_build_id(rt, id, sizeof(id));
-	size_t rl = root ? strlen(root) : 0;
-	char buf[4096], hex[129];
-	GElf_Shdr sh;
-	Elf_Scn *dl = section_by_name(rt, shstrndx, ".gnu_debuglink", &sh, NULL);
-	const char *home = root ? NULL : getenv("HOME");
-	/* the path as recorded: under the root, without it */
-	const char *rec = root && !strncmp(path, root, rl) && path[rl] == '/'
-				  ? path + rl
-				  : path;
-	int ok = 0;
-
-	if (!root)
-		root = "";
-	if (dl && path[0] == '/') {
-		Elf_Data *data = elf_getdata(dl, NULL);
-		const char *slash = strrchr(path, '/');
-		int dirlen = (int)(slash - path);
-		const char *rslash = strrchr(rec, '/');
-		int rdirlen = rslash ? (int)(rslash - rec) : 0;
-		if (data && data->d_size > 1 &&
-		    memchr(data->d_buf, 0, data->d_size)) {
-			const char *name = data->d_buf;
-			snprintf(buf, sizeof(buf), "%.*s/%s", dirlen, path, name);
-			if (strcmp(buf, path) && (ok = debug_try(buf, id, idn, d)))
-				goto out;
-			snprintf(buf, sizeof(buf), "%.*s/.debug/%s", dirlen,
-				 path, name);
-			if ((ok = debug_try(buf, id, idn, d)))
-				goto out;
-			snprintf(buf, sizeof(buf), "%s/usr/lib/debug%.*s/%s",
-				 root, rdirlen, rec, name);
-			if ((ok = debug_try(buf, id, idn, d)))
-				goto out;
-		}
-	}
-	if (!idn)
-		return 0;
-	for (size_t i = 0; i < idn; i++)
-		snprintf(hex + 2 * i, 3, "%02x", id[i]);
-	if (home) {
-		snprintf(buf, sizeof(buf), "%s/.debug/.build-id/%.2s/%s/debug",
-			 home, hex, hex + 2);
-		if ((ok = debug_try(buf, id, idn, d)))
-			goto out;
-	}
-	snprintf(buf, sizeof(buf), "%s/usr/lib/debug/.build-id/%.2s/%s.debug",
-		 root, hex, hex + 2);
-	ok = debug_try(buf, id, idn, d);
-out:
-	if (ok && found)
-		snprintf(found, flen, "%s", buf);
-	return ok;
-}
-
-int strace_debug_find(const char *path, const char *symfs, char *out,
-		      size_t len)
-{
-	struct debugfile d = {0};
-	struct stat st;
-	GElf_Shdr sh;
-	size_t shstrndx;
-	void *map;
-	Elf *elf;
-	int fd = strace_dec_open_regular(path, &st), rc = 0;
-
-	if (fd < 0)
-		return fd;
-	map = st.st_size ? mmap(NULL, (size_t)st.st_size, PROT_READ,
-				MAP_PRIVATE, fd, 0)
-			 : MAP_FAILED;
-	close(fd);
-	if (map == MAP_FAILED)
-		return 0;
-	elf_version(EV_CURRENT);
-	elf = elf_memory(map, (size_t)st.st_size);
-	if (elf && elf_kind(elf) == ELF_K_ELF &&
-	    !elf_getshdrstrndx(elf, &shstrndx)) {
-		Elf_Scn *symtab = section_by_name(elf, shstrndx, ".symtab",
-						  &sh, NULL);
-		if (!symtab || sh.sh_type != SHT_SYMTAB) {
-			rc = debug_find(path, symfs && *symfs ? symfs : NULL,
-					elf, shstrndx, &d, out, len);
-			debug_close(&d);
-		}
-	}
-	if (elf)
-		elf_end(elf);
-	munmap(map, (size_t)st.st_size);
-	return rc;
-}
-
 struct rel {
 	uint64_t offset;
 	uint32_t sym;
@@ -474,8 +293,8 @@ static int add_plt_got(struct object *o, Elf *elf, size_t shstrndx,
 	char buf[1024];
 	size_t i;
 
-	scn = section_by_name(elf, shstrndx, ".plt.got", &gotsh, NULL);
-	rd = section_by_name(elf, shstrndx, ".rela.dyn", &rdsh, NULL);
+	scn = strace_dec_section_by_name(elf, shstrndx, ".plt.got", &gotsh, NULL);
+	rd = strace_dec_section_by_name(elf, shstrndx, ".rela.dyn", &rdsh, NULL);
 	if (scn && gotsh.sh_entsize && gotsh.sh_type == SHT_PROGBITS &&
 	    gotsh.sh_offset + gotsh.sh_size <= o->size) {
 		struct rel *rd_rels = NULL;
@@ -560,7 +379,7 @@ static int add_plt_syms(struct object *o, Elf *elf, size_t shstrndx,
 
 	if (!gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64)
 		return 0;
-	if (!section_by_name(elf, shstrndx, ".plt", &plt, NULL))
+	if (!strace_dec_section_by_name(elf, shstrndx, ".plt", &plt, NULL))
 		return 0;
 	entry = plt.sh_entsize;
 	if (entry != 8 && entry != 16)
@@ -570,7 +389,7 @@ static int add_plt_syms(struct object *o, Elf *elf, size_t shstrndx,
 	if (modern) {
 		if (add_plt_got(o, elf, shstrndx, sv) < 0)
 			return -ENOMEM;
-		if (section_by_name(elf, shstrndx, ".plt.sec", &pltsec, NULL)) {
+		if (strace_dec_section_by_name(elf, shstrndx, ".plt.sec", &pltsec, NULL)) {
 			have_sec = 1;
 			lazy = 0;
 			entry = pltsec.sh_entsize;
@@ -579,7 +398,7 @@ static int add_plt_syms(struct object *o, Elf *elf, size_t shstrndx,
 		}
 	}
 
-	relscn = section_by_name(elf, shstrndx, ".rela.plt", &relsh, NULL);
+	relscn = strace_dec_section_by_name(elf, shstrndx, ".rela.plt", &relsh, NULL);
 	if (!relscn || relsh.sh_type != SHT_RELA || !relsh.sh_link ||
 	    !relsh.sh_entsize)
 		return 0;
@@ -777,20 +596,24 @@ static void load_symbols(struct object *o)
 		return;
 	if (elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx))
 		goto out;
-	symtab = section_by_name(elf, shstrndx, ".symtab", &sh, &symtab_idx);
+	symtab = strace_dec_section_by_name(elf, shstrndx, ".symtab", &sh, &symtab_idx);
 	if (symtab && sh.sh_type != SHT_SYMTAB)
 		symtab = NULL, symtab_idx = 0;
-	dynsym = section_by_name(elf, shstrndx, ".dynsym", &sh, &dynsym_idx);
+	dynsym = strace_dec_section_by_name(elf, shstrndx, ".dynsym", &sh, &dynsym_idx);
 	if (dynsym && sh.sh_type != SHT_DYNSYM)
 		dynsym = NULL, dynsym_idx = 0;
+	/* the debug file the names come from, for the cache file's key:
+	 * as it is now, not as it was when the key was made (none: 0) */
+	memset(&o->debug_id, 0, sizeof(o->debug_id));
 	if (!symtab && !o->no_debuginfo) {
-		struct debugfile d = {0};
-		if (debug_find(o->path, o->symfs, elf, shstrndx, &d, NULL,
-			       0)) {
+		struct strace_dec_debugfile d = {0};
+		if (strace_dec_debug_find(o->path, o->symfs, elf, shstrndx,
+					  &d, NULL, 0)) {
 			int rc = read_symtab(o, d.elf, d.shstrndx, d.symtab,
 					     &sv, elf, 1, perf61,
 					     o->no_demangle);
-			debug_close(&d);
+			o->debug_id = d.id;
+			strace_dec_debug_close(&d);
 			if (rc < 0)
 				goto fail;
 			/* perf: that file is the symbol source; its .dynsym

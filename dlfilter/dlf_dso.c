@@ -84,9 +84,13 @@ static void elf_exec_segment(const char *path, struct dso *x)
 
 static struct strace_blockfile_key dso_key(const struct dso *x)
 {
-	return (struct strace_blockfile_key){x->id, x->idn, x->size,
-					  x->mtime_sec, x->mtime_nsec,
-					  DLF_BC_VARIANT};
+	/* (its files hold blocks only, no symbols: no debug file) */
+	return (struct strace_blockfile_key){.id = x->id,
+					     .idn = x->idn,
+					     .size = x->size,
+					     .mtime_sec = x->mtime_sec,
+					     .mtime_nsec = x->mtime_nsec,
+					     .symopts = DLF_BC_VARIANT};
 }
 
 /* x's cache file: its blocks into the block cache under index i */
@@ -156,6 +160,9 @@ void dlf_dso_cache_add(struct dso *x, uint64_t off,
  * file): what was read and what was decoded, together. */
 void dlf_dso_cache_save(struct strace_dlf *d)
 {
+	/* what decodes killed while writing left behind */
+	if (d->cache_dir[0])
+		(void)strace_blockfile_sweep(d->cache_dir);
 	for (size_t i = 1; i < d->ndsos; i++) {
 		struct dso *x = &d->dsos[i];
 		struct strace_blockfile c = {0};

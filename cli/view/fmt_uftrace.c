@@ -135,10 +135,16 @@ static int thr_flush(struct view *v, struct uft *u, struct uthr *t)
 		/* at most UFT_MAX_FDS files open, fewer if the limit says so */
 		if (u->nfds >= UFT_MAX_FDS && close_other(v, u, t) < 0)
 			return -1;
-		t->fd = open(thr_file(u, t),
-			     O_WRONLY | O_CREAT | O_CLOEXEC |
-				     (t->made ? O_APPEND : O_TRUNC),
-			     0644);
+		/* made by out_create(), then reopened to go on where it
+		 * ended (never through a link either) */
+		t->fd = t->made ? open(thr_file(u, t),
+				       O_WRONLY | O_APPEND | O_NOFOLLOW |
+					       O_CLOEXEC)
+				: out_create(thr_file(u, t));
+		if (t->fd < 0 && !t->made) {
+			errno = -t->fd;
+			t->fd = -1;
+		}
 		if (t->fd >= 0) {
 			t->made = 1;
 			u->nfds++;
@@ -146,8 +152,7 @@ static int thr_flush(struct view *v, struct uft *u, struct uthr *t)
 		}
 		if ((errno != EMFILE && errno != ENFILE) ||
 		    (rc = close_other(v, u, t)) == 0)
-			return uft_fail_file(v, thr_file(u, t),
-					     "cannot create the file");
+			return uft_fail_create(v, thr_file(u, t), -errno);
 		if (rc < 0)
 			return -1;
 	}
@@ -730,10 +735,10 @@ static int move_roots(struct view *v, struct uft *u, struct uthr *t)
 	in = open(path, O_RDONLY | O_CLOEXEC);
 	if (in < 0)
 		return uft_fail_file(v, path, "cannot read the file back");
-	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	out = out_create(tmp);
 	if (out < 0) {
 		close(in);
-		return uft_fail_file(v, tmp, "cannot create the file");
+		return uft_fail_create(v, tmp, out);
 	}
 	/* the entries, outermost first */
 	for (size_t j = k; j-- > 0;) {

@@ -142,6 +142,9 @@ struct mod {
 
 /* fmt_uftrace_dir.c: the directory and its files. Each returns -1 after
  * a message and view_fail() (uft_write_all() only sets errno). */
+/* uft_fail_create() - out_create()'s err on path said (out_create_error),
+ * and the view failed. Returns -1. */
+int uft_fail_create(struct view *v, const char *path, int err);
 int uft_fail_file(struct view *v, const char *path, const char *what);
 int uft_write_all(int fd, const void *data, size_t len);
 /* DIR/name, in u->path. */

@@ -24,6 +24,13 @@ int uft_fail_file(struct view *v, const char *path, const char *what)
 	return -1;
 }
 
+int uft_fail_create(struct view *v, const char *path, int err)
+{
+	out_create_error(PROG, path, err);
+	view_fail(v, -1);
+	return -1;
+}
+
 int uft_write_all(int fd, const void *data, size_t len)
 {
 	const char *s = data;
@@ -52,10 +59,10 @@ int uft_put_file(struct view *v, struct uft *u, const char *name,
 		 const void *data, size_t len)
 {
 	const char *path = uft_in_dir(u, name);
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = out_create(path);
 
 	if (fd < 0)
-		return uft_fail_file(v, path, "cannot create the file");
+		return uft_fail_create(v, path, fd);
 	if (uft_write_all(fd, data, len) < 0) {
 		int e = errno;
 		close(fd);
@@ -96,11 +103,18 @@ int uft_prepare_dir(struct view *v, struct uft *u)
 	char magic[8];
 	int fd, other = 0, is_uft = 0;
 
-	if (mkdir(u->dir, 0755) == 0)
+	struct stat st;
+
+	/* 0700, as its files are 0600 (out_create()) */
+	if (mkdir(u->dir, 0700) == 0)
 		return 0;
 	if (errno != EEXIST)
 		return uft_fail_file(v, u->dir,
 				     "cannot create the directory (-o)");
+	if (lstat(u->dir, &st) == 0 && S_ISLNK(st.st_mode)) {
+		errno = ELOOP;
+		return uft_fail_create(v, u->dir, -ELOOP);
+	}
 	d = opendir(u->dir);
 	if (!d)
 		return uft_fail_file(v, u->dir,

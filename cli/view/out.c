@@ -5,11 +5,73 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "view.h"
 
 #define OUT_CAP (256u << 10) /* stays in L2; write(2) per 256 KiB */
+
+/*
+ * An existing file is emptied in place (O_TRUNC's work, done by
+ * ftruncate once fstat said it is a regular file of ours with no other
+ * name), not replaced by a temporary renamed over it: -o /dev/null and a
+ * FIFO keep working, and a file that a reader has open is the one it
+ * sees grow. The link itself is never followed (O_NOFOLLOW), so nothing
+ * it points to is truncated.
+ */
+int out_create(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+		      0600);
+	int rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		rc = -errno;
+	else if (!S_ISREG(st.st_mode))
+		return fd; /* a device or a FIFO: written as it is */
+	else if (st.st_uid != geteuid())
+		rc = -EPERM;
+	else if (st.st_nlink > 1)
+		rc = -EMLINK;
+	else if (ftruncate(fd, 0) < 0 || fchmod(fd, 0600) < 0)
+		rc = -errno;
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+void out_create_error(const char *prog, const char *path, int err)
+{
+	if (err == -ELOOP)
+		fprintf(stderr,
+			"%s: %s: is a symbolic link: an output is never "
+			"written through one (whatever it points to would be "
+			"overwritten); remove the link or choose another "
+			"file\n",
+			prog, path);
+	else if (err == -EPERM)
+		fprintf(stderr,
+			"%s: %s: the file belongs to another user: it is not "
+			"overwritten; remove it or choose another file\n",
+			prog, path);
+	else if (err == -EMLINK)
+		fprintf(stderr,
+			"%s: %s: the file has other names (hard links): "
+			"writing it would change them too; remove it or "
+			"choose another file\n",
+			prog, path);
+	else
+		fprintf(stderr,
+			"%s: %s: cannot create the output file: %s; check the "
+			"directory exists and is writable\n",
+			prog, path, strerror(-err));
+}
 
 int out_open(struct out *o, const char *prog, const char *path)
 {
@@ -18,13 +80,9 @@ int out_open(struct out *o, const char *prog, const char *path)
 	o->path = path ? path : "standard output";
 	o->fd = 1;
 	if (path) {
-		o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			     0644);
+		o->fd = out_create(path);
 		if (o->fd < 0) {
-			fprintf(stderr,
-				"%s: %s: cannot create the output file: %s; "
-				"check the directory exists and is writable\n",
-				prog, path, strerror(errno));
+			out_create_error(prog, path, o->fd);
 			return -1;
 		}
 	}

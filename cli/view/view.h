@@ -58,8 +58,24 @@ struct out {
 	int failed;
 };
 
-/* out_open() - path (NULL: standard output). Returns 0, or -1 after a
- * message. */
+/*
+ * out_create() - the one way a command creates an output file (every
+ * view, -o of ptrace-read and ptrace-capture --view, lcov, the files of
+ * a uftrace directory): mode 0600, as rings are (traces hold names and
+ * addresses), never through a symbolic link. An existing regular file
+ * of ours is emptied and made 0600; a device or FIFO (-o /dev/null) is
+ * written as it is. Returns the descriptor, or -errno: -ELOOP (path is
+ * a symbolic link), -EPERM (another user's file), -EMLINK (a file with
+ * other hard links).
+ */
+int out_create(const char *path);
+
+/* out_create_error() - the message for out_create()'s err, naming path:
+ * what went wrong and what to do. */
+void out_create_error(const char *prog, const char *path, int err);
+
+/* out_open() - path (NULL: standard output; else out_create()). Returns
+ * 0, or -1 after a message. */
 int out_open(struct out *o, const char *prog, const char *path);
 
 /* out_write() - data, unbuffered (after what is buffered: flush first). */

@@ -208,8 +208,9 @@ int strace_perf_feature_string(const uint8_t *p, uint64_t size, unsigned k,
 struct strace_perfw;
 
 /*
- * Create (truncate) the file at path and return a writer in *out.
- * Returns -errno if the file cannot be created, -ENOMEM.
+ * Create (truncate) the file at path, mode 0600 as perf's, and return a
+ * writer in *out. Returns -errno if the file cannot be created (-ELOOP:
+ * path is a symbolic link, never written through), -ENOMEM.
  */
 int strace_perfw_open(struct strace_perfw **out, const char *path);
 

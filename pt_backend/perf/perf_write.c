@@ -73,7 +73,11 @@ int strace_perfw_open(struct strace_perfw **out, const char *path)
 
 	if (!w)
 		return -ENOMEM;
-	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* 0600, as perf writes perf.data (a recording holds names and
+	 * addresses), and never through a link: O_NOFOLLOW fails before
+	 * O_TRUNC would empty what it points to */
+	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		     0600);
 	if (w->fd < 0) {
 		err = -errno;
 		free(w);

@@ -274,4 +274,110 @@ if ${CC:-cc} -shared -fPIC -o "$work/nocs/libcapstone.so.4" "$work/nocs/x.c" 2>"
 else
 	fail no-capstone "cannot build a stand-in library: $(cat "$work/nocs/err")"
 fi
+# --- a cache no one else can redirect (docs/cache.md, "Whose directory") ---
+# links planted at every file's final name and at its temporary's (the
+# PID is the decode's own: exec keeps it) pointing at a file of ours
+# that no one else may read: it is untouched, the files are rebuilt
+ring cold "$work/names"
+names=$(cd "$work/names/strace" && ls -- *.blocks)
+home=$work/links
+mkdir -p "$home/strace"
+chmod 700 "$home/strace"
+printf 'secret\n' >"$work/victim"
+chmod 600 "$work/victim"
+for f in $names; do ln -s "$work/victim" "$home/strace/$f"; done
+rm -f "$work/links.srb"
+XDG_CACHE_HOME=$home bash -c 'for f in $1; do ln -s "$2" "$3/$f.$$.tmp"; done; shift 3; exec "$@"' _ \
+	"$names" "$work/victim" "$home/strace" "$bin/ptrace-capture" -q -i "$data" -o "$work/links.srb" 2>"$work/links.err" &&
+	"$bin/ptrace-read" -f jsonl "$work/links.srb" >"$work/links.jsonl"
+if [ "$(cat "$work/victim")" = secret ] && [ "$(stat -c %a "$work/victim")" = 600 ] && same links &&
+	[ -z "$(find "$home/strace" -type l)" ] &&
+	[ "$(find "$home/strace" -name '*.blocks' -type f -perm 600 | wc -l)" = "$(echo $names | wc -w)" ]; then
+	pass links-not-followed
+else
+	fail links-not-followed "victim: $(head -c 40 "$work/victim" | od -c | head -2)" \
+		"$(ls -l "$home/strace")" "$(cat "$work/links.err")"
+fi
+
+# a cache directory another user owns (root decoding with sudo -E's
+# XDG_CACHE_HOME) or that others may write into: not used, one warning
+# saying why and what to do, the same ring
+if [ "$(id -u)" != 0 ]; then
+	skip other-users-dir-refused "not root: cannot chown to nobody"
+elif ! id nobody >/dev/null 2>&1; then
+	skip other-users-dir-refused "no user nobody"
+else
+	mkdir -p "$work/other/strace"
+	chown nobody "$work/other/strace"
+	chmod 755 "$work/other/strace"
+	if ring other "$work/other" && same other && [ -z "$(ls "$work/other/strace")" ] &&
+		[ "$(grep -c 'warning: the block cache .* is not used: it belongs to uid' "$work/other.err")" = 1 ]; then
+		pass other-users-dir-refused
+	else
+		fail other-users-dir-refused "$(cat "$work/other.err")" "$(ls -l "$work/other/strace")"
+	fi
+fi
+mkdir -p "$work/gw/strace"
+chmod 775 "$work/gw/strace"
+if ring gw "$work/gw" && same gw && [ -z "$(ls "$work/gw/strace")" ] &&
+	grep -q "is not used: others may write into it (mode 775); decoding without it (chmod go-w" "$work/gw.err"; then
+	pass group-writable-dir-refused
+else
+	fail group-writable-dir-refused "$(cat "$work/gw.err")" "$(ls -l "$work/gw/strace")"
+fi
+
+# temporary files a killed decode left: of a dead PID, or older than an
+# hour, removed by the next decode (a warm one, which writes nothing);
+# a fresh one of a live process stays
+home=$work/names
+first=$(echo $names | cut -d' ' -f1)
+dead=$(bash -c 'echo $$')
+: >"$home/strace/$first.$dead.tmp"
+: >"$home/strace/$first.1.tmp"
+touch -d '2 hours ago' "$home/strace/$first.1.tmp"
+: >"$home/strace/$first.$$.tmp"
+ring stale-tmp "$home"
+if same stale-tmp && [ ! -e "$home/strace/$first.$dead.tmp" ] && [ ! -e "$home/strace/$first.1.tmp" ] &&
+	[ -e "$home/strace/$first.$$.tmp" ]; then
+	pass stale-temporaries-removed
+else
+	fail stale-temporaries-removed "$(ls "$home/strace")"
+fi
+rm -f "$home/strace/$first.$$.tmp"
+# --- the debug file in the key --------------------------------------------
+# a stripped program whose .gnu_debuglink file is installed after the
+# first decode (a -dbgsym package): the warm decode names its functions
+# from it, as --no-cache does, not as the cold decode did without it
+exe=$(O=$O "$corpus" bin fptr)
+mkdir -p "$work/dbg/.debug"
+cp "$exe" "$work/dbg/dl"
+if ! (cd "$work/dbg" && objcopy --only-keep-debug dl .debug/dl.dbg &&
+	strip --strip-all dl && objcopy --add-gnu-debuglink=.debug/dl.dbg dl) 2>"$work/dbg.err"; then
+	fail debug-file-installed "objcopy/strip: $(cat "$work/dbg.err")"
+elif ! "$bin/ptsynth" -o "$work/dbg.data" -- "$work/dbg/dl" >/dev/null 2>"$work/dbg.err"; then
+	fail debug-file-installed "ptsynth: $(tail -3 "$work/dbg.err")"
+else
+	data=$work/dbg.data
+	mv "$work/dbg/.debug/dl.dbg" "$work/dl.dbg.away"
+	ring dbg-cold "$work/dbghome"
+	mv "$work/dl.dbg.away" "$work/dbg/.debug/dl.dbg"
+	ring dbg-warm "$work/dbghome"
+	ring none "$work/unused" --no-cache
+	cold_names=$(grep -c '"name":"cmp_int"' "$work/dbg-cold.jsonl")
+	if same dbg-warm && [ "$cold_names" = 0 ] && grep -q '"name":"cmp_int"' "$work/none.jsonl"; then
+		pass debug-file-installed
+	else
+		fail debug-file-installed "cmp_int named by the cold decode (no debug file): $cold_names" \
+			"$(diff "$work/none.jsonl" "$work/dbg-warm.jsonl" | head -6)"
+	fi
+	# and removed again: the warm decode names as --no-cache does
+	mv "$work/dbg/.debug/dl.dbg" "$work/dl.dbg.away"
+	ring dbg-gone "$work/dbghome"
+	ring none "$work/unused" --no-cache
+	if same dbg-gone; then
+		pass debug-file-removed
+	else
+		fail debug-file-removed "$(diff "$work/none.jsonl" "$work/dbg-gone.jsonl" | head -6)"
+	fi
+fi
 finish

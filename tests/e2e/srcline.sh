@@ -314,4 +314,20 @@ done
 # a DSO that is not there or has no debug information: no line, no error
 check "no-debuginfo (the ld.so/libc lines only when their debug files are)" \
 	"$bin/ptrace-read" -F from,srcline "$work/i.srb" -o /dev/null
+
+# the DWARF tables kept in the cache (docs/cache.md): a cold run writes
+# them, a warm one reads them, both print what --no-cache prints; a cache
+# directory others may write into is not used (one warning)
+mkdir -p "$work/dc"
+XDG_CACHE_HOME=$work/dc "$bin/ptrace-read" -f tree --inline --srcline "$work/i.srb" >"$work/dc1.txt" 2>&1
+XDG_CACHE_HOME=$work/dc "$bin/ptrace-read" -f tree --inline --srcline "$work/i.srb" >"$work/dc2.txt" 2>&1
+XDG_CACHE_HOME=$work/dc "$bin/ptrace-read" --no-cache -f tree --inline --srcline "$work/i.srb" >"$work/dc0.txt" 2>&1
+nd=$(ls "$work/dc/strace" 2>/dev/null | grep -c '\.dwarf$')
+check "dwarf-cache ($nd tables written cold; warm and --no-cache print the same)" \
+	sh -c "[ $nd -ge 2 ] && cmp -s '$work/dc0.txt' '$work/dc1.txt' && cmp -s '$work/dc0.txt' '$work/dc2.txt'"
+mkdir -p "$work/gw/strace" && chmod 777 "$work/gw/strace"
+XDG_CACHE_HOME=$work/gw "$bin/ptrace-read" -f tree --inline --srcline "$work/i.srb" >"$work/gw.txt" 2>"$work/gw.err"
+check "dwarf-cache-refused ($(head -c 120 "$work/gw.err"))" \
+	sh -c "[ \$(grep -c 'is not used: others may write into it' '$work/gw.err') -eq 1 ] &&
+		[ -z \"\$(ls '$work/gw/strace')\" ] && cmp -s '$work/dc0.txt' '$work/gw.txt'"
 finish

@@ -576,8 +576,11 @@ TEST(cache_file_blocks)
 {
 	static const uint64_t want_keys[] = {1, 2, 5, 7, 9};
 	struct strace_blockfile_block old[3] = {0}, add[4] = {0}, *m;
-	struct strace_blockfile_key key = {(const uint8_t *)"id", 2, 100, 1,
-					   2, 0};
+	struct strace_blockfile_key key = {.id = (const uint8_t *)"id",
+					   .idn = 2,
+					   .size = 100,
+					   .mtime_sec = 1,
+					   .mtime_nsec = 2};
 	struct strace_blockfile c = {0}, in;
 	char dir[] = "/tmp/strace-blockfile-XXXXXX", path[4200];
 	void *buf;

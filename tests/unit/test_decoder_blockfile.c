@@ -17,12 +17,19 @@
 #include "harness.h"
 #include "decoder/blockfile.h"
 
+/* a cache file's header (docs/cache.md) */
+#define HDR 192
+
 static const uint8_t build_id[] = {0xde, 0xad, 0xbe, 0xef, 0x01};
 
 static struct strace_blockfile_key key_of(uint64_t mtime, uint32_t symopts)
 {
-	struct strace_blockfile_key k = {build_id, sizeof(build_id), 4096,
-					 mtime, 7, symopts};
+	struct strace_blockfile_key k = {.id = build_id,
+					 .idn = sizeof(build_id),
+					 .size = 4096,
+					 .mtime_sec = mtime,
+					 .mtime_nsec = 7,
+					 .symopts = symopts};
 	return k;
 }
 
@@ -158,8 +165,8 @@ TEST(write_load)
 	CHECK_U64(in.niv, ==, 1);
 	CHECK_U64(in.pool_len, ==, 7);
 	CHECK_INT(in.has_syms, ==, 1);
-	/* 160 header + 3 * 48 + 2 * 40 + 16 + 8 (7, aligned) */
-	CHECK_U64(in.bytes, ==, 160 + 144 + 80 + 16 + 8);
+	/* 192 header + 3 * 48 + 2 * 40 + 16 + 8 (7, aligned) */
+	CHECK_U64(in.bytes, ==, HDR + 144 + 80 + 16 + 8);
 	CHECK(!memcmp(in.blocks, blocks, sizeof(blocks)));
 	CHECK(!memcmp(in.syms, syms, sizeof(syms)));
 	CHECK(!memcmp(in.iv, iv, sizeof(iv)));
@@ -181,12 +188,24 @@ TEST(write_load)
 	}
 	CHECK_INT(strace_blockfile_load(sub, &other, &buf, &in), ==, -ESTALE);
 	CHECK(buf == NULL && in.nblocks == 0);
+	/* the debug file the symbols came from is in the key: one installed
+	 * (or changed) since makes the file stale */
+	{
+		struct strace_blockfile_key dbg = k;
+		dbg.debug_path_hash = 1, dbg.debug_size = 4096;
+		CHECK_INT(strace_blockfile_load(sub, &dbg, &buf, &in), ==,
+			  -ESTALE);
+		dbg = k;
+		dbg.debug_mtime_nsec = 1;
+		CHECK_INT(strace_blockfile_load(sub, &dbg, &buf, &in), ==,
+			  -ESTALE);
+	}
 	/* no symbols: none read back */
 	c.nsyms = 0, c.niv = 0, c.pool_len = 0, c.has_syms = 0;
 	REQUIRE(strace_blockfile_write(sub, &k, &c) == 0);
 	REQUIRE(strace_blockfile_load(sub, &k, &buf, &in) == 0);
 	CHECK_INT(in.has_syms, ==, 0);
-	CHECK_U64(in.bytes, ==, 160 + 144);
+	CHECK_U64(in.bytes, ==, HDR + 144);
 	strace_blockfile_unload(buf, &in);
 	/* a directory in the file's place is no file */
 	unlink(path);
@@ -253,7 +272,7 @@ TEST(corrupt_bytes_refused)
 		CHECK(rc != 0);
 		bad += rc == -STRACE_E_BADARG;
 		stale += rc == -ESTALE;
-		if (i >= 160)
+		if (i >= HDR)
 			CHECK_INT(rc, ==, -STRACE_E_BADARG);
 	}
 	CHECK_U64(bad + stale, ==, len);
@@ -317,7 +336,7 @@ TEST(forged_records_refused)
 	struct strace_blockfile_block blk;
 	struct strace_blockfile_sym sym;
 	struct strace_blockfile_point pt;
-	const size_t ob = 160, os = 160 + 144, op = 160 + 144 + 80;
+	const size_t ob = HDR, os = HDR + 144, op = HDR + 144 + 80;
 	size_t len;
 	uint8_t *good, z = 'x';
 
