@@ -14,8 +14,10 @@
 #include "control.h"
 
 /* path opened O_RDWR|O_NONBLOCK if it is a FIFO: checked before the open
- * (opening a device may do something) and on what was opened. Returns
- * the descriptor, or -1 with err said. */
+ * (opening a device may do something) and on what was opened, which must
+ * be the user's and writable by nobody else (whoever writes a control
+ * FIFO loads plugins: runs code in this process). Returns the
+ * descriptor, or -1 with err said. */
 static int open_fifo(const char *path, char *err, size_t len)
 {
 	struct stat st;
@@ -45,6 +47,16 @@ static int open_fifo(const char *path, char *err, size_t len)
 			 "%s: not a FIFO (it changed while it was opened): "
 			 "create one with mkfifo and give its path",
 			 path);
+		close(fd);
+		return -1;
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		snprintf(err, len,
+			 "%s: %s, and whoever writes it loads plugins into "
+			 "this process: create your own with mkfifo -m 600",
+			 path,
+			 st.st_uid != geteuid() ? "another user's FIFO"
+						: "others may write into it");
 		close(fd);
 		return -1;
 	}

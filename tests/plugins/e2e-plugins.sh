@@ -516,5 +516,17 @@ for c in /dev/zero "$work/gen.srb"; do
 	fi
 done
 
+# a control FIFO others may write into: refused (whoever writes it loads
+# plugins, code, into the reader)
+mkfifo -m 622 "$work/open.ctl"
+chmod 622 "$work/open.ctl"
+timeout -k 2 10 "$PR" --follow -f none --control "$work/open.ctl" "$work/gen.srb" >"$work/ctl.out" 2>&1
+rc=$?
+if [ $rc = 2 ] && grep -qF "others may write into it" "$work/ctl.out"; then
+	pass "control/others-may-write"
+else
+	fail "control/others-may-write" "exit $rc (want 2): $(head -c 300 "$work/ctl.out")"
+fi
+
 echo "($T: $nfail failed)"
 finish
