@@ -14,11 +14,12 @@
 #   perf_ref  the same with libipt's reference decoder (--decoder
 #             reference): about 5 times slower, so a target of its own   perf
 #   ring      a ring file, read as ptrace-read reads it                  ring
-#   blockfile a block cache file (docs/cache.md), sealed to claim the
-#             target's own executable, used by an image         blockfile
-#   rawpt     a raw PT stream after a header saying how the target's own
-#             executable is mapped (ptrace-capture --pt with --raw or
-#             --elf)                                             rawpt
+#   blockfile a block cache file (docs/cache.md), sealed to claim
+#             /usr/bin/true (else the target's own executable), used by
+#             an image                                          blockfile
+#   rawpt     a raw PT stream after a header saying how /usr/bin/true
+#             (else the target's own executable) is mapped
+#             (ptrace-capture --pt with --raw or --elf)          rawpt
 #   damage    a damage to a corpus trace (tests/decoder/damage.h): the
 #             fast walker and libipt must agree on whether it is an
 #             error, but for libipt's own differences; its replay needs
