@@ -20,7 +20,7 @@
 #                        real kAFL recordings (nyx-fuzz/libxdc_experiments):
 #                        the fast walker against libipt (not in check)
 #   make fuzz            libFuzzer targets into build/fuzz/ (clang, ASan, UBSan);
-#                        make fuzz-run FUZZ_TARGET=perf|perf_ref|ring|blockfile|damage
+#                        make fuzz-run FUZZ_TARGET=perf|perf_ref|ring|blockfile|rawpt|damage
 #                        (tests/fuzz/fuzz.mk)
 #   make install PREFIX=/usr/local DESTDIR=   (make uninstall: the same
 #                        PREFIX and DESTDIR remove it all)

@@ -41,7 +41,8 @@ void strace_dec_seg_settle(struct seg_job *j, uint64_t *named,
 	struct evvec *v = &j->ev;
 	const struct seg_notes *nt = &j->notes;
 	size_t lo = nt->first_idx >= 0 ? (size_t)nt->first_idx : v->n, hi = lo;
-	struct seg_run *run = v->run, *rend = v->run + v->nrun;
+	/* (no runs: v->run may be NULL, and NULL + 0 is undefined) */
+	struct seg_run *run = v->run, *rend = v->nrun ? v->run + v->nrun : run;
 	size_t x = SIZE_MAX; /* the run's moved event with TIME_EXACT */
 	int plain = 0;
 

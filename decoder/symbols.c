@@ -560,9 +560,11 @@ static int add_aliases(struct object *o, const struct sym *g, size_t k,
 		const char *names[2] = {g[i].name, g[i].raw};
 		for (size_t j = 0; j < 2; j++) {
 			const char *nm = names[j];
+			/* (o->aliases may be NULL: NULL + 0 is undefined) */
 			if (!nm || !strcmp(nm, best->name) ||
-			    has_name(o->aliases + first, o->naliases - first,
-				     nm))
+			    (o->aliases &&
+			     has_name(o->aliases + first,
+				      o->naliases - first, nm)))
 				continue;
 			if (strace_dec_grow_aliases(o) < 0)
 				return -ENOMEM;

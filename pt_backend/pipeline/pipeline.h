@@ -216,6 +216,9 @@ struct strace_raw_opts {
 				 * strace_plt_style (decoder.h) */
 	void (*progress)(void *arg, uint64_t done, uint64_t total);
 	void *cb_arg;
+	/* the files the sections map, read once for many decodes (a
+	 * fuzzer's inputs); NULL: the decode reads its own */
+	struct strace_objcache *objects;
 };
 
 struct strace_raw_stats {

@@ -375,7 +375,8 @@ int strace_raw_decode(const struct strace_raw_opts *opts,
 	}
 	{
 		struct strace_image_opts io = {.size = sizeof(io),
-					       .plt_style = o->names};
+					       .plt_style = o->names,
+					       .objects = o->objects};
 		rc = strace_image_new(&io, &img);
 	}
 	for (size_t i = 0; i < c.n && rc >= 0; i++) {

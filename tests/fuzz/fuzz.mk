@@ -14,8 +14,12 @@
 #   perf_ref  the same with libipt's reference decoder (--decoder
 #             reference): about 5 times slower, so a target of its own   perf
 #   ring      a ring file, read as ptrace-read reads it                  ring
-#   blockfile a block cache file (docs/cache.md), sealed to claim the
-#             target's own executable, used by an image         blockfile
+#   blockfile a block cache file (docs/cache.md), sealed to claim
+#             /usr/bin/true (else the target's own executable), used by
+#             an image                                          blockfile
+#   rawpt     a raw PT stream after a header saying how /usr/bin/true
+#             (else the target's own executable) is mapped
+#             (ptrace-capture --pt with --raw or --elf)          rawpt
 #   damage    a damage to a corpus trace (tests/decoder/damage.h): the
 #             fast walker and libipt must agree on whether it is an
 #             error, but for libipt's own differences; its replay needs
@@ -30,11 +34,12 @@
 #   make fuzz-merge FUZZ_TARGET=ring
 #       add to tests/fuzz/corpus/<corpus>/ what fuzz-run found that covers
 #       more (libFuzzer's -merge=1), none over FUZZ_MAX_LEN bytes
-FUZZ_TARGETS := perf perf_ref ring blockfile damage
+FUZZ_TARGETS := perf perf_ref ring blockfile rawpt damage
 FUZZ_CORPUS_perf := perf
 FUZZ_CORPUS_perf_ref := perf
 FUZZ_CORPUS_ring := ring
 FUZZ_CORPUS_blockfile := blockfile
+FUZZ_CORPUS_rawpt := rawpt
 FUZZ_CORPUS_damage := damage
 
 # What each target links besides its object (static libraries in link
@@ -50,6 +55,8 @@ FUZZ_ring_DEPS := $(LIBSTRACE_VIEW_A) $(DECODER_A) $(LIBSTRACE_A)
 FUZZ_ring_LDLIBS = $(DECODER_LIBS)
 FUZZ_blockfile_DEPS := $(DECODER_A) $(LIBSTRACE_A)
 FUZZ_blockfile_LDLIBS = $(DECODER_LIBS)
+FUZZ_rawpt_DEPS := $(FUZZ_perf_DEPS)
+FUZZ_rawpt_LDLIBS = $(DECODER_LIBS)
 FUZZ_damage_DEPS := $(O)/obj/tests/decoder/damage.o $(FUZZ_perf_DEPS)
 FUZZ_damage_LDLIBS = $(DECODER_LIBS)
 
