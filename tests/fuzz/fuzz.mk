@@ -25,6 +25,9 @@
 #             error, but for libipt's own differences; its replay needs
 #             the corpus traces, so tests/decoder/e2e-damage-diff.sh runs
 #             it, not the unit tier                               damage
+#   control   a control FIFO's bytes (cli/control_lines.c), fed in pieces
+#             the first byte sizes: the same lines as fed whole, none a
+#             command the rules forbid                           control
 #
 #   make fuzz                                  build every libFuzzer target
 #   make fuzz-run FUZZ_TARGET=ring FUZZ_SECONDS=900
@@ -34,13 +37,14 @@
 #   make fuzz-merge FUZZ_TARGET=ring
 #       add to tests/fuzz/corpus/<corpus>/ what fuzz-run found that covers
 #       more (libFuzzer's -merge=1), none over FUZZ_MAX_LEN bytes
-FUZZ_TARGETS := perf perf_ref ring blockfile rawpt damage
+FUZZ_TARGETS := perf perf_ref ring blockfile rawpt damage control
 FUZZ_CORPUS_perf := perf
 FUZZ_CORPUS_perf_ref := perf
 FUZZ_CORPUS_ring := ring
 FUZZ_CORPUS_blockfile := blockfile
 FUZZ_CORPUS_rawpt := rawpt
 FUZZ_CORPUS_damage := damage
+FUZZ_CORPUS_control := control
 
 # What each target links besides its object (static libraries in link
 # order), and which defines its object is compiled with.
@@ -57,6 +61,8 @@ FUZZ_blockfile_DEPS := $(DECODER_A) $(LIBSTRACE_A)
 FUZZ_blockfile_LDLIBS = $(DECODER_LIBS)
 FUZZ_rawpt_DEPS := $(FUZZ_perf_DEPS)
 FUZZ_rawpt_LDLIBS = $(DECODER_LIBS)
+# the control target: the line cutter alone (no library)
+FUZZ_control_DEPS := $(O)/obj/cli/control_lines.o
 FUZZ_damage_DEPS := $(O)/obj/tests/decoder/damage.o $(FUZZ_perf_DEPS)
 FUZZ_damage_LDLIBS = $(DECODER_LIBS)
 
