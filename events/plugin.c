@@ -89,19 +89,6 @@ static struct plugin *of(struct strace_plugin_host *h)
 	return (struct plugin *)(void *)h;
 }
 
-static void say(char *buf, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void say(char *buf, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!buf || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf, len, fmt, ap);
-	va_end(ap);
-}
-
 /* Whether registration r of p is called for type t. */
 static int calls(const struct plugin *p, const struct reg *r, unsigned t)
 {
@@ -187,7 +174,7 @@ static int parse_types(struct plugin *p, const char *patterns,
 	if (patterns && strace_typeset_parse(set, patterns, &bad, &bad_len) == 0)
 		return 0;
 	if (!p->bad[0])
-		say(p->bad, sizeof(p->bad),
+		plugin_say(p->bad, sizeof(p->bad),
 		    "pattern '%.*s' matches no event type (see 'ptrace-read "
 		    "--list-types'; patterns are globs like 'call,ret*')",
 		    (int)bad_len, bad ? bad : "");
@@ -575,7 +562,7 @@ static int load(struct strace_plugins *ps, const char *spec, char *err,
 		goto fail;
 	rc = -STRACE_E_PLUGIN;
 	if (find(ps, p->argv[0])) {
-		say(err, len,
+		plugin_say(err, len,
 		    "plugin %s: a plugin named %s is loaded already (unload "
 		    "it first)",
 		    p->file, p->argv[0]);
@@ -590,7 +577,7 @@ static int load(struct strace_plugins *ps, const char *spec, char *err,
 		goto fail;
 	version = dlsym(p->dl, "strace_plugin_api_version");
 	if (!version) {
-		say(err, len,
+		plugin_say(err, len,
 		    "plugin %s: not a strace plugin: it exports no "
 		    "strace_plugin_api_version (put STRACE_PLUGIN_VERSION; in "
 		    "its source, from strace/plugin.h)",
@@ -598,7 +585,7 @@ static int load(struct strace_plugins *ps, const char *spec, char *err,
 		goto fail;
 	}
 	if (*version != STRACE_PLUGIN_API_VERSION) {
-		say(err, len,
+		plugin_say(err, len,
 		    "plugin %s: built for plugin API version %u, but this host "
 		    "has version %u: rebuild it against this libstrace's "
 		    "strace/plugin.h",
@@ -607,7 +594,7 @@ static int load(struct strace_plugins *ps, const char *spec, char *err,
 	}
 	sym = dlsym(p->dl, "strace_plugin_init");
 	if (!sym) {
-		say(err, len,
+		plugin_say(err, len,
 		    "plugin %s: it exports no strace_plugin_init, which every "
 		    "plugin has (see docs/plugins.md)",
 		    p->file);
@@ -652,9 +639,9 @@ static int load(struct strace_plugins *ps, const char *spec, char *err,
 	rc = init(&p->host, p->argc, p->argv);
 	if (rc != 0 || p->bad[0]) {
 		if (p->bad[0])
-			say(err, len, "plugin %s: %s", p->file, p->bad);
+			plugin_say(err, len, "plugin %s: %s", p->file, p->bad);
 		else
-			say(err, len,
+			plugin_say(err, len,
 			    "plugin %s: its init failed (returned %d): see "
 			    "what it said, and its arguments",
 			    p->file, rc);
@@ -671,7 +658,7 @@ static int load(struct strace_plugins *ps, const char *spec, char *err,
 	return 0;
 fail:
 	if (rc == -ENOMEM)
-		say(err, len, "plugin %s: out of memory", spec);
+		plugin_say(err, len, "plugin %s: out of memory", spec);
 	free_plugin(p);
 	return rc;
 }
@@ -741,7 +728,7 @@ static int control(struct strace_plugins *ps, const char *line, char *reply,
 		reply[0] = '\0';
 	arg[0] = '\0';
 	if (sscanf(line, " %15s %n", cmd, &n) < 1) {
-		say(reply, len, "empty command");
+		plugin_say(reply, len, "empty command");
 		return -STRACE_E_BADARG;
 	}
 	snprintf(arg, sizeof(arg), "%s", line + n);
@@ -754,14 +741,14 @@ static int control(struct strace_plugins *ps, const char *line, char *reply,
 	}
 	if (strcmp(cmd, "load") && strcmp(cmd, "unload") &&
 	    strcmp(cmd, "enable") && strcmp(cmd, "disable")) {
-		say(reply, len,
+		plugin_say(reply, len,
 		    "unknown command '%s': load FILE[:ARGS], unload NAME, "
 		    "enable PATTERN, disable PATTERN, list",
 		    cmd);
 		return -STRACE_E_BADARG;
 	}
 	if (!arg[0]) {
-		say(reply, len,
+		plugin_say(reply, len,
 		    "'%s' needs an argument: load FILE[:ARGS], unload NAME, "
 		    "enable PATTERN, disable PATTERN, list",
 		    cmd);
@@ -781,7 +768,7 @@ static int control(struct strace_plugins *ps, const char *line, char *reply,
 	if (!strcmp(cmd, "unload")) {
 		rc = unload(ps, arg);
 		if (rc < 0)
-			say(reply, len, "no plugin named %s is loaded ('list' "
+			plugin_say(reply, len, "no plugin named %s is loaded ('list' "
 					"names them)",
 			    arg);
 		return rc;
@@ -793,7 +780,7 @@ static int control(struct strace_plugins *ps, const char *line, char *reply,
 		size_t bad_len = 0;
 
 		if (strace_typeset_parse(&set, arg, &bad, &bad_len) < 0) {
-			say(reply, len,
+			plugin_say(reply, len,
 			    "pattern '%.*s' matches no event type (patterns are "
 			    "globs like 'call,ret*')",
 			    (int)bad_len, bad ? bad : "");
@@ -803,13 +790,13 @@ static int control(struct strace_plugins *ps, const char *line, char *reply,
 	for (struct plugin *p = ps->first; p; p = p->next) {
 		rc = set_enabled(p, arg, cmd[0] == 'e');
 		if (rc < 0) {
-			say(reply, len, "out of memory");
+			plugin_say(reply, len, "out of memory");
 			return rc;
 		}
 	}
 	rc = settle(ps);
 	if (rc < 0)
-		say(reply, len, "out of memory");
+		plugin_say(reply, len, "out of memory");
 	return rc;
 }
 

@@ -39,9 +39,7 @@
 #include "strace/error.h"
 #include "plugin_file.h"
 
-static void say(char *buf, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void say(char *buf, size_t len, const char *fmt, ...)
+void plugin_say(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -83,7 +81,7 @@ static int check_elf(int fd, uint64_t size, const char *path, char *err,
 
 	if (size < sizeof(eh) || !read_at(fd, &eh, sizeof(eh), 0) ||
 	    memcmp(eh.e_ident, ELFMAG, SELFMAG)) {
-		say(err, len,
+		plugin_say(err, len,
 		    "plugin %s: not a shared object (%s): give the path of a "
 		    "plugin built as docs/plugins.md shows",
 		    path, size < sizeof(eh) ? "too short for an ELF header"
@@ -94,7 +92,7 @@ static int check_elf(int fd, uint64_t size, const char *path, char *err,
 							 : ELFCLASS32) ||
 	    eh.e_phentsize != sizeof(*ph) || !eh.e_phnum ||
 	    eh.e_phnum == PN_XNUM) {
-		say(err, len,
+		plugin_say(err, len,
 		    "plugin %s: not a shared object of this host's ELF class "
 		    "(or its program header table is malformed): rebuild it as "
 		    "docs/plugins.md shows",
@@ -103,7 +101,7 @@ static int check_elf(int fd, uint64_t size, const char *path, char *err,
 	}
 	phsize = (uint64_t)eh.e_phnum * sizeof(*ph);
 	if (eh.e_phoff > size || phsize > size - eh.e_phoff) {
-		say(err, len,
+		plugin_say(err, len,
 		    "plugin %s: the file is cut short (%llu bytes, but its "
 		    "program headers end at %llu): copy or rebuild it whole",
 		    path, (unsigned long long)size,
@@ -115,7 +113,7 @@ static int check_elf(int fd, uint64_t size, const char *path, char *err,
 		return -ENOMEM;
 	errno = 0;
 	if (!read_at(fd, ph, phsize, eh.e_phoff)) {
-		say(err, len, "plugin %s: cannot read it: %s", path,
+		plugin_say(err, len, "plugin %s: cannot read it: %s", path,
 		    strerror(errno ? errno : EIO));
 		free(ph);
 		return -STRACE_E_PLUGIN;
@@ -126,7 +124,7 @@ static int check_elf(int fd, uint64_t size, const char *path, char *err,
 			continue;
 		if (ph[i].p_offset > size ||
 		    ph[i].p_filesz > size - ph[i].p_offset) {
-			say(err, len,
+			plugin_say(err, len,
 			    "plugin %s: the file is cut short (%llu bytes, but "
 			    "a segment of it runs from byte %llu to %llu): "
 			    "copy or rebuild it whole",
@@ -151,20 +149,20 @@ int plugin_file_check(const char *path, char *err, size_t len)
 	/* O_NONBLOCK: a FIFO's open does not wait for a writer */
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
-		say(err, len,
+		plugin_say(err, len,
 		    "plugin %s: cannot load it: %s (give the path of a plugin "
 		    "built as docs/plugins.md shows)",
 		    path, strerror(errno));
 		return -STRACE_E_PLUGIN;
 	}
 	if (fstat(fd, &st) < 0) {
-		say(err, len, "plugin %s: cannot load it: %s", path,
+		plugin_say(err, len, "plugin %s: cannot load it: %s", path,
 		    strerror(errno));
 		close(fd);
 		return -STRACE_E_PLUGIN;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		say(err, len,
+		plugin_say(err, len,
 		    "plugin %s: cannot load it: it is %s, not a regular file "
 		    "(give the path of a plugin's .so file, built as "
 		    "docs/plugins.md shows)",
@@ -210,7 +208,7 @@ void *plugin_file_dlopen(const char *path, int flags, char *err, size_t len)
 	void *volatile h = NULL;
 
 	if (loader_broken) {
-		say(err, len,
+		plugin_say(err, len,
 		    "plugin %s: not loaded: an earlier plugin's load died of a "
 		    "bus error inside the dynamic loader, which may be left "
 		    "locked: restart the program to load plugins",
@@ -231,13 +229,13 @@ void *plugin_file_dlopen(const char *path, int flags, char *err, size_t len)
 	if (sigsetjmp(bus_jmp, 1) == 0) {
 		h = dlopen(path, flags);
 		if (!h)
-			say(err, len,
+			plugin_say(err, len,
 			    "plugin %s: cannot load it: %s (give the path of a "
 			    "plugin built as docs/plugins.md shows)",
 			    path, dlerror());
 	} else {
 		loader_broken = 1;
-		say(err, len,
+		plugin_say(err, len,
 		    "plugin %s: its load died of a bus error (the file was cut "
 		    "short or rewritten while it was loaded, or its constructor "
 		    "touched a page past the end of a mapped file): copy or "

@@ -38,4 +38,9 @@ int plugin_file_check(const char *path, char *err, size_t len);
  */
 void *plugin_file_dlopen(const char *path, int flags, char *err, size_t len);
 
+/* plugin_say() - what went wrong, into buf (len bytes; NULL or 0: not
+ * said), as the plugin layer's messages are made. */
+void plugin_say(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 #endif /* EVENTS_PLUGIN_FILE_H */
