@@ -28,8 +28,10 @@ static void sb_hex16(struct sb *b, uint64_t x)
 	b->len += 16;
 }
 
-/* A name on one line of a .sym file: no newline, no tab (uftrace cuts a
- * name at a tab), at most FMT_NAME_MAX bytes, as the views print it. */
+/* A name on one line of a .sym file, at most FMT_NAME_MAX bytes, as the
+ * views print it (view_put_clean(): no newline, no tab, at which uftrace
+ * cuts a name, no byte that would move a terminal's cursor when uftrace
+ * replays it). */
 static void sb_name(struct sb *b, const char *s, size_t len)
 {
 	char *p;
@@ -39,8 +41,7 @@ static void sb_name(struct sb *b, const char *s, size_t len)
 	p = uft_sb_room(b, len);
 	if (!p)
 		return;
-	for (size_t i = 0; i < len; i++)
-		p[i] = s[i] == '\n' || s[i] == '\t' || s[i] == '\r' ? ' ' : s[i];
+	view_put_clean(p, s, len, NULL);
 	b->len += len;
 }
 

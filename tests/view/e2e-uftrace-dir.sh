@@ -44,8 +44,8 @@ DEEP="-D 65534"
 # tree_norm ours|uftrace: our tree adds "()" to every name; uftrace's to
 # those that do not end with ')'.
 tree_norm() {
-	# (a tab in a name is a blank in a .sym file: uftrace cuts names
-	# at tabs)
+	# (a tab in a name is a ? in a .sym file, as in our views: uftrace
+	# cuts names at tabs; the normalized lines are tab-separated)
 	tr '\t' ' ' | awk -v who="$1" '
 /^#/ { next }
 {
