@@ -143,7 +143,12 @@ fi
 name=threads
 dir=$(O=$O "$corpus" trace $name default) || { fail "$name/trace"; exit 1; }
 data=$dir/trace.data
+# the program as the trace names it (its MMAP2 record): the file the
+# decode reads, which a copied corpus (CI's sanitizer pass decodes the
+# release pass's traces) keeps under the build that recorded it
 prog=$(O=$O "$corpus" bin $name)
+recorded=$(strings -n 8 "$data" | grep -m1 -x "/.*/$(basename "$prog")")
+[ -n "$recorded" ] && prog=$recorded
 home=$work/bad
 ring none "$work/unused" --no-cache
 ring cold "$home"
