@@ -27,6 +27,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "fuzz_ring.h"
+
 #include "pt_backend/pipeline/pipeline.h"
 #include "pt_backend/perf/perf.h"
 
@@ -52,7 +54,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char path[64], ring_path[64];
+	char path[64];
 	int fd = memfd_create("fuzz_perf", MFD_CLOEXEC);
 	if (fd < 0)
 		return 0;
@@ -61,17 +63,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	snprintf(ring_path, sizeof(ring_path), "/dev/shm/fuzz_perf_%d.srb",
-		 (int)getpid());
-	unlink(ring_path);
-
-	struct strace_ring_opts ro = {sizeof(ro), 1024, 1 << 16,
-				      STRACE_RING_FLIGHT, 1, 0};
 	struct strace_ring *ring;
-	if (strace_ring_create(ring_path, &ro, &ring) == 0) {
-		/* the mapping is all the decode needs: an input that hangs
-		 * or crashes leaves no file behind */
-		unlink(ring_path);
+	if (fuzz_ring("perf", &ring) == 0) {
 		struct strace_offline_opts oo = {
 			.perf_path = path,
 			.ring = ring,

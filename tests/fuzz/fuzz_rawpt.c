@@ -44,6 +44,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "fuzz_ring.h"
+
 #include "pt_backend/pipeline/pipeline.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -112,7 +114,7 @@ static void section_of(const uint8_t *h, struct strace_raw_section *sec)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char path[64], ring_path[64];
+	char path[64];
 	struct strace_raw_section sec;
 	int fd;
 
@@ -128,17 +130,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	section_of(data, &sec);
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	snprintf(ring_path, sizeof(ring_path), "/dev/shm/fuzz_rawpt_%d.srb",
-		 (int)getpid());
-	unlink(ring_path);
-
-	struct strace_ring_opts ro = {sizeof(ro), 1024, 1 << 16,
-				      STRACE_RING_FLIGHT, 1, 0};
 	struct strace_ring *ring;
-	if (strace_ring_create(ring_path, &ro, &ring) == 0) {
-		/* the mapping is all the decode needs: an input that hangs
-		 * or crashes leaves no file behind */
-		unlink(ring_path);
+	if (fuzz_ring("rawpt", &ring) == 0) {
 		struct strace_raw_opts o = {
 			.size = sizeof(o),
 			.pt_path = path,
