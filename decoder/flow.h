@@ -38,6 +38,20 @@
 
 #include "decoder/walker.h"
 
+/*
+ * Code that needs no packet is walked for as long as it runs, which in a
+ * damaged trace can be a loop of direct jumps that never ends. The path
+ * from an address through such code depends on the address alone (the
+ * stop address and the PGD target do not change during one advance()),
+ * so once an address comes again the walk would go round for ever:
+ * after LOOP_CHECK_AFTER blocks, advance() notes the address it stands at
+ * whenever the count of blocks is a power of two (Brent's cycle finding)
+ * and gives up, with STRACE_E_LOOP, when it comes to a noted one again:
+ * within two turns of the loop, as perf's "Never-ending loop" check does
+ * (intel_pt_walk_insn()'s stuck_ip). MAX_BLOCKS_PER_ADVANCE stays as a
+ * bound: a walk that long without a packet is wrong, loop or not.
+ */
+#define LOOP_CHECK_AFTER 4096
 #define MAX_BLOCKS_PER_ADVANCE 1000000
 
 /* 1 in the copy of the packet loop of a parallel decode's workers
@@ -364,8 +378,15 @@ advance(struct strace_walker *w, uint64_t stop_at, uint64_t pgd_to)
 			f->ip = b->start + b->len;
 			break;
 		}
-		if (unlikely(++n > MAX_BLOCKS_PER_ADVANCE))
-			return -STRACE_E_LOOP;
+		if (unlikely(++n > LOOP_CHECK_AFTER)) {
+			if (n == LOOP_CHECK_AFTER + 1)
+				f->loop_noted = 0;
+			else if (f->ip == f->loop_noted ||
+				 n > MAX_BLOCKS_PER_ADVANCE)
+				return -STRACE_E_LOOP;
+			if (!(n & (n - 1)))
+				f->loop_noted = f->ip;
+		}
 	}
 }
 

@@ -8,7 +8,7 @@
 # the persistent cache loads neither.
 DECODER_SRCS := $(wildcard decoder/*.c)
 DECODER_A := $(O)/lib/libstrace_decoder.a
-decoder_CFLAGS = $(CAPSTONE_CFLAGS) -I$(O)/gen
+decoder_CFLAGS = $(CAPSTONE_CFLAGS) -I$(O)/gen $(FUZZ_DECODER_CFLAGS)
 DECODER_LIBS = -pthread -lipt -ldw -lelf
 
 $(eval $(call archive,$(DECODER_A),$(call objs,$(DECODER_SRCS))))

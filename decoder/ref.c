@@ -18,10 +18,12 @@
  * libipt follows code that needs no packet (straight code, direct jumps
  * and calls) for as long as it runs, in blocks of up to 65535
  * instructions: in a damaged trace, a loop of direct jumps would never
- * end. The fast walker gives up after MAX_BLOCKS_PER_ADVANCE blocks
- * without a packet; here, after this many instructions without the
- * decoder moving on in the trace: an error (STRACE_E_LOOP), then the
- * next PSB.
+ * end. The fast walker gives up when its walk without a packet comes
+ * back to an address (flow.h, LOOP_CHECK_AFTER); libipt's blocks say too
+ * little for that (TNT bits already fetched are taken without the
+ * decoder moving on in the trace, so an address coming back there need
+ * not be a loop): here, after this many instructions without the decoder
+ * moving on: an error (STRACE_E_LOOP), then the next PSB.
  */
 #define MAX_INSNS_STILL (1u << 22)
 

@@ -5,10 +5,52 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "decoder/internal.h"
 #include "decoder/spread.h"
 #include "decoder/tnt_cache.h"
+
+/* The item array's mapping: TC_ITEMS items, then a page no access may
+ * touch (right after the last item: they fill whole pages). */
+_Static_assert(TC_ITEMS * sizeof(struct tc_item) % 4096 == 0,
+	       "the TNT run items fill whole pages");
+static size_t items_bytes(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	return (TC_ITEMS * sizeof(struct tc_item) + page - 1) / page * page +
+	       page;
+}
+
+/*
+ * The item array: whole at once, no growing, in a mapping of its own.
+ * Its pages are given as records first fill them (a short trace touches
+ * few), and a growing array's moves (mremap) would cost every other
+ * thread of the process a TLB shootdown (a parallel decode's workers each
+ * have a cache). mmap() says so where malloc() need not: glibc serves a
+ * 3 MiB block from its heap once one was freed (the threshold follows
+ * the sizes freed), and a sanitizer's malloc() writes shadow for all of
+ * it, for each walker made (half the time a fuzz input took). The page
+ * after the items has no access: a write past the end faults at once.
+ * NULL when out of memory.
+ */
+static struct tc_item *items_map(void)
+{
+	size_t len = items_bytes();
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	if (mprotect(p + len - page, page, PROT_NONE) < 0) {
+		munmap(p, len);
+		return NULL;
+	}
+	return (struct tc_item *)(void *)p;
+}
 
 struct tcache *strace_dec_tc_new(void)
 {
@@ -18,11 +60,7 @@ struct tcache *strace_dec_tc_new(void)
 		return NULL;
 	t->slot = strace_dec_zalloc(1u << TC_LOG_START, sizeof(*t->slot));
 	t->shift = 64 - TC_LOG_START;
-	/* whole at once, no growing: its pages are touched as records fill
-	 * them (a short trace touches few), and a growing array's moves
-	 * (mremap) cost every other thread of the process a TLB shootdown
-	 * (a parallel decode's workers each have a cache) */
-	t->item = malloc(TC_ITEMS * sizeof(*t->item));
+	t->item = items_map();
 	if (!t->slot || !t->item) {
 		strace_dec_tc_free(t);
 		return NULL;
@@ -34,7 +72,8 @@ void strace_dec_tc_free(struct tcache *t)
 {
 	if (t) {
 		free(t->slot);
-		free(t->item);
+		if (t->item)
+			munmap(t->item, items_bytes());
 	}
 	free(t);
 }

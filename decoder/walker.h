@@ -84,6 +84,8 @@ struct walk_flow {
 	struct strace_block park; /* the block we stand at (kind needs a
 				   * packet), valid when parked */
 	int parked;
+	uint64_t loop_noted; /* advance()'s address noted at a power of two
+			      * of blocks (flow.h, LOOP_CHECK_AFTER) */
 	struct retstack rs;
 	int pending_fup;
 	uint64_t fup_ip;

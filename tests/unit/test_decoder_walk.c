@@ -609,6 +609,80 @@ TEST(desync_is_an_error)
 	}
 }
 
+/*
+ * A damaged trace that leads into a loop of direct jumps and calls (here:
+ * a PSB's FUP at the loop, then a TNT bit it never asks for) makes the
+ * walk go round for ever without a packet. The fast walker gives up when
+ * it comes back to an address (Brent's cycle finding after 4096 blocks,
+ * flow.h), not after its bound of a million blocks: one LOOP error, at
+ * the loop, after fewer than 20000 branches. The calls push: the return
+ * stack must not grow without end either.
+ */
+static const char *spin_src =
+	"	.text\n"
+	"	.globl _start, spin, hop\n"
+	"	.type _start,@function\n"
+	"_start:\n"
+	"spin:\n"
+	"	call hop\n"
+	"	.size _start, .-_start\n"
+	"	.type hop,@function\n"
+	"hop:\n"
+	"	nop\n"
+	"	jmp spin\n"
+	"	.size hop, .-hop\n";
+
+/* The error events of a decode (the calls before them are thousands). */
+static int collect_errors(void *arg, const struct strace_event *ev)
+{
+	struct evs *e = arg;
+
+	if (ev->type == STRACE_EV_ERROR && e->n < 4096)
+		e->v[e->n++] = *ev;
+	return 0;
+}
+
+TEST(never_ending_loop_found)
+{
+	static const char *names[] = {"spin", "hop", NULL};
+	uint64_t at[2];
+	char bin[600];
+	struct strace_image *im = NULL;
+	struct strace_walk_opts o = {0};
+	struct strace_walk_stats st;
+	struct strace_walker *w;
+	static struct evs out;
+	struct enc en;
+	size_t len;
+	int loops = 0;
+
+	if (!build_prog("spin", spin_src, names, at, bin, sizeof(bin)))
+		SKIP("cannot build the test program");
+	REQUIRE(strace_image_new(NULL, &im) == 0);
+	REQUIRE(tl_map_elf(im, bin, 0) > 0);
+	enc_init(&en);
+	psb(&en, at[0], 0);
+	tnt(&en, "T");
+	len = enc_done(&en);
+	o.size = sizeof(o);
+	o.tid = 42;
+	o.emit = collect_errors;
+	o.emit_arg = &out;
+	out.n = 0;
+	REQUIRE(strace_walker_new(im, &o, &w) == 0);
+	(void)strace_walker_decode(w, en.buf, len);
+	strace_walker_stats(w, &st);
+	strace_walker_free(w);
+	for (size_t i = 0; i < out.n; i++) {
+		loops += out.v[i].flags == STRACE_E_LOOP;
+		CHECK(out.v[i].a >= at[0] && out.v[i].a <= at[1] + 1);
+	}
+	CHECK_INT(loops, ==, 1);
+	CHECK_INT(st.branches, >, 4096);
+	CHECK_INT(st.branches, <, 20000);
+	strace_image_free(im);
+}
+
 /* --- contradictions: where the packets contradict the code ------------ */
 
 /* The encoder's offset: where the next packet goes. */
