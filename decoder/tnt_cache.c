@@ -6,23 +6,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "decoder/internal.h"
 #include "decoder/spread.h"
 #include "decoder/tnt_cache.h"
 
 /* The item array's mapping: TC_ITEMS items, then a page no access may
- * touch (right after the last item: they fill whole pages). */
-_Static_assert(TC_ITEMS * sizeof(struct tc_item) % 4096 == 0,
+ * touch, right after the last item (x86-64's pages are 4 KiB). */
+#define ITEMS_BYTES (TC_ITEMS * sizeof(struct tc_item))
+#define GUARD_BYTES 4096
+_Static_assert(ITEMS_BYTES % GUARD_BYTES == 0,
 	       "the TNT run items fill whole pages");
-static size_t items_bytes(void)
-{
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-
-	return (TC_ITEMS * sizeof(struct tc_item) + page - 1) / page * page +
-	       page;
-}
 
 /*
  * The item array: whole at once, no growing, in a mapping of its own.
@@ -32,21 +26,18 @@ static size_t items_bytes(void)
  * have a cache). mmap() says so where malloc() need not: glibc serves a
  * 3 MiB block from its heap once one was freed (the threshold follows
  * the sizes freed), and a sanitizer's malloc() writes shadow for all of
- * it, for each walker made (half the time a fuzz input took). The page
- * after the items has no access: a write past the end faults at once.
- * NULL when out of memory.
+ * it, for each walker made (half the time a fuzz input took). A write
+ * past the end faults at once. NULL when out of memory.
  */
 static struct tc_item *items_map(void)
 {
-	size_t len = items_bytes();
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+	char *p = mmap(NULL, ITEMS_BYTES + GUARD_BYTES, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED)
 		return NULL;
-	if (mprotect(p + len - page, page, PROT_NONE) < 0) {
-		munmap(p, len);
+	if (mprotect(p + ITEMS_BYTES, GUARD_BYTES, PROT_NONE) < 0) {
+		munmap(p, ITEMS_BYTES + GUARD_BYTES);
 		return NULL;
 	}
 	return (struct tc_item *)(void *)p;
@@ -73,7 +64,7 @@ void strace_dec_tc_free(struct tcache *t)
 	if (t) {
 		free(t->slot);
 		if (t->item)
-			munmap(t->item, items_bytes());
+			munmap(t->item, ITEMS_BYTES + GUARD_BYTES);
 	}
 	free(t);
 }
