@@ -126,9 +126,11 @@ data=$(tests/corpus/corpus.sh trace threads default)/trace.data
 capid=$!
 "$rd" -f chrome --follow --timeout 10000 -o "$work/live.json" "$work/live.srb" 2>"$work/rd.err" &
 rdid=$!
-# stop the reader while the capture waits for it (the ring is small)
-for _ in $(seq 100); do
-	[ -s "$work/live.json" ] && break
+# stop the reader while the capture waits for it (the ring is small),
+# once it wrote a complete event: the file begins with "[" before any
+# (two tests at a time, the reader could be stopped in between)
+for _ in $(seq 200); do
+	grep -q '"ph":"X"' "$work/live.json" 2>/dev/null && break
 	sleep 0.05
 done
 kill -INT $rdid 2>/dev/null
