@@ -6,9 +6,13 @@
  */
 #include <errno.h>
 #include <intel-pt.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "decoder/emit.h"
+#include "decoder/image.h"
 #include "decoder/packet.h"
 #include "decoder/ref.h"
 #include "decoder/spread.h"
@@ -16,16 +20,20 @@
 
 /*
  * libipt follows code that needs no packet (straight code, direct jumps
- * and calls) for as long as it runs, in blocks of up to 65535
- * instructions: in a damaged trace, a loop of direct jumps would never
- * end. The fast walker gives up when its walk without a packet comes
- * back to an address (flow.h, LOOP_CHECK_AFTER); libipt's blocks say too
- * little for that (TNT bits already fetched are taken without the
- * decoder moving on in the trace, so an address coming back there need
- * not be a loop): here, after this many instructions without the decoder
- * moving on: an error (STRACE_E_LOOP), then the next PSB.
+ * and calls) for as long as it runs: in a damaged trace, a loop of
+ * direct jumps would never end. The fast walker gives up when its walk
+ * without a packet comes back to an address (flow.h, LOOP_CHECK_AFTER);
+ * here, when the blocks in a row that took no packet come back to one's
+ * start (chain_note()): an error (STRACE_E_LOOP), then the next PSB. A
+ * loop that libipt's blocks would not show that way is bounded by this
+ * many instructions without the decoder moving on in the trace (it does
+ * not while it uses TNT bits it fetched already).
  */
 #define MAX_INSNS_STILL (1u << 22)
+
+/* events a row of blocks without a packet may hold (more: the first
+ * ones go out) */
+#define REF_HELD 64
 
 struct ref {
 	struct strace_image *img;
@@ -87,6 +95,18 @@ struct ref {
 	 * without packets) */
 	unsigned nblk;
 	uint64_t prog_at, still_at, still_insns;
+	/* blocks in a row that took no packet, and the start of one of
+	 * them (chain_note()) */
+	uint64_t chain, chain_ip;
+	/* the events of those blocks, held until a packet vouches for them
+	 * (hold_put()); the counts as they were before the first */
+	int holding;
+	size_t nheld;
+	struct held {
+		struct strace_event ev;
+		uint64_t at; /* instructions before it (spread_put()) */
+	} held[REF_HELD];
+	uint64_t held_branches, held_insns;
 };
 
 /* After a sync at off: does its PSB+ say tracing is on, and where? A
@@ -139,13 +159,164 @@ static int read_mem(uint8_t *buffer, size_t size, const struct pt_asid *asid,
 	return n ? (int)n : -pte_nomap;
 }
 
+/*
+ * libipt reads the code of mapped files itself (its sections, as ptxed
+ * gives them) and keeps what it decoded of their instructions (its block
+ * cache): several times faster than a read through the callback per
+ * instruction. Each object keeps libipt's section cache of its file,
+ * from the first decode to the object's end, so that later decodes find
+ * it mapped and decoded; read_mem() serves what no section holds (code
+ * copied into the image, a file gone or changed since it was mapped).
+ * libipt keys a section by where it is loaded too, and looks for it
+ * among every one it has: a few per object, at most REF_SECTIONS; others
+ * are read through the callback.
+ */
+#define REF_SECTIONS 16
+#define REF_SECTIONS_BYTES (256ull << 20) /* mapped, per object */
+
+struct ref_sections {
+	struct pt_image_section_cache *isc;
+	size_t n;
+	struct {
+		uint64_t pgoff, size, vaddr;
+		int isid;
+	} s[REF_SECTIONS];
+};
+
+static void ref_sections_free(void *p)
+{
+	struct ref_sections *rs = p;
+
+	pt_iscache_free(rs->isc);
+	free(rs);
+}
+
+/* libipt's section of m, in its object's section cache: > 0, or 0 if
+ * the callback is to read it. Called with the object's ref_lock held. */
+static int section_of(struct object *o, const struct mapping *m)
+{
+	struct ref_sections *rs = o->ref;
+	uint64_t size = m->end - m->start;
+	struct stat st;
+	int isid;
+
+	if (!rs) {
+		rs = calloc(1, sizeof(*rs));
+		if (!rs)
+			return 0;
+		rs->isc = pt_iscache_alloc(NULL);
+		if (!rs->isc ||
+		    pt_iscache_set_limit(rs->isc, REF_SECTIONS_BYTES) < 0) {
+			pt_iscache_free(rs->isc);
+			free(rs);
+			return 0;
+		}
+		o->ref = rs;
+		o->ref_free = ref_sections_free;
+	}
+	for (size_t k = 0; k < rs->n; k++)
+		if (rs->s[k].pgoff == m->pgoff && rs->s[k].size == size &&
+		    rs->s[k].vaddr == m->start)
+			return rs->s[k].isid;
+	/* the file as it was mapped: libipt checks it stays so */
+	if (rs->n == REF_SECTIONS || stat(o->path, &st) < 0 ||
+	    st.st_dev != o->dev || st.st_ino != o->ino ||
+	    (uint64_t)st.st_size != o->size ||
+	    st.st_mtim.tv_sec != o->mtime.tv_sec ||
+	    st.st_mtim.tv_nsec != o->mtime.tv_nsec)
+		return 0;
+	isid = pt_iscache_add_file(rs->isc, o->path, m->pgoff, size, m->start);
+	if (isid <= 0)
+		return 0;
+	rs->s[rs->n].pgoff = m->pgoff;
+	rs->s[rs->n].size = size;
+	rs->s[rs->n].vaddr = m->start;
+	rs->s[rs->n++].isid = isid;
+	return isid;
+}
+
+/* img's mappings of files, as libipt's sections of pimg */
+static void add_sections(struct strace_image *img, struct pt_image *pimg)
+{
+	for (size_t k = 0; k < img->nmaps; k++) {
+		const struct mapping *m = &img->maps[k];
+		struct object *o = m->obj;
+		int isid;
+
+		if (!o->mmapped)
+			continue;
+		pthread_mutex_lock(&o->ref_lock);
+		isid = section_of(o, m);
+		if (isid > 0) {
+			struct ref_sections *rs = o->ref;
+
+			pt_image_add_cached(pimg, rs->isc, isid, NULL);
+		}
+		pthread_mutex_unlock(&o->ref_lock);
+	}
+}
+
+/* ev to the sink, at instructions at */
+static void put(struct ref *r, const struct strace_event *ev, uint64_t at)
+{
+	int err;
+
+	if (r->sink_err)
+		return;
+	if (r->spread)
+		err = spread_put(&r->sp, r->o, ev, at);
+	else
+		err = sink_put(r->o, ev);
+	if (err) {
+		r->sink_err = sink_error(err);
+		return;
+	}
+	r->events++;
+	r->st->events++;
+}
+
+/*
+ * With libipt's blocks cut at every direct call and jump (ref_config()),
+ * the direct branches on the way to the next packet end blocks of their
+ * own. A packet vouches for them, as it did when they were inside the
+ * block it ended: their events are held until then (held_flush()), and
+ * dropped with the counts they added if the decode fails first or the
+ * trace ends (held_end()), as the fast walker gives none there.
+ */
+static void hold_from_here(struct ref *r)
+{
+	r->holding = 1;
+	r->held_branches = r->st->branches;
+	r->held_insns = r->st->insns;
+}
+
+static void held_flush(struct ref *r)
+{
+	for (size_t k = 0; k < r->nheld; k++)
+		put(r, &r->held[k].ev, r->held[k].at);
+	r->nheld = 0;
+}
+
+static void held_end(struct ref *r, int vouched)
+{
+	if (!r->holding)
+		return;
+	if (vouched) {
+		held_flush(r);
+	} else {
+		r->nheld = 0;
+		r->st->branches = r->held_branches;
+		r->st->insns = r->held_insns;
+	}
+	r->holding = 0;
+}
+
 static void emit(struct ref *r, unsigned type, unsigned flags, uint64_t a,
 		 uint64_t b)
 {
 	struct strace_event ev = {0};
 	uint64_t tsc = 0;
 	uint32_t lm, lc;
-	int err;
 
 	if (r->sink_err)
 		return;
@@ -166,16 +337,16 @@ static void emit(struct ref *r, unsigned type, unsigned flags, uint64_t a,
 	}
 	ev.a = a;
 	ev.b = b;
-	if (r->spread)
-		err = spread_put(&r->sp, r->o, &ev, r->st->insns + r->adv_ins);
-	else
-		err = sink_put(r->o, &ev);
-	if (err) {
-		r->sink_err = sink_error(err);
+	if (r->holding) {
+		if (r->nheld == REF_HELD) {
+			held_flush(r);
+			hold_from_here(r);
+		}
+		r->held[r->nheld].ev = ev;
+		r->held[r->nheld++].at = r->st->insns + r->adv_ins;
 		return;
 	}
-	r->events++;
-	r->st->events++;
+	put(r, &ev, r->st->insns + r->adv_ins);
 }
 
 static void jump(struct ref *r, uint64_t from, uint64_t to, unsigned flags)
@@ -307,11 +478,12 @@ static void ocaml_traps(struct ref *r, const struct strace_block *b)
 }
 
 /*
- * libipt's blocks run through direct calls and jumps ("users are expected
- * to follow direct branches"): find them with the block summaries, from
- * the block's first instruction to its last, and the OCaml tries entered
- * and left on the way; nothing without follow (the last block: no packet
- * vouches for it). Sets pend_flags.
+ * libipt's blocks may run through direct calls and jumps ("users are
+ * expected to follow direct branches"; here they end at them:
+ * ref_config()): find them with the block summaries, from the block's
+ * first instruction to its last, and the OCaml tries entered and left on
+ * the way; nothing without follow (the last block: no packet vouches for
+ * it). Sets pend_flags.
  */
 static void follow_direct(struct ref *r, const struct pt_block *blk,
 			  int follow)
@@ -647,6 +819,12 @@ static void ref_config(const struct strace_walk_opts *o, const uint8_t *buf,
 	pt_config_init(cfg);
 	cfg->begin = (uint8_t *)(uintptr_t)buf;
 	cfg->end = (uint8_t *)(uintptr_t)buf + len;
+	/* blocks end at direct calls and jumps: libipt 2.0.5 follows them
+	 * within a section by recursion (pt_blk_proceed_no_event_cached()),
+	 * a frame each, and a loop of them in a damaged trace would
+	 * overflow the stack before its 65535 instructions */
+	cfg->flags.variant.block.end_on_call = 1;
+	cfg->flags.variant.block.end_on_jump = 1;
 	/* the period is a 4-bit field: libipt shifts by mtc_freq + 8, so a
 	 * bigger one (a damaged file) would be an undefined shift there;
 	 * the walker ignores MTCs then too (on_mtc()) */
@@ -680,6 +858,51 @@ static void ref_config(const struct strace_walk_opts *o, const uint8_t *buf,
 	}
 }
 
+/* The class of a block's last instruction that libipt did not give
+ * (ptic_error: its block cache leaves an indirect jump undecoded, and a
+ * block it cut at 65535 instructions ends where it was), from b, the
+ * summary of the block that starts there: -1 if that is no branch,
+ * ptic_error for a branch of another kind. */
+static int near_class(const struct strace_block *b)
+{
+	if (b->len != b->term_len)
+		return -1;
+	switch (b->kind) {
+	case STRACE_BK_CALL:
+	case STRACE_BK_CALL_IND:
+		return ptic_call;
+	case STRACE_BK_JMP:
+	case STRACE_BK_JMP_IND:
+		return ptic_jump;
+	case STRACE_BK_RET:
+		return ptic_return;
+	case STRACE_BK_JCC:
+		return ptic_cond_jump;
+	case STRACE_BK_NONE:
+		return -1;
+	default:
+		return ptic_error;
+	}
+}
+
+/*
+ * A block that takes no packet (it ends in a direct call or jump, or on
+ * no branch) leads to where its start alone decides: a path of such
+ * blocks that comes back to a block's start goes round for ever (a
+ * never-ending loop, in a damaged trace). libipt's blocks end at every
+ * direct call and jump here (ref_config()); the starts of the blocks in
+ * a row that took none are checked as the fast walker checks its walk
+ * (flow.h): noted at each power of two of their count (Brent's cycle
+ * finding), a loop when one comes back (walk_blocks()).
+ */
+static void chain_note(struct ref *r, uint64_t ip)
+{
+	uint64_t n = ++r->chain;
+
+	if (!(n & (n - 1)))
+		r->chain_ip = ip;
+}
+
 /* The blocks after a sync, status: what the sync or the last call said.
  * Returns what libipt said last (< 0 or pts_eos: the end of the sync;
  * else the sink failed, r->sink_err). */
@@ -688,7 +911,14 @@ static int walk_blocks(struct ref *r, int status)
 	for (;;) {
 		struct pt_block blk;
 		struct pt_event ev;
+		int cls = -1;
 
+		if (status & pts_event_pending) {
+			/* the block before an event is whole (a packet
+			 * ended it) */
+			held_end(r, 1);
+			r->chain = 0;
+		}
 		while (status & pts_event_pending) {
 			status = pt_blk_event(r->dec, &ev, sizeof(ev));
 			if (status < 0)
@@ -699,6 +929,7 @@ static int walk_blocks(struct ref *r, int status)
 			uint64_t off = 0;
 
 			pt_blk_get_offset(r->dec, &off);
+			held_end(r, 0);
 			decode_error(r, error_code(status), off);
 		}
 		if (status < 0 || r->sink_err)
@@ -718,6 +949,7 @@ static int walk_blocks(struct ref *r, int status)
 				resolve(r, blk.ip);
 				r->last_ip = blk.end_ip;
 			}
+			held_end(r, 0);
 			r->have_err_ip = 1;
 			r->err_ip = blk.ip;
 			r->err_last = blk.ninsn ? blk.end_ip : blk.ip;
@@ -737,8 +969,14 @@ static int walk_blocks(struct ref *r, int status)
 				r->still_insns = 0;
 			} else if ((r->still_insns += blk.ninsn) >
 				   MAX_INSNS_STILL) {
+				held_end(r, 0);
 				decode_error(r, STRACE_E_LOOP, off);
 				r->still_insns = 0;
+				break;
+			}
+			if (r->chain && blk.ip == r->chain_ip) {
+				held_end(r, 0);
+				decode_error(r, STRACE_E_LOOP, off);
 				break;
 			}
 		}
@@ -753,17 +991,34 @@ static int walk_blocks(struct ref *r, int status)
 		follow_direct(r, &blk, !(status >= 0 && (status & pts_eos)));
 		r->st->insns += blk.ninsn;
 		r->last_ip = blk.end_ip;
-		if (blk.iclass != ptic_other &&
-		    blk.iclass != ptic_error) {
+		if (blk.iclass != ptic_other) {
 			unsigned mode = code_mode(blk.mode);
 			const struct strace_block *b = strace_bcache_get(
 				r->cache, r->img, strace_mode_key(blk.end_ip, mode));
-			r->pend = blk.iclass + 1;
-			r->pend_ip = blk.end_ip;
-			r->pend_mode = mode;
-			r->pend_next = blk.end_ip + b->term_len;
-			r->pend_ind = b->kind == STRACE_BK_CALL_IND ||
-				     b->kind == STRACE_BK_JMP_IND;
+
+			cls = blk.iclass == ptic_error ? near_class(b)
+						       : (int)blk.iclass;
+			if (cls >= 0 && cls != ptic_error) {
+				r->pend = cls + 1;
+				r->pend_ip = blk.end_ip;
+				r->pend_mode = mode;
+				r->pend_next = blk.end_ip + b->term_len;
+				r->pend_ind = b->kind == STRACE_BK_CALL_IND ||
+					      b->kind == STRACE_BK_JMP_IND;
+			}
+		}
+		/* the chain of blocks that took no packet; the last block
+		 * (no trace after it) vouches for none (follow_direct()) */
+		if (status >= 0 && (status & pts_eos))
+			held_end(r, 0);
+		if (cls == -1 ||
+		    ((cls == ptic_call || cls == ptic_jump) && !r->pend_ind)) {
+			chain_note(r, blk.ip);
+			if (!r->holding)
+				hold_from_here(r);
+		} else {
+			held_end(r, 1);
+			r->chain = 0;
 		}
 		if (status < 0)
 			break;
@@ -800,6 +1055,7 @@ long strace_walker_decode_ref(struct strace_image *img,
 		return -ENOMEM;
 	pimg = pt_blk_get_image(r.dec);
 	pt_image_set_callback(pimg, read_mem, &r);
+	add_sections(img, pimg);
 
 	for (;;) {
 		status = pt_blk_sync_forward(r.dec);
@@ -828,6 +1084,7 @@ long strace_walker_decode_ref(struct strace_image *img,
 		synced++;
 		st->syncs++;
 		r.pend = 0;
+		r.chain = 0;
 		r.have_ip = 0;
 		r.pending_ovf = 0;
 		{
@@ -837,6 +1094,7 @@ long strace_walker_decode_ref(struct strace_image *img,
 			sync_state(&r, soff, &cfg);
 		}
 		status = walk_blocks(&r, status);
+		held_end(&r, 1); /* the end of the trace, without an error */
 		if (r.sink_err)
 			break;
 		if (status == -pte_eos || (status >= 0 && (status & pts_eos)))
