@@ -335,6 +335,7 @@ void strace_dec_begin(struct strace_walker *w, uint64_t ip, int reason)
 	if (first) {
 		w->seg.first_idx = w->out.events;
 		w->seg.first_ip = ip;
+		w->seg.first_off = w->in.pos;
 		w->seg.first_from_psb0 = f->in_psb && w->seg.psbs == 1;
 	}
 	if (f->pending_ovf) {
@@ -567,6 +568,18 @@ int strace_dec_fup(struct strace_walker *w, uint64_t ip, int suppressed,
 			    bdm70_fup(w, next))
 				return 1;
 			f->psb_fup = 1;
+			if (f->begin_reason == STRACE_REASON_ENABLE &&
+			    !f->pending_ovf) {
+				/* tracing is off by the trace's own account
+				 * (a TIP.PGD), and a PSB+ says it is on with
+				 * no TIP.PGE since: a PSB+ has a FUP only
+				 * while packets are sent. Damage (perf and
+				 * libipt fail there too); the walk begins
+				 * at the FUP, as after any error */
+				strace_dec_error_event(w, STRACE_E_DESYNC);
+				f->pending_syscall = 0;
+				f->begin_reason = STRACE_REASON_ERROR;
+			}
 			strace_dec_begin(w, ip, f->begin_reason);
 			return 0;
 		}

@@ -235,6 +235,37 @@ static int section_of(struct object *o, const struct mapping *m)
 	return isid;
 }
 
+/*
+ * Whether every MODE.Exec of the trace says 64-bit code. libipt 2.0.5's
+ * block cache keeps one mode per code address, the first it decoded
+ * there: code a trace runs in two modes would be walked in the wrong one
+ * (test_decoder_errata's mode_exec_same_code_two_modes, through
+ * e2e-errata.sh). Other traces are read through the callback.
+ */
+static int only_64bit(const uint8_t *buf, size_t len)
+{
+	struct pt_config cfg;
+	struct pt_packet_decoder *pd;
+	struct pt_packet p;
+	int ok = 1;
+
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)(uintptr_t)buf;
+	cfg.end = (uint8_t *)(uintptr_t)buf + len;
+	pd = pt_pkt_alloc_decoder(&cfg);
+	if (!pd)
+		return 0;
+	while (ok && pt_pkt_sync_forward(pd) >= 0) {
+		while (ok && pt_pkt_next(pd, &p, sizeof(p)) >= 0)
+			ok = p.type != ppt_mode ||
+			     p.payload.mode.leaf != pt_mol_exec ||
+			     pt_get_exec_mode(&p.payload.mode.bits.exec) ==
+				     ptem_64bit;
+	}
+	pt_pkt_free_decoder(pd);
+	return ok;
+}
+
 /* img's mappings of files, as libipt's sections of pimg */
 static void add_sections(struct strace_image *img, struct pt_image *pimg)
 {
@@ -1055,7 +1086,8 @@ long strace_walker_decode_ref(struct strace_image *img,
 		return -ENOMEM;
 	pimg = pt_blk_get_image(r.dec);
 	pt_image_set_callback(pimg, read_mem, &r);
-	add_sections(img, pimg);
+	if (only_64bit(buf, len))
+		add_sections(img, pimg);
 
 	for (;;) {
 		status = pt_blk_sync_forward(r.dec);

@@ -267,6 +267,25 @@ int strace_dec_seg_merge(struct strace_walker *w, struct seg_job *j,
 				continue;
 			}
 			e.flags &= STRACE_F_TIME_EXACT;
+			if (nt->first_from_psb0 && !nt->err_before &&
+			    !S->pending_ovf &&
+			    S->begin_reason == STRACE_REASON_ENABLE) {
+				/* tracing was off by the trace's account, and
+				 * the PSB+ has a FUP: an error there, as the
+				 * sequential walk gives it (flow.c,
+				 * strace_dec_fup()) */
+				struct strace_event x = e;
+
+				x.type = STRACE_EV_ERROR;
+				x.flags = STRACE_E_DESYNC;
+				x.a = 0;
+				x.b = nt->first_off;
+				if ((err = sink(w, &x, ins)))
+					return err;
+				w->st.errors++;
+				S->pending_syscall = 0;
+				reason = STRACE_REASON_ERROR;
+			}
 			if (S->pending_ovf) {
 				e.type = STRACE_EV_OVERFLOW;
 				e.a = ip;

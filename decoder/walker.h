@@ -37,6 +37,7 @@ struct seg_notes {
 	long first_idx;       /* index of the first begin's events, or -1 */
 	int first_n;          /* how many events that begin emitted */
 	uint64_t first_ip;
+	uint64_t first_off;   /* where in the trace it came */
 	int first_from_psb0;  /* it came from the segment's first PSB+ FUP */
 	int err_before, ovf_before; /* an error, an overflow before it */
 	uint64_t ovf_before_off;

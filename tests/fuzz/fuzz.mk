@@ -12,7 +12,7 @@
 # The targets, and the corpus (tests/fuzz/corpus/<corpus>/) each reads:
 #   perf      perf.data -> ring with the fast walker (ptrace-capture -i)  perf
 #   perf_ref  the same with libipt's reference decoder (--decoder
-#             reference): about 5 times slower, so a target of its own   perf
+#             reference): slower, so a target of its own            perf
 #   ring      a ring file, read as ptrace-read reads it                  ring
 #   blockfile a block cache file (docs/cache.md), sealed to claim
 #             /usr/bin/true (else the target's own executable), used by
@@ -31,9 +31,9 @@
 #
 #   make fuzz                                  build every libFuzzer target
 #   make fuzz-run FUZZ_TARGET=ring FUZZ_SECONDS=900
-#       fuzz one target (default perf) in one process at a time, from a
-#       copy of its corpus in build/fuzz/corpus-<target>; crashes, hangs
-#       and leaks are saved in build/fuzz/artifacts-<target>/
+#       fuzz one target (default perf) in one process, from a copy of
+#       its corpus in build/fuzz/corpus-<target>; a crash, hang or leak
+#       ends the run, saved in build/fuzz/artifacts-<target>/
 #   make fuzz-merge FUZZ_TARGET=ring
 #       add to tests/fuzz/corpus/<corpus>/ what fuzz-run found that covers
 #       more (libFuzzer's -merge=1), none over FUZZ_MAX_LEN bytes
@@ -145,10 +145,13 @@ FUZZ_TARGET ?= perf
 FUZZ_SECONDS ?= 60
 FUZZ_MAX_LEN ?= 65536
 # -timeout: an input that takes longer is a hang (saved as timeout-*).
-# -fork=1: one process at a time (the machines this runs on are shared),
-# going on after a crash, a hang or a leak, each saved in FUZZ_ARTIFACTS.
-FUZZ_FLAGS ?= -timeout=10 -rss_limit_mb=4096 -max_len=$(FUZZ_MAX_LEN) \
-	-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1
+# One process, libFuzzer's own way: the run stops at the first crash,
+# hang, leak or out-of-memory, saved in FUZZ_ARTIFACTS, and make fails.
+# (-fork=1 would go on after one, but on this 2-core VM it ran at half
+# the rate: each of its jobs, 1 s long at first, starts a process that
+# reads the objects and their symbols again, runs its seeds first, and
+# its inputs are merged again by the parent.)
+FUZZ_FLAGS ?= -timeout=10 -rss_limit_mb=4096 -max_len=$(FUZZ_MAX_LEN)
 FUZZ_SRC_CORPUS = tests/fuzz/corpus/$(FUZZ_CORPUS_$(FUZZ_TARGET))
 FUZZ_CORPUS_DIR = $(FUZZ_O)/corpus-$(FUZZ_TARGET)
 FUZZ_ARTIFACTS = $(FUZZ_O)/artifacts-$(FUZZ_TARGET)

@@ -7,9 +7,9 @@
  *
  * Two targets: perf decodes with the fast walker, as ptrace-capture -i
  * does by default; perf_ref (-DFUZZ_PERF_REFERENCE) with libipt's block
- * decoder (--decoder reference), which takes about five times as long and
- * would hold the fast walker's fuzzing back to its pace. Both read the
- * corpus tests/fuzz/corpus/perf.
+ * decoder (--decoder reference), which is slower and would hold the fast
+ * walker's fuzzing back to its pace. Both read the corpus
+ * tests/fuzz/corpus/perf.
  *
  * Built two ways: with clang -fsanitize=fuzzer (make fuzz) for libFuzzer,
  * and with fuzz_main.c as a replay driver that make check runs over the

@@ -1120,7 +1120,8 @@ TEST(run_cache_replays_exactly)
 	tnt(&en, "T"); /* f's ret, recorded popping _start's push */
 	tnt(&en, "TNTTNTN"); /* the loop's last two rounds, in one packet */
 	pkt_ip(&en, ppt_tip_pgd, 0);
-	psb(&en, addr[S_NOP], 2000);
+	psb(&en, 0, 2000); /* tracing off: no FUP */
+	pkt_ip(&en, ppt_tip_pge, addr[S_NOP]);
 	tnt(&en, "T"); /* the recorded run: nothing to pop now */
 	len = enc_done(&en);
 	/* one error, at the ret's block */
@@ -1176,7 +1177,8 @@ static const char *rec_src =
 static size_t empty_stack_end(struct enc *en, uint64_t rec)
 {
 	pkt_ip(en, ppt_tip_pgd, 0);
-	psb(en, rec, 2000);
+	psb(en, 0, 2000); /* tracing off: no FUP */
+	pkt_ip(en, ppt_tip_pge, rec);
 	tnt(en, "N");
 	tnt(en, "TTTT");
 	return enc_done(en);
