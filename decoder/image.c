@@ -100,9 +100,6 @@ static void object_free(struct object *o)
 	free(o->cov);
 	free(o->br);
 	strace_blockfile_unload(o->bc_buf, &o->bc);
-	if (o->ref)
-		o->ref_free(o->ref);
-	pthread_mutex_destroy(&o->ref_lock);
 	pthread_mutex_destroy(&o->syms_lock);
 	pthread_mutex_destroy(&o->blocks_lock);
 	pthread_mutex_destroy(&o->bc_lock);
@@ -121,7 +118,6 @@ static struct object *object_new(const struct strace_image *img,
 	pthread_mutex_init(&o->syms_lock, NULL);
 	pthread_mutex_init(&o->blocks_lock, NULL);
 	pthread_mutex_init(&o->bc_lock, NULL);
-	pthread_mutex_init(&o->ref_lock, NULL);
 	o->plt_style = img->plt_style;
 	o->no_debuginfo = img->no_debuginfo;
 	o->no_demangle = img->no_demangle;

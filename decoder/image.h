@@ -112,12 +112,6 @@ struct object {
 	void *bc_buf;
 	struct strace_blockfile bc;
 	int syms_dirty; /* symbols read from the ELF file, not the cache */
-	/* the reference decoder's own state for the file (ref.c: libipt's
-	 * sections of it), made on first use under ref_lock, kept with the
-	 * object and freed by ref_free */
-	pthread_mutex_t ref_lock;
-	void *ref;
-	void (*ref_free)(void *);
 	/* the debug file its symbols come from (none: 0), in the cache
 	 * file's key: found when the file is looked for (image_cache.c),
 	 * and again when the symbols are read from it (symbols.c) */

@@ -6,13 +6,9 @@
  */
 #include <errno.h>
 #include <intel-pt.h>
-#include <pthread.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "decoder/emit.h"
-#include "decoder/image.h"
 #include "decoder/packet.h"
 #include "decoder/ref.h"
 #include "decoder/spread.h"
@@ -157,134 +153,6 @@ static int read_mem(uint8_t *buffer, size_t size, const struct pt_asid *asid,
 
 	(void)asid;
 	return n ? (int)n : -pte_nomap;
-}
-
-/*
- * libipt reads the code of mapped files itself (its sections, as ptxed
- * gives them) and keeps what it decoded of their instructions (its block
- * cache): several times faster than a read through the callback per
- * instruction. Each object keeps libipt's section cache of its file,
- * from the first decode to the object's end, so that later decodes find
- * it mapped and decoded; read_mem() serves what no section holds (code
- * copied into the image, a file gone or changed since it was mapped).
- * libipt keys a section by where it is loaded too, and looks for it
- * among every one it has: a few per object, at most REF_SECTIONS; others
- * are read through the callback.
- */
-#define REF_SECTIONS 16
-#define REF_SECTIONS_BYTES (256ull << 20) /* mapped, per object */
-
-struct ref_sections {
-	struct pt_image_section_cache *isc;
-	size_t n;
-	struct {
-		uint64_t pgoff, size, vaddr;
-		int isid;
-	} s[REF_SECTIONS];
-};
-
-static void ref_sections_free(void *p)
-{
-	struct ref_sections *rs = p;
-
-	pt_iscache_free(rs->isc);
-	free(rs);
-}
-
-/* libipt's section of m, in its object's section cache: > 0, or 0 if
- * the callback is to read it. Called with the object's ref_lock held. */
-static int section_of(struct object *o, const struct mapping *m)
-{
-	struct ref_sections *rs = o->ref;
-	uint64_t size = m->end - m->start;
-	struct stat st;
-	int isid;
-
-	if (!rs) {
-		rs = calloc(1, sizeof(*rs));
-		if (!rs)
-			return 0;
-		rs->isc = pt_iscache_alloc(NULL);
-		if (!rs->isc ||
-		    pt_iscache_set_limit(rs->isc, REF_SECTIONS_BYTES) < 0) {
-			pt_iscache_free(rs->isc);
-			free(rs);
-			return 0;
-		}
-		o->ref = rs;
-		o->ref_free = ref_sections_free;
-	}
-	for (size_t k = 0; k < rs->n; k++)
-		if (rs->s[k].pgoff == m->pgoff && rs->s[k].size == size &&
-		    rs->s[k].vaddr == m->start)
-			return rs->s[k].isid;
-	/* the file as it was mapped: libipt checks it stays so */
-	if (rs->n == REF_SECTIONS || stat(o->path, &st) < 0 ||
-	    st.st_dev != o->dev || st.st_ino != o->ino ||
-	    (uint64_t)st.st_size != o->size ||
-	    st.st_mtim.tv_sec != o->mtime.tv_sec ||
-	    st.st_mtim.tv_nsec != o->mtime.tv_nsec)
-		return 0;
-	isid = pt_iscache_add_file(rs->isc, o->path, m->pgoff, size, m->start);
-	if (isid <= 0)
-		return 0;
-	rs->s[rs->n].pgoff = m->pgoff;
-	rs->s[rs->n].size = size;
-	rs->s[rs->n].vaddr = m->start;
-	rs->s[rs->n++].isid = isid;
-	return isid;
-}
-
-/*
- * Whether every MODE.Exec of the trace says 64-bit code. libipt 2.0.5's
- * block cache keeps one mode per code address, the first it decoded
- * there: code a trace runs in two modes would be walked in the wrong one
- * (test_decoder_errata's mode_exec_same_code_two_modes, through
- * e2e-errata.sh). Other traces are read through the callback.
- */
-static int only_64bit(const uint8_t *buf, size_t len)
-{
-	struct pt_config cfg;
-	struct pt_packet_decoder *pd;
-	struct pt_packet p;
-	int ok = 1;
-
-	pt_config_init(&cfg);
-	cfg.begin = (uint8_t *)(uintptr_t)buf;
-	cfg.end = (uint8_t *)(uintptr_t)buf + len;
-	pd = pt_pkt_alloc_decoder(&cfg);
-	if (!pd)
-		return 0;
-	while (ok && pt_pkt_sync_forward(pd) >= 0) {
-		while (ok && pt_pkt_next(pd, &p, sizeof(p)) >= 0)
-			ok = p.type != ppt_mode ||
-			     p.payload.mode.leaf != pt_mol_exec ||
-			     pt_get_exec_mode(&p.payload.mode.bits.exec) ==
-				     ptem_64bit;
-	}
-	pt_pkt_free_decoder(pd);
-	return ok;
-}
-
-/* img's mappings of files, as libipt's sections of pimg */
-static void add_sections(struct strace_image *img, struct pt_image *pimg)
-{
-	for (size_t k = 0; k < img->nmaps; k++) {
-		const struct mapping *m = &img->maps[k];
-		struct object *o = m->obj;
-		int isid;
-
-		if (!o->mmapped)
-			continue;
-		pthread_mutex_lock(&o->ref_lock);
-		isid = section_of(o, m);
-		if (isid > 0) {
-			struct ref_sections *rs = o->ref;
-
-			pt_image_add_cached(pimg, rs->isc, isid, NULL);
-		}
-		pthread_mutex_unlock(&o->ref_lock);
-	}
 }
 
 /* ev to the sink, at instructions at */
@@ -1086,8 +954,6 @@ long strace_walker_decode_ref(struct strace_image *img,
 		return -ENOMEM;
 	pimg = pt_blk_get_image(r.dec);
 	pt_image_set_callback(pimg, read_mem, &r);
-	if (only_64bit(buf, len))
-		add_sections(img, pimg);
 
 	for (;;) {
 		status = pt_blk_sync_forward(r.dec);
