@@ -718,10 +718,11 @@ static void ref_config(const struct strace_walk_opts *o, const uint8_t *buf,
 	pt_config_init(cfg);
 	cfg->begin = (uint8_t *)(uintptr_t)buf;
 	cfg->end = (uint8_t *)(uintptr_t)buf + len;
-	/* blocks end at direct calls and jumps: libipt 2.0.5 follows them
-	 * within a section by recursion (pt_blk_proceed_no_event_cached()),
-	 * a frame each, and a loop of them in a damaged trace would
-	 * overflow the stack before its 65535 instructions */
+	/* blocks end at direct calls and jumps, so that a loop of them in a
+	 * damaged trace shows at once (chain_note()); over sections,
+	 * libipt 2.0.5 follows them by recursion, a frame each
+	 * (pt_blk_proceed_no_event_cached()), and such a loop overflowed
+	 * the stack */
 	cfg->flags.variant.block.end_on_call = 1;
 	cfg->flags.variant.block.end_on_jump = 1;
 	/* the period is a 4-bit field: libipt shifts by mtc_freq + 8, so a
