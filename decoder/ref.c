@@ -95,7 +95,7 @@ struct ref {
 	 * them (chain_note()) */
 	uint64_t chain, chain_ip;
 	/* the events of those blocks, held until a packet vouches for them
-	 * (hold_put()); the counts as they were before the first */
+	 * (emit(), held_end()); the counts as they were before the first */
 	int holding;
 	size_t nheld;
 	struct held {
