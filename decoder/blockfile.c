@@ -35,7 +35,7 @@
  * 16-bit blocks are kept beside 64-bit ones; 6: JMPABS, ERETS, ERETU and
  * UIRET are branches (files of either 5 were made while both changes were
  * under way) */
-#define BC_VERSION 7 /* 7: the debug file in the key */
+#define BC_VERSION 8 /* 7: the debug file in the key; 8: a LOCK Jcc is bad */
 #define BC_MAX_BYTES (256u << 20)
 /* a temporary file older than this is a killed decode's, whatever its
  * PID (which another process may have by now) */
@@ -221,6 +221,8 @@ int strace_blockfile_seal(void *buf, size_t len,
 	if (len < sizeof(h) || key->idn > STRACE_BLOCKFILE_ID_MAX)
 		return -STRACE_E_BADARG;
 	memcpy(&h, buf, sizeof(h));
+	memcpy(h.magic, BC_MAGIC, sizeof(h.magic));
+	h.version = BC_VERSION;
 	set_key(&h, key);
 	memcpy(buf, &h, sizeof(h));
 	h.checksum = checksum(buf, len);

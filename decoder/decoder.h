@@ -694,6 +694,12 @@ int strace_insn_length(const uint8_t *code, size_t avail);
  * is 3; 16-bit code has 16-bit operands and addresses by default, and
  * 16-bit addressing forms. */
 int strace_insn_length_mode(const uint8_t *code, size_t avail, unsigned mode);
+/* strace_insn_branch_form() - whether the instruction of len bytes at
+ * code (in mode) has a branch's opcode (Jcc, JMP, CALL, RET, far forms,
+ * LOOP, JCXZ, INT, IRET, SYSCALL...) whatever its prefixes: for bytes
+ * Capstone rejects, that is an invalid form of a branch (LOCK: #UD), not
+ * an instruction to measure and walk past. Returns 1 or 0. */
+int strace_insn_branch_form(const uint8_t *code, size_t len, unsigned mode);
 
 /* A cache of block summaries keyed by a 64-bit key (an address, or a
  * hash of DSO and offset): open addressing, no allocation per lookup. */

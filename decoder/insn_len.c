@@ -7,7 +7,11 @@
  * It knows the structure of an instruction, not its meaning: legacy
  * prefixes, REX, VEX2/VEX3/EVEX/XOP, the opcode maps, ModRM, SIB,
  * displacement and immediate sizes. Branches are all in the classic maps
- * and Capstone decodes them, so nothing measured here is a branch.
+ * and Capstone decodes them, so nothing measured here is a branch: where
+ * Capstone rejects a branch's opcode, the form is invalid (a LOCK prefix:
+ * #UD; far CALL and JMP with a pointer in 64-bit code), which
+ * strace_insn_branch_form() tells the block decoder, for it to call the
+ * bytes bad.
  */
 #include "decoder/internal.h"
 
@@ -89,6 +93,42 @@ static int modrm_len(const uint8_t *p, size_t avail, int addr16)
 	return n;
 }
 
+/* A legacy prefix: operand and address size, REP/REPNE, LOCK and the
+ * segment overrides. */
+static int legacy_prefix(uint8_t b)
+{
+	return b == 0x66 || b == 0x67 || b == 0xf2 || b == 0xf3 || b == 0xf0 ||
+	       b == 0x2e || b == 0x36 || b == 0x3e || b == 0x26 || b == 0x64 ||
+	       b == 0x65;
+}
+
+int strace_insn_branch_form(const uint8_t *code, size_t len, unsigned mode)
+{
+	size_t i = 0;
+	uint8_t op;
+
+	while (i < len && legacy_prefix(code[i]))
+		i++;
+	if (mode == STRACE_MODE_64 && i < len && (code[i] & 0xf0) == 0x40)
+		i++; /* REX */
+	if (i >= len)
+		return 0;
+	op = code[i++];
+	if (op == 0x0f) /* Jcc rel16/32; SYSCALL, SYSRET, SYSENTER, SYSEXIT */
+		return i < len && ((code[i] & 0xf0) == 0x80 || code[i] == 0x05 ||
+				   code[i] == 0x07 || code[i] == 0x34 ||
+				   code[i] == 0x35);
+	if (op == 0xff) /* CALL, far CALL, JMP, far JMP through ModRM */
+		return i < len && ((code[i] >> 3) & 7) >= 2 &&
+		       ((code[i] >> 3) & 7) <= 5;
+	/* Jcc rel8; LOOPcc and JCXZ; CALL and JMP rel; far CALL and JMP
+	 * with a pointer; RET, far RET, INT3, INT, INTO, IRET */
+	return (op & 0xf0) == 0x70 || (op >= 0xe0 && op <= 0xe3) ||
+	       op == 0xe8 || op == 0xe9 || op == 0xeb || op == 0x9a ||
+	       op == 0xea || op == 0xc2 || op == 0xc3 ||
+	       (op >= 0xca && op <= 0xcf);
+}
+
 int strace_insn_length(const uint8_t *code, size_t avail)
 {
 	return strace_insn_length_mode(code, avail, STRACE_MODE_64);
@@ -160,8 +200,7 @@ int strace_insn_length_mode(const uint8_t *code, size_t avail, unsigned mode)
 			asize = 1;
 		else if (b == 0xf2 || b == 0xf3)
 			rep = b;
-		else if (b != 0xf0 && b != 0x2e && b != 0x36 && b != 0x3e &&
-			 b != 0x26 && b != 0x64 && b != 0x65)
+		else if (!legacy_prefix(b))
 			break;
 	}
 	(void)rep;

@@ -414,8 +414,10 @@ int strace_block_decode_mode(const uint8_t *code, size_t avail, uint64_t ip,
 		}
 		/* Capstone 4 rejects it (or the bytes end mid-instruction):
 		 * a branch it does not know yet (JMPABS, UIRET: 64-bit code
-		 * only; D5 is AAD elsewhere), else measure it; it is not a
-		 * branch. */
+		 * only; D5 is AAD elsewhere), else measure it: not a branch,
+		 * or a form of one no CPU runs (LOCK Jcc: #UD), where
+		 * libipt and perf decode a branch and walk on, which no
+		 * trace can then be right about: bad. */
 		kind = mode == STRACE_MODE_64
 			       ? strace_dec_newer_branch(before, left, &len)
 			       : STRACE_BK_NONE;
@@ -429,7 +431,8 @@ int strace_block_decode_mode(const uint8_t *code, size_t avail, uint64_t ip,
 			break;
 		}
 		len = strace_insn_length_mode(before, left, mode);
-		if (len <= 0) {
+		if (len <= 0 ||
+		    strace_insn_branch_form(before, (size_t)len, mode)) {
 			b->kind = STRACE_BK_BAD;
 			break;
 		}

@@ -212,6 +212,8 @@ cmd_trace() {
 # The standard set linked under $O/corpus: every program (default
 # variant) and a few variants; the stack truth of the programs in STACK.
 LINKED_EXTRA="static:notiming threads:noretcomp signals:psb256 longjmp:notiming threads:percpu recurse:percpu"
+# the damage fuzz target's recordings (tests/fuzz/fuzz_damage.c)
+LINKED_EXTRA="$LINKED_EXTRA static:psb256 plt:psb256 recurse:psb256 threads:psb256 exceptions:psb256"
 STACK="static staticpie dynpie recurse fptr tailcall inline longjmp exceptions signals threads plt ocaml pgqsort pgtree"
 
 cmd_link() {

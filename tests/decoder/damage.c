@@ -44,44 +44,72 @@ static uint32_t get32(const uint8_t *p)
 	return v;
 }
 
+/* The AUXTRACE record at or after file offset *p of d's data section,
+ * which ends at end: its data's place and its thread. Returns 1 and
+ * moves *p past it, 0 when there is none, -EINVAL on a record that does
+ * not fit. */
+static int next_aux(const uint8_t *d, uint64_t end, uint64_t *p,
+		    uint64_t *data_off, uint64_t *data_len, uint32_t *tid)
+{
+	while (*p + 8 <= end) {
+		uint32_t type = get32(d + *p);
+		uint16_t sz;
+
+		memcpy(&sz, d + *p + 6, 2);
+		if (sz < 8 || sz > end - *p)
+			return -EINVAL;
+		*p += sz;
+		if (type != PERF_RECORD_AUXTRACE)
+			continue;
+		if (sz < AUXTRACE_HDR)
+			return -EINVAL;
+		*data_len = get64(d + *p - sz + 8);
+		if (*data_len > end - *p)
+			return -EINVAL;
+		*data_off = *p;
+		*tid = get32(d + *p - sz + 36);
+		*p += *data_len;
+		return 1;
+	}
+	return 0;
+}
+
+/* Where the data section of the perf.data d (len bytes) begins and ends.
+ * Returns 0 or -EINVAL. */
+static int data_section(const uint8_t *d, size_t len, uint64_t *off,
+			uint64_t *end)
+{
+	uint64_t size;
+
+	if (len < 64 || memcmp(d, "PERFILE2", 8))
+		return -EINVAL;
+	*off = get64(d + 40);
+	size = get64(d + 48);
+	if (*off > len || size > len - *off)
+		return -EINVAL;
+	*end = *off + size;
+	return 0;
+}
+
 /* The longest AUX buffer of a per-thread recording: its data's place in
  * the file and its thread. Returns 0 or -EINVAL. */
 static int find_aux(struct dmg_trace *t)
 {
-	const uint8_t *d = t->data;
-	uint64_t off, size, p, end;
+	uint64_t p, end, off, len;
+	uint32_t tid;
+	int r;
 
-	if (t->len < 64 || memcmp(d, "PERFILE2", 8))
-		return -EINVAL;
-	off = get64(d + 40);
-	size = get64(d + 48);
-	if (off > t->len || size > t->len - off)
+	if (data_section(t->data, t->len, &p, &end) < 0)
 		return -EINVAL;
 	t->aux_len = 0;
-	for (p = off, end = off + size; p + 8 <= end;) {
-		uint32_t type = get32(d + p);
-		uint16_t sz;
-		uint64_t dsz;
-
-		memcpy(&sz, d + p + 6, 2);
-		if (sz < 8 || sz > end - p)
-			return -EINVAL;
-		if (type == PERF_RECORD_AUXTRACE) {
-			if (sz < AUXTRACE_HDR)
-				return -EINVAL;
-			dsz = get64(d + p + 8);
-			if (dsz > end - p - sz)
-				return -EINVAL;
-			if (dsz > t->aux_len) {
-				t->aux_off = p + sz;
-				t->aux_len = dsz;
-				t->tid = get32(d + p + 36);
-			}
-			p += dsz;
+	while ((r = next_aux(t->data, end, &p, &off, &len, &tid)) > 0) {
+		if (len > t->aux_len) {
+			t->aux_off = off;
+			t->aux_len = len;
+			t->tid = tid;
 		}
-		p += sz;
 	}
-	return t->aux_len ? 0 : -EINVAL;
+	return r == 0 && t->aux_len ? 0 : -EINVAL;
 }
 
 /* The packets of buf from its first PSB on (libipt's packet decoder), up
@@ -245,6 +273,41 @@ int dmg_apply(const struct dmg_trace *t, const struct dmg *d, uint8_t *out,
 	return 0;
 }
 
+void dmg_trim(const struct dmg_trace *t, const struct dmg *d, uint8_t *dmg)
+{
+	uint8_t *s = dmg + t->aux_off;
+	size_t at = t->pkt[d->pkt].off, from = 0, to = t->aux_len;
+	const uint8_t *q;
+	uint64_t p, end, off, len;
+	uint32_t tid;
+
+	/* the second-last PSB before the damaged packet (packets of the
+	 * clean stream, which the damage leaves where they were): the
+	 * decode then meets the damage with the state a whole PSB+ and
+	 * period gave it, as in the whole copy (a damaged PSB+ that came
+	 * first would leave it none to keep: no MODE.Exec, say) */
+	for (size_t i = d->pkt, n = 0; i-- > 0;)
+		if (t->pkt[i].type == ppt_psb && ++n == 2) {
+			from = t->pkt[i].off;
+			break;
+		}
+	/* the second PSB at or after it in the damaged stream */
+	q = memmem(s + at, t->aux_len - at, psb, sizeof(psb));
+	if (q)
+		q = memmem(q + sizeof(psb), (size_t)(s + t->aux_len - q) -
+						    sizeof(psb),
+			   psb, sizeof(psb));
+	if (q)
+		to = (size_t)(q - s);
+	memset(s, 0, from);
+	memset(s + to, 0, t->aux_len - to);
+	if (data_section(dmg, t->len, &p, &end) < 0)
+		return;
+	while (next_aux(dmg, end, &p, &off, &len, &tid) > 0)
+		if (off != t->aux_off)
+			memset(dmg + off, 0, len);
+}
+
 /* --- decoding ------------------------------------------------------------ */
 
 struct tap {
@@ -278,8 +341,9 @@ int dmg_decode(struct strace_objcache *objects, const uint8_t *data,
 {
 	static unsigned seq;
 	char path[64], ring_path[96];
-	struct strace_ring_opts ro = {sizeof(ro), 4096, 1 << 20,
-				      STRACE_RING_FLIGHT, 1, 0};
+	/* the events go to the tap only: no table to fill or map */
+	struct strace_ring_opts ro = {sizeof(ro), 0, 1 << 16,
+				      STRACE_RING_FLIGHT, 1, 1};
 	struct strace_typeset types;
 	struct strace_ring *ring;
 	struct strace_offline_stats st;
@@ -324,41 +388,84 @@ int dmg_decode(struct strace_objcache *objects, const uint8_t *data,
 	return err < 0 ? err : 0;
 }
 
-/* The end of the PSB+ of the first PSB at or after at in s, or len;
- * *psb_at: that PSB's offset, or len. */
-static size_t window_end(const uint8_t *s, size_t len, size_t at,
-			 size_t *psb_at)
+/* The PSB+ of the PSB at offset from in s (len bytes): its end (*end,
+ * len if it has none) and its first FUP's offset (*fup, 0 if none). */
+static void psb_plus(const uint8_t *s, size_t len, size_t from, size_t *end,
+		     size_t *fup)
 {
-	const uint8_t *q = memmem(s + at, len - at, psb, sizeof(psb));
 	struct pt_config cfg;
 	struct pt_packet_decoder *dec;
-	size_t end = len;
 
-	*psb_at = q ? (size_t)(q - s) : len;
-	if (!q)
-		return len;
+	*end = len;
+	*fup = 0;
 	pt_config_init(&cfg);
 	cfg.begin = (uint8_t *)(uintptr_t)s;
 	cfg.end = (uint8_t *)(uintptr_t)s + len;
 	dec = pt_pkt_alloc_decoder(&cfg);
 	if (!dec)
-		return len;
-	if (pt_pkt_sync_set(dec, (uint64_t)(q - s)) == 0) {
+		return;
+	if (pt_pkt_sync_set(dec, from) == 0) {
 		for (int k = 0; k < 64; k++) {
 			struct pt_packet p;
 			uint64_t off;
 
-			if (pt_pkt_next(dec, &p, sizeof(p)) <= 0)
+			if (pt_pkt_get_offset(dec, &off) < 0 ||
+			    pt_pkt_next(dec, &p, sizeof(p)) <= 0)
 				break;
+			if (p.type == ppt_fup && !*fup)
+				*fup = (size_t)off;
 			if (p.type == ppt_psbend) {
 				if (pt_pkt_get_offset(dec, &off) == 0)
-					end = (size_t)off;
+					*end = (size_t)off;
 				break;
 			}
 		}
 	}
 	pt_pkt_free_decoder(dec);
-	return end;
+}
+
+/* The type of the packet at offset at of s (len bytes), or ppt_invalid. */
+static int packet_type(const uint8_t *s, size_t len, size_t at)
+{
+	struct pt_config cfg;
+	struct pt_packet_decoder *dec;
+	struct pt_packet p;
+	int type = ppt_invalid;
+
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)(uintptr_t)s;
+	cfg.end = (uint8_t *)(uintptr_t)s + len;
+	dec = pt_pkt_alloc_decoder(&cfg);
+	if (!dec)
+		return type;
+	if (pt_pkt_sync_set(dec, at) == 0 && pt_pkt_next(dec, &p, sizeof(p)) > 0)
+		type = p.type;
+	pt_pkt_free_decoder(dec);
+	return type;
+}
+
+#define NO_PSB ((size_t)-1)
+
+/* The PSB+ the packet at offset at of t's clean stream lies in, after
+ * its PSB and up to its PSBEND: that PSB's offset, or NO_PSB. */
+static size_t psb_plus_of(const struct dmg_trace *t, size_t at)
+{
+	size_t lo = 0, hi = t->npkt;
+
+	while (lo < hi) { /* the first packet at or after at */
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->pkt[mid].off < at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i-- > 0;) {
+		if (t->pkt[i].type == ppt_psbend)
+			return NO_PSB;
+		if (t->pkt[i].type == ppt_psb)
+			return t->pkt[i].off;
+	}
+	return NO_PSB;
 }
 
 /* How many of e's errors lie at or before end (*first: the first's
@@ -390,11 +497,20 @@ int dmg_judge(struct strace_objcache *objects, const struct dmg_trace *t,
 	      const uint8_t *dmg, size_t at, struct dmg_verdict *v)
 {
 	struct dmg_errs ef, er;
+	const uint8_t *s, *q;
+	size_t from, fup;
 	int err;
 
 	memset(v, 0, sizeof(*v));
 	v->at = at;
-	v->end = window_end(dmg + t->aux_off, t->aux_len, at, &v->psb);
+	s = dmg + t->aux_off;
+	q = memmem(s + at, t->aux_len - at, psb, sizeof(psb));
+	v->psb = q ? (size_t)(q - s) : t->aux_len;
+	v->end = t->aux_len;
+	if (q)
+		psb_plus(s, t->aux_len, v->psb, &v->end, &fup);
+	if ((from = psb_plus_of(t, at)) != NO_PSB)
+		psb_plus(s, t->aux_len, from, &v->in_end, &v->in_fup);
 	err = dmg_decode(objects, dmg, t->len, 0, t->tid, &ef);
 	if (!err)
 		err = dmg_decode(objects, dmg, t->len, STRACE_WALK_REFERENCE,
@@ -403,6 +519,9 @@ int dmg_judge(struct strace_objcache *objects, const struct dmg_trace *t,
 		return err;
 	v->fast = count_in(&ef, v->end, &v->fast_late, &v->fast_off,
 			   &v->fast_code);
+	if (v->fast)
+		v->fast_at_fup = packet_type(s, t->aux_len, v->fast_off) ==
+				 ppt_fup;
 	v->ref = count_in(&er, v->end, &v->ref_late, &v->ref_off,
 			  &v->ref_code);
 	return (v->fast > 0) == (v->ref > 0) && !v->fast_late && !v->ref_late;
@@ -413,10 +532,38 @@ int dmg_judge(struct strace_objcache *objects, const struct dmg_trace *t,
 const char *dmg_class_name(enum dmg_class c)
 {
 	static const char *const names[DMG_CLASSES] = {
-		"same",		"psb-fup",     "retcomp",
-		"bad-code",	"deferred-tip", "newer",
-		"exec-fup",	"wrong-path",  "unexplained"};
+		"same",	       "psb-fup",  "retcomp",    "bad-code",
+		"lost-fup",    "deferred-tip", "newer",   "exec-fup",
+		"wrong-path",  "unexplained"};
 	return c < DMG_CLASSES ? names[c] : "?";
+}
+
+/* Whether d drops the start of a PSB: the damaged packet's own, or one
+ * of a later packet that the bytes dropped reach. */
+static int drops_psb(const struct dmg_trace *t, const struct dmg *d)
+{
+	size_t end = t->pkt[d->pkt].off + d->arg;
+
+	if (d->kind != DMG_DROP)
+		return 0;
+	for (size_t i = d->pkt; i < t->npkt && t->pkt[i].off < end; i++)
+		if (t->pkt[i].type == ppt_psb)
+			return 1;
+	return 0;
+}
+
+/* Whether the PSB+ that d damages inside had a FUP in the clean
+ * stream. */
+static int psb_had_fup(const struct dmg_trace *t, const struct dmg *d)
+{
+	size_t i = d->pkt;
+
+	while (i > 0 && t->pkt[i].type != ppt_psb)
+		i--;
+	for (; i < t->npkt && t->pkt[i].type != ppt_psbend; i++)
+		if (t->pkt[i].type == ppt_fup)
+			return 1;
+	return 0;
 }
 
 enum dmg_class dmg_classify(const struct dmg_trace *t, const struct dmg *d,
@@ -436,15 +583,19 @@ enum dmg_class dmg_classify(const struct dmg_trace *t, const struct dmg *d,
 	    v->ref_code == STRACE_E_NEWER)
 		return DMG_NEWER;
 	/* a PSB dropped: its PSB+'s MODE.Exec binds to its FUP */
-	if (!v->fast && !v->fast_late && v->ref && d->kind == DMG_DROP &&
-	    type == ppt_psb)
+	if (!v->fast && !v->fast_late && v->ref && drops_psb(t, d))
 		return DMG_EXEC_FUP;
 	/* libipt's own: the fast walker reports in the window, libipt not
 	 * there (but perhaps after it, in the state it carried over) */
 	if (!v->fast || v->ref || v->fast_late)
 		return DMG_UNEXPLAINED;
-	if (v->fast_code == STRACE_E_DESYNC && v->fast_off >= v->psb)
+	if (v->fast_code == STRACE_E_DESYNC &&
+	    (v->fast_off >= v->psb || v->fast_at_fup))
 		return DMG_PSB_FUP;
+	if (v->fast_code == STRACE_E_DESYNC && v->in_end && !v->in_fup &&
+	    v->fast_off >= v->in_end && v->fast_off < v->psb &&
+	    psb_had_fup(t, d))
+		return DMG_LOST_FUP;
 	if (v->fast_code == STRACE_E_RETCOMP)
 		return DMG_RETCOMP;
 	if ((v->fast_code == STRACE_E_BADINSN ||
@@ -452,7 +603,8 @@ enum dmg_class dmg_classify(const struct dmg_trace *t, const struct dmg *d,
 	    (d->kind == DMG_CORRUPT || d->kind == DMG_TRUNC) &&
 	    (type == ppt_tip || type == ppt_tip_pge || type == ppt_fup))
 		return DMG_BAD_CODE;
-	if (v->fast_code == STRACE_E_BADINSN || v->fast_code == STRACE_E_NOTNT)
+	if (v->fast_code == STRACE_E_BADINSN || v->fast_code == STRACE_E_NOTNT ||
+	    v->fast_code == STRACE_E_NOTIP)
 		return DMG_WRONG_PATH;
 	return DMG_UNEXPLAINED;
 }

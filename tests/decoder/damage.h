@@ -76,6 +76,15 @@ int dmg_applies(const struct dmg_trace *t, const struct dmg *d);
 int dmg_apply(const struct dmg_trace *t, const struct dmg *d, uint8_t *out,
 	      size_t *at);
 
+/* dmg_trim() - make the damaged copy dmg of d (from dmg_apply()) quick
+ * to judge, for the fuzz target: PAD over its PT but from the last PSB
+ * before the damaged packet to the second PSB at or after it, which
+ * keeps the judge's window (dmg_judge()) and one PSB period after it,
+ * and over every other AUX buffer. The stream's offsets stay. Errors
+ * that damaged state carries further than that period are then out of
+ * sight: the differential test (damage_diff) judges whole copies. */
+void dmg_trim(const struct dmg_trace *t, const struct dmg *d, uint8_t *dmg);
+
 /* The error events one decode gave the damaged thread. */
 #define DMG_MAX_ERRS 32
 struct dmg_errs {
@@ -102,6 +111,11 @@ struct dmg_verdict {
 			 * end of the PSB+ after it (the stream's end if
 			 * there is none) */
 	size_t psb;     /* that PSB+'s offset (end if none) */
+	size_t in_fup, in_end; /* the damaged packet inside a PSB+ (after
+				* its PSB, up to its PSBEND): the offsets of
+				* that PSB+'s first FUP and its end in the
+				* damaged stream; else 0 */
+	int fast_at_fup; /* the fast walker's first error is at a FUP */
 	size_t fast, ref; /* errors each reported in the window */
 	size_t fast_late, ref_late; /* ... and after it */
 	uint64_t fast_off, ref_off; /* the first one's offset */
@@ -120,9 +134,12 @@ int dmg_judge(struct strace_objcache *objects, const struct dmg_trace *t,
  * reporting what libipt 2.0.5 lets pass (docs/testing.md, "Damaged
  * traces"). Each is known by what the fast walker reported and where:
  *
- *   DMG_PSB_FUP  a desync at the FUP of the PSB+ that closes the window:
- *                the walk did not arrive where the PSB+ says it is.
- *                libipt does not check a PSB+'s FUP against its walk (its
+ *   DMG_PSB_FUP  a desync at the FUP of the PSB+ that closes the window,
+ *                or at any FUP the damage made or moved (one of the PSB+
+ *                it lies in; one a drop of a PSB left alone; one made of
+ *                a damaged packet's bytes): the walk did not arrive where
+ *                the FUP says it is.
+ *                libipt does not check a FUP against its walk (its
  *                status updates check the execution mode only): it goes
  *                on in the wrong state and fails after the PSB+, or never.
  *   DMG_RETCOMP  a compressed return with no call since the last PSB to
@@ -135,6 +152,12 @@ int dmg_judge(struct strace_objcache *objects, const struct dmg_trace *t,
  *                (Capstone) finds an undecodable instruction or a branch
  *                no packet fits; libipt (and perf) decode instruction
  *                lengths only, walk through them and meet the next PSB.
+ *   DMG_LOST_FUP the damage took the FUP of a PSB+ met while tracing was
+ *                on (the clean one has it), and TNT bits follow, which
+ *                only traced code makes: the fast walker has no IP to
+ *                take them at and says so (desync at the first); libipt
+ *                and perf pass over them to the next IP packet without a
+ *                word, so perf is not asked.
  *
  * And one the other way, libipt reporting what the fast walker and perf
  * let pass:
@@ -154,27 +177,31 @@ int dmg_judge(struct strace_objcache *objects, const struct dmg_trace *t,
  *                and its own lengths) walks on. perf decides: it must
  *                report no error either.
  *
- *   DMG_EXEC_FUP a PSB dropped: the MODE.Exec and the FUP of its PSB+
- *                now stand outside PSB+, where libipt HEAD and perf 6.1
- *                bind the MODE.Exec to that FUP (event trace: the
- *                interrupt flag changed there) and the fast walker does
- *                too, and libipt 2.0.5 takes the FUP for an asynchronous
- *                branch whose TIP never comes (a desync at the next
- *                TNT). perf decides: it must report no error either.
+ *   DMG_EXEC_FUP a PSB dropped (the damaged packet, or a later one
+ *                the bytes dropped reach): the MODE.Exec and the FUP of
+ *                its PSB+ now stand outside PSB+, where libipt HEAD and
+ *                perf 6.1 bind the MODE.Exec to that FUP (event trace:
+ *                the interrupt flag changed there) and the fast walker
+ *                does too, and libipt 2.0.5 takes the FUP for an
+ *                asynchronous branch whose TIP never comes (a desync at
+ *                the next TNT). perf decides: it must report no error
+ *                either.
  *
  * And one more of the fast walker's, judged by perf alone:
  *
  *   DMG_WRONG_PATH any other damage (a TNT dropped or flipped, a packet
- *                cut) sent the walk down a wrong path into bytes that are
- *                no instruction, or to a branch no packet fits; the fast
- *                walker says so, libipt walks through. perf decides: it
- *                must report an error too.
+ *                cut, a PSB+ dropped but its FUP) sent the walk down a
+ *                wrong path into bytes that are no instruction, or to a
+ *                branch no packet fits (bad_insn, no_tnt, no_tip); the
+ *                fast walker says so, libipt walks through. perf decides:
+ *                it must report an error too.
  */
 enum dmg_class {
 	DMG_SAME,         /* the decoders agree */
 	DMG_PSB_FUP,
 	DMG_RETCOMP,
 	DMG_BAD_CODE,
+	DMG_LOST_FUP,
 	DMG_DEFERRED_TIP,
 	DMG_NEWER,
 	DMG_EXEC_FUP,
@@ -184,7 +211,8 @@ enum dmg_class {
 };
 
 /* dmg_class_name() - "same", "psb-fup", "retcomp", "bad-code",
- * "deferred-tip", "newer", "exec-fup", "wrong-path", "unexplained". */
+ * "lost-fup", "deferred-tip", "newer", "exec-fup", "wrong-path",
+ * "unexplained". */
 const char *dmg_class_name(enum dmg_class c);
 
 /* dmg_classify() - what the difference in v (from dmg_judge() of damage

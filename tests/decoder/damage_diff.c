@@ -11,14 +11,15 @@
  * none.
  *
  *   damage_diff [-n PER_KIND] [-v] [--no-perf] NAME=FILE.data...
- *   damage_diff -w OUT.data KIND PACKET ARG FILE.data
+ *   damage_diff -w OUT.data [-t] KIND PACKET ARG FILE.data
  *
  * For each recording and each kind of damage (drop, corrupt, tnt, trunc),
  * PER_KIND packets (default 60) spread evenly over the stream, each the
  * first packet at or after its place that the kind applies to. One
  * PASS/FAIL line per recording and kind, with its figures; -v prints
  * every damage and both verdicts. -w writes one damaged copy (KIND as
- * dmg_kind_name() names it), to look at with ptrace-capture and perf.
+ * dmg_kind_name() names it), to look at with ptrace-capture and perf; -t
+ * trims it as the fuzz target does (dmg_trim()).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -198,15 +199,16 @@ static int run_kind(struct strace_objcache *objs, const char *name,
 	ok = !n.cls[DMG_UNEXPLAINED] && !n.perf_not;
 	printf("%s: damage-diff/%s/%s (%zu positions: the fast walker reports "
 	       "%zu, libipt %zu; both %zu, neither %zu; libipt's own: "
-	       "psb-fup %zu, retcomp %zu, bad-code %zu, deferred-tip %zu, "
-	       "newer %zu, exec-fup %zu, wrong-path %zu (perf sides with the "
+	       "psb-fup %zu, retcomp %zu, bad-code %zu, lost-fup %zu, "
+	       "deferred-tip %zu, newer %zu, exec-fup %zu, wrong-path %zu "
+	       "(perf sides with the "
 	       "fast walker: %zu of "
 	       "%zu asked); "
 	       "unexplained %zu)\n",
 	       ok ? "PASS" : "FAIL", name, dmg_kind_name(kind), n.tried,
 	       n.fast_errs, n.ref_errs, n.both, n.neither,
 	       n.cls[DMG_PSB_FUP], n.cls[DMG_RETCOMP], n.cls[DMG_BAD_CODE],
-	       n.cls[DMG_DEFERRED_TIP], n.cls[DMG_NEWER],
+	       n.cls[DMG_LOST_FUP], n.cls[DMG_DEFERRED_TIP], n.cls[DMG_NEWER],
 	       n.cls[DMG_EXEC_FUP], n.cls[DMG_WRONG_PATH], n.perf_agrees,
 	       n.perf_agrees + n.perf_not,
 	       n.cls[DMG_UNEXPLAINED]);
@@ -222,9 +224,10 @@ static int run_kind(struct strace_objcache *objs, const char *name,
 	return ok;
 }
 
-/* -w: one damaged copy of in to out. */
-static int write_one(const char *out, const char *kind, const char *pkt,
-		     const char *arg, const char *in)
+/* -w: one damaged copy of in to out; trim: as the fuzz target judges
+ * it (dmg_trim()). */
+static int write_one(const char *out, int trim, const char *kind,
+		     const char *pkt, const char *arg, const char *in)
 {
 	struct dmg d = {DMG_KINDS, strtoul(pkt, NULL, 0),
 			(unsigned)strtoul(arg, NULL, 0)};
@@ -248,6 +251,8 @@ static int write_one(const char *out, const char *kind, const char *pkt,
 			kind, pkt, arg, in);
 		return 1;
 	}
+	if (trim)
+		dmg_trim(&t, &d, buf);
 	f = fopen(out, "wb");
 	if (!f || fwrite(buf, 1, t.len, f) != t.len || fclose(f)) {
 		fprintf(stderr, "damage_diff: cannot write %s\n", out);
@@ -269,7 +274,9 @@ int main(int argc, char **argv)
 	int i = 1, ok = 1;
 
 	if (argc == 7 && !strcmp(argv[1], "-w"))
-		return write_one(argv[2], argv[3], argv[4], argv[5], argv[6]);
+		return write_one(argv[2], 0, argv[3], argv[4], argv[5], argv[6]);
+	if (argc == 8 && !strcmp(argv[1], "-w") && !strcmp(argv[3], "-t"))
+		return write_one(argv[2], 1, argv[4], argv[5], argv[6], argv[7]);
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "-v"))
 			verbose = 1;
@@ -283,8 +290,8 @@ int main(int argc, char **argv)
 	if (i >= argc || !per_kind) {
 		fprintf(stderr, "usage: damage_diff [-n PER_KIND] [-v] "
 				"[--no-perf] NAME=FILE.data...\n"
-				"       damage_diff -w OUT.data KIND PACKET "
-				"ARG FILE.data\n");
+				"       damage_diff -w OUT.data [-t] KIND "
+				"PACKET ARG FILE.data\n");
 		return 2;
 	}
 	if (strace_objcache_new(&objs) < 0)
@@ -324,13 +331,14 @@ int main(int argc, char **argv)
 	}
 	printf("damage-diff: %zu positions: the fast walker reports %zu, "
 	       "libipt %zu; both %zu, neither %zu; libipt's own: psb-fup "
-	       "%zu, retcomp %zu, bad-code %zu, deferred-tip %zu, newer %zu, "
-	       "exec-fup %zu, wrong-path %zu (perf "
+	       "%zu, retcomp %zu, bad-code %zu, lost-fup %zu, deferred-tip "
+	       "%zu, newer %zu, exec-fup %zu, wrong-path %zu (perf "
 	       "sides with the fast walker: %zu of %zu asked); unexplained "
 	       "%zu\n",
 	       all.tried, all.fast_errs, all.ref_errs, all.both, all.neither,
 	       all.cls[DMG_PSB_FUP], all.cls[DMG_RETCOMP],
-	       all.cls[DMG_BAD_CODE], all.cls[DMG_DEFERRED_TIP],
+	       all.cls[DMG_BAD_CODE], all.cls[DMG_LOST_FUP],
+	       all.cls[DMG_DEFERRED_TIP],
 	       all.cls[DMG_NEWER], all.cls[DMG_EXEC_FUP],
 	       all.cls[DMG_WRONG_PATH],
 	       all.perf_agrees,

@@ -53,8 +53,9 @@ static void load(const char *path)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	static const char *const names[] = {"static",  "signals", "plt",
-					    "recurse", "threads", "exceptions"};
+	static const char *const names[] = {
+		"static-psb256",  "signals-psb256", "plt-psb256",
+		"recurse-psb256", "threads-psb256", "exceptions-psb256"};
 	const char *list = getenv("FUZZ_DAMAGE_DATA");
 	const char *o = getenv("O");
 	char path[4096];
@@ -103,6 +104,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		d.pkt++;
 	if (dmg_apply(t, &d, buf, &at) < 0)
 		return 0;
+	dmg_trim(t, &d, buf);
 	r = dmg_judge(objects, t, buf, at, &v);
 	if (r < 0 || dmg_classify(t, &d, &v) != DMG_UNEXPLAINED)
 		return 0;

@@ -396,6 +396,77 @@ TEST(specific_blocks)
 }
 
 /*
+ * A branch's opcode that Capstone rejects is a form no CPU runs (LOCK
+ * Jcc, LOCK RET: #UD; a far CALL with a pointer in 64-bit code), not an
+ * instruction to measure and walk past, as the length decoder would: the
+ * block is bad there. A damaged TIP sent the walk to handle_amd+0xdd of
+ * the corpus's static program, mid-instruction: shl $0xc6,%dh; lock je
+ * (the damage fuzz target, 2026-11-30). Walking past the LOCK JE as an
+ * instruction gave a compressed return where the trace's TNT bit was the
+ * JE's (libipt and perf take it for a JE); now the walk reports bad_insn
+ * there. What Capstone reads with such prefixes (REP RET, BND JMP,
+ * NOTRACK CALL) stays a branch.
+ */
+TEST(invalid_branch_forms_are_bad)
+{
+	static const uint8_t lock_je[] = {0xc0, 0xf6, 0xc6, 0xf0, 0x0f, 0x84,
+					  0x5a, 0xff, 0xff, 0xff, 0x8d, 0x04,
+					  0x12, 0x5b, 0xc3};
+	static const uint8_t lock_ret[] = {0x90, 0xf0, 0xc3, 0xc3};
+	static const uint8_t lock_call[] = {0xf0, 0x41, 0xff, 0xd3, 0xc3};
+	static const uint8_t far_call[] = {0x9a, 0, 0, 0, 0, 0, 0, 0xc3};
+	/* a LOCK that is valid (a memory destination): measured or read */
+	static const uint8_t lock_add[] = {0xf0, 0x83, 0x00, 0x01, 0xc3};
+	static const uint8_t rep_ret[] = {0xf3, 0xc3};
+	static const uint8_t notrack_call[] = {0x3e, 0xff, 0xd0};
+	struct strace_block b;
+
+	CHECK_INT(strace_block_decode(lock_je, sizeof(lock_je), 0x4018dd, 0,
+				      &b),
+		  ==, 0);
+	CHECK_INT(b.kind, ==, STRACE_BK_BAD);
+	CHECK_INT(b.ninsn, ==, 1); /* the shl before it */
+	CHECK_INT(b.len, ==, 3);
+	CHECK_INT(strace_block_decode(lock_ret, sizeof(lock_ret), 0x1000, 0,
+				      &b),
+		  ==, 0);
+	CHECK_INT(b.kind, ==, STRACE_BK_BAD);
+	CHECK_INT(b.len, ==, 1);
+	CHECK_INT(strace_block_decode(lock_call, sizeof(lock_call), 0x1000, 0,
+				      &b),
+		  ==, 0);
+	CHECK_INT(b.kind, ==, STRACE_BK_BAD);
+	CHECK_INT(strace_block_decode(far_call, sizeof(far_call), 0x1000, 0,
+				      &b),
+		  ==, 0);
+	CHECK_INT(b.kind, ==, STRACE_BK_BAD);
+	CHECK_INT(strace_block_decode(lock_add, sizeof(lock_add), 0x1000, 0,
+				      &b),
+		  ==, 0);
+	CHECK_INT(b.kind, ==, STRACE_BK_RET);
+	CHECK_INT(b.ninsn, ==, 2);
+	CHECK_INT(strace_block_decode(rep_ret, sizeof(rep_ret), 0x1000, 0, &b),
+		  ==, 0);
+	CHECK_INT(b.kind, ==, STRACE_BK_RET);
+	CHECK_INT(strace_block_decode(notrack_call, sizeof(notrack_call),
+				      0x1000, 0, &b),
+		  ==, 0);
+	CHECK_INT(b.kind, ==, STRACE_BK_CALL_IND);
+
+	/* the opcodes themselves, whatever the prefixes */
+	CHECK(strace_insn_branch_form(lock_je + 3, 7, STRACE_MODE_64));
+	CHECK(strace_insn_branch_form(lock_call, 4, STRACE_MODE_64));
+	CHECK(strace_insn_branch_form((const uint8_t[]){0x66, 0x0f, 0x05}, 3,
+				      STRACE_MODE_64));
+	CHECK(!strace_insn_branch_form(lock_add, 4, STRACE_MODE_64));
+	CHECK(!strace_insn_branch_form((const uint8_t[]){0xff, 0xc0}, 2,
+				       STRACE_MODE_64)); /* inc %eax */
+	CHECK(!strace_insn_branch_form((const uint8_t[]){0xf0, 0x0f, 0xb1,
+							 0x0a},
+				       4, STRACE_MODE_64)); /* lock cmpxchg */
+}
+
+/*
  * Branches newer than Capstone 4 (which rejects JMPABS and UIRET and
  * reads ERETS and ERETU as CLAC), classified as libipt's development
  * tree (HEAD 8978561f, pt_ild.c; the bytes of its tip-jmpabs.ptt,
