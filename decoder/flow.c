@@ -42,6 +42,24 @@ void strace_dec_psb_after_ip_sync(struct strace_walker *w)
 	w->in.ip_synced = 0;
 }
 
+int strace_dec_insn_starts(struct strace_walker *w, uint64_t from,
+			   uint64_t at)
+{
+	/* (one block's instructions at most: a FUP lies in the block the
+	 * walk stands at) */
+	while (from < at) {
+		size_t avail = 0;
+		const uint8_t *code = strace_image_code(w->img, from, &avail);
+		int n = code ? strace_insn_length_mode(code, avail, w->flow.mode)
+			     : -1;
+
+		if (n <= 0)
+			return 1;
+		from += (uint64_t)n;
+	}
+	return from == at;
+}
+
 int strace_dec_off(struct strace_walker *w)
 {
 	if (w->flow.pending_ovf)

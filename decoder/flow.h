@@ -293,6 +293,14 @@ static inline void lose_sync(struct strace_walker *w)
 	retstack_clear(&w->flow.rs);
 }
 
+/* strace_dec_insn_starts() - whether an instruction starts at `at`,
+ * walked from the instruction at from (at >= from) in the walker's mode
+ * by their lengths: a FUP's IP must be one, or the trace and the code
+ * disagree. 1 also where the lengths cannot be told (no code, bytes the
+ * length decoder does not know): nothing to hold against the trace. */
+int strace_dec_insn_starts(struct strace_walker *w, uint64_t from,
+			   uint64_t at);
+
 /* advance()'s pgd_to for a TIP.PGD without IP: stop at a MOV to CR3 too */
 #define PGD_NOIP 1
 
@@ -300,7 +308,8 @@ static inline void lose_sync(struct strace_walker *w)
  * Advance from the walker's ip through blocks that need no packet,
  * emitting their direct calls and jumps. Stops at a block that needs a
  * packet (parked), or, when stop_at is non-zero, as soon as stop_at lies
- * in the block at hand (ip = stop_at), or, when pgd_to is non-zero, after
+ * in the block at hand (ip = stop_at; a desync unless an instruction
+ * starts there), or, when pgd_to is non-zero, after
  * a direct branch to pgd_to (a TIP.PGD's target: returns 1,
  * flow.last_direct is the branch). Returns 0, or -STRACE_E_* of the
  * decoder (nothing is emitted for the failure here; the caller reports
@@ -315,6 +324,8 @@ advance(struct strace_walker *w, uint64_t stop_at, uint64_t pgd_to)
 	if (f->parked) {
 		if (stop_at && stop_at >= f->park.start &&
 		    stop_at < f->park.start + f->park.len) {
+			if (!strace_dec_insn_starts(w, f->park.start, stop_at))
+				return -STRACE_E_DESYNC;
 			f->ip = stop_at;
 			f->parked = 0;
 			return 0;
@@ -328,6 +339,8 @@ advance(struct strace_walker *w, uint64_t stop_at, uint64_t pgd_to)
 
 		if (stop_at && stop_at >= b->start &&
 		    stop_at < b->start + b->len) {
+			if (!strace_dec_insn_starts(w, b->start, stop_at))
+				return -STRACE_E_DESYNC;
 			f->ip = stop_at;
 			return 0;
 		}

@@ -759,10 +759,11 @@ static void ref_config(const struct strace_walk_opts *o, const uint8_t *buf,
 }
 
 /* The class of a block's last instruction that libipt did not give
- * (ptic_error: its block cache leaves an indirect jump undecoded, and a
- * block it cut at 65535 instructions ends where it was), from b, the
- * summary of the block that starts there: -1 if that is no branch,
- * ptic_error for a branch of another kind. */
+ * (ptic_error: a block it cut at 65535 instructions ends where it was;
+ * its block cache, which would leave an indirect jump undecoded, is not
+ * used through the read callback), from b, the summary of the block
+ * that starts there: -1 if that is no branch, ptic_error for a branch of
+ * another kind. */
 static int near_class(const struct strace_block *b)
 {
 	if (b->len != b->term_len)
@@ -867,16 +868,16 @@ static int walk_blocks(struct ref *r, int status)
 			if (off != r->still_at) {
 				r->still_at = off;
 				r->still_insns = 0;
-			} else if ((r->still_insns += blk.ninsn) >
-				   MAX_INSNS_STILL) {
+			}
+			/* a never-ending loop: a chain of blocks without a
+			 * packet back at a start it noted (chain_note()),
+			 * or, the bound, too many instructions without one */
+			r->still_insns += blk.ninsn;
+			if ((r->chain && blk.ip == r->chain_ip) ||
+			    r->still_insns > MAX_INSNS_STILL) {
 				held_end(r, 0);
 				decode_error(r, STRACE_E_LOOP, off);
 				r->still_insns = 0;
-				break;
-			}
-			if (r->chain && blk.ip == r->chain_ip) {
-				held_end(r, 0);
-				decode_error(r, STRACE_E_LOOP, off);
 				break;
 			}
 		}

@@ -3,8 +3,9 @@
  * tests/fuzz/fuzz_damage.c - fuzz target of the differential error
  * detection (tests/decoder/damage.h): the input chooses a damage to one
  * of the corpus recordings; the fast walker and libipt's block decoder
- * decode the damaged copy, and a difference that is none of libipt's own
- * (enum dmg_class) aborts, printing the damage that shows it.
+ * decode the damaged copy, trimmed to the PSB periods around the damage
+ * (dmg_trim()), and a difference that is none of libipt's own (enum
+ * dmg_class) aborts, printing the damage that shows it.
  *
  * Input: 8 bytes (more are ignored; fewer do nothing): the recording
  * (byte 0, modulo their count), the kind (byte 1, modulo DMG_KINDS), the
@@ -13,8 +14,9 @@
  * 6-7).
  *
  * The recordings: the files FUZZ_DAMAGE_DATA names (separated by ':'),
- * else $O/corpus/{static,signals,plt,recurse,threads,exceptions}.data (O
- * from the environment, default build): make tests makes them. Without
+ * else $O/corpus/{static,signals,plt,recurse,threads,exceptions}-psb256
+ * .data (O from the environment, default build), a PSB every 256 bytes,
+ * so that a trimmed copy is small: make tests makes them. Without
  * any, every input does nothing (tests/decoder/e2e-damage-diff.sh, which
  * replays this target's corpus, checks that they are there first).
  *
@@ -36,6 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct strace_objcache *objects;
 static struct dmg_trace traces[MAX_TRACES];
+static char *paths[MAX_TRACES];
 static unsigned ntraces;
 static uint8_t *buf;
 static size_t buf_len;
@@ -45,7 +48,7 @@ static void load(const char *path)
 	struct dmg_trace *t = &traces[ntraces];
 
 	if (ntraces < MAX_TRACES && dmg_trace_load(path, t) == 0) {
-		ntraces++;
+		paths[ntraces++] = strdup(path);
 		if (t->len > buf_len)
 			buf_len = t->len;
 	}
@@ -113,10 +116,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		"%u: the fast walker reports %zu errors (the first at %llu, "
 		"code %u), libipt %zu (the first at %llu, code %u) before the "
 		"end of the next PSB+ at %zu; after it %zu and %zu. Write the "
-		"copy with build/tests/damage_diff -w OUT.data %s %zu %u FILE\n",
+		"copy with build/tests/damage_diff -w OUT.data -t %s %zu %u "
+		"%s\n",
 		dmg_kind_name(d.kind), d.pkt, at, d.arg, data[0] % ntraces,
 		v.fast, (unsigned long long)v.fast_off, v.fast_code, v.ref,
 		(unsigned long long)v.ref_off, v.ref_code, v.end, v.fast_late,
-		v.ref_late, dmg_kind_name(d.kind), d.pkt, d.arg);
+		v.ref_late, dmg_kind_name(d.kind), d.pkt, d.arg,
+		paths[data[0] % ntraces] ? paths[data[0] % ntraces] : "FILE");
 	abort();
 }

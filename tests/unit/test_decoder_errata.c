@@ -695,6 +695,42 @@ TEST(resync_at_tip_after_nomap)
 
 /* ... and at a FUP, the source of an asynchronous branch whose TIP binds
  * to it (libipt's ptxed-resync-nomap-fup-tip). */
+/* A FUP must name where an instruction starts on the walk's path: one
+ * inside an instruction (here 0x1007, the second byte of the syscall at
+ * 0x1006) is an error, where the walk stood, at that FUP. Found by the
+ * damage fuzz target: a PSB+'s FUP corrupted into the middle of a push
+ * in a later block (a direct jump away), where libipt and perf report an
+ * error and the walker walked on. The same PSB+ at the syscall itself is
+ * none. */
+TEST(fup_inside_an_instruction)
+{
+	struct enc en;
+	size_t at;
+
+	enc_init(&en);
+	psb(&en, 0x1005);
+	pkt(&en, ppt_psb);
+	mode_exec(&en);
+	at = enc_off(&en);
+	ip_pkt(&en, ppt_fup, 0x1007);
+	pkt(&en, ppt_psbend);
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	/* (the walk goes on from the FUP, as after a PSB+'s desync, and
+	 * its bytes end at a ret: no packet for it) */
+	EXPECT(common_code, &en, NULL, 0, 0,
+	       W(TRACE_BEGIN, 0, 0x1005, R(START)),
+	       W(ERROR, STRACE_E_DESYNC, 0x1005, at),
+	       W(TRACE_END, 0, 0x1012, R(DISABLE)));
+
+	enc_init(&en);
+	psb(&en, 0x1005);
+	psb(&en, 0x1006);
+	ip_pkt(&en, ppt_tip_pgd, 0);
+	EXPECT(common_code, &en, NULL, 0, 1,
+	       W(TRACE_BEGIN, 0, 0x1005, R(START)),
+	       W(SYSCALL, 0, 0x1006, 0));
+}
+
 TEST(resync_at_fup_after_nomap)
 {
 	struct enc en;
