@@ -61,8 +61,7 @@ int strace_blockfile_parse(const void *buf, size_t len,
 /* strace_blockfile_seal() - make buf (a cache file's bytes, 8-byte aligned)
  * claim to be made from key by this build (its magic and version), with a
  * checksum that holds: for the fuzzer, which tests what a forged file can
- * do. Returns 0, or -STRACE_E_BADARG
- * when buf is shorter than a header. */
+ * do. Returns 0, or -STRACE_E_BADARG when buf is shorter than a header. */
 int strace_blockfile_seal(void *buf, size_t len,
 			  const struct strace_blockfile_key *key);
 

@@ -77,10 +77,11 @@ int dmg_apply(const struct dmg_trace *t, const struct dmg *d, uint8_t *out,
 	      size_t *at);
 
 /* dmg_trim() - make the damaged copy dmg of d (from dmg_apply()) quick
- * to judge, for the fuzz target: PAD over its PT but from the last PSB
- * before the damaged packet to the second PSB at or after it, which
- * keeps the judge's window (dmg_judge()) and one PSB period after it,
- * and over every other AUX buffer. The stream's offsets stay. Errors
+ * to judge, for the fuzz target: PAD over its PT but from the
+ * second-last PSB before the damaged packet (a whole PSB+ and period
+ * before the damaged one) to the second PSB at or after it, which keeps
+ * the judge's window (dmg_judge()) and one PSB period after it, and over
+ * every other AUX buffer. The stream's offsets stay. Errors
  * that damaged state carries further than that period are then out of
  * sight: the differential test (damage_diff) judges whole copies. */
 void dmg_trim(const struct dmg_trace *t, const struct dmg *d, uint8_t *dmg);
