@@ -112,19 +112,27 @@ static int find_aux(struct dmg_trace *t)
 	return r == 0 && t->aux_len ? 0 : -EINVAL;
 }
 
+/* A libipt packet decoder over the len bytes at s; NULL if out of
+ * memory. */
+static struct pt_packet_decoder *pkt_decoder(const uint8_t *s, size_t len)
+{
+	struct pt_config cfg;
+
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)(uintptr_t)s;
+	cfg.end = (uint8_t *)(uintptr_t)s + len;
+	return pt_pkt_alloc_decoder(&cfg);
+}
+
 /* The packets of buf from its first PSB on (libipt's packet decoder), up
  * to the first it cannot decode. Returns the count, or -errno. */
 static long list_packets(const uint8_t *buf, size_t len, struct dmg_pkt **out)
 {
-	struct pt_config cfg;
 	struct pt_packet_decoder *dec;
 	struct dmg_pkt *v = NULL;
 	size_t n = 0, cap = 0;
 
-	pt_config_init(&cfg);
-	cfg.begin = (uint8_t *)(uintptr_t)buf;
-	cfg.end = (uint8_t *)(uintptr_t)buf + len;
-	dec = pt_pkt_alloc_decoder(&cfg);
+	dec = pkt_decoder(buf, len);
 	if (!dec)
 		return -ENOMEM;
 	if (pt_pkt_sync_forward(dec) < 0) {
@@ -393,15 +401,11 @@ int dmg_decode(struct strace_objcache *objects, const uint8_t *data,
 static void psb_plus(const uint8_t *s, size_t len, size_t from, size_t *end,
 		     size_t *fup)
 {
-	struct pt_config cfg;
 	struct pt_packet_decoder *dec;
 
 	*end = len;
 	*fup = 0;
-	pt_config_init(&cfg);
-	cfg.begin = (uint8_t *)(uintptr_t)s;
-	cfg.end = (uint8_t *)(uintptr_t)s + len;
-	dec = pt_pkt_alloc_decoder(&cfg);
+	dec = pkt_decoder(s, len);
 	if (!dec)
 		return;
 	if (pt_pkt_sync_set(dec, from) == 0) {
@@ -427,15 +431,11 @@ static void psb_plus(const uint8_t *s, size_t len, size_t from, size_t *end,
 /* The type of the packet at offset at of s (len bytes), or ppt_invalid. */
 static int packet_type(const uint8_t *s, size_t len, size_t at)
 {
-	struct pt_config cfg;
 	struct pt_packet_decoder *dec;
 	struct pt_packet p;
 	int type = ppt_invalid;
 
-	pt_config_init(&cfg);
-	cfg.begin = (uint8_t *)(uintptr_t)s;
-	cfg.end = (uint8_t *)(uintptr_t)s + len;
-	dec = pt_pkt_alloc_decoder(&cfg);
+	dec = pkt_decoder(s, len);
 	if (!dec)
 		return type;
 	if (pt_pkt_sync_set(dec, at) == 0 && pt_pkt_next(dec, &p, sizeof(p)) > 0)
