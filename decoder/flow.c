@@ -379,6 +379,7 @@ void strace_dec_begin(struct strace_walker *w, uint64_t ip, int reason)
 	f->have_ip = 1;
 	f->enabled = 1;
 	f->parked = 0;
+	f->psb_off = 0;
 	f->begin_reason = STRACE_REASON_ENABLE;
 	time_point(w);
 }
@@ -586,14 +587,15 @@ int strace_dec_fup(struct strace_walker *w, uint64_t ip, int suppressed,
 			    bdm70_fup(w, next))
 				return 1;
 			f->psb_fup = 1;
-			if (f->begin_reason == STRACE_REASON_ENABLE &&
-			    !f->pending_ovf) {
+			if ((f->begin_reason == STRACE_REASON_ENABLE ||
+			     f->psb_off) && !f->pending_ovf) {
 				/* tracing is off by the trace's own account
-				 * (a TIP.PGD), and a PSB+ says it is on with
-				 * no TIP.PGE since: a PSB+ has a FUP only
-				 * while packets are sent. Damage (perf and
-				 * libipt fail there too); the walk begins
-				 * at the FUP, as after any error */
+				 * (a TIP.PGD, or a PSB+ without FUP, also
+				 * before the first begin), and a PSB+ says it
+				 * is on with no TIP.PGE since: a PSB+ has a
+				 * FUP only while packets are sent. Damage
+				 * (perf and libipt fail there too); the walk
+				 * begins at the FUP, as after any error */
 				strace_dec_error_event(w, STRACE_E_DESYNC);
 				f->pending_syscall = 0;
 				f->begin_reason = STRACE_REASON_ERROR;

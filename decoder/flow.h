@@ -283,6 +283,7 @@ static inline void lose_sync(struct strace_walker *w)
 	mode_at_branch(w);
 	w->flow.have_ip = 0;
 	w->flow.parked = 0;
+	w->flow.psb_off = 0;
 	w->flow.pending_fup = w->flow.pending_mode = 0;
 	w->flow.fup_binds = w->flow.tsx_abort = w->flow.pending_abort = 0;
 	w->flow.dtnt_n = w->flow.deferring = 0;
@@ -1016,12 +1017,17 @@ static inline void flow_psb(struct strace_walker *w)
 	retstack_clear(&w->flow.rs);
 }
 
-/* A PSBEND: a PSB+ in sync without a FUP says tracing is off here. */
+/* A PSBEND: a PSB+ without a FUP says tracing is off here (in sync or
+ * not: strace_dec_fup() takes a PSB+ FUP with no TIP.PGE since as
+ * damage). */
 static inline void flow_psbend(struct strace_walker *w)
 {
-	if (w->flow.in_psb && !w->flow.psb_fup && w->flow.have_ip) {
-		w->flow.enabled = 0;
-		w->flow.have_ip = 0;
+	if (w->flow.in_psb && !w->flow.psb_fup) {
+		w->flow.psb_off = 1;
+		if (w->flow.have_ip) {
+			w->flow.enabled = 0;
+			w->flow.have_ip = 0;
+		}
 	}
 	w->flow.in_psb = 0;
 }

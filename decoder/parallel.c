@@ -107,7 +107,7 @@ static int workers_new(struct strace_walker *w, struct strace_walker **ws,
  * segment's error or the sink's. */
 static long merge_all(struct strace_walker *w, struct pool *p)
 {
-	struct seg_state S = {0, 0, 0, 0, STRACE_REASON_START, 0};
+	struct seg_state S = {.begin_reason = STRACE_REASON_START};
 	long ret = 0;
 
 	for (size_t k = 0; k < p->nseg; k++) {

@@ -124,6 +124,7 @@ void strace_dec_seg_decode(struct strace_walker *w, const uint8_t *buf,
 		.pending_syscall = w->flow.pending_syscall,
 		.pending_ovf = w->flow.pending_ovf,
 		.begin_reason = w->flow.begin_reason,
+		.psb_off = w->flow.psb_off,
 		.ovf_offset = w->flow.ovf_offset,
 	};
 	j->st = w->st;
@@ -269,7 +270,8 @@ int strace_dec_seg_merge(struct strace_walker *w, struct seg_job *j,
 			e.flags &= STRACE_F_TIME_EXACT;
 			if (nt->first_from_psb0 && !nt->err_before &&
 			    !S->pending_ovf &&
-			    S->begin_reason == STRACE_REASON_ENABLE) {
+			    (S->begin_reason == STRACE_REASON_ENABLE ||
+			     S->psb_off)) {
 				/* tracing was off by the trace's account, and
 				 * the PSB+ has a FUP: an error there, as the
 				 * sequential walk gives it (flow.c,
@@ -331,8 +333,10 @@ int strace_dec_seg_merge(struct strace_walker *w, struct seg_job *j,
 	if (first_seg || nt->first_idx >= 0) {
 		*S = j->end_state;
 	} else {
-		/* tracing stayed off through the segment */
+		/* tracing stayed off through the segment (its PSB+ said
+		 * so, unless sync was lost after it) */
 		S->have_ip = S->enabled = 0;
+		S->psb_off = j->end_state.psb_off;
 		if (nt->ovf_before) {
 			S->pending_ovf = 1;
 			S->ovf_offset = nt->ovf_before_off;

@@ -26,6 +26,7 @@
 /* What the sequential decode knows at a segment boundary. */
 struct seg_state {
 	int have_ip, enabled, pending_syscall, pending_ovf, begin_reason;
+	int psb_off; /* walk_flow's */
 	uint64_t ovf_offset;
 };
 

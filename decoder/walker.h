@@ -127,6 +127,8 @@ struct walk_flow {
 	int pending_ovf;
 	uint64_t ovf_offset;
 	int begin_reason; /* reason for the next trace_begin */
+	int psb_off;      /* a PSB+ without FUP said tracing is off, and
+			   * it has not begun since (nor was sync lost) */
 };
 
 /* Where events go (walk_out.to): the sink as it is; through the

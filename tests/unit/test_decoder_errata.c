@@ -1476,14 +1476,18 @@ TEST(trig_passed_over_binds_fup)
 	       W(TRACE_BEGIN, 0, 0x1000, R(START)),
 	       W(ERROR, STRACE_E_BADPKT, 0x1000, at));
 	/* a PSB between a TRIG and its FUP: the PSB+'s FUP is its own (a
-	 * decode of the pieces between PSBs could not know the TRIG) */
+	 * decode of the pieces between PSBs could not know the TRIG), so
+	 * the PSB+ says tracing is on, and the TIP.PGD is the syscall's */
 	enc_init(&en);
-	psb(&en, 0);
+	psb(&en, 0x1000);
+	tnt(&en, "T");
 	raw(&en, trig_ip, sizeof(trig_ip));
 	psb(&en, 0x1005);
 	ip_pkt(&en, ppt_tip_pgd, 0);
 	EXPECT(common_code, &en, NULL, 0, 0,
-	       W(TRACE_BEGIN, 0, 0x1005, R(START)),
+	       W(TRACE_BEGIN, 0, 0x1000, R(START)),
+	       W(CALL, 0, 0x1000, 0x1010),
+	       W(RETURN, 0, 0x1012, 0x1005),
 	       W(SYSCALL, 0, 0x1006, 0));
 }
 
@@ -1924,6 +1928,104 @@ TEST(parallel_and_streaming_equal_sequential)
 TEST(psb_fup_while_off_is_an_error)
 {
 	CHECK_INT(three_ways(0), ==, 1999);
+}
+
+/* A trace whose first PSB+s have no FUP (tracing is off from the start)
+ * and a later PSB+ has one with no TIP.PGE between (damage: a PSB+ has a
+ * FUP only while packets are sent; libipt and perf fail there too), off
+ * 250 off PSB+s after it; with pge, a TIP.PGE turns tracing on
+ * before that PSB+ (no damage). Returns its length; *fup_psb: where the
+ * PSB of the PSB+ with the FUP is. */
+static size_t off_then_fup(uint8_t *pt, size_t cap, int n_off, int pge,
+			   size_t *fup_psb)
+{
+	struct enc en;
+	size_t len = 0, k;
+
+	for (int i = 0; i < n_off + 1 + 250; i++) {
+		enc_init(&en);
+		if (i == n_off) {
+			if (pge)
+				ip_pkt(&en, ppt_tip_pge, 0x1010);
+			*fup_psb = len + enc_off(&en);
+			psb(&en, 0x1010);
+			ip_pkt(&en, ppt_tip, 0x1005); /* the ret */
+			ip_pkt(&en, ppt_tip_pgd, 0);  /* at the syscall */
+		} else {
+			psb(&en, 0);
+		}
+		k = enc_off(&en);
+		if (len + k > cap)
+			break;
+		memcpy(pt + len, en.buf, k);
+		len += k;
+	}
+	return len;
+}
+
+/* Before the first begin, as after a TIP.PGD: a PSB+ without FUP says
+ * tracing is off, and a later PSB+ with a FUP and no TIP.PGE between is
+ * a desync there, then the walk begins at the FUP; the same in the
+ * sequential, parallel (a seam at that PSB or not) and streaming
+ * decodes. Without the damage (a TIP.PGE first) no error. */
+TEST(psb_fup_after_off_start_is_an_error)
+{
+	static uint8_t pt[8192];
+	static struct strace_event v[3][4096];
+	uint64_t offs[8];
+	size_t n[3], fup_psb = 0, len;
+	int seam = 0;
+
+	/* the first count of off PSB+s that puts a seam at the FUP's */
+	for (seam = 50; seam < 200; seam++) {
+		size_t k;
+
+		len = off_then_fup(pt, sizeof(pt), seam, 0, &fup_psb);
+		k = strace_pt_split(pt, len, 2048, offs, 8);
+		if (k >= 2 && offs[1] == fup_psb)
+			break;
+	}
+	CHECK_INT(seam, <, 200);
+	const int cases[][2] = {{3, 0}, {seam, 0}, {3, 1}, {seam, 1}};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		int pge = cases[c][1];
+
+		len = off_then_fup(pt, sizeof(pt), cases[c][0], pge,
+				   &fup_psb);
+		CHECK(len > 4096);
+		for (int how = 0; how < 3; how++) {
+			size_t errors = 0, at = 0;
+
+			CHECK_INT(decode_how(pt, len, how, v[how], 4096,
+					     &n[how]), ==, 0);
+			for (size_t i = 0; i < n[how]; i++)
+				if (v[how][i].type == STRACE_EV_ERROR &&
+				    !errors++)
+					at = i;
+			if (pge) {
+				CHECK_INT(errors, ==, 0);
+				CHECK(n[how] >= 1 &&
+				      v[how][0].type == STRACE_EV_TRACE_BEGIN &&
+				      v[how][0].b == STRACE_REASON_START);
+				continue;
+			}
+			CHECK_INT(errors, ==, 1);
+			CHECK_INT(at, ==, 0);
+			CHECK_INT(v[how][at].flags, ==, STRACE_E_DESYNC);
+			/* (a stream's offsets count from its piece) */
+			if (how < 2)
+				CHECK(v[how][at].b > fup_psb &&
+				      v[how][at].b < fup_psb + 24);
+			CHECK(at + 1 < n[how] &&
+			      v[how][at + 1].type == STRACE_EV_TRACE_BEGIN &&
+			      v[how][at + 1].a == 0x1010 &&
+			      v[how][at + 1].b == STRACE_REASON_ERROR);
+		}
+		CHECK_INT(n[1], ==, n[0]);
+		CHECK_INT(n[2], ==, n[0]);
+		for (size_t i = 0; i < n[0] && i < n[1]; i++)
+			CHECK(!memcmp(&v[0][i], &v[1][i], sizeof(v[0][i])));
+	}
 }
 
 /* The processor names: ptxed's form and perf's CPUID header. */
