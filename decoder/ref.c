@@ -33,6 +33,10 @@
 
 struct ref {
 	struct strace_image *img;
+	/* the code libipt read last (read_mem()): len bytes at code, the
+	 * image's from address at on */
+	const uint8_t *code;
+	uint64_t code_at, code_len;
 	const struct strace_walk_opts *o;
 	struct strace_bcache *cache;
 	struct pt_block_decoder *dec;
@@ -149,10 +153,27 @@ static int read_mem(uint8_t *buffer, size_t size, const struct pt_asid *asid,
 		    uint64_t ip, void *ctx)
 {
 	struct ref *r = ctx;
-	size_t n = strace_image_read(r->img, ip, buffer, size);
+	size_t n;
 
 	(void)asid;
-	return n ? (int)n : -pte_nomap;
+	/* an instruction's bytes at a time (sizeof(pt_insn.raw)): most
+	 * where the last were (the image does not change during a
+	 * decode) */
+	if (ip - r->code_at >= r->code_len ||
+	    size > r->code_len - (ip - r->code_at)) {
+		size_t avail = 0;
+		const uint8_t *p = strace_image_code(r->img, ip, &avail);
+
+		if (!p || avail < size) {
+			n = strace_image_read(r->img, ip, buffer, size);
+			return n ? (int)n : -pte_nomap;
+		}
+		r->code = p;
+		r->code_at = ip;
+		r->code_len = avail;
+	}
+	memcpy(buffer, r->code + (ip - r->code_at), size);
+	return (int)size;
 }
 
 /* ev to the sink, at instructions at */
@@ -210,6 +231,15 @@ static void held_end(struct ref *r, int vouched)
 	r->holding = 0;
 }
 
+/* Whether events of type go nowhere: not asked for (o->types), and no
+ * spreader that counts every event (the fast walker makes none either:
+ * flow.h, emit()). */
+static int unwanted(const struct ref *r, unsigned type)
+{
+	return !r->spread && r->o->types &&
+	       !strace_typeset_has(r->o->types, type);
+}
+
 static void emit(struct ref *r, unsigned type, unsigned flags, uint64_t a,
 		 uint64_t b)
 {
@@ -217,7 +247,7 @@ static void emit(struct ref *r, unsigned type, unsigned flags, uint64_t a,
 	uint64_t tsc = 0;
 	uint32_t lm, lc;
 
-	if (r->sink_err)
+	if (r->sink_err || unwanted(r, type))
 		return;
 	ev.type = (uint16_t)type;
 	ev.flags = (uint16_t)flags;
@@ -250,6 +280,8 @@ static void emit(struct ref *r, unsigned type, unsigned flags, uint64_t a,
 
 static void jump(struct ref *r, uint64_t from, uint64_t to, unsigned flags)
 {
+	if (unwanted(r, STRACE_EV_JUMP))
+		return; /* (nor its symbols looked up) */
 	if (jump_kept(strace_dec_same_symbol(r->img, from, to), r->o->flags,
 		      &flags))
 		emit(r, STRACE_EV_JUMP, flags, from, to);

@@ -371,6 +371,10 @@ int strace_walker_new(struct strace_image *img,
 		return -ENOMEM;
 	w->img = img;
 	w->o = o;
+	if (o.types) {
+		w->types = *o.types;
+		w->o.types = &w->types;
+	}
 	if (strace_dec_cov_on(img) &&
 	    !(w->cov_seen = calloc(COV_SEEN, sizeof(*w->cov_seen)))) {
 		free(w);

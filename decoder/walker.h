@@ -211,6 +211,8 @@ struct walk_pebs {
 struct strace_walker {
 	struct strace_image *img;
 	struct strace_walk_opts o;
+	struct strace_typeset types; /* the caller's o.types, copied (o.types
+				      * points here): the caller's may go */
 	struct walk_input in;
 	struct walk_flow flow;
 	struct strace_dec_time time;

@@ -223,25 +223,59 @@ static int write_coverage(struct ctx *c, struct strace_writer *w)
 	return rc < 0 ? rc : strace_writer_flush(w);
 }
 
-int strace_offline_decode(const struct strace_offline_opts *o,
-			  struct strace_offline_stats *st, uint64_t *err_off)
+/* What both entry points end with: c and all it holds. */
+static void ctx_free(struct ctx *c)
+{
+	for (size_t i = 0; i < c->queues.n; i++)
+		free(c->queues.v[i].v);
+	free(c->queues.v);
+	free(c->maps.v);
+	free(c->threads.v);
+	free(c->forks.v);
+	free(c->execs.v);
+	free(c->exits.v);
+	free(c->spaces.v);
+	for (size_t i = 0; i < c->slots.n; i++) {
+		free(c->slots.v[i].maps);
+		strace_image_free(c->slots.v[i].img);
+	}
+	free(c->slots.v);
+	free(c->losts.v);
+	free(c->defs.v);
+	free(c->scheds.v);
+	for (size_t i = 0; i < c->strs.n; i++)
+		free(c->strs.v[i]);
+	free(c->strs.v);
+	if (c->opened)
+		strace_perf_close(&c->perf);
+	strace_objcache_free(c->own_objects);
+	strace_symset_free(c->syms);
+	pthread_mutex_destroy(&c->stats_lock);
+	free(c);
+}
+
+/*
+ * What both entry points begin with: *out for o, the file opened and its
+ * records read, its objects found, the walkers' flags, processor and
+ * time, its threads listed. Returns 0 or an error, with *out to free
+ * (ctx_free()) either way but -ENOMEM; st (zeroed first) says what was
+ * found, as strace_offline_decode() says.
+ */
+static int ctx_open(const struct strace_offline_opts *o, struct ctx **out,
+		    struct strace_offline_stats *st, uint64_t *err_off)
 {
 	struct ctx *c;
-	struct strace_writer *names = NULL;
 	int rc;
 
 	*err_off = 0;
 	memset(st, 0, sizeof(*st));
-	c = calloc(1, sizeof(*c));
+	*out = c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
 	c->o = o;
-	if (strace_symset_new(&c->syms) < 0) {
-		free(c);
-		return -ENOMEM;
-	}
 	pthread_mutex_init(&c->stats_lock, NULL);
-
+	if (strace_symset_new(&c->syms) < 0)
+		return -ENOMEM;
 	c->objects = o->objects;
 	if (!c->objects) {
 		rc = strace_objcache_new(&c->own_objects);
@@ -249,32 +283,44 @@ int strace_offline_decode(const struct strace_offline_opts *o,
 			rc = strace_objcache_set_dir(c->own_objects,
 						     o->cache_dir);
 		if (rc < 0)
-			goto out_free;
+			return rc;
 		c->objects = c->own_objects;
 	}
 	if (o->coverage)
 		strace_objcache_set_coverage(c->objects, 1);
 	rc = strace_perf_open(o->perf_path, &c->perf, err_off);
 	if (rc < 0)
-		goto out_free;
+		return rc;
+	c->opened = 1;
 	st->file_size = c->st.file_size = c->perf.size;
 	rc = offline_scan(c, err_off);
 	if (rc < 0)
-		goto out;
+		return rc;
 	rc = offline_find_vdso(c);
 	if (rc == 0)
 		rc = offline_resolve_objects(c);
 	if (rc < 0) {
 		*st = c->st;
-		goto out;
+		return rc;
 	}
 	offline_find_cpu(c);
 	offline_find_walk_flags(c);
 	rc = list_threads(c, &c->st);
-	if (rc < 0) {
+	if (rc < 0)
 		*st = c->st;
+	return rc;
+}
+
+int strace_offline_decode(const struct strace_offline_opts *o,
+			  struct strace_offline_stats *st, uint64_t *err_off)
+{
+	struct ctx *c;
+	struct strace_writer *names = NULL;
+	int rc;
+
+	rc = ctx_open(o, &c, st, err_off);
+	if (rc < 0)
 		goto out;
-	}
 	rc = define_names(c, &names);
 	if (rc < 0)
 		goto out;
@@ -313,12 +359,14 @@ done:
 	c->st.lost += c->losts.n;
 	*st = c->st;
 out:
+	if (!c)
+		return rc;
 	if (names) { /* every decoding writer has closed: the end */
 		int crc = strace_writer_close(names);
 		if (rc >= 0 && crc < 0)
 			rc = crc;
 	}
-	{
+	if (c->opened) {
 		/* Errors that only zeros read in the file's lost pages
 		 * made are that loss; the events decoded are in the ring. */
 		uint64_t cut = strace_perf_cut(&c->perf, 1, NULL);
@@ -333,34 +381,47 @@ out:
 				"decode a copy that nothing writes to",
 				c->perf.path);
 		}
+		if (c->own_objects && o->cache_dir)
+			(void)strace_objcache_save(c->own_objects, &st->cache);
 	}
-	for (size_t i = 0; i < c->queues.n; i++)
-		free(c->queues.v[i].v);
-	free(c->queues.v);
-	free(c->maps.v);
-	free(c->threads.v);
-	free(c->forks.v);
-	free(c->execs.v);
-	free(c->exits.v);
-	free(c->spaces.v);
-	for (size_t i = 0; i < c->slots.n; i++) {
-		free(c->slots.v[i].maps);
-		strace_image_free(c->slots.v[i].img);
+	ctx_free(c);
+	return rc;
+}
+
+int strace_offline_walker(const struct strace_offline_opts *o,
+			  strace_emit_fn emit, void *arg,
+			  struct strace_walker **w, struct strace_image **img)
+{
+	struct strace_offline_stats st;
+	struct strace_walk_opts wo;
+	struct ctx *c;
+	uint64_t off, missing = 0;
+	int rc;
+
+	*w = NULL;
+	*img = NULL;
+	if (!o->tid)
+		return -STRACE_E_BADARG;
+	rc = ctx_open(o, &c, &st, &off);
+	if (rc == 0 && c->perf.per_cpu)
+		rc = -EOPNOTSUPP;
+	if (rc == 0)
+		rc = offline_new_image(c, img);
+	if (rc == 0) {
+		struct thread *t = offline_find_thread(c, o->tid);
+
+		offline_add_maps(c, *img, t ? t->pid : o->tid, 0, &missing);
+		strace_sink_walk_opts(&wo, &c->walk, o->tid, NULL);
+		wo.emit = emit;
+		wo.emit_arg = arg;
+		wo.types = o->types;
+		rc = strace_walker_new(*img, &wo, w);
 	}
-	free(c->slots.v);
-	if (c->own_objects && o->cache_dir)
-		(void)strace_objcache_save(c->own_objects, &st->cache);
-	free(c->losts.v);
-	free(c->defs.v);
-	free(c->scheds.v);
-	for (size_t i = 0; i < c->strs.n; i++)
-		free(c->strs.v[i]);
-	free(c->strs.v);
-	strace_perf_close(&c->perf);
-out_free:
-	strace_objcache_free(c->own_objects);
-	strace_symset_free(c->syms);
-	pthread_mutex_destroy(&c->stats_lock);
-	free(c);
+	if (c)
+		ctx_free(c);
+	if (rc < 0) {
+		strace_image_free(*img);
+		*img = NULL;
+	}
 	return rc;
 }

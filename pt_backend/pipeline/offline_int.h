@@ -182,6 +182,7 @@ struct ctx {
 	pthread_mutex_t stats_lock;
 	struct strace_offline_stats st;
 	int err;
+	int opened; /* perf was opened (strace_perf_open()) */
 };
 
 /* offline_scan.c: the records */

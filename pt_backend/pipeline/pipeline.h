@@ -155,6 +155,26 @@ struct strace_offline_stats {
 int strace_offline_decode(const struct strace_offline_opts *opts,
 			  struct strace_offline_stats *st, uint64_t *err_off);
 
+/*
+ * strace_offline_walker() - a walker for thread opts->tid of the
+ * per-thread recording opts->perf_path as strace_offline_decode() decodes
+ * that thread: over the image of its process's mappings, with the
+ * recording's flags (and opts->walk_flags), processor and time
+ * conversion; its events (opts->types of them, NULL: all) to emit(arg,
+ * ev). For a caller that decodes that thread's PT bytes itself, again and
+ * again, its walker's caches kept (tests/decoder/damage.c judges damaged
+ * copies of a recording's PT so). Nothing is written: opts->ring, jobs,
+ * coverage and progress are not used.
+ *
+ * Free *w with strace_walker_free(), then *img with strace_image_free().
+ * Returns 0, -STRACE_E_BADARG without opts->tid, -EOPNOTSUPP for a
+ * per-CPU recording, or what strace_offline_decode() returns for a file
+ * it cannot decode (-STRACE_E_PERF_NOTID: no such thread).
+ */
+int strace_offline_walker(const struct strace_offline_opts *opts,
+			  strace_emit_fn emit, void *arg,
+			  struct strace_walker **w, struct strace_image **img);
+
 /* ---------------- a raw PT stream (rawpt.c) ------------------------------ */
 
 /*

@@ -211,6 +211,10 @@ int dmg_trace_load(const char *path, struct dmg_trace *t)
 
 void dmg_trace_free(struct dmg_trace *t)
 {
+	for (int k = 0; k < 2; k++) {
+		strace_walker_free(t->walker[k]);
+		strace_image_free(t->img[k]);
+	}
 	free(t->data);
 	free(t->pkt);
 	memset(t, 0, sizeof(*t));
@@ -281,7 +285,8 @@ int dmg_apply(const struct dmg_trace *t, const struct dmg *d, uint8_t *out,
 	return 0;
 }
 
-void dmg_trim(const struct dmg_trace *t, const struct dmg *d, uint8_t *dmg)
+void dmg_trim(const struct dmg_trace *t, const struct dmg *d, uint8_t *dmg,
+	      struct dmg_span *kept)
 {
 	uint8_t *s = dmg + t->aux_off;
 	size_t at = t->pkt[d->pkt].off, from = 0, to = t->aux_len;
@@ -309,6 +314,8 @@ void dmg_trim(const struct dmg_trace *t, const struct dmg *d, uint8_t *dmg)
 		to = (size_t)(q - s);
 	memset(s, 0, from);
 	memset(s + to, 0, t->aux_len - to);
+	kept->from = from;
+	kept->to = to;
 	if (data_section(dmg, t->len, &p, &end) < 0)
 		return;
 	while (next_aux(dmg, end, &p, &off, &len, &tid) > 0)
@@ -318,82 +325,73 @@ void dmg_trim(const struct dmg_trace *t, const struct dmg *d, uint8_t *dmg)
 
 /* --- decoding ------------------------------------------------------------ */
 
-struct tap {
-	uint32_t tid;
-	struct dmg_errs *errs;
-};
-
-static void on_events(void *arg, const struct strace_event *ev, size_t n)
+static int on_event(void *arg, const struct strace_event *ev)
 {
-	struct tap *t = arg;
+	const struct dmg_trace *t = arg;
+	struct dmg_errs *e = t->out;
+	uint64_t off = t->out_base + ev->b;
 
-	for (size_t i = 0; i < n; i++) {
-		struct dmg_errs *e = t->errs;
-
-		if (ev[i].type != STRACE_EV_ERROR || ev[i].tid != t->tid)
-			continue;
-		if (e->n < DMG_MAX_ERRS) {
-			e->e[e->n].off = ev[i].b;
-			e->e[e->n].ip = ev[i].a;
-			e->e[e->n].code = ev[i].flags;
-		}
-		if (!e->n || ev[i].b > e->last_off)
-			e->last_off = ev[i].b;
-		e->n++;
+	if (ev->type != STRACE_EV_ERROR)
+		return 0;
+	if (e->n < DMG_MAX_ERRS) {
+		e->e[e->n].off = off;
+		e->e[e->n].ip = ev->a;
+		e->e[e->n].code = ev->flags;
 	}
+	if (!e->n || off > e->last_off)
+		e->last_off = off;
+	e->n++;
+	return 0;
 }
 
-int dmg_decode(struct strace_objcache *objects, const uint8_t *data,
-	       size_t len, unsigned walk_flags, uint32_t tid,
-	       struct dmg_errs *out)
+int dmg_trace_decoders(struct strace_objcache *objects, struct dmg_trace *t)
 {
-	static unsigned seq;
-	char path[64], ring_path[96];
-	/* the events go to the tap only: no table to fill or map */
-	struct strace_ring_opts ro = {sizeof(ro), 0, 1 << 16,
-				      STRACE_RING_FLIGHT, 1, 1};
+	char path[64];
 	struct strace_typeset types;
-	struct strace_ring *ring;
-	struct strace_offline_stats st;
-	struct tap tap = {tid, out};
-	uint64_t eoff;
-	int fd, err;
+	int fd, err = 0;
 
-	memset(out, 0, sizeof(*out));
 	if (strace_typeset_parse(&types, "error", NULL, NULL) < 0)
 		return -EINVAL;
 	fd = memfd_create("dmg", MFD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (write(fd, data, len) != (ssize_t)len) {
+	if (write(fd, t->data, t->len) != (ssize_t)t->len) {
 		close(fd);
 		return -EIO;
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	snprintf(ring_path, sizeof(ring_path), "/dev/shm/strace_dmg_%d_%u.srb",
-		 (int)getpid(), seq++);
-	unlink(ring_path);
-	err = strace_ring_create(ring_path, &ro, &ring);
-	if (err) {
-		close(fd);
-		return err;
-	}
-	unlink(ring_path);
-	strace_ring_set_tap(ring, on_events, &tap);
-	{
+	for (int k = 0; k < 2 && !err; k++) {
 		struct strace_offline_opts oo = {
 			.perf_path = path,
-			.ring = ring,
-			.walk_flags = walk_flags,
+			.tid = t->tid,
+			/* (no time: none is judged) */
+			.walk_flags = STRACE_WALK_EXACT_TIMES |
+				      (k ? STRACE_WALK_REFERENCE : 0),
 			.types = &types,
-			.jobs = 1,
 			.objects = objects,
 		};
-		err = strace_offline_decode(&oo, &st, &eoff);
+		err = strace_offline_walker(&oo, on_event, t, &t->walker[k],
+					    &t->img[k]);
 	}
-	strace_ring_close(ring);
 	close(fd);
-	return err < 0 ? err : 0;
+	return err;
+}
+
+void dmg_decode(struct dmg_trace *t, int k, const uint8_t *data,
+		const struct dmg_span *span, struct dmg_errs *out)
+{
+	struct dmg_span all = {0, t->aux_len};
+
+	if (!span)
+		span = &all;
+	memset(out, 0, sizeof(*out));
+	t->out = out;
+	t->out_base = span->from;
+	/* (its errors are the events: a trace with no PSB has none) */
+	(void)strace_walker_decode(t->walker[k],
+				   data + t->aux_off + span->from,
+				   span->to - span->from);
+	t->out = NULL;
 }
 
 /* The PSB+ of the PSB at offset from in s (len bytes): its end (*end,
@@ -493,13 +491,12 @@ static size_t count_in(const struct dmg_errs *e, size_t end, size_t *late,
 	return n;
 }
 
-int dmg_judge(struct strace_objcache *objects, const struct dmg_trace *t,
-	      const uint8_t *dmg, size_t at, struct dmg_verdict *v)
+int dmg_judge(struct dmg_trace *t, const uint8_t *dmg, size_t at,
+	      const struct dmg_span *span, struct dmg_verdict *v)
 {
 	struct dmg_errs ef, er;
 	const uint8_t *s, *q;
 	size_t from, fup;
-	int err;
 
 	memset(v, 0, sizeof(*v));
 	v->at = at;
@@ -511,17 +508,19 @@ int dmg_judge(struct strace_objcache *objects, const struct dmg_trace *t,
 		psb_plus(s, t->aux_len, v->psb, &v->end, &fup);
 	if ((from = psb_plus_of(t, at)) != NO_PSB)
 		psb_plus(s, t->aux_len, from, &v->in_end, &v->in_fup);
-	err = dmg_decode(objects, dmg, t->len, 0, t->tid, &ef);
-	if (!err)
-		err = dmg_decode(objects, dmg, t->len, STRACE_WALK_REFERENCE,
-				 t->tid, &er);
-	if (err)
-		return err;
+	dmg_decode(t, 0, dmg, span, &ef);
+	dmg_decode(t, 1, dmg, span, &er);
 	v->fast = count_in(&ef, v->end, &v->fast_late, &v->fast_off,
 			   &v->fast_code);
-	if (v->fast)
-		v->fast_at_fup = packet_type(s, t->aux_len, v->fast_off) ==
-				 ppt_fup;
+	if (v->fast) {
+		uint64_t o = v->fast_off;
+
+		v->fast_at_fup = packet_type(s, t->aux_len, o) == ppt_fup;
+		v->fast_in_psb_run = o >= sizeof(psb) && o + 2 <= t->aux_len &&
+				     !memcmp(s + o - sizeof(psb), psb,
+					     sizeof(psb)) &&
+				     s[o] == psb[0] && s[o + 1] == psb[1];
+	}
 	v->ref = count_in(&er, v->end, &v->ref_late, &v->ref_off,
 			  &v->ref_code);
 	return (v->fast > 0) == (v->ref > 0) && !v->fast_late && !v->ref_late;
@@ -534,7 +533,7 @@ const char *dmg_class_name(enum dmg_class c)
 	static const char *const names[DMG_CLASSES] = {
 		"same",	       "psb-fup",  "retcomp",    "bad-code",
 		"lost-fup",    "deferred-tip", "newer",   "exec-fup",
-		"wrong-path",  "unexplained"};
+		"wrong-path",  "psb-run",  "unexplained"};
 	return c < DMG_CLASSES ? names[c] : "?";
 }
 
@@ -598,6 +597,11 @@ enum dmg_class dmg_classify(const struct dmg_trace *t, const struct dmg *d,
 		return DMG_LOST_FUP;
 	if (v->fast_code == STRACE_E_RETCOMP)
 		return DMG_RETCOMP;
+	/* the damage left a run of PSB bytes longer than a PSB: libipt
+	 * (and perf) synchronise at its last 16 bytes, the fast walker at
+	 * its first, and the bytes after that PSB are no packet */
+	if (v->fast_code == STRACE_E_BADPKT && v->fast_in_psb_run)
+		return DMG_PSB_RUN;
 	if ((v->fast_code == STRACE_E_BADINSN ||
 	     v->fast_code == STRACE_E_NOTNT) &&
 	    (d->kind == DMG_CORRUPT || d->kind == DMG_TRUNC) &&

@@ -22,7 +22,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct strace_image;
 struct strace_objcache;
+struct strace_walker;
 
 enum dmg_kind {
 	DMG_DROP,    /* arg bytes from the packet's start dropped */
@@ -50,6 +52,14 @@ struct dmg_trace {
 	uint32_t tid;
 	struct dmg_pkt *pkt; /* its packets from the first PSB on */
 	size_t npkt;
+	/* its decoders (dmg_trace_decoders()): the fast walker and libipt's
+	 * block decoder, over that thread's image, kept between decodes (the
+	 * damage is in the PT only); and where the decode at hand puts its
+	 * errors */
+	struct strace_walker *walker[2];
+	struct strace_image *img[2];
+	struct dmg_errs *out;
+	size_t out_base; /* the stream's offset of the part decoded */
 };
 
 /* dmg_trace_load() - read path, find its longest thread's AUX buffer and
@@ -58,6 +68,11 @@ struct dmg_trace {
  * with AUX data, or that data has no PSB. */
 int dmg_trace_load(const char *path, struct dmg_trace *t);
 void dmg_trace_free(struct dmg_trace *t);
+
+/* dmg_trace_decoders() - t's two decoders, as ptrace-capture -i decodes
+ * its thread (strace_offline_walker()); objects: the files and symbols.
+ * Returns 0 or the error (< 0). */
+int dmg_trace_decoders(struct strace_objcache *objects, struct dmg_trace *t);
 
 struct dmg {
 	enum dmg_kind kind;
@@ -83,8 +98,13 @@ int dmg_apply(const struct dmg_trace *t, const struct dmg *d, uint8_t *out,
  * the judge's window (dmg_judge()) and one PSB period after it, and over
  * every other AUX buffer. The stream's offsets stay. Errors
  * that damaged state carries further than that period are then out of
- * sight: the differential test (damage_diff) judges whole copies. */
-void dmg_trim(const struct dmg_trace *t, const struct dmg *d, uint8_t *dmg);
+ * sight: the differential test (damage_diff) judges whole copies.
+ * *kept: the stream's part kept, the part dmg_judge() need decode. */
+struct dmg_span {
+	size_t from, to;
+};
+void dmg_trim(const struct dmg_trace *t, const struct dmg *d, uint8_t *dmg,
+	      struct dmg_span *kept);
 
 /* The error events one decode gave the damaged thread. */
 #define DMG_MAX_ERRS 32
@@ -97,14 +117,13 @@ struct dmg_errs {
 	} e[DMG_MAX_ERRS];
 };
 
-/* dmg_decode() - decode the recording (len bytes at data) as
- * ptrace-capture -i does, with walk_flags (0: the fast walker,
- * STRACE_WALK_REFERENCE: libipt's), and keep tid's error events.
- * objects: the files and symbols, shared between decodes.
- * Returns 0, or the decode's error (< 0). */
-int dmg_decode(struct strace_objcache *objects, const uint8_t *data,
-	       size_t len, unsigned walk_flags, uint32_t tid,
-	       struct dmg_errs *out);
+/* dmg_decode() - decode the PT of t's thread in data (a copy of t's
+ * recording, from dmg_apply(), or t->data), the part in span of its
+ * stream (NULL: all), with t's decoder k (0: the fast walker, 1:
+ * libipt's, dmg_trace_decoders()) and keep its error events (their
+ * offsets the stream's). */
+void dmg_decode(struct dmg_trace *t, int k, const uint8_t *data,
+		const struct dmg_span *span, struct dmg_errs *out);
 
 /* How the two decoders saw one damage. */
 struct dmg_verdict {
@@ -117,18 +136,20 @@ struct dmg_verdict {
 				* that PSB+'s first FUP and its end in the
 				* damaged stream; else 0 */
 	int fast_at_fup; /* the fast walker's first error is at a FUP */
+	int fast_in_psb_run; /* ... right after a PSB, at more PSB bytes
+			      * (02 82) */
 	size_t fast, ref; /* errors each reported in the window */
 	size_t fast_late, ref_late; /* ... and after it */
 	uint64_t fast_off, ref_off; /* the first one's offset */
 	uint32_t fast_code, ref_code;
 };
 
-/* dmg_judge() - decode the damaged recording dmg (from dmg_apply(), at)
- * with both decoders and compare. Returns 1 when they agree (both report
- * in the window or neither does, and neither after it), 0 when not, or
- * a decode's error (< 0). */
-int dmg_judge(struct strace_objcache *objects, const struct dmg_trace *t,
-	      const uint8_t *dmg, size_t at, struct dmg_verdict *v);
+/* dmg_judge() - decode the damaged recording dmg (from dmg_apply(), at;
+ * of its stream only the part in span, NULL: all) with both decoders and
+ * compare. Returns 1 when they agree (both report in the window or
+ * neither does, and neither after it), 0 when not. */
+int dmg_judge(struct dmg_trace *t, const uint8_t *dmg, size_t at,
+	      const struct dmg_span *span, struct dmg_verdict *v);
 
 /*
  * Where the decoders differ for reasons of libipt's own, the fast walker
@@ -207,13 +228,14 @@ enum dmg_class {
 	DMG_NEWER,
 	DMG_EXEC_FUP,
 	DMG_WRONG_PATH,
+	DMG_PSB_RUN,
 	DMG_UNEXPLAINED,  /* a difference none of the above explains */
 	DMG_CLASSES
 };
 
 /* dmg_class_name() - "same", "psb-fup", "retcomp", "bad-code",
  * "lost-fup", "deferred-tip", "newer", "exec-fup", "wrong-path",
- * "unexplained". */
+ * "psb-run", "unexplained". */
 const char *dmg_class_name(enum dmg_class c);
 
 /* dmg_classify() - what the difference in v (from dmg_judge() of damage

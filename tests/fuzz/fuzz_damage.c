@@ -48,6 +48,11 @@ static void load(const char *path)
 	struct dmg_trace *t = &traces[ntraces];
 
 	if (ntraces < MAX_TRACES && dmg_trace_load(path, t) == 0) {
+		if (dmg_trace_decoders(objects, t) < 0) {
+			fprintf(stderr, "fuzz_damage: %s: cannot decode it\n",
+				path);
+			abort();
+		}
 		paths[ntraces++] = strdup(path);
 		if (t->len > buf_len)
 			buf_len = t->len;
@@ -87,13 +92,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const struct dmg_trace *t;
+	struct dmg_trace *t;
 	struct dmg_verdict v;
+	struct dmg_span kept;
 	struct dmg d;
 	uint32_t pos;
 	uint16_t arg;
 	size_t at;
-	int r;
 
 	if (size < 8 || !ntraces)
 		return 0;
@@ -107,9 +112,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		d.pkt++;
 	if (dmg_apply(t, &d, buf, &at) < 0)
 		return 0;
-	dmg_trim(t, &d, buf);
-	r = dmg_judge(objects, t, buf, at, &v);
-	if (r < 0 || dmg_classify(t, &d, &v) != DMG_UNEXPLAINED)
+	dmg_trim(t, &d, buf, &kept);
+	dmg_judge(t, buf, at, &kept, &v);
+	if (dmg_classify(t, &d, &v) != DMG_UNEXPLAINED)
 		return 0;
 	fprintf(stderr,
 		"fuzz_damage: %s of packet %zu (at %zu, arg %u) of recording "
