@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "decoder/emit.h"
+#include "decoder/image.h"
 #include "decoder/packet.h"
 #include "decoder/ref.h"
 #include "decoder/spread.h"
@@ -147,6 +148,32 @@ static void sync_state(struct ref *r, uint64_t off, const struct pt_config *c)
 		}
 	}
 	pt_pkt_free_decoder(d);
+}
+
+/*
+ * libipt's own sections for img's mappings of cached files (their
+ * objects keep them, strace_dec_object_iscache()): its block decoder then
+ * keeps a cache of the blocks it decoded in each, across decodes, and
+ * walks them without decoding their instructions again; the same bytes
+ * (a section ends where its file does, as an image's mapping reads).
+ * Other code (the vDSO image from bytes, a file that changed) through
+ * read_mem().
+ */
+static void add_sections(struct strace_image *img, struct pt_image *pimg)
+{
+	for (size_t i = 0; i < img->nmaps; i++) {
+		const struct mapping *m = &img->maps[i];
+		struct pt_image_section_cache *isc =
+			strace_dec_object_iscache(m->obj);
+		int isid;
+
+		if (!isc)
+			continue;
+		isid = pt_iscache_add_file(isc, m->obj->path, m->pgoff,
+					   m->end - m->start, m->start);
+		if (isid >= 0)
+			(void)pt_image_add_cached(pimg, isc, isid, NULL);
+	}
 }
 
 static int read_mem(uint8_t *buffer, size_t size, const struct pt_asid *asid,
@@ -987,6 +1014,7 @@ long strace_walker_decode_ref(struct strace_image *img,
 	if (!r.dec)
 		return -ENOMEM;
 	pimg = pt_blk_get_image(r.dec);
+	add_sections(img, pimg);
 	pt_image_set_callback(pimg, read_mem, &r);
 
 	for (;;) {
