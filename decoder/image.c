@@ -14,7 +14,6 @@
 #include <stdatomic.h>
 #include <fcntl.h>
 #include <gelf.h>
-#include <intel-pt.h>
 #include <libelf.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -104,29 +103,7 @@ static void object_free(struct object *o)
 	pthread_mutex_destroy(&o->syms_lock);
 	pthread_mutex_destroy(&o->blocks_lock);
 	pthread_mutex_destroy(&o->bc_lock);
-	pt_iscache_free(atomic_load(&o->iscache));
 	free(o);
-}
-
-struct pt_image_section_cache *strace_dec_object_iscache(struct object *o)
-{
-	struct pt_image_section_cache *c = atomic_load(&o->iscache), *none;
-	struct stat st;
-
-	if (c || !o->cache)
-		return c;
-	/* libipt reads the file again, by its path: only the same file */
-	if (stat(o->path, &st) < 0 || st.st_dev != o->dev ||
-	    st.st_ino != o->ino || st.st_mtim.tv_sec != o->mtime.tv_sec ||
-	    st.st_mtim.tv_nsec != o->mtime.tv_nsec ||
-	    !(c = pt_iscache_alloc(NULL)))
-		return NULL;
-	none = NULL;
-	if (!atomic_compare_exchange_strong(&o->iscache, &none, c)) {
-		pt_iscache_free(c); /* another thread's came first */
-		c = none;
-	}
-	return c;
 }
 
 static struct object *object_new(const struct strace_image *img,

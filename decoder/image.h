@@ -66,8 +66,6 @@ struct strace_dec_debugfile {
 	struct strace_dec_debug_id id;
 };
 
-struct pt_image_section_cache;
-
 struct object {
 	char *path;
 	const uint8_t *data; /* whole file */
@@ -127,10 +125,6 @@ struct object {
 	/* the conditional branches' outcomes that ran, likewise */
 	struct cov_branch *br;
 	size_t nbr, capbr;
-	/* libipt's sections of a cached file, for the reference decoder
-	 * (ref.c): made on first use (strace_dec_object_iscache()), kept
-	 * with their block caches while the object lives */
-	struct pt_image_section_cache *_Atomic iscache;
 	struct object *next; /* in the image's list, or the cache's */
 };
 
@@ -252,11 +246,5 @@ static inline void strace_dec_once(struct object *o, _Atomic int *done,
 	}
 	pthread_mutex_unlock(lock);
 }
-
-/* strace_dec_object_iscache() - o's libipt section cache (above), made
- * now if it has none: only for a file of an objcache that is still the
- * file o was read from (its device, inode and modification time). NULL:
- * none (read o's bytes through the image instead). */
-struct pt_image_section_cache *strace_dec_object_iscache(struct object *o);
 
 #endif

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "decoder/emit.h"
-#include "decoder/image.h"
 #include "decoder/packet.h"
 #include "decoder/ref.h"
 #include "decoder/spread.h"
@@ -34,8 +33,8 @@
 
 struct ref {
 	struct strace_image *img;
-	/* the code libipt read last (read_mem()): len bytes at code, the
-	 * image's from address at on */
+	/* the code read_mem() read last: code_len bytes at code, the
+	 * image's from address code_at on */
 	const uint8_t *code;
 	uint64_t code_at, code_len;
 	const struct strace_walk_opts *o;
@@ -148,32 +147,6 @@ static void sync_state(struct ref *r, uint64_t off, const struct pt_config *c)
 		}
 	}
 	pt_pkt_free_decoder(d);
-}
-
-/*
- * libipt's own sections for img's mappings of cached files (their
- * objects keep them, strace_dec_object_iscache()): its block decoder then
- * keeps a cache of the blocks it decoded in each, across decodes, and
- * walks them without decoding their instructions again; the same bytes
- * (a section ends where its file does, as an image's mapping reads).
- * Other code (the vDSO image from bytes, a file that changed) through
- * read_mem().
- */
-static void add_sections(struct strace_image *img, struct pt_image *pimg)
-{
-	for (size_t i = 0; i < img->nmaps; i++) {
-		const struct mapping *m = &img->maps[i];
-		struct pt_image_section_cache *isc =
-			strace_dec_object_iscache(m->obj);
-		int isid;
-
-		if (!isc)
-			continue;
-		isid = pt_iscache_add_file(isc, m->obj->path, m->pgoff,
-					   m->end - m->start, m->start);
-		if (isid >= 0)
-			(void)pt_image_add_cached(pimg, isc, isid, NULL);
-	}
 }
 
 static int read_mem(uint8_t *buffer, size_t size, const struct pt_asid *asid,
@@ -1014,7 +987,6 @@ long strace_walker_decode_ref(struct strace_image *img,
 	if (!r.dec)
 		return -ENOMEM;
 	pimg = pt_blk_get_image(r.dec);
-	add_sections(img, pimg);
 	pt_image_set_callback(pimg, read_mem, &r);
 
 	for (;;) {
