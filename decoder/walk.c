@@ -225,7 +225,10 @@ long strace_dec_decode_range(struct strace_walker *w, const uint8_t *buf,
 	w->in.prog_at = start;
 	w->in.ip_synced = 0;
 	if (w->blk.l0_gen != strace_image_generation(w->img)) {
-		memset(w->blk.l0, 0, sizeof(w->blk.l0));
+		/* empty: a key no address of its slot has (block_at() hashes
+		 * the address to the slot; not 0, the block at address 0) */
+		for (unsigned i = 0; i < L0_SIZE; i++)
+			w->blk.l0[i].ip = i == 1 ? 2 : 1;
 		memset(w->blk.jsame, 0, sizeof(w->blk.jsame));
 		w->blk.l0_gen = strace_image_generation(w->img);
 		strace_dec_tc_flush(w->tnt.tc);

@@ -158,7 +158,8 @@ struct walk_blocks {
 	uint64_t key_tag; /* the code mode's bits of a block's key
 			   * (strace_mode_key()): 0 for 64-bit code */
 	struct {
-		uint64_t ip; /* the key (ip | key_tag); 0: empty */
+		uint64_t ip; /* the key (ip | key_tag); empty: one of
+			      * another slot (walk.c) */
 		struct strace_block b;
 	} l0[L0_SIZE];
 	struct walk_jsame jsame[1u << JSAME_LOG];
