@@ -606,8 +606,11 @@ int strace_dec_fup(struct strace_walker *w, uint64_t ip, int suppressed,
 		f->psb_fup = 1;
 		/* the trace says where we are: check we got there. The
 		 * branches walked to get there keep the previous time; those
-		 * walked from here on take the PSB+'s (as perf gives them) */
-		err = advance(w, ip, 0);
+		 * walked from here on take the PSB+'s (as perf gives them).
+		 * TNT bits of a deferred TIP's that no branch took are out of
+		 * step: a CPU sends every TNT bit before a PSB (libipt fails
+		 * there too, perf at the branch after) */
+		err = f->dtnt_n ? -STRACE_E_NOTIP : advance(w, ip, 0);
 		time_point(w);
 		if (err) {
 			strace_dec_error_event(w, STRACE_E_DESYNC);

@@ -319,9 +319,11 @@ long strace_dec_decode_range(struct strace_walker *w, const uint8_t *buf,
 		} else if (has_next_fup) {
 			w->in.pos = w->seg.fup_at; /* where the sequential
 						    * decode would be */
-			if (advance(w, next_fup, 0)) {
+			if (f->dtnt_n || advance(w, next_fup, 0)) {
+				/* (as strace_dec_fup() at a PSB+'s FUP) */
 				strace_dec_error_event(w, STRACE_E_DESYNC);
 				f->parked = 0;
+				f->dtnt_n = 0;
 				f->ip = next_fup;
 			}
 		}

@@ -95,6 +95,7 @@ int strace_buildid_of_file(const char *path, uint8_t *id)
 {
 	struct stat st;
 	Elf64_Ehdr eh;
+	Elf64_Phdr *phs = NULL;
 	int fd, rc = 0;
 
 	if (stat(path, &st) < 0)
@@ -108,12 +109,16 @@ int strace_buildid_of_file(const char *path, uint8_t *id)
 	    pread_all(fd, &eh, sizeof(eh), 0) < 0 ||
 	    !ehdr_ok(&eh, (uint64_t)st.st_size))
 		goto out;
+	/* the program headers in one read (ehdr_ok(): they lie in the file;
+	 * e_phnum is 16 bits: at most 3.5 MiB) */
+	phs = malloc((size_t)eh.e_phnum * sizeof(*phs));
+	if (!phs || pread_all(fd, phs, (size_t)eh.e_phnum * sizeof(*phs),
+			      eh.e_phoff) < 0)
+		goto out;
 	for (unsigned i = 0; i < eh.e_phnum && !rc; i++) {
-		Elf64_Phdr ph;
+		const Elf64_Phdr ph = phs[i];
 		uint8_t *notes;
 
-		if (pread_all(fd, &ph, sizeof(ph), eh.e_phoff + i * sizeof(ph)) < 0)
-			break;
 		/* (notes are small: a build-id note is in the first KiB) */
 		if (ph.p_type != PT_NOTE || !ph.p_filesz ||
 		    ph.p_offset > (uint64_t)st.st_size ||
@@ -130,6 +135,7 @@ int strace_buildid_of_file(const char *path, uint8_t *id)
 		free(notes);
 	}
 out:
+	free(phs);
 	close(fd);
 	return rc;
 }

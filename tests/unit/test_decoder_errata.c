@@ -2028,6 +2028,103 @@ TEST(psb_fup_after_off_start_is_an_error)
 	}
 }
 
+/* Tracing on, a TNT bit before the TIP of an indirect call (a deferred
+ * TIP's: the bit is a branch's after the call's target), and a PSB+
+ * whose FUP is where the walk stands, the next indirect jump, with that
+ * bit still untaken (with tnt 0: none), off PSB+s before and after
+ * (n_off of them before). Returns its length; *fup_psb: where that PSB+
+ * begins. */
+static size_t bit_across_psb(uint8_t *pt, size_t cap, int n_off, int tnt1,
+			     size_t *fup_psb)
+{
+	struct enc en;
+	size_t len = 0, k;
+
+	for (int i = 0; i < n_off + 1 + 250; i++) {
+		enc_init(&en);
+		if (i == n_off) {
+			ip_pkt(&en, ppt_tip_pge, 0x1024); /* call *%rbx */
+			if (tnt1)
+				tnt(&en, "T");
+			ip_pkt(&en, ppt_tip, 0x102c); /* to jmp *(%rax) */
+			*fup_psb = len + enc_off(&en);
+			psb(&en, 0x102c);
+			ip_pkt(&en, ppt_tip, 0x1030);
+			ip_pkt(&en, ppt_tip_pgd, 0); /* the syscall */
+		} else {
+			psb(&en, 0);
+		}
+		k = enc_off(&en);
+		if (len + k > cap)
+			break;
+		memcpy(pt + len, en.buf, k);
+		len += k;
+	}
+	return len;
+}
+
+/* A TNT bit that no branch took before a PSB is out of step (a CPU sends
+ * every TNT bit before a PSB): a desync at the PSB+'s FUP, not a bit
+ * carried over to the branches after it (found by the damage fuzz
+ * target, 2026-11-30: a corrupted TIP sent the walk into other code that
+ * reached an indirect jump with a bit left; libipt and perf fail at the
+ * PSB+). The same in the sequential, parallel (a seam at that PSB or
+ * not) and streaming decodes; without the bit no error. */
+TEST(tnt_bit_left_at_psb_is_an_error)
+{
+	static uint8_t pt[8192];
+	static struct strace_event v[3][4096];
+	uint64_t offs[8];
+	size_t n[3], fup_psb = 0, len;
+	int seam;
+
+	for (seam = 50; seam < 200; seam++) {
+		size_t k;
+
+		len = bit_across_psb(pt, sizeof(pt), seam, 1, &fup_psb);
+		k = strace_pt_split(pt, len, 2048, offs, 8);
+		if (k >= 2 && offs[1] == fup_psb)
+			break;
+	}
+	CHECK_INT(seam, <, 200);
+	const int cases[][2] = {{3, 1}, {seam, 1}, {3, 0}, {seam, 0}};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		int bit = cases[c][1];
+
+		len = bit_across_psb(pt, sizeof(pt), cases[c][0], bit,
+				     &fup_psb);
+		CHECK(len > 4096);
+		for (int how = 0; how < 3; how++) {
+			size_t errors = 0, at = 0, syscalls = 0;
+
+			CHECK_INT(decode_how(pt, len, how, v[how], 4096,
+					     &n[how]), ==, 0);
+			for (size_t i = 0; i < n[how]; i++) {
+				if (v[how][i].type == STRACE_EV_ERROR &&
+				    !errors++)
+					at = i;
+				syscalls += v[how][i].type == STRACE_EV_SYSCALL;
+			}
+			/* the walk goes on from the FUP either way */
+			CHECK_INT(syscalls, ==, 1);
+			if (!bit) {
+				CHECK_INT(errors, ==, 0);
+				continue;
+			}
+			CHECK_INT(errors, ==, 1);
+			CHECK_INT(v[how][at].flags, ==, STRACE_E_DESYNC);
+			/* (a stream's offsets count from its piece) */
+			if (how < 2)
+				CHECK(v[how][at].b > fup_psb &&
+				      v[how][at].b < fup_psb + 24);
+		}
+		CHECK_INT(n[1], ==, n[0]);
+		CHECK_INT(n[2], ==, n[0]);
+		for (size_t i = 0; i < n[0] && i < n[1]; i++)
+			CHECK(!memcmp(&v[0][i], &v[1][i], sizeof(v[0][i])));
+	}
+}
+
 /* A branch to address 0, where nothing is mapped: a no_map error there,
  * from a fresh walker as from one that decoded the same before. The
  * walker's copy of the hottest blocks marked its empty slots with the
