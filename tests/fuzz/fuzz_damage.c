@@ -3,9 +3,11 @@
  * tests/fuzz/fuzz_damage.c - fuzz target of the differential error
  * detection (tests/decoder/damage.h): the input chooses a damage to one
  * of the corpus recordings; the fast walker and libipt's block decoder
- * decode the damaged copy, trimmed to the PSB periods around the damage
- * (dmg_trim()), and a difference that is none of libipt's own (enum
- * dmg_class) aborts, printing the damage that shows it.
+ * decode the damaged copy's PT around the damage (dmg_trim()), and a
+ * difference that is none of libipt's own (enum dmg_class) aborts,
+ * printing the damage that shows it. Each recording's two decoders are
+ * made once, at the start (dmg_trace_decoders()), and kept: the damage is
+ * in the PT only, and a kept decoder answers as a fresh one does.
  *
  * Input: 8 bytes (more are ignored; fewer do nothing): the recording
  * (byte 0, modulo their count), the kind (byte 1, modulo DMG_KINDS), the
