@@ -1930,30 +1930,23 @@ TEST(psb_fup_while_off_is_an_error)
 	CHECK_INT(three_ways(0), ==, 1999);
 }
 
-/* A trace whose first PSB+s have no FUP (tracing is off from the start)
- * and a later PSB+ has one with no TIP.PGE between (damage: a PSB+ has a
- * FUP only while packets are sent; libipt and perf fail there too), off
- * 250 off PSB+s after it; with pge, a TIP.PGE turns tracing on
- * before that PSB+ (no damage). Returns its length; *fup_psb: where the
- * PSB of the PSB+ with the FUP is. */
-static size_t off_then_fup(uint8_t *pt, size_t cap, int n_off, int pge,
-			   size_t *fup_psb)
+/* A long trace: n_off PSB+s without FUP (tracing off), the piece
+ * piece(en, arg) makes, 250 more off PSB+s (over 4 KiB in all: the
+ * parallel decode cuts it). Returns its length; *psb_at: where the
+ * piece's PSB (piece() returns its offset in the piece) lies. */
+static size_t off_psbs_around(uint8_t *pt, size_t cap, int n_off,
+			      size_t (*piece)(struct enc *, int), int arg,
+			      size_t *psb_at)
 {
 	struct enc en;
 	size_t len = 0, k;
 
 	for (int i = 0; i < n_off + 1 + 250; i++) {
 		enc_init(&en);
-		if (i == n_off) {
-			if (pge)
-				ip_pkt(&en, ppt_tip_pge, 0x1010);
-			*fup_psb = len + enc_off(&en);
-			psb(&en, 0x1010);
-			ip_pkt(&en, ppt_tip, 0x1005); /* the ret */
-			ip_pkt(&en, ppt_tip_pgd, 0);  /* at the syscall */
-		} else {
+		if (i == n_off)
+			*psb_at = len + piece(&en, arg);
+		else
 			psb(&en, 0);
-		}
 		k = enc_off(&en);
 		if (len + k > cap)
 			break;
@@ -1961,6 +1954,41 @@ static size_t off_then_fup(uint8_t *pt, size_t cap, int n_off, int pge,
 		len += k;
 	}
 	return len;
+}
+
+/* The count of off PSB+s before piece's that puts the parallel decode's
+ * first seam (2 KiB segments) at the piece's PSB; 200 if none does. */
+static int seam_at_piece(uint8_t *pt, size_t cap,
+			 size_t (*piece)(struct enc *, int), int arg)
+{
+	uint64_t offs[8];
+	size_t at = 0, len, k;
+	int n;
+
+	for (n = 50; n < 200; n++) {
+		len = off_psbs_around(pt, cap, n, piece, arg, &at);
+		k = strace_pt_split(pt, len, 2048, offs, 8);
+		if (k >= 2 && offs[1] == at)
+			break;
+	}
+	return n;
+}
+
+/* A PSB+ with a FUP, after the off ones with no TIP.PGE between (damage:
+ * a PSB+ has a FUP only while packets are sent; libipt and perf fail
+ * there too); with pge, a TIP.PGE turns tracing on before it (no
+ * damage). */
+static size_t fup_after_off(struct enc *en, int pge)
+{
+	size_t at;
+
+	if (pge)
+		ip_pkt(en, ppt_tip_pge, 0x1010);
+	at = enc_off(en);
+	psb(en, 0x1010);
+	ip_pkt(en, ppt_tip, 0x1005);  /* the ret */
+	ip_pkt(en, ppt_tip_pgd, 0);   /* at the syscall */
+	return at;
 }
 
 /* Before the first begin, as after a TIP.PGD: a PSB+ without FUP says
@@ -1972,26 +2000,16 @@ TEST(psb_fup_after_off_start_is_an_error)
 {
 	static uint8_t pt[8192];
 	static struct strace_event v[3][4096];
-	uint64_t offs[8];
 	size_t n[3], fup_psb = 0, len;
-	int seam = 0;
+	int seam = seam_at_piece(pt, sizeof(pt), fup_after_off, 0);
 
-	/* the first count of off PSB+s that puts a seam at the FUP's */
-	for (seam = 50; seam < 200; seam++) {
-		size_t k;
-
-		len = off_then_fup(pt, sizeof(pt), seam, 0, &fup_psb);
-		k = strace_pt_split(pt, len, 2048, offs, 8);
-		if (k >= 2 && offs[1] == fup_psb)
-			break;
-	}
 	CHECK_INT(seam, <, 200);
 	const int cases[][2] = {{3, 0}, {seam, 0}, {3, 1}, {seam, 1}};
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		int pge = cases[c][1];
 
-		len = off_then_fup(pt, sizeof(pt), cases[c][0], pge,
-				   &fup_psb);
+		len = off_psbs_around(pt, sizeof(pt), cases[c][0],
+				      fup_after_off, pge, &fup_psb);
 		CHECK(len > 4096);
 		for (int how = 0; how < 3; how++) {
 			size_t errors = 0, at = 0;
@@ -2031,36 +2049,20 @@ TEST(psb_fup_after_off_start_is_an_error)
 /* Tracing on, a TNT bit before the TIP of an indirect call (a deferred
  * TIP's: the bit is a branch's after the call's target), and a PSB+
  * whose FUP is where the walk stands, the next indirect jump, with that
- * bit still untaken (with tnt 0: none), off PSB+s before and after
- * (n_off of them before). Returns its length; *fup_psb: where that PSB+
- * begins. */
-static size_t bit_across_psb(uint8_t *pt, size_t cap, int n_off, int tnt1,
-			     size_t *fup_psb)
+ * bit still untaken (with tnt1 0: no bit). */
+static size_t bit_across_psb(struct enc *en, int tnt1)
 {
-	struct enc en;
-	size_t len = 0, k;
+	size_t at;
 
-	for (int i = 0; i < n_off + 1 + 250; i++) {
-		enc_init(&en);
-		if (i == n_off) {
-			ip_pkt(&en, ppt_tip_pge, 0x1024); /* call *%rbx */
-			if (tnt1)
-				tnt(&en, "T");
-			ip_pkt(&en, ppt_tip, 0x102c); /* to jmp *(%rax) */
-			*fup_psb = len + enc_off(&en);
-			psb(&en, 0x102c);
-			ip_pkt(&en, ppt_tip, 0x1030);
-			ip_pkt(&en, ppt_tip_pgd, 0); /* the syscall */
-		} else {
-			psb(&en, 0);
-		}
-		k = enc_off(&en);
-		if (len + k > cap)
-			break;
-		memcpy(pt + len, en.buf, k);
-		len += k;
-	}
-	return len;
+	ip_pkt(en, ppt_tip_pge, 0x1024); /* call *%rbx */
+	if (tnt1)
+		tnt(en, "T");
+	ip_pkt(en, ppt_tip, 0x102c); /* to jmp *(%rax) */
+	at = enc_off(en);
+	psb(en, 0x102c);
+	ip_pkt(en, ppt_tip, 0x1030);
+	ip_pkt(en, ppt_tip_pgd, 0); /* the syscall */
+	return at;
 }
 
 /* A TNT bit that no branch took before a PSB is out of step (a CPU sends
@@ -2074,25 +2076,16 @@ TEST(tnt_bit_left_at_psb_is_an_error)
 {
 	static uint8_t pt[8192];
 	static struct strace_event v[3][4096];
-	uint64_t offs[8];
 	size_t n[3], fup_psb = 0, len;
-	int seam;
+	int seam = seam_at_piece(pt, sizeof(pt), bit_across_psb, 1);
 
-	for (seam = 50; seam < 200; seam++) {
-		size_t k;
-
-		len = bit_across_psb(pt, sizeof(pt), seam, 1, &fup_psb);
-		k = strace_pt_split(pt, len, 2048, offs, 8);
-		if (k >= 2 && offs[1] == fup_psb)
-			break;
-	}
 	CHECK_INT(seam, <, 200);
 	const int cases[][2] = {{3, 1}, {seam, 1}, {3, 0}, {seam, 0}};
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		int bit = cases[c][1];
 
-		len = bit_across_psb(pt, sizeof(pt), cases[c][0], bit,
-				     &fup_psb);
+		len = off_psbs_around(pt, sizeof(pt), cases[c][0],
+				      bit_across_psb, bit, &fup_psb);
 		CHECK(len > 4096);
 		for (int how = 0; how < 3; how++) {
 			size_t errors = 0, at = 0, syscalls = 0;
