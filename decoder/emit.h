@@ -78,6 +78,36 @@ static inline int jump_kept(int same, unsigned walk_flags, unsigned *flags)
 }
 
 /*
+ * Indirect or taken jumps lately, in a table of 1 << log: whether each
+ * stayed in one symbol (two symbol lookups else). from 0: empty. Both
+ * decoders keep one (the walker's is of one image generation, the
+ * reference's of one decode: the image does not change meanwhile).
+ */
+struct jump_memo {
+	uint64_t from, to;
+	int same;
+};
+
+/* jump_same() - whether the jump from from to to stays in one symbol of
+ * img, remembered in tab (1 << log entries). */
+static inline int jump_same(struct jump_memo *tab, unsigned log,
+			    struct strace_image *img, uint64_t from,
+			    uint64_t to)
+{
+	size_t i = (size_t)((from * 0x9e3779b97f4a7c15ull) ^
+			    (to * 0xc2b2ae3d27d4eb4full)) >>
+		   (64 - log);
+	struct jump_memo *e = &tab[i];
+
+	if (__builtin_expect(e->from != from || e->to != to || !from, 0)) {
+		e->from = from;
+		e->to = to;
+		e->same = strace_dec_same_symbol(img, from, to);
+	}
+	return e->same;
+}
+
+/*
  * The return-compression stack, as the hardware keeps it: every call
  * pushes its return address, a compressed return (a taken TNT bit) pops
  * it. 64 entries; a push on a full stack drops the oldest.

@@ -130,17 +130,8 @@ emit(struct strace_walker *w, unsigned type, unsigned flags, uint64_t a,
 static inline void emit_jump(struct strace_walker *w, uint64_t from,
 			     uint64_t to, unsigned flags)
 {
-	size_t i = (size_t)((from * 0x9e3779b97f4a7c15ull) ^
-			    (to * 0xc2b2ae3d27d4eb4full)) >>
-		   (64 - JSAME_LOG);
-	struct walk_jsame *e = &w->blk.jsame[i];
-
-	if (unlikely(e->from != from || e->to != to || !from)) {
-		e->from = from;
-		e->to = to;
-		e->same = strace_dec_same_symbol(w->img, from, to);
-	}
-	if (jump_kept(e->same, w->o.flags, &flags))
+	if (jump_kept(jump_same(w->blk.jsame, JSAME_LOG, w->img, from, to),
+		      w->o.flags, &flags))
 		emit(w, STRACE_EV_JUMP, flags, from, to);
 }
 

@@ -30,7 +30,7 @@
 /* events a row of blocks without a packet may hold (more: the first
  * ones go out) */
 #define REF_HELD 64
-#define REF_JUMPS 64 /* jumps remembered (struct ref.js) */
+#define REF_JUMPS_LOG 6 /* jumps remembered (struct ref.js) */
 
 struct ref {
 	struct strace_image *img;
@@ -108,12 +108,7 @@ struct ref {
 		uint64_t at; /* instructions before it (spread_put()) */
 	} held[REF_HELD];
 	uint64_t held_branches, held_insns;
-	/* jumps lately: whether each stayed in one symbol (jump()); from 0:
-	 * empty */
-	struct {
-		uint64_t from, to;
-		int same;
-	} js[REF_JUMPS];
+	struct jump_memo js[1u << REF_JUMPS_LOG]; /* jumps lately (jump()) */
 };
 
 /* After a sync at off: does its PSB+ say tracing is on, and where? A
@@ -287,17 +282,10 @@ static void emit(struct ref *r, unsigned type, unsigned flags, uint64_t a,
 
 static void jump(struct ref *r, uint64_t from, uint64_t to, unsigned flags)
 {
-	unsigned i = (unsigned)((from ^ (to >> 3)) * 0x9e3779b97f4a7c15ull >>
-				58); /* (REF_JUMPS: 6 bits) */
-
 	if (unwanted(r, STRACE_EV_JUMP))
 		return; /* (nor its symbols looked up) */
-	if (r->js[i].from != from || r->js[i].to != to || !from) {
-		r->js[i].from = from;
-		r->js[i].to = to;
-		r->js[i].same = strace_dec_same_symbol(r->img, from, to);
-	}
-	if (jump_kept(r->js[i].same, r->o->flags, &flags))
+	if (jump_kept(jump_same(r->js, REF_JUMPS_LOG, r->img, from, to),
+		      r->o->flags, &flags))
 		emit(r, STRACE_EV_JUMP, flags, from, to);
 }
 

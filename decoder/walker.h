@@ -51,13 +51,6 @@ struct seg_notes {
 #define L0_SIZE 1024 /* blocks kept in the walker itself (40 KiB) */
 #define JSAME_LOG 8  /* indirect jumps remembered (6 KiB) */
 
-/* An indirect jump lately: whether it stayed in one symbol (two symbol
- * lookups else); from 0: empty. Of the same image generation as l0. */
-struct walk_jsame {
-	uint64_t from, to;
-	int same;
-};
-
 struct pt_packet_decoder;
 struct walk_stream;
 
@@ -162,7 +155,8 @@ struct walk_blocks {
 			      * another slot (walk.c) */
 		struct strace_block b;
 	} l0[L0_SIZE];
-	struct walk_jsame jsame[1u << JSAME_LOG];
+	struct jump_memo jsame[1u << JSAME_LOG]; /* indirect jumps (emit.h);
+						    * of l0's generation */
 };
 
 /*
