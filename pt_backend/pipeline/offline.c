@@ -408,9 +408,8 @@ int strace_offline_walker(const struct strace_offline_opts *o,
 	if (rc == 0)
 		rc = offline_new_image(c, img);
 	if (rc == 0) {
-		struct thread *t = offline_find_thread(c, o->tid);
-
-		offline_add_maps(c, *img, t ? t->pid : o->tid, 0, &missing);
+		offline_add_maps(c, *img, offline_pid_of(c, o->tid), 0,
+				 &missing);
 		strace_sink_walk_opts(&wo, &c->walk, o->tid, NULL);
 		wo.emit = emit;
 		wo.emit_arg = arg;

@@ -221,7 +221,7 @@ int offline_next_run(struct ctx *c, struct queue *q, size_t *i,
 		     strace_emit_fn emit, void *arg);
 int offline_past_cut(struct ctx *c, const struct queue *q, size_t i);
 int offline_put_exit(struct strace_sink *s, const struct exit_rec *x);
-uint32_t offline_queue_pid(struct ctx *c, const struct queue *q);
+uint32_t offline_pid_of(struct ctx *c, uint32_t tid);
 void offline_run_done(struct ctx *c, const struct queue *q, uint64_t len,
 		      uint64_t told, int nosync);
 

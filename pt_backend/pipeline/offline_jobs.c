@@ -40,10 +40,11 @@ static uint32_t queue_who(const struct queue *q)
 	return q->cpu == UINT32_MAX ? q->tid : q->cpu;
 }
 
-uint32_t offline_queue_pid(struct ctx *c, const struct queue *q)
+/* The process of thread tid (tid itself if the recording names none). */
+uint32_t offline_pid_of(struct ctx *c, uint32_t tid)
 {
-	const struct thread *t = offline_find_thread(c, q->tid);
-	return t ? t->pid : q->tid;
+	const struct thread *t = offline_find_thread(c, tid);
+	return t ? t->pid : tid;
 }
 
 /* The losses of thread tid, or with all set those of every thread (that
@@ -342,7 +343,7 @@ static int decode_queue(struct ctx *c, struct queue *q)
 	rc = offline_new_image(c, &img);
 	if (rc < 0)
 		goto out;
-	offline_add_maps(c, img, offline_queue_pid(c, q), 0, &missing);
+	offline_add_maps(c, img, offline_pid_of(c, q->tid), 0, &missing);
 	s->img = img;
 
 	struct strace_walk_opts wo;

@@ -534,7 +534,7 @@ int offline_decode_percpu(struct ctx *c)
 	int rc, fallback = -1;
 
 	if (!pid && nq)
-		pid = offline_queue_pid(c, &c->queues.v[0]);
+		pid = offline_pid_of(c, c->queues.v[0].tid);
 	if (!c->perf.has_time && nq > 1)
 		offline_warn(
 			c, "per-CPU recording without a time conversion: the "
