@@ -1991,6 +1991,40 @@ static size_t fup_after_off(struct enc *en, int pge)
 	return at;
 }
 
+/* pt (len bytes) decoded three ways (decode_how()) into v, n, with what
+ * the seam tests check alike: with damage one error, a desync near the
+ * PSB at psb_at (at[how]: its index; a stream's offsets count from its
+ * piece), else none; the same events from the sequential and parallel
+ * decodes, as many from the streaming one. */
+static void three_ways_desync(const uint8_t *pt, size_t len, int damaged,
+			      size_t psb_at, struct strace_event (*v)[4096],
+			      size_t *n, size_t *at)
+{
+	for (int how = 0; how < 3; how++) {
+		size_t errors = 0;
+
+		at[how] = 0;
+		CHECK_INT(decode_how(pt, len, how, v[how], 4096, &n[how]), ==,
+			  0);
+		for (size_t i = 0; i < n[how]; i++)
+			if (v[how][i].type == STRACE_EV_ERROR && !errors++)
+				at[how] = i;
+		if (!damaged) {
+			CHECK_INT(errors, ==, 0);
+			continue;
+		}
+		CHECK_INT(errors, ==, 1);
+		CHECK_INT(v[how][at[how]].flags, ==, STRACE_E_DESYNC);
+		if (how < 2)
+			CHECK(v[how][at[how]].b > psb_at &&
+			      v[how][at[how]].b < psb_at + 24);
+	}
+	CHECK_INT(n[1], ==, n[0]);
+	CHECK_INT(n[2], ==, n[0]);
+	for (size_t i = 0; i < n[0] && i < n[1]; i++)
+		CHECK(!memcmp(&v[0][i], &v[1][i], sizeof(v[0][i])));
+}
+
 /* Before the first begin, as after a TIP.PGD: a PSB+ without FUP says
  * tracing is off, and a later PSB+ with a FUP and no TIP.PGE between is
  * a desync there, then the walk begins at the FUP; the same in the
@@ -2000,7 +2034,7 @@ TEST(psb_fup_after_off_start_is_an_error)
 {
 	static uint8_t pt[8192];
 	static struct strace_event v[3][4096];
-	size_t n[3], fup_psb = 0, len;
+	size_t n[3], at[3], fup_psb = 0, len;
 	int seam = seam_at_piece(pt, sizeof(pt), fup_after_off, 0);
 
 	CHECK_INT(seam, <, 200);
@@ -2011,38 +2045,21 @@ TEST(psb_fup_after_off_start_is_an_error)
 		len = off_psbs_around(pt, sizeof(pt), cases[c][0],
 				      fup_after_off, pge, &fup_psb);
 		CHECK(len > 4096);
+		three_ways_desync(pt, len, !pge, fup_psb, v, n, at);
 		for (int how = 0; how < 3; how++) {
-			size_t errors = 0, at = 0;
-
-			CHECK_INT(decode_how(pt, len, how, v[how], 4096,
-					     &n[how]), ==, 0);
-			for (size_t i = 0; i < n[how]; i++)
-				if (v[how][i].type == STRACE_EV_ERROR &&
-				    !errors++)
-					at = i;
 			if (pge) {
-				CHECK_INT(errors, ==, 0);
 				CHECK(n[how] >= 1 &&
 				      v[how][0].type == STRACE_EV_TRACE_BEGIN &&
 				      v[how][0].b == STRACE_REASON_START);
 				continue;
 			}
-			CHECK_INT(errors, ==, 1);
-			CHECK_INT(at, ==, 0);
-			CHECK_INT(v[how][at].flags, ==, STRACE_E_DESYNC);
-			/* (a stream's offsets count from its piece) */
-			if (how < 2)
-				CHECK(v[how][at].b > fup_psb &&
-				      v[how][at].b < fup_psb + 24);
-			CHECK(at + 1 < n[how] &&
-			      v[how][at + 1].type == STRACE_EV_TRACE_BEGIN &&
-			      v[how][at + 1].a == 0x1010 &&
-			      v[how][at + 1].b == STRACE_REASON_ERROR);
+			CHECK_INT(at[how], ==, 0);
+			CHECK(at[how] + 1 < n[how] &&
+			      v[how][at[how] + 1].type ==
+				      STRACE_EV_TRACE_BEGIN &&
+			      v[how][at[how] + 1].a == 0x1010 &&
+			      v[how][at[how] + 1].b == STRACE_REASON_ERROR);
 		}
-		CHECK_INT(n[1], ==, n[0]);
-		CHECK_INT(n[2], ==, n[0]);
-		for (size_t i = 0; i < n[0] && i < n[1]; i++)
-			CHECK(!memcmp(&v[0][i], &v[1][i], sizeof(v[0][i])));
 	}
 }
 
@@ -2076,7 +2093,7 @@ TEST(tnt_bit_left_at_psb_is_an_error)
 {
 	static uint8_t pt[8192];
 	static struct strace_event v[3][4096];
-	size_t n[3], fup_psb = 0, len;
+	size_t n[3], at[3], fup_psb = 0, len;
 	int seam = seam_at_piece(pt, sizeof(pt), bit_across_psb, 1);
 
 	CHECK_INT(seam, <, 200);
@@ -2087,34 +2104,15 @@ TEST(tnt_bit_left_at_psb_is_an_error)
 		len = off_psbs_around(pt, sizeof(pt), cases[c][0],
 				      bit_across_psb, bit, &fup_psb);
 		CHECK(len > 4096);
+		three_ways_desync(pt, len, bit, fup_psb, v, n, at);
+		/* the walk goes on from the FUP either way */
 		for (int how = 0; how < 3; how++) {
-			size_t errors = 0, at = 0, syscalls = 0;
+			size_t syscalls = 0;
 
-			CHECK_INT(decode_how(pt, len, how, v[how], 4096,
-					     &n[how]), ==, 0);
-			for (size_t i = 0; i < n[how]; i++) {
-				if (v[how][i].type == STRACE_EV_ERROR &&
-				    !errors++)
-					at = i;
+			for (size_t i = 0; i < n[how]; i++)
 				syscalls += v[how][i].type == STRACE_EV_SYSCALL;
-			}
-			/* the walk goes on from the FUP either way */
 			CHECK_INT(syscalls, ==, 1);
-			if (!bit) {
-				CHECK_INT(errors, ==, 0);
-				continue;
-			}
-			CHECK_INT(errors, ==, 1);
-			CHECK_INT(v[how][at].flags, ==, STRACE_E_DESYNC);
-			/* (a stream's offsets count from its piece) */
-			if (how < 2)
-				CHECK(v[how][at].b > fup_psb &&
-				      v[how][at].b < fup_psb + 24);
 		}
-		CHECK_INT(n[1], ==, n[0]);
-		CHECK_INT(n[2], ==, n[0]);
-		for (size_t i = 0; i < n[0] && i < n[1]; i++)
-			CHECK(!memcmp(&v[0][i], &v[1][i], sizeof(v[0][i])));
 	}
 }
 
