@@ -27,6 +27,10 @@ int strace_dec_fail(struct strace_walker *w, int code)
 		w->seg.err_before = 1;
 	strace_dec_error_event(w, code);
 	lose_sync(w);
+	/* the walk resumes at a PSB or an IP packet: a PSB+ this error came
+	 * in is over (psb_packet() would take the next PSB for one inside
+	 * it) */
+	w->flow.in_psb = 0;
 	/* The damage may have carried a bogus TSC: after the resync, time
 	 * follows the PSB+ again, even if that is earlier. */
 	w->time.last_time = 0;
@@ -40,6 +44,14 @@ void strace_dec_psb_after_ip_sync(struct strace_walker *w)
 	w->flow.enabled = 0;
 	w->flow.begin_reason = STRACE_REASON_SYNC;
 	w->in.ip_synced = 0;
+}
+
+void strace_dec_psb_in_psb_plus(struct strace_walker *w)
+{
+	lose_sync(w); /* first: the error names no IP */
+	(void)strace_dec_fail(w, STRACE_E_DESYNC);
+	w->flow.enabled = 0;
+	w->time.tma_ok = 0;
 }
 
 int strace_dec_insn_starts(struct strace_walker *w, uint64_t from,

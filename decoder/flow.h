@@ -407,6 +407,14 @@ void strace_dec_error_event(struct strace_walker *w, int code);
  * cannot know that the one before resumed at an IP). */
 void strace_dec_psb_after_ip_sync(struct strace_walker *w);
 
+/* strace_dec_psb_in_psb_plus() - a PSB while a PSB+ is still open (no
+ * PSBEND, no OVF since its PSB): a CPU ends every PSB+, so trace was lost
+ * after that PSB+'s start, and the walk lost its place. A desync there
+ * (an error without IP, as a seam of the parallel decode, which cannot
+ * know the walk's place, gives it), then the walk goes on from this PSB
+ * as after a resync. */
+void strace_dec_psb_in_psb_plus(struct strace_walker *w);
+
 /* strace_dec_fail() - report the decode error code and drop sync: the
  * caller resumes at the next PSB. Returns -code. */
 int strace_dec_fail(struct strace_walker *w, int code);

@@ -200,6 +200,8 @@ psb_packet(struct strace_walker *w, size_t i)
 	w->in.last_ip = 0;
 	if (unlikely(w->in.ip_synced))
 		strace_dec_psb_after_ip_sync(w);
+	if (unlikely(w->flow.in_psb))
+		strace_dec_psb_in_psb_plus(w);
 	flow_psb(w);
 }
 

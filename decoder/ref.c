@@ -90,6 +90,10 @@ struct ref {
 	 * not know, name the error) */
 	int have_err_ip;
 	uint64_t err_ip, err_last;
+	/* the offset of the last error reported (one error a place: a PSB+
+	 * libipt failed to read in the flow, it tries again at its resync) */
+	int erred;
+	uint64_t err_off;
 	/* the walk of one sync's blocks: blocks walked (progress every
 	 * 4096), where progress was last told, and the offset libipt stood
 	 * at for the last blocks with the instructions walked there (a loop
@@ -584,6 +588,8 @@ static void decode_error(struct ref *r, unsigned code, uint64_t off)
 		code = STRACE_E_NEWER;
 	r->have_err_ip = 0;
 	resolve_pending_return(r);
+	r->erred = 1;
+	r->err_off = off;
 	emit(r, STRACE_EV_ERROR, code, r->last_ip, off);
 	r->st->errors++;
 	/* the damage may have carried a bogus TSC: after the resync time
@@ -1006,7 +1012,9 @@ long strace_walker_decode_ref(struct strace_image *img,
 				r.pend = 0;
 				r.have_ip = 0;
 				r.pending_ovf = 0;
-				decode_error(&r, error_code(status), soff);
+				if (!r.erred || soff != r.err_off)
+					decode_error(&r, error_code(status),
+						     soff);
 				continue;
 			}
 			if (!synced && !tried) {

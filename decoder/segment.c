@@ -103,7 +103,6 @@ void strace_dec_seg_decode(struct strace_walker *w, const uint8_t *buf,
 	w->time.cbr = 0;
 	w->time.last_time = 0;
 	w->out.events = 0;
-	w->flow.in_psb = 0;
 	w->time.time_exact = 0;
 	w->time.tsc = w->time.tsc_ref = w->time.cyc = 0;
 	w->out.anchor_t = 0;

@@ -222,6 +222,9 @@ long strace_dec_decode_range(struct strace_walker *w, const uint8_t *buf,
 	w->seg.err_before = w->seg.ovf_before = 0;
 	w->seg.ovf_at_end = 0;
 	w->seg.psbs = 0;
+	w->flow.in_psb = 0; /* (a PSB+ open at the end of the last call
+			     * ended with its buffer: not this call's to
+			     * tell) */
 	w->in.prog_at = start;
 	w->in.ip_synced = 0;
 	if (w->blk.l0_gen != strace_image_generation(w->img)) {
@@ -308,6 +311,12 @@ long strace_dec_decode_range(struct strace_walker *w, const uint8_t *buf,
 	 * begins afresh at the next PSB (strace_dec_psb_after_ip_sync()) */
 	if (!w->out.sink_err && !emit_end && w->in.ip_synced)
 		strace_dec_psb_after_ip_sync(w);
+	/* a piece (not the last) ends at a PSB: one inside a PSB+ still open
+	 * there (psb_packet()) */
+	if (!w->out.sink_err && !emit_end && f->in_psb) {
+		w->in.pos = end;
+		strace_dec_psb_in_psb_plus(w);
+	}
 	if (!w->out.sink_err && f->have_ip && f->enabled) {
 		if (emit_end) {
 			/* The last address the trace vouches for: where the

@@ -2116,6 +2116,78 @@ TEST(tnt_bit_left_at_psb_is_an_error)
 	}
 }
 
+/* Tracing on at the ret (0x1012, by a TIP.PGE at 0x1010), then with cut
+ * (bit 0) a PSB+ left open: its PSB and MODE.Exec, no FUP, no PSBEND (the
+ * bytes after them lost, up to the next PSB); then a whole PSB+ whose FUP
+ * is where the walk stands, the ret and the syscall. Returns the offset of
+ * the first PSB, or with bit 1 of the whole PSB+'s (for a seam there). */
+#define OPEN_PSB_BYTES 18 /* the PSB+ left open: PSB and MODE.Exec */
+static size_t psb_plus_left_open(struct enc *en, int how)
+{
+	size_t at, whole;
+
+	ip_pkt(en, ppt_tip_pge, 0x1010);
+	at = enc_off(en);
+	if (how & 1) {
+		pkt(en, ppt_psb);
+		mode_exec(en);
+	}
+	whole = enc_off(en);
+	psb(en, 0x1010);
+	ip_pkt(en, ppt_tip, 0x1005); /* the ret */
+	ip_pkt(en, ppt_tip_pgd, 0);  /* at the syscall */
+	return how & 2 ? whole : at;
+}
+
+/* A PSB while a PSB+ is still open: a CPU ends every PSB+ with a PSBEND
+ * (or an OVF), so trace was lost after that PSB+ began: a desync at the
+ * PSB that cut it, then the walk begins at the next PSB+'s FUP (found by
+ * the damage fuzz target, 2026-11-30: a drop of 226 bytes from inside a
+ * PSB+ to just before the next PSB, in a loop whose two FUPs were the
+ * same place; libipt fails there, perf passes over it without a word).
+ * The same in the sequential, parallel (a seam at either PSB or none) and
+ * streaming decodes; the whole PSB+ alone gives no error. */
+TEST(psb_inside_psb_plus_is_an_error)
+{
+	static uint8_t pt[8192];
+	static struct strace_event v[3][4096];
+	size_t n[3], at[3], psb_at = 0, len;
+	int seam_open = seam_at_piece(pt, sizeof(pt), psb_plus_left_open, 1);
+	int seam_whole = seam_at_piece(pt, sizeof(pt), psb_plus_left_open, 3);
+
+	CHECK_INT(seam_open, <, 200);
+	CHECK_INT(seam_whole, <, 200);
+	const int cases[][2] = {{3, 1},         {seam_open, 1},
+				{seam_whole, 3}, {3, 0},
+				{seam_open, 0}};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		int how = cases[c][1];
+
+		len = off_psbs_around(pt, sizeof(pt), cases[c][0],
+				      psb_plus_left_open, how, &psb_at);
+		CHECK(len > 4096);
+		if (how & 2)
+			psb_at -= OPEN_PSB_BYTES;
+		three_ways_desync(pt, len, how & 1, psb_at, v, n, at);
+		for (int h = 0; h < 3; h++) {
+			size_t syscalls = 0;
+
+			for (size_t i = 0; i < n[h]; i++)
+				syscalls += v[h][i].type == STRACE_EV_SYSCALL;
+			CHECK_INT(syscalls, ==, 1);
+			if (!(how & 1))
+				continue;
+			/* the error names no IP; the walk begins at the
+			 * whole PSB+'s FUP */
+			CHECK_INT(v[h][at[h]].a, ==, 0);
+			CHECK(at[h] + 1 < n[h] &&
+			      v[h][at[h] + 1].type == STRACE_EV_TRACE_BEGIN &&
+			      v[h][at[h] + 1].a == 0x1010 &&
+			      v[h][at[h] + 1].b == STRACE_REASON_ERROR);
+		}
+	}
+}
+
 /* A branch to address 0, where nothing is mapped: a no_map error there,
  * from a fresh walker as from one that decoded the same before. The
  * walker's copy of the hottest blocks marked its empty slots with the

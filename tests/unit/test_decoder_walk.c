@@ -901,6 +901,21 @@ static size_t psb_cut_short(struct enc *en)
 	return at;
 }
 
+static size_t psb_in_psb_plus(struct enc *en)
+{
+	/* a PSB+ whose PSBEND never came (the bytes after its start lost
+	 * up to the next PSB, which the test puts here): libipt fails to
+	 * read it (-pte_bad_context), the fast walker at the next PSB */
+	size_t at;
+
+	psb(en, addr[S_START], 0);
+	tnt(en, "NTTNTT");
+	pkt(en, ppt_psb);
+	tsc(en, 0x1000);
+	at = enc_at(en);
+	return at;
+}
+
 static const struct contradiction {
 	const char *name;
 	size_t (*make)(struct enc *en);
@@ -920,6 +935,7 @@ static const struct contradiction {
 	{"mode of a reserved leaf", mode_reserved_leaf, STRACE_E_BADPKT, 1},
 	{"cyc of more than 64 bits", cyc_too_long, STRACE_E_BADPKT, 1},
 	{"psb cut short", psb_cut_short, STRACE_E_BADPKT, 1},
+	{"psb in a psb+", psb_in_psb_plus, STRACE_E_DESYNC, 1},
 };
 
 static size_t count_errors(const struct evs *e)
