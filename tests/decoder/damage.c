@@ -444,6 +444,55 @@ static int packet_type(const uint8_t *s, size_t len, size_t at)
 
 #define NO_PSB ((size_t)-1)
 
+/* Whether a packet changes nothing of the flow: timing, PAD, CBR. */
+static int timing_only(int type)
+{
+	return type == ppt_pad || type == ppt_tsc || type == ppt_tma ||
+	       type == ppt_mtc || type == ppt_cyc || type == ppt_cbr;
+}
+
+/* Whether the packet at o of the stream s (len bytes) is a TIP whose
+ * packets before it, timing aside, are a MODE.Exec after a TIP.PGD
+ * (DMG_EXEC_TIP), read from the last PSB before o. */
+static int exec_tip_while_off(const uint8_t *s, size_t len, size_t o)
+{
+	struct pt_packet_decoder *dec;
+	struct pt_packet p;
+	int before[2] = {ppt_invalid, ppt_invalid}; /* the last, the one
+						     * before it */
+	size_t from;
+	uint64_t at = 0;
+	int yes = 0;
+
+	if (len < sizeof(psb) || o >= len)
+		return 0;
+	from = o + sizeof(psb) <= len ? o : len - sizeof(psb);
+	while (from > 0 && memcmp(s + from, psb, sizeof(psb)))
+		from--;
+	if (!(dec = pkt_decoder(s, len)))
+		return 0;
+	if (pt_pkt_sync_set(dec, from) == 0) {
+		while (pt_pkt_get_offset(dec, &at) == 0 && at <= o &&
+		       pt_pkt_next(dec, &p, sizeof(p)) > 0) {
+			if (at == o) {
+				yes = p.type == ppt_tip &&
+				      before[0] == ppt_mode &&
+				      before[1] == ppt_tip_pgd;
+				break;
+			}
+			if (timing_only(p.type))
+				continue;
+			before[1] = before[0];
+			before[0] = p.type == ppt_mode &&
+						    p.payload.mode.leaf != pt_mol_exec
+					    ? ppt_invalid
+					    : p.type;
+		}
+	}
+	pt_pkt_free_decoder(dec);
+	return yes;
+}
+
 /* The PSB+ the packet at offset at of t's clean stream lies in, after
  * its PSB and up to its PSBEND: that PSB's offset, or NO_PSB. */
 static size_t psb_plus_of(const struct dmg_trace *t, size_t at)
@@ -516,6 +565,7 @@ int dmg_judge(struct dmg_trace *t, const uint8_t *dmg, size_t at,
 		uint64_t o = v->fast_off;
 
 		v->fast_at_fup = packet_type(s, t->aux_len, o) == ppt_fup;
+		v->fast_exec_tip = exec_tip_while_off(s, t->aux_len, o);
 		v->fast_in_psb_run = o >= sizeof(psb) && o + 2 <= t->aux_len &&
 				     !memcmp(s + o - sizeof(psb), psb,
 					     sizeof(psb)) &&
@@ -533,7 +583,7 @@ const char *dmg_class_name(enum dmg_class c)
 	static const char *const names[DMG_CLASSES] = {
 		"same",	       "psb-fup",  "retcomp",    "bad-code",
 		"lost-fup",    "deferred-tip", "newer",   "exec-fup",
-		"wrong-path",  "psb-run",  "unexplained"};
+		"wrong-path",  "psb-run",  "exec-tip", "unexplained"};
 	return c < DMG_CLASSES ? names[c] : "?";
 }
 
@@ -591,6 +641,8 @@ enum dmg_class dmg_classify(const struct dmg_trace *t, const struct dmg *d,
 	if (v->fast_code == STRACE_E_DESYNC &&
 	    (v->fast_off >= v->psb || v->fast_at_fup))
 		return DMG_PSB_FUP;
+	if (v->fast_code == STRACE_E_DESYNC && v->fast_exec_tip)
+		return DMG_EXEC_TIP;
 	if (v->fast_code == STRACE_E_DESYNC && v->in_end && !v->in_fup &&
 	    v->fast_off >= v->in_end && v->fast_off < v->psb &&
 	    psb_had_fup(t, d))

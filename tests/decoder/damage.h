@@ -136,6 +136,8 @@ struct dmg_verdict {
 				* that PSB+'s first FUP and its end in the
 				* damaged stream; else 0 */
 	int fast_at_fup; /* the fast walker's first error is at a FUP */
+	int fast_exec_tip; /* ... at a TIP after a MODE.Exec after a TIP.PGD
+			    * (exec_tip_while_off()) */
 	int fast_in_psb_run; /* ... right after a PSB, at more PSB bytes
 			      * (02 82) */
 	size_t fast, ref; /* errors each reported in the window */
@@ -174,6 +176,15 @@ int dmg_judge(struct dmg_trace *t, const uint8_t *dmg, size_t at,
  *                (Capstone) finds an undecodable instruction or a branch
  *                no packet fits; libipt (and perf) decode instruction
  *                lengths only, walk through them and meet the next PSB.
+ *   DMG_EXEC_TIP a desync at a TIP while tracing is off (a TIP.PGD, then
+ *                a MODE.Exec, with only timing packets between them and
+ *                the TIP): the SDM sends no TIP while PacketEn is 0.
+ *                libipt 2.0.5 binds the MODE.Exec to the TIP and walks on
+ *                from the far branch tracing stopped at, failing where
+ *                that code first disagrees with the packets, perhaps past
+ *                the window or never; perf takes the TIP for a branch from
+ *                there and walks on too. perf decides: it must report an
+ *                error.
  *   DMG_LOST_FUP the damage took the FUP of a PSB+ met while tracing was
  *                on (the clean one has it), and TNT bits follow, which
  *                only traced code makes: the fast walker has no IP to
@@ -229,13 +240,14 @@ enum dmg_class {
 	DMG_EXEC_FUP,
 	DMG_WRONG_PATH,
 	DMG_PSB_RUN,
+	DMG_EXEC_TIP,
 	DMG_UNEXPLAINED,  /* a difference none of the above explains */
 	DMG_CLASSES
 };
 
 /* dmg_class_name() - "same", "psb-fup", "retcomp", "bad-code",
  * "lost-fup", "deferred-tip", "newer", "exec-fup", "wrong-path",
- * "psb-run", "unexplained". */
+ * "psb-run", "exec-tip", "unexplained". */
 const char *dmg_class_name(enum dmg_class c);
 
 /* dmg_classify() - what the difference in v (from dmg_judge() of damage

@@ -158,7 +158,7 @@ static int run_kind(const char *name, struct dmg_trace *t,
 			n.neither++;
 		n.cls[c]++;
 		if (perf_ok && (c == DMG_PSB_FUP || c == DMG_RETCOMP ||
-				c == DMG_WRONG_PATH)) {
+				c == DMG_WRONG_PATH || c == DMG_EXEC_TIP)) {
 			/* the fast walker against libipt: perf decides */
 			if (perf_errors(buf, t->len) > 0) {
 				n.perf_agrees++;
@@ -194,7 +194,7 @@ static int run_kind(const char *name, struct dmg_trace *t,
 	       "%zu, libipt %zu; both %zu, neither %zu; libipt's own: "
 	       "psb-fup %zu, retcomp %zu, bad-code %zu, lost-fup %zu, "
 	       "deferred-tip %zu, newer %zu, exec-fup %zu, wrong-path %zu, "
-	       "psb-run %zu (perf sides with the "
+	       "psb-run %zu, exec-tip %zu (perf sides with the "
 	       "fast walker: %zu of "
 	       "%zu asked); "
 	       "unexplained %zu)\n",
@@ -203,7 +203,7 @@ static int run_kind(const char *name, struct dmg_trace *t,
 	       n.cls[DMG_PSB_FUP], n.cls[DMG_RETCOMP], n.cls[DMG_BAD_CODE],
 	       n.cls[DMG_LOST_FUP], n.cls[DMG_DEFERRED_TIP], n.cls[DMG_NEWER],
 	       n.cls[DMG_EXEC_FUP], n.cls[DMG_WRONG_PATH],
-	       n.cls[DMG_PSB_RUN], n.perf_agrees,
+	       n.cls[DMG_PSB_RUN], n.cls[DMG_EXEC_TIP], n.perf_agrees,
 	       n.perf_agrees + n.perf_not,
 	       n.cls[DMG_UNEXPLAINED]);
 	all->tried += n.tried;
@@ -329,8 +329,8 @@ int main(int argc, char **argv)
 	printf("damage-diff: %zu positions: the fast walker reports %zu, "
 	       "libipt %zu; both %zu, neither %zu; libipt's own: psb-fup "
 	       "%zu, retcomp %zu, bad-code %zu, lost-fup %zu, deferred-tip "
-	       "%zu, newer %zu, exec-fup %zu, wrong-path %zu, psb-run %zu "
-	       "(perf "
+	       "%zu, newer %zu, exec-fup %zu, wrong-path %zu, psb-run %zu, "
+	       "exec-tip %zu (perf "
 	       "sides with the fast walker: %zu of %zu asked); unexplained "
 	       "%zu\n",
 	       all.tried, all.fast_errs, all.ref_errs, all.both, all.neither,
@@ -339,7 +339,7 @@ int main(int argc, char **argv)
 	       all.cls[DMG_DEFERRED_TIP],
 	       all.cls[DMG_NEWER], all.cls[DMG_EXEC_FUP],
 	       all.cls[DMG_WRONG_PATH], all.cls[DMG_PSB_RUN],
-	       all.perf_agrees,
+	       all.cls[DMG_EXEC_TIP], all.perf_agrees,
 	       all.perf_agrees + all.perf_not, all.cls[DMG_UNEXPLAINED]);
 	strace_objcache_free(objs);
 	return ok ? 0 : 1;

@@ -770,6 +770,23 @@ static size_t no_enable_tip(struct enc *en)
 	return ip_after_syscall(en, ppt_tip, addr[S_F]);
 }
 
+static size_t mode_exec_then_tip_while_off(struct enc *en)
+{
+	/* no TIP while tracing is off, a MODE.Exec before it or not.
+	 * libipt 2.0.5 binds the MODE.Exec to the TIP and walks on from the
+	 * syscall tracing stopped at: here the code there takes no TIP and
+	 * it fails at once; where the code reaches a far branch, which
+	 * takes it, it fails later or never (damage-diff's class exec-tip,
+	 * the damage corpus's exec-tip-while-off) */
+	size_t at;
+
+	up_to_syscall(en);
+	mode_exec(en);
+	at = enc_at(en);
+	pkt_ip(en, ppt_tip, addr[S_F]);
+	return at;
+}
+
 static size_t disable_twice(struct enc *en)
 {
 	/* libipt: -pte_bad_context */
@@ -924,6 +941,8 @@ static const struct contradiction {
 } contradictions[] = {
 	{"tnt while tracing is off", no_enable_tnt, STRACE_E_DESYNC, 1},
 	{"tip while tracing is off", no_enable_tip, STRACE_E_DESYNC, 1},
+	{"mode.exec and tip while tracing is off",
+	 mode_exec_then_tip_while_off, STRACE_E_DESYNC, 1},
 	{"tip.pgd while tracing is off", disable_twice, STRACE_E_DESYNC, 1},
 	{"tnt between fup and tip", fup_then_tnt, STRACE_E_NOTIP, 0},
 	{"fup without ip", fup_without_ip, STRACE_E_NOIP, 1},
