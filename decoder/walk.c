@@ -193,6 +193,21 @@ static long resync_ip(struct strace_walker *w, int *fresh)
 	return -1;
 }
 
+/* A piece of the trace that is not its last ends at a PSB (at end), the
+ * next piece's: what the decode of the whole would do at that PSB
+ * (psb_packet()). One that ends resumed at an IP packet begins afresh
+ * there (strace_dec_psb_after_ip_sync()); one with a PSB+ still open
+ * meets a PSB inside it. */
+static void piece_end(struct strace_walker *w, size_t end)
+{
+	if (w->in.ip_synced)
+		strace_dec_psb_after_ip_sync(w);
+	if (w->flow.in_psb) {
+		w->in.pos = end;
+		strace_dec_psb_in_psb_plus(w);
+	}
+}
+
 long strace_dec_decode_range(struct strace_walker *w, const uint8_t *buf,
 			     size_t start, size_t end, size_t all, int emit_end,
 			     int has_next_fup, uint64_t next_fup)
@@ -307,16 +322,8 @@ long strace_dec_decode_range(struct strace_walker *w, const uint8_t *buf,
 		f->pending_ovf = 0;
 		w->seg.ovf_at_end = 1;
 	}
-	/* a piece that ends resumed at an IP packet: the decode of the whole
-	 * begins afresh at the next PSB (strace_dec_psb_after_ip_sync()) */
-	if (!w->out.sink_err && !emit_end && w->in.ip_synced)
-		strace_dec_psb_after_ip_sync(w);
-	/* a piece (not the last) ends at a PSB: one inside a PSB+ still open
-	 * there (psb_packet()) */
-	if (!w->out.sink_err && !emit_end && f->in_psb) {
-		w->in.pos = end;
-		strace_dec_psb_in_psb_plus(w);
-	}
+	if (!w->out.sink_err && !emit_end)
+		piece_end(w, end);
 	if (!w->out.sink_err && f->have_ip && f->enabled) {
 		if (emit_end) {
 			/* The last address the trace vouches for: where the
