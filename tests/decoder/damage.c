@@ -458,8 +458,8 @@ static int exec_tip_while_off(const uint8_t *s, size_t len, size_t o)
 {
 	struct pt_packet_decoder *dec;
 	struct pt_packet p;
-	int before[2] = {ppt_invalid, ppt_invalid}; /* the last, the one
-						     * before it */
+	/* the last two packets but timing ones, the last first */
+	int before[2] = {ppt_invalid, ppt_invalid};
 	size_t from;
 	uint64_t at = 0;
 	int yes = 0;
@@ -483,10 +483,9 @@ static int exec_tip_while_off(const uint8_t *s, size_t len, size_t o)
 			if (timing_only(p.type))
 				continue;
 			before[1] = before[0];
-			before[0] = p.type == ppt_mode &&
-						    p.payload.mode.leaf != pt_mol_exec
-					    ? ppt_invalid
-					    : p.type;
+			before[0] = p.type;
+			if (p.type == ppt_mode && p.payload.mode.leaf != pt_mol_exec)
+				before[0] = ppt_invalid; /* (a MODE.TSX) */
 		}
 	}
 	pt_pkt_free_decoder(dec);
