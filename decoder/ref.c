@@ -90,9 +90,9 @@ struct ref {
 	 * not know, name the error) */
 	int have_err_ip;
 	uint64_t err_ip, err_last;
-	/* the offset of the last error reported (one error a place: a PSB+
-	 * libipt failed to read in the flow, it tries again at its resync) */
-	int erred;
+	/* the offset of the last error reported, UINT64_MAX: none (one
+	 * error a place: a PSB+ libipt failed to read in the flow, it tries
+	 * again at its resync) */
 	uint64_t err_off;
 	/* the walk of one sync's blocks: blocks walked (progress every
 	 * 4096), where progress was last told, and the offset libipt stood
@@ -588,7 +588,6 @@ static void decode_error(struct ref *r, unsigned code, uint64_t off)
 		code = STRACE_E_NEWER;
 	r->have_err_ip = 0;
 	resolve_pending_return(r);
-	r->erred = 1;
 	r->err_off = off;
 	emit(r, STRACE_EV_ERROR, code, r->last_ip, off);
 	r->st->errors++;
@@ -985,6 +984,7 @@ long strace_walker_decode_ref(struct strace_image *img,
 	r.spread = o->has_time && !(o->flags & STRACE_WALK_EXACT_TIMES);
 	r.sp.stop_cap = strace_dec_spread_mtc_ns(&o->time);
 	r.still_at = UINT64_MAX;
+	r.err_off = UINT64_MAX;
 	struct pt_config cfg;
 	struct pt_image *pimg;
 	int status, synced = 0, tried = 0;
@@ -1012,7 +1012,7 @@ long strace_walker_decode_ref(struct strace_image *img,
 				r.pend = 0;
 				r.have_ip = 0;
 				r.pending_ovf = 0;
-				if (!r.erred || soff != r.err_off)
+				if (soff != r.err_off)
 					decode_error(&r, error_code(status),
 						     soff);
 				continue;
